@@ -1,0 +1,82 @@
+"""Typed API errors. Raise them anywhere; the service turns them into the ErrorResponse shape in one place.
+
+`status` in the ErrorResponse is the lower-case reason class of the HTTP status
+(see STATUS_TEXT): clients can branch on it without parsing the code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Values of ErrorResponse.status, one per HTTP status we emit.
+STATUS_TEXT = {
+    400: "bad_request",
+    401: "unauthorized",
+    402: "payment_required",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "unprocessable_entity",
+    429: "too_many_requests",
+    500: "internal_error",
+    503: "service_unavailable",
+}
+
+
+@dataclass
+class ErrorDetail:
+    code: str
+    message: str
+    field: str | None = None
+    businessTerm: str | None = None
+    rejectedValue: Any = None
+
+    def to_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "field": self.field,
+            "businessTerm": self.businessTerm,
+            "rejectedValue": self.rejectedValue,
+            "message": self.message,
+        }
+
+
+@dataclass
+class ApiError(Exception):
+    """An error with an HTTP status, a stable error code and optional per-field details."""
+
+    http_status: int
+    error_code: str
+    message: str
+    errors: list[ErrorDetail] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    def to_dict(self, request_id: str | None) -> dict:
+        return {
+            "requestId": request_id,
+            "status": STATUS_TEXT.get(self.http_status, str(self.http_status)),
+            "errorCode": self.error_code,
+            "message": self.message,
+            "errors": [e.to_dict() for e in self.errors],
+        }
+
+
+def invalid_input(message: str, errors: list[ErrorDetail] | None = None) -> ApiError:
+    return ApiError(400, "INVALID_INPUT", message, errors or [])
+
+
+def bad_request(code: str, message: str, errors: list[ErrorDetail] | None = None) -> ApiError:
+    return ApiError(400, code, message, errors or [])
+
+
+def validation_failed(message: str, errors: list[ErrorDetail]) -> ApiError:
+    return ApiError(422, "VALIDATION_FAILED", message, errors)
+
+
+def pdf_validation_failed(message: str, errors: list[ErrorDetail]) -> ApiError:
+    return ApiError(422, "PDF_A3_VALIDATION_FAILED", message, errors)

@@ -1,0 +1,73 @@
+"""The validation report (service spec 2.10), shared by every validator (XML rule packs, PDF/A-3, Factur-X).
+
+Severity mapping from Schematron flags: fatal/error -> ERROR; warning/information -> WARNING.
+Warnings never make a document invalid.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+ERROR = "ERROR"
+WARNING = "WARNING"
+
+_FLAG_SEVERITY = {"fatal": ERROR, "error": ERROR, "warning": WARNING, "information": WARNING, "info": WARNING}
+
+
+def severity_of_flag(flag: str | None) -> str:
+    """Schematron flag -> report severity. A missing flag counts as an error (ISO Schematron default)."""
+    return _FLAG_SEVERITY.get((flag or "error").strip().lower(), ERROR)
+
+
+@dataclass
+class Location:
+    xpath: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"xpath": self.xpath, "line": self.line, "column": self.column}
+
+
+@dataclass
+class Issue:
+    severity: str
+    code: str
+    message: str
+    location: Location | None = None
+
+    def to_dict(self) -> dict:
+        d = {"severity": self.severity, "code": self.code, "message": self.message}
+        if self.location is not None:
+            d["location"] = self.location.to_dict()
+        return d
+
+
+@dataclass
+class Report:
+    version: str | None
+    syntax: str | None
+    issues: list[Issue] = field(default_factory=list)
+    request_id: str | None = None
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for i in self.issues if i.severity == ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for i in self.issues if i.severity == WARNING)
+
+    @property
+    def valid(self) -> bool:
+        return self.errors == 0
+
+    def to_dict(self) -> dict:
+        return {
+            "valid": self.valid,
+            "version": self.version,
+            "syntax": self.syntax,
+            "summary": {"errors": self.errors, "warnings": self.warnings},
+            "issues": [i.to_dict() for i in self.issues],
+            "requestId": self.request_id,
+        }

@@ -1,0 +1,1 @@
+"""HTTP service layer (Falcon). Stages below this package know nothing about HTTP."""

@@ -1,0 +1,55 @@
+"""Turn every failure into the ErrorResponse shape (service spec 2.11), in one place."""
+from __future__ import annotations
+
+import json
+import logging
+
+import falcon
+
+from pipeline.errors import STATUS_TEXT, ApiError
+
+log = logging.getLogger("pipeline.service")
+
+# Falcon's own HTTP errors (routing, method, media) -> our stable codes.
+_FALCON_CODES = {
+    400: "INVALID_INPUT",
+    401: "UNAUTHORIZED",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    406: "NOT_ACCEPTABLE",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+}
+
+
+def _write(req, resp, err: ApiError) -> None:
+    resp.status = falcon.code_to_http_status(err.http_status)
+    resp.content_type = falcon.MEDIA_JSON
+    for k, v in err.headers.items():
+        resp.set_header(k, v)
+    resp.text = json.dumps(err.to_dict(getattr(req.context, "request_id", None)))
+
+
+def handle_api_error(req, resp, ex: ApiError, params) -> None:
+    _write(req, resp, ex)
+
+
+def handle_http_error(req, resp, ex: falcon.HTTPError, params) -> None:
+    status = ex.status_code
+    code = _FALCON_CODES.get(status, STATUS_TEXT.get(status, "ERROR").upper())
+    message = ex.description or ex.title or "Request failed"
+    headers = dict(ex.headers or {})
+    _write(req, resp, ApiError(status, code, message, headers=headers))
+
+
+def handle_unexpected(req, resp, ex: Exception, params) -> None:
+    rid = getattr(req.context, "request_id", None)
+    log.exception("unhandled error request_id=%s path=%s", rid, req.path)
+    _write(req, resp, ApiError(500, "INTERNAL_ERROR", "Internal error; quote the request id when reporting it."))
+
+
+def install(app: falcon.App) -> None:
+    # Order matters: Falcon picks the most specific registered type.
+    app.add_error_handler(Exception, handle_unexpected)
+    app.add_error_handler(falcon.HTTPError, handle_http_error)
+    app.add_error_handler(ApiError, handle_api_error)

@@ -1,0 +1,41 @@
+"""Settings from the environment, read once. Every knob has an embedded default so the service runs bare."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+XSLT_DIR = REPO_ROOT / "xslt"
+TEMPLATES_DIR = REPO_ROOT / "templates"
+SCHEMATRON_DIR = REPO_ROOT / "schematron"
+
+
+def _cache_home() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
+def _data_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+
+
+@dataclass(frozen=True)
+class Settings:
+    rules_home: Path
+    data_dir: Path
+    database_url: str | None
+    redis_url: str | None
+    max_upload_bytes: int
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    env = os.environ
+    return Settings(
+        rules_home=Path(env.get("EINVOICE_RULES_HOME") or _cache_home() / "einvoice-pipeline" / "rules"),
+        data_dir=Path(env.get("EINVOICE_DATA_DIR") or _data_home() / "einvoice-pipeline"),
+        database_url=env.get("EINVOICE_DATABASE_URL") or None,
+        redis_url=env.get("EINVOICE_REDIS_URL") or None,
+        max_upload_bytes=int(env.get("EINVOICE_MAX_UPLOAD_BYTES") or 20 * 1024 * 1024),
+    )
