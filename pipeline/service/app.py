@@ -15,9 +15,18 @@ class Health:
         resp.media = {"status": "ok"}
 
 
-def create_app(middleware: list | None = None) -> falcon.App:
-    """`middleware` replaces the default platform middleware list (tests and benchmarks use it)."""
-    mw = [RequestIdMiddleware()] + (middleware or [])
+def platform_middleware() -> list:
+    """Auth, rate limits, credits, access log: the platform layer (pipeline.service.platform)."""
+    try:
+        from pipeline.service import platform
+    except ImportError:  # the platform layer is optional while the service is being assembled
+        return []
+    return platform.middleware()
+
+
+def create_app(platform: bool = True) -> falcon.App:
+    """`platform=False` mounts the stages without auth/credits/rate limits (stage tests and benchmarks)."""
+    mw = [RequestIdMiddleware()] + (platform_middleware() if platform else [])
     app = falcon.App(middleware=mw)
     app.req_options.strip_url_path_trailing_slash = True
     errors.install(app)
