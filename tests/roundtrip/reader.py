@@ -1,0 +1,486 @@
+"""Read a CII (D16B) or UBL 2.1 invoice back into the business terms of service spec section 2.
+
+The result is a dict shaped like `InvoiceRequest.invoice` (same JSON names, nested the same way), with
+strings for text and codes, ISO dates, and `Decimal` for numbers. It is written independently of the
+stylesheets (one XPath per term and syntax, from the EN 16931-1 syntax bindings) so that a term the
+stylesheets drop or alter shows up as a difference.
+
+A term that occurs more often than the JSON model can carry (e.g. two BT-22 notes, two payment accounts)
+or that the model has no field for at all (BT-8, BT-19, BT-128, BT-147, ...) is listed in `losses`;
+those are limits of the model, not of the reader.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from lxml import etree
+
+NS = {
+    "rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100",
+    "ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100",
+    "udt": "urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100",
+    "qdt": "urn:un:unece:uncefact:data:standard:QualifiedDataType:100",
+    "cac": "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2",
+    "cbc": "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
+}
+CII_ROOT = "{%s}CrossIndustryInvoice" % NS["rsm"]
+UBL_ROOTS = {
+    "{urn:oasis:names:specification:ubl:schema:xsd:Invoice-2}Invoice",
+    "{urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2}CreditNote",
+}
+
+TEXT, DATE, NUM = "text", "date", "number"
+
+
+@dataclass(frozen=True)
+class T:
+    """One business term: JSON name, BT id, XPath in CII and in UBL (relative to the parent group)."""
+    name: str
+    bt: str
+    cii: str | None
+    ubl: str | None
+    kind: str = TEXT
+    request: bool = True  # False: computed-only term (read and compared, never part of a request)
+
+
+@dataclass(frozen=True)
+class G:
+    """A group of terms (an object of section 2), `many` for arrays."""
+    name: str
+    bg: str
+    cii: str
+    ubl: str
+    terms: tuple = ()
+    many: bool = False
+
+
+_SETTLE = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeSettlement"
+_AGREE = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeAgreement"
+_DELIV = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeDelivery"
+_PARTY_ID_UBL = "cac:PartyIdentification/cbc:ID[not(@schemeID='SEPA')]"
+
+
+def _address(cii: str, ubl: str, bg: str) -> G:
+    return G("postalAddress" if bg != "BG-15" else "address", bg, cii, ubl, (
+        T("addressLine1", bg, "ram:LineOne", "cbc:StreetName"),
+        T("addressLine2", bg, "ram:LineTwo", "cbc:AdditionalStreetName"),
+        T("addressLine3", bg, "ram:LineThree", "cac:AddressLine/cbc:Line"),
+        T("city", bg, "ram:CityName", "cbc:CityName"),
+        T("postcode", bg, "ram:PostcodeCode", "cbc:PostalZone"),
+        T("countrySubdivision", bg, "ram:CountrySubDivisionName", "cbc:CountrySubentity"),
+        T("countryCode", bg, "ram:CountryID", "cac:Country/cbc:IdentificationCode"),
+    ))
+
+
+def _contact(bg: str) -> G:
+    return G("contact", bg, "ram:DefinedTradeContact", "cac:Contact", (
+        T("contactPoint", bg, "ram:PersonName|ram:DepartmentName", "cbc:Name"),
+        T("telephone", bg, "ram:TelephoneUniversalCommunication/ram:CompleteNumber", "cbc:Telephone"),
+        T("email", bg, "ram:EmailURIUniversalCommunication/ram:URIID", "cbc:ElectronicMail"),
+    ))
+
+
+def _allowance_charge(name: str, bg: str, charge: bool, line: bool) -> G:
+    flag = "true" if charge else "false"
+    parent = "ram:SpecifiedLineTradeSettlement" if line else _SETTLE
+    cii = "%s/ram:SpecifiedTradeAllowanceCharge[ram:ChargeIndicator/udt:Indicator='%s']" % (parent, flag)
+    ubl = "cac:AllowanceCharge[cbc:ChargeIndicator='%s']" % flag
+    terms = [
+        T("amount", bg, "ram:ActualAmount", "cbc:Amount", NUM),
+        T("percentage", bg, "ram:CalculationPercent", "cbc:MultiplierFactorNumeric", NUM),
+        T("baseAmount", bg, "ram:BasisAmount", "cbc:BaseAmount", NUM),
+    ]
+    if not line:
+        terms += [
+            T("vatCategoryCode", bg, "ram:CategoryTradeTax/ram:CategoryCode", "cac:TaxCategory/cbc:ID"),
+            T("vatRate", bg, "ram:CategoryTradeTax/ram:RateApplicablePercent", "cac:TaxCategory/cbc:Percent", NUM),
+        ]
+    terms += [
+        T("reason", bg, "ram:Reason", "cbc:AllowanceChargeReason"),
+        T("reasonCode", bg, "ram:ReasonCode", "cbc:AllowanceChargeReasonCode"),
+    ]
+    return G(name, bg, cii, ubl, tuple(terms), many=True)
+
+
+
+INVOICE = G("invoice", "", ".", ".", (
+    T("invoiceNumber", "BT-1", "rsm:ExchangedDocument/ram:ID", "cbc:ID"),
+    T("issueDate", "BT-2", "rsm:ExchangedDocument/ram:IssueDateTime/udt:DateTimeString", "cbc:IssueDate", DATE),
+    T("invoiceTypeCode", "BT-3", "rsm:ExchangedDocument/ram:TypeCode", "cbc:InvoiceTypeCode|cbc:CreditNoteTypeCode"),
+    T("currencyCode", "BT-5", _SETTLE + "/ram:InvoiceCurrencyCode", "cbc:DocumentCurrencyCode"),
+    T("valueAddedTaxPointDate", "BT-7", _SETTLE + "/ram:ApplicableTradeTax/ram:TaxPointDate/udt:DateString",
+      "cbc:TaxPointDate", DATE),
+    T("vatAccountingCurrencyCode", "BT-6", _SETTLE + "/ram:TaxCurrencyCode", "cbc:TaxCurrencyCode"),
+    T("paymentDueDate", "BT-9", _SETTLE + "/ram:SpecifiedTradePaymentTerms/ram:DueDateDateTime/udt:DateTimeString",
+      "cbc:DueDate|cac:PaymentMeans/cbc:PaymentDueDate", DATE),
+    T("buyerReference", "BT-10", _AGREE + "/ram:BuyerReference", "cbc:BuyerReference"),
+    T("projectReference", "BT-11", _AGREE + "/ram:SpecifiedProcuringProject/ram:ID",
+      "cac:ProjectReference/cbc:ID|cac:AdditionalDocumentReference[cbc:DocumentTypeCode='50']/cbc:ID"),
+    T("contractReference", "BT-12", _AGREE + "/ram:ContractReferencedDocument/ram:IssuerAssignedID",
+      "cac:ContractDocumentReference/cbc:ID"),
+    T("purchaseOrderReference", "BT-13", _AGREE + "/ram:BuyerOrderReferencedDocument/ram:IssuerAssignedID",
+      "cac:OrderReference/cbc:ID"),
+    T("salesOrderReference", "BT-14", _AGREE + "/ram:SellerOrderReferencedDocument/ram:IssuerAssignedID",
+      "cac:OrderReference/cbc:SalesOrderID"),
+    T("receivingAdviceReference", "BT-15", _DELIV + "/ram:ReceivingAdviceReferencedDocument/ram:IssuerAssignedID",
+      "cac:ReceiptDocumentReference/cbc:ID"),
+    T("despatchAdviceReference", "BT-16", _DELIV + "/ram:DespatchAdviceReferencedDocument/ram:IssuerAssignedID",
+      "cac:DespatchDocumentReference/cbc:ID"),
+    T("tenderOrLotReference", "BT-17",
+      _AGREE + "/ram:AdditionalReferencedDocument[ram:TypeCode='50']/ram:IssuerAssignedID",
+      "cac:OriginatorDocumentReference/cbc:ID"),
+    T("invoicedObjectIdentifier", "BT-18",
+      _AGREE + "/ram:AdditionalReferencedDocument[ram:TypeCode='130']/ram:IssuerAssignedID",
+      "cac:AdditionalDocumentReference[cbc:DocumentTypeCode='130']/cbc:ID"),
+    T("paymentTerms", "BT-20", _SETTLE + "/ram:SpecifiedTradePaymentTerms/ram:Description",
+      "cac:PaymentTerms/cbc:Note"),
+    T("invoiceNote", "BT-22", "rsm:ExchangedDocument/ram:IncludedNote/ram:Content", "cbc:Note"),
+    T("invoiceNoteSubjectCode", "BT-21", "rsm:ExchangedDocument/ram:IncludedNote/ram:SubjectCode", None),
+    G("processControl", "BG-2", "rsm:ExchangedDocumentContext", ".", (
+        T("businessProcessType", "BT-23", "ram:BusinessProcessSpecifiedDocumentContextParameter/ram:ID",
+          "cbc:ProfileID"),
+        T("specificationIdentifier", "BT-24", "ram:GuidelineSpecifiedDocumentContextParameter/ram:ID",
+          "cbc:CustomizationID"),
+    )),
+    G("precedingInvoiceReference", "BG-3", _SETTLE + "/ram:InvoiceReferencedDocument",
+      "cac:BillingReference/cac:InvoiceDocumentReference", (
+          T("documentReference", "BT-25", "ram:IssuerAssignedID", "cbc:ID"),
+          T("issueDate", "BT-26", "ram:FormattedIssueDateTime/qdt:DateTimeString", "cbc:IssueDate", DATE),
+      )),
+    G("seller", "BG-4", _AGREE + "/ram:SellerTradeParty", "cac:AccountingSupplierParty/cac:Party", (
+        T("name", "BT-27", "ram:Name", "cac:PartyLegalEntity/cbc:RegistrationName"),
+        T("tradingName", "BT-28", "ram:SpecifiedLegalOrganization/ram:TradingBusinessName", "cac:PartyName/cbc:Name"),
+        T("identifier", "BT-29", "ram:ID|ram:GlobalID", _PARTY_ID_UBL),
+        T("identifierSchemeId", "BT-29-1", "ram:GlobalID/@schemeID", _PARTY_ID_UBL + "/@schemeID"),
+        T("legalRegistrationIdentifier", "BT-30", "ram:SpecifiedLegalOrganization/ram:ID",
+          "cac:PartyLegalEntity/cbc:CompanyID"),
+        T("legalRegistrationIdentifierSchemeId", "BT-30-1", "ram:SpecifiedLegalOrganization/ram:ID/@schemeID",
+          "cac:PartyLegalEntity/cbc:CompanyID/@schemeID"),
+        T("vatIdentifier", "BT-31", "ram:SpecifiedTaxRegistration/ram:ID[@schemeID='VA']",
+          "cac:PartyTaxScheme[cac:TaxScheme/cbc:ID='VAT']/cbc:CompanyID"),
+        T("taxRegistrationIdentifier", "BT-32", "ram:SpecifiedTaxRegistration/ram:ID[@schemeID='FC']",
+          "cac:PartyTaxScheme[not(cac:TaxScheme/cbc:ID='VAT')]/cbc:CompanyID"),
+        T("additionalLegalInformation", "BT-33", "ram:Description", "cac:PartyLegalEntity/cbc:CompanyLegalForm"),
+        T("electronicAddress", "BT-34", "ram:URIUniversalCommunication/ram:URIID", "cbc:EndpointID"),
+        T("electronicAddressSchemeId", "BT-34-1", "ram:URIUniversalCommunication/ram:URIID/@schemeID",
+          "cbc:EndpointID/@schemeID"),
+        _address("ram:PostalTradeAddress", "cac:PostalAddress", "BG-5"),
+        _contact("BG-6"),
+    )),
+    G("buyer", "BG-7", _AGREE + "/ram:BuyerTradeParty", "cac:AccountingCustomerParty/cac:Party", (
+        T("name", "BT-44", "ram:Name", "cac:PartyLegalEntity/cbc:RegistrationName"),
+        T("tradingName", "BT-45", "ram:SpecifiedLegalOrganization/ram:TradingBusinessName", "cac:PartyName/cbc:Name"),
+        T("identifier", "BT-46", "ram:ID|ram:GlobalID", _PARTY_ID_UBL),
+        T("identifierSchemeId", "BT-46-1", "ram:GlobalID/@schemeID", _PARTY_ID_UBL + "/@schemeID"),
+        T("legalRegistrationIdentifier", "BT-47", "ram:SpecifiedLegalOrganization/ram:ID",
+          "cac:PartyLegalEntity/cbc:CompanyID"),
+        T("legalRegistrationIdentifierSchemeId", "BT-47-1", "ram:SpecifiedLegalOrganization/ram:ID/@schemeID",
+          "cac:PartyLegalEntity/cbc:CompanyID/@schemeID"),
+        T("vatIdentifier", "BT-48", "ram:SpecifiedTaxRegistration/ram:ID[@schemeID='VA']",
+          "cac:PartyTaxScheme[cac:TaxScheme/cbc:ID='VAT']/cbc:CompanyID"),
+        T("electronicAddress", "BT-49", "ram:URIUniversalCommunication/ram:URIID", "cbc:EndpointID"),
+        T("electronicAddressSchemeId", "BT-49-1", "ram:URIUniversalCommunication/ram:URIID/@schemeID",
+          "cbc:EndpointID/@schemeID"),
+        _address("ram:PostalTradeAddress", "cac:PostalAddress", "BG-8"),
+        _contact("BG-9"),
+    )),
+    G("payee", "BG-10", _SETTLE + "/ram:PayeeTradeParty", "cac:PayeeParty", (
+        T("name", "BT-59", "ram:Name", "cac:PartyName/cbc:Name"),
+        T("identifier", "BT-60", "ram:ID|ram:GlobalID", _PARTY_ID_UBL),
+        T("identifierSchemeId", "BT-60-1", "ram:GlobalID/@schemeID", _PARTY_ID_UBL + "/@schemeID"),
+        T("legalRegistrationIdentifier", "BT-61", "ram:SpecifiedLegalOrganization/ram:ID",
+          "cac:PartyLegalEntity/cbc:CompanyID"),
+        T("legalRegistrationIdentifierSchemeId", "BT-61-1", "ram:SpecifiedLegalOrganization/ram:ID/@schemeID",
+          "cac:PartyLegalEntity/cbc:CompanyID/@schemeID"),
+    )),
+    G("sellerTaxRepresentativeParty", "BG-11", _AGREE + "/ram:SellerTaxRepresentativeTradeParty",
+      "cac:TaxRepresentativeParty", (
+          T("name", "BT-62", "ram:Name", "cac:PartyName/cbc:Name"),
+          T("vatIdentifier", "BT-63", "ram:SpecifiedTaxRegistration/ram:ID[@schemeID='VA']",
+            "cac:PartyTaxScheme/cbc:CompanyID"),
+          _address("ram:PostalTradeAddress", "cac:PostalAddress", "BG-12"),
+      )),
+    G("deliveryInformation", "BG-13", _DELIV, "cac:Delivery", (
+        T("partyName", "BT-70", "ram:ShipToTradeParty/ram:Name", "cac:DeliveryParty/cac:PartyName/cbc:Name"),
+        T("locationIdentifier", "BT-71", "ram:ShipToTradeParty/ram:ID|ram:ShipToTradeParty/ram:GlobalID",
+          "cac:DeliveryLocation/cbc:ID"),
+        T("locationIdentifierSchemeId", "BT-71-1", "ram:ShipToTradeParty/ram:GlobalID/@schemeID",
+          "cac:DeliveryLocation/cbc:ID/@schemeID"),
+        T("actualDeliveryDate", "BT-72", "ram:ActualDeliverySupplyChainEvent/ram:OccurrenceDateTime/udt:DateTimeString",
+          "cbc:ActualDeliveryDate", DATE),
+        _address("ram:ShipToTradeParty/ram:PostalTradeAddress", "cac:DeliveryLocation/cac:Address", "BG-15"),
+    )),
+    G("invoicingPeriod", "BG-14", _SETTLE + "/ram:BillingSpecifiedPeriod", "cac:InvoicePeriod", (
+        T("startDate", "BT-73", "ram:StartDateTime/udt:DateTimeString", "cbc:StartDate", DATE),
+        T("endDate", "BT-74", "ram:EndDateTime/udt:DateTimeString", "cbc:EndDate", DATE),
+    )),
+    G("paymentInstructions", "BG-16", _SETTLE, ".", (
+        T("meansCode", "BT-81", "ram:SpecifiedTradeSettlementPaymentMeans/ram:TypeCode",
+          "cac:PaymentMeans/cbc:PaymentMeansCode"),
+        T("meansText", "BT-82", "ram:SpecifiedTradeSettlementPaymentMeans/ram:Information",
+          "cac:PaymentMeans/cbc:PaymentMeansCode/@name"),
+        T("remittanceInformation", "BT-83", "ram:PaymentReference", "cac:PaymentMeans/cbc:PaymentID"),
+        G("creditTransfer", "BG-17", "ram:SpecifiedTradeSettlementPaymentMeans", "cac:PaymentMeans", (
+            T("accountIdentifier", "BT-84",
+              "ram:PayeePartyCreditorFinancialAccount/ram:IBANID|ram:PayeePartyCreditorFinancialAccount/ram:ProprietaryID",
+              "cac:PayeeFinancialAccount/cbc:ID"),
+            T("accountName", "BT-85", "ram:PayeePartyCreditorFinancialAccount/ram:AccountName",
+              "cac:PayeeFinancialAccount/cbc:Name"),
+            T("serviceProviderIdentifier", "BT-86", "ram:PayeeSpecifiedCreditorFinancialInstitution/ram:BICID",
+              "cac:PayeeFinancialAccount/cac:FinancialInstitutionBranch/cbc:ID"),
+        )),
+        G("paymentCardInformation", "BG-18", "ram:SpecifiedTradeSettlementPaymentMeans/ram:ApplicableTradeSettlementFinancialCard",
+          "cac:PaymentMeans/cac:CardAccount", (
+              T("primaryAccountNumber", "BT-87", "ram:ID", "cbc:PrimaryAccountNumberID"),
+              T("cardHolderName", "BT-88", "ram:CardholderName", "cbc:HolderName"),
+          )),
+        G("directDebit", "BG-19", ".", "/*", (
+            T("mandateReferenceIdentifier", "BT-89", "ram:SpecifiedTradePaymentTerms/ram:DirectDebitMandateID",
+              "cac:PaymentMeans/cac:PaymentMandate/cbc:ID"),
+            T("debtorAccountIdentifier", "BT-91",
+              "ram:SpecifiedTradeSettlementPaymentMeans/ram:PayerPartyDebtorFinancialAccount/ram:IBANID",
+              "cac:PaymentMeans/cac:PaymentMandate/cac:PayerFinancialAccount/cbc:ID"),
+            T("creditorIdentifier", "BT-90", "ram:CreditorReferenceID",
+              "cac:AccountingSupplierParty/cac:Party/cac:PartyIdentification/cbc:ID[@schemeID='SEPA']"
+              "|cac:PayeeParty/cac:PartyIdentification/cbc:ID[@schemeID='SEPA']"),
+        )),
+    )),
+    G("documentTotals", "BG-22", _SETTLE + "/ram:SpecifiedTradeSettlementHeaderMonetarySummation",
+      "cac:LegalMonetaryTotal", (
+          T("lineExtensionAmount", "BT-106", "ram:LineTotalAmount", "cbc:LineExtensionAmount", NUM),
+          T("allowanceTotalAmount", "BT-107", "ram:AllowanceTotalAmount", "cbc:AllowanceTotalAmount", NUM),
+          T("chargeTotalAmount", "BT-108", "ram:ChargeTotalAmount", "cbc:ChargeTotalAmount", NUM),
+          T("taxExclusiveAmount", "BT-109", "ram:TaxBasisTotalAmount", "cbc:TaxExclusiveAmount", NUM),
+          T("taxTotalAmount", "BT-110", "ram:TaxTotalAmount[@currencyID=../../ram:InvoiceCurrencyCode]",
+            "../cac:TaxTotal/cbc:TaxAmount[@currencyID=../../cbc:DocumentCurrencyCode]", NUM, request=False),
+          T("taxTotalAmountInAccountingCurrency", "BT-111",
+            "ram:TaxTotalAmount[@currencyID=../../ram:TaxCurrencyCode]",
+            "../cac:TaxTotal/cbc:TaxAmount[@currencyID=../../cbc:TaxCurrencyCode]", NUM),
+          T("taxInclusiveAmount", "BT-112", "ram:GrandTotalAmount", "cbc:TaxInclusiveAmount", NUM),
+          T("prepaidAmount", "BT-113", "ram:TotalPrepaidAmount", "cbc:PrepaidAmount", NUM),
+          T("payableRoundingAmount", "BT-114", "ram:RoundingAmount", "cbc:PayableRoundingAmount", NUM),
+          T("payableAmount", "BT-115", "ram:DuePayableAmount", "cbc:PayableAmount", NUM),
+      )),
+    G("vatBreakdowns", "BG-23", _SETTLE + "/ram:ApplicableTradeTax", "cac:TaxTotal/cac:TaxSubtotal", (
+        T("vatCategoryCode", "BT-118", "ram:CategoryCode", "cac:TaxCategory/cbc:ID"),
+        T("vatCategoryRate", "BT-119", "ram:RateApplicablePercent", "cac:TaxCategory/cbc:Percent", NUM),
+        T("vatCategoryTaxableAmount", "BT-116", "ram:BasisAmount", "cbc:TaxableAmount", NUM),
+        T("vatCategoryTaxAmount", "BT-117", "ram:CalculatedAmount", "cbc:TaxAmount", NUM),
+        T("exemptionReason", "BT-120", "ram:ExemptionReason", "cac:TaxCategory/cbc:TaxExemptionReason"),
+        T("exemptionReasonCode", "BT-121", "ram:ExemptionReasonCode", "cac:TaxCategory/cbc:TaxExemptionReasonCode"),
+    ), many=True),
+    _allowance_charge("documentLevelAllowances", "BG-20", charge=False, line=False),
+    _allowance_charge("documentLevelCharges", "BG-21", charge=True, line=False),
+    G("additionalSupportingDocuments", "BG-24",
+      _AGREE + "/ram:AdditionalReferencedDocument[ram:TypeCode='916']",
+      "cac:AdditionalDocumentReference[not(cbc:DocumentTypeCode='130' or cbc:DocumentTypeCode='50')]", (
+          T("reference", "BT-122", "ram:IssuerAssignedID", "cbc:ID"),
+          T("description", "BT-123", "ram:Name", "cbc:DocumentDescription"),
+          T("externalLocation", "BT-124", "ram:URIID", "cac:Attachment/cac:ExternalReference/cbc:URI"),
+          T("attachedDocument", "BT-125", "ram:AttachmentBinaryObject", "cac:Attachment/cbc:EmbeddedDocumentBinaryObject"),
+          T("attachedDocumentMimeType", "BT-125-1", "ram:AttachmentBinaryObject/@mimeCode",
+            "cac:Attachment/cbc:EmbeddedDocumentBinaryObject/@mimeCode"),
+          T("attachedDocumentFilename", "BT-125-2", "ram:AttachmentBinaryObject/@filename",
+            "cac:Attachment/cbc:EmbeddedDocumentBinaryObject/@filename"),
+      ), many=True),
+    G("invoiceLines", "BG-25", "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem",
+      "cac:InvoiceLine|cac:CreditNoteLine", (
+          T("lineIdentifier", "BT-126", "ram:AssociatedDocumentLineDocument/ram:LineID", "cbc:ID"),
+          T("note", "BT-127", "ram:AssociatedDocumentLineDocument/ram:IncludedNote/ram:Content", "cbc:Note"),
+          T("quantity", "BT-129", "ram:SpecifiedLineTradeDelivery/ram:BilledQuantity",
+            "cbc:InvoicedQuantity|cbc:CreditedQuantity", NUM),
+          T("unitCode", "BT-130", "ram:SpecifiedLineTradeDelivery/ram:BilledQuantity/@unitCode",
+            "cbc:InvoicedQuantity/@unitCode|cbc:CreditedQuantity/@unitCode"),
+          T("netAmount", "BT-131",
+            "ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeSettlementLineMonetarySummation/ram:LineTotalAmount",
+            "cbc:LineExtensionAmount", NUM),
+          T("referencedPurchaseOrderLine", "BT-132", "ram:SpecifiedLineTradeAgreement/ram:BuyerOrderReferencedDocument/ram:LineID",
+            "cac:OrderLineReference/cbc:LineID"),
+          T("buyerAccountingReference", "BT-133",
+            "ram:SpecifiedLineTradeSettlement/ram:ReceivableSpecifiedTradeAccountingAccount/ram:ID", "cbc:AccountingCost"),
+          G("invoiceLinePeriod", "BG-26", "ram:SpecifiedLineTradeSettlement/ram:BillingSpecifiedPeriod", "cac:InvoicePeriod", (
+              T("startDate", "BT-134", "ram:StartDateTime/udt:DateTimeString", "cbc:StartDate", DATE),
+              T("endDate", "BT-135", "ram:EndDateTime/udt:DateTimeString", "cbc:EndDate", DATE),
+          )),
+          _allowance_charge("invoiceLineAllowances", "BG-27", charge=False, line=True),
+          _allowance_charge("invoiceLineCharges", "BG-28", charge=True, line=True),
+          G("priceDetails", "BG-29", "ram:SpecifiedLineTradeAgreement", "cac:Price", (
+              T("netPrice", "BT-146", "ram:NetPriceProductTradePrice/ram:ChargeAmount", "cbc:PriceAmount", NUM),
+              T("grossPrice", "BT-148", "ram:GrossPriceProductTradePrice/ram:ChargeAmount",
+                "cac:AllowanceCharge/cbc:BaseAmount", NUM),
+              T("priceBasisQuantity", "BT-149", "ram:NetPriceProductTradePrice/ram:BasisQuantity", "cbc:BaseQuantity", NUM),
+              T("basisUnitCode", "BT-150", "ram:NetPriceProductTradePrice/ram:BasisQuantity/@unitCode",
+                "cbc:BaseQuantity/@unitCode"),
+          )),
+          G("lineVatInformation", "BG-30", "ram:SpecifiedLineTradeSettlement/ram:ApplicableTradeTax",
+            "cac:Item/cac:ClassifiedTaxCategory", (
+                T("vatCategoryCode", "BT-151", "ram:CategoryCode", "cbc:ID"),
+                T("vatRate", "BT-152", "ram:RateApplicablePercent", "cbc:Percent", NUM),
+            )),
+          G("itemInformation", "BG-31", "ram:SpecifiedTradeProduct", "cac:Item", (
+              T("name", "BT-153", "ram:Name", "cbc:Name"),
+              T("description", "BT-154", "ram:Description", "cbc:Description"),
+              T("sellersIdentifier", "BT-155", "ram:SellerAssignedID", "cac:SellersItemIdentification/cbc:ID"),
+              T("buyersIdentifier", "BT-156", "ram:BuyerAssignedID", "cac:BuyersItemIdentification/cbc:ID"),
+              T("standardIdentifier", "BT-157", "ram:GlobalID", "cac:StandardItemIdentification/cbc:ID"),
+              T("standardIdentifierSchemeId", "BT-157-1", "ram:GlobalID/@schemeID",
+                "cac:StandardItemIdentification/cbc:ID/@schemeID"),
+              T("classifiedIdentifier", "BT-158", "ram:DesignatedProductClassification/ram:ClassCode",
+                "cac:CommodityClassification/cbc:ItemClassificationCode"),
+              T("classifiedIdentifierSchemeId", "BT-158-1", "ram:DesignatedProductClassification/ram:ClassCode/@listID",
+                "cac:CommodityClassification/cbc:ItemClassificationCode/@listID"),
+              T("classifiedIdentifierVersion", "BT-158-2",
+                "ram:DesignatedProductClassification/ram:ClassCode/@listVersionID",
+                "cac:CommodityClassification/cbc:ItemClassificationCode/@listVersionID"),
+              T("countryOfOrigin", "BT-159", "ram:OriginTradeCountry/ram:ID", "cac:OriginCountry/cbc:IdentificationCode"),
+              G("itemAttributes", "BG-32", "ram:ApplicableProductCharacteristic", "cac:AdditionalItemProperty", (
+                  T("name", "BT-160", "ram:Description", "cbc:Name"),
+                  T("value", "BT-161", "ram:Value", "cbc:Value"),
+              ), many=True),
+          )),
+      ), many=True),
+))
+
+
+# Terms the JSON model has no field for: present in a source document, they are lost on conversion.
+NOT_CARRIED = {
+    "CII": {
+        "BT-8 (VAT point date code)": _SETTLE + "/ram:ApplicableTradeTax/ram:DueDateTypeCode",
+        "BT-19 (buyer accounting reference)": _SETTLE + "/ram:ReceivableSpecifiedTradeAccountingAccount/ram:ID",
+        "BT-128 (line object identifier)":
+            "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem/ram:SpecifiedLineTradeSettlement"
+            "/ram:AdditionalReferencedDocument",
+        "BT-147 (item price discount)":
+            "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem/ram:SpecifiedLineTradeAgreement"
+            "/ram:GrossPriceProductTradePrice/ram:AppliedTradeAllowanceCharge",
+        "BT-11 project name": _AGREE + "/ram:SpecifiedProcuringProject/ram:Name[. != 'Project reference']",
+        "XRechnung extension: sub-invoice lines (BG-DEX-01)":
+            "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem"
+            "/ram:AssociatedDocumentLineDocument/ram:ParentLineID",
+        "XRechnung extension: third-party payment (BG-DEX-09)":
+            _SETTLE + "/ram:SpecifiedAdvancePayment",
+    },
+    "UBL": {
+        "BT-8 (VAT point date code)": "cac:InvoicePeriod/cbc:DescriptionCode",
+        "BT-19 (buyer accounting reference)": "cbc:AccountingCost",
+        "BT-128 (line object identifier)": "cac:InvoiceLine/cac:DocumentReference|cac:CreditNoteLine/cac:DocumentReference",
+        "BT-147 (item price discount)": "cac:InvoiceLine/cac:Price/cac:AllowanceCharge/cbc:Amount"
+                                        "|cac:CreditNoteLine/cac:Price/cac:AllowanceCharge/cbc:Amount",
+        "XRechnung extension: sub-invoice lines (BG-DEX-01)": "cac:InvoiceLine/cac:SubInvoiceLine",
+        "XRechnung extension: third-party payment (BG-DEX-09)": "cac:PrepaidPayment",
+    },
+}
+
+
+@dataclass
+class Reading:
+    syntax: str  # "CII" or "UBL"
+    terms: dict
+    losses: list[str] = field(default_factory=list)
+
+
+def _value(text: str, kind: str):
+    if kind == DATE and len(text) == 8 and text.isdigit():
+        return f"{text[:4]}-{text[4:6]}-{text[6:]}"
+    if kind == NUM:
+        return Decimal(text)
+    return text
+
+
+def _values(ctx, xpath: str, kind: str) -> list:
+    out = []
+    for node in ctx.xpath(xpath, namespaces=NS):
+        text = (node.text or "") if isinstance(node, etree._Element) else str(node)
+        text = text.strip()
+        if text:
+            value = _value(text, kind)
+            if value not in out:
+                out.append(value)
+    return out
+
+
+def _read(group: G, ctx, syntax: str, path: str, losses: list[str]) -> dict:
+    out: dict = {}
+    for item in group.terms:
+        xpath = item.cii if syntax == "CII" else item.ubl
+        if xpath is None:
+            continue
+        where = f"{path}.{item.name}" if path else item.name
+        if isinstance(item, T):
+            values = _values(ctx, xpath, item.kind)
+            if len(values) > 1:
+                losses.append(f"{where} ({item.bt}): {len(values)} values, the model carries one")
+            if values:
+                out[item.name] = values[0]
+            continue
+        found = [d for d in (_read(item, c, syntax, where, losses) for c in ctx.xpath(xpath, namespaces=NS)) if d]
+        if item.many:
+            if found:
+                out[item.name] = found
+        elif found:
+            out[item.name] = found[0]
+            if any(d != found[0] for d in found[1:]):
+                losses.append(f"{where} ({item.bg}): {len(found)} occurrences, the model carries one")
+    return out
+
+
+def read_terms(xml: bytes) -> Reading:
+    """Business terms of a CII or UBL invoice, shaped like `InvoiceRequest.invoice`."""
+    root = etree.fromstring(xml, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+    if root.tag == CII_ROOT:
+        syntax = "CII"
+    elif root.tag in UBL_ROOTS:
+        syntax = "UBL"
+    else:
+        raise ValueError(f"not a CII or UBL invoice: {root.tag}")
+    losses: list[str] = []
+    terms = _read(INVOICE, root, syntax, "", losses)
+    if syntax == "UBL" and "invoiceNote" in terms:  # UBL carries BT-21 as a '#CODE#' prefix of BT-22
+        note = terms["invoiceNote"]
+        if len(note) > 5 and note[0] == "#" and note[4] == "#" and note[1:4].isalpha():
+            terms["invoiceNoteSubjectCode"], terms["invoiceNote"] = note[1:4], note[5:]
+    for label, xpath in NOT_CARRIED[syntax].items():
+        if root.xpath(xpath, namespaces=NS):
+            losses.append(f"{label}: no field in the model")
+    return Reading(syntax, terms, losses)
+
+
+def computed_only(group: G = INVOICE, prefix: str = "") -> set[str]:
+    """Dotted names (without indexes) of terms that are read but never part of a request."""
+    names = set()
+    for item in group.terms:
+        name = f"{prefix}.{item.name}" if prefix else item.name
+        if isinstance(item, T):
+            if not item.request:
+                names.add(name)
+        else:
+            names |= computed_only(item, name)
+    return names
+
+
+# ---- comparing business terms ------------------------------------------------------------------
+
+def flatten(value, path: str = "") -> dict[str, str]:
+    """{json path: canonical text}; numbers as normalised decimals so 19, 19.0 and 19.00 compare equal."""
+    out: dict[str, str] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.update(flatten(v, f"{path}.{k}" if path else k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out.update(flatten(v, f"{path}[{i}]"))
+    elif isinstance(value, (Decimal, int, float)) and not isinstance(value, bool):
+        d = Decimal(str(value))
+        out[path] = format(d.normalize(), "f") if d else "0"
+    elif value is not None:
+        out[path] = str(value)
+    return out
+
+
+def diff_lines(expected: dict[str, str], actual: dict[str, str]) -> list[str]:
+    """A readable unified diff of two flattened term sets ('-' expected, '+' actual)."""
+    import difflib
+    a = [f"{k} = {v}" for k, v in sorted(expected.items())]
+    b = [f"{k} = {v}" for k, v in sorted(actual.items())]
+    return list(difflib.unified_diff(a, b, "expected", "actual", lineterm="", n=0))
