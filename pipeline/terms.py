@@ -1,0 +1,578 @@
+"""The business-term table: every JSON field of the request (service spec section 2 + the extensions in
+docs/canonical.md) with its EN 16931 business term, name, canonical element path and syntax bindings.
+
+One table, used by the model's error messages, the 422 mapping (rule id -> BT -> JSON field), the OpenAPI
+descriptions and the round-trip tests. JSON path patterns use `[]` for array items
+(`invoice.invoiceLines[].quantity`); a concrete path (`invoice.invoiceLines[2].quantity`) is looked up by
+`term_for`. CII XPaths start at `/rsm:CrossIndustryInvoice`, UBL XPaths at `/Invoice` (a CreditNote uses
+`/CreditNote`, `cac:CreditNoteLine` and `cbc:CreditedQuantity` in the same places). Where a binding needs a
+qualifier (VAT id vs. tax number, allowance vs. charge) the XPath carries it as a predicate.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from pipeline.official_tables import RULE_TERMS as _GENERATED_RULE_TERMS
+
+CANONICAL_NS = "urn:einvoice-pipeline:canonical:1"
+
+# Array field -> element name of one item in the canonical XML (docs/canonical.md rule 2).
+ARRAY_ITEMS = {
+    "vatBreakdowns": "vatBreakdown",
+    "invoiceLines": "invoiceLine",
+    "documentLevelAllowances": "documentLevelAllowance",
+    "documentLevelCharges": "documentLevelCharge",
+    "additionalSupportingDocuments": "additionalSupportingDocument",
+    "invoiceLineAllowances": "invoiceLineAllowance",
+    "invoiceLineCharges": "invoiceLineCharge",
+    "itemAttributes": "itemAttribute",
+}
+
+
+@dataclass(frozen=True)
+class Term:
+    json_path: str          # pattern, `[]` for array items
+    bt: str | None          # BT-nn / BG-nn, None for fields that are no EN 16931 business term
+    name: str               # short EN 16931 name
+    cii: str | None         # CII D16B XPath of the syntax binding
+    ubl: str | None         # UBL 2.1 XPath of the syntax binding
+    extension: bool = False  # not in service spec section 2 (docs/canonical.md "Extension fields")
+
+    @property
+    def canonical(self) -> str:
+        """Canonical XML path (docs/canonical.md rules 1-2): same names, arrays as repeated singular items."""
+        steps = []
+        for step in self.json_path.split("."):
+            if step.endswith("[]"):
+                step = ARRAY_ITEMS[step[:-2]]
+            steps.append(f"c:{step}")
+        return "/" + "/".join(steps)
+
+
+# ---- syntax binding prefixes -------------------------------------------------------------------------------
+_C = "/rsm:CrossIndustryInvoice"
+C_CTX = f"{_C}/rsm:ExchangedDocumentContext"
+C_DOC = f"{_C}/rsm:ExchangedDocument"
+C_TX = f"{_C}/rsm:SupplyChainTradeTransaction"
+C_AGR = f"{C_TX}/ram:ApplicableHeaderTradeAgreement"
+C_DEL = f"{C_TX}/ram:ApplicableHeaderTradeDelivery"
+C_SET = f"{C_TX}/ram:ApplicableHeaderTradeSettlement"
+C_LINE = f"{C_TX}/ram:IncludedSupplyChainTradeLineItem"
+C_LSET = f"{C_LINE}/ram:SpecifiedLineTradeSettlement"
+C_PROD = f"{C_LINE}/ram:SpecifiedTradeProduct"
+_U = "/Invoice"
+U_SELLER = f"{_U}/cac:AccountingSupplierParty/cac:Party"
+U_BUYER = f"{_U}/cac:AccountingCustomerParty/cac:Party"
+U_LINE = f"{_U}/cac:InvoiceLine"
+U_ITEM = f"{U_LINE}/cac:Item"
+_FALSE = "[ram:ChargeIndicator/udt:Indicator='false']"
+_TRUE = "[ram:ChargeIndicator/udt:Indicator='true']"
+
+
+def _address(json: str, bg: str, bts: tuple[str, ...], cii: str, ubl: str) -> list[Term]:
+    """The postal address shape shared by seller, buyer, tax representative and delivery (spec 2.4)."""
+    line1, line2, line3, city, postcode, subdivision, country = bts
+    return [
+        Term(json, bg, "Postal address", cii, ubl),
+        Term(f"{json}.addressLine1", line1, "Address line 1", f"{cii}/ram:LineOne", f"{ubl}/cbc:StreetName"),
+        Term(f"{json}.addressLine2", line2, "Address line 2", f"{cii}/ram:LineTwo", f"{ubl}/cbc:AdditionalStreetName"),
+        Term(f"{json}.addressLine3", line3, "Address line 3", f"{cii}/ram:LineThree", f"{ubl}/cac:AddressLine/cbc:Line"),
+        Term(f"{json}.city", city, "City", f"{cii}/ram:CityName", f"{ubl}/cbc:CityName"),
+        Term(f"{json}.postcode", postcode, "Post code", f"{cii}/ram:PostcodeCode", f"{ubl}/cbc:PostalZone"),
+        Term(f"{json}.countrySubdivision", subdivision, "Country subdivision", f"{cii}/ram:CountrySubDivisionName",
+             f"{ubl}/cbc:CountrySubentity"),
+        Term(f"{json}.countryCode", country, "Country code", f"{cii}/ram:CountryID",
+             f"{ubl}/cac:Country/cbc:IdentificationCode"),
+    ]
+
+
+def _allowance_charge(json: str, bg: str, bts: tuple[str, ...], what: str, cii: str, ubl: str,
+                      vat: tuple[str, str] | None) -> list[Term]:
+    """Allowance/charge shape (spec 2.6): document level carries VAT category and rate, line level not."""
+    amount, base, pct, *rest = bts
+    reason, code = rest[-2:]
+    rows = [
+        Term(json, bg, what, cii, ubl),
+        Term(f"{json}.amount", amount, f"{what} amount", f"{cii}/ram:ActualAmount", f"{ubl}/cbc:Amount"),
+        Term(f"{json}.percentage", pct, f"{what} percentage", f"{cii}/ram:CalculationPercent",
+             f"{ubl}/cbc:MultiplierFactorNumeric"),
+        Term(f"{json}.baseAmount", base, f"{what} base amount", f"{cii}/ram:BasisAmount", f"{ubl}/cbc:BaseAmount"),
+    ]
+    if vat:
+        rows += [
+            Term(f"{json}.vatCategoryCode", vat[0], f"{what} VAT category code",
+                 f"{cii}/ram:CategoryTradeTax/ram:CategoryCode", f"{ubl}/cac:TaxCategory/cbc:ID"),
+            Term(f"{json}.vatRate", vat[1], f"{what} VAT rate",
+                 f"{cii}/ram:CategoryTradeTax/ram:RateApplicablePercent", f"{ubl}/cac:TaxCategory/cbc:Percent"),
+        ]
+    rows += [
+        Term(f"{json}.reason", reason, f"{what} reason", f"{cii}/ram:Reason", f"{ubl}/cbc:AllowanceChargeReason"),
+        Term(f"{json}.reasonCode", code, f"{what} reason code", f"{cii}/ram:ReasonCode",
+             f"{ubl}/cbc:AllowanceChargeReasonCode"),
+    ]
+    return rows
+
+
+def _period(json: str, bg: str, start: str, end: str, what: str, cii: str, ubl: str) -> list[Term]:
+    return [
+        Term(json, bg, what, cii, ubl),
+        Term(f"{json}.startDate", start, f"{what} start date", f"{cii}/ram:StartDateTime/udt:DateTimeString",
+             f"{ubl}/cbc:StartDate"),
+        Term(f"{json}.endDate", end, f"{what} end date", f"{cii}/ram:EndDateTime/udt:DateTimeString",
+             f"{ubl}/cbc:EndDate"),
+    ]
+
+
+_SELLER = f"{C_AGR}/ram:SellerTradeParty"
+_BUYER = f"{C_AGR}/ram:BuyerTradeParty"
+_PAYEE = f"{C_SET}/ram:PayeeTradeParty"
+_TAXREP = f"{C_AGR}/ram:SellerTaxRepresentativeTradeParty"
+_SHIPTO = f"{C_DEL}/ram:ShipToTradeParty"
+_MEANS = f"{C_SET}/ram:SpecifiedTradeSettlementPaymentMeans"
+_SUM = f"{C_SET}/ram:SpecifiedTradeSettlementHeaderMonetarySummation"
+_TAX = f"{C_SET}/ram:ApplicableTradeTax"
+_DOCS = f"{C_AGR}/ram:AdditionalReferencedDocument[ram:TypeCode='916']"
+_NET = f"{C_LINE}/ram:SpecifiedLineTradeAgreement/ram:NetPriceProductTradePrice"
+_GROSS = f"{C_LINE}/ram:SpecifiedLineTradeAgreement/ram:GrossPriceProductTradePrice"
+_I = "invoice"
+_L = "invoice.invoiceLines[]"
+
+TERMS: tuple[Term, ...] = tuple([
+    # -- request envelope and config (spec 2.1, 2.2): no business terms
+    Term("invoice", None, "Invoice", _C, _U),
+    Term("config", None, "Generation configuration", None, None),
+    Term("config.spec", None, "Specification", None, None),
+    Term("config.syntax", None, "XML syntax", None, None),
+    Term("config.version", None, "Specification version", None, None),
+    Term("config.profile", None, "ZUGFeRD/Factur-X profile", None, None),
+    Term("config.metadataLanguage", None, "PDF presentation language", None, None),
+    Term("config.calculationMode", None, "Calculation mode (AUTO/MANUAL)", None, None, extension=True),
+    # -- invoice header (spec 2.3)
+    Term(f"{_I}.invoiceNumber", "BT-1", "Invoice number", f"{C_DOC}/ram:ID", f"{_U}/cbc:ID"),
+    Term(f"{_I}.issueDate", "BT-2", "Invoice issue date", f"{C_DOC}/ram:IssueDateTime/udt:DateTimeString",
+         f"{_U}/cbc:IssueDate"),
+    Term(f"{_I}.invoiceTypeCode", "BT-3", "Invoice type code", f"{C_DOC}/ram:TypeCode", f"{_U}/cbc:InvoiceTypeCode"),
+    Term(f"{_I}.currencyCode", "BT-5", "Invoice currency code", f"{C_SET}/ram:InvoiceCurrencyCode",
+         f"{_U}/cbc:DocumentCurrencyCode"),
+    Term(f"{_I}.invoiceSubType", None, "Invoice sub type (no EN 16931 business term; not written to XML)",
+         None, None),
+    Term(f"{_I}.valueAddedTaxPointDate", "BT-7", "Value added tax point date",
+         f"{_TAX}/ram:TaxPointDate/udt:DateString", f"{_U}/cbc:TaxPointDate"),
+    Term(f"{_I}.invoiceCurrencyCode", "BT-5", "Invoice currency code (must equal currencyCode)",
+         f"{C_SET}/ram:InvoiceCurrencyCode", f"{_U}/cbc:DocumentCurrencyCode"),
+    Term(f"{_I}.vatAccountingCurrencyCode", "BT-6", "VAT accounting currency code", f"{C_SET}/ram:TaxCurrencyCode",
+         f"{_U}/cbc:TaxCurrencyCode"),
+    Term(f"{_I}.buyerReference", "BT-10", "Buyer reference", f"{C_AGR}/ram:BuyerReference", f"{_U}/cbc:BuyerReference"),
+    Term(f"{_I}.projectReference", "BT-11", "Project reference", f"{C_AGR}/ram:SpecifiedProcuringProject/ram:ID",
+         f"{_U}/cac:ProjectReference/cbc:ID"),
+    Term(f"{_I}.contractReference", "BT-12", "Contract reference",
+         f"{C_AGR}/ram:ContractReferencedDocument/ram:IssuerAssignedID", f"{_U}/cac:ContractDocumentReference/cbc:ID"),
+    Term(f"{_I}.purchaseOrderReference", "BT-13", "Purchase order reference",
+         f"{C_AGR}/ram:BuyerOrderReferencedDocument/ram:IssuerAssignedID", f"{_U}/cac:OrderReference/cbc:ID"),
+    Term(f"{_I}.salesOrderReference", "BT-14", "Sales order reference",
+         f"{C_AGR}/ram:SellerOrderReferencedDocument/ram:IssuerAssignedID", f"{_U}/cac:OrderReference/cbc:SalesOrderID"),
+    Term(f"{_I}.despatchAdviceReference", "BT-16", "Despatch advice reference",
+         f"{C_DEL}/ram:DespatchAdviceReferencedDocument/ram:IssuerAssignedID",
+         f"{_U}/cac:DespatchDocumentReference/cbc:ID"),
+    Term(f"{_I}.receivingAdviceReference", "BT-15", "Receiving advice reference",
+         f"{C_DEL}/ram:ReceivingAdviceReferencedDocument/ram:IssuerAssignedID",
+         f"{_U}/cac:ReceiptDocumentReference/cbc:ID"),
+    Term(f"{_I}.tenderOrLotReference", "BT-17", "Tender or lot reference",
+         f"{C_AGR}/ram:AdditionalReferencedDocument[ram:TypeCode='50']/ram:IssuerAssignedID",
+         f"{_U}/cac:OriginatorDocumentReference/cbc:ID"),
+    Term(f"{_I}.invoicedObjectIdentifier", "BT-18", "Invoiced object identifier",
+         f"{C_AGR}/ram:AdditionalReferencedDocument[ram:TypeCode='130']/ram:IssuerAssignedID",
+         f"{_U}/cac:AdditionalDocumentReference[cbc:DocumentTypeCode='130']/cbc:ID"),
+    Term(f"{_I}.paymentTerms", "BT-20", "Payment terms", f"{C_SET}/ram:SpecifiedTradePaymentTerms/ram:Description",
+         f"{_U}/cac:PaymentTerms/cbc:Note"),
+    Term(f"{_I}.invoiceNote", "BT-22", "Invoice note", f"{C_DOC}/ram:IncludedNote/ram:Content", f"{_U}/cbc:Note"),
+    Term(f"{_I}.paymentDueDate", "BT-9", "Payment due date",
+         f"{C_SET}/ram:SpecifiedTradePaymentTerms/ram:DueDateDateTime/udt:DateTimeString", f"{_U}/cbc:DueDate",
+         extension=True),
+    Term(f"{_I}.invoiceNoteSubjectCode", "BT-21", "Invoice note subject code",
+         f"{C_DOC}/ram:IncludedNote/ram:SubjectCode", f"{_U}/cbc:Note (prefix #code#)", extension=True),
+    # -- process control, preceding invoice (spec 2.8)
+    Term(f"{_I}.processControl", "BG-2", "Process control", C_CTX, _U),
+    Term(f"{_I}.processControl.businessProcessType", "BT-23", "Business process type",
+         f"{C_CTX}/ram:BusinessProcessSpecifiedDocumentContextParameter/ram:ID", f"{_U}/cbc:ProfileID"),
+    Term(f"{_I}.processControl.specificationIdentifier", "BT-24", "Specification identifier",
+         f"{C_CTX}/ram:GuidelineSpecifiedDocumentContextParameter/ram:ID", f"{_U}/cbc:CustomizationID"),
+    Term(f"{_I}.precedingInvoiceReference", "BG-3", "Preceding invoice reference",
+         f"{C_SET}/ram:InvoiceReferencedDocument", f"{_U}/cac:BillingReference/cac:InvoiceDocumentReference"),
+    Term(f"{_I}.precedingInvoiceReference.documentReference", "BT-25", "Preceding invoice reference",
+         f"{C_SET}/ram:InvoiceReferencedDocument/ram:IssuerAssignedID",
+         f"{_U}/cac:BillingReference/cac:InvoiceDocumentReference/cbc:ID"),
+    Term(f"{_I}.precedingInvoiceReference.issueDate", "BT-26", "Preceding invoice issue date",
+         f"{C_SET}/ram:InvoiceReferencedDocument/ram:FormattedIssueDateTime/qdt:DateTimeString",
+         f"{_U}/cac:BillingReference/cac:InvoiceDocumentReference/cbc:IssueDate"),
+    # -- seller (spec 2.4)
+    Term(f"{_I}.seller", "BG-4", "Seller", _SELLER, U_SELLER),
+    Term(f"{_I}.seller.name", "BT-27", "Seller name", f"{_SELLER}/ram:Name",
+         f"{U_SELLER}/cac:PartyLegalEntity/cbc:RegistrationName"),
+    Term(f"{_I}.seller.tradingName", "BT-28", "Seller trading name",
+         f"{_SELLER}/ram:SpecifiedLegalOrganization/ram:TradingBusinessName", f"{U_SELLER}/cac:PartyName/cbc:Name"),
+    Term(f"{_I}.seller.identifier", "BT-29", "Seller identifier", f"{_SELLER}/ram:ID | {_SELLER}/ram:GlobalID",
+         f"{U_SELLER}/cac:PartyIdentification/cbc:ID"),
+    Term(f"{_I}.seller.legalRegistrationIdentifier", "BT-30", "Seller legal registration identifier",
+         f"{_SELLER}/ram:SpecifiedLegalOrganization/ram:ID", f"{U_SELLER}/cac:PartyLegalEntity/cbc:CompanyID"),
+    Term(f"{_I}.seller.vatIdentifier", "BT-31", "Seller VAT identifier",
+         f"{_SELLER}/ram:SpecifiedTaxRegistration/ram:ID[@schemeID='VA']",
+         f"{U_SELLER}/cac:PartyTaxScheme[cac:TaxScheme/cbc:ID='VAT']/cbc:CompanyID"),
+    Term(f"{_I}.seller.taxRegistrationIdentifier", "BT-32", "Seller tax registration identifier",
+         f"{_SELLER}/ram:SpecifiedTaxRegistration/ram:ID[@schemeID='FC']",
+         f"{U_SELLER}/cac:PartyTaxScheme[cac:TaxScheme/cbc:ID!='VAT']/cbc:CompanyID"),
+    Term(f"{_I}.seller.electronicAddress", "BT-34", "Seller electronic address",
+         f"{_SELLER}/ram:URIUniversalCommunication/ram:URIID", f"{U_SELLER}/cbc:EndpointID"),
+    Term(f"{_I}.seller.electronicAddressSchemeId", "BT-34-1", "Seller electronic address scheme identifier",
+         f"{_SELLER}/ram:URIUniversalCommunication/ram:URIID/@schemeID", f"{U_SELLER}/cbc:EndpointID/@schemeID"),
+    *_address(f"{_I}.seller.postalAddress", "BG-5", ("BT-35", "BT-36", "BT-162", "BT-37", "BT-38", "BT-39", "BT-40"),
+              f"{_SELLER}/ram:PostalTradeAddress", f"{U_SELLER}/cac:PostalAddress"),
+    Term(f"{_I}.seller.contact", "BG-6", "Seller contact", f"{_SELLER}/ram:DefinedTradeContact",
+         f"{U_SELLER}/cac:Contact"),
+    Term(f"{_I}.seller.contact.contactPoint", "BT-41", "Seller contact point",
+         f"{_SELLER}/ram:DefinedTradeContact/ram:PersonName", f"{U_SELLER}/cac:Contact/cbc:Name"),
+    Term(f"{_I}.seller.contact.telephone", "BT-42", "Seller contact telephone number",
+         f"{_SELLER}/ram:DefinedTradeContact/ram:TelephoneUniversalCommunication/ram:CompleteNumber",
+         f"{U_SELLER}/cac:Contact/cbc:Telephone"),
+    Term(f"{_I}.seller.contact.email", "BT-43", "Seller contact email address",
+         f"{_SELLER}/ram:DefinedTradeContact/ram:EmailURIUniversalCommunication/ram:URIID",
+         f"{U_SELLER}/cac:Contact/cbc:ElectronicMail"),
+    Term(f"{_I}.seller.identifierSchemeId", "BT-29-1", "Seller identifier scheme identifier",
+         f"{_SELLER}/ram:GlobalID/@schemeID", f"{U_SELLER}/cac:PartyIdentification/cbc:ID/@schemeID", extension=True),
+    Term(f"{_I}.seller.legalRegistrationIdentifierSchemeId", "BT-30-1",
+         "Seller legal registration identifier scheme identifier",
+         f"{_SELLER}/ram:SpecifiedLegalOrganization/ram:ID/@schemeID",
+         f"{U_SELLER}/cac:PartyLegalEntity/cbc:CompanyID/@schemeID", extension=True),
+    Term(f"{_I}.seller.additionalLegalInformation", "BT-33", "Seller additional legal information",
+         f"{_SELLER}/ram:Description", f"{U_SELLER}/cac:PartyLegalEntity/cbc:CompanyLegalForm", extension=True),
+    # -- buyer (spec 2.4)
+    Term(f"{_I}.buyer", "BG-7", "Buyer", _BUYER, U_BUYER),
+    Term(f"{_I}.buyer.name", "BT-44", "Buyer name", f"{_BUYER}/ram:Name",
+         f"{U_BUYER}/cac:PartyLegalEntity/cbc:RegistrationName"),
+    Term(f"{_I}.buyer.tradingName", "BT-45", "Buyer trading name",
+         f"{_BUYER}/ram:SpecifiedLegalOrganization/ram:TradingBusinessName", f"{U_BUYER}/cac:PartyName/cbc:Name"),
+    Term(f"{_I}.buyer.identifier", "BT-46", "Buyer identifier", f"{_BUYER}/ram:ID | {_BUYER}/ram:GlobalID",
+         f"{U_BUYER}/cac:PartyIdentification/cbc:ID"),
+    Term(f"{_I}.buyer.legalRegistrationIdentifier", "BT-47", "Buyer legal registration identifier",
+         f"{_BUYER}/ram:SpecifiedLegalOrganization/ram:ID", f"{U_BUYER}/cac:PartyLegalEntity/cbc:CompanyID"),
+    Term(f"{_I}.buyer.vatIdentifier", "BT-48", "Buyer VAT identifier",
+         f"{_BUYER}/ram:SpecifiedTaxRegistration/ram:ID[@schemeID='VA']",
+         f"{U_BUYER}/cac:PartyTaxScheme/cbc:CompanyID"),
+    Term(f"{_I}.buyer.electronicAddress", "BT-49", "Buyer electronic address",
+         f"{_BUYER}/ram:URIUniversalCommunication/ram:URIID", f"{U_BUYER}/cbc:EndpointID"),
+    Term(f"{_I}.buyer.electronicAddressSchemeId", "BT-49-1", "Buyer electronic address scheme identifier",
+         f"{_BUYER}/ram:URIUniversalCommunication/ram:URIID/@schemeID", f"{U_BUYER}/cbc:EndpointID/@schemeID"),
+    *_address(f"{_I}.buyer.postalAddress", "BG-8", ("BT-50", "BT-51", "BT-163", "BT-52", "BT-53", "BT-54", "BT-55"),
+              f"{_BUYER}/ram:PostalTradeAddress", f"{U_BUYER}/cac:PostalAddress"),
+    Term(f"{_I}.buyer.contact", "BG-9", "Buyer contact", f"{_BUYER}/ram:DefinedTradeContact", f"{U_BUYER}/cac:Contact"),
+    Term(f"{_I}.buyer.contact.contactPoint", "BT-56", "Buyer contact point",
+         f"{_BUYER}/ram:DefinedTradeContact/ram:PersonName", f"{U_BUYER}/cac:Contact/cbc:Name"),
+    Term(f"{_I}.buyer.contact.telephone", "BT-57", "Buyer contact telephone number",
+         f"{_BUYER}/ram:DefinedTradeContact/ram:TelephoneUniversalCommunication/ram:CompleteNumber",
+         f"{U_BUYER}/cac:Contact/cbc:Telephone"),
+    Term(f"{_I}.buyer.contact.email", "BT-58", "Buyer contact email address",
+         f"{_BUYER}/ram:DefinedTradeContact/ram:EmailURIUniversalCommunication/ram:URIID",
+         f"{U_BUYER}/cac:Contact/cbc:ElectronicMail"),
+    Term(f"{_I}.buyer.identifierSchemeId", "BT-46-1", "Buyer identifier scheme identifier",
+         f"{_BUYER}/ram:GlobalID/@schemeID", f"{U_BUYER}/cac:PartyIdentification/cbc:ID/@schemeID", extension=True),
+    Term(f"{_I}.buyer.legalRegistrationIdentifierSchemeId", "BT-47-1",
+         "Buyer legal registration identifier scheme identifier",
+         f"{_BUYER}/ram:SpecifiedLegalOrganization/ram:ID/@schemeID",
+         f"{U_BUYER}/cac:PartyLegalEntity/cbc:CompanyID/@schemeID", extension=True),
+    # -- payee, tax representative, delivery (spec 2.4)
+    Term(f"{_I}.payee", "BG-10", "Payee", _PAYEE, f"{_U}/cac:PayeeParty"),
+    Term(f"{_I}.payee.name", "BT-59", "Payee name", f"{_PAYEE}/ram:Name", f"{_U}/cac:PayeeParty/cac:PartyName/cbc:Name"),
+    Term(f"{_I}.payee.identifier", "BT-60", "Payee identifier", f"{_PAYEE}/ram:ID | {_PAYEE}/ram:GlobalID",
+         f"{_U}/cac:PayeeParty/cac:PartyIdentification/cbc:ID"),
+    Term(f"{_I}.payee.legalRegistrationIdentifier", "BT-61", "Payee legal registration identifier",
+         f"{_PAYEE}/ram:SpecifiedLegalOrganization/ram:ID", f"{_U}/cac:PayeeParty/cac:PartyLegalEntity/cbc:CompanyID"),
+    Term(f"{_I}.payee.identifierSchemeId", "BT-60-1", "Payee identifier scheme identifier",
+         f"{_PAYEE}/ram:GlobalID/@schemeID", f"{_U}/cac:PayeeParty/cac:PartyIdentification/cbc:ID/@schemeID",
+         extension=True),
+    Term(f"{_I}.payee.legalRegistrationIdentifierSchemeId", "BT-61-1",
+         "Payee legal registration identifier scheme identifier",
+         f"{_PAYEE}/ram:SpecifiedLegalOrganization/ram:ID/@schemeID",
+         f"{_U}/cac:PayeeParty/cac:PartyLegalEntity/cbc:CompanyID/@schemeID", extension=True),
+    Term(f"{_I}.sellerTaxRepresentativeParty", "BG-11", "Seller tax representative party", _TAXREP,
+         f"{_U}/cac:TaxRepresentativeParty"),
+    Term(f"{_I}.sellerTaxRepresentativeParty.name", "BT-62", "Seller tax representative name", f"{_TAXREP}/ram:Name",
+         f"{_U}/cac:TaxRepresentativeParty/cac:PartyName/cbc:Name"),
+    Term(f"{_I}.sellerTaxRepresentativeParty.vatIdentifier", "BT-63", "Seller tax representative VAT identifier",
+         f"{_TAXREP}/ram:SpecifiedTaxRegistration/ram:ID[@schemeID='VA']",
+         f"{_U}/cac:TaxRepresentativeParty/cac:PartyTaxScheme/cbc:CompanyID"),
+    *_address(f"{_I}.sellerTaxRepresentativeParty.postalAddress", "BG-12",
+              ("BT-64", "BT-65", "BT-164", "BT-66", "BT-67", "BT-68", "BT-69"),
+              f"{_TAXREP}/ram:PostalTradeAddress", f"{_U}/cac:TaxRepresentativeParty/cac:PostalAddress"),
+    Term(f"{_I}.deliveryInformation", "BG-13", "Delivery information", C_DEL, f"{_U}/cac:Delivery"),
+    Term(f"{_I}.deliveryInformation.partyName", "BT-70", "Deliver to party name", f"{_SHIPTO}/ram:Name",
+         f"{_U}/cac:Delivery/cac:DeliveryParty/cac:PartyName/cbc:Name"),
+    Term(f"{_I}.deliveryInformation.locationIdentifier", "BT-71", "Deliver to location identifier",
+         f"{_SHIPTO}/ram:ID | {_SHIPTO}/ram:GlobalID", f"{_U}/cac:Delivery/cac:DeliveryLocation/cbc:ID"),
+    Term(f"{_I}.deliveryInformation.actualDeliveryDate", "BT-72", "Actual delivery date",
+         f"{C_DEL}/ram:ActualDeliverySupplyChainEvent/ram:OccurrenceDateTime/udt:DateTimeString",
+         f"{_U}/cac:Delivery/cbc:ActualDeliveryDate"),
+    *_address(f"{_I}.deliveryInformation.address", "BG-15",
+              ("BT-75", "BT-76", "BT-165", "BT-77", "BT-78", "BT-79", "BT-80"),
+              f"{_SHIPTO}/ram:PostalTradeAddress", f"{_U}/cac:Delivery/cac:DeliveryLocation/cac:Address"),
+    Term(f"{_I}.deliveryInformation.locationIdentifierSchemeId", "BT-71-1", "Deliver to location identifier scheme",
+         f"{_SHIPTO}/ram:GlobalID/@schemeID", f"{_U}/cac:Delivery/cac:DeliveryLocation/cbc:ID/@schemeID",
+         extension=True),
+    *_period(f"{_I}.invoicingPeriod", "BG-14", "BT-73", "BT-74", "Invoicing period",
+             f"{C_SET}/ram:BillingSpecifiedPeriod", f"{_U}/cac:InvoicePeriod"),
+    # -- payment (spec 2.5)
+    Term(f"{_I}.paymentInstructions", "BG-16", "Payment instructions", _MEANS, f"{_U}/cac:PaymentMeans"),
+    Term(f"{_I}.paymentInstructions.meansCode", "BT-81", "Payment means type code", f"{_MEANS}/ram:TypeCode",
+         f"{_U}/cac:PaymentMeans/cbc:PaymentMeansCode"),
+    Term(f"{_I}.paymentInstructions.meansText", "BT-82", "Payment means text", f"{_MEANS}/ram:Information",
+         f"{_U}/cac:PaymentMeans/cbc:PaymentMeansCode/@name"),
+    Term(f"{_I}.paymentInstructions.remittanceInformation", "BT-83", "Remittance information",
+         f"{C_SET}/ram:PaymentReference", f"{_U}/cac:PaymentMeans/cbc:PaymentID"),
+    Term(f"{_I}.paymentInstructions.creditTransfer", "BG-17", "Credit transfer",
+         f"{_MEANS}/ram:PayeePartyCreditorFinancialAccount", f"{_U}/cac:PaymentMeans/cac:PayeeFinancialAccount"),
+    Term(f"{_I}.paymentInstructions.creditTransfer.accountIdentifier", "BT-84", "Payment account identifier",
+         f"{_MEANS}/ram:PayeePartyCreditorFinancialAccount/ram:IBANID | "
+         f"{_MEANS}/ram:PayeePartyCreditorFinancialAccount/ram:ProprietaryID",
+         f"{_U}/cac:PaymentMeans/cac:PayeeFinancialAccount/cbc:ID"),
+    Term(f"{_I}.paymentInstructions.creditTransfer.accountName", "BT-85", "Payment account name",
+         f"{_MEANS}/ram:PayeePartyCreditorFinancialAccount/ram:AccountName",
+         f"{_U}/cac:PaymentMeans/cac:PayeeFinancialAccount/cbc:Name"),
+    Term(f"{_I}.paymentInstructions.creditTransfer.serviceProviderIdentifier", "BT-86",
+         "Payment service provider identifier", f"{_MEANS}/ram:PayeeSpecifiedCreditorFinancialInstitution/ram:BICID",
+         f"{_U}/cac:PaymentMeans/cac:PayeeFinancialAccount/cac:FinancialInstitutionBranch/cbc:ID"),
+    Term(f"{_I}.paymentInstructions.paymentCardInformation", "BG-18", "Payment card information",
+         f"{_MEANS}/ram:ApplicableTradeSettlementFinancialCard", f"{_U}/cac:PaymentMeans/cac:CardAccount"),
+    Term(f"{_I}.paymentInstructions.paymentCardInformation.primaryAccountNumber", "BT-87",
+         "Payment card primary account number", f"{_MEANS}/ram:ApplicableTradeSettlementFinancialCard/ram:ID",
+         f"{_U}/cac:PaymentMeans/cac:CardAccount/cbc:PrimaryAccountNumberID"),
+    Term(f"{_I}.paymentInstructions.paymentCardInformation.cardHolderName", "BT-88", "Payment card holder name",
+         f"{_MEANS}/ram:ApplicableTradeSettlementFinancialCard/ram:CardholderName",
+         f"{_U}/cac:PaymentMeans/cac:CardAccount/cbc:HolderName"),
+    Term(f"{_I}.paymentInstructions.directDebit", "BG-19", "Direct debit", C_SET,
+         f"{_U}/cac:PaymentMeans/cac:PaymentMandate"),
+    Term(f"{_I}.paymentInstructions.directDebit.mandateReferenceIdentifier", "BT-89", "Mandate reference identifier",
+         f"{C_SET}/ram:SpecifiedTradePaymentTerms/ram:DirectDebitMandateID",
+         f"{_U}/cac:PaymentMeans/cac:PaymentMandate/cbc:ID"),
+    Term(f"{_I}.paymentInstructions.directDebit.debtorAccountIdentifier", "BT-91", "Debited account identifier",
+         f"{_MEANS}/ram:PayerPartyDebtorFinancialAccount/ram:IBANID",
+         f"{_U}/cac:PaymentMeans/cac:PaymentMandate/cac:PayerFinancialAccount/cbc:ID"),
+    Term(f"{_I}.paymentInstructions.directDebit.creditorIdentifier", "BT-90", "Bank assigned creditor identifier",
+         f"{C_SET}/ram:CreditorReferenceID",
+         f"{U_SELLER}/cac:PartyIdentification/cbc:ID[@schemeID='SEPA']"),
+    # -- totals (spec 2.6) and the computed-only totals (docs/canonical.md rule 6)
+    Term(f"{_I}.documentTotals", "BG-22", "Document totals", _SUM, f"{_U}/cac:LegalMonetaryTotal"),
+    Term(f"{_I}.documentTotals.lineExtensionAmount", "BT-106", "Sum of Invoice line net amount",
+         f"{_SUM}/ram:LineTotalAmount", f"{_U}/cac:LegalMonetaryTotal/cbc:LineExtensionAmount"),
+    Term(f"{_I}.documentTotals.allowanceTotalAmount", "BT-107", "Sum of allowances on document level",
+         f"{_SUM}/ram:AllowanceTotalAmount", f"{_U}/cac:LegalMonetaryTotal/cbc:AllowanceTotalAmount"),
+    Term(f"{_I}.documentTotals.chargeTotalAmount", "BT-108", "Sum of charges on document level",
+         f"{_SUM}/ram:ChargeTotalAmount", f"{_U}/cac:LegalMonetaryTotal/cbc:ChargeTotalAmount"),
+    Term(f"{_I}.documentTotals.taxExclusiveAmount", "BT-109", "Invoice total amount without VAT",
+         f"{_SUM}/ram:TaxBasisTotalAmount", f"{_U}/cac:LegalMonetaryTotal/cbc:TaxExclusiveAmount"),
+    Term(f"{_I}.documentTotals.taxInclusiveAmount", "BT-112", "Invoice total amount with VAT",
+         f"{_SUM}/ram:GrandTotalAmount", f"{_U}/cac:LegalMonetaryTotal/cbc:TaxInclusiveAmount"),
+    Term(f"{_I}.documentTotals.prepaidAmount", "BT-113", "Paid amount", f"{_SUM}/ram:TotalPrepaidAmount",
+         f"{_U}/cac:LegalMonetaryTotal/cbc:PrepaidAmount"),
+    Term(f"{_I}.documentTotals.payableRoundingAmount", "BT-114", "Rounding amount", f"{_SUM}/ram:RoundingAmount",
+         f"{_U}/cac:LegalMonetaryTotal/cbc:PayableRoundingAmount"),
+    Term(f"{_I}.documentTotals.payableAmount", "BT-115", "Amount due for payment", f"{_SUM}/ram:DuePayableAmount",
+         f"{_U}/cac:LegalMonetaryTotal/cbc:PayableAmount"),
+    Term(f"{_I}.documentTotals.taxTotalAmount", "BT-110", "Invoice total VAT amount",
+         f"{_SUM}/ram:TaxTotalAmount[@currencyID = {C_SET}/ram:InvoiceCurrencyCode]",
+         f"{_U}/cac:TaxTotal/cbc:TaxAmount[@currencyID = {_U}/cbc:DocumentCurrencyCode]", extension=True),
+    Term(f"{_I}.documentTotals.taxTotalAmountInAccountingCurrency", "BT-111",
+         "Invoice total VAT amount in accounting currency",
+         f"{_SUM}/ram:TaxTotalAmount[@currencyID = {C_SET}/ram:TaxCurrencyCode]",
+         f"{_U}/cac:TaxTotal/cbc:TaxAmount[@currencyID = {_U}/cbc:TaxCurrencyCode]", extension=True),
+    # -- VAT breakdown (spec 2.6)
+    Term(f"{_I}.vatBreakdowns[]", "BG-23", "VAT breakdown", _TAX, f"{_U}/cac:TaxTotal/cac:TaxSubtotal"),
+    Term(f"{_I}.vatBreakdowns[].vatCategoryCode", "BT-118", "VAT category code", f"{_TAX}/ram:CategoryCode",
+         f"{_U}/cac:TaxTotal/cac:TaxSubtotal/cac:TaxCategory/cbc:ID"),
+    Term(f"{_I}.vatBreakdowns[].vatCategoryRate", "BT-119", "VAT category rate", f"{_TAX}/ram:RateApplicablePercent",
+         f"{_U}/cac:TaxTotal/cac:TaxSubtotal/cac:TaxCategory/cbc:Percent"),
+    Term(f"{_I}.vatBreakdowns[].vatCategoryTaxableAmount", "BT-116", "VAT category taxable amount",
+         f"{_TAX}/ram:BasisAmount", f"{_U}/cac:TaxTotal/cac:TaxSubtotal/cbc:TaxableAmount"),
+    Term(f"{_I}.vatBreakdowns[].vatCategoryTaxAmount", "BT-117", "VAT category tax amount",
+         f"{_TAX}/ram:CalculatedAmount", f"{_U}/cac:TaxTotal/cac:TaxSubtotal/cbc:TaxAmount"),
+    Term(f"{_I}.vatBreakdowns[].exemptionReason", "BT-120", "VAT exemption reason text", f"{_TAX}/ram:ExemptionReason",
+         f"{_U}/cac:TaxTotal/cac:TaxSubtotal/cac:TaxCategory/cbc:TaxExemptionReason"),
+    Term(f"{_I}.vatBreakdowns[].exemptionReasonCode", "BT-121", "VAT exemption reason code",
+         f"{_TAX}/ram:ExemptionReasonCode",
+         f"{_U}/cac:TaxTotal/cac:TaxSubtotal/cac:TaxCategory/cbc:TaxExemptionReasonCode"),
+    # -- document level allowances and charges (spec 2.6)
+    *_allowance_charge(f"{_I}.documentLevelAllowances[]", "BG-20", ("BT-92", "BT-93", "BT-94", "BT-97", "BT-98"),
+                       "Document level allowance", f"{C_SET}/ram:SpecifiedTradeAllowanceCharge{_FALSE}",
+                       f"{_U}/cac:AllowanceCharge[cbc:ChargeIndicator='false']", ("BT-95", "BT-96")),
+    *_allowance_charge(f"{_I}.documentLevelCharges[]", "BG-21", ("BT-99", "BT-100", "BT-101", "BT-104", "BT-105"),
+                       "Document level charge", f"{C_SET}/ram:SpecifiedTradeAllowanceCharge{_TRUE}",
+                       f"{_U}/cac:AllowanceCharge[cbc:ChargeIndicator='true']", ("BT-102", "BT-103")),
+    # -- additional supporting documents (spec 2.8)
+    Term(f"{_I}.additionalSupportingDocuments[]", "BG-24", "Additional supporting documents", _DOCS,
+         f"{_U}/cac:AdditionalDocumentReference"),
+    Term(f"{_I}.additionalSupportingDocuments[].reference", "BT-122", "Supporting document reference",
+         f"{_DOCS}/ram:IssuerAssignedID", f"{_U}/cac:AdditionalDocumentReference/cbc:ID"),
+    Term(f"{_I}.additionalSupportingDocuments[].description", "BT-123", "Supporting document description",
+         f"{_DOCS}/ram:Name", f"{_U}/cac:AdditionalDocumentReference/cbc:DocumentDescription"),
+    Term(f"{_I}.additionalSupportingDocuments[].externalLocation", "BT-124", "External document location",
+         f"{_DOCS}/ram:URIID", f"{_U}/cac:AdditionalDocumentReference/cac:Attachment/cac:ExternalReference/cbc:URI"),
+    Term(f"{_I}.additionalSupportingDocuments[].attachedDocument", "BT-125", "Attached document",
+         f"{_DOCS}/ram:AttachmentBinaryObject",
+         f"{_U}/cac:AdditionalDocumentReference/cac:Attachment/cbc:EmbeddedDocumentBinaryObject"),
+    Term(f"{_I}.additionalSupportingDocuments[].attachedDocumentMimeType", "BT-125-1", "Attached document mime code",
+         f"{_DOCS}/ram:AttachmentBinaryObject/@mimeCode",
+         f"{_U}/cac:AdditionalDocumentReference/cac:Attachment/cbc:EmbeddedDocumentBinaryObject/@mimeCode"),
+    Term(f"{_I}.additionalSupportingDocuments[].attachedDocumentFilename", "BT-125-2", "Attached document filename",
+         f"{_DOCS}/ram:AttachmentBinaryObject/@filename",
+         f"{_U}/cac:AdditionalDocumentReference/cac:Attachment/cbc:EmbeddedDocumentBinaryObject/@filename",
+         extension=True),
+    # -- invoice line (spec 2.7)
+    Term(_L, "BG-25", "Invoice line", C_LINE, U_LINE),
+    Term(f"{_L}.lineIdentifier", "BT-126", "Invoice line identifier",
+         f"{C_LINE}/ram:AssociatedDocumentLineDocument/ram:LineID", f"{U_LINE}/cbc:ID"),
+    Term(f"{_L}.note", "BT-127", "Invoice line note",
+         f"{C_LINE}/ram:AssociatedDocumentLineDocument/ram:IncludedNote/ram:Content", f"{U_LINE}/cbc:Note"),
+    Term(f"{_L}.quantity", "BT-129", "Invoiced quantity", f"{C_LINE}/ram:SpecifiedLineTradeDelivery/ram:BilledQuantity",
+         f"{U_LINE}/cbc:InvoicedQuantity"),
+    Term(f"{_L}.unitCode", "BT-130", "Invoiced quantity unit of measure code",
+         f"{C_LINE}/ram:SpecifiedLineTradeDelivery/ram:BilledQuantity/@unitCode",
+         f"{U_LINE}/cbc:InvoicedQuantity/@unitCode"),
+    Term(f"{_L}.netAmount", "BT-131", "Invoice line net amount",
+         f"{C_LSET}/ram:SpecifiedTradeSettlementLineMonetarySummation/ram:LineTotalAmount",
+         f"{U_LINE}/cbc:LineExtensionAmount"),
+    Term(f"{_L}.referencedPurchaseOrderLine", "BT-132", "Referenced purchase order line reference",
+         f"{C_LINE}/ram:SpecifiedLineTradeAgreement/ram:BuyerOrderReferencedDocument/ram:LineID",
+         f"{U_LINE}/cac:OrderLineReference/cbc:LineID"),
+    Term(f"{_L}.buyerAccountingReference", "BT-133", "Invoice line Buyer accounting reference",
+         f"{C_LSET}/ram:ReceivableSpecifiedTradeAccountingAccount/ram:ID", f"{U_LINE}/cbc:AccountingCost"),
+    *_period(f"{_L}.invoiceLinePeriod", "BG-26", "BT-134", "BT-135", "Invoice line period",
+             f"{C_LSET}/ram:BillingSpecifiedPeriod", f"{U_LINE}/cac:InvoicePeriod"),
+    *_allowance_charge(f"{_L}.invoiceLineAllowances[]", "BG-27", ("BT-136", "BT-137", "BT-138", "BT-139", "BT-140"),
+                       "Invoice line allowance", f"{C_LSET}/ram:SpecifiedTradeAllowanceCharge{_FALSE}",
+                       f"{U_LINE}/cac:AllowanceCharge[cbc:ChargeIndicator='false']", None),
+    *_allowance_charge(f"{_L}.invoiceLineCharges[]", "BG-28", ("BT-141", "BT-142", "BT-143", "BT-144", "BT-145"),
+                       "Invoice line charge", f"{C_LSET}/ram:SpecifiedTradeAllowanceCharge{_TRUE}",
+                       f"{U_LINE}/cac:AllowanceCharge[cbc:ChargeIndicator='true']", None),
+    Term(f"{_L}.priceDetails", "BG-29", "Price details", f"{C_LINE}/ram:SpecifiedLineTradeAgreement",
+         f"{U_LINE}/cac:Price"),
+    Term(f"{_L}.priceDetails.netPrice", "BT-146", "Item net price", f"{_NET}/ram:ChargeAmount",
+         f"{U_LINE}/cac:Price/cbc:PriceAmount"),
+    Term(f"{_L}.priceDetails.grossPrice", "BT-148", "Item gross price", f"{_GROSS}/ram:ChargeAmount",
+         f"{U_LINE}/cac:Price/cac:AllowanceCharge/cbc:BaseAmount"),
+    Term(f"{_L}.priceDetails.priceBasisQuantity", "BT-149", "Item price base quantity", f"{_NET}/ram:BasisQuantity",
+         f"{U_LINE}/cac:Price/cbc:BaseQuantity"),
+    Term(f"{_L}.priceDetails.basisUnitCode", "BT-150", "Item price base quantity unit of measure code",
+         f"{_NET}/ram:BasisQuantity/@unitCode", f"{U_LINE}/cac:Price/cbc:BaseQuantity/@unitCode"),
+    Term(f"{_L}.priceDetails.priceDiscount", "BT-147", "Item price discount (computed: gross - net price)",
+         f"{_GROSS}/ram:AppliedTradeAllowanceCharge/ram:ActualAmount",
+         f"{U_LINE}/cac:Price/cac:AllowanceCharge/cbc:Amount", extension=True),
+    Term(f"{_L}.lineVatInformation", "BG-30", "Line VAT information", f"{C_LSET}/ram:ApplicableTradeTax",
+         f"{U_ITEM}/cac:ClassifiedTaxCategory"),
+    Term(f"{_L}.lineVatInformation.vatCategoryCode", "BT-151", "Invoiced item VAT category code",
+         f"{C_LSET}/ram:ApplicableTradeTax/ram:CategoryCode", f"{U_ITEM}/cac:ClassifiedTaxCategory/cbc:ID"),
+    Term(f"{_L}.lineVatInformation.vatRate", "BT-152", "Invoiced item VAT rate",
+         f"{C_LSET}/ram:ApplicableTradeTax/ram:RateApplicablePercent",
+         f"{U_ITEM}/cac:ClassifiedTaxCategory/cbc:Percent"),
+    Term(f"{_L}.itemInformation", "BG-31", "Item information", C_PROD, U_ITEM),
+    Term(f"{_L}.itemInformation.name", "BT-153", "Item name", f"{C_PROD}/ram:Name", f"{U_ITEM}/cbc:Name"),
+    Term(f"{_L}.itemInformation.description", "BT-154", "Item description", f"{C_PROD}/ram:Description",
+         f"{U_ITEM}/cbc:Description"),
+    Term(f"{_L}.itemInformation.sellersIdentifier", "BT-155", "Item Seller's identifier",
+         f"{C_PROD}/ram:SellerAssignedID", f"{U_ITEM}/cac:SellersItemIdentification/cbc:ID"),
+    Term(f"{_L}.itemInformation.buyersIdentifier", "BT-156", "Item Buyer's identifier", f"{C_PROD}/ram:BuyerAssignedID",
+         f"{U_ITEM}/cac:BuyersItemIdentification/cbc:ID"),
+    Term(f"{_L}.itemInformation.standardIdentifier", "BT-157", "Item standard identifier", f"{C_PROD}/ram:GlobalID",
+         f"{U_ITEM}/cac:StandardItemIdentification/cbc:ID"),
+    Term(f"{_L}.itemInformation.classifiedIdentifier", "BT-158", "Item classification identifier",
+         f"{C_PROD}/ram:DesignatedProductClassification/ram:ClassCode",
+         f"{U_ITEM}/cac:CommodityClassification/cbc:ItemClassificationCode"),
+    Term(f"{_L}.itemInformation.countryOfOrigin", "BT-159", "Item country of origin",
+         f"{C_PROD}/ram:OriginTradeCountry/ram:ID", f"{U_ITEM}/cac:OriginCountry/cbc:IdentificationCode"),
+    Term(f"{_L}.itemInformation.itemAttributes[]", "BG-32", "Item attributes",
+         f"{C_PROD}/ram:ApplicableProductCharacteristic", f"{U_ITEM}/cac:AdditionalItemProperty"),
+    Term(f"{_L}.itemInformation.itemAttributes[].name", "BT-160", "Item attribute name",
+         f"{C_PROD}/ram:ApplicableProductCharacteristic/ram:Description",
+         f"{U_ITEM}/cac:AdditionalItemProperty/cbc:Name"),
+    Term(f"{_L}.itemInformation.itemAttributes[].value", "BT-161", "Item attribute value",
+         f"{C_PROD}/ram:ApplicableProductCharacteristic/ram:Value", f"{U_ITEM}/cac:AdditionalItemProperty/cbc:Value"),
+    Term(f"{_L}.itemInformation.standardIdentifierSchemeId", "BT-157-1", "Item standard identifier scheme identifier",
+         f"{C_PROD}/ram:GlobalID/@schemeID", f"{U_ITEM}/cac:StandardItemIdentification/cbc:ID/@schemeID",
+         extension=True),
+    Term(f"{_L}.itemInformation.classifiedIdentifierSchemeId", "BT-158-1",
+         "Item classification identifier scheme identifier",
+         f"{C_PROD}/ram:DesignatedProductClassification/ram:ClassCode/@listID",
+         f"{U_ITEM}/cac:CommodityClassification/cbc:ItemClassificationCode/@listID", extension=True),
+    Term(f"{_L}.itemInformation.classifiedIdentifierVersion", "BT-158-2", "Scheme version identifier",
+         f"{C_PROD}/ram:DesignatedProductClassification/ram:ClassCode/@listVersionID",
+         f"{U_ITEM}/cac:CommodityClassification/cbc:ItemClassificationCode/@listVersionID", extension=True),
+])
+
+BY_PATH: dict[str, Term] = {t.json_path: t for t in TERMS}
+
+# Rules whose message names no business term (code-list rules): the terms their context binds, written by hand
+# from the rule contexts of the CEN Schematron (EN16931-*-codes.sch).
+_CODE_LIST_RULE_TERMS: dict[str, tuple[str, ...]] = {
+    "BR-CL-01": ("BT-3",), "BR-CL-03": ("BT-5",), "BR-CL-04": ("BT-5",), "BR-CL-05": ("BT-6",),
+    "BR-CL-06": ("BT-8",), "BR-CL-07": ("BT-18-1",), "BR-CL-08": ("BT-21",),
+    "BR-CL-10": ("BT-29-1", "BT-46-1", "BT-60-1", "BT-71-1", "BT-157-1"),
+    "BR-CL-11": ("BT-30-1", "BT-47-1", "BT-61-1"), "BR-CL-13": ("BT-158-1",),
+    "BR-CL-14": ("BT-40", "BT-55", "BT-69", "BT-80"), "BR-CL-15": ("BT-159",), "BR-CL-16": ("BT-81",),
+    "BR-CL-17": ("BT-118", "BT-151", "BT-95", "BT-102"), "BR-CL-18": ("BT-118", "BT-151", "BT-95", "BT-102"),
+    "BR-CL-19": ("BT-98", "BT-140"), "BR-CL-20": ("BT-105", "BT-145"), "BR-CL-21": ("BT-157-1",),
+    "BR-CL-22": ("BT-121",), "BR-CL-23": ("BT-130", "BT-150"), "BR-CL-24": ("BT-125-1",),
+    "BR-CL-25": ("BT-34-1", "BT-49-1"), "BR-CL-26": ("BT-71-1",),
+}
+
+# Rule id -> business terms (generated from the official rule messages, plus the code-list rules above).
+RULE_TERMS: dict[str, tuple[str, ...]] = {
+    **_GENERATED_RULE_TERMS,
+    **{k: v for k, v in _CODE_LIST_RULE_TERMS.items() if not _GENERATED_RULE_TERMS.get(k)},
+}
+
+_INDEX_RE = re.compile(r"\[\d+\]")
+
+
+def pattern_of(field: str) -> str:
+    """`invoice.invoiceLines[2].quantity` -> `invoice.invoiceLines[].quantity`."""
+    return _INDEX_RE.sub("[]", field)
+
+
+def term_for(field: str | None) -> Term | None:
+    """The table row of a JSON field path (concrete or pattern); None when the path is not a known field."""
+    if not field:
+        return None
+    return BY_PATH.get(pattern_of(field))
+
+
+def business_term(field: str | None) -> str | None:
+    """BT/BG id of a JSON field path, walking up to the nearest parent that has one (e.g. `config.x` -> None)."""
+    path = pattern_of(field) if field else ""
+    while path:
+        term = BY_PATH.get(path)
+        if term is not None and term.bt:
+            return term.bt
+        path = path.rsplit(".", 1)[0] if "." in path else ""
+    return None
+
+
+@lru_cache(maxsize=None)
+def fields_for_bt(bt: str) -> tuple[str, ...]:
+    """JSON path patterns carrying a business term (several for BT-5, which has an alias field)."""
+    return tuple(t.json_path for t in TERMS if t.bt == bt)
+
+
+def terms_for_rule(rule_id: str) -> tuple[str, ...]:
+    """BT/BG ids an official rule names (empty for pure syntax rules)."""
+    return RULE_TERMS.get(rule_id, ())
+
+
+def field_for_rule(rule_id: str) -> tuple[str | None, str | None]:
+    """(JSON path pattern, BT id) an official rule points at: its first BT that maps to a JSON field,
+    else its first named term with no field. (None, None) when the rule names no term."""
+    terms = terms_for_rule(rule_id)
+    # Business terms before groups: "Each VAT breakdown (BG-23) shall have ... (BT-116)" points at BT-116.
+    for bt in sorted(terms, key=lambda t: not t.startswith("BT-")):
+        fields = fields_for_bt(bt)
+        if fields:
+            return fields[0], bt
+    return None, (terms[0] if terms else None)
