@@ -1,0 +1,52 @@
+"""`pipeline rules install [--from DIR]` and `pipeline rules list [--json]`."""
+from __future__ import annotations
+
+import json
+import sys
+
+from pipeline import rules
+from pipeline.settings import get_settings
+
+
+def register(sub) -> None:
+    p = sub.add_parser("rules", help="install and list validation packages (rule packs)")
+    rsub = p.add_subparsers(dest="rules_command", metavar="ACTION")
+    rsub.required = True
+
+    inst = rsub.add_parser("install", help="install the registry's packs into the rules home")
+    inst.add_argument("--from", dest="source", metavar="DIR",
+                      help="local copy of the official artefacts (e.g. ../shared/rules); default: download")
+    inst.set_defaults(func=_install)
+
+    lst = rsub.add_parser("list", help="show installed packs with version and status")
+    lst.add_argument("--json", action="store_true", help="machine-readable output")
+    lst.set_defaults(func=_list)
+
+
+def _install(args) -> int:
+    try:
+        packs = rules.install(args.source)
+    except rules.RulesError as exc:
+        print(f"pipeline rules install: {exc}", file=sys.stderr)
+        return 2
+    for p in packs:
+        print(f"installed {p.spec} {p.version} ({p.status}) -> {p.root}  sha256 {p.content_sha256[:16]}…")
+    return 0
+
+
+def _list(args) -> int:
+    try:
+        packs = rules.list_installed()
+    except rules.RulesError as exc:
+        print(f"pipeline rules list: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"rulesHome": str(get_settings().rules_home), "packs": [p.to_dict() for p in packs]},
+                         indent=2))
+        return 0
+    if not packs:
+        print(f"no rule packs installed in {get_settings().rules_home}; run: pipeline rules install --from DIR")
+        return 0
+    for p in packs:
+        print(f"{p.spec:10} {p.version:8} {p.status:10} {', '.join(sorted(p.syntaxes)):32} {p.root}")
+    return 0

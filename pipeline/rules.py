@@ -1,0 +1,324 @@
+"""Rule packs (validation packages): the registry in `registry/packs.json`, installing packs into the rules
+home, and finding an installed pack by spec, version and syntax.
+
+Installed layout: `<rules_home>/<spec>/<version>/` holds the official files unchanged (relative paths as in the
+release, so `scenarios.xml` resolves its resources) plus `.pack.json`, our manifest: sha256 of every file and
+the content hash pinned in the registry. A pack's hashes are verified once per process, when it is first used.
+
+"Latest active" = the highest version (numeric comparison, `1.3.16` > `1.3.9`) among installed packs whose
+registry status is `active` and that cover the requested syntax.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import tempfile
+import threading
+import urllib.request
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pipeline.settings import REPO_ROOT, get_settings
+
+REGISTRY_PATH = REPO_ROOT / "registry" / "packs.json"
+MANIFEST_NAME = ".pack.json"
+SPECS = ("xrechnung", "en16931")
+SYNTAXES = ("CII", "UBL-Invoice", "UBL-CreditNote")
+ACTIVE, DEPRECATED = "active", "deprecated"
+
+
+class RulesError(Exception):
+    """A rule pack cannot be installed, found or trusted; the message says what to do."""
+
+
+class PackNotInstalled(RulesError):
+    pass
+
+
+@dataclass(frozen=True)
+class SyntaxRules:
+    xsd: Path
+    stylesheets: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class Pack:
+    spec: str
+    version: str
+    status: str
+    root: Path
+    content_sha256: str
+    syntaxes: dict[str, SyntaxRules] = field(default_factory=dict)
+    scenarios: Path | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.spec}/{self.version}"
+
+    def rules_for(self, syntax: str) -> SyntaxRules:
+        try:
+            return self.syntaxes[syntax]
+        except KeyError:
+            raise RulesError(f"pack {self.key} has no rules for syntax {syntax}") from None
+
+    def to_dict(self) -> dict:
+        return {
+            "spec": self.spec,
+            "version": self.version,
+            "status": self.status,
+            "path": str(self.root),
+            "contentSha256": self.content_sha256,
+            "syntaxes": sorted(self.syntaxes),
+            "scenarios": str(self.scenarios) if self.scenarios else None,
+        }
+
+
+def version_key(version: str) -> tuple:
+    """Numeric comparison of dotted versions; non-numeric parts sort after numbers, as text."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in version.replace("-", ".").split("."))
+
+
+# ---------------------------------------------------------------- registry
+
+def load_registry(path: Path | None = None) -> list[dict]:
+    path = Path(path or REGISTRY_PATH)
+    try:
+        entries = json.loads(path.read_text("utf-8"))["packs"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise RulesError(f"cannot read the pack registry {path}: {exc}") from exc
+    for e in entries:
+        if e.get("spec") not in SPECS or e.get("status") not in (ACTIVE, DEPRECATED) or not e.get("version"):
+            raise RulesError(f"registry {path}: bad entry {e.get('spec')}/{e.get('version')}")
+    return entries
+
+
+def _registry_entry(entries: list[dict], spec: str, version: str) -> dict | None:
+    return next((e for e in entries if e["spec"] == spec and e["version"] == version), None)
+
+
+# ---------------------------------------------------------------- hashing
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _hash_tree(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): _sha256_file(p)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != MANIFEST_NAME
+    }
+
+
+def content_hash(files: dict[str, str]) -> str:
+    """The registry's pin: sha256 over '<sha256>  <path>\\n' lines sorted by path (SHA256SUMS format)."""
+    lines = "".join(f"{files[p]}  {p}\n" for p in sorted(files))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def _read_sha256sums(path: Path) -> dict[str, str]:
+    sums = {}
+    for line in path.read_text("utf-8").splitlines():
+        if line.strip():
+            digest, name = line.split(None, 1)
+            sums[name.strip().lstrip("*")] = digest
+    return sums
+
+
+# ---------------------------------------------------------------- install
+
+def install(source_dir: str | Path | None = None, *, registry: Path | None = None,
+            rules_home: Path | None = None, specs: tuple[str, ...] | None = None) -> list[Pack]:
+    """Install every registry pack (or those of `specs`) into the rules home.
+
+    With `source_dir` the packs are copied from a local copy of the official artefacts laid out as
+    `<source_path>` of each registry entry (checked against the folder's SHA256SUMS when present); without it
+    the pinned official releases are downloaded. Either way the installed content must match the registry's
+    `content_sha256`, and an existing pack of the same version is replaced atomically.
+    """
+    home = Path(rules_home or get_settings().rules_home)
+    entries = [e for e in load_registry(registry) if specs is None or e["spec"] in specs]
+    installed = []
+    for entry in entries:
+        with tempfile.TemporaryDirectory(prefix=".install-", dir=_ensure_dir(home)) as tmp:
+            staging = Path(tmp) / "pack"
+            if source_dir is not None:
+                _stage_from_dir(Path(source_dir), entry, staging)
+            else:
+                _stage_from_download(entry, staging)
+            installed.append(_commit(entry, staging, home, source=str(source_dir or "download")))
+    _loaded.clear()
+    return installed
+
+
+def _ensure_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _stage_from_dir(source_dir: Path, entry: dict, staging: Path) -> None:
+    src = source_dir / entry["source_path"]
+    if not src.is_dir():
+        raise RulesError(f"{entry['spec']} {entry['version']}: {src} is not a directory")
+    sums_file = source_dir / "SHA256SUMS"
+    sums = _read_sha256sums(sums_file) if sums_file.is_file() else None
+    # Plain copies: the source may be read-only, the installed pack must stay replaceable.
+    shutil.copytree(src, staging, copy_function=shutil.copyfile)
+    for d in [staging, *(p for p in staging.rglob("*") if p.is_dir())]:
+        d.chmod(0o755)
+    if sums is not None:
+        prefix = entry["source_path"].rstrip("/") + "/"
+        for rel, digest in _hash_tree(staging).items():
+            expected = sums.get(prefix + rel)
+            if expected is None:
+                raise RulesError(f"{src / rel} is not listed in {sums_file}")
+            if expected != digest:
+                raise RulesError(f"{src / rel} does not match its checksum in {sums_file}")
+
+
+def _stage_from_download(entry: dict, staging: Path) -> None:
+    staging.mkdir(parents=True)
+    for dl in entry.get("downloads", []):
+        url = dl["url"]
+        try:
+            with urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310 (https addresses from our registry)
+                blob = resp.read()
+        except OSError as exc:
+            raise RulesError(
+                f"download of {url} failed ({exc}); without network access install from a local copy of the "
+                f"official artefacts: pipeline rules install --from DIR") from exc
+        if dl.get("sha256") and hashlib.sha256(blob).hexdigest() != dl["sha256"]:
+            raise RulesError(f"{url}: checksum differs from the registry's pin")
+        with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+            for info in zf.infolist():
+                if info.is_dir():
+                    continue
+                for prefix, target in dl["extract"].items():
+                    if info.filename.startswith(prefix):
+                        rel = target + info.filename[len(prefix):]
+                        dest = (staging / rel).resolve()
+                        if not dest.is_relative_to(staging.resolve()):
+                            raise RulesError(f"{url}: unsafe member path {info.filename}")
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        dest.write_bytes(zf.read(info))
+                        break
+
+
+def _commit(entry: dict, staging: Path, home: Path, source: str) -> Pack:
+    files = _hash_tree(staging)
+    digest = content_hash(files)
+    pinned = entry.get("content_sha256")
+    if pinned and digest != pinned:
+        raise RulesError(f"{entry['spec']} {entry['version']}: content hash {digest} differs from the registry pin "
+                         f"{pinned}; refusing to install")
+    for syntax, rules in entry.get("syntaxes", {}).items():
+        for rel in [rules["xsd"], *rules["stylesheets"]]:
+            if rel not in files:
+                raise RulesError(f"{entry['spec']} {entry['version']}: {syntax} entry point {rel} missing")
+    manifest = {
+        "spec": entry["spec"],
+        "version": entry["version"],
+        "source": source,
+        "installedAt": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "contentSha256": digest,
+        "files": files,
+    }
+    (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1), "utf-8")
+    target = _ensure_dir(home / entry["spec"]) / entry["version"]
+    if target.exists():
+        old = target.with_name(f".{entry['version']}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        target.rename(old)
+        staging.rename(target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        staging.rename(target)
+    return _pack_from(entry, target, digest)
+
+
+# ---------------------------------------------------------------- lookup
+
+_loaded: dict[tuple[str, str, str], Pack] = {}
+_lock = threading.Lock()
+
+
+def _pack_from(entry: dict, root: Path, digest: str) -> Pack:
+    return Pack(
+        spec=entry["spec"],
+        version=entry["version"],
+        status=entry["status"],
+        root=root,
+        content_sha256=digest,
+        syntaxes={
+            s: SyntaxRules(root / r["xsd"], tuple(root / p for p in r["stylesheets"]))
+            for s, r in entry.get("syntaxes", {}).items()
+        },
+        scenarios=root / entry["scenarios"] if entry.get("scenarios") else None,
+    )
+
+
+def list_installed(*, registry: Path | None = None, rules_home: Path | None = None) -> list[Pack]:
+    """Installed packs that the registry knows, newest version first per spec (hashes not re-verified here)."""
+    home = Path(rules_home or get_settings().rules_home)
+    packs = []
+    for entry in load_registry(registry):
+        manifest = home / entry["spec"] / entry["version"] / MANIFEST_NAME
+        if manifest.is_file():
+            digest = json.loads(manifest.read_text("utf-8")).get("contentSha256", "")
+            packs.append(_pack_from(entry, manifest.parent, digest))
+    packs.sort(key=lambda p: (p.spec, version_key(p.version)), reverse=True)
+    return packs
+
+
+def get_pack(spec: str, version: str, *, registry: Path | None = None, rules_home: Path | None = None) -> Pack:
+    """The installed pack `spec`/`version`, its files verified against the manifest (once per process)."""
+    home = Path(rules_home or get_settings().rules_home)
+    cache_key = (str(home), spec, version)
+    pack = _loaded.get(cache_key)
+    if pack is not None:
+        return pack
+    entry = _registry_entry(load_registry(registry), spec, version)
+    if entry is None:
+        raise PackNotInstalled(f"{spec} {version} is not a known validation package")
+    root = home / spec / version
+    manifest_path = root / MANIFEST_NAME
+    if not manifest_path.is_file():
+        raise PackNotInstalled(f"{spec} {version} is not installed in {home}; run: pipeline rules install --from DIR")
+    with _lock:
+        manifest = json.loads(manifest_path.read_text("utf-8"))
+        files = _hash_tree(root)
+        if files != manifest["files"] or content_hash(files) != manifest["contentSha256"]:
+            changed = sorted(set(files.items()) ^ set(manifest["files"].items()))
+            raise RulesError(f"installed pack {spec} {version} in {root} was modified "
+                             f"({len(changed)} file entries differ, e.g. {changed[0][0] if changed else '?'}); "
+                             "reinstall it with: pipeline rules install")
+        if entry.get("content_sha256") and manifest["contentSha256"] != entry["content_sha256"]:
+            raise RulesError(f"installed pack {spec} {version} is not the content the registry pins; reinstall it")
+        pack = _loaded[cache_key] = _pack_from(entry, root, manifest["contentSha256"])
+    return pack
+
+
+def latest_active(spec: str, syntax: str | None = None, *, registry: Path | None = None,
+                  rules_home: Path | None = None) -> Pack:
+    """The highest installed active version of `spec` (covering `syntax` when given), verified."""
+    candidates = [
+        p for p in list_installed(registry=registry, rules_home=rules_home)
+        if p.spec == spec and p.status == ACTIVE and (syntax is None or syntax in p.syntaxes)
+    ]
+    if not candidates:
+        raise PackNotInstalled(f"no active {spec} validation package installed"
+                               f"{' for ' + syntax if syntax else ''}; run: pipeline rules install --from DIR")
+    best = max(candidates, key=lambda p: version_key(p.version))
+    return get_pack(spec, best.version, registry=registry, rules_home=rules_home)
+
+
+def known_versions(spec: str, *, registry: Path | None = None) -> list[str]:
+    return sorted((e["version"] for e in load_registry(registry) if e["spec"] == spec), key=version_key)
