@@ -6,7 +6,9 @@ nothing is built at import time.
 """
 from __future__ import annotations
 
+import codecs
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -66,6 +68,30 @@ def compiled_count() -> int:
     return len(_get()["compiled"]) if _state["pid"] == os.getpid() else 0
 
 
-def parse(data: bytes) -> PyXdmNode:
-    """Parse XML bytes into a Saxon tree. Callers must have checked the bytes for DTDs/entities first."""
-    return processor().parse_xml(xml_text=data.decode("utf-8") if isinstance(data, bytes) else data)
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+_DECLARED = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def xml_text(data: bytes) -> str:
+    """Decode XML bytes by BOM or declared encoding (default UTF-8). Saxon gets text, and parses a Python
+    string as characters (it ignores the declaration), so the decoding has to be right here."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return data.decode(codec).lstrip("\ufeff")
+    m = _DECLARED.match(data[:200])
+    return data.decode(m.group(1).decode("ascii") if m else "utf-8")
+
+
+def parse(data: bytes | str, line_numbers: bool = False) -> PyXdmNode:
+    """Parse XML into a Saxon tree (with line/column numbers on nodes if asked).
+    Callers must have checked the bytes for DTDs/entities first (pipeline.xmlinput)."""
+    text = xml_text(data) if isinstance(data, bytes) else data
+    if not line_numbers:
+        return processor().parse_xml(xml_text=text)
+    st = _get()
+    builder = st.get("lined_builder")
+    if builder is None:
+        builder = st["lined_builder"] = st["proc"].new_document_builder()
+        builder.set_line_numbering(True)
+    return builder.parse_xml(xml_text=text)
