@@ -1,0 +1,33 @@
+"""One structured JSON log line per request on the `pipeline.access` logger.
+
+Fields: method, path, status, durationMs, keyId (the public key id, never the secret), requestId,
+creditsCharged. The query string and headers are not logged.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+log = logging.getLogger("pipeline.access")
+
+
+class AccessLogMiddleware:
+    def process_request(self, req, resp):
+        req.context.started = time.perf_counter()
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        if not log.isEnabledFor(logging.INFO):
+            return
+        ctx = req.context
+        started = getattr(ctx, "started", None)
+        log.info(json.dumps({
+            "event": "request",
+            "method": req.method,
+            "path": req.path,
+            "status": resp.status_code,
+            "durationMs": round((time.perf_counter() - started) * 1000, 3) if started else None,
+            "keyId": getattr(ctx, "key_id", None),
+            "requestId": getattr(ctx, "request_id", None),
+            "creditsCharged": getattr(ctx, "credits_charged", 0),
+        }, separators=(",", ":")))

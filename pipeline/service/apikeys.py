@@ -1,0 +1,66 @@
+"""API key format, minting and checking.
+
+A key reads `einv_<env>_<keyId>.<secret>`: env is `test` or `live`, keyId 12 lower-case hex characters (the
+public handle shown by `pipeline keys list` and in logs), secret 43 URL-safe characters (256 random bits).
+Only sha256(secret) is stored: with 256 bits of entropy a slow hash adds nothing but latency, and the
+comparison is constant-time. The secret is printed once at creation and never logged.
+
+401 error codes (all with `WWW-Authenticate: Bearer`):
+- AUTHENTICATION_REQUIRED  no `Authorization: Bearer ...` header
+- MALFORMED_API_KEY        the bearer token is not of the form above
+- INVALID_API_KEY          unknown key id, wrong secret, or a key of another environment
+- API_KEY_REVOKED          the key was revoked (`pipeline keys revoke`)
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+
+from pipeline.errors import ApiError
+
+PREFIX = "einv"
+ENVIRONMENTS = ("test", "live")
+_TOKEN = re.compile(r"^einv_(test|live)_([0-9a-f]{12})\.([A-Za-z0-9_-]{43})$")
+
+AUTH_CODES = {
+    "AUTHENTICATION_REQUIRED": "No API key: send `Authorization: Bearer <key>`.",
+    "MALFORMED_API_KEY": "The API key is not of the form einv_<test|live>_<keyId>.<secret>.",
+    "INVALID_API_KEY": "The API key is not valid.",
+    "API_KEY_REVOKED": "The API key has been revoked.",
+}
+
+
+def unauthorized(code: str) -> ApiError:
+    return ApiError(401, code, AUTH_CODES[code], headers={"WWW-Authenticate": 'Bearer realm="einvoice"'})
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode("ascii")).hexdigest()
+
+
+def mint(env: str) -> tuple[str, str, str]:
+    """A new key: (key_id, full token to hand out once, hash to store)."""
+    if env not in ENVIRONMENTS:
+        raise ValueError(f"env must be one of {ENVIRONMENTS}")
+    key_id = secrets.token_hex(6)
+    secret = secrets.token_urlsafe(32)
+    return key_id, f"{PREFIX}_{env}_{key_id}.{secret}", hash_secret(secret)
+
+
+def parse_authorization(header: str | None) -> tuple[str, str, str]:
+    """`Authorization` header -> (env, key_id, secret); raises the matching 401."""
+    if not header:
+        raise unauthorized("AUTHENTICATION_REQUIRED")
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        raise unauthorized("AUTHENTICATION_REQUIRED")
+    m = _TOKEN.match(token.strip())
+    if m is None:
+        raise unauthorized("MALFORMED_API_KEY")
+    return m.group(1), m.group(2), m.group(3)
+
+
+def secret_matches(secret: str, stored_hash: str) -> bool:
+    return hmac.compare_digest(hash_secret(secret), stored_hash)

@@ -1,0 +1,205 @@
+"""OpenAPI 3.1 description of the service, generated from the models the code uses.
+
+Request bodies come from `pipeline.model.InvoiceRequest` (the model the generation endpoints parse with) and
+`schemas.XRechnungValidationRequest`; responses from `pipeline.service.schemas`, whose models tests hold
+against real `Report` / `ApiError` output. Only endpoints actually mounted in the app are described.
+"""
+from __future__ import annotations
+
+import copy
+
+from pipeline.errors import STATUS_TEXT
+from pipeline.service import apikeys, schemas
+from pipeline.service.platform import PlatformConfig
+
+REF = "#/components/schemas/{model}"
+
+GENERATION = {
+    "/v1/invoice/xrechnung": ("xrechnung", "application/xml", "XRechnung document (CII or UBL per config.syntax)."),
+    "/v1/invoice/en16931": ("en16931", "application/xml", "EN 16931 document (CII or UBL per config.syntax)."),
+    "/v1/invoice/zugferd": ("zugferd", "application/pdf", "ZUGFeRD/Factur-X PDF/A-3 with the embedded CII XML."),
+}
+VALIDATION = {
+    "/v1/invoice/xrechnung/validate": "Validate XRechnung XML (CII or UBL, detected) on the official XRechnung rules.",
+    "/v1/invoice/en16931/validate": "Validate EN 16931 XML (CII or UBL, detected) on the official EN 16931 rules.",
+    "/v1/invoice/zugferd/validate": "Validate a ZUGFeRD PDF/A-3: PDF/A-3 conformance and the embedded CII XML.",
+}
+
+_ERROR_TEXT = {
+    400: "Invalid request (INVALID_INPUT and other 400 codes); `errors[]` names the field and business term.",
+    401: "Missing or rejected API key: " + ", ".join(f"`{c}`" for c in apikeys.AUTH_CODES) + ".",
+    402: "INSUFFICIENT_CREDITS: the key's balance does not cover the request; nothing was done.",
+    406: "The Accept header allows no representation this endpoint produces.",
+    413: "The upload exceeds the size limit.",
+    415: "Unsupported Content-Type.",
+    422: "VALIDATION_FAILED (or PDF_A3_VALIDATION_FAILED): the generated document failed the official rules.",
+    429: "RATE_LIMIT_EXCEEDED: wait `Retry-After` seconds; nothing was done or charged.",
+    500: "GENERATION_FAILED or INTERNAL_ERROR: quote the request id.",
+    503: "RATE_LIMIT_CONFIGURATION_UNAVAILABLE (limiter backend or configuration unreadable) or "
+         "STORAGE_UNAVAILABLE; nothing was done or charged, retry after `Retry-After` seconds.",
+}
+
+_HEADERS = {
+    "X-Request-Id": {"description": "The client's id if valid (<= 128 of `A-Za-z0-9._:-`), else a new one.",
+                     "schema": {"type": "string", "maxLength": 128}},
+    "RateLimit-Limit": {"description": "Requests allowed in the current window for this key.",
+                        "schema": {"type": "integer", "minimum": 1}},
+    "RateLimit-Remaining": {"description": "Requests left in the current window.",
+                            "schema": {"type": "integer", "minimum": 0}},
+    "RateLimit-Reset": {"description": "Seconds until the current window ends.",
+                        "schema": {"type": "integer", "minimum": 1}},
+    "Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer", "minimum": 0}},
+    "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "schema": {"type": "string"}},
+}
+
+
+def _headers(*names: str) -> dict:
+    return {n: {"$ref": f"#/components/headers/{n}"} for n in names}
+
+
+def _schemas() -> tuple[dict, bool]:
+    """Component schemas from the pydantic models; whether the invoice model was available."""
+    models = [schemas.ErrorResponse, schemas.XRechnungValidationResponse, schemas.XRechnungValidationRequest]
+    have_invoice = True
+    try:
+        from pipeline.model import InvoiceRequest
+
+        models.append(InvoiceRequest)
+    except ImportError:  # the model stage is not installed in this build
+        have_invoice = False
+    from pydantic.json_schema import models_json_schema
+
+    _, top = models_json_schema([(m, "validation") for m in models], ref_template=REF)
+    return top.get("$defs", {}), have_invoice
+
+
+def _error(status: int, authenticated: bool) -> dict:
+    headers = ["X-Request-Id"]
+    if authenticated and status not in (401, 503):
+        headers += ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]
+    if status in (429, 503):
+        headers.append("Retry-After")
+    if status == 401:
+        headers.append("WWW-Authenticate")
+    return {"description": f"`{STATUS_TEXT[status]}`: {_ERROR_TEXT[status]}", "headers": _headers(*headers),
+            "content": {"application/json": {"schema": {"$ref": REF.format(model="ErrorResponse")}}}}
+
+
+def _ok(description: str, content: dict) -> dict:
+    return {"description": description, "content": content,
+            "headers": _headers("X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")}
+
+
+_REQUEST_ID_PARAM = {"name": "X-Request-Id", "in": "header", "required": False,
+                     "description": "Client request id, echoed back and in every `requestId`.",
+                     "schema": {"type": "string"}}
+
+
+def _generation(path: str, spec: str, media: str, summary: str, have_invoice: bool, cost: int) -> dict:
+    body = {"$ref": REF.format(model="InvoiceRequest")} if have_invoice else {"type": "object"}
+    ok = {"type": "string"} if media == "application/xml" else {"type": "string", "contentMediaType": media}
+    statuses = [400, 401, 402, 406, 413, 415, 422, 429, 500, 503]
+    return {"post": {
+        "operationId": f"generate_{spec}",
+        "summary": summary,
+        "description": f"Costs {cost} credit(s) when a document is returned; failures cost nothing.",
+        "tags": ["generation"],
+        "parameters": [_REQUEST_ID_PARAM],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+        "responses": {"200": _ok(summary, {media: {"schema": ok}}),
+                      **{str(s): _error(s, True) for s in statuses}},
+    }}
+
+
+def _validation(path: str, summary: str, cost: int) -> dict:
+    name = path.split("/")[3]
+    multipart = {
+        "type": "object",
+        "required": ["file", "request"],
+        "properties": {
+            "file": {"type": "string", "contentMediaType": "application/octet-stream",
+                     "description": "The document to validate."},
+            "request": {"$ref": REF.format(model="XRechnungValidationRequest")},
+        },
+    }
+    statuses = [400, 401, 402, 413, 415, 429, 500, 503] if cost else [400, 401, 413, 415, 429, 500, 503]
+    return {"post": {
+        "operationId": f"validate_{name}",
+        "summary": summary,
+        "description": "HTTP 200 means validation completed; read `valid`. Warnings never make a document invalid."
+                       + (f" Costs {cost} credit(s)." if cost else " Costs no credits."),
+        "tags": ["validation"],
+        "parameters": [_REQUEST_ID_PARAM],
+        "requestBody": {"required": True, "content": {"multipart/form-data": {
+            "schema": multipart, "encoding": {"request": {"contentType": "application/json"}}}}},
+        "responses": {"200": _ok("Validation report.", {"application/json": {
+            "schema": {"$ref": REF.format(model="XRechnungValidationResponse")}}}),
+            **{str(s): _error(s, True) for s in statuses}},
+    }}
+
+
+def _public(op_id: str, summary: str, schema: dict, statuses=()) -> dict:
+    return {"get": {
+        "operationId": op_id, "summary": summary, "tags": ["service"], "security": [],
+        "responses": {"200": {"description": summary, "headers": _headers("X-Request-Id"),
+                              "content": {"application/json": {"schema": schema}}},
+                      **{str(s): _error(s, False) for s in statuses}},
+    }}
+
+
+_DESCRIPTION = """\
+Generate XRechnung / EN 16931 (CII or UBL) and ZUGFeRD/Factur-X documents from a JSON invoice, and validate
+e-invoices on the official rules.
+
+**Authentication**: `Authorization: Bearer einv_<test|live>_<keyId>.<secret>`. 401 codes:
+{auth}.
+
+**Credits**: a delivered generated document costs credits (default 1; validation 0). With too few credits the
+request is refused with 402 `INSUFFICIENT_CREDITS` before any work. Failed requests cost nothing.
+
+**Rate limits** per key (service default {rate}/{window}s unless the key has its own): every authenticated response
+carries `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds); 429 `RATE_LIMIT_EXCEEDED` adds
+`Retry-After`. If the limiter cannot be read the service fails closed with 503
+`RATE_LIMIT_CONFIGURATION_UNAVAILABLE` (and `Retry-After`).
+
+**Errors** use the ErrorResponse shape. `status` is the reason class of the HTTP status: {statuses}.
+"""
+
+
+def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict:
+    config = config or PlatformConfig()
+    components, have_invoice = _schemas()
+    paths: dict[str, dict] = {}
+    for path, (spec, media, summary) in GENERATION.items():
+        if path in mounted_paths:
+            paths[path] = _generation(path, spec, media, summary, have_invoice, config.cost("POST", path))
+    for path, summary in VALIDATION.items():
+        if path in mounted_paths:
+            paths[path] = _validation(path, summary, config.cost("POST", path))
+    paths["/healthz"] = _public("healthz", "The service is alive.", {"type": "object"})
+    paths["/readyz"] = _public("readyz", "Rule packs loaded and storage reachable (503 otherwise).",
+                               {"type": "object"}, statuses=(503,))
+    paths["/v1/openapi.json"] = _public("openapi", "This document.", {"type": "object"})
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "E-invoice generation and validation service",
+            "version": "v1",
+            "description": _DESCRIPTION.format(
+                auth=", ".join(f"`{c}` ({t})" for c, t in apikeys.AUTH_CODES.items()),
+                rate=config.rate_limit, window=config.rate_window,
+                statuses=", ".join(f"`{v}` = {k}" for k, v in sorted(STATUS_TEXT.items()))),
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"bearerAuth": []}],
+        "paths": paths,
+        "components": {
+            "schemas": copy.deepcopy(components),
+            "headers": copy.deepcopy(_HEADERS),
+            "securitySchemes": {"bearerAuth": {
+                "type": "http", "scheme": "bearer",
+                "bearerFormat": "API key: einv_<test|live>_<keyId>.<secret>",
+            }},
+        },
+    }
+
