@@ -1,0 +1,109 @@
+"""Stage: canonical XML -> CII / UBL (or any stylesheet) with Saxon.
+
+Stylesheets are compiled once per process (`pipeline.saxon.compile_stylesheet`). A compiled executable
+holds its parameters, so one call = set parameters, transform, clear them, under a lock (the GIL is held
+during a transform anyway; the lock only keeps two threads from mixing parameters).
+
+A failing transform raises `TransformError`, whose message names the stylesheet file and line (Saxon's
+text) and any `xsl:message` output, so a stylesheet author sees where it broke.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Mapping
+
+from pipeline import saxon
+from pipeline.settings import XSLT_DIR
+
+CII_XSL = XSLT_DIR / "cii.xsl"
+UBL_XSL = XSLT_DIR / "ubl.xsl"
+
+# BT-24 values per specification (the stylesheet parameter `specification-id`).
+EN16931_ID = "urn:cen.eu:en16931:2017"
+XRECHNUNG_ID = "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0"
+PEPPOL_BILLING = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"
+
+# Parameters that differ between specifications; callers may override any of them.
+SPEC_PARAMS: dict[str, dict[str, str]] = {
+    "en16931": {"specification-id": EN16931_ID},
+    # XRechnung needs BT-23 in practice (BR-DE-?? via Peppol); default it when the document has none.
+    "xrechnung": {"specification-id": XRECHNUNG_ID, "business-process": PEPPOL_BILLING},
+}
+
+_lock = threading.Lock()
+
+
+class TransformError(Exception):
+    """A stylesheet failed at run time (or to compile). The message names the file and line."""
+
+    def __init__(self, stylesheet: Path, message: str, xsl_messages: list[str] | None = None):
+        self.stylesheet = Path(stylesheet)
+        self.xsl_messages = xsl_messages or []
+        text = f"{stylesheet}: {message}"
+        if self.xsl_messages:
+            text += "\n" + "\n".join(f"xsl:message: {m}" for m in self.xsl_messages)
+        super().__init__(text)
+
+
+def params_for(spec: str, **overrides: str) -> dict[str, str]:
+    """Stylesheet parameters for a specification ("en16931" or "xrechnung"), with overrides."""
+    try:
+        params = dict(SPEC_PARAMS[spec.lower()])
+    except KeyError:
+        raise ValueError(f"unknown specification {spec!r}; expected one of {sorted(SPEC_PARAMS)}") from None
+    params.update({k: v for k, v in overrides.items() if v is not None})
+    return params
+
+
+def to_cii(canonical: bytes, params: Mapping[str, str] | None = None) -> bytes:
+    """Canonical invoice -> CII D16B CrossIndustryInvoice (UTF-8 bytes)."""
+    return run_stylesheet(CII_XSL, canonical, params)
+
+
+def to_ubl(canonical: bytes, params: Mapping[str, str] | None = None) -> bytes:
+    """Canonical invoice -> UBL 2.1 Invoice or CreditNote (UTF-8 bytes)."""
+    return run_stylesheet(UBL_XSL, canonical, params)
+
+
+def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str] | None = None) -> bytes:
+    """Run one XSLT 3.0 stylesheet on XML bytes; string parameters; returns the serialised result.
+
+    The serialisation (encoding, declaration, indentation) is the stylesheet's own `xsl:output`.
+    """
+    path = Path(path).resolve()
+    try:
+        exe = saxon.compile_stylesheet(path)
+    except saxon.StylesheetError as exc:
+        raise TransformError(path, f"does not compile: {exc}") from exc
+    proc = saxon.processor()
+    try:
+        doc = saxon.parse(xml_bytes)
+    except Exception as exc:  # saxonche raises PySaxonApiError for malformed input
+        raise TransformError(path, f"input is not well-formed XML: {exc}") from exc
+    with _lock:
+        exe.clear_parameters()
+        exe.clear_xsl_messages()
+        exe.set_save_xsl_message(True, None)
+        for name, value in (params or {}).items():
+            exe.set_parameter(name, proc.make_string_value(str(value)))
+        try:
+            out = exe.transform_to_string(xdm_node=doc)
+        except Exception as exc:
+            raise TransformError(path, str(exc), _messages(exe)) from exc
+        finally:
+            exe.clear_parameters()
+    if out is None:
+        raise TransformError(path, "the transform produced no result", _messages(exe))
+    return out.encode("utf-8")
+
+
+def _messages(exe) -> list[str]:
+    """The xsl:message texts of the last run (terminate="yes" ones included)."""
+    try:
+        msgs = exe.get_xsl_messages()
+    except Exception:
+        return []
+    if msgs is None:
+        return []
+    return [str(m.string_value if hasattr(m, "string_value") else m) for m in msgs]

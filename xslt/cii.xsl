@@ -1,0 +1,506 @@
+<?xml version="1.0" encoding="UTF-8"?>
+<!-- Canonical invoice (docs/canonical.md) -> UN/CEFACT CII D16B CrossIndustryInvoice, per the EN 16931-3-3
+     syntax binding. Element order follows the D16B XSD. Spec differences are parameters, never copies:
+     the same output with specification-id urn:cen.eu:en16931:2017 is the Factur-X EN16931 document. -->
+<xsl:stylesheet version="3.0"
+    xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:xs="http://www.w3.org/2001/XMLSchema"
+    xmlns:f="urn:einvoice-pipeline:xslt-functions"
+    xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
+    xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
+    xmlns:qdt="urn:un:unece:uncefact:data:standard:QualifiedDataType:100"
+    xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100"
+    xpath-default-namespace="urn:einvoice-pipeline:canonical:1"
+    exclude-result-prefixes="xs f">
+
+  <xsl:include href="common/format.xsl"/>
+  <xsl:include href="common/codes.xsl"/>
+
+  <xsl:output method="xml" encoding="UTF-8" indent="yes"/>
+
+  <!-- BT-24, e.g. urn:cen.eu:en16931:2017 or ...#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0 -->
+  <xsl:param name="specification-id" as="xs:string" select="'urn:cen.eu:en16931:2017'"/>
+  <!-- BT-23 when the document carries none; empty = none. -->
+  <xsl:param name="business-process" as="xs:string" select="''"/>
+  <!-- CII names the project (BT-11) too; EN 16931 has no term for the name. -->
+  <xsl:param name="project-name" as="xs:string" select="'Project reference'"/>
+
+  <xsl:variable name="currency" select="f:currency(/invoice)"/>
+
+  <xsl:template match="/">
+    <xsl:if test="not(invoice)">
+      <xsl:message terminate="yes">cii.xsl: the input is not a canonical invoice (urn:einvoice-pipeline:canonical:1 invoice)</xsl:message>
+    </xsl:if>
+    <xsl:apply-templates select="invoice"/>
+  </xsl:template>
+
+  <xsl:template match="invoice">
+    <rsm:CrossIndustryInvoice>
+      <rsm:ExchangedDocumentContext>
+        <xsl:variable name="bp" select="(processControl/businessProcessType, $business-process[. ne ''])[1]"/>
+        <xsl:if test="exists($bp)">
+          <ram:BusinessProcessSpecifiedDocumentContextParameter>
+            <ram:ID><xsl:value-of select="$bp"/></ram:ID>
+          </ram:BusinessProcessSpecifiedDocumentContextParameter>
+        </xsl:if>
+        <ram:GuidelineSpecifiedDocumentContextParameter>
+          <ram:ID><xsl:value-of select="$specification-id"/></ram:ID>
+        </ram:GuidelineSpecifiedDocumentContextParameter>
+      </rsm:ExchangedDocumentContext>
+      <rsm:ExchangedDocument>
+        <ram:ID><xsl:value-of select="invoiceNumber"/></ram:ID>
+        <ram:TypeCode><xsl:value-of select="invoiceTypeCode"/></ram:TypeCode>
+        <ram:IssueDateTime>
+          <udt:DateTimeString format="102"><xsl:value-of select="f:date102(issueDate)"/></udt:DateTimeString>
+        </ram:IssueDateTime>
+        <xsl:apply-templates select="invoiceNote"/>
+      </rsm:ExchangedDocument>
+      <rsm:SupplyChainTradeTransaction>
+        <xsl:apply-templates select="invoiceLine"/>
+        <xsl:call-template name="agreement"/>
+        <xsl:call-template name="delivery"/>
+        <xsl:call-template name="settlement"/>
+      </rsm:SupplyChainTradeTransaction>
+    </rsm:CrossIndustryInvoice>
+  </xsl:template>
+
+  <!-- BG-1 -->
+  <xsl:template match="invoiceNote">
+    <ram:IncludedNote>
+      <ram:Content><xsl:value-of select="."/></ram:Content>
+      <xsl:for-each select="../invoiceNoteSubjectCode">
+        <ram:SubjectCode><xsl:value-of select="."/></ram:SubjectCode>
+      </xsl:for-each>
+    </ram:IncludedNote>
+  </xsl:template>
+
+  <!-- ===== Header trade agreement: parties and references ===== -->
+  <xsl:template name="agreement">
+    <ram:ApplicableHeaderTradeAgreement>
+      <xsl:for-each select="buyerReference">
+        <ram:BuyerReference><xsl:value-of select="."/></ram:BuyerReference>
+      </xsl:for-each>
+      <xsl:apply-templates select="seller" mode="party"/>
+      <xsl:apply-templates select="buyer" mode="party"/>
+      <xsl:apply-templates select="sellerTaxRepresentativeParty" mode="party"/>
+      <xsl:for-each select="salesOrderReference">
+        <ram:SellerOrderReferencedDocument><ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID></ram:SellerOrderReferencedDocument>
+      </xsl:for-each>
+      <xsl:for-each select="purchaseOrderReference">
+        <ram:BuyerOrderReferencedDocument><ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID></ram:BuyerOrderReferencedDocument>
+      </xsl:for-each>
+      <xsl:for-each select="contractReference">
+        <ram:ContractReferencedDocument><ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID></ram:ContractReferencedDocument>
+      </xsl:for-each>
+      <xsl:apply-templates select="additionalSupportingDocument"/>
+      <xsl:for-each select="tenderOrLotReference">
+        <ram:AdditionalReferencedDocument>
+          <ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID>
+          <ram:TypeCode>50</ram:TypeCode>
+        </ram:AdditionalReferencedDocument>
+      </xsl:for-each>
+      <xsl:for-each select="invoicedObjectIdentifier">
+        <ram:AdditionalReferencedDocument>
+          <ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID>
+          <ram:TypeCode>130</ram:TypeCode>
+        </ram:AdditionalReferencedDocument>
+      </xsl:for-each>
+      <xsl:for-each select="projectReference">
+        <ram:SpecifiedProcuringProject>
+          <ram:ID><xsl:value-of select="."/></ram:ID>
+          <ram:Name><xsl:value-of select="$project-name"/></ram:Name>
+        </ram:SpecifiedProcuringProject>
+      </xsl:for-each>
+    </ram:ApplicableHeaderTradeAgreement>
+  </xsl:template>
+
+  <!-- BG-24 -->
+  <xsl:template match="additionalSupportingDocument">
+    <ram:AdditionalReferencedDocument>
+      <ram:IssuerAssignedID><xsl:value-of select="reference"/></ram:IssuerAssignedID>
+      <xsl:for-each select="externalLocation">
+        <ram:URIID><xsl:value-of select="."/></ram:URIID>
+      </xsl:for-each>
+      <ram:TypeCode>916</ram:TypeCode>
+      <xsl:for-each select="description">
+        <ram:Name><xsl:value-of select="."/></ram:Name>
+      </xsl:for-each>
+      <xsl:for-each select="attachedDocument">
+        <ram:AttachmentBinaryObject mimeCode="{../attachedDocumentMimeType}" filename="{f:attachment-filename(..)}">
+          <xsl:value-of select="."/>
+        </ram:AttachmentBinaryObject>
+      </xsl:for-each>
+    </ram:AdditionalReferencedDocument>
+  </xsl:template>
+
+  <!-- Parties: one template for BG-4, BG-7, BG-10, BG-11, element name from the role. -->
+  <xsl:template match="seller | buyer | payee | sellerTaxRepresentativeParty" mode="party">
+    <xsl:variable name="element" select="map{
+        'seller': 'ram:SellerTradeParty', 'buyer': 'ram:BuyerTradeParty',
+        'payee': 'ram:PayeeTradeParty', 'sellerTaxRepresentativeParty': 'ram:SellerTaxRepresentativeTradeParty'}(local-name())"/>
+    <xsl:element name="{$element}">
+      <xsl:for-each select="identifier">
+        <xsl:call-template name="identifier">
+          <xsl:with-param name="scheme" select="../identifierSchemeId"/>
+        </xsl:call-template>
+      </xsl:for-each>
+      <ram:Name><xsl:value-of select="name"/></ram:Name>
+      <xsl:for-each select="additionalLegalInformation">
+        <ram:Description><xsl:value-of select="."/></ram:Description>
+      </xsl:for-each>
+      <xsl:if test="legalRegistrationIdentifier or tradingName">
+        <ram:SpecifiedLegalOrganization>
+          <xsl:for-each select="legalRegistrationIdentifier">
+            <ram:ID>
+              <xsl:for-each select="../legalRegistrationIdentifierSchemeId"><xsl:attribute name="schemeID" select="."/></xsl:for-each>
+              <xsl:value-of select="."/>
+            </ram:ID>
+          </xsl:for-each>
+          <xsl:for-each select="tradingName">
+            <ram:TradingBusinessName><xsl:value-of select="."/></ram:TradingBusinessName>
+          </xsl:for-each>
+        </ram:SpecifiedLegalOrganization>
+      </xsl:if>
+      <xsl:apply-templates select="contact"/>
+      <xsl:apply-templates select="postalAddress"/>
+      <xsl:for-each select="electronicAddress">
+        <ram:URIUniversalCommunication>
+          <ram:URIID>
+            <xsl:for-each select="../electronicAddressSchemeId"><xsl:attribute name="schemeID" select="."/></xsl:for-each>
+            <xsl:value-of select="."/>
+          </ram:URIID>
+        </ram:URIUniversalCommunication>
+      </xsl:for-each>
+      <xsl:for-each select="vatIdentifier">
+        <ram:SpecifiedTaxRegistration><ram:ID schemeID="VA"><xsl:value-of select="."/></ram:ID></ram:SpecifiedTaxRegistration>
+      </xsl:for-each>
+      <xsl:for-each select="taxRegistrationIdentifier">
+        <ram:SpecifiedTaxRegistration><ram:ID schemeID="FC"><xsl:value-of select="."/></ram:ID></ram:SpecifiedTaxRegistration>
+      </xsl:for-each>
+    </xsl:element>
+  </xsl:template>
+
+  <!-- Party/location identifier: with a scheme (ISO 6523 ICD) it is a GlobalID, without one a plain ID. -->
+  <xsl:template name="identifier">
+    <xsl:param name="scheme" as="element()?"/>
+    <xsl:choose>
+      <xsl:when test="$scheme">
+        <ram:GlobalID schemeID="{$scheme}"><xsl:value-of select="."/></ram:GlobalID>
+      </xsl:when>
+      <xsl:otherwise>
+        <ram:ID><xsl:value-of select="."/></ram:ID>
+      </xsl:otherwise>
+    </xsl:choose>
+  </xsl:template>
+
+  <!-- BG-6, BG-9 -->
+  <xsl:template match="contact">
+    <ram:DefinedTradeContact>
+      <xsl:for-each select="contactPoint">
+        <ram:PersonName><xsl:value-of select="."/></ram:PersonName>
+      </xsl:for-each>
+      <xsl:for-each select="telephone">
+        <ram:TelephoneUniversalCommunication><ram:CompleteNumber><xsl:value-of select="."/></ram:CompleteNumber></ram:TelephoneUniversalCommunication>
+      </xsl:for-each>
+      <xsl:for-each select="email">
+        <ram:EmailURIUniversalCommunication><ram:URIID><xsl:value-of select="."/></ram:URIID></ram:EmailURIUniversalCommunication>
+      </xsl:for-each>
+    </ram:DefinedTradeContact>
+  </xsl:template>
+
+  <!-- BG-5, BG-8, BG-12, BG-15 -->
+  <xsl:template match="postalAddress | address">
+    <ram:PostalTradeAddress>
+      <xsl:for-each select="postcode"><ram:PostcodeCode><xsl:value-of select="."/></ram:PostcodeCode></xsl:for-each>
+      <xsl:for-each select="addressLine1"><ram:LineOne><xsl:value-of select="."/></ram:LineOne></xsl:for-each>
+      <xsl:for-each select="addressLine2"><ram:LineTwo><xsl:value-of select="."/></ram:LineTwo></xsl:for-each>
+      <xsl:for-each select="addressLine3"><ram:LineThree><xsl:value-of select="."/></ram:LineThree></xsl:for-each>
+      <xsl:for-each select="city"><ram:CityName><xsl:value-of select="."/></ram:CityName></xsl:for-each>
+      <xsl:for-each select="countryCode"><ram:CountryID><xsl:value-of select="."/></ram:CountryID></xsl:for-each>
+      <xsl:for-each select="countrySubdivision"><ram:CountrySubDivisionName><xsl:value-of select="."/></ram:CountrySubDivisionName></xsl:for-each>
+    </ram:PostalTradeAddress>
+  </xsl:template>
+
+  <!-- ===== Header trade delivery (mandatory in CII, possibly empty) ===== -->
+  <xsl:template name="delivery">
+    <ram:ApplicableHeaderTradeDelivery>
+      <xsl:for-each select="deliveryInformation[partyName or locationIdentifier or address]">
+        <ram:ShipToTradeParty>
+          <xsl:for-each select="locationIdentifier">
+            <xsl:call-template name="identifier">
+              <xsl:with-param name="scheme" select="../locationIdentifierSchemeId"/>
+            </xsl:call-template>
+          </xsl:for-each>
+          <xsl:for-each select="partyName"><ram:Name><xsl:value-of select="."/></ram:Name></xsl:for-each>
+          <xsl:apply-templates select="address"/>
+        </ram:ShipToTradeParty>
+      </xsl:for-each>
+      <xsl:for-each select="deliveryInformation/actualDeliveryDate">
+        <ram:ActualDeliverySupplyChainEvent>
+          <ram:OccurrenceDateTime><udt:DateTimeString format="102"><xsl:value-of select="f:date102(.)"/></udt:DateTimeString></ram:OccurrenceDateTime>
+        </ram:ActualDeliverySupplyChainEvent>
+      </xsl:for-each>
+      <xsl:for-each select="despatchAdviceReference">
+        <ram:DespatchAdviceReferencedDocument><ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID></ram:DespatchAdviceReferencedDocument>
+      </xsl:for-each>
+      <xsl:for-each select="receivingAdviceReference">
+        <ram:ReceivingAdviceReferencedDocument><ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID></ram:ReceivingAdviceReferencedDocument>
+      </xsl:for-each>
+    </ram:ApplicableHeaderTradeDelivery>
+  </xsl:template>
+
+  <!-- ===== Header trade settlement ===== -->
+  <xsl:template name="settlement">
+    <ram:ApplicableHeaderTradeSettlement>
+      <xsl:for-each select="paymentInstructions/directDebit/creditorIdentifier">
+        <ram:CreditorReferenceID><xsl:value-of select="."/></ram:CreditorReferenceID>
+      </xsl:for-each>
+      <xsl:for-each select="paymentInstructions/remittanceInformation">
+        <ram:PaymentReference><xsl:value-of select="."/></ram:PaymentReference>
+      </xsl:for-each>
+      <xsl:for-each select="vatAccountingCurrencyCode">
+        <ram:TaxCurrencyCode><xsl:value-of select="."/></ram:TaxCurrencyCode>
+      </xsl:for-each>
+      <ram:InvoiceCurrencyCode><xsl:value-of select="$currency"/></ram:InvoiceCurrencyCode>
+      <xsl:apply-templates select="payee" mode="party"/>
+      <xsl:apply-templates select="paymentInstructions"/>
+      <xsl:apply-templates select="vatBreakdown"/>
+      <xsl:apply-templates select="invoicingPeriod"/>
+      <xsl:apply-templates select="documentLevelAllowance | documentLevelCharge"/>
+      <xsl:if test="paymentTerms or paymentDueDate or paymentInstructions/directDebit/mandateReferenceIdentifier">
+        <ram:SpecifiedTradePaymentTerms>
+          <xsl:for-each select="paymentTerms"><ram:Description><xsl:value-of select="."/></ram:Description></xsl:for-each>
+          <xsl:for-each select="paymentDueDate">
+            <ram:DueDateDateTime><udt:DateTimeString format="102"><xsl:value-of select="f:date102(.)"/></udt:DateTimeString></ram:DueDateDateTime>
+          </xsl:for-each>
+          <xsl:for-each select="paymentInstructions/directDebit/mandateReferenceIdentifier">
+            <ram:DirectDebitMandateID><xsl:value-of select="."/></ram:DirectDebitMandateID>
+          </xsl:for-each>
+        </ram:SpecifiedTradePaymentTerms>
+      </xsl:if>
+      <xsl:apply-templates select="documentTotals"/>
+      <xsl:apply-templates select="precedingInvoiceReference"/>
+    </ram:ApplicableHeaderTradeSettlement>
+  </xsl:template>
+
+  <!-- BG-16 with BG-17 / BG-18 / BG-19 -->
+  <xsl:template match="paymentInstructions">
+    <ram:SpecifiedTradeSettlementPaymentMeans>
+      <ram:TypeCode><xsl:value-of select="meansCode"/></ram:TypeCode>
+      <xsl:for-each select="meansText"><ram:Information><xsl:value-of select="."/></ram:Information></xsl:for-each>
+      <xsl:for-each select="paymentCardInformation[primaryAccountNumber]">
+        <ram:ApplicableTradeSettlementFinancialCard>
+          <ram:ID><xsl:value-of select="primaryAccountNumber"/></ram:ID>
+          <xsl:for-each select="cardHolderName"><ram:CardholderName><xsl:value-of select="."/></ram:CardholderName></xsl:for-each>
+        </ram:ApplicableTradeSettlementFinancialCard>
+      </xsl:for-each>
+      <xsl:for-each select="directDebit/debtorAccountIdentifier">
+        <ram:PayerPartyDebtorFinancialAccount><ram:IBANID><xsl:value-of select="."/></ram:IBANID></ram:PayerPartyDebtorFinancialAccount>
+      </xsl:for-each>
+      <xsl:for-each select="creditTransfer">
+        <ram:PayeePartyCreditorFinancialAccount>
+          <xsl:element name="{if (f:is-iban(accountIdentifier)) then 'ram:IBANID' else 'ram:ProprietaryID'}">
+            <xsl:value-of select="accountIdentifier"/>
+          </xsl:element>
+          <xsl:for-each select="accountName"><ram:AccountName><xsl:value-of select="."/></ram:AccountName></xsl:for-each>
+        </ram:PayeePartyCreditorFinancialAccount>
+        <xsl:for-each select="serviceProviderIdentifier">
+          <ram:PayeeSpecifiedCreditorFinancialInstitution><ram:BICID><xsl:value-of select="."/></ram:BICID></ram:PayeeSpecifiedCreditorFinancialInstitution>
+        </xsl:for-each>
+      </xsl:for-each>
+    </ram:SpecifiedTradeSettlementPaymentMeans>
+  </xsl:template>
+
+  <!-- BG-23 -->
+  <xsl:template match="vatBreakdown">
+    <ram:ApplicableTradeTax>
+      <xsl:for-each select="vatCategoryTaxAmount"><ram:CalculatedAmount><xsl:value-of select="f:num(.)"/></ram:CalculatedAmount></xsl:for-each>
+      <ram:TypeCode>VAT</ram:TypeCode>
+      <xsl:for-each select="exemptionReason"><ram:ExemptionReason><xsl:value-of select="."/></ram:ExemptionReason></xsl:for-each>
+      <xsl:for-each select="vatCategoryTaxableAmount"><ram:BasisAmount><xsl:value-of select="f:num(.)"/></ram:BasisAmount></xsl:for-each>
+      <ram:CategoryCode><xsl:value-of select="vatCategoryCode"/></ram:CategoryCode>
+      <xsl:for-each select="exemptionReasonCode"><ram:ExemptionReasonCode><xsl:value-of select="."/></ram:ExemptionReasonCode></xsl:for-each>
+      <xsl:for-each select="/invoice/valueAddedTaxPointDate">
+        <ram:TaxPointDate><udt:DateString format="102"><xsl:value-of select="f:date102(.)"/></udt:DateString></ram:TaxPointDate>
+      </xsl:for-each>
+      <xsl:for-each select="vatCategoryRate"><ram:RateApplicablePercent><xsl:value-of select="f:num(.)"/></ram:RateApplicablePercent></xsl:for-each>
+    </ram:ApplicableTradeTax>
+  </xsl:template>
+
+  <!-- BG-14, BG-26 -->
+  <xsl:template match="invoicingPeriod | invoiceLinePeriod">
+    <ram:BillingSpecifiedPeriod>
+      <xsl:for-each select="startDate">
+        <ram:StartDateTime><udt:DateTimeString format="102"><xsl:value-of select="f:date102(.)"/></udt:DateTimeString></ram:StartDateTime>
+      </xsl:for-each>
+      <xsl:for-each select="endDate">
+        <ram:EndDateTime><udt:DateTimeString format="102"><xsl:value-of select="f:date102(.)"/></udt:DateTimeString></ram:EndDateTime>
+      </xsl:for-each>
+    </ram:BillingSpecifiedPeriod>
+  </xsl:template>
+
+  <!-- BG-20, BG-21, BG-27, BG-28: one shape; document level adds the VAT category. -->
+  <xsl:template match="documentLevelAllowance | documentLevelCharge | invoiceLineAllowance | invoiceLineCharge">
+    <ram:SpecifiedTradeAllowanceCharge>
+      <ram:ChargeIndicator>
+        <udt:Indicator><xsl:value-of select="ends-with(local-name(), 'Charge')"/></udt:Indicator>
+      </ram:ChargeIndicator>
+      <xsl:for-each select="percentage"><ram:CalculationPercent><xsl:value-of select="f:num(.)"/></ram:CalculationPercent></xsl:for-each>
+      <xsl:for-each select="baseAmount"><ram:BasisAmount><xsl:value-of select="f:num(.)"/></ram:BasisAmount></xsl:for-each>
+      <xsl:for-each select="amount"><ram:ActualAmount><xsl:value-of select="f:num(.)"/></ram:ActualAmount></xsl:for-each>
+      <xsl:for-each select="reasonCode"><ram:ReasonCode><xsl:value-of select="."/></ram:ReasonCode></xsl:for-each>
+      <xsl:for-each select="reason"><ram:Reason><xsl:value-of select="."/></ram:Reason></xsl:for-each>
+      <xsl:if test="vatCategoryCode">
+        <ram:CategoryTradeTax>
+          <ram:TypeCode>VAT</ram:TypeCode>
+          <ram:CategoryCode><xsl:value-of select="vatCategoryCode"/></ram:CategoryCode>
+          <xsl:for-each select="vatRate[f:line-rate-allowed(../vatCategoryCode)]">
+            <ram:RateApplicablePercent><xsl:value-of select="f:num(.)"/></ram:RateApplicablePercent>
+          </xsl:for-each>
+        </ram:CategoryTradeTax>
+      </xsl:if>
+    </ram:SpecifiedTradeAllowanceCharge>
+  </xsl:template>
+
+  <!-- BG-22 -->
+  <xsl:template match="documentTotals">
+    <ram:SpecifiedTradeSettlementHeaderMonetarySummation>
+      <xsl:for-each select="lineExtensionAmount"><ram:LineTotalAmount><xsl:value-of select="f:num(.)"/></ram:LineTotalAmount></xsl:for-each>
+      <xsl:for-each select="chargeTotalAmount"><ram:ChargeTotalAmount><xsl:value-of select="f:num(.)"/></ram:ChargeTotalAmount></xsl:for-each>
+      <xsl:for-each select="allowanceTotalAmount"><ram:AllowanceTotalAmount><xsl:value-of select="f:num(.)"/></ram:AllowanceTotalAmount></xsl:for-each>
+      <xsl:for-each select="taxExclusiveAmount"><ram:TaxBasisTotalAmount><xsl:value-of select="f:num(.)"/></ram:TaxBasisTotalAmount></xsl:for-each>
+      <xsl:for-each select="taxTotalAmount">
+        <ram:TaxTotalAmount currencyID="{$currency}"><xsl:value-of select="f:num(.)"/></ram:TaxTotalAmount>
+      </xsl:for-each>
+      <xsl:for-each select="taxTotalAmountInAccountingCurrency">
+        <ram:TaxTotalAmount currencyID="{/invoice/vatAccountingCurrencyCode}"><xsl:value-of select="f:num(.)"/></ram:TaxTotalAmount>
+      </xsl:for-each>
+      <xsl:for-each select="payableRoundingAmount"><ram:RoundingAmount><xsl:value-of select="f:num(.)"/></ram:RoundingAmount></xsl:for-each>
+      <xsl:for-each select="taxInclusiveAmount"><ram:GrandTotalAmount><xsl:value-of select="f:num(.)"/></ram:GrandTotalAmount></xsl:for-each>
+      <xsl:for-each select="prepaidAmount"><ram:TotalPrepaidAmount><xsl:value-of select="f:num(.)"/></ram:TotalPrepaidAmount></xsl:for-each>
+      <xsl:for-each select="payableAmount"><ram:DuePayableAmount><xsl:value-of select="f:num(.)"/></ram:DuePayableAmount></xsl:for-each>
+    </ram:SpecifiedTradeSettlementHeaderMonetarySummation>
+  </xsl:template>
+
+  <!-- BG-3 -->
+  <xsl:template match="precedingInvoiceReference">
+    <ram:InvoiceReferencedDocument>
+      <ram:IssuerAssignedID><xsl:value-of select="documentReference"/></ram:IssuerAssignedID>
+      <xsl:for-each select="issueDate">
+        <ram:FormattedIssueDateTime><qdt:DateTimeString format="102"><xsl:value-of select="f:date102(.)"/></qdt:DateTimeString></ram:FormattedIssueDateTime>
+      </xsl:for-each>
+    </ram:InvoiceReferencedDocument>
+  </xsl:template>
+
+  <!-- ===== BG-25 invoice line ===== -->
+  <xsl:template match="invoiceLine">
+    <ram:IncludedSupplyChainTradeLineItem>
+      <ram:AssociatedDocumentLineDocument>
+        <ram:LineID><xsl:value-of select="lineIdentifier"/></ram:LineID>
+        <xsl:for-each select="note"><ram:IncludedNote><ram:Content><xsl:value-of select="."/></ram:Content></ram:IncludedNote></xsl:for-each>
+      </ram:AssociatedDocumentLineDocument>
+      <xsl:apply-templates select="itemInformation"/>
+      <ram:SpecifiedLineTradeAgreement>
+        <xsl:for-each select="referencedPurchaseOrderLine">
+          <ram:BuyerOrderReferencedDocument><ram:LineID><xsl:value-of select="."/></ram:LineID></ram:BuyerOrderReferencedDocument>
+        </xsl:for-each>
+        <xsl:apply-templates select="priceDetails"/>
+      </ram:SpecifiedLineTradeAgreement>
+      <ram:SpecifiedLineTradeDelivery>
+        <xsl:for-each select="quantity">
+          <ram:BilledQuantity>
+            <xsl:for-each select="../unitCode"><xsl:attribute name="unitCode" select="."/></xsl:for-each>
+            <xsl:value-of select="f:num(.)"/>
+          </ram:BilledQuantity>
+        </xsl:for-each>
+      </ram:SpecifiedLineTradeDelivery>
+      <ram:SpecifiedLineTradeSettlement>
+        <xsl:for-each select="lineVatInformation">
+          <ram:ApplicableTradeTax>
+            <ram:TypeCode>VAT</ram:TypeCode>
+            <ram:CategoryCode><xsl:value-of select="vatCategoryCode"/></ram:CategoryCode>
+            <xsl:for-each select="vatRate[f:line-rate-allowed(../vatCategoryCode)]">
+              <ram:RateApplicablePercent><xsl:value-of select="f:num(.)"/></ram:RateApplicablePercent>
+            </xsl:for-each>
+          </ram:ApplicableTradeTax>
+        </xsl:for-each>
+        <xsl:apply-templates select="invoiceLinePeriod"/>
+        <xsl:apply-templates select="invoiceLineAllowance | invoiceLineCharge"/>
+        <ram:SpecifiedTradeSettlementLineMonetarySummation>
+          <ram:LineTotalAmount><xsl:value-of select="f:num(netAmount)"/></ram:LineTotalAmount>
+        </ram:SpecifiedTradeSettlementLineMonetarySummation>
+        <xsl:for-each select="buyerAccountingReference">
+          <ram:ReceivableSpecifiedTradeAccountingAccount><ram:ID><xsl:value-of select="."/></ram:ID></ram:ReceivableSpecifiedTradeAccountingAccount>
+        </xsl:for-each>
+      </ram:SpecifiedLineTradeSettlement>
+    </ram:IncludedSupplyChainTradeLineItem>
+  </xsl:template>
+
+  <!-- BG-31, BG-32 -->
+  <xsl:template match="itemInformation">
+    <ram:SpecifiedTradeProduct>
+      <xsl:for-each select="standardIdentifier">
+        <ram:GlobalID>
+          <xsl:for-each select="../standardIdentifierSchemeId"><xsl:attribute name="schemeID" select="."/></xsl:for-each>
+          <xsl:value-of select="."/>
+        </ram:GlobalID>
+      </xsl:for-each>
+      <xsl:for-each select="sellersIdentifier"><ram:SellerAssignedID><xsl:value-of select="."/></ram:SellerAssignedID></xsl:for-each>
+      <xsl:for-each select="buyersIdentifier"><ram:BuyerAssignedID><xsl:value-of select="."/></ram:BuyerAssignedID></xsl:for-each>
+      <ram:Name><xsl:value-of select="name"/></ram:Name>
+      <xsl:for-each select="description"><ram:Description><xsl:value-of select="."/></ram:Description></xsl:for-each>
+      <xsl:for-each select="itemAttribute">
+        <ram:ApplicableProductCharacteristic>
+          <ram:Description><xsl:value-of select="name"/></ram:Description>
+          <ram:Value><xsl:value-of select="value"/></ram:Value>
+        </ram:ApplicableProductCharacteristic>
+      </xsl:for-each>
+      <xsl:for-each select="classifiedIdentifier">
+        <ram:DesignatedProductClassification>
+          <ram:ClassCode>
+            <xsl:for-each select="../classifiedIdentifierSchemeId"><xsl:attribute name="listID" select="."/></xsl:for-each>
+            <xsl:for-each select="../classifiedIdentifierVersion"><xsl:attribute name="listVersionID" select="."/></xsl:for-each>
+            <xsl:value-of select="."/>
+          </ram:ClassCode>
+        </ram:DesignatedProductClassification>
+      </xsl:for-each>
+      <xsl:for-each select="countryOfOrigin">
+        <ram:OriginTradeCountry><ram:ID><xsl:value-of select="."/></ram:ID></ram:OriginTradeCountry>
+      </xsl:for-each>
+    </ram:SpecifiedTradeProduct>
+  </xsl:template>
+
+  <!-- BG-29: gross price (BT-148) with its discount (BT-147 = gross - net), then net price (BT-146). -->
+  <xsl:template match="priceDetails">
+    <xsl:for-each select="grossPrice">
+      <ram:GrossPriceProductTradePrice>
+        <ram:ChargeAmount><xsl:value-of select="f:num(.)"/></ram:ChargeAmount>
+        <xsl:call-template name="basis-quantity"/>
+        <xsl:variable name="discount" select="xs:decimal(.) - xs:decimal(../netPrice)"/>
+        <xsl:if test="../netPrice and $discount gt 0">
+          <ram:AppliedTradeAllowanceCharge>
+            <ram:ChargeIndicator><udt:Indicator>false</udt:Indicator></ram:ChargeIndicator>
+            <ram:ActualAmount><xsl:value-of select="f:decimal($discount)"/></ram:ActualAmount>
+          </ram:AppliedTradeAllowanceCharge>
+        </xsl:if>
+      </ram:GrossPriceProductTradePrice>
+    </xsl:for-each>
+    <xsl:for-each select="netPrice">
+      <ram:NetPriceProductTradePrice>
+        <ram:ChargeAmount><xsl:value-of select="f:num(.)"/></ram:ChargeAmount>
+        <xsl:call-template name="basis-quantity"/>
+      </ram:NetPriceProductTradePrice>
+    </xsl:for-each>
+  </xsl:template>
+
+  <!-- BT-149 / BT-150, context: a price element of priceDetails -->
+  <xsl:template name="basis-quantity">
+    <xsl:for-each select="../priceBasisQuantity">
+      <ram:BasisQuantity>
+        <xsl:for-each select="../basisUnitCode"><xsl:attribute name="unitCode" select="."/></xsl:for-each>
+        <xsl:value-of select="f:num(.)"/>
+      </ram:BasisQuantity>
+    </xsl:for-each>
+  </xsl:template>
+
+</xsl:stylesheet>

@@ -1,0 +1,55 @@
+<?xml version="1.0" encoding="UTF-8"?>
+<!-- Code decisions shared by cii.xsl and ubl.xsl: which values a syntax binding writes, and how. -->
+<xsl:stylesheet version="3.0"
+    xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:xs="http://www.w3.org/2001/XMLSchema"
+    xmlns:f="urn:einvoice-pipeline:xslt-functions"
+    xpath-default-namespace="urn:einvoice-pipeline:canonical:1"
+    exclude-result-prefixes="#all">
+
+  <!-- BR-O-05/06/07: lines, allowances and charges "not subject to VAT" (O) carry no VAT rate.
+       The VAT breakdown keeps its rate (BR-48 allows it, the official O samples carry 0). -->
+  <xsl:function name="f:line-rate-allowed" as="xs:boolean">
+    <xsl:param name="category" as="xs:string?"/>
+    <xsl:sequence select="normalize-space($category) ne 'O'"/>
+  </xsl:function>
+
+  <!-- An IBAN (ISO 13616: country, check digits, BBAN) goes to the IBAN element of CII;
+       any other account identifier is proprietary. -->
+  <xsl:function name="f:is-iban" as="xs:boolean">
+    <xsl:param name="account" as="xs:string"/>
+    <xsl:sequence select="matches(replace($account, '\s', ''), '^[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}$')"/>
+  </xsl:function>
+
+  <!-- BT-125-2 is required with BT-125. When the request has none: "<reference>.<ext>" from the mime code
+       (the rule of docs/canonical.md), unsafe characters replaced by "_". -->
+  <xsl:function name="f:attachment-filename" as="xs:string">
+    <xsl:param name="doc" as="element()"/>
+    <xsl:variable name="mime" select="normalize-space($doc/attachedDocumentMimeType)"/>
+    <xsl:variable name="ext" select="
+        if ($mime = 'application/pdf') then 'pdf'
+        else if ($mime = 'image/png') then 'png'
+        else if ($mime = 'image/jpeg') then 'jpg'
+        else if ($mime = 'text/csv') then 'csv'
+        else if ($mime = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet') then 'xlsx'
+        else if ($mime = 'application/vnd.oasis.opendocument.spreadsheet') then 'ods'
+        else if ($mime = 'application/xml') then 'xml'
+        else 'bin'"/>
+    <xsl:sequence select="(normalize-space($doc/attachedDocumentFilename)[. ne ''],
+        replace(normalize-space($doc/reference), '[^A-Za-z0-9._-]', '_') || '.' || $ext)[1]"/>
+  </xsl:function>
+
+  <!-- BT-21 + BT-22 in one UBL Note: "#SUBJECT#text" (the convention the CEN UBL binding and XRechnung use). -->
+  <xsl:function name="f:note-with-subject" as="xs:string">
+    <xsl:param name="text" as="xs:string"/>
+    <xsl:param name="subject" as="xs:string?"/>
+    <xsl:sequence select="if (normalize-space($subject)) then '#' || normalize-space($subject) || '#' || $text else $text"/>
+  </xsl:function>
+
+  <!-- BT-5: the canonical currencyCode; invoiceCurrencyCode (section 2.3) names the same term. -->
+  <xsl:function name="f:currency" as="xs:string">
+    <xsl:param name="invoice" as="element()"/>
+    <xsl:sequence select="normalize-space(($invoice/currencyCode, $invoice/invoiceCurrencyCode)[1])"/>
+  </xsl:function>
+
+</xsl:stylesheet>

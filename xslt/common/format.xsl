@@ -1,0 +1,29 @@
+<?xml version="1.0" encoding="UTF-8"?>
+<!-- Value formatting shared by cii.xsl and ubl.xsl. Canonical values are already normalised by the model
+     (amounts with two decimals, ISO dates), so these functions only change the lexical form a syntax needs. -->
+<xsl:stylesheet version="3.0"
+    xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:xs="http://www.w3.org/2001/XMLSchema"
+    xmlns:f="urn:einvoice-pipeline:xslt-functions"
+    exclude-result-prefixes="#all">
+
+  <!-- ISO date YYYY-MM-DD -> UNTDID 2379 format 102 (CCYYMMDD), as CII wants it. -->
+  <xsl:function name="f:date102" as="xs:string">
+    <xsl:param name="iso" as="xs:string"/>
+    <xsl:sequence select="translate(normalize-space($iso), '-', '')"/>
+  </xsl:function>
+
+  <!-- Numbers are written exactly as the canonical document carries them (signs and trailing zeros kept):
+       golden files and round trips depend on it. -->
+  <xsl:function name="f:num" as="xs:string">
+    <xsl:param name="value" as="item()"/>
+    <xsl:sequence select="normalize-space(string($value))"/>
+  </xsl:function>
+
+  <!-- A decimal computed in the stylesheet (e.g. a price discount), without exponent. -->
+  <xsl:function name="f:decimal" as="xs:string">
+    <xsl:param name="value" as="xs:decimal"/>
+    <xsl:sequence select="string($value)"/>
+  </xsl:function>
+
+</xsl:stylesheet>
