@@ -1,0 +1,72 @@
+"""The readable invoice page: canonical XML -> HTML (xslt/html.xsl) -> PDF/A-3b pages (WeasyPrint).
+
+WeasyPrint fetches nothing: every URL is refused, fonts come from the local fontconfig only
+(DejaVu / Liberation, installed by scripts/setup.sh). The CSS and font configuration are built once
+per process and reused.
+"""
+from __future__ import annotations
+
+import threading
+
+from pipeline import saxon
+from pipeline.errors import ErrorDetail, invalid_input
+from pipeline.settings import TEMPLATES_DIR, XSLT_DIR
+
+HTML_XSL = XSLT_DIR / "html.xsl"
+CSS_FILE = TEMPLATES_DIR / "invoice.css"
+LANGUAGES = ("en", "de")
+
+_lock = threading.Lock()
+_weasy: dict = {}
+
+
+class FetchRefused(Exception):
+    pass
+
+
+def refuse_all_urls(url: str, *args, **kwargs):
+    """WeasyPrint url_fetcher: the page is self-contained, so any fetch is a bug or an attack."""
+    raise FetchRefused(f"fetching {url[:80]!r} is not allowed")
+
+
+def language_of(value: str | None) -> str:
+    """config.metadataLanguage -> 'en' | 'de' (case-insensitive, default en); anything else -> 400."""
+    if value is None:
+        return "en"
+    lang = str(value).strip().lower()
+    if lang not in LANGUAGES:
+        raise invalid_input("Unsupported metadataLanguage.", [ErrorDetail(
+            "UNSUPPORTED_LANGUAGE", "metadataLanguage must be 'en' or 'de' (ISO 639-1, no region subtag)",
+            field="config.metadataLanguage", rejectedValue=value)])
+    return lang
+
+
+def invoice_html(canonical: bytes, language: str = "en", profile_label: str = "") -> bytes:
+    exe = saxon.compile_stylesheet(HTML_XSL).clone()  # parameters are per call
+    proc = saxon.processor()
+    exe.set_parameter("lang", proc.make_string_value(language))
+    exe.set_parameter("profile", proc.make_string_value(profile_label))
+    return exe.transform_to_string(xdm_node=saxon.parse(canonical)).encode("utf-8")
+
+
+def _weasyprint() -> dict:
+    if not _weasy:
+        with _lock:
+            if not _weasy:
+                from weasyprint import CSS
+                from weasyprint.text.fonts import FontConfiguration
+
+                fonts = FontConfiguration()
+                _weasy["fonts"] = fonts
+                _weasy["css"] = CSS(filename=str(CSS_FILE), font_config=fonts, url_fetcher=refuse_all_urls)
+    return _weasy
+
+
+def html_to_pdf(html: bytes, title: str | None = None) -> bytes:
+    """HTML -> PDF/A-3b bytes (fonts embedded as subsets, sRGB OutputIntent by WeasyPrint)."""
+    from weasyprint import HTML
+
+    w = _weasyprint()
+    doc = HTML(string=html.decode("utf-8"), url_fetcher=refuse_all_urls, base_url=None)
+    return doc.write_pdf(stylesheets=[w["css"]], font_config=w["fonts"], pdf_variant="pdf/a-3b",
+                         pdf_identifier=None, custom_metadata=False)
