@@ -1,0 +1,97 @@
+"""`pipeline serve [--host H] [--port P] [--workers N]`: the service under gunicorn.
+
+Workers are processes (default: one per CPU core; the GIL is held during a Saxon transform, so threads
+would not add throughput). The app is built in each worker after fork (no preload), so Saxon processors,
+compiled stylesheets and database connections are never inherited across fork; each worker then compiles
+the active rule packs' stylesheets before taking traffic. SIGTERM/SIGINT is a graceful shutdown: workers
+finish the requests in flight (up to --graceful-timeout seconds).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+log = logging.getLogger("pipeline.serve")
+
+
+def configure_logging() -> None:
+    """JSON access lines (pipeline.access) and service errors to stderr, one message per line."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    root = logging.getLogger("pipeline")
+    if not any(getattr(h, "_pipeline", False) for h in root.handlers):
+        handler._pipeline = True
+        root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    root.propagate = False
+
+
+def warm_worker(worker=None) -> None:
+    """Compile the active rule packs' stylesheets in this worker (about a second) so no request pays for it."""
+    try:
+        from pipeline import rules, saxon
+
+        try:
+            from pipeline.validate import warm  # the validation engine's own warm-up, when it offers one
+        except ImportError:
+            warm = None
+        if warm is not None:
+            warm()
+            return
+        for spec in rules.SPECS:
+            pack = rules.latest_active(spec)
+            for syntax_rules in pack.syntaxes.values():
+                for stylesheet in syntax_rules.stylesheets:
+                    saxon.compile_stylesheet(stylesheet)
+    except Exception as exc:  # a cold worker still serves; /readyz tells whether packs are installed
+        log.warning("worker %s: rule packs not warmed: %s", os.getpid(), exc)
+
+
+def run(host: str, port: int, workers: int, timeout: int = 120, graceful_timeout: int = 30,
+        warm: bool = True) -> None:
+    from gunicorn.app.base import BaseApplication
+
+    class Service(BaseApplication):
+        def load_config(self):
+            settings = {
+                "bind": f"{host}:{port}",
+                "workers": workers,
+                "worker_class": "sync",
+                "timeout": timeout,
+                "graceful_timeout": graceful_timeout,
+                "accesslog": None,  # our middleware writes one JSON line per request
+                "errorlog": "-",
+                "loglevel": "info",
+                "proc_name": "einvoice-pipeline",
+                "preload_app": False,
+                "control_socket_disable": True,  # several instances may run on one host
+            }
+            if warm:
+                settings["post_worker_init"] = warm_worker
+            for key, value in settings.items():
+                self.cfg.set(key, value)
+
+        def load(self):
+            from pipeline.service.app import create_app
+
+            return create_app()
+
+    configure_logging()
+    Service().run()
+
+
+def _serve(args) -> int:
+    run(args.host, args.port, args.workers, graceful_timeout=args.graceful_timeout, warm=not args.no_warm)
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("serve", help="run the HTTP service under gunicorn")
+    p.add_argument("--host", default=os.environ.get("EINVOICE_HOST", "127.0.0.1"))
+    p.add_argument("--port", type=int, default=int(os.environ.get("EINVOICE_PORT", "8000")))
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU cores)")
+    p.add_argument("--graceful-timeout", type=int, default=30,
+                   help="seconds workers get to finish requests in flight on shutdown")
+    p.add_argument("--no-warm", action="store_true", help="do not compile rule packs when a worker starts")
+    p.set_defaults(func=_serve)
