@@ -1,0 +1,595 @@
+"""The request model: pydantic v2 models of `InvoiceRequest` (service spec section 2, names exactly as written
+there, plus the extension fields of docs/canonical.md), and `parse_request`, which turns a request body into a
+model or a 400 INVALID_INPUT with one ErrorDetail per problem.
+
+Amounts are `Decimal` end to end: JSON numbers are parsed as Decimal (never float), NaN/Infinity are rejected,
+and number fields accept JSON numbers only. Dates are strict `YYYY-MM-DD`. Unknown fields and empty strings are
+rejected. Error codes in `errors[]`: REQUIRED, UNKNOWN_FIELD, INVALID_TYPE, INVALID_FORMAT, INVALID_VALUE,
+OUT_OF_RANGE, TOO_LONG, MALFORMED_JSON, EMPTY_BODY; every entry with a field carries its business term.
+"""
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any
+
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints,
+                      ValidationError)
+from pydantic_core import PydanticCustomError
+
+from pipeline.errors import ApiError, ErrorDetail, invalid_input
+from pipeline.official_tables import COUNTRY_CODES, CURRENCY_CODES, INVOICE_TYPE_CODES, VAT_CATEGORY_CODES
+from pipeline.terms import business_term, term_for
+
+SPECS = ("xrechnung", "en16931", "zugferd")
+XML_SPECS = ("xrechnung", "en16931")
+METADATA_LANGUAGES = ("en", "de")
+CALCULATION_MODES = ("AUTO", "MANUAL")
+
+# Bounds: generous for real invoices, tight enough that hostile input cannot blow up formatting or memory.
+MAX_TEXT = 1_000             # identifiers, names, codes
+MAX_LONG_TEXT = 100_000      # notes, descriptions, payment terms
+MAX_BINARY = 30_000_000      # base64 attachment (BT-125)
+MAX_LINES = 100_000
+MAX_ITEMS = 1_000            # any other array
+MAX_INTEGER_DIGITS = 15
+MAX_FRACTION_DIGITS = 10
+
+
+# ---- field types ---------------------------------------------------------------------------------------------
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("INVALID_VALUE", "must not be empty")
+    return value
+
+
+def _text(max_length: int):
+    return Annotated[str, StringConstraints(strict=True, max_length=max_length), AfterValidator(_not_blank)]
+
+
+Text = _text(MAX_TEXT)
+LongText = _text(MAX_LONG_TEXT)
+Binary = _text(MAX_BINARY)
+
+
+def _number(value: Any) -> Decimal:
+    """JSON numbers only (parse_request turns JSON fractions into Decimal); Python floats via their repr."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise PydanticCustomError("INVALID_TYPE", "must be a number")
+    try:
+        number = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else value)
+    except (InvalidOperation, ValueError):
+        raise PydanticCustomError("INVALID_TYPE", "must be a number")
+    if not number.is_finite():
+        raise PydanticCustomError("INVALID_VALUE", "must be a finite number")
+    if number != 0 and number.adjusted() >= MAX_INTEGER_DIGITS:
+        raise PydanticCustomError("OUT_OF_RANGE", f"must have at most {MAX_INTEGER_DIGITS} integer digits")
+    if -number.normalize().as_tuple().exponent > MAX_FRACTION_DIGITS:
+        raise PydanticCustomError("OUT_OF_RANGE", f"must have at most {MAX_FRACTION_DIGITS} decimal places")
+    return number
+
+
+def _range(low: Decimal | None = None, high: Decimal | None = None, low_exclusive: bool = False):
+    def check(value: Decimal) -> Decimal:
+        if low is not None and (value < low or (low_exclusive and value == low)):
+            raise PydanticCustomError("OUT_OF_RANGE", f"must be {'greater than' if low_exclusive else 'at least'} {low}")
+        if high is not None and value > high:
+            raise PydanticCustomError("OUT_OF_RANGE", f"must be at most {high}")
+        return value
+    return AfterValidator(check)
+
+
+Number = Annotated[Decimal, BeforeValidator(_number)]          # amounts, quantities, prices
+Rate = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), Decimal(100))]   # VAT rate in percent
+Positive = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), low_exclusive=True)]
+
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _iso_date(value: Any) -> date:
+    if isinstance(value, date) and type(value) is date:
+        return value
+    if not isinstance(value, str):
+        raise PydanticCustomError("INVALID_TYPE", "must be a date string YYYY-MM-DD")
+    if not _DATE_RE.fullmatch(value):
+        raise PydanticCustomError("INVALID_FORMAT", "must be an ISO 8601 calendar date YYYY-MM-DD")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise PydanticCustomError("INVALID_FORMAT", "is not a valid calendar date")
+
+
+IsoDate = Annotated[date, BeforeValidator(_iso_date)]
+
+
+def _code(codes: frozenset[str] | tuple[str, ...], what: str, fold=str.upper):
+    """A code from a closed list, case-insensitive on input and written in the list's case."""
+    def check(value: Any) -> str:
+        if not isinstance(value, str):
+            raise PydanticCustomError("INVALID_TYPE", "must be a string")
+        code = fold(value.strip())
+        if code not in codes:
+            raise PydanticCustomError("INVALID_VALUE", f"is not a valid {what}")
+        return code
+    return Annotated[str, BeforeValidator(check)]
+
+
+CurrencyCode = _code(CURRENCY_CODES, "ISO 4217 currency code")
+CountryCode = _code(COUNTRY_CODES, "ISO 3166-1 alpha-2 country code")
+VatCategoryCode = _code(VAT_CATEGORY_CODES, "VAT category code (UNCL 5305: S, Z, E, AE, K, G, O, L, M, B)")
+InvoiceTypeCode = _code(INVOICE_TYPE_CODES, "invoice type code (UNTDID 1001 subset of EN 16931, e.g. 380, 381)",
+                        fold=str.strip)
+Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd)", fold=str.lower)
+Syntax = _code(("CII", "UBL"), "syntax (CII or UBL)")
+CalculationMode = _code(CALCULATION_MODES, "calculation mode (AUTO or MANUAL)")
+
+
+def _language(value: Any) -> str:
+    if not isinstance(value, str):
+        raise PydanticCustomError("INVALID_TYPE", "must be a string")
+    code = value.strip().lower()
+    if re.fullmatch(r"[a-z]{2,3}[-_].+", code):
+        raise PydanticCustomError("INVALID_VALUE", "region-qualified language codes are not supported; use en or de")
+    if code not in METADATA_LANGUAGES:
+        raise PydanticCustomError("INVALID_VALUE", "must be en or de (ISO 639-1)")
+    return code
+
+
+MetadataLanguage = Annotated[str, BeforeValidator(_language)]
+
+
+def _items(max_length: int = MAX_ITEMS, min_length: int = 0):
+    return Field(default=None, min_length=min_length, max_length=max_length)
+
+
+# ---- models (field order = spec order, extensions last: it is the canonical element order) ---------------------
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=False)
+
+
+class Period(_Model):
+    startDate: IsoDate | None = None
+    endDate: IsoDate | None = None
+
+
+class PostalAddress(_Model):
+    """SellerPostalAddress, BuyerPostalAddress, SellerTaxRepresentativePostalAddress and DeliveryAddress."""
+    addressLine1: Text
+    addressLine2: Text | None = None
+    addressLine3: Text | None = None
+    city: Text
+    postcode: Text | None = None
+    countrySubdivision: Text | None = None
+    countryCode: CountryCode
+
+
+class SellerContact(_Model):
+    contactPoint: Text
+    telephone: Text | None = None
+    email: Text | None = None
+
+
+class BuyerContact(_Model):
+    contactPoint: Text | None = None
+    telephone: Text | None = None
+    email: Text | None = None
+
+
+class Seller(_Model):
+    name: Text
+    tradingName: Text | None = None
+    identifier: Text | None = None
+    legalRegistrationIdentifier: Text | None = None
+    vatIdentifier: Text | None = None
+    taxRegistrationIdentifier: Text | None = None
+    electronicAddress: Text | None = None
+    electronicAddressSchemeId: Text | None = None
+    postalAddress: PostalAddress | None = None
+    contact: SellerContact | None = None
+    identifierSchemeId: Text | None = None                   # extension BT-29-1
+    legalRegistrationIdentifierSchemeId: Text | None = None  # extension BT-30-1
+    additionalLegalInformation: LongText | None = None       # extension BT-33
+
+
+class Buyer(_Model):
+    name: Text
+    tradingName: Text | None = None
+    identifier: Text | None = None
+    legalRegistrationIdentifier: Text | None = None
+    vatIdentifier: Text | None = None
+    electronicAddress: Text | None = None
+    electronicAddressSchemeId: Text | None = None
+    postalAddress: PostalAddress | None = None
+    contact: BuyerContact | None = None
+    identifierSchemeId: Text | None = None                   # extension BT-46-1
+    legalRegistrationIdentifierSchemeId: Text | None = None  # extension BT-47-1
+
+
+class Payee(_Model):
+    name: Text
+    identifier: Text | None = None
+    legalRegistrationIdentifier: Text | None = None
+    identifierSchemeId: Text | None = None                   # extension BT-60-1
+    legalRegistrationIdentifierSchemeId: Text | None = None  # extension BT-61-1
+
+
+class SellerTaxRepresentativeParty(_Model):
+    name: Text
+    vatIdentifier: Text | None = None
+    postalAddress: PostalAddress | None = None
+
+
+class DeliveryInformation(_Model):
+    partyName: Text | None = None
+    locationIdentifier: Text | None = None
+    actualDeliveryDate: IsoDate | None = None
+    address: PostalAddress | None = None
+    locationIdentifierSchemeId: Text | None = None           # extension BT-71-1
+
+
+class CreditTransfer(_Model):
+    accountIdentifier: Text
+    accountName: Text | None = None
+    serviceProviderIdentifier: Text | None = None
+
+
+class PaymentCardInformation(_Model):
+    primaryAccountNumber: Text | None = None
+    cardHolderName: Text | None = None
+
+
+class DirectDebit(_Model):
+    mandateReferenceIdentifier: Text
+    debtorAccountIdentifier: Text | None = None
+    creditorIdentifier: Text | None = None
+
+
+class PaymentInstructions(_Model):
+    meansCode: Text
+    meansText: Text | None = None
+    remittanceInformation: Text | None = None
+    creditTransfer: CreditTransfer | None = None
+    paymentCardInformation: PaymentCardInformation | None = None
+    directDebit: DirectDebit | None = None
+
+
+class DocumentTotals(_Model):
+    lineExtensionAmount: Number | None = None
+    allowanceTotalAmount: Number | None = None
+    chargeTotalAmount: Number | None = None
+    taxExclusiveAmount: Number | None = None
+    taxInclusiveAmount: Number | None = None
+    prepaidAmount: Number | None = None
+    payableRoundingAmount: Number | None = None
+    payableAmount: Number | None = None
+    taxTotalAmount: Number | None = None                       # extension BT-110 (computed; MANUAL may send it)
+    taxTotalAmountInAccountingCurrency: Number | None = None   # extension BT-111
+
+
+class VatBreakdown(_Model):
+    vatCategoryCode: VatCategoryCode
+    vatCategoryRate: Rate
+    vatCategoryTaxableAmount: Number | None = None
+    vatCategoryTaxAmount: Number | None = None
+    exemptionReason: LongText | None = None
+    exemptionReasonCode: Text | None = None
+
+
+class DocumentLevelAllowance(_Model):
+    """Also the shape of DocumentLevelCharge (spec 2.6)."""
+    amount: Number | None = None
+    percentage: Number | None = None
+    baseAmount: Number | None = None
+    vatCategoryCode: VatCategoryCode | None = None
+    vatRate: Rate | None = None
+    reason: Text | None = None
+    reasonCode: Text | None = None
+
+
+class DocumentLevelCharge(DocumentLevelAllowance):
+    pass
+
+
+class InvoiceLineAllowance(_Model):
+    """Also the shape of InvoiceLineCharge (spec 2.6)."""
+    amount: Number | None = None
+    percentage: Number | None = None
+    baseAmount: Number | None = None
+    reason: Text | None = None
+    reasonCode: Text | None = None
+
+
+class InvoiceLineCharge(InvoiceLineAllowance):
+    pass
+
+
+class PriceDetails(_Model):
+    netPrice: Number | None = None
+    grossPrice: Number | None = None
+    priceBasisQuantity: Positive | None = None
+    basisUnitCode: Text | None = None
+
+
+class LineVatInformation(_Model):
+    vatCategoryCode: VatCategoryCode
+    vatRate: Rate
+
+
+class ItemAttribute(_Model):
+    name: Text | None = None
+    value: Text | None = None
+
+
+class ItemInformation(_Model):
+    name: Text
+    description: LongText | None = None
+    sellersIdentifier: Text | None = None
+    buyersIdentifier: Text | None = None
+    standardIdentifier: Text | None = None
+    classifiedIdentifier: Text | None = None
+    countryOfOrigin: CountryCode | None = None
+    itemAttributes: list[ItemAttribute] | None = _items()
+    standardIdentifierSchemeId: Text | None = None     # extension BT-157-1
+    classifiedIdentifierSchemeId: Text | None = None   # extension BT-158-1
+    classifiedIdentifierVersion: Text | None = None    # extension BT-158-2
+
+
+class InvoiceLine(_Model):
+    lineIdentifier: Text
+    itemInformation: ItemInformation
+    note: LongText | None = None
+    quantity: Number | None = None
+    unitCode: Text | None = None
+    netAmount: Number | None = None
+    referencedPurchaseOrderLine: Text | None = None
+    buyerAccountingReference: Text | None = None
+    invoiceLinePeriod: Period | None = None
+    invoiceLineAllowances: list[InvoiceLineAllowance] | None = _items()
+    invoiceLineCharges: list[InvoiceLineCharge] | None = _items()
+    priceDetails: PriceDetails | None = None
+    lineVatInformation: LineVatInformation | None = None
+
+
+class ProcessControl(_Model):
+    businessProcessType: Text | None = None
+    specificationIdentifier: Text | None = None
+
+
+class PrecedingInvoiceReference(_Model):
+    documentReference: Text
+    issueDate: IsoDate | None = None
+
+
+class AdditionalSupportingDocument(_Model):
+    reference: Text | None = None
+    description: LongText | None = None
+    externalLocation: Text | None = None
+    attachedDocument: Binary | None = None
+    attachedDocumentMimeType: Text | None = None
+    attachedDocumentFilename: Text | None = None   # extension BT-125-2
+
+
+class Invoice(_Model):
+    invoiceNumber: Text
+    issueDate: IsoDate
+    invoiceTypeCode: InvoiceTypeCode
+    currencyCode: CurrencyCode
+    seller: Seller
+    buyer: Buyer
+    paymentInstructions: PaymentInstructions
+    documentTotals: DocumentTotals
+    vatBreakdowns: list[VatBreakdown] = Field(max_length=MAX_ITEMS)
+    invoiceLines: list[InvoiceLine] = Field(min_length=1, max_length=MAX_LINES)
+    invoiceSubType: Text | None = None
+    valueAddedTaxPointDate: IsoDate | None = None
+    invoiceCurrencyCode: CurrencyCode | None = None
+    vatAccountingCurrencyCode: CurrencyCode | None = None
+    buyerReference: Text | None = None
+    projectReference: Text | None = None
+    contractReference: Text | None = None
+    purchaseOrderReference: Text | None = None
+    salesOrderReference: Text | None = None
+    despatchAdviceReference: Text | None = None
+    receivingAdviceReference: Text | None = None
+    tenderOrLotReference: Text | None = None
+    invoicedObjectIdentifier: Text | None = None
+    paymentTerms: LongText | None = None
+    invoiceNote: LongText | None = None
+    processControl: ProcessControl | None = None
+    precedingInvoiceReference: PrecedingInvoiceReference | None = None
+    payee: Payee | None = None
+    sellerTaxRepresentativeParty: SellerTaxRepresentativeParty | None = None
+    deliveryInformation: DeliveryInformation | None = None
+    invoicingPeriod: Period | None = None
+    documentLevelAllowances: list[DocumentLevelAllowance] | None = _items()
+    documentLevelCharges: list[DocumentLevelCharge] | None = _items()
+    additionalSupportingDocuments: list[AdditionalSupportingDocument] | None = _items()
+    paymentDueDate: IsoDate | None = None          # extension BT-9
+    invoiceNoteSubjectCode: Text | None = None     # extension BT-21
+
+
+class GenerationConfig(_Model):
+    spec: Spec | None = None
+    syntax: Syntax
+    version: Text | None = None
+    profile: Text | None = None
+    metadataLanguage: MetadataLanguage | None = None
+    calculationMode: CalculationMode = "AUTO"      # extension: AUTO computes derived amounts, MANUAL keeps them
+
+
+class InvoiceRequest(_Model):
+    invoice: Invoice
+    config: GenerationConfig
+
+
+# ---- parsing a request body ----------------------------------------------------------------------------------
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a valid JSON number")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"duplicate key {dup!r}")
+    return obj
+
+
+def loads(body: bytes | str) -> Any:
+    """JSON with fractions as Decimal, NaN/Infinity and duplicate keys rejected (ValueError)."""
+    text = body.decode("utf-8") if isinstance(body, (bytes, bytearray)) else body
+    return json.loads(text, parse_float=Decimal, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+
+
+def json_path(loc: tuple) -> str | None:
+    """pydantic location -> `invoice.invoiceLines[2].quantity`."""
+    path = ""
+    for step in loc:
+        path += f"[{step}]" if isinstance(step, int) else (f".{step}" if path else str(step))
+    return path or None
+
+
+_PYDANTIC_CODES = {
+    "missing": "REQUIRED",
+    "extra_forbidden": "UNKNOWN_FIELD",
+    "string_too_long": "TOO_LONG",
+    "too_long": "TOO_LONG",
+    "too_short": "INVALID_VALUE",
+}
+
+
+def _json_value(value: Any) -> Any:
+    """A rejected value as it can be shown in the error body (numbers as numbers, huge values cut)."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() and abs(value) < 10 ** 15 else float(value)
+    if isinstance(value, str) and len(value) > 200:
+        return value[:200] + "..."
+    if isinstance(value, (dict, list)):
+        try:
+            text = json.dumps(value, default=str)
+        except (TypeError, ValueError):
+            return None
+        return value if len(text) <= 500 else None
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def detail(code: str, field: str | None, message: str, rejected: Any = None) -> ErrorDetail:
+    """An ErrorDetail whose message and businessTerm come from the term table."""
+    bt = business_term(field)
+    term = term_for(field)
+    prefix = f"{field}" + (f" ({term.name}, {bt})" if term and bt else (f" ({bt})" if bt else ""))
+    return ErrorDetail(code=code, field=field, businessTerm=bt, rejectedValue=_json_value(rejected),
+                       message=f"{prefix}: {message}" if field else message)
+
+
+def _from_pydantic(err: ValidationError) -> list[ErrorDetail]:
+    details = []
+    for e in err.errors(include_url=False):
+        kind = e["type"]
+        code = kind if kind.isupper() else _PYDANTIC_CODES.get(kind, "INVALID_TYPE" if kind.endswith("_type")
+                                                                else "INVALID_VALUE")
+        field = json_path(tuple(e["loc"]))
+        msg = e["msg"]
+        if kind == "missing":
+            msg, rejected = "is required", None
+        elif kind == "extra_forbidden":
+            msg, rejected = "is not a field of this object (unknown field)", e.get("input")
+        else:
+            rejected = e.get("input")
+        details.append(detail(code, field, msg[:1].lower() + msg[1:], rejected))
+    return details
+
+
+def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail]:
+    """Checks that need the endpoint or several fields at once."""
+    errors = []
+    cfg, inv = req.config, req.invoice
+    if cfg.spec is not None and cfg.spec != endpoint_spec:
+        errors.append(detail("INVALID_VALUE", "config.spec",
+                             f"contradicts the endpoint, which generates {endpoint_spec}", cfg.spec))
+    if cfg.metadataLanguage is not None and endpoint_spec in XML_SPECS:
+        errors.append(detail("INVALID_VALUE", "config.metadataLanguage",
+                             "applies to PDF output only and is not accepted on the XML endpoints",
+                             cfg.metadataLanguage))
+    if endpoint_spec == "zugferd" and cfg.syntax != "CII":
+        errors.append(detail("INVALID_VALUE", "config.syntax", "ZUGFeRD embeds CII: syntax must be CII", cfg.syntax))
+    if inv.invoiceCurrencyCode is not None and inv.invoiceCurrencyCode != inv.currencyCode:
+        errors.append(detail("INVALID_VALUE", "invoice.invoiceCurrencyCode",
+                             f"must equal currencyCode ({inv.currencyCode}); both carry BT-5",
+                             inv.invoiceCurrencyCode))
+    if (inv.vatAccountingCurrencyCode not in (None, inv.currencyCode)
+            and inv.documentTotals.taxTotalAmountInAccountingCurrency is None):
+        errors.append(detail("REQUIRED", "invoice.documentTotals.taxTotalAmountInAccountingCurrency",
+                             "is required when vatAccountingCurrencyCode differs from currencyCode (BR-53): "
+                             "the VAT total in the accounting currency cannot be computed without an exchange rate"))
+    spec_id = inv.processControl.specificationIdentifier if inv.processControl else None
+    if spec_id is not None:
+        problem = _specification_id_problem(spec_id.strip(), endpoint_spec, cfg.profile)
+        if problem:
+            errors.append(detail("INVALID_VALUE", "invoice.processControl.specificationIdentifier", problem, spec_id))
+    return errors
+
+
+EN16931_ID = "urn:cen.eu:en16931:2017"
+XRECHNUNG_ID_PREFIX = "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_"
+
+
+def _specification_id_problem(spec_id: str, endpoint_spec: str, profile: str | None) -> str | None:
+    """BT-24 is set by the endpoint (and profile); a sent value may only repeat it."""
+    if endpoint_spec == "en16931" and spec_id != EN16931_ID:
+        return f"contradicts the en16931 endpoint, whose specification identifier is {EN16931_ID}"
+    if endpoint_spec == "xrechnung" and not spec_id.startswith(XRECHNUNG_ID_PREFIX):
+        return f"contradicts the xrechnung endpoint, whose specification identifier starts with {XRECHNUNG_ID_PREFIX}"
+    if endpoint_spec == "zugferd":
+        from pipeline import facturx  # profiles are H5's table; imported late to keep the model light
+        try:
+            wanted = facturx.profile_named(profile)
+        except ApiError:
+            return None  # the unknown profile is reported where the profile is resolved
+        if facturx.profile_for_guideline(spec_id) != wanted:
+            return f"contradicts the ZUGFeRD profile {wanted.name}, whose identifier is {wanted.guideline_id}"
+    return None
+
+
+def parse_request(body: bytes, endpoint_spec: str) -> InvoiceRequest:
+    """Request body -> InvoiceRequest, or ApiError 400 INVALID_INPUT listing every problem.
+
+    `endpoint_spec` is xrechnung, en16931 or zugferd; `config.spec` defaults to it."""
+    if endpoint_spec not in SPECS:
+        raise ValueError(f"unknown endpoint spec {endpoint_spec!r}")
+    if not body or not body.strip():
+        raise invalid_input("The request body is empty.", [detail("EMPTY_BODY", None, "the request body is empty; "
+                                                                  "send an InvoiceRequest JSON object")])
+    try:
+        data = loads(body)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise invalid_input("The request body is not valid JSON.",
+                            [detail("MALFORMED_JSON", None, f"malformed JSON: {exc}")])
+    return validate_request(data, endpoint_spec)
+
+
+def validate_request(data: Any, endpoint_spec: str) -> InvoiceRequest:
+    """Parsed JSON (Decimals for fractions) -> InvoiceRequest, or ApiError 400 INVALID_INPUT."""
+    if not isinstance(data, dict):
+        raise invalid_input("The request body must be a JSON object.",
+                            [detail("INVALID_TYPE", None, "the request body must be a JSON object (InvoiceRequest)",
+                                    data)])
+    try:
+        req = InvoiceRequest.model_validate(data)
+    except ValidationError as exc:
+        errors = _from_pydantic(exc)
+        raise invalid_input(f"The request has {len(errors)} invalid field(s).", errors)
+    errors = _context_errors(req, endpoint_spec)
+    if errors:
+        raise invalid_input(f"The request has {len(errors)} invalid field(s).", errors)
+    if req.config.spec is None:
+        req.config.spec = endpoint_spec
+    return req
