@@ -1,0 +1,268 @@
+"""The validation engine: well-formedness -> syntax detection -> XSD -> official Schematron (compiled XSLT).
+
+- `validate_xml(data, spec, version, request_id)` -> `Report` (service spec 2.10) for the XML endpoints and CLI.
+- `run_checks(doc, xsd_path, stylesheet_paths, custom_levels)` -> issues: the reusable primitive (one XSD, then
+  SVRL-producing stylesheets in order), e.g. for the Factur-X profile rules.
+
+XRechnung packs carry KoSIT's validator configuration (`scenarios.xml`); it is honoured the way the KoSIT
+validator does: the first scenario whose `match` XPath holds selects the XSD and the Schematron steps, and its
+`customLevel`s override the severity of named rules (error -> ERROR; warning/information -> WARNING).
+EN 16931 packs use the registry's XSD and CEN stylesheet per syntax.
+
+Severity of Schematron findings: flag fatal/error -> ERROR, warning/information -> WARNING (pipeline.report);
+warnings never make a document invalid. A dynamic error raised by an official stylesheet (e.g. XPTY0004 in the
+CEN CII rules on a party with two URIIDs) is a finding about the document: RULE-ENGINE-ERROR, valid=false.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from lxml import etree
+
+from pipeline import rules, saxon, xmlinput
+from pipeline.errors import ApiError
+from pipeline.report import ERROR, Issue, Location, Report, severity_of_flag
+from pipeline.xmlinput import ParsedXml, XmlInputError
+
+RULE_ENGINE_ERROR = "RULE-ENGINE-ERROR"
+NO_SCENARIO = "XRECHNUNG-NO-SCENARIO"
+SYNTAX_NOT_COVERED = "SYNTAX-NOT-COVERED"
+XSD_PREFIX = "XSD-"
+
+SVRL_NS = "http://purl.oclc.org/dsdl/svrl"
+SCENARIOS_NS = "http://www.xoev.de/de/validator/framework/1/scenarios"
+# Findings beyond this many per step keep their xpath but are not resolved to line/column (cost bound).
+MAX_LOCATED = 1000
+
+# One XPath over the SVRL result: 4 strings per finding, no serialise/re-parse of the (large) SVRL tree.
+_SVRL_FINDINGS = ("for $a in (//svrl:failed-assert | //svrl:successful-report) return "
+                  "(string($a/@id), string($a/@flag), string($a/@location), normalize-space(string($a/svrl:text)))")
+
+
+# ---------------------------------------------------------------- scenarios (KoSIT validator configuration)
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    namespaces: tuple[tuple[str, str], ...]
+    match: str
+    xsd: Path
+    stylesheets: tuple[Path, ...]
+    custom_levels: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+
+@lru_cache(maxsize=8)
+def load_scenarios(path: Path) -> tuple[Scenario, ...]:
+    """Scenarios of a KoSIT `scenarios.xml`, in document order (first match wins); resources resolve against
+    the file's folder."""
+    base = path.parent
+    root = etree.parse(str(path), etree.XMLParser(resolve_entities=False, no_network=True)).getroot()
+    ns = {"s": SCENARIOS_NS}
+    out = []
+    for sc in root.findall("s:scenario", ns):
+        out.append(Scenario(
+            name=sc.findtext("s:name", namespaces=ns).strip(),
+            namespaces=tuple((n.get("prefix"), n.text.strip()) for n in sc.findall("s:namespace", ns)),
+            match=sc.findtext("s:match", namespaces=ns).strip(),
+            xsd=base / sc.findtext("s:validateWithXmlSchema/s:resource/s:location", namespaces=ns).strip(),
+            stylesheets=tuple(base / loc.text.strip()
+                              for loc in sc.findall("s:validateWithSchematron/s:resource/s:location", ns)),
+            custom_levels={c.text.strip(): c.get("level") for c in sc.findall("s:createReport/s:customLevel", ns)},
+        ))
+    return tuple(out)
+
+
+def select_scenario(scenarios: tuple[Scenario, ...], sdoc) -> Scenario | None:
+    """The first scenario whose match expression is true for the (Saxon) document."""
+    for sc in scenarios:
+        xp = saxon.processor().new_xpath_processor()
+        for prefix, uri in sc.namespaces:
+            xp.declare_namespace(prefix, uri)
+        xp.set_context(xdm_item=sdoc)
+        if xp.effective_boolean_value(sc.match):
+            return sc
+    return None
+
+
+# ---------------------------------------------------------------- checks
+
+_schemas: dict[str, etree.XMLSchema] = {}
+_schema_lock = threading.Lock()
+
+
+def load_schema(path: Path) -> etree.XMLSchema:
+    """An XSD, loaded once per process (local includes/imports only)."""
+    key = str(Path(path).resolve())
+    schema = _schemas.get(key)
+    if schema is None:
+        with _schema_lock:
+            schema = _schemas.get(key)
+            if schema is None:
+                parser = etree.XMLParser(resolve_entities=False, no_network=True)
+                schema = _schemas[key] = etree.XMLSchema(etree.parse(key, parser))
+    return schema
+
+
+def xsd_issues(tree: etree._ElementTree, xsd_path: Path) -> list[Issue]:
+    schema = load_schema(xsd_path)
+    if schema.validate(tree):
+        return []
+    return [
+        Issue(ERROR, XSD_PREFIX + e.type_name.replace("SCHEMAV_", "").replace("_", "-"), e.message,
+              Location(xpath=getattr(e, "path", None), line=e.line or None, column=e.column or None))
+        for e in schema.error_log
+    ]
+
+
+def _locate(sdoc, xpath: str) -> Location:
+    loc = Location(xpath=xpath or None)
+    if not xpath:
+        return loc
+    try:
+        xp = saxon.processor().new_xpath_processor()
+        xp.set_context(xdm_item=sdoc)
+        node = xp.evaluate_single(xpath)
+    except Exception:  # an odd location string must not cost the finding
+        return loc
+    if node is not None and node.is_node:
+        line = node.line_number
+        col = node.column_number
+        loc.line = line if line and line > 0 else None
+        loc.column = col if col and col > 0 else None
+    return loc
+
+
+def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | None = None) -> list[Issue]:
+    """Run one compiled Schematron stylesheet (SVRL output) and read its failed asserts / successful reports."""
+    exe = saxon.compile_stylesheet(stylesheet)
+    try:
+        svrl = exe.transform_to_value(xdm_node=sdoc)
+    except Exception as exc:  # saxonche raises PySaxonApiError for XSLT dynamic errors
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        return [Issue(ERROR, RULE_ENGINE_ERROR,
+                      f"The official rules ({stylesheet.name}) stopped with a dynamic error on this document: "
+                      f"{message}", None)]
+    if svrl is None or svrl.size == 0:
+        return []
+    xp = saxon.processor().new_xpath_processor()
+    xp.declare_namespace("svrl", SVRL_NS)
+    xp.set_context(xdm_item=svrl.head)
+    found = xp.evaluate(_SVRL_FINDINGS)
+    if found is None:
+        return []
+    values = [found.item_at(i).string_value for i in range(found.size)]
+    levels = custom_levels or {}
+    issues = []
+    for n, i in enumerate(range(0, len(values), 4)):
+        rule_id, flag, location, text = values[i:i + 4]
+        severity = severity_of_flag(levels.get(rule_id, flag or None))
+        where = _locate(sdoc, location) if n < MAX_LOCATED else Location(xpath=location or None)
+        issues.append(Issue(severity, rule_id or "SCHEMATRON", text, where))
+    return issues
+
+
+def run_checks(doc: ParsedXml, xsd_path: Path | None, stylesheet_paths, custom_levels: dict[str, str] | None = None,
+               sdoc=None) -> list[Issue]:
+    """XSD (if given), then each Schematron stylesheet in order; `custom_levels` maps rule id -> Schematron
+    level (error/warning/information) overriding the stylesheet's flag. Schematron runs even when the XSD
+    fails, so the report lists every finding. `sdoc` = the document already parsed by Saxon (parsed here
+    if omitted)."""
+    issues = xsd_issues(doc.tree, Path(xsd_path)) if xsd_path else []
+    if sdoc is None:
+        sdoc = saxon.parse(doc.text, line_numbers=True)
+    for sheet in stylesheet_paths:
+        issues.extend(schematron_issues(sdoc, Path(sheet), custom_levels))
+    return issues
+
+
+# ---------------------------------------------------------------- the engine
+
+@dataclass
+class Outcome:
+    report: Report
+    scenario: str | None = None  # XRechnung: name of the KoSIT scenario applied
+
+
+def _unsupported_version(spec: str, version: str, why: str) -> ApiError:
+    known = rules.known_versions(spec)
+    return ApiError(400, "UNSUPPORTED_VERSION",
+                    f"{spec} validation package version {version!r} {why}; supported: {', '.join(known) or 'none'}")
+
+
+def _pack(spec: str, version: str | None, syntax: str | None) -> rules.Pack:
+    try:
+        if version is not None:
+            return rules.get_pack(spec, version)
+        return rules.latest_active(spec, syntax)
+    except rules.PackNotInstalled as exc:
+        if version is not None:
+            raise _unsupported_version(spec, version, "is not available on this server") from exc
+        raise ApiError(500, "RULES_NOT_INSTALLED", f"No {spec} validation package is installed: {exc}") from exc
+    except rules.RulesError as exc:
+        raise ApiError(500, "RULES_UNAVAILABLE", str(exc)) from exc
+
+
+def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
+             request_id: str | None = None) -> Outcome:
+    if spec not in rules.SPECS:
+        raise ApiError(400, "UNSUPPORTED_SPEC", f"unknown specification {spec!r}; supported: {', '.join(rules.SPECS)}")
+    if version is not None:
+        if not isinstance(version, str) or version not in rules.known_versions(spec):
+            raise _unsupported_version(spec, str(version), "is not supported")
+    try:
+        doc = xmlinput.load(data)
+    except XmlInputError as exc:
+        return Outcome(Report(_pack(spec, version, None).version, None, [exc.issue], request_id))
+    if doc.syntax is None:
+        return Outcome(Report(_pack(spec, version, None).version, None, [xmlinput.unknown_root_issue(doc)],
+                              request_id))
+    pack = _pack(spec, version, doc.syntax)
+    report = Report(pack.version, doc.report_syntax, [], request_id)
+    try:
+        sdoc = saxon.parse(doc.text, line_numbers=True)
+    except Exception as exc:  # lxml accepted it but Saxon does not: report, do not crash
+        report.issues.append(Issue(ERROR, xmlinput.XML_MALFORMED, f"The XML could not be read: {exc}", None))
+        return Outcome(report)
+    if pack.scenarios is not None:
+        scenario = select_scenario(load_scenarios(pack.scenarios), sdoc)
+        if scenario is None:
+            report.issues.append(Issue(ERROR, NO_SCENARIO,
+                                       "The document matches no scenario of the XRechnung validator configuration "
+                                       f"{pack.version}: its specification identifier (CII GuidelineSpecified"
+                                       "DocumentContextParameter/ID, UBL CustomizationID) is not one of XRechnung "
+                                       "3.0 (standard, extension, CVD) or EN 16931.",
+                                       Location(xpath="/*[1]", line=doc.tree.getroot().sourceline)))
+            return Outcome(report)
+        report.issues = run_checks(doc, scenario.xsd, scenario.stylesheets, scenario.custom_levels, sdoc=sdoc)
+        return Outcome(report, scenario.name)
+    if doc.syntax not in pack.syntaxes:
+        report.issues.append(Issue(ERROR, SYNTAX_NOT_COVERED,
+                                   f"{spec} {pack.version} has no rules for {doc.syntax} documents.", None))
+        return Outcome(report)
+    entry = pack.rules_for(doc.syntax)
+    report.issues = run_checks(doc, entry.xsd, entry.stylesheets, sdoc=sdoc)
+    return Outcome(report)
+
+
+def validate_xml(data: bytes, spec: str = "xrechnung", version: str | None = None,
+                 request_id: str | None = None) -> Report:
+    """Validate an XML e-invoice on the official rules of `spec` (xrechnung | en16931); `version=None` = the
+    latest active pack for the detected syntax. Raises ApiError 400 for an unsupported spec/version."""
+    return validate(data, spec, version, request_id).report
+
+
+def warm_up(specs=rules.SPECS) -> int:
+    """Compile every installed active pack's stylesheets and load its schemas in this process (e.g. in a
+    worker after fork) so the first request does not pay for it. Returns the number of stylesheets."""
+    count = 0
+    for pack in rules.list_installed():
+        if pack.spec in specs and pack.status == rules.ACTIVE:
+            for entry in pack.syntaxes.values():
+                load_schema(entry.xsd)
+                for sheet in entry.stylesheets:
+                    saxon.compile_stylesheet(sheet)
+                    count += 1
+    return count

@@ -1,0 +1,123 @@
+"""Safe parsing of untrusted XML and syntax detection.
+
+lxml parses with no DTD loading, no entity resolution, no network and the default tree limits; a document that
+carries a DOCTYPE (and with it any ENTITY declaration) is rejected outright, so XXE and entity expansion
+("billion laughs") never happen. Findings are `Issue`s with a stable code and the line/column of the problem.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lxml import etree
+
+from pipeline.report import ERROR, Issue, Location
+
+CII_NS = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
+UBL_INVOICE_NS = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
+UBL_CREDITNOTE_NS = "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2"
+
+# (namespace, local name) of the root -> syntax key used by the rule packs.
+ROOTS = {
+    (CII_NS, "CrossIndustryInvoice"): "CII",
+    (UBL_INVOICE_NS, "Invoice"): "UBL-Invoice",
+    (UBL_CREDITNOTE_NS, "CreditNote"): "UBL-CreditNote",
+}
+
+# Stable issue codes for findings that are not official rules.
+XML_EMPTY = "XML-EMPTY"
+XML_MALFORMED = "XML-MALFORMED"
+XML_DTD_FORBIDDEN = "XML-DTD-FORBIDDEN"
+XML_UNKNOWN_ROOT = "XML-UNKNOWN-ROOT"
+
+_PARSER_OPTIONS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
+                       dtd_validation=False, remove_blank_text=False)
+_DOCTYPE = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
+
+
+class XmlInputError(Exception):
+    """The input is not a well-formed, acceptable XML document; `issue` says why and where."""
+
+    def __init__(self, issue: Issue):
+        super().__init__(issue.message)
+        self.issue = issue
+
+
+@dataclass
+class ParsedXml:
+    tree: etree._ElementTree
+    text: str  # the document as decoded characters (what Saxon parses)
+    syntax: str | None  # "CII" | "UBL-Invoice" | "UBL-CreditNote" | None (unknown root)
+    root_name: str  # Clark name of the root element
+
+    @property
+    def report_syntax(self) -> str | None:
+        """Syntax as the report names it: CII or UBL."""
+        return None if self.syntax is None else ("CII" if self.syntax == "CII" else "UBL")
+
+
+def _issue(code: str, message: str, line: int | None = None, column: int | None = None) -> Issue:
+    return Issue(ERROR, code, message, Location(xpath=None, line=line, column=column))
+
+
+def _line_of(data: bytes, offset: int) -> tuple[int, int]:
+    start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, offset - start + 1
+
+
+def _parser() -> etree.XMLParser:
+    return etree.XMLParser(**_PARSER_OPTIONS)
+
+
+def parse(data: bytes) -> etree._ElementTree:
+    """Parse untrusted bytes safely. Raises XmlInputError (empty, malformed, DOCTYPE/ENTITY present)."""
+    if not data or not data.strip():
+        raise XmlInputError(_issue(XML_EMPTY, "The file is empty: no XML document to validate.", 1, 1))
+    m = _DOCTYPE.search(data)
+    if m:  # ASCII-compatible encodings: refuse before the parser sees the internal subset
+        line, col = _line_of(data, m.start())
+        raise XmlInputError(_issue(XML_DTD_FORBIDDEN, "DOCTYPE and ENTITY declarations are not allowed in "
+                                   "e-invoices; the document was not processed.", line, col))
+    try:
+        tree = etree.ElementTree(etree.fromstring(data, _parser()))
+    except etree.XMLSyntaxError as exc:
+        line, col = (exc.position if exc.position else (None, None))
+        raise XmlInputError(_issue(XML_MALFORMED, f"The file is not well-formed XML: {exc.msg}", line,
+                                   col)) from None
+    except ValueError as exc:  # e.g. unsupported encoding declaration
+        raise XmlInputError(_issue(XML_MALFORMED, f"The file is not well-formed XML: {exc}", 1, 1)) from None
+    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:  # other encodings (e.g. UTF-16)
+        raise XmlInputError(_issue(XML_DTD_FORBIDDEN, "DOCTYPE and ENTITY declarations are not allowed in "
+                                   "e-invoices; the document was not processed.", 1, 1))
+    return tree
+
+
+def decoded_text(data: bytes, tree: etree._ElementTree) -> str:
+    """The document's characters, decoded with the encoding the XML parser found."""
+    encoding = (tree.docinfo.encoding or "utf-8").lower()
+    codec = "utf-8-sig" if encoding in ("utf-8", "utf8") else encoding
+    try:
+        return data.decode(codec).lstrip("\ufeff")
+    except (LookupError, UnicodeDecodeError):
+        # lxml accepted it, Python cannot decode by that name: let lxml re-serialise as UTF-8.
+        return etree.tostring(tree, encoding="unicode")
+
+
+def detect_syntax(root: etree._Element) -> str | None:
+    q = etree.QName(root)
+    return ROOTS.get((q.namespace, q.localname))
+
+
+def load(data: bytes) -> ParsedXml:
+    """Parse and detect the syntax. Raises XmlInputError for unparseable input; an unknown root is not an
+    error here (`syntax` is None) so the caller decides how to report it."""
+    tree = parse(data)
+    root = tree.getroot()
+    return ParsedXml(tree=tree, text=decoded_text(data, tree), syntax=detect_syntax(root), root_name=root.tag)
+
+
+def unknown_root_issue(doc: ParsedXml) -> Issue:
+    return Issue(ERROR, XML_UNKNOWN_ROOT,
+                 f"Unknown document type {doc.root_name}: expected a UN/CEFACT CII D16B rsm:CrossIndustryInvoice "
+                 "or a UBL 2.1 Invoice or CreditNote.",
+                 Location(xpath="/*[1]", line=doc.tree.getroot().sourceline, column=None))

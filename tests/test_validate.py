@@ -1,0 +1,108 @@
+"""The validation engine on official documents: scenarios, custom levels, locations, versions, encodings."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import CORPUS
+from pipeline import rules, validate, xmlinput
+from pipeline.errors import ApiError
+
+TS = CORPUS / "xrechnung-testsuite"
+UBL_STD = TS / "business-cases/standard/01.01a-INVOICE_ubl.xml"
+CII_STD = TS / "business-cases/standard/01.01a-INVOICE_uncefact.xml"
+UBL_CVD = TS / "technical-cases/cvd/02.01a-cvd_INVOICE_ubl.xml"
+CEN_CII = CORPUS / "en16931-cen/cii/examples/CII_business_example_01.xml"
+TWO_URIID = CORPUS / "mustangproject/library/Extended_fremdwaehrung.xml"
+
+
+def test_xrechnung_ubl_standard_is_valid_with_its_scenario():
+    out = validate.validate(UBL_STD.read_bytes(), "xrechnung")
+    r = out.report
+    assert out.scenario == "EN16931 XRechnung (UBL Invoice)"
+    assert (r.valid, r.version, r.syntax) == (True, "3.0.2", "UBL")
+    # the official XRechnung rules report BR-DE-TMP-32 with flag information -> WARNING, not an error
+    assert [(i.severity, i.code) for i in r.issues] == [("WARNING", "BR-DE-TMP-32")]
+    assert r.issues[0].message.startswith("[BR-DE-TMP-32]")
+
+
+def test_custom_level_downgrades_cen_fatal_for_cvd():
+    out = validate.validate(UBL_CVD.read_bytes(), "xrechnung")
+    assert out.scenario == "EN16931 XRechnung CVD (UBL Invoice)"
+    assert out.report.valid
+    assert ("WARNING", "BR-CL-13") in [(i.severity, i.code) for i in out.report.issues]
+    # without the scenario's customLevel, CEN 1.3.16 reports it as fatal
+    cen = validate.validate_xml(UBL_CVD.read_bytes(), "en16931")
+    assert not cen.valid and ("ERROR", "BR-CL-13") in [(i.severity, i.code) for i in cen.issues]
+
+
+def test_finding_is_located_by_line_and_column():
+    data = CII_STD.read_bytes().replace(b"<ram:BuyerReference>", b"<ram:BuyerReference>   ", 1)
+    text = CII_STD.read_text("utf-8")
+    # remove the invoice number (BT-1): BR-02 fires on the root's ExchangedDocument
+    data = text.replace("<ram:ID>123456XX</ram:ID>", "", 1).encode()
+    assert data != text.encode()
+    r = validate.validate_xml(data, "en16931")
+    br02 = [i for i in r.issues if i.code == "BR-02"]
+    assert br02 and br02[0].severity == "ERROR"
+    loc = br02[0].location
+    assert loc.xpath and loc.line and loc.column
+    # Saxon reports where the root's start tag ends (it spans the namespace declarations)
+    root_tag_end = next(n for n, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith(">") and n > 1)
+    assert loc.line == root_tag_end
+
+
+def test_xsd_findings_carry_line_and_column():
+    text = UBL_STD.read_text("utf-8").replace("<cbc:IssueDate>", "<cbc:Bogus>x</cbc:Bogus><cbc:IssueDate>", 1)
+    r = validate.validate_xml(text.encode(), "xrechnung")
+    xsd = [i for i in r.issues if i.code.startswith("XSD-")]
+    assert not r.valid and xsd
+    assert "Bogus" in xsd[0].message and xsd[0].location.line == 8  # libxml2 gives no column for schema errors
+
+
+def test_en16931_cii_example_is_valid():
+    r = validate.validate_xml(CEN_CII.read_bytes(), "en16931")
+    assert (r.valid, r.version, r.syntax, r.errors) == (True, "1.3.16", "CII", 0)
+
+
+def test_document_matching_no_scenario_is_invalid():
+    data = CII_STD.read_bytes().replace(b"urn:xeinkauf.de:kosit:xrechnung_3.0", b"urn:example:other", 1)
+    r = validate.validate_xml(data, "xrechnung")
+    assert not r.valid and [i.code for i in r.issues] == [validate.NO_SCENARIO]
+
+
+def test_dynamic_error_in_official_rules_is_a_finding_and_the_engine_stays_healthy():
+    r = validate.validate_xml(TWO_URIID.read_bytes(), "en16931")
+    engine = [i for i in r.issues if i.code == validate.RULE_ENGINE_ERROR]
+    assert not r.valid and engine and "normalize-space" in engine[0].message
+    assert validate.validate_xml(CEN_CII.read_bytes(), "en16931").valid  # next document is fine
+
+
+def test_unsupported_version_is_a_400():
+    with pytest.raises(ApiError) as exc:
+        validate.validate_xml(UBL_STD.read_bytes(), "xrechnung", version="9.9")
+    assert exc.value.http_status == 400 and exc.value.error_code == "UNSUPPORTED_VERSION"
+    with pytest.raises(ApiError) as exc:
+        validate.validate_xml(UBL_STD.read_bytes(), "xrechnung", version="1.3.16")  # an en16931 version
+    assert exc.value.http_status == 400
+    assert validate.validate_xml(UBL_STD.read_bytes(), "xrechnung", version="3.0.2").valid
+
+
+def test_non_utf8_encodings_are_decoded_as_declared():
+    text = UBL_STD.read_text("utf-8")
+    assert text.startswith("<?xml")
+    body = text.split("?>", 1)[1]
+    for enc, decl in (("iso-8859-1", "ISO-8859-1"), ("utf-16", "UTF-16")):
+        data = f'<?xml version="1.0" encoding="{decl}"?>{body}'.encode(enc, errors="xmlcharrefreplace")
+        r = validate.validate_xml(data, "xrechnung")
+        assert r.valid, (enc, [i.to_dict() for i in r.issues if i.severity == "ERROR"])
+
+
+def test_run_checks_primitive_with_custom_levels():
+    pack = rules.latest_active("en16931", "UBL-Invoice")
+    entry = pack.rules_for("UBL-Invoice")
+    doc = xmlinput.load(UBL_CVD.read_bytes())
+    plain = validate.run_checks(doc, entry.xsd, entry.stylesheets)
+    assert ("ERROR", "BR-CL-13") in [(i.severity, i.code) for i in plain]
+    lowered = validate.run_checks(doc, entry.xsd, entry.stylesheets, {"BR-CL-13": "information"})
+    assert ("WARNING", "BR-CL-13") in [(i.severity, i.code) for i in lowered]
+    assert not [i for i in lowered if i.severity == "ERROR"]
