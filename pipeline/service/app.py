@@ -16,15 +16,16 @@ from pipeline.service.accesslog import AccessLogMiddleware
 from pipeline.service.requestid import RequestIdMiddleware
 
 
-def platform_middleware() -> list:
+def platform_middleware(backends=None) -> list:
     from pipeline.service import platform
 
-    return platform.middleware()
+    return platform.middleware(backends)
 
 
-def create_app(platform: bool = True) -> falcon.App:
-    """`platform=False` mounts the stages without auth/credits/rate limits (stage tests and benchmarks)."""
-    mw = [RequestIdMiddleware(), AccessLogMiddleware()] + (platform_middleware() if platform else [])
+def create_app(platform: bool = True, backends=None) -> falcon.App:
+    """`platform=False` mounts the stages without auth/credits/rate limits (stage tests and benchmarks).
+    `backends` (a pipeline.service.platform.Backends) replaces the store/limiter/config read from settings."""
+    mw = [RequestIdMiddleware(), AccessLogMiddleware()] + (platform_middleware(backends) if platform else [])
     app = falcon.App(middleware=mw)
     app.req_options.strip_url_path_trailing_slash = True
     errors.install(app)

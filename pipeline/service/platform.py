@@ -238,5 +238,5 @@ class PlatformMiddleware:
             log.error("could not settle reservation %s request_id=%s: %s", reservation, ctx.request_id, exc)
 
 
-def middleware() -> list:
-    return [PlatformMiddleware()]
+def middleware(backends: Backends | None = None) -> list:
+    return [PlatformMiddleware(backends)]

@@ -1,0 +1,159 @@
+"""Shared fixtures and helpers for the platform suites (auth, credits, rate limits, serving).
+
+Backends: SQLite in a temporary directory, real PostgreSQL (127.0.0.1:5432, db `test`, a fresh schema per
+test) and real Redis (127.0.0.1:6379, a fresh key prefix per test). A tiny "work" resource stands in for a
+stage so that tests can see whether any work was done.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import falcon
+import falcon.testing
+import pytest
+
+from pipeline.service import apikeys
+from pipeline.service.app import create_app
+from pipeline.service.platform import Backends, PlatformConfig
+from pipeline.storage.postgres import PostgresStore
+from pipeline.storage.ratelimit import MemoryLimiter, RedisLimiter, SqliteLimiter
+from pipeline.storage.sqlite import SqliteStore
+
+REPO = Path(__file__).resolve().parent.parent
+PG_BASE = os.environ.get("EINVOICE_TEST_POSTGRES", "postgresql://127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("EINVOICE_TEST_REDIS", "redis://127.0.0.1:6379/0")
+GEN = "/v1/invoice/h4work"            # costs 1 by the default rule (a POST to /v1/invoice/<name>)
+VAL = "/v1/invoice/h4work/validate"   # costs 0 by the default rule
+
+
+def pg_url(schema: str) -> str:
+    return f"{PG_BASE}?options=-csearch_path%3D{schema}"
+
+
+class Work:
+    """Counts the calls that reach it; `?outcome=` picks 200, 400, 422, 500 (an ApiError) or raise."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def _do(self, req, resp):
+        self.calls += 1
+        outcome = req.get_param("outcome") or "200"
+        delay = float(req.get_param("sleep") or 0)
+        if delay:
+            time.sleep(delay)
+        if outcome == "raise":
+            raise RuntimeError("/secret/internal/path boom")
+        if outcome != "200":
+            from pipeline.errors import ApiError
+
+            raise ApiError(int(outcome), "TEST_FAILURE", "requested failure")
+        resp.media = {"done": True}
+
+    on_post = _do
+    on_get = _do
+
+
+def make_store(kind: str, tmp_path: Path):
+    if kind == "sqlite":
+        return SqliteStore(tmp_path / "platform.sqlite3")
+    return PostgresStore(pg_url("h4_" + uuid.uuid4().hex[:12]))
+
+
+def make_limiter(kind: str, store):
+    if kind == "memory":
+        return MemoryLimiter()
+    if kind == "sqlite":
+        return SqliteLimiter(store)
+    return RedisLimiter(REDIS_URL, prefix=f"h4test:{uuid.uuid4().hex[:8]}:")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request, tmp_path):
+    s = make_store(request.param, tmp_path)
+    yield s
+    if isinstance(s, PostgresStore):
+        s.drop_schema()
+    s.close()
+
+
+class Platform:
+    """An app with the platform layer over a given store/limiter, plus the Work resource."""
+
+    def __init__(self, store, limiter=None, config: PlatformConfig | None = None):
+        self.store = store
+        self.backends = Backends(store, limiter or MemoryLimiter(), config or PlatformConfig(rate_limit=1000))
+        self.app = create_app(backends=self.backends)
+        self.work = Work()
+        self.app.add_route(GEN, self.work)
+        self.app.add_route(VAL, self.work)
+        self.client = falcon.testing.TestClient(self.app)
+
+    def key(self, credits=10, env="test", rate_limit=None) -> tuple[str, str]:
+        key_id, token, digest = apikeys.mint(env)
+        self.store.create_key(key_id, "test", env, digest, credits, rate_limit)
+        return key_id, token
+
+    def post(self, token, path=GEN, **kw):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        headers.update(kw.pop("headers", {}))
+        return self.client.simulate_post(path, headers=headers, **kw)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`pipeline serve` in a subprocess on a free loopback port."""
+
+    def __init__(self, env: dict, workers: int = 1, port: int | None = None, warm: bool = False, log_path=None):
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        args = [sys.executable, "-m", "pipeline", "serve", "--port", str(self.port), "--workers", str(workers)]
+        if not warm:
+            args.append("--no-warm")
+        self._log = open(log_path, "wb") if log_path else subprocess.DEVNULL
+        self.proc = subprocess.Popen(args, cwd=REPO, env={**os.environ, **env}, stdout=self._log,
+                                     stderr=subprocess.STDOUT)
+        self.wait_ready()
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        import requests
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"pipeline serve exited with {self.proc.returncode}")
+            try:
+                if requests.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            except requests.RequestException:
+                time.sleep(0.2)
+        raise RuntimeError("pipeline serve did not come up")
+
+    def stop(self, timeout: float = 30) -> int:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self._log is not subprocess.DEVNULL:
+            self._log.close()
+        return self.proc.returncode
+
+
+def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=REPO, env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=60)
