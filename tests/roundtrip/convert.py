@@ -6,8 +6,6 @@ source's business terms. BT-24 is a spec-level value (the endpoint sets it), so 
 from __future__ import annotations
 
 import copy
-import json
-from decimal import Decimal
 
 from .reader import Reading, computed_only, read_terms
 
@@ -38,23 +36,3 @@ def convert(xml: bytes, syntax: str | None = None) -> tuple[dict, list[str]]:
     """(InvoiceRequest dict, business terms the model cannot carry)."""
     reading = read_terms(xml)
     return request_from_reading(reading, syntax), reading.losses
-
-
-def dumps(request: dict) -> bytes:
-    """JSON with every Decimal written exactly as read (no float round trip)."""
-    decimals: list[Decimal] = []
-
-    def mark(value):
-        if isinstance(value, dict):
-            return {k: mark(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [mark(v) for v in value]
-        if isinstance(value, Decimal):
-            decimals.append(value)
-            return f"\x00{len(decimals) - 1}\x00"
-        return value
-
-    text = json.dumps(mark(request), ensure_ascii=False, indent=1)
-    for i, d in enumerate(decimals):
-        text = text.replace(f'"\\u0000{i}\\u0000"', format(d, "f"), 1)
-    return text.encode("utf-8")

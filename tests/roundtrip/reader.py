@@ -6,7 +6,7 @@ stylesheets (one XPath per term and syntax, from the EN 16931-1 syntax bindings)
 stylesheets drop or alter shows up as a difference.
 
 A term that occurs more often than the JSON model can carry (e.g. two BT-22 notes, two payment accounts)
-or that the model has no field for at all (BT-8, BT-19, BT-128, BT-147, ...) is listed in `losses`;
+or that the model has no field for at all (BT-8, BT-19, BT-128, XRechnung extensions) is listed in `losses`;
 those are limits of the model, not of the reader.
 """
 from __future__ import annotations
@@ -109,6 +109,7 @@ INVOICE = G("invoice", "", ".", ".", (
     T("issueDate", "BT-2", "rsm:ExchangedDocument/ram:IssueDateTime/udt:DateTimeString", "cbc:IssueDate", DATE),
     T("invoiceTypeCode", "BT-3", "rsm:ExchangedDocument/ram:TypeCode", "cbc:InvoiceTypeCode|cbc:CreditNoteTypeCode"),
     T("currencyCode", "BT-5", _SETTLE + "/ram:InvoiceCurrencyCode", "cbc:DocumentCurrencyCode"),
+    T("invoiceCurrencyCode", "BT-5", _SETTLE + "/ram:InvoiceCurrencyCode", "cbc:DocumentCurrencyCode"),  # alias
     T("valueAddedTaxPointDate", "BT-7", _SETTLE + "/ram:ApplicableTradeTax/ram:TaxPointDate/udt:DateString",
       "cbc:TaxPointDate", DATE),
     T("vatAccountingCurrencyCode", "BT-6", _SETTLE + "/ram:TaxCurrencyCode", "cbc:TaxCurrencyCode"),
@@ -309,6 +310,8 @@ INVOICE = G("invoice", "", ".", ".", (
               T("netPrice", "BT-146", "ram:NetPriceProductTradePrice/ram:ChargeAmount", "cbc:PriceAmount", NUM),
               T("grossPrice", "BT-148", "ram:GrossPriceProductTradePrice/ram:ChargeAmount",
                 "cac:AllowanceCharge/cbc:BaseAmount", NUM),
+              T("priceDiscount", "BT-147", "ram:GrossPriceProductTradePrice/ram:AppliedTradeAllowanceCharge/ram:ActualAmount",
+                "cac:AllowanceCharge/cbc:Amount", NUM, request=False),  # gross - net: derived, not sent
               T("priceBasisQuantity", "BT-149", "ram:NetPriceProductTradePrice/ram:BasisQuantity", "cbc:BaseQuantity", NUM),
               T("basisUnitCode", "BT-150", "ram:NetPriceProductTradePrice/ram:BasisQuantity/@unitCode",
                 "cbc:BaseQuantity/@unitCode"),
@@ -343,6 +346,9 @@ INVOICE = G("invoice", "", ".", ".", (
 ))
 
 
+# Request fields that are no business term and are not written to XML (compared by nobody).
+NOT_WRITTEN = {"invoiceSubType"}
+
 # Terms the JSON model has no field for: present in a source document, they are lost on conversion.
 NOT_CARRIED = {
     "CII": {
@@ -351,9 +357,6 @@ NOT_CARRIED = {
         "BT-128 (line object identifier)":
             "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem/ram:SpecifiedLineTradeSettlement"
             "/ram:AdditionalReferencedDocument",
-        "BT-147 (item price discount)":
-            "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem/ram:SpecifiedLineTradeAgreement"
-            "/ram:GrossPriceProductTradePrice/ram:AppliedTradeAllowanceCharge",
         "BT-11 project name": _AGREE + "/ram:SpecifiedProcuringProject/ram:Name[. != 'Project reference']",
         "XRechnung extension: sub-invoice lines (BG-DEX-01)":
             "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem"
@@ -365,8 +368,6 @@ NOT_CARRIED = {
         "BT-8 (VAT point date code)": "cac:InvoicePeriod/cbc:DescriptionCode",
         "BT-19 (buyer accounting reference)": "cbc:AccountingCost",
         "BT-128 (line object identifier)": "cac:InvoiceLine/cac:DocumentReference|cac:CreditNoteLine/cac:DocumentReference",
-        "BT-147 (item price discount)": "cac:InvoiceLine/cac:Price/cac:AllowanceCharge/cbc:Amount"
-                                        "|cac:CreditNoteLine/cac:Price/cac:AllowanceCharge/cbc:Amount",
         "XRechnung extension: sub-invoice lines (BG-DEX-01)": "cac:InvoiceLine/cac:SubInvoiceLine",
         "XRechnung extension: third-party payment (BG-DEX-09)": "cac:PrepaidPayment",
     },
@@ -440,10 +441,21 @@ def read_terms(xml: bytes) -> Reading:
         note = terms["invoiceNote"]
         if len(note) > 5 and note[0] == "#" and note[4] == "#" and note[1:4].isalpha():
             terms["invoiceNoteSubjectCode"], terms["invoiceNote"] = note[1:4], note[5:]
+    _o_rates(terms)
     for label, xpath in NOT_CARRIED[syntax].items():
         if root.xpath(xpath, namespaces=NS):
             losses.append(f"{label}: no field in the model")
     return Reading(syntax, terms, losses)
+
+
+def _o_rates(terms: dict) -> None:
+    """BR-O-05/06/07 forbid a VAT rate on lines, allowances and charges of category O, while the model
+    requires one (0): read the absent rate back as the 0 the request carried."""
+    items = [line.get("lineVatInformation", {}) for line in terms.get("invoiceLines", [])]
+    items += terms.get("documentLevelAllowances", []) + terms.get("documentLevelCharges", [])
+    for item in items:
+        if item.get("vatCategoryCode") == "O":
+            item.setdefault("vatRate", Decimal(0))
 
 
 def computed_only(group: G = INVOICE, prefix: str = "") -> set[str]:
@@ -484,3 +496,44 @@ def diff_lines(expected: dict[str, str], actual: dict[str, str]) -> list[str]:
     a = [f"{k} = {v}" for k, v in sorted(expected.items())]
     b = [f"{k} = {v}" for k, v in sorted(actual.items())]
     return list(difflib.unified_diff(a, b, "expected", "actual", lineterm="", n=0))
+
+
+# ---- the canonical XML (docs/canonical.md) as the same kind of dict -------------------------------------
+
+def _numeric_names(group: G = INVOICE) -> set[str]:
+    names = set()
+    for item in group.terms:
+        if isinstance(item, T):
+            if item.kind == NUM:
+                names.add(item.name)
+        else:
+            names |= _numeric_names(item)
+    return names
+
+
+_NUMERIC = _numeric_names()
+_ARRAYS = {  # canonical item element -> JSON array name (docs/canonical.md rule 2)
+    "vatBreakdown": "vatBreakdowns", "invoiceLine": "invoiceLines",
+    "documentLevelAllowance": "documentLevelAllowances", "documentLevelCharge": "documentLevelCharges",
+    "additionalSupportingDocument": "additionalSupportingDocuments",
+    "invoiceLineAllowance": "invoiceLineAllowances", "invoiceLineCharge": "invoiceLineCharges",
+    "itemAttribute": "itemAttributes",
+}
+
+
+def canonical_terms(xml: bytes) -> dict:
+    """The canonical invoice as a dict shaped like `InvoiceRequest.invoice` (computed amounts included)."""
+    def convert(element) -> dict:
+        out: dict = {}
+        for child in element:
+            if not isinstance(child.tag, str):
+                continue
+            name = etree.QName(child).localname
+            value = convert(child) if len(child) else _value((child.text or "").strip(),
+                                                               NUM if name in _NUMERIC else DATE)
+            if name in _ARRAYS:
+                out.setdefault(_ARRAYS[name], []).append(value)
+            else:
+                out[name] = value
+        return out
+    return convert(etree.fromstring(xml))

@@ -1,0 +1,46 @@
+"""`pipeline generate request.json --spec xrechnung|en16931 [--syntax UBL] [-o out.xml]`"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from pipeline.errors import ApiError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("generate", help="generate and validate an XRechnung / EN 16931 document from request JSON")
+    p.add_argument("request", type=Path, help="InvoiceRequest JSON file ('-' for stdin)")
+    p.add_argument("--spec", choices=("xrechnung", "en16931"), default="xrechnung")
+    p.add_argument("--syntax", type=str.upper, choices=("CII", "UBL"), help="override config.syntax")
+    p.add_argument("-o", "--output", type=Path, help="write the XML here (default: stdout)")
+    p.set_defaults(func=run)
+
+
+def read_input(path: Path) -> bytes:
+    return sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+
+
+def print_api_error(err: ApiError) -> int:
+    """An ApiError as the service would answer it, on stderr. 4xx -> 1 (a finding about the input), else 2."""
+    print(json.dumps(err.to_dict(None), ensure_ascii=False, indent=2), file=sys.stderr)
+    return 1 if err.http_status < 500 else 2
+
+
+def run(args) -> int:
+    from pipeline import generate
+
+    body = read_input(args.request)
+    if args.syntax:
+        body = generate.with_config(body, syntax=args.syntax)
+    try:
+        xml, report = generate.generate_xml(body, args.spec)
+    except ApiError as err:
+        return print_api_error(err)
+    if args.output:
+        args.output.write_bytes(xml)
+    else:
+        sys.stdout.buffer.write(xml)
+    for issue in report.issues:
+        print(f"{issue.severity} {issue.code}: {issue.message}", file=sys.stderr)
+    return 0

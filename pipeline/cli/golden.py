@@ -1,0 +1,99 @@
+"""`pipeline golden [--update] [NAME ...]`: check (or, on purpose, rewrite) the golden outputs.
+
+Every request in `fixtures/*.json` is generated for each spec and syntax through the whole pipeline
+(validation included) and compared with `fixtures/golden/<name>.<spec>.<syntax>.xml`. A fixture that names
+its spec (config.spec or processControl.specificationIdentifier) is generated for that spec only.
+Golden files are reviewed outputs: `--update` rewrites them, and the diff is what a reviewer reads.
+"""
+from __future__ import annotations
+
+import difflib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.settings import REPO_ROOT
+
+FIXTURES = REPO_ROOT / "fixtures"
+GOLDEN = FIXTURES / "golden"
+SPEC_IDS = {
+    "urn:cen.eu:en16931:2017": "en16931",
+    "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0": "xrechnung",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    fixture: Path
+    spec: str
+    syntax: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.fixture.stem}.{self.spec}.{self.syntax.lower()}"
+
+    @property
+    def golden(self) -> Path:
+        return GOLDEN / f"{self.id}.xml"
+
+    def render(self) -> bytes:
+        """Generate (and validate) this case; ApiError when the pipeline rejects it."""
+        from pipeline import generate
+        body = generate.with_config(self.fixture.read_bytes(), syntax=self.syntax)
+        return generate.generate_xml(body, self.spec)[0]
+
+
+def specs_of(fixture: Path) -> tuple[str, ...]:
+    from pipeline.generate import load_request
+    request = load_request(fixture.read_bytes())
+    named = request.get("config", {}).get("spec") or SPEC_IDS.get(
+        request.get("invoice", {}).get("processControl", {}).get("specificationIdentifier"))
+    return (named,) if named else ("xrechnung", "en16931")
+
+
+def cases(names: list[str] | None = None) -> list[Case]:
+    fixtures = sorted(FIXTURES.glob("*.json"))
+    if names:
+        fixtures = [f for f in fixtures if f.stem in names]
+    return [Case(f, spec, syntax) for f in fixtures for spec in specs_of(f) for syntax in ("CII", "UBL")]
+
+
+def diff(expected: bytes, actual: bytes, name: str) -> str:
+    """Unified diff of two XML outputs, line by line, for a human."""
+    a = expected.decode("utf-8").splitlines()
+    b = actual.decode("utf-8").splitlines()
+    return "\n".join(difflib.unified_diff(a, b, f"golden/{name}.xml", f"generated/{name}.xml", lineterm=""))
+
+
+def register(sub) -> None:
+    p = sub.add_parser("golden", help="check or rewrite the golden outputs of fixtures/")
+    p.add_argument("names", nargs="*", help="fixture names (file stems); default all")
+    p.add_argument("--update", action="store_true", help="rewrite the golden files from the current pipeline")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from pipeline.errors import ApiError
+
+    failed = 0
+    for case in cases(args.names):
+        try:
+            actual = case.render()
+        except ApiError as err:
+            failed += 1
+            details = "; ".join(f"{e.code} {e.field or ''}".strip() for e in err.errors) or err.message
+            print(f"FAIL {case.id}: {err.http_status} {err.error_code}: {details}", file=sys.stderr)
+            continue
+        if args.update:
+            GOLDEN.mkdir(parents=True, exist_ok=True)
+            if not case.golden.exists() or case.golden.read_bytes() != actual:
+                case.golden.write_bytes(actual)
+                print(f"wrote {case.golden.relative_to(REPO_ROOT)}")
+            continue
+        if not case.golden.exists():
+            failed += 1
+            print(f"MISSING {case.golden.relative_to(REPO_ROOT)} (run: pipeline golden --update)", file=sys.stderr)
+        elif case.golden.read_bytes() != actual:
+            failed += 1
+            print(diff(case.golden.read_bytes(), actual, case.id))
+    return 1 if failed else 0

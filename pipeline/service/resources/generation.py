@@ -1,0 +1,50 @@
+"""POST /v1/invoice/xrechnung and /v1/invoice/en16931: JSON InvoiceRequest -> validated XML (spec 4.1).
+
+HTTP only: content negotiation and reading the body. The work is `pipeline.generate.generate_xml`.
+"""
+from __future__ import annotations
+
+import falcon
+
+from pipeline.errors import ApiError
+from pipeline.settings import get_settings
+
+XML = "application/xml"
+
+
+def check_media(req) -> None:
+    """406 when the Accept header excludes XML (none and */* accept it); 415 unless the body is JSON."""
+    if not req.client_accepts(XML):
+        raise ApiError(406, "NOT_ACCEPTABLE", f"This endpoint returns {XML}; the Accept header excludes it.")
+    media = (req.content_type or "").split(";", 1)[0].strip().lower()
+    if media != falcon.MEDIA_JSON:
+        raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE",
+                       f"Content-Type must be application/json, not {req.content_type or 'missing'}.")
+
+
+def read_body(req) -> bytes:
+    limit = get_settings().max_upload_bytes
+    if req.content_length is not None and req.content_length > limit:
+        raise ApiError(413, "PAYLOAD_TOO_LARGE", f"The request body exceeds {limit} bytes.")
+    body = req.bounded_stream.read(limit + 1)
+    if len(body) > limit:
+        raise ApiError(413, "PAYLOAD_TOO_LARGE", f"The request body exceeds {limit} bytes.")
+    return body
+
+
+class GenerateXml:
+    def __init__(self, spec: str):
+        self.spec = spec
+
+    def on_post(self, req, resp):
+        from pipeline.generate import generate_xml  # stages load Saxon lazily, per worker
+        check_media(req)
+        xml, report = generate_xml(read_body(req), self.spec, getattr(req.context, "request_id", None))
+        resp.content_type = XML
+        resp.set_header("X-Validation-Warnings", str(report.warnings))
+        resp.data = xml
+
+
+def add_routes(app: falcon.App) -> None:
+    for spec in ("xrechnung", "en16931"):
+        app.add_route(f"/v1/invoice/{spec}", GenerateXml(spec))
