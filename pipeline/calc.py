@@ -1,0 +1,182 @@
+"""Derived amounts of an invoice, as EN 16931 defines them (pure functions, Decimal only).
+
+AUTO (`config.calculationMode`, the default) computes every derived amount:
+  line:      allowance/charge amount = round(base x percentage / 100, 2) where only percentage (+ base) is sent
+             (base defaults to the line's quantity x price); net price = gross price where only gross is sent;
+             BT-131 = round(quantity x net price / price base quantity, 2) - line allowances + line charges
+  document:  allowance/charge amount from percentage x base (base defaults to the lines of its VAT category/rate);
+             BT-106 = sum BT-131, BT-107 = sum BT-92, BT-108 = sum BT-99, BT-109 = BT-106 - BT-107 + BT-108
+  VAT:       one breakdown per (category, rate): BT-116 = lines + charges - allowances of that category/rate,
+             BT-117 = round(BT-116 x rate / 100, 2) per breakdown (BR-CO-17, BR-S-09), BT-110 = sum BT-117
+             (BR-CO-14); category O has no rate (BR-O-05..07, BR-48) and O/E/AE/K/G/Z carry no tax
+  totals:    BT-112 = BT-109 + BT-110 (BR-CO-15, in the invoice currency even when BT-6 differs: BT-111 is sent),
+             BT-115 = BT-112 - BT-113 + BT-114 (BR-CO-16)
+Rounding is half-up to 2 decimals. Breakdowns sent with only category, rate and exemption reason are completed;
+(category, rate) pairs used by lines or document allowances/charges but missing from vatBreakdowns are added.
+MANUAL keeps every amount as sent and fills only BT-110 as the sum of the sent BT-117 values.
+"""
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+from pipeline.errors import invalid_input
+from pipeline.model import (DocumentLevelAllowance, DocumentTotals, InvoiceLine, InvoiceRequest, VatBreakdown)
+from pipeline.model import detail
+
+CENT = Decimal("0.01")
+ZERO = Decimal("0.00")
+HUNDRED = Decimal(100)
+NO_RATE_CATEGORIES = frozenset({"O"})          # BR-O-05/06/07: no VAT rate; BR-48: breakdown rate optional
+ZERO_TAX_CATEGORIES = frozenset({"O", "E", "AE", "K", "G", "Z"})   # BR-*-09: tax amount is 0
+
+
+def money(value: Decimal) -> Decimal:
+    """Round half-up to two decimals (cents)."""
+    return value.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def vat_key(category: str | None, rate: Decimal | None) -> tuple[str | None, Decimal | None]:
+    """(category, rate) compared numerically (19 == 19.00); category O has no rate."""
+    if category in NO_RATE_CATEGORIES or rate is None:
+        return category, None
+    return category, rate.normalize() + 0   # +0 turns -0 into 0
+
+
+def percent_of(base: Decimal, percentage: Decimal) -> Decimal:
+    return money(base * percentage / HUNDRED)
+
+
+def tax_amount(category: str, rate: Decimal | None, taxable: Decimal) -> Decimal:
+    """BT-117 of one breakdown, rounded per breakdown (BR-CO-17), 0 for the categories without tax."""
+    if category in ZERO_TAX_CATEGORIES or rate is None:
+        return ZERO
+    return money(taxable * rate / HUNDRED)
+
+
+def _complete_allowance(item, default_base: Decimal | None):
+    """Fill amount (and base) of an allowance/charge given by percentage only."""
+    if item.amount is not None or item.percentage is None:
+        return item
+    base = item.baseAmount if item.baseAmount is not None else default_base
+    if base is None:
+        return item
+    return item.model_copy(update={"baseAmount": base, "amount": percent_of(base, item.percentage)})
+
+
+def _line_path(index: int, field: str) -> str:
+    return f"invoice.invoiceLines[{index}].{field}"
+
+
+def calculate_line(line: InvoiceLine, index: int = 0) -> InvoiceLine:
+    """AUTO amounts of one line: net price, allowance/charge amounts, BT-131."""
+    price = line.priceDetails
+    net_price = price.netPrice if price else None
+    if price is not None and net_price is None and price.grossPrice is not None:
+        net_price = price.grossPrice            # no discount given: net price = gross price
+        price = price.model_copy(update={"netPrice": net_price})
+    gross_amount = None
+    if net_price is not None and line.quantity is not None:
+        base_qty = price.priceBasisQuantity if price.priceBasisQuantity is not None else Decimal(1)
+        gross_amount = money(line.quantity * net_price / base_qty)
+    allowances = [_complete_allowance(a, gross_amount) for a in line.invoiceLineAllowances or []] or None
+    charges = [_complete_allowance(c, gross_amount) for c in line.invoiceLineCharges or []] or None
+    net_amount = line.netAmount
+    if gross_amount is not None:
+        net_amount = money(gross_amount - _sum(a.amount or ZERO for a in allowances or [])
+                           + _sum(c.amount or ZERO for c in charges or []))
+    elif net_amount is None:
+        missing = "quantity" if line.quantity is None else "priceDetails.netPrice"
+        raise invalid_input("AUTO calculation needs the line quantity and price.", [detail(
+            "REQUIRED", _line_path(index, missing),
+            "is required to compute the line net amount (BT-131) in AUTO mode; send it, or send netAmount")])
+    return line.model_copy(update={"priceDetails": price, "invoiceLineAllowances": allowances,
+                                   "invoiceLineCharges": charges, "netAmount": net_amount})
+
+
+def _line_key(line: InvoiceLine):
+    vat = line.lineVatInformation
+    return vat_key(vat.vatCategoryCode, vat.vatRate) if vat else (None, None)
+
+
+def _doc_key(item: DocumentLevelAllowance):
+    return vat_key(item.vatCategoryCode, item.vatRate)
+
+
+def calculate_breakdowns(lines: list[InvoiceLine], allowances: list, charges: list,
+                         sent: list[VatBreakdown]) -> list[VatBreakdown]:
+    """BG-23 per (category, rate): sent breakdowns completed in their order, missing ones appended."""
+    taxable: dict = {}
+    for line in lines:
+        key = _line_key(line)
+        taxable[key] = taxable.get(key, ZERO) + (line.netAmount or ZERO)
+    for sign, items in ((-1, allowances), (1, charges)):
+        for item in items:
+            key = _doc_key(item)
+            taxable[key] = taxable.get(key, ZERO) + sign * (item.amount or ZERO)
+    out, seen = [], set()
+    for b in sent:
+        key = vat_key(b.vatCategoryCode, b.vatCategoryRate)
+        seen.add(key)
+        base = money(taxable.get(key, ZERO))
+        out.append(b.model_copy(update={"vatCategoryTaxableAmount": base,
+                                        "vatCategoryTaxAmount": tax_amount(key[0], key[1], base)}))
+    for key, amount in taxable.items():
+        if key in seen or key[0] is None:
+            continue
+        base = money(amount)
+        out.append(VatBreakdown(vatCategoryCode=key[0], vatCategoryRate=key[1] if key[1] is not None else Decimal(0),
+                                vatCategoryTaxableAmount=base, vatCategoryTaxAmount=tax_amount(key[0], key[1], base)))
+    return out
+
+
+def _sum(values) -> Decimal:
+    return sum(values, ZERO)
+
+
+def calculate_auto(req: InvoiceRequest) -> InvoiceRequest:
+    inv = req.invoice
+    lines = [calculate_line(line, i) for i, line in enumerate(inv.invoiceLines)]
+    # A percentage-only document allowance/charge applies to the lines of its VAT category and rate.
+    line_base: dict = {}
+    for line in lines:
+        line_base[_line_key(line)] = line_base.get(_line_key(line), ZERO) + line.netAmount
+    allowances = [_complete_allowance(a, line_base.get(_doc_key(a))) for a in inv.documentLevelAllowances or []]
+    charges = [_complete_allowance(c, line_base.get(_doc_key(c))) for c in inv.documentLevelCharges or []]
+    breakdowns = calculate_breakdowns(lines, allowances, charges, inv.vatBreakdowns)
+
+    sent = inv.documentTotals
+    line_total = money(_sum(line.netAmount for line in lines))
+    allowance_total = money(_sum(a.amount or ZERO for a in allowances)) if allowances else None
+    charge_total = money(_sum(c.amount or ZERO for c in charges)) if charges else None
+    tax_exclusive = money(line_total - (allowance_total or ZERO) + (charge_total or ZERO))
+    tax_total = _sum(b.vatCategoryTaxAmount for b in breakdowns)
+    tax_inclusive = tax_exclusive + tax_total
+    payable = money(tax_inclusive - (sent.prepaidAmount or ZERO) + (sent.payableRoundingAmount or ZERO))
+    totals = DocumentTotals(
+        lineExtensionAmount=line_total, allowanceTotalAmount=allowance_total, chargeTotalAmount=charge_total,
+        taxExclusiveAmount=tax_exclusive, taxInclusiveAmount=tax_inclusive,
+        prepaidAmount=sent.prepaidAmount, payableRoundingAmount=sent.payableRoundingAmount,
+        payableAmount=payable, taxTotalAmount=tax_total,
+        taxTotalAmountInAccountingCurrency=sent.taxTotalAmountInAccountingCurrency,
+    )
+    invoice = inv.model_copy(update={
+        "invoiceLines": lines, "documentLevelAllowances": allowances or None,
+        "documentLevelCharges": charges or None, "vatBreakdowns": breakdowns, "documentTotals": totals})
+    return req.model_copy(update={"invoice": invoice})
+
+
+def calculate_manual(req: InvoiceRequest) -> InvoiceRequest:
+    """Amounts as sent; only BT-110 is filled (sum of the sent BT-117) when every breakdown states its tax."""
+    inv = req.invoice
+    totals = inv.documentTotals
+    taxes = [b.vatCategoryTaxAmount for b in inv.vatBreakdowns]
+    if totals.taxTotalAmount is None and taxes and all(t is not None for t in taxes):
+        totals = totals.model_copy(update={"taxTotalAmount": _sum(taxes)})
+    return req.model_copy(update={"invoice": inv.model_copy(update={"documentTotals": totals})})
+
+
+def calculate(req: InvoiceRequest) -> InvoiceRequest:
+    """The request with its derived amounts, per `config.calculationMode` (a new model; the input is unchanged)."""
+    if req.config.calculationMode == "MANUAL":
+        return calculate_manual(req)
+    return calculate_auto(req)

@@ -1,0 +1,244 @@
+"""The canonical invoice XML (docs/canonical.md): the calculated request written with lxml, one element per
+business term, named and nested like the JSON, and the schema of that vocabulary (xslt/canonical.xsd), generated
+from the same models and the business-term table so the two cannot drift.
+
+  to_canonical(req)            -> bytes   (req already calculated; deterministic)
+  normalize(body, spec)        -> (InvoiceRequest, bytes) = parse + calculate + derive + write
+  schema_xsd()                 -> bytes   (`python3 -m pipeline.canonical write-xsd` rewrites xslt/canonical.xsd)
+"""
+from __future__ import annotations
+
+import re
+import sys
+import types
+import typing
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+from lxml import etree
+from pydantic import BaseModel
+
+from pipeline.calc import CENT, NO_RATE_CATEGORIES, calculate
+from pipeline.model import AdditionalSupportingDocument, Invoice, InvoiceRequest, PriceDetails, parse_request
+from pipeline.settings import XSLT_DIR
+from pipeline.terms import ARRAY_ITEMS, CANONICAL_NS, term_for
+
+XSD_PATH = XSLT_DIR / "canonical.xsd"
+_NS = "{%s}" % CANONICAL_NS
+
+# Fields of the model that are not written (docs/canonical.md rule 7): BT-24 is a stylesheet parameter and
+# invoiceCurrencyCode is an alias of currencyCode (the model checks they are equal).
+NOT_WRITTEN = frozenset({"invoice.processControl.specificationIdentifier", "invoice.invoiceCurrencyCode"})
+# VAT rate fields left out for category O "Not subject to VAT" (BR-O-05, BR-O-06, BR-O-07; BR-48 allows it).
+RATE_FIELDS = frozenset({"vatRate", "vatCategoryRate"})
+
+# BT-125-2 derivation: mime code -> file extension (docs/canonical.md, extension fields).
+MIME_EXTENSIONS = {
+    "application/pdf": "pdf",
+    "image/png": "png",
+    "image/jpeg": "jpg",
+    "text/csv": "csv",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "application/vnd.oasis.opendocument.spreadsheet": "ods",
+    "application/xml": "xml",
+}
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def attachment_filename(doc: AdditionalSupportingDocument) -> str | None:
+    """BT-125-2: as sent, else `<reference>.<ext>` when a document is attached (unsafe characters -> `_`)."""
+    if doc.attachedDocumentFilename is not None or doc.attachedDocument is None:
+        return doc.attachedDocumentFilename
+    stem = _UNSAFE.sub("_", doc.reference or "attachment")
+    ext = MIME_EXTENSIONS.get((doc.attachedDocumentMimeType or "").strip().lower())
+    return f"{stem}.{ext}" if ext else stem
+
+
+def price_discount(price: PriceDetails) -> Decimal | None:
+    """BT-147 (computed-only element `priceDiscount`): gross price - net price when the gross price is sent."""
+    if price.grossPrice is None or price.netPrice is None:
+        return None
+    return price.grossPrice - price.netPrice
+
+
+def is_amount(name: str) -> bool:
+    """Amount fields (two decimals) by naming convention of spec section 2: `amount`, `...Amount`."""
+    return name == "amount" or name.endswith("Amount")
+
+
+def format_number(name: str, value: Decimal) -> str:
+    """Plain decimal without exponent; amounts with two fraction digits unless sent with more (MANUAL: the
+    official rules judge them, so they are not rounded here)."""
+    value = value + 0  # -0 -> 0
+    if is_amount(name) and value.as_tuple().exponent >= -2:
+        value = value.quantize(CENT)
+    return format(value, "f")
+
+
+def _text(name: str, value) -> str:
+    if isinstance(value, Decimal):
+        return format_number(name, value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
+def _computed(model: BaseModel) -> dict[str, object]:
+    """Computed-only or derived children of an object, by canonical element name."""
+    if isinstance(model, PriceDetails):
+        return {"priceDiscount": price_discount(model)}
+    if isinstance(model, AdditionalSupportingDocument):
+        return {"attachedDocumentFilename": attachment_filename(model)}
+    return {}
+
+
+def _write(parent: etree._Element, name: str, model: BaseModel, path: str) -> None:
+    el = etree.SubElement(parent, _NS + name)
+    computed = _computed(model)
+    no_rate = getattr(model, "vatCategoryCode", None) in NO_RATE_CATEGORIES
+    for field in type(model).model_fields:
+        child_path = f"{path}.{field}"
+        value = computed.pop(field, None) if field in computed else getattr(model, field)
+        if value is None or child_path in NOT_WRITTEN or (no_rate and field in RATE_FIELDS):
+            continue
+        _write_value(el, field, value, child_path)
+    for field, value in computed.items():
+        if value is not None:
+            _write_value(el, field, value, f"{path}.{field}")
+    if len(el) == 0:   # an object whose fields are all absent is absent (rule 3)
+        parent.remove(el)
+
+
+def _write_value(parent: etree._Element, field: str, value, path: str) -> None:
+    if isinstance(value, BaseModel):
+        _write(parent, field, value, path)
+    elif isinstance(value, list):
+        for item in value:
+            _write(parent, ARRAY_ITEMS[field], item, f"{path}[]")
+    else:
+        etree.SubElement(parent, _NS + field).text = _text(field, value)
+
+
+def to_canonical(req: InvoiceRequest) -> bytes:
+    """Canonical XML of a calculated request (UTF-8, with XML declaration, deterministic)."""
+    root = etree.Element(_NS + "invoice", nsmap={None: CANONICAL_NS})
+    invoice = req.invoice
+    for field in Invoice.model_fields:
+        value = getattr(invoice, field)
+        path = f"invoice.{field}"
+        if value is not None and path not in NOT_WRITTEN:
+            _write_value(root, field, value, path)
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+
+
+def with_derived(req: InvoiceRequest) -> InvoiceRequest:
+    """The request with the derived attachment file names filled in (what to_canonical writes)."""
+    docs = req.invoice.additionalSupportingDocuments
+    if not docs:
+        return req
+    filled = [d.model_copy(update={"attachedDocumentFilename": attachment_filename(d)}) for d in docs]
+    return req.model_copy(update={"invoice": req.invoice.model_copy(update={"additionalSupportingDocuments": filled})})
+
+
+def normalize(body: bytes, endpoint_spec: str) -> tuple[InvoiceRequest, bytes]:
+    """Request body -> (calculated request, canonical XML). Raises ApiError 400 for invalid input."""
+    req = with_derived(calculate(parse_request(body, endpoint_spec)))
+    return req, to_canonical(req)
+
+
+# ---- the schema ----------------------------------------------------------------------------------------------
+
+XS = "http://www.w3.org/2001/XMLSchema"
+_XS = "{%s}" % XS
+# Computed-only elements that are not request fields, written after the fields: parent model -> (name, type).
+COMPUTED_ELEMENTS = {PriceDetails: [("priceDiscount", Decimal)]}
+
+
+def _unwrap(annotation):
+    """Model field annotation -> (kind, type): kind is 'list' or 'one'; Optional and Annotated are removed."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _unwrap(args[0])
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin is list:
+        return "list", _unwrap(typing.get_args(annotation)[0])[1]
+    return "one", annotation
+
+
+def _has_required(model: type[BaseModel]) -> bool:
+    return any(f.is_required() for f in model.model_fields.values())
+
+
+def _doc(el: etree._Element, path: str, extra: str = "") -> None:
+    term = term_for(path)
+    text = f"{term.bt + ' ' if term and term.bt else ''}{term.name if term else ''}{extra}".strip()
+    if text:
+        ann = etree.SubElement(el, _XS + "annotation")
+        etree.SubElement(ann, _XS + "documentation").text = f"{text} (JSON {path})"
+
+
+def _xs_element(seq: etree._Element, name: str, typ, path: str, min_occurs: int, many: bool) -> None:
+    el = etree.SubElement(seq, _XS + "element", name=name)
+    if min_occurs != 1:
+        el.set("minOccurs", str(min_occurs))
+    if many:
+        el.set("maxOccurs", "unbounded")
+    _doc(el, path)
+    if isinstance(typ, type) and issubclass(typ, BaseModel):
+        _xs_complex(el, typ, path)
+    else:
+        el.set("type", {Decimal: "xs:decimal", date: "xs:date"}.get(typ, "c:text"))
+
+
+def _xs_complex(el: etree._Element, model: type[BaseModel], path: str) -> None:
+    seq = etree.SubElement(etree.SubElement(el, _XS + "complexType"), _XS + "sequence")
+    for name, field in model.model_fields.items():
+        child_path = f"{path}.{name}"
+        if child_path in NOT_WRITTEN:
+            continue
+        kind, typ = _unwrap(field.annotation)
+        required = field.is_required() and name not in RATE_FIELDS and not (
+            isinstance(typ, type) and issubclass(typ, BaseModel) and not _has_required(typ))
+        if kind == "list":
+            _xs_element(seq, ARRAY_ITEMS[name], typ, f"{child_path}[]", 1 if required else 0, True)
+        else:
+            _xs_element(seq, name, typ, child_path, 1 if required else 0, False)
+    for name, typ in COMPUTED_ELEMENTS.get(model, []):
+        _xs_element(seq, name, typ, f"{path}.{name}", 0, False)
+
+
+def schema_xsd() -> bytes:
+    """XSD of the canonical vocabulary, generated from the model and the business-term table."""
+    root = etree.Element(_XS + "schema", nsmap={"xs": XS, "c": CANONICAL_NS},
+                         targetNamespace=CANONICAL_NS, elementFormDefault="qualified")
+    root.append(etree.Comment(" GENERATED by `python3 -m pipeline.canonical write-xsd` from pipeline/model.py and "
+                              "pipeline/terms.py; do not edit. Vocabulary: docs/canonical.md. "))
+    text = etree.SubElement(root, _XS + "simpleType", name="text")
+    etree.SubElement(etree.SubElement(text, _XS + "restriction", base="xs:string"), _XS + "minLength", value="1")
+    invoice = etree.SubElement(root, _XS + "element", name="invoice")
+    _doc(invoice, "invoice", " - root of the canonical invoice")
+    _xs_complex(invoice, Invoice, "invoice")
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+
+
+_SCHEMA: etree.XMLSchema | None = None
+
+
+def schema() -> etree.XMLSchema:
+    """The checked-in xslt/canonical.xsd, loaded once."""
+    global _SCHEMA
+    if _SCHEMA is None:
+        _SCHEMA = etree.XMLSchema(etree.parse(str(XSD_PATH)))
+    return _SCHEMA
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["write-xsd"]:
+        Path(XSD_PATH).write_bytes(schema_xsd())
+        print(f"wrote {XSD_PATH}")
+    else:
+        print("usage: python3 -m pipeline.canonical write-xsd", file=sys.stderr)
+        sys.exit(2)
