@@ -86,9 +86,11 @@ def store(request, tmp_path):
 class Platform:
     """An app with the platform layer over a given store/limiter, plus the Work resource."""
 
-    def __init__(self, store, limiter=None, config: PlatformConfig | None = None):
+    def __init__(self, store, limiter=None, config: PlatformConfig | None = None, from_env: bool = False):
         self.store = store
-        self.backends = Backends(store, limiter or MemoryLimiter(), config or PlatformConfig(rate_limit=1000))
+        # from_env: limiter and configuration read from the environment, as in the service
+        self.backends = Backends(store) if from_env else \
+            Backends(store, limiter or MemoryLimiter(), config or PlatformConfig(rate_limit=1000))
         self.app = create_app(backends=self.backends)
         self.work = Work()
         self.app.add_route(GEN, self.work)

@@ -1,0 +1,112 @@
+"""API keys: format, 401 codes with WWW-Authenticate, only a hash stored, the secret never logged; CLI."""
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from pipeline.service import apikeys
+from test_platform_helpers import GEN, Platform, cli, make_store
+
+
+@pytest.fixture
+def p(tmp_path):
+    s = make_store("sqlite", tmp_path)
+    yield Platform(s)
+    s.close()
+
+
+def _assert_401(r, code):
+    assert r.status_code == 401, r.text
+    assert r.headers["WWW-Authenticate"].startswith("Bearer")
+    body = r.json
+    assert body["errorCode"] == code and body["status"] == "unauthorized"
+    assert body["requestId"] == r.headers["X-Request-Id"]
+    assert set(body) == {"requestId", "status", "errorCode", "message", "errors"}
+
+
+def test_valid_key_passes(p):
+    _, token = p.key()
+    assert token.startswith("einv_test_")
+    r = p.post(token)
+    assert r.status_code == 200 and p.work.calls == 1
+
+
+@pytest.mark.parametrize("header, code", [
+    (None, "AUTHENTICATION_REQUIRED"),
+    ("", "AUTHENTICATION_REQUIRED"),
+    ("Basic dXNlcjpwYXNz", "AUTHENTICATION_REQUIRED"),
+    ("Bearer", "MALFORMED_API_KEY"),
+    ("Bearer not-a-key", "MALFORMED_API_KEY"),
+    ("Bearer einv_prod_0123456789ab." + "A" * 43, "MALFORMED_API_KEY"),
+    ("Bearer einv_test_0123456789ab." + "A" * 42, "MALFORMED_API_KEY"),
+    ("Bearer xyz_test_0123456789ab." + "A" * 43, "MALFORMED_API_KEY"),
+    ("Bearer einv_test_0123456789ab." + "A" * 43, "INVALID_API_KEY"),  # well-formed, unknown id
+])
+def test_missing_malformed_unknown(p, header, code):
+    headers = {"Authorization": header} if header is not None else {}
+    r = p.client.simulate_post(GEN, headers=headers)
+    _assert_401(r, code)
+    assert p.work.calls == 0
+
+
+def test_wrong_secret_wrong_env_and_revoked(p):
+    key_id, token = p.key()
+    prefix, secret = token.split(".")
+    wrong = prefix + "." + ("B" if secret[0] != "B" else "C") + secret[1:]
+    _assert_401(p.post(wrong), "INVALID_API_KEY")
+    _assert_401(p.post(token.replace("einv_test_", "einv_live_")), "INVALID_API_KEY")
+    p.store.revoke_key(key_id)
+    _assert_401(p.post(token), "API_KEY_REVOKED")
+    assert p.work.calls == 0
+    assert p.store.get_key(key_id).balance == 10
+
+
+def test_only_a_hash_of_the_secret_is_stored(p):
+    key_id, token = p.key()
+    secret = token.split(".", 1)[1]
+    stored = p.store.get_key(key_id).secret_hash
+    assert secret not in stored and stored == apikeys.hash_secret(secret)
+    raw = p.store.path.read_bytes() + (p.store.path.parent / (p.store.path.name + "-wal")).read_bytes()
+    assert secret.encode() not in raw
+
+
+def test_secret_never_logged(p, caplog):
+    key_id, token = p.key()
+    with caplog.at_level(logging.DEBUG):
+        p.post(token)
+        p.post(token + "x")
+        p.post(token, params={"outcome": "raise"})
+    text = "\n".join(r.getMessage() for r in caplog.records) + caplog.text
+    assert token.split(".")[1] not in text
+    access = [json.loads(r.getMessage()) for r in caplog.records if r.name == "pipeline.access"]
+    assert access[0]["keyId"] == key_id
+
+
+def test_public_endpoints_need_no_key(p):
+    for path in ("/healthz", "/v1/openapi.json"):
+        r = p.client.simulate_get(path)
+        assert r.status_code == 200, path
+        assert "RateLimit-Limit" not in r.headers
+
+
+def test_keys_cli_round_trip(tmp_path):
+    env = {"EINVOICE_DATA_DIR": str(tmp_path), "EINVOICE_DATABASE_URL": ""}
+    r = cli(env, "keys", "create", "--name", "acme", "--env", "live", "--credits", "5", "--rate-limit", "30/min")
+    assert r.returncode == 0, r.stderr
+    token = r.stdout.strip()
+    env_, key_id, secret = apikeys.parse_authorization("Bearer " + token)
+    assert env_ == "live"
+    listed = json.loads(cli(env, "keys", "list", "--json").stdout)
+    assert [(k["key_id"], k["name"], k["balance"], k["rate_limit"], k["revoked"]) for k in listed] == \
+        [(key_id, "acme", 5, 30, False)]
+    assert secret not in cli(env, "keys", "list").stdout
+    assert "balance 8" in cli(env, "keys", "credit", key_id, "3").stdout
+    assert cli(env, "keys", "credit", key_id, "-100").returncode == 2
+    usage = json.loads(cli(env, "keys", "usage", key_id, "--json").stdout)
+    assert [(u["kind"], u["amount"]) for u in usage] == [("credit", 5), ("credit", 3)]
+    assert cli(env, "keys", "revoke", key_id).returncode == 0
+    assert json.loads(cli(env, "keys", "list", "--json").stdout)[0]["revoked"] is True
+    assert cli(env, "keys", "revoke", "000000000000").returncode == 2
+    assert cli(env, "keys", "create", "--name", "x", "--env", "live", "--rate-limit", "5/h").returncode == 2
