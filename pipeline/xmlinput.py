@@ -65,6 +65,17 @@ def _line_of(data: bytes, offset: int) -> tuple[int, int]:
     return data.count(b"\n", 0, offset) + 1, offset - start + 1
 
 
+def _ascii_view(data: bytes) -> bytes:
+    """The bytes to scan for markup: UTF-16/32 input (BOM or NUL bytes in the first characters) is transcoded
+    so that a DOCTYPE cannot hide behind the encoding."""
+    head = data[:4]
+    for codec, marks in (("utf-32", (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff", b"<\x00\x00\x00", b"\x00\x00\x00<")),
+                         ("utf-16", (b"\xff\xfe", b"\xfe\xff")), ("utf-16-le", (b"<\x00",)), ("utf-16-be", (b"\x00<",))):
+        if any(head.startswith(m) for m in marks):
+            return data.decode(codec, errors="replace").encode("utf-8", errors="replace")
+    return data
+
+
 def _parser() -> etree.XMLParser:
     return etree.XMLParser(**_PARSER_OPTIONS)
 
@@ -73,9 +84,9 @@ def parse(data: bytes) -> etree._ElementTree:
     """Parse untrusted bytes safely. Raises XmlInputError (empty, malformed, DOCTYPE/ENTITY present)."""
     if not data or not data.strip():
         raise XmlInputError(_issue(XML_EMPTY, "The file is empty: no XML document to validate.", 1, 1))
-    m = _DOCTYPE.search(data)
-    if m:  # ASCII-compatible encodings: refuse before the parser sees the internal subset
-        line, col = _line_of(data, m.start())
+    m = _DOCTYPE.search(_ascii_view(data))
+    if m:  # refuse before the parser sees the internal subset
+        line, col = _line_of(_ascii_view(data), m.start())
         raise XmlInputError(_issue(XML_DTD_FORBIDDEN, "DOCTYPE and ENTITY declarations are not allowed in "
                                    "e-invoices; the document was not processed.", line, col))
     try:

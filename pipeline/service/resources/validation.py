@@ -1,0 +1,22 @@
+"""POST /v1/invoice/xrechnung/validate and /v1/invoice/en16931/validate (service spec 4.2).
+
+200 = validation completed (read `valid`); request-level problems are 400/413 ErrorResponses."""
+from __future__ import annotations
+
+from pipeline.service.upload import read_validation_upload
+from pipeline.validate import validate_xml
+
+
+class XmlValidation:
+    def __init__(self, spec: str):
+        self.spec = spec
+
+    def on_post(self, req, resp):
+        data, request = read_validation_upload(req)
+        report = validate_xml(data, self.spec, request.get("version"), getattr(req.context, "request_id", None))
+        resp.media = report.to_dict()
+
+
+def add_routes(app) -> None:
+    app.add_route("/v1/invoice/xrechnung/validate", XmlValidation("xrechnung"))
+    app.add_route("/v1/invoice/en16931/validate", XmlValidation("en16931"))

@@ -1,0 +1,83 @@
+"""The multipart upload of the validation endpoints (service spec 4.2): a `file` part and a `request` JSON part.
+
+Shared by the XML and the ZUGFeRD validate endpoints. The file is read in bounded chunks: an upload over
+`settings.max_upload_bytes` is answered 413 without being read to the end.
+"""
+from __future__ import annotations
+
+import json
+
+import falcon
+
+from pipeline.errors import ApiError, ErrorDetail
+from pipeline.settings import get_settings
+
+# Room for the multipart framing and the request part on top of the file itself.
+_FRAMING_SLACK = 64 * 1024
+_MAX_REQUEST_PART = 64 * 1024
+_CHUNK = 1 << 16
+
+
+def _bad(code: str, message: str, field: str | None = None, rejected=None) -> ApiError:
+    return ApiError(400, "INVALID_INPUT", message, [ErrorDetail(code, message, field=field, rejectedValue=rejected)])
+
+
+def _too_large(limit: int) -> ApiError:
+    return ApiError(413, "PAYLOAD_TOO_LARGE", f"The uploaded file exceeds the limit of {limit} bytes.",
+                    [ErrorDetail("FILE_TOO_LARGE", f"at most {limit} bytes", field="file")])
+
+
+def _read_bounded(stream, limit: int) -> bytes | None:
+    """Read at most `limit` bytes; None if there is more."""
+    chunks, size = [], 0
+    while True:
+        chunk = stream.read(min(_CHUNK, limit + 1 - size))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return None
+
+
+def read_validation_upload(req: falcon.Request, max_bytes: int | None = None) -> tuple[bytes, dict]:
+    """(file bytes, request object) from a multipart/form-data validation request.
+    Raises ApiError 400 (not multipart, missing part, malformed JSON, bad `version`) or 413 (file too large)."""
+    limit = max_bytes or get_settings().max_upload_bytes
+    if req.content_length is not None and req.content_length > limit + _FRAMING_SLACK:
+        raise _too_large(limit)
+    if not (req.content_type or "").lower().startswith("multipart/form-data"):
+        raise _bad("NOT_MULTIPART", "Send multipart/form-data with a 'file' part and a 'request' JSON part.",
+                   rejected=req.content_type)
+    file_bytes = request_raw = None
+    try:
+        for part in req.get_media():
+            if part.name == "file" and file_bytes is None:
+                file_bytes = _read_bounded(part.stream, limit)
+                if file_bytes is None:
+                    raise _too_large(limit)
+            elif part.name == "request" and request_raw is None:
+                request_raw = _read_bounded(part.stream, _MAX_REQUEST_PART)
+                if request_raw is None:
+                    raise _bad("REQUEST_TOO_LARGE", "The 'request' part is too large.", field="request")
+    except falcon.MediaMalformedError as exc:
+        raise _bad("MALFORMED_MULTIPART", f"The multipart body could not be read: {exc.description or exc}") from exc
+    if file_bytes is None:
+        raise _bad("MISSING_PART", "The 'file' part is missing.", field="file")
+    if request_raw is None:
+        raise _bad("MISSING_PART", "The 'request' part is missing (send {} for the defaults).", field="request")
+    return file_bytes, _parse_request(request_raw)
+
+
+def _parse_request(raw: bytes) -> dict:
+    try:
+        request = json.loads(raw.decode("utf-8-sig") if raw.strip() else "null")
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _bad("MALFORMED_JSON", f"The 'request' part is not valid JSON: {exc}", field="request") from None
+    if not isinstance(request, dict):
+        raise _bad("MALFORMED_JSON", "The 'request' part must be a JSON object, e.g. {\"version\": null}.",
+                   field="request", rejected=request)
+    version = request.get("version")
+    if version is not None and not isinstance(version, str):
+        raise _bad("INVALID_VERSION", "'version' must be a string or null.", field="request.version", rejected=version)
+    return request

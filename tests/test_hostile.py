@@ -1,0 +1,140 @@
+"""Hostile input: XXE (file, network), entity expansion, oversized uploads, odd roots, encodings, empty files."""
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+
+import falcon.testing
+import pytest
+
+from conftest import CORPUS
+from pipeline import validate
+from pipeline.service import upload
+from pipeline.service.app import create_app
+from pipeline.settings import get_settings
+from test_validate_endpoints import multipart
+
+UBL_STD = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml"
+UBL_NS = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
+
+
+def codes(report):
+    return [i.code for i in report.issues]
+
+
+def test_xxe_file_is_rejected_without_reading_the_file():
+    data = (b'<?xml version="1.0"?>\n<!DOCTYPE Invoice [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n'
+            b'<Invoice xmlns="' + UBL_NS.encode() + b'"><ID>&xxe;</ID></Invoice>')
+    r = validate.validate_xml(data, "xrechnung")
+    assert not r.valid and codes(r) == ["XML-DTD-FORBIDDEN"]
+    assert r.issues[0].location.line == 2
+    assert "root:" not in str(r.to_dict())
+
+
+@pytest.fixture()
+def http_probe():
+    hits = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"<!ENTITY leak 'x'>")
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}", hits
+    server.shutdown()
+
+
+def test_xxe_network_is_never_fetched(http_probe):
+    url, hits = http_probe
+    for doc in (
+        f'<!DOCTYPE Invoice [<!ENTITY net SYSTEM "{url}/entity">]><Invoice xmlns="{UBL_NS}">&net;</Invoice>',
+        f'<!DOCTYPE Invoice SYSTEM "{url}/dtd"><Invoice xmlns="{UBL_NS}"/>',
+        f'<!DOCTYPE Invoice [<!ENTITY % p SYSTEM "{url}/param"> %p;]><Invoice xmlns="{UBL_NS}"/>',
+    ):
+        for encoding in ("utf-8", "utf-16"):
+            r = validate.validate_xml(doc.encode(encoding), "en16931")
+            assert not r.valid and codes(r) == ["XML-DTD-FORBIDDEN"], (doc, encoding, codes(r))
+    assert hits == []
+
+
+def test_billion_laughs_is_not_expanded():
+    lols = "".join(f'<!ENTITY l{i} "{("&l%d;" % (i - 1)) * 10}">' for i in range(1, 10))
+    doc = f'<?xml version="1.0"?><!DOCTYPE Invoice [<!ENTITY l0 "lol">{lols}]><Invoice xmlns="{UBL_NS}">&l9;</Invoice>'
+    for encoding in ("utf-8", "utf-16"):
+        started = time.perf_counter()
+        r = validate.validate_xml(doc.encode(encoding), "xrechnung")
+        assert codes(r) == ["XML-DTD-FORBIDDEN"] and not r.valid
+        assert time.perf_counter() - started < 5  # 10^9 'lol's were not built
+
+
+def test_unknown_root_is_invalid_not_a_crash():
+    r = validate.validate_xml(b'<?xml version="1.0"?>\n<Order xmlns="urn:example:order"><ID>1</ID></Order>', "xrechnung")
+    assert not r.valid and codes(r) == ["XML-UNKNOWN-ROOT"] and r.syntax is None
+    assert "{urn:example:order}Order" in r.issues[0].message and r.issues[0].location.line == 2
+
+
+def test_wrong_encoding_declaration_is_a_located_parse_finding():
+    text = UBL_STD.read_text("utf-8").replace("<cbc:Note>", "<cbc:Note>Grüße ", 1)
+    data = text.encode("latin-1", errors="xmlcharrefreplace")  # declares UTF-8, is Latin-1
+    r = validate.validate_xml(data, "xrechnung")
+    assert not r.valid and codes(r) == ["XML-MALFORMED"]
+    assert r.issues[0].location.line == 10 and "encoding" in r.issues[0].message
+    assert validate.validate_xml(b'<?xml version="1.0" encoding="x-no-such"?><a/>', "xrechnung").issues[0].code == \
+        "XML-MALFORMED"
+
+
+@pytest.mark.parametrize("data", [b"", b"   \n\t"], ids=["empty", "whitespace"])
+def test_empty_file(data):
+    r = validate.validate_xml(data, "xrechnung")
+    assert not r.valid and codes(r) == ["XML-EMPTY"]
+
+
+def test_binary_named_xml_is_rejected():
+    r = validate.validate_xml((CORPUS / "kosit-validator-configuration-tests/instances/bin001.xml").read_bytes(),
+                              "xrechnung")
+    assert not r.valid and codes(r) == ["XML-MALFORMED"] and r.issues[0].location.line == 1
+
+
+@pytest.fixture()
+def small_limit(monkeypatch):
+    monkeypatch.setenv("EINVOICE_MAX_UPLOAD_BYTES", "100000")
+    get_settings.cache_clear()
+    yield 100000
+    get_settings.cache_clear()
+
+
+def test_oversized_upload_is_413(small_limit):
+    client = falcon.testing.TestClient(create_app(platform=False))
+    body, ctype = multipart(file=b"<a>" + b" " * (small_limit * 3) + b"</a>", request="{}")
+    r = client.simulate_post("/v1/invoice/xrechnung/validate", body=body, headers={"Content-Type": ctype})
+    assert r.status_code == 413 and r.json["errorCode"] == "PAYLOAD_TOO_LARGE" and r.json["status"] == "payload_too_large"
+    # a file just over the limit within the framing slack is caught while streaming
+    body, ctype = multipart(file=b"<a>" + b" " * small_limit + b"</a>", request="{}")
+    r = client.simulate_post("/v1/invoice/en16931/validate", body=body, headers={"Content-Type": ctype})
+    assert r.status_code == 413
+
+
+class _Exploding:
+    def read(self, *a):
+        raise AssertionError("the body must not be read")
+
+
+class _FakeReq:
+    content_length = 10 ** 10
+    content_type = "multipart/form-data; boundary=x"
+    stream = bounded_stream = _Exploding()
+
+
+def test_oversized_upload_is_refused_before_reading():
+    with pytest.raises(Exception) as exc:
+        upload.read_validation_upload(_FakeReq(), max_bytes=1000)
+    assert getattr(exc.value, "http_status", None) == 413

@@ -1,0 +1,113 @@
+"""The XML validate endpoints (in-process) and the `pipeline validate` CLI."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+
+import falcon.testing
+import pytest
+
+from conftest import CORPUS
+from pipeline.service.app import create_app
+
+UBL_STD = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml"
+CII_STD = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml"
+CEN_UBL = CORPUS / "en16931-cen/ubl/examples/ubl-tc434-creditnote1.xml"
+
+
+def multipart(**parts) -> tuple[bytes, str]:
+    """Encode form parts: bytes/str values are sent as given; the `file` part carries a filename."""
+    boundary = uuid.uuid4().hex
+    out = []
+    for name, value in parts.items():
+        content = value.encode() if isinstance(value, str) else value
+        disposition = f'form-data; name="{name}"' + ('; filename="invoice.xml"' if name == "file" else "")
+        ctype = "application/xml" if name == "file" else "application/json"
+        out.append(f"--{boundary}\r\nContent-Disposition: {disposition}\r\nContent-Type: {ctype}\r\n\r\n".encode()
+                   + content + b"\r\n")
+    out.append(f"--{boundary}--\r\n".encode())
+    return b"".join(out), f"multipart/form-data; boundary={boundary}"
+
+
+@pytest.fixture(scope="module")
+def client():
+    return falcon.testing.TestClient(create_app(platform=False))
+
+
+def post(client, path, headers=None, **parts):
+    body, ctype = multipart(**parts)
+    return client.simulate_post(path, body=body, headers={"Content-Type": ctype, **(headers or {})})
+
+
+@pytest.mark.parametrize("path", ["/v1/invoice/xrechnung/validate", "/v1/invoice/en16931/validate"])
+def test_valid_document_gives_the_report_shape(client, path):
+    r = post(client, path, headers={"X-Request-Id": "req-1"}, file=CII_STD.read_bytes(), request="{}")
+    assert r.status_code == 200
+    body = r.json
+    assert set(body) == {"valid", "version", "syntax", "summary", "issues", "requestId"}
+    assert body["valid"] is True and body["syntax"] == "CII" and body["requestId"] == "req-1"
+    assert body["version"] == ("3.0.2" if "xrechnung" in path else "1.3.16")
+    for issue in body["issues"]:
+        assert set(issue) >= {"severity", "code", "message"} and issue["severity"] in ("ERROR", "WARNING")
+
+
+def test_version_selects_the_pack_and_unsupported_version_is_400(client):
+    ok = post(client, "/v1/invoice/en16931/validate", file=CEN_UBL.read_bytes(), request='{"version": "1.3.16"}')
+    assert ok.status_code == 200 and ok.json["version"] == "1.3.16" and ok.json["syntax"] == "UBL"
+    bad = post(client, "/v1/invoice/en16931/validate", file=CEN_UBL.read_bytes(), request='{"version": "0.9"}')
+    assert bad.status_code == 400 and bad.json["errorCode"] == "UNSUPPORTED_VERSION"
+    assert bad.json["status"] == "bad_request" and bad.json["requestId"]
+
+
+def test_invalid_document_is_200_with_findings(client):
+    data = UBL_STD.read_text("utf-8").replace("<cbc:ID>123456XX</cbc:ID>", "", 1).encode()
+    r = post(client, "/v1/invoice/xrechnung/validate", file=data, request='{"version": null}')
+    assert r.status_code == 200 and r.json["valid"] is False
+    codes = {i["code"] for i in r.json["issues"] if i["severity"] == "ERROR"}
+    assert "BR-02" in codes
+    assert r.json["summary"]["errors"] == sum(1 for i in r.json["issues"] if i["severity"] == "ERROR")
+
+
+@pytest.mark.parametrize("parts, code, field", [
+    ({"request": "{}"}, "MISSING_PART", "file"),
+    ({"file": b"<x/>"}, "MISSING_PART", "request"),
+    ({"file": b"<x/>", "request": "{not json"}, "MALFORMED_JSON", "request"),
+    ({"file": b"<x/>", "request": "[1, 2]"}, "MALFORMED_JSON", "request"),
+    ({"file": b"<x/>", "request": '{"version": 3}'}, "INVALID_VERSION", "request.version"),
+])
+def test_request_level_problems_are_400(client, parts, code, field):
+    r = post(client, "/v1/invoice/xrechnung/validate", **parts)
+    assert r.status_code == 400, r.text
+    assert r.json["errorCode"] == "INVALID_INPUT"
+    assert r.json["errors"][0]["code"] == code and r.json["errors"][0]["field"] == field
+
+
+def test_not_multipart_is_400(client):
+    r = client.simulate_post("/v1/invoice/xrechnung/validate", body=UBL_STD.read_bytes(),
+                             headers={"Content-Type": "application/xml"})
+    assert r.status_code == 400 and r.json["errors"][0]["code"] == "NOT_MULTIPART"
+
+
+def test_malformed_xml_is_200_with_a_located_parse_finding(client):
+    r = post(client, "/v1/invoice/xrechnung/validate", file=b"<Invoice>\n  <a></b>\n</Invoice>", request="{}")
+    assert r.status_code == 200 and r.json["valid"] is False
+    issue = r.json["issues"][0]
+    assert issue["code"] == "XML-MALFORMED" and issue["location"]["line"] == 2 and issue["location"]["column"]
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "pipeline", "validate", *args], capture_output=True, text=True)
+
+
+def test_cli_exit_codes_and_json(tmp_path):
+    ok = _cli(str(UBL_STD), "--json")
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["valid"] is True
+    broken = tmp_path / "broken.xml"
+    broken.write_bytes(UBL_STD.read_text("utf-8").replace("<cbc:ID>123456XX</cbc:ID>", "", 1).encode())
+    bad = _cli(str(broken), "--spec", "en16931")
+    assert bad.returncode == 1 and "BR-02" in bad.stdout
+    assert _cli(str(UBL_STD), "--version", "0.1").returncode == 2
+    assert _cli(str(tmp_path / "missing.xml")).returncode == 2
