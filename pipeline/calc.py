@@ -8,7 +8,7 @@ AUTO (`config.calculationMode`, the default) computes every derived amount:
              BT-106 = sum BT-131, BT-107 = sum BT-92, BT-108 = sum BT-99, BT-109 = BT-106 - BT-107 + BT-108
   VAT:       one breakdown per (category, rate): BT-116 = lines + charges - allowances of that category/rate,
              BT-117 = round(BT-116 x rate / 100, 2) per breakdown (BR-CO-17, BR-S-09), BT-110 = sum BT-117
-             (BR-CO-14); category O has no rate (BR-O-05..07, BR-48) and O/E/AE/K/G/Z carry no tax
+             (BR-CO-14); category O groups regardless of rate (BR-O-05..07: no line rate) and O/E/AE/K/G/Z carry no tax
   totals:    BT-112 = BT-109 + BT-110 (BR-CO-15, in the invoice currency even when BT-6 differs: BT-111 is sent),
              BT-115 = BT-112 - BT-113 + BT-114 (BR-CO-16)
 Rounding is half-up to 2 decimals. Breakdowns sent with only category, rate and exemption reason are completed;

@@ -30,8 +30,9 @@ _NS = "{%s}" % CANONICAL_NS
 # Fields of the model that are not written (docs/canonical.md rule 7): BT-24 is a stylesheet parameter and
 # invoiceCurrencyCode is an alias of currencyCode (the model checks they are equal).
 NOT_WRITTEN = frozenset({"invoice.processControl.specificationIdentifier", "invoice.invoiceCurrencyCode"})
-# VAT rate fields left out for category O "Not subject to VAT" (BR-O-05, BR-O-06, BR-O-07; BR-48 allows it).
-RATE_FIELDS = frozenset({"vatRate", "vatCategoryRate"})
+# VAT rate fields left out for category O "Not subject to VAT" (BR-O-05, BR-O-06, BR-O-07). The breakdown keeps
+# its rate (BT-119): BR-48 allows it and XRechnung's BR-DE-14 requires it.
+RATE_FIELDS = frozenset({"vatRate"})
 
 # BT-125-2 derivation: mime code -> file extension (docs/canonical.md, extension fields).
 MIME_EXTENSIONS = {
