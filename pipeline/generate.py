@@ -37,8 +37,8 @@ def calculate(request):
 
 
 def to_canonical(request) -> bytes:
-    """Stage 3, canonical XML (docs/canonical.md) of a calculated request."""
-    return _canonical.to_xml(request)
+    """Stage 3, canonical XML (docs/canonical.md) of a calculated request (derived file names filled in)."""
+    return _canonical.to_canonical(_canonical.with_derived(request))
 
 
 def normalize(body: bytes, spec: str):
