@@ -1,0 +1,114 @@
+"""Every XML document of ../shared/corpus through the engine, checked against its expected.json.
+
+What is compared (per document; the test id is the file):
+- what the source states (XRechnung testsuite: valid, with the KoSIT scenario named);
+- `observed` results of the official stylesheets: for en16931, the rule ids that fired per flag under CEN
+  1.3.16 (fatal -> ERROR, warning/information -> WARNING; an XSLT exception -> RULE-ENGINE-ERROR) and the XSD
+  verdict; for xrechnung, the KoSIT-configuration simulation (scenario, rule ids per level after customLevel,
+  XSD verdict, accept/reject);
+- documents that are not invoices we know (not well-formed, ZUGFeRD 1.0, other roots) are rejected, not crashed on.
+VEFA testSets and XML-Mutate files are unit tests of single rules: see test_corpus_validation_units.py.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import CORPUS
+from pipeline import validate, xmlinput
+
+SOURCES = ["xrechnung-testsuite", "en16931-cen", "mustangproject", "horstoeko-zugferd",
+           "kosit-validator-configuration-tests"]
+NOT_RULES = (validate.XSD_PREFIX, "XML-")
+
+
+def _entries():
+    for source in SOURCES:
+        for entry in json.loads((CORPUS / source / "expected.json").read_text("utf-8"))["files"]:
+            exp = entry.get("expected") or {}
+            if not entry["path"].endswith(".xml") or exp.get("format") in ("vefa-testSet", "xml-mutate"):
+                continue
+            yield pytest.param(source, entry, id=f"{source}/{entry['path']}")
+
+
+ENTRIES = list(_entries())
+
+
+def _rule_codes(report, severity):
+    return {i.code for i in report.issues if i.severity == severity and not i.code.startswith(NOT_RULES)}
+
+
+def _has_xsd_errors(report):
+    return any(i.code.startswith(validate.XSD_PREFIX) for i in report.issues)
+
+
+def _check_cen_observed(data, syntax, observed):
+    key = f"en16931-1.3.16-{syntax.lower()}"
+    if key not in observed:
+        return
+    fired = observed[key]
+    report = validate.validate_xml(data, "en16931")
+    xsd = next(v for k, v in observed.items() if k.startswith("xsd ") and "facturx" not in k)
+    assert _has_xsd_errors(report) == (not xsd["valid"]), [i.to_dict() for i in report.issues][:3]
+    if "exception" in fired:
+        engine = [i for i in report.issues if i.code == validate.RULE_ENGINE_ERROR]
+        assert engine and not report.valid
+        assert " ".join(fired["exception"].split())[:60] in engine[0].message
+        return
+    assert _rule_codes(report, "ERROR") == set(fired.get("fatal", []) + fired.get("error", [])
+                                               + fired.get("unflagged", []))
+    assert _rule_codes(report, "WARNING") == set(fired.get("warning", []) + fired.get("information", []))
+
+
+def _check_kosit_simulation(data, sim):
+    out = validate.validate(data, "xrechnung")
+    report = out.report
+    assert out.scenario == sim["scenario"]
+    if sim["scenario"] is None:
+        assert [i.code for i in report.issues] == [validate.NO_SCENARIO] and not report.valid
+        return
+    xsd_step = next(s for s in sim["steps"] if s["step"] == "xsd")
+    rule_steps = [s for s in sim["steps"] if s["step"] == "schematron"]
+    assert _has_xsd_errors(report) == (not xsd_step["valid"])
+    assert _rule_codes(report, "ERROR") == {r for s in rule_steps for r in s["error"]}
+    assert _rule_codes(report, "WARNING") == {r for s in rule_steps for r in s["warning"] + s["information"]}
+    assert report.valid == (sim["recommendation"] == "accept")
+
+
+@pytest.mark.parametrize("source, entry", ENTRIES)
+def test_document(source, entry):
+    data = (CORPUS / source / entry["path"]).read_bytes()
+    doc = entry.get("document") or {}
+    expected = entry.get("expected") or {}
+
+    if doc.get("well_formed") is False or doc.get("syntax") not in ("CII", "UBL"):
+        # not an invoice we know: rejected under both specs with the parse / root finding
+        for spec in ("xrechnung", "en16931"):
+            report = validate.validate_xml(data, spec)
+            assert not report.valid and report.syntax is None
+            code = report.issues[0].code
+            assert code == (xmlinput.XML_MALFORMED if doc.get("well_formed") is False else xmlinput.XML_UNKNOWN_ROOT)
+        return
+
+    if source == "xrechnung-testsuite":  # what the source states
+        out = validate.validate(data, "xrechnung")
+        assert out.report.valid is expected["valid"] is True, [i.to_dict() for i in out.report.issues
+                                                                 if i.severity == "ERROR"]
+        assert out.scenario == expected["kosit_scenario"]
+        assert out.report.syntax == doc["syntax"] and out.report.version == "3.0.2"
+
+    _check_cen_observed(data, doc["syntax"], doc.get("observed") or {})
+    sim = doc.get("kosit_xrechnung_3.0.2_config_simulation") or (
+        entry.get("observed") if "recommendation" in (entry.get("observed") or {}) else None)
+    if sim is not None:
+        _check_kosit_simulation(data, sim)
+    else:  # no recorded outcome: the engine still gives a complete report
+        report = validate.validate_xml(data, "xrechnung")
+        assert report.syntax == doc["syntax"] and report.version == "3.0.2"
+
+
+def test_corpus_is_covered():
+    sources = {p.values[0] for p in ENTRIES}
+    assert sources == set(SOURCES)
+    assert len(ENTRIES) > 150
