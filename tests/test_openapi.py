@@ -1,0 +1,140 @@
+"""GET /v1/openapi.json: a valid OpenAPI 3.1 document covering every mounted endpoint, built from the models
+the code uses (held against real reports and errors here), and a bounded schemathesis run against a live
+`pipeline serve` that finds no 500 and no response breaking the document."""
+from __future__ import annotations
+
+import pytest
+from openapi_spec_validator import validate as validate_openapi
+
+from pipeline.errors import ApiError, ErrorDetail
+from pipeline.service import schemas
+from pipeline.service.openapi import GENERATION, VALIDATION
+from test_platform_helpers import Platform, Server, cli, make_store
+
+from conftest import CORPUS
+
+
+@pytest.fixture(scope="module")
+def doc(tmp_path_factory):
+    s = make_store("sqlite", tmp_path_factory.mktemp("openapi"))
+    p = Platform(s)
+    r = p.client.simulate_get("/v1/openapi.json")
+    assert r.status_code == 200
+    mounted = {path for path in (*GENERATION, *VALIDATION) if p.app._router.find(path) is not None}
+    s.close()
+    return r.json, mounted
+
+
+def test_is_valid_openapi_31(doc):
+    d, _ = doc
+    validate_openapi(d)
+    assert d["openapi"].startswith("3.1") and d["info"]["version"] == "v1"
+
+
+def test_describes_every_mounted_endpoint_with_errors_headers_and_security(doc):
+    d, mounted = doc
+    assert {"/v1/invoice/xrechnung", "/v1/invoice/xrechnung/validate",
+            "/v1/invoice/en16931/validate"} <= mounted
+    assert mounted | {"/healthz", "/readyz", "/v1/openapi.json"} == set(d["paths"])
+    assert d["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+    assert d["security"] == [{"bearerAuth": []}]
+    for path in mounted:
+        op = d["paths"][path]["post"]
+        for status in ("400", "401", "429", "500", "503"):
+            assert op["responses"][status]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorResponse")
+        assert "Retry-After" in op["responses"]["429"]["headers"]
+        assert "WWW-Authenticate" in op["responses"]["401"]["headers"]
+        assert {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} <= set(op["responses"]["200"]["headers"])
+    for path in mounted & set(GENERATION):
+        body = d["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        assert body == {"$ref": "#/components/schemas/InvoiceRequest"}
+        assert "402" in d["paths"][path]["post"]["responses"]
+    for code in ("AUTHENTICATION_REQUIRED", "MALFORMED_API_KEY", "INVALID_API_KEY", "API_KEY_REVOKED",
+                 "INSUFFICIENT_CREDITS", "RATE_LIMIT_EXCEEDED", "RATE_LIMIT_CONFIGURATION_UNAVAILABLE"):
+        assert code in str(d)
+    for public in ("/healthz", "/readyz", "/v1/openapi.json"):
+        assert d["paths"][public]["get"]["security"] == []
+
+
+def test_invoice_schema_is_the_models_schema(doc):
+    from pipeline.model import InvoiceRequest
+
+    d, _ = doc
+    own = InvoiceRequest.model_json_schema(ref_template="#/components/schemas/{model}", mode="validation")
+    comp = d["components"]["schemas"]
+    assert comp["InvoiceRequest"]["required"] == own["required"]
+    assert set(comp["InvoiceRequest"]["properties"]) == set(own["properties"])
+    for name in own.get("$defs", {}):
+        assert name in comp
+
+
+def test_real_reports_match_the_described_schema():
+    """The response models are the contract of Report.to_dict: checked on official documents."""
+    from pipeline.validate import validate_xml
+
+    samples = sorted(p for p in CORPUS.rglob("*.xml"))[:6]
+    assert samples
+    for path in samples:
+        report = validate_xml(path.read_bytes(), "xrechnung")
+        report.request_id = "rid"
+        schemas.XRechnungValidationResponse.model_validate(report.to_dict())
+    broken = validate_xml(b"<Invoice><unclosed></Invoice>", "xrechnung")
+    body = broken.to_dict()
+    schemas.XRechnungValidationResponse.model_validate(body)
+    assert body["valid"] is False and body["issues"][0]["location"]["line"] == 1
+
+
+def test_real_errors_match_the_described_schema():
+    err = ApiError(400, "INVALID_INPUT", "bad", [ErrorDetail("REQUIRED", "missing", "invoice.seller.name", "BT-27",
+                                                             {"any": ["json"]})])
+    for status in (400, 401, 402, 404, 405, 406, 413, 415, 422, 429, 500, 503):
+        err.http_status = status
+        schemas.ErrorResponse.model_validate(err.to_dict("rid"))
+        schemas.ErrorResponse.model_validate(err.to_dict(None))
+
+
+# -- schemathesis against the live service ------------------------------------------------------------------
+
+MAX_EXAMPLES = 15
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    data = tmp_path_factory.mktemp("schemathesis")
+    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
+           "EINVOICE_RATE_LIMIT": "100000/min"}
+    token = cli(env, "keys", "create", "--name", "schemathesis", "--env", "test", "--credits", "100000").stdout.strip()
+    server = Server(env, workers=2, warm=True, log_path=data / "serve.log")
+    yield server, token
+    server.stop()
+
+
+def test_schemathesis_finds_no_500_and_no_schema_breaking_response(live):
+    import schemathesis
+    from hypothesis import HealthCheck, given, settings
+    from schemathesis.checks import (content_type_conformance, not_a_server_error, response_headers_conformance,
+                                     response_schema_conformance, status_code_conformance)
+
+    server, token = live
+    schema = schemathesis.openapi.from_url(server.url + "/v1/openapi.json")
+    checks = [not_a_server_error, status_code_conformance, content_type_conformance,
+              response_headers_conformance, response_schema_conformance]
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 6
+    for operation in operations:
+        @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(case=operation.as_strategy())
+        def run(case):
+            case.call_and_validate(base_url=server.url, headers={"Authorization": f"Bearer {token}"},
+                                   checks=checks)
+
+        run()
+
+    # the run really went through the service: read its access log
+    import json
+
+    lines = [json.loads(x) for x in server.log_path.read_text().splitlines() if x.startswith('{"event"')]
+    hit = {(x["path"], x["status"]) for x in lines}
+    assert {path for path, _ in hit} >= {op.path for op in operations}
+    assert not [x for x in lines if x["status"] >= 500]
