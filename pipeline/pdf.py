@@ -1,0 +1,176 @@
+"""The Factur-X container: WeasyPrint's PDF/A-3b pages + our XMP + the validated XML as associated file.
+
+What is written (Factur-X 1.0x / ZUGFeRD 2.x, ISO 19005-3):
+- XMP: PDF/A identification (part 3, B), Dublin Core title/creator, dates, and the Factur-X properties
+  (fx:DocumentType INVOICE, DocumentFileName, Version, ConformanceLevel) with their PDF/A extension schema
+  description. The packet is built with lxml, so user text (title, seller name) is escaped, never pasted.
+- The document information dictionary mirrors the XMP (PDF/A requires them to agree).
+- The XML as an embedded file stream (/Subtype /text#2Fxml, /Params with ModDate, CreationDate, Size),
+  its file specification in the /EmbeddedFiles name tree and in the catalog's /AF array, with the
+  profile's /AFRelationship. It is the only embedded file: we never use WeasyPrint attachments (they get
+  /AFRelationship /Unspecified).
+- Every annotation gets the Print flag (PDF/A 6.3.2; WeasyPrint writes link annotations without it).
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+from datetime import datetime, timezone
+
+import pikepdf
+from lxml import etree
+from pikepdf import Dictionary, Name, String, pdfa
+
+from pipeline.facturx import FACTURX_VERSION, Profile
+
+PRODUCER = "einvoice-pipeline (WeasyPrint, pikepdf)"
+FX_NS = "urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#"
+NS = {
+    "x": "adobe:ns:meta/",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "pdfaid": "http://www.aiim.org/pdfa/ns/id/",
+    "dc": "http://purl.org/dc/elements/1.1/",
+    "pdf": "http://ns.adobe.com/pdf/1.3/",
+    "xmp": "http://ns.adobe.com/xap/1.0/",
+    "fx": FX_NS,
+    "pdfaExtension": "http://www.aiim.org/pdfa/ns/extension/",
+    "pdfaSchema": "http://www.aiim.org/pdfa/ns/schema#",
+    "pdfaProperty": "http://www.aiim.org/pdfa/ns/property#",
+}
+FX_PROPERTIES = (
+    ("DocumentFileName", "name of the embedded XML invoice file"),
+    ("DocumentType", "INVOICE"),
+    ("Version", "The actual version of the Factur-X XML schema"),
+    ("ConformanceLevel", "The conformance level of the embedded Factur-X data"),
+)
+
+
+def _q(prefix: str, name: str) -> str:
+    return f"{{{NS[prefix]}}}{name}"
+
+
+def _description(rdf: etree._Element, prefix: str) -> etree._Element:
+    return etree.SubElement(rdf, _q("rdf", "Description"), {_q("rdf", "about"): ""}, nsmap={prefix: NS[prefix]})
+
+
+def _text(parent: etree._Element, prefix: str, name: str, value: str) -> etree._Element:
+    el = etree.SubElement(parent, _q(prefix, name))
+    el.text = value
+    return el
+
+
+def build_xmp(profile: Profile, title: str, author: str, when: datetime) -> bytes:
+    """The XMP packet (UTF-8) for a Factur-X PDF/A-3b document."""
+    stamp = when.strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    meta = etree.Element(_q("x", "xmpmeta"), nsmap={"x": NS["x"]})
+    rdf = etree.SubElement(meta, _q("rdf", "RDF"), nsmap={"rdf": NS["rdf"]})
+
+    d = _description(rdf, "pdfaid")
+    _text(d, "pdfaid", "part", "3")
+    _text(d, "pdfaid", "conformance", "B")
+
+    d = _description(rdf, "dc")
+    _text(d, "dc", "format", "application/pdf")
+    alt = etree.SubElement(etree.SubElement(d, _q("dc", "title")), _q("rdf", "Alt"))
+    li = _text(alt, "rdf", "li", title)
+    li.set("{http://www.w3.org/XML/1998/namespace}lang", "x-default")
+    seq = etree.SubElement(etree.SubElement(d, _q("dc", "creator")), _q("rdf", "Seq"))
+    _text(seq, "rdf", "li", author)
+
+    d = _description(rdf, "pdf")
+    _text(d, "pdf", "Producer", PRODUCER)
+
+    d = _description(rdf, "xmp")
+    _text(d, "xmp", "CreatorTool", PRODUCER)
+    _text(d, "xmp", "CreateDate", stamp)
+    _text(d, "xmp", "ModifyDate", stamp)
+    _text(d, "xmp", "MetadataDate", stamp)
+
+    d = _description(rdf, "fx")
+    _text(d, "fx", "DocumentType", "INVOICE")
+    _text(d, "fx", "DocumentFileName", profile.file_name)
+    _text(d, "fx", "Version", FACTURX_VERSION)
+    _text(d, "fx", "ConformanceLevel", profile.level)
+
+    # The PDF/A extension schema description of the fx properties (ISO 19005-3 6.6.2.3.2).
+    d = etree.SubElement(rdf, _q("rdf", "Description"), {_q("rdf", "about"): ""},
+                         nsmap={p: NS[p] for p in ("pdfaExtension", "pdfaSchema", "pdfaProperty")})
+    bag = etree.SubElement(etree.SubElement(d, _q("pdfaExtension", "schemas")), _q("rdf", "Bag"))
+    schema = etree.SubElement(bag, _q("rdf", "li"), {_q("rdf", "parseType"): "Resource"})
+    _text(schema, "pdfaSchema", "schema", "Factur-X PDFA Extension Schema")
+    _text(schema, "pdfaSchema", "namespaceURI", FX_NS)
+    _text(schema, "pdfaSchema", "prefix", "fx")
+    props = etree.SubElement(etree.SubElement(schema, _q("pdfaSchema", "property")), _q("rdf", "Seq"))
+    for name, description in FX_PROPERTIES:
+        li = etree.SubElement(props, _q("rdf", "li"), {_q("rdf", "parseType"): "Resource"})
+        _text(li, "pdfaProperty", "name", name)
+        _text(li, "pdfaProperty", "valueType", "Text")
+        _text(li, "pdfaProperty", "category", "external")
+        _text(li, "pdfaProperty", "description", description)
+
+    body = etree.tostring(meta, encoding="utf-8")
+    return (b'<?xpacket begin="\xef\xbb\xbf" id="W5M0MpCehiHzreSzNTczkc9d"?>\n' + body +
+            b'\n<?xpacket end="w"?>')
+
+
+def _pdf_date(when: datetime) -> str:
+    return when.strftime("D:%Y%m%d%H%M%S+00'00'")
+
+
+def _drop_empty_resources(pdf: pikepdf.Pdf) -> None:
+    """WeasyPrint writes empty /Pattern and /Shading resource dictionaries; they carry nothing and the
+    allowlist checker cannot vouch for them, so they go."""
+    for obj in pdf.objects:
+        if isinstance(obj, Dictionary) and not isinstance(obj, pikepdf.Stream):
+            for key in ("/Pattern", "/Shading"):
+                value = obj.get(key)
+                if isinstance(value, Dictionary) and len(value.keys()) == 0:
+                    del obj[key]
+
+
+def embed_facturx(pages_pdf: bytes, xml: bytes, profile: Profile, title: str, author: str,
+                  when: datetime | None = None) -> bytes:
+    """WeasyPrint PDF/A-3b bytes + validated XML -> the Factur-X PDF (bytes)."""
+    when = (when or datetime.now(timezone.utc)).replace(microsecond=0)
+    with pikepdf.open(io.BytesIO(pages_pdf)) as pdf:
+        if "/Names" in pdf.Root and "/EmbeddedFiles" in pdf.Root.Names:
+            raise ValueError("the rendered pages already carry embedded files")  # we add exactly one
+        pdfa.repair_annotation_flags(pdf)
+        _drop_empty_resources(pdf)
+
+        stream = pikepdf.Stream(pdf, xml)
+        stream.Type = Name.EmbeddedFile
+        stream.Subtype = Name("/text/xml")  # written as /text#2Fxml
+        stream.Params = Dictionary(
+            ModDate=String(_pdf_date(when)),
+            CreationDate=String(_pdf_date(when)),
+            Size=len(xml),
+            CheckSum=String(hashlib.md5(xml).digest()),
+        )
+        spec = pdf.make_indirect(Dictionary(
+            Type=Name.Filespec,
+            F=String(profile.file_name),
+            UF=String(profile.file_name),
+            Desc=String("Factur-X/ZUGFeRD invoice data" if not profile.xrechnung else "XRechnung invoice data"),
+            AFRelationship=Name("/" + profile.relationship),
+            EF=Dictionary(F=stream, UF=stream),
+        ))
+        names = pdf.Root.get("/Names")
+        if names is None:
+            names = pdf.Root.Names = pdf.make_indirect(Dictionary())
+        names.EmbeddedFiles = Dictionary(Names=pikepdf.Array([String(profile.file_name), spec]))
+        pdf.Root.AF = pikepdf.Array([spec])
+
+        xmp = pikepdf.Stream(pdf, build_xmp(profile, title, author, when))
+        xmp.Type = Name.Metadata
+        xmp.Subtype = Name.XML
+        pdf.Root.Metadata = pdf.make_indirect(xmp)
+        pdf.trailer.Info = pdf.make_indirect(Dictionary(
+            Title=String(title), Author=String(author), Producer=String(PRODUCER), Creator=String(PRODUCER),
+            CreationDate=String(_pdf_date(when)), ModDate=String(_pdf_date(when)),
+        ))
+        out = io.BytesIO()
+        kwargs = pdfa.resolve_save_kwargs("3b")
+        kwargs["fix_metadata_version"] = False  # keep our XMP exactly as built
+        pdf.save(out, **kwargs)
+        return out.getvalue()

@@ -1,0 +1,435 @@
+"""Checks of a ZUGFeRD / Factur-X PDF: PDF/A-3, the Factur-X XMP, the embedded invoice file and its XML.
+
+Used twice: as the gate on every PDF we generate (`gate_generated`), and by the validation endpoint on
+uploaded PDFs (`inspect`). Findings are report Issues with stable codes:
+
+- `PDFA:<rule>`      pikepdf.pdfa (an allowlist validator) violation -> ERROR. A construct it merely does
+                     not check (`unsupported`) -> WARNING `PDFA_NOT_CHECKED:<rule>`, never an ERROR.
+  Known false alarms of pikepdf 10.17 on files veraPDF accepts are dropped, each only when our own check
+  shows the construct is fine: XMP properties of extension schemas that the XMP declares (6.6.2.3.1-1),
+  `pdfaid:conformance` A or U of a part-3 file checked as 3b (6.6.4-3), and `/PageMode /UseAttachments`.
+- `XMP_*`            our Factur-X XMP checks.
+- `FX_*`, `PDF_*`    the embedded file, encryption, JavaScript, stream size caps.
+- then the embedded XML's own findings (XSD + Schematron of the profile named by its guideline id).
+
+Untrusted input stays bounded: stream data is only ever decompressed up to a cap, encrypted files are
+reported rather than cracked, and nothing in the PDF is executed.
+"""
+from __future__ import annotations
+
+import io
+import re
+import zlib
+from dataclasses import dataclass, field
+
+import pikepdf
+from lxml import etree
+from pikepdf import Name, pdfa
+
+from pipeline.errors import ApiError, ErrorDetail, bad_request, pdf_validation_failed
+from pipeline.facturx import (CII_NS, ZUGFERD1_NS, Profile, load_xml, profile_for_guideline,
+                              validate_profile_xml, validate_zugferd1_xml)
+from pipeline.xmlinput import XmlInputError
+from pipeline.report import ERROR, WARNING, Issue, Location
+
+MAX_XML_BYTES = 10 * 1024 * 1024         # the embedded invoice
+MAX_STREAM_BYTES = 64 * 1024 * 1024      # any one stream, decompressed
+MAX_TOTAL_BYTES = 256 * 1024 * 1024      # all streams together, decompressed
+
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+PDFAID = "http://www.aiim.org/pdfa/ns/id/"
+EXT = "http://www.aiim.org/pdfa/ns/extension/"
+EXT_SCHEMA = "http://www.aiim.org/pdfa/ns/schema#"
+EXT_PROPERTY = "http://www.aiim.org/pdfa/ns/property#"
+EXT_TYPE = "http://www.aiim.org/pdfa/ns/type#"
+EXT_FIELD = "http://www.aiim.org/pdfa/ns/field#"
+EXTENSION_NAMESPACES = {EXT, EXT_SCHEMA, EXT_PROPERTY, EXT_TYPE, EXT_FIELD}
+# Factur-X 1.0x / ZUGFeRD 2.x, ZUGFeRD 2.0, ZUGFeRD 1.0 XMP namespaces.
+FX_NAMESPACES = ("urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#",
+                 "urn:zugferd:pdfa:CrossIndustryDocument:invoice:2p0#",
+                 "urn:ferd:pdfa:CrossIndustryDocument:invoice:1p0#")
+FX_LEVELS = {"MINIMUM", "BASIC WL", "BASIC", "EN 16931", "EXTENDED", "XRECHNUNG", "COMFORT"}
+INVOICE_FILE_NAMES = ("factur-x.xml", "xrechnung.xml", "zugferd-invoice.xml")
+RELATIONSHIPS = {"/Data", "/Source", "/Alternative", "/Supplement", "/Unspecified", "/EncryptedPayload",
+                 "/FormData", "/Schema"}
+
+_NOT_PERMITTED = re.compile(r"XMP (namespace (?P<prefix>[^=\s]+)=(?P<uri>\S+)|property (?P<qname>\S+)) is not permitted")
+
+
+class NotAPdf(Exception):
+    pass
+
+
+@dataclass
+class Inspection:
+    """What the checks found, plus what they read (for the generation gate and tests)."""
+
+    issues: list[Issue] = field(default_factory=list)
+    pdfa_part: str | None = None
+    pdfa_conformance: str | None = None
+    fx: dict[str, str] = field(default_factory=dict)   # XMP Factur-X properties by local name
+    file_name: str | None = None
+    relationship: str | None = None
+    subtype: str | None = None
+    xml: bytes | None = None
+    profile: Profile | None = None
+    guideline_id: str | None = None
+
+    def add(self, severity: str, code: str, message: str, where: str | None = None) -> None:
+        self.issues.append(Issue(severity, code, message, Location(xpath=where) if where else None))
+
+    @property
+    def errors(self) -> list[Issue]:
+        return [i for i in self.issues if i.severity == ERROR]
+
+
+# --- entry points ------------------------------------------------------------------------------------
+
+def inspect(data: bytes, validate_xml: bool = True) -> Inspection:
+    """Check an uploaded (or generated) PDF. Raises NotAPdf when it is not a PDF we can parse at all."""
+    if not data.lstrip()[:1024].startswith(b"%PDF-") and b"%PDF-" not in data[:1024]:
+        raise NotAPdf("the file is not a PDF (no %PDF- header)")
+    result = Inspection()
+    try:
+        pdf = pikepdf.open(io.BytesIO(data))
+    except pikepdf.PasswordError:
+        result.add(ERROR, "PDF_ENCRYPTED", "The PDF is encrypted with a password; PDF/A forbids encryption "
+                   "and the embedded invoice cannot be read.")
+        return result
+    except Exception as exc:  # pikepdf raises PdfError (and friends) for unparseable files
+        raise NotAPdf(f"the PDF cannot be parsed: {exc}") from exc
+    with pdf:
+        if pdf.is_encrypted:
+            result.add(ERROR, "PDF_ENCRYPTED", "The PDF is encrypted; PDF/A forbids encryption (ISO 19005-3 6.1.3).")
+        bounded = _check_stream_sizes(pdf, result)
+        _check_javascript(pdf, result)
+        xmp_root = _read_xmp(pdf, result)
+        declared = _declared_extension_properties(xmp_root)
+        _check_fx_xmp(xmp_root, declared, result)
+        if bounded:
+            _check_pdfa(data, declared, _prefixes(xmp_root), result)
+        _extract_invoice(pdf, result)
+    if validate_xml and result.xml is not None:
+        _check_xml(result)
+    return result
+
+
+def gate_generated(data: bytes, xml: bytes, profile: Profile) -> Inspection:
+    """The check before a generated PDF is returned: every error -> 422, and the embedded XML must be
+    byte for byte the XML we validated, with the profile's file name, relationship and XMP level."""
+    try:
+        result = inspect(data, validate_xml=False)
+    except NotAPdf as exc:
+        raise pdf_validation_failed("The generated PDF cannot be read back.", [
+            ErrorDetail("PDF_UNREADABLE", str(exc))]) from exc
+    expected = {
+        "file name": (result.file_name, profile.file_name),
+        "AFRelationship": (result.relationship, "/" + profile.relationship),
+        "embedded file /Subtype": (result.subtype, "/text/xml"),
+        "fx:ConformanceLevel": (result.fx.get("ConformanceLevel"), profile.level),
+        "fx:DocumentFileName": (result.fx.get("DocumentFileName"), profile.file_name),
+        "pdfaid:part": (result.pdfa_part, "3"),
+        "pdfaid:conformance": (result.pdfa_conformance, "B"),
+    }
+    for what, (got, want) in expected.items():
+        if got != want:
+            result.add(ERROR, "FX_MISMATCH", f"{what} is {got!r}, expected {want!r}")
+    if result.xml != xml:
+        result.add(ERROR, "FX_XML_DIFFERS", "The embedded XML differs from the validated XML.")
+    if result.errors:
+        raise pdf_validation_failed("The generated PDF failed the PDF/A-3 / Factur-X checks.", [
+            ErrorDetail(i.code, i.message, field=i.location.xpath if i.location else None) for i in result.errors])
+    return result
+
+
+# --- bounded stream access ------------------------------------------------------------------------------
+
+class TooLarge(Exception):
+    pass
+
+
+def _bounded_bytes(stream: pikepdf.Stream, cap: int) -> bytes:
+    """Decoded stream data, refusing to produce more than `cap` bytes (decompression bombs)."""
+    filters = stream.get("/Filter")
+    filters = [filters] if isinstance(filters, pikepdf.Name) else list(filters or [])
+    raw = stream.read_raw_bytes()
+    if not filters:
+        if len(raw) > cap:
+            raise TooLarge(f"stream of {len(raw)} bytes exceeds {cap}")
+        return raw
+    if [str(f) for f in filters] == ["/FlateDecode"] and "/DecodeParms" not in stream:
+        inflater = zlib.decompressobj()
+        out = inflater.decompress(raw, cap + 1)
+        if len(out) > cap or inflater.unconsumed_tail:
+            raise TooLarge(f"stream inflates beyond {cap} bytes")
+        return out
+    # Other filter chains: qpdf decodes them; their expansion ratio is bounded far below Flate's.
+    if len(raw) * 64 > cap:
+        raise TooLarge(f"filtered stream of {len(raw)} bytes may exceed {cap} bytes")
+    return stream.read_bytes()
+
+
+def _check_stream_sizes(pdf: pikepdf.Pdf, result: Inspection) -> bool:
+    """Inflate every Flate stream once, bounded; False (and an ERROR) if any would be a bomb."""
+    total = 0
+    for obj in pdf.objects:
+        if not isinstance(obj, pikepdf.Stream):
+            continue
+        filters = obj.get("/Filter")
+        if filters is None or str(filters) != "/FlateDecode":
+            continue
+        try:
+            total += len(_bounded_bytes(obj, MAX_STREAM_BYTES))
+        except TooLarge as exc:
+            result.add(ERROR, "PDF_STREAM_TOO_LARGE", f"A stream was not read: {exc}.", f"obj {obj.objgen[0]} {obj.objgen[1]}")
+            return False
+        except zlib.error:
+            continue  # a broken stream is the PDF/A checker's business
+        if total > MAX_TOTAL_BYTES:
+            result.add(ERROR, "PDF_STREAM_TOO_LARGE", f"Streams inflate beyond {MAX_TOTAL_BYTES} bytes in total.")
+            return False
+    return True
+
+
+def _check_javascript(pdf: pikepdf.Pdf, result: Inspection) -> None:
+    names = pdf.Root.get("/Names")
+    found = names is not None and "/JavaScript" in names
+    if not found:
+        for obj in pdf.objects:
+            if isinstance(obj, pikepdf.Dictionary) and (obj.get("/S") == Name.JavaScript or "/JS" in obj):
+                found = True
+                break
+    if found:
+        result.add(ERROR, "PDF_JAVASCRIPT", "The PDF contains JavaScript, which PDF/A forbids (ISO 19005-3 6.6.1). "
+                   "It was not executed.")
+
+
+# --- XMP ---------------------------------------------------------------------------------------------
+
+def _read_xmp(pdf: pikepdf.Pdf, result: Inspection) -> etree._Element | None:
+    meta = pdf.Root.get("/Metadata")
+    if not isinstance(meta, pikepdf.Stream):
+        result.add(ERROR, "XMP_MISSING", "The PDF has no XMP metadata stream (required by PDF/A-3 and Factur-X).")
+        return None
+    try:
+        root = load_xml(_bounded_bytes(meta, 4 * 1024 * 1024)).tree.getroot()
+    except (TooLarge, XmlInputError, zlib.error, pikepdf.PdfError) as exc:
+        result.add(ERROR, "XMP_NOT_WELL_FORMED", f"Could not parse the XMP metadata: {exc}")
+        return None
+    result.pdfa_part = _xmp_value(root, PDFAID, "part")
+    result.pdfa_conformance = _xmp_value(root, PDFAID, "conformance")
+    return root
+
+
+def _xmp_value(root: etree._Element, ns: str, name: str) -> str | None:
+    """A simple XMP property in element form or attribute form (both are valid RDF)."""
+    for desc in root.iter(f"{{{RDF}}}Description"):
+        value = desc.get(f"{{{ns}}}{name}")
+        if value is not None:
+            return value.strip()
+        el = desc.find(f"{{{ns}}}{name}")
+        if el is not None:
+            return (el.text or "").strip()
+    return None
+
+
+def _prefixes(root: etree._Element | None) -> dict[str, str]:
+    """prefix -> namespace URI as bound in the XMP (pikepdf names findings by the file's prefixes)."""
+    found: dict[str, str] = {}
+    for el in (root.iter() if root is not None else ()):
+        for prefix, uri in el.nsmap.items():
+            if prefix:
+                found.setdefault(prefix, uri)
+    return found
+
+
+def _declared_extension_properties(root: etree._Element | None) -> dict[str, set[str]]:
+    """namespace URI -> property names declared in pdfaExtension:schemas (ISO 19005-3 6.6.2.3.2)."""
+    declared: dict[str, set[str]] = {}
+    if root is None:
+        return declared
+    for schemas in root.iter(f"{{{EXT}}}schemas"):
+        for li in schemas.iter(f"{{{RDF}}}li"):
+            uri = _values(li, EXT_SCHEMA, "namespaceURI")
+            if uri:
+                declared.setdefault(uri[0], set()).update(_values(li, EXT_PROPERTY, "name"))
+    return declared
+
+
+def _values(el: etree._Element, ns: str, name: str) -> list[str]:
+    """All values of a property below `el`, in element form or attribute form."""
+    found = [(e.text or "").strip() for e in el.iter(f"{{{ns}}}{name}")]
+    found += [e.get(f"{{{ns}}}{name}").strip() for e in el.iter() if e.get(f"{{{ns}}}{name}") is not None]
+    return [v for v in found if v]
+
+
+def _check_fx_xmp(root: etree._Element | None, declared: dict[str, set[str]], result: Inspection) -> None:
+    if root is None:
+        return
+    ns = next((u for u in FX_NAMESPACES if _xmp_value(root, u, "ConformanceLevel") is not None
+               or _xmp_value(root, u, "DocumentFileName") is not None), None)
+    if ns is None:
+        result.add(ERROR, "XMP_FX_MISSING", "The XMP has no Factur-X/ZUGFeRD properties (fx:DocumentType, "
+                   "DocumentFileName, Version, ConformanceLevel).")
+        return
+    for name in ("DocumentType", "DocumentFileName", "Version", "ConformanceLevel"):
+        value = _xmp_value(root, ns, name)
+        if value is None:
+            result.add(ERROR, "XMP_FX_PROPERTY_MISSING", f"XMP Factur-X property {name} is missing.")
+            continue
+        result.fx[name] = value
+        if name not in declared.get(ns, set()):
+            result.add(ERROR, "XMP_EXTENSION_SCHEMA_MISSING", f"XMP property {name} of {ns} is not declared in "
+                       "a PDF/A extension schema (ISO 19005-3 6.6.2.3.2).")
+    if result.fx.get("DocumentType", "INVOICE") != "INVOICE":
+        result.add(ERROR, "XMP_FX_DOCUMENT_TYPE", f"fx:DocumentType is {result.fx['DocumentType']!r}, expected 'INVOICE'.")
+    level = result.fx.get("ConformanceLevel")
+    if level is not None and level.upper() not in FX_LEVELS:
+        result.add(ERROR, "XMP_FX_CONFORMANCE_LEVEL", f"fx:ConformanceLevel {level!r} is not a Factur-X/ZUGFeRD profile.")
+
+
+# --- PDF/A-3 (pikepdf.pdfa) ----------------------------------------------------------------------------
+
+def _check_pdfa(data: bytes, declared: dict[str, set[str]], prefixes: dict[str, str], result: Inspection) -> None:
+    part = result.pdfa_part
+    if part is None:
+        result.add(ERROR, "PDFA_NOT_DECLARED", "The XMP declares no PDF/A part (pdfaid:part); a Factur-X PDF "
+                   "must be PDF/A-3.")
+    elif part == "4":
+        result.add(WARNING, "PDFA_4_NOT_CHECKED", "The file declares PDF/A-4; this service checks PDF/A-3 "
+                   "conformance only, so PDF/A-4 rules were not checked.")
+        return
+    elif part != "3":
+        result.add(ERROR, "PDFA_NOT_PART_3", f"The file declares PDF/A-{part}; Factur-X requires PDF/A-3.")
+    report = pdfa.validate_written(io.BytesIO(data), "3b")
+    for f in report.findings:
+        if _known_false_alarm(f, declared, prefixes, result):
+            continue
+        if f.kind == "unsupported" or _undetermined(f):
+            result.add(WARNING, f"PDFA_NOT_CHECKED:{f.rule}", f"Not checked by the PDF/A validator: {f.message}", f.where)
+        else:
+            result.add(ERROR, f"PDFA:{f.rule}", f.message, f.where)
+
+
+def _undetermined(f: pdfa.Finding) -> bool:
+    """A violation the checker derived from something it could not read (here: an OutputIntent whose ICC
+    colour space it did not identify) - a construct it does not recognise, so a warning."""
+    return f.rule.endswith("6.2.4.3-2") and "OutputIntent colour space None" in f.message
+
+
+def _known_false_alarm(f: pdfa.Finding, declared: dict[str, set[str]], prefixes: dict[str, str],
+                       result: Inspection) -> bool:
+    if f.rule.endswith("6.6.2.3.1-1"):
+        m = _NOT_PERMITTED.search(f.message)
+        if not m:
+            return False
+        if m.group("uri"):
+            uri = m.group("uri")
+            return uri in EXTENSION_NAMESPACES and bool(declared) or uri in declared
+        prefix, _, name = m.group("qname").partition(":")
+        uri = prefixes.get(prefix)
+        if uri == EXT and name == "schemas":
+            return bool(declared)
+        return name in declared.get(uri, set())
+    if f.rule.endswith("6.6.4-3"):  # part-3 files of level A or U are checked as 3b
+        return result.pdfa_part == "3" and result.pdfa_conformance in ("A", "U")
+    if f.rule == "pikepdf:schema-Catalog" and "/PageMode" in f.where and "/UseAttachments" in f.message:
+        return True
+    return False
+
+
+# --- the embedded invoice --------------------------------------------------------------------------------
+
+def _file_specs(pdf: pikepdf.Pdf) -> list[tuple[str, pikepdf.Dictionary]]:
+    specs: list[tuple[str, pikepdf.Dictionary]] = []
+    names = pdf.Root.get("/Names")
+    tree = names.get("/EmbeddedFiles") if names is not None else None
+    if tree is not None:
+        for name, spec in pikepdf.NameTree(tree).items():
+            specs.append((str(spec.get("/UF", spec.get("/F", name))), spec))
+    for spec in pdf.Root.get("/AF", pikepdf.Array()):
+        if all(spec.objgen != s.objgen or spec.objgen == (0, 0) for _, s in specs):
+            specs.append((str(spec.get("/UF", spec.get("/F", ""))), spec))
+    return specs
+
+
+def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection) -> None:
+    specs = _file_specs(pdf)
+    wanted = [n.lower() for n in ([result.fx["DocumentFileName"]] if "DocumentFileName" in result.fx else [])]
+    wanted += list(INVOICE_FILE_NAMES)
+    chosen = next(((n, s) for w in wanted for n, s in specs if n.lower() == w), None)
+    if chosen is None:
+        result.add(ERROR, "FX_NO_EMBEDDED_INVOICE", "The PDF carries no embedded invoice XML "
+                   f"(looked for {', '.join(dict.fromkeys(wanted))}; found {[n for n, _ in specs] or 'no files'}).")
+        return
+    name, spec = chosen
+    result.file_name = name
+    rel = spec.get("/AFRelationship")
+    result.relationship = str(rel) if rel is not None else None
+    af = pdf.Root.get("/AF", pikepdf.Array())
+    if not any(a.objgen == spec.objgen for a in af):
+        result.add(ERROR, "FX_NOT_ASSOCIATED", f"{name} is not listed in the catalog's /AF array (ISO 19005-3 6.8).")
+    if rel is None:
+        result.add(ERROR, "FX_AFRELATIONSHIP_MISSING", f"{name} has no /AFRelationship (ISO 19005-3 6.8).")
+    elif str(rel) not in RELATIONSHIPS:
+        result.add(ERROR, "FX_AFRELATIONSHIP_INVALID", f"{name} has /AFRelationship {rel}.")
+    elif str(rel) not in ("/Data", "/Alternative", "/Source"):
+        result.add(WARNING, "FX_AFRELATIONSHIP_UNUSUAL", f"{name} has /AFRelationship {rel}; Factur-X expects "
+                   "/Data, /Alternative or /Source.")
+    ef = spec.get("/EF")
+    stream = ef.get("/UF", ef.get("/F")) if ef is not None else None
+    if not isinstance(stream, pikepdf.Stream):
+        result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"{name} has no embedded file stream.")
+        return
+    subtype = stream.get("/Subtype")
+    result.subtype = str(subtype) if subtype is not None else None
+    if subtype is None:
+        result.add(ERROR, "FX_SUBTYPE_MISSING", f"The embedded file stream of {name} has no /Subtype (MIME type), "
+                   "required by ISO 19005-3 6.8.")
+    elif result.subtype not in ("/text/xml", "/application/xml"):
+        result.add(WARNING, "FX_SUBTYPE", f"The embedded file stream of {name} has /Subtype {subtype}; "
+                   "Factur-X specifies /text#2Fxml.")
+    params = stream.get("/Params")
+    if params is None or "/ModDate" not in params:
+        result.add(WARNING, "FX_PARAMS_MODDATE", f"The embedded file stream of {name} has no /Params /ModDate.")
+    try:
+        result.xml = _bounded_bytes(stream, MAX_XML_BYTES)
+    except TooLarge as exc:
+        result.add(ERROR, "FX_XML_TOO_LARGE", f"The embedded invoice was not read: {exc}.")
+    except (zlib.error, pikepdf.PdfError) as exc:
+        result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"The embedded invoice cannot be decoded: {exc}")
+
+
+def _check_xml(result: Inspection) -> None:
+    try:
+        root = load_xml(result.xml).tree.getroot()
+    except XmlInputError as exc:
+        result.issues.append(exc.issue)
+        return
+    if etree.QName(root).namespace == ZUGFERD1_NS:
+        result.issues += validate_zugferd1_xml(result.xml)
+        return
+    if etree.QName(root).namespace != CII_NS or etree.QName(root).localname != "CrossIndustryInvoice":
+        result.add(ERROR, "FX_NOT_CII", f"The embedded invoice is {root.tag}, not a CII CrossIndustryInvoice.")
+        return
+    gid = root.findtext(f"{{{CII_NS}}}ExchangedDocumentContext/"
+                        "{urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100}"
+                        "GuidelineSpecifiedDocumentContextParameter/"
+                        "{urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100}ID")
+    result.guideline_id = (gid or "").strip() or None
+    result.profile = profile_for_guideline(result.guideline_id)
+    if result.profile is None:
+        result.add(ERROR, "FX_UNKNOWN_PROFILE", f"The guideline identifier (BT-24) {result.guideline_id!r} names no "
+                   "Factur-X/ZUGFeRD profile.")
+        return
+    level = result.fx.get("ConformanceLevel")
+    if level and level.upper() != result.profile.level and not (level.upper() == "COMFORT" and result.profile.name == "EN16931"):
+        result.add(ERROR, "XMP_FX_LEVEL_MISMATCH", f"fx:ConformanceLevel {level!r} does not match the embedded "
+                   f"invoice's profile {result.profile.level!r}.")
+    result.issues += validate_profile_xml(result.xml, result.profile, result.guideline_id)
+
+
+def not_a_pdf(exc: NotAPdf) -> ApiError:
+    return bad_request("INVALID_PDF", "The uploaded file is not a readable PDF.",
+                       [ErrorDetail("INVALID_PDF", str(exc), field="file")])
+
