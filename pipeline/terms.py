@@ -541,14 +541,15 @@ def term_for(field: str | None) -> Term | None:
     """The table row of a JSON field path (concrete or pattern); None when the path is not a known field."""
     if not field:
         return None
-    return BY_PATH.get(pattern_of(field))
+    path = pattern_of(field)
+    return BY_PATH.get(path) or BY_PATH.get(path + "[]")   # an array as a whole: the row of its items
 
 
 def business_term(field: str | None) -> str | None:
     """BT/BG id of a JSON field path, walking up to the nearest parent that has one (e.g. `config.x` -> None)."""
     path = pattern_of(field) if field else ""
     while path:
-        term = BY_PATH.get(path)
+        term = term_for(path)
         if term is not None and term.bt:
             return term.bt
         path = path.rsplit(".", 1)[0] if "." in path else ""

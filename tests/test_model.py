@@ -1,0 +1,405 @@
+"""Request model and parse_request: every class of input error as a 400 INVALID_INPUT with field path and BT,
+and the business-term table that names them."""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from pipeline import terms
+from pipeline.errors import ApiError
+from pipeline.model import InvoiceRequest, parse_request
+from pipeline.canonical import _unwrap  # the same type walk the schema generator uses
+from pipeline.terms import ARRAY_ITEMS
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "tests" / "data" / "request-standard.json"
+
+
+def sample() -> dict:
+    return json.loads(SAMPLE.read_bytes(), parse_float=Decimal)
+
+
+def body(data) -> bytes:
+    return json.dumps(data, default=lambda d: float(d) if isinstance(d, Decimal) else str(d)).encode()
+
+
+def errors_of(raw: bytes, spec: str = "xrechnung") -> list[dict]:
+    with pytest.raises(ApiError) as info:
+        parse_request(raw, spec)
+    err = info.value
+    assert (err.http_status, err.error_code) == (400, "INVALID_INPUT")
+    return [e.to_dict() for e in err.errors]
+
+
+def only_error(data: dict, spec: str = "xrechnung") -> dict:
+    errors = errors_of(body(data), spec)
+    assert len(errors) == 1, errors
+    return errors[0]
+
+
+# ---- valid requests ---------------------------------------------------------------------------------------------
+
+def test_sample_parses_with_decimals_and_defaults():
+    req = parse_request(SAMPLE.read_bytes(), "xrechnung")
+    assert req.config.spec == "xrechnung" and req.config.calculationMode == "AUTO"
+    assert req.invoice.invoiceLines[0].quantity == Decimal("12.5")
+    assert isinstance(req.invoice.invoiceLines[2].priceDetails.netPrice, Decimal)
+    assert str(req.invoice.invoiceLines[2].priceDetails.netPrice) == "4.99"   # never through float
+    assert req.invoice.issueDate.isoformat() == "2024-03-15"
+
+
+def test_case_insensitive_config_and_codes_are_normalised():
+    data = sample()
+    data["config"] = {"syntax": "ubl", "calculationMode": "manual", "spec": "XRechnung"}
+    data["invoice"]["currencyCode"] = "eur"
+    data["invoice"]["seller"]["postalAddress"]["countryCode"] = "de"
+    data["invoice"]["invoiceLines"][0]["lineVatInformation"]["vatCategoryCode"] = "s"
+    req = parse_request(body(data), "xrechnung")
+    assert (req.config.syntax, req.config.calculationMode, req.config.spec) == ("UBL", "MANUAL", "xrechnung")
+    assert req.invoice.currencyCode == "EUR"
+    assert req.invoice.seller.postalAddress.countryCode == "DE"
+    assert req.invoice.invoiceLines[0].lineVatInformation.vatCategoryCode == "S"
+
+
+def test_metadata_language_on_zugferd_is_case_insensitive():
+    data = sample()
+    data["config"] = {"syntax": "CII", "metadataLanguage": "DE"}
+    assert parse_request(body(data), "zugferd").config.metadataLanguage == "de"
+
+
+# ---- body-level errors ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw,code", [
+    (b"", "EMPTY_BODY"),
+    (b"  \n ", "EMPTY_BODY"),
+    (b"{", "MALFORMED_JSON"),
+    (b'{"invoice": 1,}', "MALFORMED_JSON"),
+    (b"\xff\xfe{}", "MALFORMED_JSON"),
+    (b'{"invoice": NaN}', "MALFORMED_JSON"),
+    (b'{"invoice": Infinity}', "MALFORMED_JSON"),
+    (b'{"config": {}, "config": {}}', "MALFORMED_JSON"),
+    (b"[1, 2]", "INVALID_TYPE"),
+    (b'"text"', "INVALID_TYPE"),
+    (b"[" * 100_000, "MALFORMED_JSON"),
+])
+def test_body_errors_have_the_same_shape_without_field(raw, code):
+    errors = errors_of(raw)
+    assert [e["code"] for e in errors] == [code]
+    assert errors[0]["field"] is None and errors[0]["businessTerm"] is None and errors[0]["message"]
+
+
+# ---- field errors: code, path with indexes, business term, rejected value -----------------------------------
+
+def test_missing_nested_field():
+    data = sample()
+    del data["invoice"]["seller"]["postalAddress"]["city"]
+    e = only_error(data)
+    assert e == {**e, "code": "REQUIRED", "field": "invoice.seller.postalAddress.city", "businessTerm": "BT-37",
+                 "rejectedValue": None}
+    assert "BT-37" in e["message"] and "City" in e["message"]
+
+
+def test_missing_top_level_objects():
+    errors = errors_of(b'{"invoice": {}, "config": {}}')
+    fields = {e["field"]: (e["code"], e["businessTerm"]) for e in errors}
+    assert fields["invoice.invoiceNumber"] == ("REQUIRED", "BT-1")
+    assert fields["invoice.seller"] == ("REQUIRED", "BG-4")
+    assert fields["invoice.invoiceLines"] == ("REQUIRED", "BG-25")
+    assert fields["config.syntax"] == ("REQUIRED", None)
+
+
+def test_wrong_type_in_third_line():
+    data = sample()
+    data["invoice"]["invoiceLines"][2]["quantity"] = "seven"
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"], e["rejectedValue"]) == (
+        "INVALID_TYPE", "invoice.invoiceLines[2].quantity", "BT-129", "seven")
+
+
+@pytest.mark.parametrize("value", ["12.5", True, [1], {"v": 1}])
+def test_numbers_accept_json_numbers_only(value):
+    data = sample()
+    data["invoice"]["invoiceLines"][0]["priceDetails"]["netPrice"] = value
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"]) == (
+        "INVALID_TYPE", "invoice.invoiceLines[0].priceDetails.netPrice", "BT-146")
+
+
+@pytest.mark.parametrize("value,code", [(1e30, "OUT_OF_RANGE"), (1e-20, "OUT_OF_RANGE")])
+def test_number_bounds(value, code):
+    data = sample()
+    data["invoice"]["documentLevelCharges"][0]["amount"] = value
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"]) == (code, "invoice.documentLevelCharges[0].amount", "BT-99")
+
+
+def test_unknown_field_is_rejected_not_dropped():
+    data = sample()
+    data["invoice"]["seller"]["postalAdress"] = data["invoice"]["seller"].pop("postalAddress")
+    e = only_error(data)
+    assert (e["code"], e["field"]) == ("UNKNOWN_FIELD", "invoice.seller.postalAdress")
+    assert e["businessTerm"] == "BG-4"   # nearest known parent
+    assert e["rejectedValue"]["city"] == "Berlin"
+
+
+def test_unknown_field_in_config_and_root():
+    data = sample()
+    data["config"]["calculation"] = "AUTO"
+    data["extra"] = 1
+    fields = {(e["code"], e["field"]) for e in errors_of(body(data))}
+    assert fields == {("UNKNOWN_FIELD", "config.calculation"), ("UNKNOWN_FIELD", "extra")}
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_empty_strings_rejected(value):
+    data = sample()
+    data["invoice"]["invoiceNumber"] = value
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"], e["rejectedValue"]) == (
+        "INVALID_VALUE", "invoice.invoiceNumber", "BT-1", value)
+
+
+def test_too_long_string_is_cut_in_the_error():
+    data = sample()
+    data["invoice"]["buyer"]["name"] = "x" * 5000
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"]) == ("TOO_LONG", "invoice.buyer.name", "BT-44")
+    assert len(e["rejectedValue"]) < 300
+
+
+def test_non_string_for_string_field():
+    data = sample()
+    data["invoice"]["invoiceNumber"] = 4711
+    e = only_error(data)
+    assert (e["code"], e["field"], e["rejectedValue"]) == ("INVALID_TYPE", "invoice.invoiceNumber", 4711)
+
+
+@pytest.mark.parametrize("value,code", [
+    ("15.03.2024", "INVALID_FORMAT"), ("2024-02-30", "INVALID_FORMAT"), ("2024-3-1", "INVALID_FORMAT"),
+    ("2024-03-01T10:00:00", "INVALID_FORMAT"), (20240301, "INVALID_TYPE"),
+])
+def test_dates_are_iso_calendar_dates(value, code):
+    data = sample()
+    data["invoice"]["invoicingPeriod"]["endDate"] = value
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"], e["rejectedValue"]) == (
+        code, "invoice.invoicingPeriod.endDate", "BT-74", value)
+
+
+@pytest.mark.parametrize("path,value,bt", [
+    (("currencyCode",), "EURO", "BT-5"),
+    (("vatAccountingCurrencyCode",), "XYZ", "BT-6"),
+    (("invoiceTypeCode",), "999", "BT-3"),
+    (("buyer", "postalAddress", "countryCode"), "XX", "BT-55"),
+    (("invoiceLines", 1, "lineVatInformation", "vatCategoryCode"), "X", "BT-151"),
+    (("vatBreakdowns", 0, "vatCategoryCode"), "VAT", "BT-118"),
+    (("documentLevelAllowances", 0, "vatCategoryCode"), "SS", "BT-95"),
+])
+def test_code_lists(path, value, bt):
+    data = sample()
+    target = data["invoice"]
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = value
+    e = only_error(data)
+    expected_field = "invoice" + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in path)
+    assert (e["code"], e["field"], e["businessTerm"], e["rejectedValue"]) == ("INVALID_VALUE", expected_field, bt, value)
+
+
+@pytest.mark.parametrize("rate", [150, -7])
+def test_vat_rate_range(rate):
+    data = sample()
+    data["invoice"]["vatBreakdowns"][1]["vatCategoryRate"] = rate
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"]) == ("OUT_OF_RANGE", "invoice.vatBreakdowns[1].vatCategoryRate",
+                                                         "BT-119")
+
+
+def test_price_base_quantity_must_be_positive():
+    data = sample()
+    data["invoice"]["invoiceLines"][2]["priceDetails"]["priceBasisQuantity"] = 0
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"]) == (
+        "OUT_OF_RANGE", "invoice.invoiceLines[2].priceDetails.priceBasisQuantity", "BT-149")
+
+
+def test_at_least_one_line():
+    data = sample()
+    data["invoice"]["invoiceLines"] = []
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"]) == ("INVALID_VALUE", "invoice.invoiceLines", "BG-25")
+
+
+def test_every_problem_is_reported_at_once():
+    data = sample()
+    data["invoice"]["issueDate"] = "yesterday"
+    data["invoice"]["invoiceLines"][1]["quantity"] = "3"
+    del data["invoice"]["buyer"]["name"]
+    data["config"]["syntax"] = "PDF"
+    errors = errors_of(body(data))
+    assert {(e["field"], e["code"]) for e in errors} == {
+        ("invoice.issueDate", "INVALID_FORMAT"), ("invoice.invoiceLines[1].quantity", "INVALID_TYPE"),
+        ("invoice.buyer.name", "REQUIRED"), ("config.syntax", "INVALID_VALUE")}
+
+
+# ---- config and endpoint checks ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec", ["xrechnung", "en16931"])
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_metadata_language_rejected_on_xml_endpoints(spec, language):
+    data = sample()
+    data["config"]["metadataLanguage"] = language
+    e = only_error(data, spec)
+    assert (e["code"], e["field"], e["rejectedValue"]) == ("INVALID_VALUE", "config.metadataLanguage", language)
+
+
+@pytest.mark.parametrize("language", ["de-DE", "en_GB", "fr", "english", 1])
+def test_unsupported_or_region_qualified_language(language):
+    data = sample()
+    data["config"]["metadataLanguage"] = language
+    e = only_error(data, "zugferd")
+    assert e["field"] == "config.metadataLanguage" and e["code"] in ("INVALID_VALUE", "INVALID_TYPE")
+    if language == "de-DE":
+        assert "region" in e["message"]
+
+
+def test_spec_must_match_endpoint():
+    data = sample()
+    data["config"]["spec"] = "en16931"
+    e = only_error(data, "xrechnung")
+    assert (e["code"], e["field"], e["rejectedValue"]) == ("INVALID_VALUE", "config.spec", "en16931")
+    data["config"]["spec"] = "nonsense"
+    assert only_error(data, "xrechnung")["code"] == "INVALID_VALUE"
+
+
+def test_zugferd_needs_cii():
+    data = sample()
+    data["config"]["syntax"] = "UBL"
+    assert only_error(data, "zugferd")["field"] == "config.syntax"
+
+
+def test_calculation_mode_values():
+    data = sample()
+    data["config"]["calculationMode"] = "SEMI"
+    assert only_error(data)["field"] == "config.calculationMode"
+
+
+XR_ID = "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0"
+
+
+@pytest.mark.parametrize("spec,profile,spec_id,ok", [
+    ("xrechnung", None, XR_ID, True),
+    ("xrechnung", None, "urn:cen.eu:en16931:2017", False),
+    ("en16931", None, "urn:cen.eu:en16931:2017", True),
+    ("en16931", None, XR_ID, False),
+    ("zugferd", None, "urn:cen.eu:en16931:2017", True),
+    ("zugferd", "EXTENDED", "urn:cen.eu:en16931:2017", False),
+    ("zugferd", "EXTENDED", "urn:cen.eu:en16931:2017#conformant#urn:factur-x.eu:1p0:extended", True),
+])
+def test_specification_identifier_must_not_contradict(spec, profile, spec_id, ok):
+    data = sample()
+    data["invoice"]["processControl"]["specificationIdentifier"] = spec_id
+    if profile:
+        data["config"]["profile"] = profile
+    if ok:
+        parse_request(body(data), spec)
+    else:
+        e = only_error(data, spec)
+        assert (e["field"], e["businessTerm"], e["rejectedValue"]) == (
+            "invoice.processControl.specificationIdentifier", "BT-24", spec_id)
+
+
+def test_invoice_currency_code_must_equal_currency_code():
+    data = sample()
+    data["invoice"]["invoiceCurrencyCode"] = "EUR"
+    parse_request(body(data), "xrechnung")
+    data["invoice"]["invoiceCurrencyCode"] = "USD"
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"], e["rejectedValue"]) == (
+        "INVALID_VALUE", "invoice.invoiceCurrencyCode", "BT-5", "USD")
+
+
+def test_accounting_currency_needs_bt111():
+    data = sample()
+    data["invoice"]["vatAccountingCurrencyCode"] = "USD"
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"]) == (
+        "REQUIRED", "invoice.documentTotals.taxTotalAmountInAccountingCurrency", "BT-111")
+    data["invoice"]["documentTotals"]["taxTotalAmountInAccountingCurrency"] = 215.44
+    parse_request(body(data), "xrechnung")
+
+
+# ---- the business-term table -----------------------------------------------------------------------------------
+
+def model_paths(model: type[BaseModel], prefix: str) -> set[str]:
+    paths = set()
+    for name, field in model.model_fields.items():
+        kind, typ = _unwrap(field.annotation)
+        path = f"{prefix}.{name}" + ("[]" if kind == "list" else "")
+        paths.add(path)
+        if isinstance(typ, type) and issubclass(typ, BaseModel):
+            paths |= model_paths(typ, path)
+    return paths
+
+
+def test_every_model_field_has_a_row_and_every_row_a_field():
+    fields = {p[1:] for p in model_paths(InvoiceRequest, "")}
+    rows = set(terms.BY_PATH)
+    assert fields - rows == set()
+    computed_only = {"invoice.invoiceLines[].priceDetails.priceDiscount"}
+    assert rows - fields - {"invoice", "config"} == computed_only
+
+
+def test_table_rows_are_complete_and_unique():
+    assert len(terms.BY_PATH) == len(terms.TERMS)
+    for t in terms.TERMS:
+        if t.bt:
+            assert t.bt.startswith(("BT-", "BG-")) and t.name
+            if t.json_path != "invoice.processControl":
+                assert t.cii.startswith("/rsm:CrossIndustryInvoice") and t.ubl.startswith("/Invoice"), t
+    bts = [t.bt for t in terms.TERMS if t.bt and t.json_path != "invoice.invoiceCurrencyCode"]
+    assert len(bts) == len(set(bts))
+    # the extension fields of docs/canonical.md are marked as extensions (priceDiscount: computed-only element)
+    doc = (REPO / "docs" / "canonical.md").read_text()
+    for t in terms.TERMS:
+        if t.extension and t.json_path.startswith("invoice.") and not t.json_path.endswith("priceDiscount"):
+            assert t.json_path in doc, t.json_path
+
+
+def test_term_lookup_by_concrete_path_and_canonical_path():
+    assert terms.business_term("invoice.invoiceLines[12].itemInformation.itemAttributes[0].value") == "BT-161"
+    t = terms.term_for("invoice.seller.postalAddress.city")
+    assert (t.bt, t.canonical) == ("BT-37", "/c:invoice/c:seller/c:postalAddress/c:city")
+    assert t.cii.endswith("ram:SellerTradeParty/ram:PostalTradeAddress/ram:CityName")
+    assert terms.term_for("invoice.vatBreakdowns[0]").canonical == "/c:invoice/c:vatBreakdown"
+    assert set(ARRAY_ITEMS.values()) >= {"invoiceLine", "vatBreakdown"}
+
+
+def test_rule_map_points_failed_rules_at_fields():
+    assert terms.field_for_rule("BR-CO-10") == ("invoice.documentTotals.lineExtensionAmount", "BT-106")
+    assert terms.field_for_rule("BR-CO-15") == ("invoice.documentTotals.taxInclusiveAmount", "BT-112")
+    assert terms.field_for_rule("BR-45") == ("invoice.vatBreakdowns[].vatCategoryTaxableAmount", "BT-116")
+    assert terms.field_for_rule("BR-DE-14") == ("invoice.vatBreakdowns[].vatCategoryRate", "BT-119")
+    assert terms.field_for_rule("BR-CL-14")[1] == "BT-40"
+    assert terms.field_for_rule("CII-SR-001") == (None, None)
+    # every business term an official rule names is a field of the table, except the two the JSON model
+    # (spec section 2) cannot carry: BT-8 (VAT point date code) and BT-18-1 (invoiced object scheme)
+    known = {t.bt for t in terms.TERMS if t.bt}
+    named = {bt for bts in terms.RULE_TERMS.values() for bt in bts}
+    assert named - known == {"BT-8", "BT-18-1"}
+
+
+def test_generated_rule_table_is_current(shared_dir):
+    spec = importlib.util.spec_from_file_location("gen", REPO / "scripts" / "gen_official_tables.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    rules = shared_dir / "rules"
+    found, codes = gen.collect(rules)
+    assert gen.render(found, codes, rules) == (REPO / "pipeline" / "official_tables.py").read_text()
+    assert "EUR" in codes["CURRENCY_CODES"] and "DE" in codes["COUNTRY_CODES"] and "380" in codes["INVOICE_TYPE_CODES"]
