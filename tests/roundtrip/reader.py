@@ -530,7 +530,7 @@ def canonical_terms(xml: bytes) -> dict:
                 continue
             name = etree.QName(child).localname
             value = convert(child) if len(child) else _value((child.text or "").strip(),
-                                                               NUM if name in _NUMERIC else DATE)
+                                                               NUM if name in _NUMERIC else TEXT)
             if name in _ARRAYS:
                 out.setdefault(_ARRAYS[name], []).append(value)
             else:
