@@ -1,0 +1,55 @@
+"""POST /v1/invoice/zugferd (JSON InvoiceRequest -> Factur-X PDF/A-3) and /v1/invoice/zugferd/validate
+(multipart PDF upload -> validation report, service spec 2.10 / 4.2).
+
+HTTP only; the work is `pipeline.facturx.generate_zugferd` and `pipeline.pdfcheck.inspect`.
+"""
+from __future__ import annotations
+
+import falcon
+
+from pipeline.errors import ApiError
+from pipeline.report import Report
+from pipeline.service.resources.generation import read_body
+from pipeline.service.upload import read_validation_upload
+
+PDF = "application/pdf"
+SUPPORTED_VERSIONS = ("1.09",)  # request.version on the validate endpoint: the Factur-X rules release
+
+
+class GenerateZugferd:
+    def on_post(self, req, resp):
+        from pipeline.facturx import generate_zugferd  # stages load Saxon/WeasyPrint lazily, per worker
+
+        if not req.client_accepts(PDF):
+            raise ApiError(406, "NOT_ACCEPTABLE", f"This endpoint returns {PDF}; the Accept header excludes it.")
+        media = (req.content_type or "").split(";", 1)[0].strip().lower()
+        if media != falcon.MEDIA_JSON:
+            raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE",
+                           f"Content-Type must be application/json, not {req.content_type or 'missing'}.")
+        resp.data = generate_zugferd(read_body(req), getattr(req.context, "request_id", None))
+        resp.content_type = PDF
+
+
+class ValidateZugferd:
+    def on_post(self, req, resp):
+        from pipeline import pdfcheck
+        from pipeline.facturx import RULES_VERSION
+
+        data, request = read_validation_upload(req)
+        version = request.get("version")
+        if version is not None and version not in SUPPORTED_VERSIONS:
+            raise ApiError(400, "UNSUPPORTED_VERSION", f"ZUGFeRD validation version {version!r} is not supported; "
+                           f"supported: {', '.join(SUPPORTED_VERSIONS)}")
+        try:
+            result = pdfcheck.inspect(data)
+        except pdfcheck.NotAPdf as exc:
+            raise pdfcheck.not_a_pdf(exc) from exc
+        version_text = RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
+        report = Report(version_text, "CII" if result.xml is not None else None, result.issues,
+                        getattr(req.context, "request_id", None))
+        resp.media = report.to_dict()
+
+
+def add_routes(app: falcon.App) -> None:
+    app.add_route("/v1/invoice/zugferd", GenerateZugferd())
+    app.add_route("/v1/invoice/zugferd/validate", ValidateZugferd())
