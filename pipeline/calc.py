@@ -136,12 +136,12 @@ def _sum(values) -> Decimal:
 def calculate_auto(req: InvoiceRequest) -> InvoiceRequest:
     inv = req.invoice
     lines = [calculate_line(line, i) for i, line in enumerate(inv.invoiceLines)]
-    # A percentage-only document allowance/charge applies to the lines of its VAT category and rate.
+    # A percentage-only document allowance/charge applies to the lines of its VAT category and rate (none: 0).
     line_base: dict = {}
     for line in lines:
         line_base[_line_key(line)] = line_base.get(_line_key(line), ZERO) + line.netAmount
-    allowances = [_complete_allowance(a, line_base.get(_doc_key(a))) for a in inv.documentLevelAllowances or []]
-    charges = [_complete_allowance(c, line_base.get(_doc_key(c))) for c in inv.documentLevelCharges or []]
+    allowances = [_complete_allowance(a, line_base.get(_doc_key(a), ZERO)) for a in inv.documentLevelAllowances or []]
+    charges = [_complete_allowance(c, line_base.get(_doc_key(c), ZERO)) for c in inv.documentLevelCharges or []]
     breakdowns = calculate_breakdowns(lines, allowances, charges, inv.vatBreakdowns)
 
     sent = inv.documentTotals
