@@ -1,0 +1,163 @@
+"""`pipeline serve` for real: health and readiness, per-worker processes, graceful shutdown, and two service
+instances on one PostgreSQL + Redis whose credits and rate limits hold across both."""
+from __future__ import annotations
+
+import json
+import re
+import signal
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+
+from pipeline.storage.postgres import PostgresStore
+from test_platform_helpers import REDIS_URL, REPO, Server, cli, pg_url
+
+from conftest import CORPUS
+
+FIXTURE = REPO / "fixtures" / "xrechnung-spec-id.json"
+
+
+def _multipart(xml: bytes, version: str | None = None) -> dict:
+    return {"file": ("invoice.xml", xml, "application/xml"),
+            "request": ("request.json", json.dumps({"version": version}), "application/json")}
+
+
+def _ubl_sample() -> bytes:
+    """A valid official XRechnung UBL invoice from the corpus."""
+    from lxml import etree
+
+    for path in sorted((CORPUS / "xrechnung-testsuite").rglob("*ubl*.xml")):
+        data = path.read_bytes()
+        root = etree.fromstring(data)
+        if root.tag == "{urn:oasis:names:specification:ubl:schema:xsd:Invoice-2}Invoice" and b"<cac:InvoiceLine>" in data:
+            return data
+    raise AssertionError("no UBL invoice in the corpus")
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory):
+    data = tmp_path_factory.mktemp("serve")
+    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": ""}
+    token = cli(env, "keys", "create", "--name", "serve", "--env", "test", "--credits", "3").stdout.strip()
+    server = Server(env, workers=2, warm=True, log_path=data / "serve.log")
+    yield server, token, env
+    server.stop()
+
+
+def test_health_readiness_and_a_real_request(single):
+    server, token, env = single
+    assert requests.get(server.url + "/healthz").json() == {"status": "ok"}
+    ready = requests.get(server.url + "/readyz")
+    assert ready.status_code == 200
+    body = ready.json()
+    assert body["storage"] == "ok" and set(body["rulePacks"]) == {"xrechnung", "en16931"}
+    auth = {"Authorization": f"Bearer {token}", "X-Request-Id": "serve-validate-1"}
+    r = requests.post(server.url + "/v1/invoice/xrechnung/validate", files=_multipart(_ubl_sample()), headers=auth)
+    assert r.status_code == 200, r.text
+    assert r.json()["requestId"] == "serve-validate-1" and r.headers["X-Request-Id"] == "serve-validate-1"
+    assert r.headers["RateLimit-Limit"] == "120"
+    r = requests.post(server.url + "/v1/invoice/xrechnung", data=FIXTURE.read_bytes(),
+                      headers={**auth, "X-Request-Id": "serve-gen-1", "Content-Type": "application/json"})
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("application/xml")
+    usage = json.loads(cli(env, "keys", "usage", requests.utils.quote(token.split("_")[2].split(".")[0]),
+                           "--json").stdout)
+    assert [(u["kind"], u["amount"], u["request_id"]) for u in usage][-1] == ("charge", 1, "serve-gen-1")
+    time.sleep(0.2)
+    log = server.log_path.read_text()
+    access = [json.loads(x) for x in log.splitlines() if x.startswith('{"event"')]
+    assert {"serve-validate-1", "serve-gen-1"} <= {a["requestId"] for a in access}
+    assert token.split(".")[1] not in log
+
+
+def test_workers_are_separate_processes(single):
+    server, _, _ = single
+    log = server.log_path.read_text()
+    pids = set(re.findall(r"Booting worker with pid: (\d+)", log))
+    assert len(pids) == 2
+    assert "rule packs not warmed" not in log
+
+
+def test_graceful_shutdown_finishes_requests_in_flight(tmp_path):
+    env = {"EINVOICE_DATA_DIR": str(tmp_path), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": ""}
+    token = cli(env, "keys", "create", "--name", "g", "--env", "test", "--credits", "0").stdout.strip()
+    server = Server(env, workers=1, warm=True, log_path=tmp_path / "serve.log")
+    sample = _ubl_sample()
+    head, _, rest = sample.partition(b"<cac:InvoiceLine>")
+    line, _, tail = rest.partition(b"</cac:InvoiceLine>")
+    big = head + (b"<cac:InvoiceLine>" + line + b"</cac:InvoiceLine>") * 200 + tail  # about a second to validate
+    result = {}
+
+    def call():
+        t = time.perf_counter()
+        r = requests.post(server.url + "/v1/invoice/xrechnung/validate", files=_multipart(big),
+                          headers={"Authorization": f"Bearer {token}"}, timeout=120)
+        result["status"], result["seconds"] = r.status_code, time.perf_counter() - t
+        result["valid"] = r.json().get("valid")
+
+    th = threading.Thread(target=call)
+    th.start()
+    time.sleep(0.4)  # the request is being worked on
+    server.proc.send_signal(signal.SIGTERM)
+    th.join(120)
+    assert server.proc.wait(60) == 0
+    server.stop()
+    assert result.get("status") == 200, result
+    assert result["seconds"] > 0.4
+    with pytest.raises(requests.ConnectionError):
+        requests.get(server.url + "/healthz", timeout=2)
+
+
+# -- two nodes, one PostgreSQL, one Redis --------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_nodes(tmp_path):
+    schema = "h4_nodes_" + uuid.uuid4().hex[:10]
+    env = {"EINVOICE_DATA_DIR": str(tmp_path), "EINVOICE_DATABASE_URL": pg_url(schema), "EINVOICE_REDIS_URL": REDIS_URL}
+    a = Server(env, workers=1, warm=True, log_path=tmp_path / "a.log")
+    b = Server(env, workers=1, warm=True, log_path=tmp_path / "b.log")
+    yield a, b, env
+    a.stop()
+    b.stop()
+    PostgresStore(pg_url(schema)).drop_schema()
+
+
+def test_credits_and_limits_hold_across_two_nodes(two_nodes):
+    a, b, env = two_nodes
+    created = cli(env, "keys", "create", "--name", "multi", "--env", "live", "--credits", "5", "--rate-limit", "14/min")
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.strip()
+    key_id = token.split("_")[2].split(".")[0]
+    body = FIXTURE.read_bytes()
+
+    def generate(i):
+        node = (a, b)[i % 2]
+        r = requests.post(node.url + "/v1/invoice/xrechnung", data=body, timeout=60, headers={
+            "Authorization": f"Bearer {token}", "Content-Type": "application/json", "X-Request-Id": f"multi-{i}"})
+        return r.status_code, r.headers.get("RateLimit-Remaining")
+
+    # 12 concurrent generations over both nodes with 5 credits: exactly 5 documents, 7 refusals
+    with ThreadPoolExecutor(12) as pool:
+        results = list(pool.map(generate, range(12)))
+    codes = [c for c, _ in results]
+    assert codes.count(200) == 5 and codes.count(402) == 7, codes
+    listed = {k["key_id"]: k for k in json.loads(cli(env, "keys", "list", "--json").stdout)}
+    assert listed[key_id]["balance"] == 0
+    usage = json.loads(cli(env, "keys", "usage", key_id, "--json").stdout)
+    assert len([u for u in usage if u["kind"] == "charge"]) == 5
+    # the shared window has 14 hits; 12 used: two more anywhere, then 429 on both nodes
+    remaining = sorted(int(r) for _, r in results)
+    assert remaining == list(range(2, 14))
+    auth = {"Authorization": f"Bearer {token}"}
+    sample = _ubl_sample()
+    statuses = [requests.post(n.url + "/v1/invoice/xrechnung/validate", files=_multipart(sample), headers=auth).status_code
+                for n in (a, b, a, b)]
+    assert statuses == [200, 200, 429, 429]
+    r = requests.post(b.url + "/v1/invoice/xrechnung/validate", files=_multipart(sample), headers=auth)
+    assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1
+    assert len([u for u in json.loads(cli(env, "keys", "usage", key_id, "--json").stdout) if u["kind"] == "charge"]) == 5
