@@ -9,6 +9,9 @@ text) and any `xsl:message` output, so a stylesheet author sees where it broke.
 """
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Mapping
@@ -90,12 +93,37 @@ def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str]
         try:
             out = exe.transform_to_string(xdm_node=doc)
         except Exception as exc:
-            raise TransformError(path, str(exc), _messages(exe)) from exc
+            messages = _messages(exe)
+            raise TransformError(path, _diagnosis(exe, doc) or str(exc).strip(), messages) from exc
         finally:
             exe.clear_parameters()
     if out is None:
         raise TransformError(path, "the transform produced no result", _messages(exe))
     return out.encode("utf-8")
+
+
+def _diagnosis(exe, doc) -> str | None:
+    """Saxon writes where a dynamic error happened (module, line, column, template) to the process's stderr,
+    not into the exception. On the failure path only, run the (deterministic) transform once more with file
+    descriptor 2 pointed at a temporary file and return that text."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        try:
+            os.dup2(tmp.fileno(), 2)
+            try:
+                exe.transform_to_string(xdm_node=doc)
+            except Exception:
+                pass
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode("utf-8", "replace")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    # keep Saxon's error report (it starts at "Error ..."), not the xsl:message output before it
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(("Error", "Type error", "Static error"))), None)
+    return "\n".join(lines[start:]) if start is not None else None
 
 
 def _messages(exe) -> list[str]:

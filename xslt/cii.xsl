@@ -25,7 +25,7 @@
   <!-- CII names the project (BT-11) too; EN 16931 has no term for the name. -->
   <xsl:param name="project-name" as="xs:string" select="'Project reference'"/>
 
-  <xsl:variable name="currency" select="f:currency(/invoice)"/>
+  <xsl:variable name="currency" select="normalize-space(/invoice/currencyCode)"/>
 
   <xsl:template match="/">
     <xsl:if test="not(invoice)">
@@ -320,7 +320,8 @@
       <xsl:for-each select="vatCategoryTaxableAmount"><ram:BasisAmount><xsl:value-of select="f:num(.)"/></ram:BasisAmount></xsl:for-each>
       <ram:CategoryCode><xsl:value-of select="vatCategoryCode"/></ram:CategoryCode>
       <xsl:for-each select="exemptionReasonCode"><ram:ExemptionReasonCode><xsl:value-of select="."/></ram:ExemptionReasonCode></xsl:for-each>
-      <xsl:for-each select="/invoice/valueAddedTaxPointDate">
+      <!-- BT-7 once (CII-SR-461), on the first breakdown -->
+      <xsl:for-each select="/invoice/valueAddedTaxPointDate[current() is /invoice/vatBreakdown[1]]">
         <ram:TaxPointDate><udt:DateString format="102"><xsl:value-of select="f:date102(.)"/></udt:DateString></ram:TaxPointDate>
       </xsl:for-each>
       <xsl:for-each select="vatCategoryRate"><ram:RateApplicablePercent><xsl:value-of select="f:num(.)"/></ram:RateApplicablePercent></xsl:for-each>
@@ -354,7 +355,7 @@
         <ram:CategoryTradeTax>
           <ram:TypeCode>VAT</ram:TypeCode>
           <ram:CategoryCode><xsl:value-of select="vatCategoryCode"/></ram:CategoryCode>
-          <xsl:for-each select="vatRate[f:line-rate-allowed(../vatCategoryCode)]">
+          <xsl:for-each select="vatRate">
             <ram:RateApplicablePercent><xsl:value-of select="f:num(.)"/></ram:RateApplicablePercent>
           </xsl:for-each>
         </ram:CategoryTradeTax>
@@ -419,7 +420,7 @@
           <ram:ApplicableTradeTax>
             <ram:TypeCode>VAT</ram:TypeCode>
             <ram:CategoryCode><xsl:value-of select="vatCategoryCode"/></ram:CategoryCode>
-            <xsl:for-each select="vatRate[f:line-rate-allowed(../vatCategoryCode)]">
+            <xsl:for-each select="vatRate">
               <ram:RateApplicablePercent><xsl:value-of select="f:num(.)"/></ram:RateApplicablePercent>
             </xsl:for-each>
           </ram:ApplicableTradeTax>
@@ -470,19 +471,18 @@
     </ram:SpecifiedTradeProduct>
   </xsl:template>
 
-  <!-- BG-29: gross price (BT-148) with its discount (BT-147 = gross - net), then net price (BT-146). -->
+  <!-- BG-29: gross price (BT-148) with its discount (BT-147, computed by the canonical layer), net price (BT-146). -->
   <xsl:template match="priceDetails">
     <xsl:for-each select="grossPrice">
       <ram:GrossPriceProductTradePrice>
         <ram:ChargeAmount><xsl:value-of select="f:num(.)"/></ram:ChargeAmount>
         <xsl:call-template name="basis-quantity"/>
-        <xsl:variable name="discount" select="xs:decimal(.) - xs:decimal(../netPrice)"/>
-        <xsl:if test="../netPrice and $discount gt 0">
+        <xsl:for-each select="../priceDiscount">
           <ram:AppliedTradeAllowanceCharge>
             <ram:ChargeIndicator><udt:Indicator>false</udt:Indicator></ram:ChargeIndicator>
-            <ram:ActualAmount><xsl:value-of select="f:decimal($discount)"/></ram:ActualAmount>
+            <ram:ActualAmount><xsl:value-of select="f:num(.)"/></ram:ActualAmount>
           </ram:AppliedTradeAllowanceCharge>
-        </xsl:if>
+        </xsl:for-each>
       </ram:GrossPriceProductTradePrice>
     </xsl:for-each>
     <xsl:for-each select="netPrice">

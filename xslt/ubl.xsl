@@ -26,7 +26,7 @@
   <!-- UBL requires cac:OrderReference/cbc:ID; used when only the sales order reference (BT-14) is known. -->
   <xsl:param name="missing-order-id" as="xs:string" select="'NA'"/>
 
-  <xsl:variable name="currency" select="f:currency(/invoice)"/>
+  <xsl:variable name="currency" select="normalize-space(/invoice/currencyCode)"/>
   <xsl:variable name="credit-note" as="xs:boolean"
       select="normalize-space(/invoice/invoiceTypeCode) = tokenize($credit-note-type-codes)"/>
   <xsl:variable name="line-name" select="if ($credit-note) then 'CreditNoteLine' else 'InvoiceLine'"/>
@@ -129,7 +129,7 @@
     <xsl:apply-templates select="documentLevelAllowance | documentLevelCharge"/>
     <cac:TaxTotal>
       <cbc:TaxAmount currencyID="{$currency}">
-        <xsl:value-of select="(documentTotals/taxTotalAmount ! f:num(.), f:decimal(sum(vatBreakdown/vatCategoryTaxAmount ! xs:decimal(.))))[1]"/>
+        <xsl:value-of select="f:num(documentTotals/taxTotalAmount)"/>
       </cbc:TaxAmount>
       <xsl:apply-templates select="vatBreakdown"/>
     </cac:TaxTotal>
@@ -372,7 +372,7 @@
       <xsl:if test="vatCategoryCode">
         <cac:TaxCategory>
           <cbc:ID><xsl:value-of select="vatCategoryCode"/></cbc:ID>
-          <xsl:for-each select="vatRate[f:line-rate-allowed(../vatCategoryCode)]"><cbc:Percent><xsl:value-of select="f:num(.)"/></cbc:Percent></xsl:for-each>
+          <xsl:for-each select="vatRate"><cbc:Percent><xsl:value-of select="f:num(.)"/></cbc:Percent></xsl:for-each>
           <cac:TaxScheme><cbc:ID>VAT</cbc:ID></cac:TaxScheme>
         </cac:TaxCategory>
       </xsl:if>
@@ -458,7 +458,7 @@
       <xsl:for-each select="../lineVatInformation">
         <cac:ClassifiedTaxCategory>
           <cbc:ID><xsl:value-of select="vatCategoryCode"/></cbc:ID>
-          <xsl:for-each select="vatRate[f:line-rate-allowed(../vatCategoryCode)]"><cbc:Percent><xsl:value-of select="f:num(.)"/></cbc:Percent></xsl:for-each>
+          <xsl:for-each select="vatRate"><cbc:Percent><xsl:value-of select="f:num(.)"/></cbc:Percent></xsl:for-each>
           <cac:TaxScheme><cbc:ID>VAT</cbc:ID></cac:TaxScheme>
         </cac:ClassifiedTaxCategory>
       </xsl:for-each>
@@ -471,7 +471,8 @@
     </cac:Item>
   </xsl:template>
 
-  <!-- BG-29: net price (BT-146), base quantity (BT-149/150), gross price with its discount (BT-148, BT-147). -->
+  <!-- BG-29: net price (BT-146), base quantity (BT-149/150), gross price (BT-148) with its discount (BT-147,
+       computed by the canonical layer; UBL requires an amount, so 0 when the canonical document has none). -->
   <xsl:template match="priceDetails">
     <cac:Price>
       <cbc:PriceAmount currencyID="{$currency}"><xsl:value-of select="f:num(netPrice)"/></cbc:PriceAmount>
@@ -484,7 +485,7 @@
       <xsl:for-each select="grossPrice">
         <cac:AllowanceCharge>
           <cbc:ChargeIndicator>false</cbc:ChargeIndicator>
-          <cbc:Amount currencyID="{$currency}"><xsl:value-of select="f:decimal(xs:decimal(.) - xs:decimal(../netPrice))"/></cbc:Amount>
+          <cbc:Amount currencyID="{$currency}"><xsl:value-of select="(../priceDiscount ! f:num(.), '0')[1]"/></cbc:Amount>
           <cbc:BaseAmount currencyID="{$currency}"><xsl:value-of select="f:num(.)"/></cbc:BaseAmount>
         </cac:AllowanceCharge>
       </xsl:for-each>

@@ -7,13 +7,6 @@
     xpath-default-namespace="urn:einvoice-pipeline:canonical:1"
     exclude-result-prefixes="#all">
 
-  <!-- BR-O-05/06/07: lines, allowances and charges "not subject to VAT" (O) carry no VAT rate.
-       The VAT breakdown keeps its rate (BR-48 allows it, the official O samples carry 0). -->
-  <xsl:function name="f:line-rate-allowed" as="xs:boolean">
-    <xsl:param name="category" as="xs:string?"/>
-    <xsl:sequence select="normalize-space($category) ne 'O'"/>
-  </xsl:function>
-
   <!-- An IBAN (ISO 13616: country, check digits, BBAN) goes to the IBAN element of CII;
        any other account identifier is proprietary. -->
   <xsl:function name="f:is-iban" as="xs:boolean">
@@ -44,12 +37,6 @@
     <xsl:param name="text" as="xs:string"/>
     <xsl:param name="subject" as="xs:string?"/>
     <xsl:sequence select="if (normalize-space($subject)) then '#' || normalize-space($subject) || '#' || $text else $text"/>
-  </xsl:function>
-
-  <!-- BT-5: the canonical currencyCode; invoiceCurrencyCode (section 2.3) names the same term. -->
-  <xsl:function name="f:currency" as="xs:string">
-    <xsl:param name="invoice" as="element()"/>
-    <xsl:sequence select="normalize-space(($invoice/currencyCode, $invoice/invoiceCurrencyCode)[1])"/>
   </xsl:function>
 
 </xsl:stylesheet>

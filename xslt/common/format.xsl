@@ -14,16 +14,12 @@
   </xsl:function>
 
   <!-- Numbers are written exactly as the canonical document carries them (signs and trailing zeros kept):
-       golden files and round trips depend on it. -->
+       golden files and round trips depend on it. An absent value gives an empty element, which the
+       official rules then report (a 422 with the business term), instead of a stylesheet error. -->
   <xsl:function name="f:num" as="xs:string">
-    <xsl:param name="value" as="item()"/>
+    <xsl:param name="value" as="item()?"/>
     <xsl:sequence select="normalize-space(string($value))"/>
   </xsl:function>
 
-  <!-- A decimal computed in the stylesheet (e.g. a price discount), without exponent. -->
-  <xsl:function name="f:decimal" as="xs:string">
-    <xsl:param name="value" as="xs:decimal"/>
-    <xsl:sequence select="string($value)"/>
-  </xsl:function>
 
 </xsl:stylesheet>
