@@ -25,8 +25,19 @@ class FetchRefused(Exception):
 
 
 def refuse_all_urls(url: str, *args, **kwargs):
-    """WeasyPrint url_fetcher: the page is self-contained, so any fetch is a bug or an attack."""
+    """The page is self-contained, so any fetch is a bug or an attack."""
     raise FetchRefused(f"fetching {url[:80]!r} is not allowed")
+
+
+def _refusing_fetcher():
+    """A WeasyPrint 70 URLFetcher whose every fetch fails (WeasyPrint then leaves the resource out)."""
+    from weasyprint.urls import URLFetcher
+
+    class RefusingFetcher(URLFetcher):
+        def fetch(self, url, headers=None):
+            refuse_all_urls(url)
+
+    return RefusingFetcher(allowed_protocols=(), allow_redirects=False, fail_on_errors=False)
 
 
 def language_of(value: str | None) -> str:
@@ -54,7 +65,8 @@ def _weasyprint() -> dict:
 
                 fonts = FontConfiguration()
                 _weasy["fonts"] = fonts
-                _weasy["css"] = CSS(filename=str(CSS_FILE), font_config=fonts, url_fetcher=refuse_all_urls)
+                _weasy["fetcher"] = _refusing_fetcher()
+                _weasy["css"] = CSS(filename=str(CSS_FILE), font_config=fonts, url_fetcher=_weasy["fetcher"])
     return _weasy
 
 
@@ -63,6 +75,6 @@ def html_to_pdf(html: bytes, title: str | None = None) -> bytes:
     from weasyprint import HTML
 
     w = _weasyprint()
-    doc = HTML(string=html.decode("utf-8"), url_fetcher=refuse_all_urls, base_url=None)
+    doc = HTML(string=html.decode("utf-8"), url_fetcher=w["fetcher"], base_url=None)
     return doc.write_pdf(stylesheets=[w["css"]], font_config=w["fonts"], pdf_variant="pdf/a-3b",
                          pdf_identifier=None, custom_metadata=False)

@@ -39,7 +39,7 @@
       'businessProcess': 'Business process', 'typeCode': 'Type code',
       'notes': 'Notes', 'lines': 'Invoice lines', 'pos': 'No.', 'item': 'Item', 'qty': 'Quantity', 'unit': 'Unit',
       'price': 'Unit price', 'vat': 'VAT', 'amount': 'Net amount', 'grossPrice': 'Gross price',
-      'priceBasis': 'Price basis quantity', 'sellersId': 'Seller item ID', 'buyersId': 'Buyer item ID',
+      'priceBasis': 'Price basis quantity', 'priceDiscount': 'Price discount', 'sellersId': 'Seller item ID', 'buyersId': 'Buyer item ID',
       'standardId': 'Standard ID', 'classification': 'Classification', 'origin': 'Country of origin',
       'lineNote': 'Note', 'linePeriod': 'Period', 'orderLine': 'Order line', 'accounting': 'Buyer accounting ref.',
       'allowance': 'Allowance', 'charge': 'Charge', 'allowancesCharges': 'Document allowances and charges',
@@ -74,7 +74,7 @@
       'businessProcess': 'Geschäftsprozess', 'typeCode': 'Rechnungsart',
       'notes': 'Bemerkungen', 'lines': 'Rechnungspositionen', 'pos': 'Pos.', 'item': 'Artikel', 'qty': 'Menge',
       'unit': 'Einheit', 'price': 'Einzelpreis', 'vat': 'USt.', 'amount': 'Nettobetrag', 'grossPrice': 'Bruttopreis',
-      'priceBasis': 'Preisbasismenge', 'sellersId': 'Artikelnr. Verkäufer', 'buyersId': 'Artikelnr. Käufer',
+      'priceBasis': 'Preisbasismenge', 'priceDiscount': 'Preisnachlass', 'sellersId': 'Artikelnr. Verkäufer', 'buyersId': 'Artikelnr. Käufer',
       'standardId': 'Standardkennung', 'classification': 'Klassifizierung', 'origin': 'Ursprungsland',
       'lineNote': 'Bemerkung', 'linePeriod': 'Zeitraum', 'orderLine': 'Bestellposition', 'accounting': 'Kontierung Käufer',
       'allowance': 'Abschlag', 'charge': 'Zuschlag', 'allowancesCharges': 'Abschläge und Zuschläge auf Belegebene',
@@ -364,6 +364,7 @@
               <div class="fact"><dt><xsl:value-of select="name"/></dt><dd><xsl:value-of select="value"/></dd></div>
             </xsl:for-each>
             <xsl:sequence select="f:fact('grossPrice', priceDetails/grossPrice ! f:price(.))"/>
+            <xsl:sequence select="f:fact('priceDiscount', priceDetails/priceDiscount ! f:price(.))"/>
             <xsl:sequence select="f:fact('priceBasis', priceDetails/priceBasisQuantity ! string-join((f:num(.), ../basisUnitCode), ' '))"/>
             <xsl:sequence select="f:fact('linePeriod', invoiceLinePeriod ! f:period(.))"/>
             <xsl:sequence select="f:fact('orderLine', referencedPurchaseOrderLine)"/>

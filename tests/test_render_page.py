@@ -1,0 +1,151 @@
+"""The readable invoice page (xslt/html.xsl + WeasyPrint): everything the invoice carries is visible, labels and
+formats follow metadataLanguage, content is never translated, long invoices paginate, nothing is fetched."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from lxml import etree, html as lxml_html
+
+from pipeline import canonical, render
+from pipeline.errors import ApiError
+from tests.test_zugferd_samples import invoice_request
+
+REPO = Path(__file__).resolve().parent.parent
+C = "urn:einvoice-pipeline:canonical:1"
+ALL_FIELDS = REPO / "fixtures" / "invoice-all-fields.json"
+
+
+def canonical_of(request: dict) -> bytes:
+    return canonical.normalize(json.dumps(request).encode(), "zugferd")[1]
+
+
+def page_text(html: bytes) -> str:
+    return " ".join(lxml_html.fromstring(html).text_content().split())
+
+
+def pdf_pages(pdf: bytes, tmp_path: Path) -> list[str]:
+    path = tmp_path / "page.pdf"
+    path.write_bytes(pdf)
+    out = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, check=True).stdout
+    return out.decode("utf-8").split("\f")[:-1]
+
+
+NUMERIC = {"amount", "quantity", "netPrice", "grossPrice", "priceBasisQuantity", "vatRate", "vatCategoryRate",
+           "percentage", "priceDiscount"}
+
+
+@pytest.fixture(scope="module", params=["invoice-all-fields", "sample-10-lines"])
+def source(request) -> bytes:
+    if request.param == "invoice-all-fields":
+        body = json.loads(ALL_FIELDS.read_text())
+        body["config"] = {"syntax": "CII"}
+        return canonical_of(body)
+    return canonical_of(invoice_request(10))
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_every_value_of_the_invoice_is_on_the_page(source, lang):
+    """Each leaf of the canonical document (every business term sent or computed) appears on the page: text as
+    sent, codes as sent, dates and numbers in the language's format."""
+    html = render.invoice_html(source, lang)
+    text = page_text(html)
+    missing = []
+    for leaf in etree.fromstring(source).iter(f"{{{C}}}*"):
+        if len(leaf) or leaf.text is None or etree.QName(leaf).localname == "attachedDocument":
+            continue  # (an attached document is listed by its file name, not printed as base64)
+        value = leaf.text.strip()
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            y, m, d = value.split("-")
+            shown = f"{d}.{m}.{y}" if lang == "de" else None
+            if shown is None:
+                import datetime
+                dt = datetime.date(int(y), int(m), int(d))
+                shown = f"{dt.day} {dt.strftime('%B')} {y}"
+        elif etree.QName(leaf).localname in NUMERIC or "Amount" in etree.QName(leaf).localname:
+            shown = format_number(Decimal(value), lang, leaf)
+        elif etree.QName(leaf).localname == "accountIdentifier" or etree.QName(leaf).localname == "debtorAccountIdentifier":
+            shown = value if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]{8,30}", value) else \
+                " ".join(value[i:i + 4] for i in range(0, len(value), 4))
+        else:
+            shown = " ".join(value.split())
+        if shown not in text:
+            missing.append((etree.QName(leaf).localname, value, shown))
+    assert not missing, missing
+
+
+def format_number(v: Decimal, lang: str, leaf) -> str:
+    name = etree.QName(leaf).localname
+    if "Amount" in name or name == "amount":
+        s = f"{v:,.2f}"
+    else:
+        s = f"{v.normalize():,f}"
+        if name in ("netPrice", "grossPrice", "priceDiscount") and "." not in s:
+            s += ".00"
+        elif name in ("netPrice", "grossPrice", "priceDiscount") and len(s.split(".")[1]) == 1:
+            s += "0"
+    if lang == "de":
+        s = s.replace(",", "_").replace(".", ",").replace("_", ".")
+    return s
+
+
+def test_labels_and_formats_follow_the_language_content_is_not_translated():
+    src = canonical_of(invoice_request(3))
+    en, de = page_text(render.invoice_html(src, "en")), page_text(render.invoice_html(src, "de"))
+    assert "Invoice details" in en and "Rechnungsangaben" in de
+    assert "Amount due for payment" in en and "Zahlbetrag" in de
+    assert "1 March 2024" in en and "01.03.2024" in de
+    assert "DE02 1203 0000 0000 2020 51" in en and "DE02 1203 0000 0000 2020 51" in de
+    # the user's German text stays German in the English page
+    assert "Vielen Dank für Ihren Auftrag & die gute Zusammenarbeit <Team Nord>." in en
+    assert "Rabatt" in en and "Treuerabatt" in en
+
+
+def test_language_codes():
+    assert render.language_of(None) == "en"
+    assert render.language_of("DE") == "de"
+    for bad in ("de-DE", "fr", "", "english"):
+        with pytest.raises(ApiError) as exc:
+            render.language_of(bad)
+        assert exc.value.http_status == 400 and exc.value.errors[0].field == "config.metadataLanguage"
+
+
+@pytest.mark.parametrize("lang,page_word,of_word,unit_price", [("en", "Page", "of", "Unit price"),
+                                                                ("de", "Seite", "von", "Einzelpreis")])
+def test_long_invoice_breaks_across_pages_with_repeated_headers(tmp_path, lang, page_word, of_word, unit_price):
+    src = canonical_of(invoice_request(120))
+    pdf = render.html_to_pdf(render.invoice_html(src, lang, "EN 16931"))
+    pages = pdf_pages(pdf, tmp_path)
+    n = len(pages)
+    assert n >= 4
+    for i, page in enumerate(pages, start=1):
+        assert f"{page_word} {i} {of_word} {n}" in page
+        if 1 < i < n:  # every page holding lines repeats the table header
+            assert unit_price in page
+    assert "RE-2024-0815" in pages[-1]
+
+
+def test_weasyprint_fetches_nothing(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-CONTENT")
+    html = (f'<html><head><link rel="stylesheet" href="file://{tmp_path}/x.css"></head><body>'
+            f'<img src="file://{secret}"><img src="http://127.0.0.1:9/x.png">'
+            f'<object data="file://{secret}"></object><p>visible</p></body></html>').encode()
+    with pytest.raises(render.FetchRefused):
+        render.refuse_all_urls(f"file://{secret}")
+    pdf = render.html_to_pdf(html)
+    text = "".join(pdf_pages(pdf, tmp_path))
+    assert "visible" in text and "TOP-SECRET" not in text
+
+
+def test_user_text_cannot_inject_markup():
+    req = invoice_request(1)
+    req["invoice"]["invoiceNote"] = '<img src="http://evil.example/x.png"><script>alert(1)</script>'
+    html = render.invoice_html(canonical_of(req), "en")
+    doc = lxml_html.fromstring(html)
+    assert not doc.xpath("//img | //script")
+    assert '<script>alert(1)</script>' in page_text(html)
