@@ -96,6 +96,20 @@ def load_registry(path: Path | None = None) -> list[dict]:
     return entries
 
 
+_registries: dict[str, list[dict]] = {}
+
+
+def _registry_cached(path: Path | None) -> list[dict]:
+    key = str(path or REGISTRY_PATH)
+    if key not in _registries:
+        _registries[key] = load_registry(path)
+    return _registries[key]
+
+
+def known_versions(spec: str, *, registry: Path | None = None) -> list[str]:
+    return sorted((e["version"] for e in _registry_cached(registry) if e["spec"] == spec), key=version_key)
+
+
 def _registry_entry(entries: list[dict], spec: str, version: str) -> dict | None:
     return next((e for e in entries if e["spec"] == spec and e["version"] == version), None)
 
@@ -156,6 +170,7 @@ def install(source_dir: str | Path | None = None, *, registry: Path | None = Non
                 _stage_from_download(entry, staging)
             installed.append(_commit(entry, staging, home, source=str(source_dir or "download")))
     _loaded.clear()
+    _listed.clear()
     return installed
 
 
@@ -265,11 +280,22 @@ def _pack_from(entry: dict, root: Path, digest: str) -> Pack:
     )
 
 
+_listed: dict[tuple[str, str], list[Pack]] = {}
+
+
 def list_installed(*, registry: Path | None = None, rules_home: Path | None = None) -> list[Pack]:
-    """Installed packs that the registry knows, newest version first per spec (hashes not re-verified here)."""
+    """Installed packs that the registry knows, newest version first per spec (hashes not re-verified here).
+    Read once per process (install() in this process refreshes it); restart workers after installing."""
     home = Path(rules_home or get_settings().rules_home)
+    cache_key = (str(registry or REGISTRY_PATH), str(home))
+    if cache_key not in _listed:
+        _listed[cache_key] = _scan_installed(registry, home)
+    return list(_listed[cache_key])
+
+
+def _scan_installed(registry: Path | None, home: Path) -> list[Pack]:
     packs = []
-    for entry in load_registry(registry):
+    for entry in _registry_cached(registry):
         manifest = home / entry["spec"] / entry["version"] / MANIFEST_NAME
         if manifest.is_file():
             digest = json.loads(manifest.read_text("utf-8")).get("contentSha256", "")
@@ -285,7 +311,7 @@ def get_pack(spec: str, version: str, *, registry: Path | None = None, rules_hom
     pack = _loaded.get(cache_key)
     if pack is not None:
         return pack
-    entry = _registry_entry(load_registry(registry), spec, version)
+    entry = _registry_entry(_registry_cached(registry), spec, version)
     if entry is None:
         raise PackNotInstalled(f"{spec} {version} is not a known validation package")
     root = home / spec / version
@@ -319,6 +345,3 @@ def latest_active(spec: str, syntax: str | None = None, *, registry: Path | None
     best = max(candidates, key=lambda p: version_key(p.version))
     return get_pack(spec, best.version, registry=registry, rules_home=rules_home)
 
-
-def known_versions(spec: str, *, registry: Path | None = None) -> list[str]:
-    return sorted((e["version"] for e in load_registry(registry) if e["spec"] == spec), key=version_key)

@@ -46,8 +46,11 @@ class StylesheetError(Exception):
 
 def compile_stylesheet(path: str | Path) -> PyXsltExecutable:
     """Compile (once per process) and return the executable for a stylesheet file."""
-    key = str(Path(path).resolve())
     st = _get()
+    exe = st["compiled"].get(str(path))  # fast path: the path as given (resolve() costs a stat per component)
+    if exe is not None:
+        return exe
+    key = str(Path(path).resolve())
     exe = st["compiled"].get(key)
     if exe is None:
         with _lock:
@@ -61,11 +64,12 @@ def compile_stylesheet(path: str | Path) -> PyXsltExecutable:
                 if exe is None:
                     raise StylesheetError(f"{key}: compilation failed")
                 st["compiled"][key] = exe
+    st["compiled"].setdefault(str(path), exe)
     return exe
 
 
 def compiled_count() -> int:
-    return len(_get()["compiled"]) if _state["pid"] == os.getpid() else 0
+    return len({id(e) for e in _get()["compiled"].values()}) if _state["pid"] == os.getpid() else 0
 
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),

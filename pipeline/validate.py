@@ -15,7 +15,9 @@ CEN CII rules on a party with two URIIDs) is a finding about the document: RULE-
 """
 from __future__ import annotations
 
+import os
 import threading
+from xml.sax.saxutils import quoteattr
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -34,12 +36,51 @@ XSD_PREFIX = "XSD-"
 
 SVRL_NS = "http://purl.oclc.org/dsdl/svrl"
 SCENARIOS_NS = "http://www.xoev.de/de/validator/framework/1/scenarios"
-# Findings beyond this many per step keep their xpath but are not resolved to line/column (cost bound).
+# Findings beyond this many per stylesheet keep their xpath but are not resolved to line/column (cost bound).
 MAX_LOCATED = 1000
 
-# One XPath over the SVRL result: 4 strings per finding, no serialise/re-parse of the (large) SVRL tree.
-_SVRL_FINDINGS = ("for $a in (//svrl:failed-assert | //svrl:successful-report) return "
-                  "(string($a/@id), string($a/@flag), string($a/@location), normalize-space(string($a/svrl:text)))")
+# Reads the findings straight from the SVRL result tree in Saxon (no serialise/re-parse of the SVRL, which
+# the CEN XSLTs fill with fired-rule elements): 5 items per finding - id, flag, location, text, and the node the
+# location points at in the source document ($doc), or '' when it cannot be resolved. Python reads the node's
+# line/column. Compiled once per process.
+_SVRL_READER = f"""<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:svrl="{SVRL_NS}">
+  <xsl:param name="doc" as="node()"/>
+  <xsl:param name="locate" as="xs:integer" select="{MAX_LOCATED}"/>
+  <xsl:template match="/">
+    <xsl:for-each select="//svrl:failed-assert | //svrl:successful-report">
+      <xsl:variable name="node" as="node()?">
+        <xsl:if test="position() le $locate and string(@location)">
+          <xsl:try>
+            <xsl:evaluate xpath="string(@location)" context-item="$doc" as="node()?"/>
+            <xsl:catch/>
+          </xsl:try>
+        </xsl:if>
+      </xsl:variable>
+      <xsl:sequence select="string(@id), string(@flag), string(@location), normalize-space(string(svrl:text)),
+                            ($node, '')[1]"/>
+    </xsl:for-each>
+  </xsl:template>
+</xsl:stylesheet>"""
+
+_generated: dict = {"pid": None}
+_reader_lock = threading.Lock()
+
+
+def _compile_text(key, build) -> object:
+    """A stylesheet we generate (SVRL reader, scenario chooser), compiled once per process."""
+    if _generated["pid"] != os.getpid():
+        _generated.clear()
+        _generated["pid"] = os.getpid()
+    exe = _generated.get(key)
+    if exe is None:
+        with _schema_lock:
+            exe = _generated.get(key)
+            if exe is None:
+                exe = saxon.xslt30().compile_stylesheet(stylesheet_text=build())
+                exe.set_result_as_raw_value(True)  # return the items, not a tree built from them
+                _generated[key] = exe
+    return exe
 
 
 # ---------------------------------------------------------------- scenarios (KoSIT validator configuration)
@@ -75,16 +116,24 @@ def load_scenarios(path: Path) -> tuple[Scenario, ...]:
     return tuple(out)
 
 
+def _chooser_xslt(scenarios: tuple[Scenario, ...]) -> str:
+    """One stylesheet that returns the index of the first scenario whose `match` holds (-1: none); each test
+    carries its scenario's namespace declarations."""
+    whens = "".join(
+        "<xsl:when test={} {}>{}</xsl:when>".format(
+            quoteattr(sc.match), " ".join(f"xmlns:{p}={quoteattr(u)}" for p, u in sc.namespaces), i)
+        for i, sc in enumerate(scenarios))
+    return ('<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">'
+            '<xsl:output method="text"/><xsl:template match="/"><xsl:choose>'
+            f"{whens}<xsl:otherwise>-1</xsl:otherwise></xsl:choose></xsl:template></xsl:stylesheet>")
+
+
 def select_scenario(scenarios: tuple[Scenario, ...], sdoc) -> Scenario | None:
-    """The first scenario whose match expression is true for the (Saxon) document."""
-    for sc in scenarios:
-        xp = saxon.processor().new_xpath_processor()
-        for prefix, uri in sc.namespaces:
-            xp.declare_namespace(prefix, uri)
-        xp.set_context(xdm_item=sdoc)
-        if xp.effective_boolean_value(sc.match):
-            return sc
-    return None
+    """The first scenario whose match expression is true for the (Saxon) document, as the KoSIT validator
+    picks it; the match expressions are compiled once per process into one chooser stylesheet."""
+    chooser = _compile_text(("chooser", scenarios), lambda: _chooser_xslt(scenarios))
+    index = int(chooser.transform_to_string(xdm_node=sdoc).strip())
+    return scenarios[index] if index >= 0 else None
 
 
 # ---------------------------------------------------------------- checks
@@ -95,14 +144,14 @@ _schema_lock = threading.Lock()
 
 def load_schema(path: Path) -> etree.XMLSchema:
     """An XSD, loaded once per process (local includes/imports only)."""
-    key = str(Path(path).resolve())
-    schema = _schemas.get(key)
+    schema = _schemas.get(str(path))
     if schema is None:
+        key = str(Path(path).resolve())
         with _schema_lock:
             schema = _schemas.get(key)
             if schema is None:
                 parser = etree.XMLParser(resolve_entities=False, no_network=True)
-                schema = _schemas[key] = etree.XMLSchema(etree.parse(key, parser))
+                schema = _schemas[key] = _schemas[str(path)] = etree.XMLSchema(etree.parse(key, parser))
     return schema
 
 
@@ -117,19 +166,12 @@ def xsd_issues(tree: etree._ElementTree, xsd_path: Path) -> list[Issue]:
     ]
 
 
-def _locate(sdoc, xpath: str) -> Location:
+def _location(xpath: str, node) -> Location:
+    """Location of a finding: the SVRL xpath, and line/column of the node it resolved to (Saxon reports the
+    position where the node's start tag ends)."""
     loc = Location(xpath=xpath or None)
-    if not xpath:
-        return loc
-    try:
-        xp = saxon.processor().new_xpath_processor()
-        xp.set_context(xdm_item=sdoc)
-        node = xp.evaluate_single(xpath)
-    except Exception:  # an odd location string must not cost the finding
-        return loc
     if node is not None and node.is_node:
-        line = node.line_number
-        col = node.column_number
+        line, col = node.line_number, node.column_number
         loc.line = line if line and line > 0 else None
         loc.column = col if col and col > 0 else None
     return loc
@@ -147,20 +189,19 @@ def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | No
                       f"{message}", None)]
     if svrl is None or svrl.size == 0:
         return []
-    xp = saxon.processor().new_xpath_processor()
-    xp.declare_namespace("svrl", SVRL_NS)
-    xp.set_context(xdm_item=svrl.head)
-    found = xp.evaluate(_SVRL_FINDINGS)
+    reader = _compile_text("svrl-reader", lambda: _SVRL_READER)
+    with _reader_lock:  # the parameter lives on the shared executable (the GIL is held during transforms anyway)
+        reader.set_parameter("doc", sdoc)
+        found = reader.transform_to_value(xdm_node=svrl.head)
     if found is None:
         return []
-    values = [found.item_at(i).string_value for i in range(found.size)]
+    items = [found.item_at(i) for i in range(found.size)]
     levels = custom_levels or {}
     issues = []
-    for n, i in enumerate(range(0, len(values), 4)):
-        rule_id, flag, location, text = values[i:i + 4]
+    for i in range(0, len(items), 5):
+        rule_id, flag, location, text = (item.string_value for item in items[i:i + 4])
         severity = severity_of_flag(levels.get(rule_id, flag or None))
-        where = _locate(sdoc, location) if n < MAX_LOCATED else Location(xpath=location or None)
-        issues.append(Issue(severity, rule_id or "SCHEMATRON", text, where))
+        issues.append(Issue(severity, rule_id or "SCHEMATRON", text, _location(location, items[i + 4])))
     return issues
 
 
