@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import json
 import re
+import typing
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints,
-                      ValidationError)
+                      ValidationError, WithJsonSchema)
 from pydantic_core import PydanticCustomError
 
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.official_tables import COUNTRY_CODES, CURRENCY_CODES, INVOICE_TYPE_CODES, VAT_CATEGORY_CODES
-from pipeline.terms import business_term, term_for
+from pipeline.terms import ARRAY_ITEMS, BY_PATH, business_term, term_for
 
 SPECS = ("xrechnung", "en16931", "zugferd")
 XML_SPECS = ("xrechnung", "en16931")
@@ -47,7 +48,8 @@ def _not_blank(value: str) -> str:
 
 
 def _text(max_length: int):
-    return Annotated[str, StringConstraints(strict=True, max_length=max_length), AfterValidator(_not_blank)]
+    return Annotated[str, StringConstraints(strict=True, min_length=1, max_length=max_length),
+                     AfterValidator(_not_blank)]
 
 
 Text = _text(MAX_TEXT)
@@ -82,9 +84,12 @@ def _range(low: Decimal | None = None, high: Decimal | None = None, low_exclusiv
     return AfterValidator(check)
 
 
-Number = Annotated[Decimal, BeforeValidator(_number)]          # amounts, quantities, prices
-Rate = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), Decimal(100))]   # VAT rate in percent
-Positive = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), low_exclusive=True)]
+# The JSON schema (OpenAPI) says what the validators accept: JSON numbers only.
+Number = Annotated[Decimal, BeforeValidator(_number), WithJsonSchema({"type": "number"})]  # amounts, quantities, prices
+Rate = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), Decimal(100)),      # VAT rate in percent
+                 WithJsonSchema({"type": "number", "minimum": 0, "maximum": 100})]
+Positive = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), low_exclusive=True),
+                     WithJsonSchema({"type": "number", "exclusiveMinimum": 0})]
 
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -102,7 +107,7 @@ def _iso_date(value: Any) -> date:
         raise PydanticCustomError("INVALID_FORMAT", "is not a valid calendar date")
 
 
-IsoDate = Annotated[date, BeforeValidator(_iso_date)]
+IsoDate = Annotated[date, BeforeValidator(_iso_date), WithJsonSchema({"type": "string", "format": "date"})]
 
 
 def _code(codes: frozenset[str] | tuple[str, ...], what: str, fold=str.upper):
@@ -114,7 +119,7 @@ def _code(codes: frozenset[str] | tuple[str, ...], what: str, fold=str.upper):
         if code not in codes:
             raise PydanticCustomError("INVALID_VALUE", f"is not a valid {what}")
         return code
-    return Annotated[str, BeforeValidator(check)]
+    return Annotated[str, BeforeValidator(check), WithJsonSchema({"type": "string", "description": f"Code list: {what} (case-insensitive)."})]
 
 
 CurrencyCode = _code(CURRENCY_CODES, "ISO 4217 currency code")
@@ -138,7 +143,7 @@ def _language(value: Any) -> str:
     return code
 
 
-MetadataLanguage = Annotated[str, BeforeValidator(_language)]
+MetadataLanguage = Annotated[str, BeforeValidator(_language), WithJsonSchema({"type": "string"})]
 
 
 def _items(max_length: int = MAX_ITEMS, min_length: int = 0):
@@ -147,8 +152,17 @@ def _items(max_length: int = MAX_ITEMS, min_length: int = 0):
 
 # ---- models (field order = spec order, extensions last: it is the canonical element order) ---------------------
 
+def _describe(schema: dict, cls: type) -> None:
+    """JSON schema hook: each property's description from the business-term table (OpenAPI text)."""
+    for name, prop in schema.get("properties", {}).items():
+        text = field_descriptions().get((cls, name))
+        if text:
+            own = prop.get("description")   # e.g. the code list of a code type
+            prop["description"] = f"{text} {own}" if own else text
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=False)
+    model_config = ConfigDict(extra="forbid", validate_default=False, json_schema_extra=_describe)
 
 
 class Period(_Model):
@@ -424,6 +438,55 @@ class GenerationConfig(_Model):
 class InvoiceRequest(_Model):
     invoice: Invoice
     config: GenerationConfig
+
+
+_CONFIG_TEXT = {
+    "spec": "Specification: xrechnung, en16931 or zugferd (case-insensitive); must match the endpoint, "
+            "which is the default.",
+    "syntax": "XML syntax: CII or UBL (case-insensitive). ZUGFeRD requires CII.",
+    "metadataLanguage": "PDF presentation language: en (default) or de, case-insensitive. Only on the ZUGFeRD "
+                        "endpoint; rejected with 400 on the XML endpoints and for region-qualified codes.",
+    "calculationMode": "Extension. AUTO (default): the service computes every derived amount (line net amounts, "
+                       "allowance/charge amounts from percentages, VAT breakdown, document totals); sent derived "
+                       "amounts are replaced. MANUAL: amounts are used as sent and the official rules judge them. "
+                       "Case-insensitive.",
+}
+
+
+def _walk(model: type[BaseModel], path: str, out: dict) -> None:
+    for name, field in model.model_fields.items():
+        child = f"{path}.{name}" if path else name
+        inner = field.annotation
+        many = name in ARRAY_ITEMS
+        out.setdefault((model, name), []).append(child + ("[]" if many else ""))
+        for arg in typing.get_args(inner) or (inner,):
+            for sub in typing.get_args(arg) or (arg,):
+                if isinstance(sub, type) and issubclass(sub, BaseModel):
+                    _walk(sub, child + ("[]" if many else ""), out)
+
+
+_DESCRIPTIONS: dict | None = None
+
+
+def field_descriptions() -> dict[tuple[type, str], str]:
+    """(model class, field) -> description naming the business term(s) of every place the class is used."""
+    global _DESCRIPTIONS
+    if _DESCRIPTIONS is None:
+        paths: dict = {}
+        _walk(InvoiceRequest, "", paths)
+        _DESCRIPTIONS = {}
+        for key, where in paths.items():
+            rows = [BY_PATH[p] for p in where if p in BY_PATH]
+            if key[0] is GenerationConfig and key[1] in _CONFIG_TEXT:
+                _DESCRIPTIONS[key] = _CONFIG_TEXT[key[1]]
+            elif rows:
+                bts = ", ".join(dict.fromkeys(f"{r.bt} ({r.json_path})" if len(rows) > 1 else r.bt
+                                              for r in rows if r.bt))
+                text = rows[0].name.split(" (")[0] + (f" - {bts}" if bts else "") + "."
+                if rows[0].extension:
+                    text += " Extension field (not in service spec section 2)."
+                _DESCRIPTIONS[key] = text
+    return _DESCRIPTIONS
 
 
 # ---- parsing a request body ----------------------------------------------------------------------------------

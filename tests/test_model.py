@@ -403,3 +403,15 @@ def test_generated_rule_table_is_current(shared_dir):
     found, codes = gen.collect(rules)
     assert gen.render(found, codes, rules) == (REPO / "pipeline" / "official_tables.py").read_text()
     assert "EUR" in codes["CURRENCY_CODES"] and "DE" in codes["COUNTRY_CODES"] and "380" in codes["INVOICE_TYPE_CODES"]
+
+
+def test_json_schema_tells_what_the_model_accepts_and_names_business_terms():
+    defs = InvoiceRequest.model_json_schema()["$defs"]
+    assert defs["PriceDetails"]["properties"]["netPrice"]["anyOf"][0] == {"type": "number"}
+    assert defs["PriceDetails"]["properties"]["netPrice"]["description"].startswith("Item net price - BT-146")
+    assert defs["Invoice"]["properties"]["issueDate"]["format"] == "date"
+    assert "BT-37 (invoice.seller.postalAddress.city)" in defs["PostalAddress"]["properties"]["city"]["description"]
+    assert "BT-52 (invoice.buyer.postalAddress.city)" in defs["PostalAddress"]["properties"]["city"]["description"]
+    assert "Extension" in defs["Invoice"]["properties"]["paymentDueDate"]["description"]
+    assert "MANUAL" in defs["GenerationConfig"]["properties"]["calculationMode"]["description"]
+    assert defs["Invoice"]["additionalProperties"] is False
