@@ -99,8 +99,10 @@ def rejection(report: Report, syntax: str) -> ApiError:
     return validation_failed(f"The generated document failed validation ({report.version}): {rules}", errors)
 
 
-_LINE_STEP = {"CII": re.compile(r"IncludedSupplyChainTradeLineItem\[(\d+)\]"),
-              "UBL": re.compile(r"(?:InvoiceLine|CreditNoteLine)\[(\d+)\]")}
+# The line step of a finding's XPath, plain (`InvoiceLine[2]`) or Saxon's (`*:InvoiceLine[namespace-uri()='…'][2]`).
+_NS_PREDICATE = r"(?:\[namespace-uri\(\)='[^']*'\])?"
+_LINE_STEP = {"CII": re.compile(r"IncludedSupplyChainTradeLineItem" + _NS_PREDICATE + r"\[(\d+)\]"),
+              "UBL": re.compile(r"(?:InvoiceLine|CreditNoteLine)" + _NS_PREDICATE + r"\[(\d+)\]")}
 
 
 def error_detail(issue: Issue, syntax: str) -> ErrorDetail:

@@ -59,6 +59,9 @@ _SETTLE = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeSettlement"
 _AGREE = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeAgreement"
 _DELIV = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeDelivery"
 _PARTY_ID_UBL = "cac:PartyIdentification/cbc:ID[not(@schemeID='SEPA')]"
+# The scheme of the identifier that is read (the first one), not of some other identifier.
+_FIRST_ID_SCHEME_CII = "(ram:ID|ram:GlobalID)[1]/@schemeID"
+_FIRST_ID_SCHEME_UBL = "(%s)[1]/@schemeID" % _PARTY_ID_UBL
 
 
 def _address(cii: str, ubl: str, bg: str) -> G:
@@ -82,10 +85,15 @@ def _contact(bg: str) -> G:
 
 
 def _allowance_charge(name: str, bg: str, charge: bool, line: bool) -> G:
-    flag = "true" if charge else "false"
+    # xs:boolean: "true"/"1" or "false"/"0"
+    flags = "('true', '1')" if charge else "('false', '0')"
     parent = "ram:SpecifiedLineTradeSettlement" if line else _SETTLE
-    cii = "%s/ram:SpecifiedTradeAllowanceCharge[ram:ChargeIndicator/udt:Indicator='%s']" % (parent, flag)
-    ubl = "cac:AllowanceCharge[cbc:ChargeIndicator='%s']" % flag
+    test = "normalize-space(%s)='%s' or normalize-space(%s)='%s'"
+    cii = "%s/ram:SpecifiedTradeAllowanceCharge[%s]" % (parent, test % (
+        ("ram:ChargeIndicator/udt:Indicator",) + (("true",) if charge else ("false",))
+        + ("ram:ChargeIndicator/udt:Indicator",) + (("1",) if charge else ("0",))))
+    ubl = "cac:AllowanceCharge[%s]" % (test % (("cbc:ChargeIndicator",) + (("true",) if charge else ("false",))
+                                               + ("cbc:ChargeIndicator",) + (("1",) if charge else ("0",))))
     terms = [
         T("amount", bg, "ram:ActualAmount", "cbc:Amount", NUM),
         T("percentage", bg, "ram:CalculationPercent", "cbc:MultiplierFactorNumeric", NUM),
@@ -153,7 +161,7 @@ INVOICE = G("invoice", "", ".", ".", (
         T("name", "BT-27", "ram:Name", "cac:PartyLegalEntity/cbc:RegistrationName"),
         T("tradingName", "BT-28", "ram:SpecifiedLegalOrganization/ram:TradingBusinessName", "cac:PartyName/cbc:Name"),
         T("identifier", "BT-29", "ram:ID|ram:GlobalID", _PARTY_ID_UBL),
-        T("identifierSchemeId", "BT-29-1", "ram:GlobalID/@schemeID", _PARTY_ID_UBL + "/@schemeID"),
+        T("identifierSchemeId", "BT-29-1", _FIRST_ID_SCHEME_CII, _FIRST_ID_SCHEME_UBL),
         T("legalRegistrationIdentifier", "BT-30", "ram:SpecifiedLegalOrganization/ram:ID",
           "cac:PartyLegalEntity/cbc:CompanyID"),
         T("legalRegistrationIdentifierSchemeId", "BT-30-1", "ram:SpecifiedLegalOrganization/ram:ID/@schemeID",
@@ -173,7 +181,7 @@ INVOICE = G("invoice", "", ".", ".", (
         T("name", "BT-44", "ram:Name", "cac:PartyLegalEntity/cbc:RegistrationName"),
         T("tradingName", "BT-45", "ram:SpecifiedLegalOrganization/ram:TradingBusinessName", "cac:PartyName/cbc:Name"),
         T("identifier", "BT-46", "ram:ID|ram:GlobalID", _PARTY_ID_UBL),
-        T("identifierSchemeId", "BT-46-1", "ram:GlobalID/@schemeID", _PARTY_ID_UBL + "/@schemeID"),
+        T("identifierSchemeId", "BT-46-1", _FIRST_ID_SCHEME_CII, _FIRST_ID_SCHEME_UBL),
         T("legalRegistrationIdentifier", "BT-47", "ram:SpecifiedLegalOrganization/ram:ID",
           "cac:PartyLegalEntity/cbc:CompanyID"),
         T("legalRegistrationIdentifierSchemeId", "BT-47-1", "ram:SpecifiedLegalOrganization/ram:ID/@schemeID",
@@ -189,7 +197,7 @@ INVOICE = G("invoice", "", ".", ".", (
     G("payee", "BG-10", _SETTLE + "/ram:PayeeTradeParty", "cac:PayeeParty", (
         T("name", "BT-59", "ram:Name", "cac:PartyName/cbc:Name"),
         T("identifier", "BT-60", "ram:ID|ram:GlobalID", _PARTY_ID_UBL),
-        T("identifierSchemeId", "BT-60-1", "ram:GlobalID/@schemeID", _PARTY_ID_UBL + "/@schemeID"),
+        T("identifierSchemeId", "BT-60-1", _FIRST_ID_SCHEME_CII, _FIRST_ID_SCHEME_UBL),
         T("legalRegistrationIdentifier", "BT-61", "ram:SpecifiedLegalOrganization/ram:ID",
           "cac:PartyLegalEntity/cbc:CompanyID"),
         T("legalRegistrationIdentifierSchemeId", "BT-61-1", "ram:SpecifiedLegalOrganization/ram:ID/@schemeID",
@@ -206,7 +214,8 @@ INVOICE = G("invoice", "", ".", ".", (
         T("partyName", "BT-70", "ram:ShipToTradeParty/ram:Name", "cac:DeliveryParty/cac:PartyName/cbc:Name"),
         T("locationIdentifier", "BT-71", "ram:ShipToTradeParty/ram:ID|ram:ShipToTradeParty/ram:GlobalID",
           "cac:DeliveryLocation/cbc:ID"),
-        T("locationIdentifierSchemeId", "BT-71-1", "ram:ShipToTradeParty/ram:GlobalID/@schemeID",
+        T("locationIdentifierSchemeId", "BT-71-1",
+          "(ram:ShipToTradeParty/ram:ID|ram:ShipToTradeParty/ram:GlobalID)[1]/@schemeID",
           "cac:DeliveryLocation/cbc:ID/@schemeID"),
         T("actualDeliveryDate", "BT-72", "ram:ActualDeliverySupplyChainEvent/ram:OccurrenceDateTime/udt:DateTimeString",
           "cbc:ActualDeliveryDate", DATE),
@@ -256,8 +265,9 @@ INVOICE = G("invoice", "", ".", ".", (
           T("taxTotalAmount", "BT-110", "ram:TaxTotalAmount[@currencyID=../../ram:InvoiceCurrencyCode]",
             "../cac:TaxTotal/cbc:TaxAmount[@currencyID=../../cbc:DocumentCurrencyCode]", NUM, request=False),
           T("taxTotalAmountInAccountingCurrency", "BT-111",
-            "ram:TaxTotalAmount[@currencyID=../../ram:TaxCurrencyCode]",
-            "../cac:TaxTotal/cbc:TaxAmount[@currencyID=../../cbc:TaxCurrencyCode]", NUM),
+            "ram:TaxTotalAmount[@currencyID=../../ram:TaxCurrencyCode][../../ram:TaxCurrencyCode != ../../ram:InvoiceCurrencyCode]",
+            "../cac:TaxTotal/cbc:TaxAmount[@currencyID=../../cbc:TaxCurrencyCode]"
+            "[../../cbc:TaxCurrencyCode != ../../cbc:DocumentCurrencyCode]", NUM),
           T("taxInclusiveAmount", "BT-112", "ram:GrandTotalAmount", "cbc:TaxInclusiveAmount", NUM),
           T("prepaidAmount", "BT-113", "ram:TotalPrepaidAmount", "cbc:PrepaidAmount", NUM),
           T("payableRoundingAmount", "BT-114", "ram:RoundingAmount", "cbc:PayableRoundingAmount", NUM),
@@ -442,6 +452,8 @@ def read_terms(xml: bytes) -> Reading:
         if len(note) > 5 and note[0] == "#" and note[4] == "#" and note[1:4].isalpha():
             terms["invoiceNoteSubjectCode"], terms["invoiceNote"] = note[1:4], note[5:]
     _o_rates(terms)
+    _drop_lone_schemes(terms)
+    _underivable_price_discounts(terms, losses)
     for label, xpath in NOT_CARRIED[syntax].items():
         if root.xpath(xpath, namespaces=NS):
             losses.append(f"{label}: no field in the model")
@@ -456,6 +468,32 @@ def _o_rates(terms: dict) -> None:
     for item in items:
         if item.get("vatCategoryCode") == "O":
             item.setdefault("vatRate", Decimal(0))
+
+
+def _drop_lone_schemes(value) -> None:
+    """A scheme id (`xSchemeId`) without its identifier (`x`) says nothing and cannot be written: drop it."""
+    if isinstance(value, list):
+        for item in value:
+            _drop_lone_schemes(item)
+    elif isinstance(value, dict):
+        for key in [k for k in value if k.endswith("SchemeId") and k[:-len("SchemeId")] not in value]:
+            del value[key]
+        for item in value.values():
+            _drop_lone_schemes(item)
+
+
+def _underivable_price_discounts(terms: dict, losses: list[str]) -> None:
+    """BT-147 has no request field: the pipeline derives it as gross price - net price (BT-148 - BT-146).
+    A source discount that is not that difference cannot be carried; it is reported and not compared."""
+    for i, line in enumerate(terms.get("invoiceLines", [])):
+        price = line.get("priceDetails", {})
+        discount = price.get("priceDiscount")
+        if discount is None:
+            continue
+        gross, net = price.get("grossPrice"), price.get("netPrice")
+        if gross is None or net is None or gross - net != discount:
+            losses.append(f"invoiceLines[{i}].priceDetails (BT-147): discount {discount} is not gross - net")
+            del price["priceDiscount"]
 
 
 def computed_only(group: G = INVOICE, prefix: str = "") -> set[str]:
