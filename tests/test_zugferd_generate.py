@@ -1,0 +1,216 @@
+"""POST /v1/invoice/zugferd: every profile, both languages, checked as a client would check them.
+
+Each generated PDF is read back independently: PDF/A-3b with pikepdf.pdfa (known false alarms only), the XMP
+Factur-X values of the profile, the associated file, fonts embedded, sRGB OutputIntent, and the embedded XML
+against the profile's official Factur-X XSD + Schematron (and the XRechnung rules for XRECHNUNG).
+"""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+
+import falcon.testing
+import pikepdf
+import pytest
+from pikepdf import pdfa
+
+from pipeline import facturx, pdf as fxpdf, pdfcheck
+from pipeline.service.app import create_app
+from tests.test_zugferd_samples import invoice_request
+
+PROFILES = ["EN16931", "BASIC", "BASIC WL", "MINIMUM", "EXTENDED", "XRECHNUNG"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    return falcon.testing.TestClient(create_app(platform=False))
+
+
+def post(client, body: dict, **headers):
+    return client.simulate_post("/v1/invoice/zugferd", body=json.dumps(body),
+                                headers={"Content-Type": "application/json", **headers})
+
+
+@pytest.fixture(scope="module")
+def generated(client):
+    """(profile, language) -> PDF bytes, generated once per module."""
+    cache = {}
+
+    def get(profile: str, language: str) -> bytes:
+        if (profile, language) not in cache:
+            resp = post(client, invoice_request(10, profile, language))
+            assert resp.status_code == 200, resp.text
+            assert resp.headers["content-type"] == "application/pdf"
+            cache[(profile, language)] = resp.content
+        return cache[(profile, language)]
+
+    return get
+
+
+def pdftotext(data: bytes, tmp_path) -> str:
+    path = tmp_path / "x.pdf"
+    path.write_bytes(data)
+    return subprocess.run(["pdftotext", str(path), "-"], capture_output=True, check=True).stdout.decode()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_generated_pdf_passes_every_check(generated, profile, language):
+    data = generated(profile, language)
+    p = facturx.PROFILES[profile]
+    result = pdfcheck.inspect(data)  # PDF/A-3 + XMP + embedded file + the XML on the official rules
+    assert [i for i in result.issues if i.severity == "ERROR"] == []
+    assert result.profile == p
+    assert (result.file_name, result.relationship) == (p.file_name, "/" + p.relationship)
+    assert result.fx == {"DocumentType": "INVOICE", "DocumentFileName": p.file_name, "Version": "1.0",
+                         "ConformanceLevel": p.level}
+    assert (result.pdfa_part, result.pdfa_conformance) == ("3", "B")
+    assert result.guideline_id == p.guideline_id
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_pdfa_findings_are_only_the_known_false_alarms(generated, profile):
+    report = pdfa.validate_written(io.BytesIO(generated(profile, "en")), "3b")
+    for f in report.findings:
+        assert f.rule == "ISO_19005_3:6.6.2.3.1-1", f  # the declared extension schema, nothing else
+        assert any(ns in f.message for ns in ("fx=", "fx:", "pdfaExtension", "pdfaSchema", "pdfaProperty")), f
+
+
+@pytest.mark.parametrize("profile", ["EN16931", "MINIMUM", "XRECHNUNG"])
+def test_container_structure(generated, profile):
+    p = facturx.PROFILES[profile]
+    with pikepdf.open(io.BytesIO(generated(profile, "de"))) as doc:
+        (spec,) = list(doc.Root.AF)
+        assert spec.AFRelationship == pikepdf.Name("/" + p.relationship)
+        assert str(spec.F) == str(spec.UF) == p.file_name
+        stream = spec.EF.F
+        assert stream.Subtype == pikepdf.Name("/text/xml")
+        assert stream.Params.Size == len(stream.read_bytes())
+        assert str(stream.Params.ModDate).startswith("D:") and str(stream.Params.CreationDate).startswith("D:")
+        names = list(pikepdf.NameTree(doc.Root.Names.EmbeddedFiles).keys())
+        assert names == [p.file_name]
+        intent = doc.Root.OutputIntents[0]
+        assert intent.S == pikepdf.Name.GTS_PDFA1 and intent.DestOutputProfile.N == 3  # sRGB ICC
+        fonts = [f for page in doc.pages for f in page.Resources.Font.values()]
+        assert fonts
+        for font in fonts:
+            desc = font.DescendantFonts[0].FontDescriptor if "/DescendantFonts" in font else font.FontDescriptor
+            assert any(k in desc for k in ("/FontFile", "/FontFile2", "/FontFile3")), font.BaseFont
+        for page in doc.pages:
+            for annot in page.get("/Annots", []):
+                assert int(annot.F) & 4
+        assert str(doc.docinfo.Title) == f"Rechnung RE-2024-0815"
+
+
+def test_xml_of_each_profile_is_its_subset(generated):
+    """BASIC WL and MINIMUM carry no lines; BASIC keeps them; all keep the totals."""
+    ns = {"ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100",
+          "rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"}
+    from lxml import etree
+    counts = {}
+    for profile in ("EN16931", "BASIC", "BASIC WL", "MINIMUM"):
+        xml = pdfcheck.inspect(generated(profile, "en"), validate_xml=False).xml
+        root = etree.fromstring(xml)
+        counts[profile] = len(root.findall(".//ram:IncludedSupplyChainTradeLineItem", ns))
+        assert root.findtext(".//ram:DuePayableAmount", namespaces=ns)
+    assert counts == {"EN16931": 10, "BASIC": 10, "BASIC WL": 0, "MINIMUM": 0}
+
+
+@pytest.mark.parametrize("language,expected", [
+    ("en", ["Invoice", "Page 1 of", "1 March 2024", "Amount due for payment", "DE02 1203 0000 0000 2020 51",
+            "Stundennachweis-02-2024", "Muster Consulting GmbH", "Beispiel Handels AG"]),
+    ("de", ["Rechnung", "Seite 1 von", "01.03.2024", "Zahlbetrag", "DE02 1203 0000 0000 2020 51",
+            "Stundennachweis-02-2024", "Muster Consulting GmbH", "Beispiel Handels AG"]),
+])
+def test_page_text_follows_the_language(generated, tmp_path, language, expected):
+    text = pdftotext(generated("EN16931", language), tmp_path)
+    for needle in expected:
+        assert needle in text, needle
+
+
+def test_xmp_escapes_user_text():
+    xmp = fxpdf.build_xmp(facturx.PROFILES["EN16931"], 'Invoice <1> & "2"', "A&B <GmbH>",
+                          __import__("datetime").datetime(2024, 3, 1))
+    from lxml import etree
+    root = etree.fromstring(xmp)
+    assert 'Invoice <1> & "2"' in root.xpath("string(//*[local-name()='title']//*[local-name()='li'])")
+    assert "A&B <GmbH>" == root.xpath("string(//*[local-name()='creator']//*[local-name()='li'])")
+
+
+def test_user_text_in_metadata_round_trips(client):
+    body = invoice_request(2)
+    body["invoice"]["invoiceNumber"] = 'R<1>&"x"'
+    body["invoice"]["seller"]["name"] = "Müller & Söhne <KG>"
+    resp = post(client, body)
+    assert resp.status_code == 200, resp.text
+    result = pdfcheck.inspect(resp.content)
+    assert [i for i in result.issues if i.severity == "ERROR"] == []
+    with pikepdf.open(io.BytesIO(resp.content)) as doc, doc.open_metadata() as meta:
+        assert meta["dc:title"] == 'Invoice R<1>&"x"'
+        assert str(doc.docinfo.Author) == "Müller & Söhne <KG>"
+
+
+# --- errors ----------------------------------------------------------------------------------------------
+
+def test_unknown_profile_is_400(client):
+    resp = post(client, invoice_request(1, "COMFORTABLE"))
+    assert resp.status_code == 400
+    assert resp.json["errorCode"] == "INVALID_INPUT"
+    assert resp.json["errors"][0]["field"] == "config.profile"
+
+
+def test_ubl_is_400(client):
+    body = invoice_request(1)
+    body["config"]["syntax"] = "UBL"
+    resp = post(client, body)
+    assert resp.status_code == 400
+    assert any(e["field"] == "config.syntax" for e in resp.json["errors"])
+
+
+@pytest.mark.parametrize("language", ["de-DE", "fr", "EN-gb", ""])
+def test_unsupported_language_is_400(client, language):
+    resp = post(client, invoice_request(1, None, language))
+    assert resp.status_code == 400, resp.text
+    assert any(e["field"] == "config.metadataLanguage" for e in resp.json["errors"])
+
+
+def test_language_is_case_insensitive(client, tmp_path):
+    resp = post(client, invoice_request(1, None, "DE"))
+    assert resp.status_code == 200
+    assert "Seite 1 von " in pdftotext(resp.content, tmp_path)
+
+
+def test_invoice_failing_the_rules_is_422_not_a_pdf(client):
+    body = invoice_request(1, "XRECHNUNG")
+    del body["invoice"]["buyerReference"]  # BR-DE-15: XRechnung requires the buyer reference (Leitweg-ID)
+    resp = post(client, body)
+    assert resp.status_code == 422
+    assert resp.json["errorCode"] == "VALIDATION_FAILED"
+    assert any(e["code"] == "BR-DE-15" for e in resp.json["errors"])
+
+
+def test_accept_header_must_allow_pdf(client):
+    resp = post(client, invoice_request(1), Accept="application/xml")
+    assert resp.status_code == 406
+
+
+def test_gate_rejects_a_pdf_whose_xml_differs(generated):
+    data = generated("EN16931", "en")
+    xml = pdfcheck.inspect(data, validate_xml=False).xml
+    with pytest.raises(Exception) as exc:
+        pdfcheck.gate_generated(data, xml.replace(b"RE-2024-0815", b"RE-2024-0816"), facturx.PROFILES["EN16931"])
+    assert exc.value.error_code == "PDF_A3_VALIDATION_FAILED"
+    assert any(e.code == "FX_XML_DIFFERS" for e in exc.value.errors)
+
+
+def test_gate_rejects_wrong_relationship_and_unspecified_attachments(generated):
+    data = generated("EN16931", "en")
+    with pikepdf.open(io.BytesIO(data)) as doc:
+        doc.Root.AF[0].AFRelationship = pikepdf.Name.Unspecified
+        out = io.BytesIO()
+        doc.save(out)
+    xml = pdfcheck.inspect(data, validate_xml=False).xml
+    with pytest.raises(Exception) as exc:
+        pdfcheck.gate_generated(out.getvalue(), xml, facturx.PROFILES["EN16931"])
+    assert exc.value.error_code == "PDF_A3_VALIDATION_FAILED"
