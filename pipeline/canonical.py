@@ -14,6 +14,7 @@ import types
 import typing
 from datetime import date
 from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 
 from lxml import etree
@@ -47,22 +48,21 @@ MIME_EXTENSIONS = {
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
-def attachment_filename(doc: AdditionalSupportingDocument) -> str | None:
-    """BT-125-2: as sent, else `<reference>.<ext>` when a document is attached (unsafe characters -> `_`)."""
-    if doc.attachedDocumentFilename is not None or doc.attachedDocument is None:
-        return doc.attachedDocumentFilename
-    stem = _UNSAFE.sub("_", doc.reference or "attachment")
-    ext = MIME_EXTENSIONS.get((doc.attachedDocumentMimeType or "").strip().lower())
+def derived_filename(reference: str | None, mime_code: str | None) -> str:
+    """BT-125-2 when not sent: `<reference>.<ext>` from the mime code, unsafe characters replaced by `_`."""
+    stem = _UNSAFE.sub("_", reference or "attachment")
+    ext = MIME_EXTENSIONS.get((mime_code or "").strip().lower())
     return f"{stem}.{ext}" if ext else stem
 
 
-def price_discount(price: PriceDetails) -> Decimal | None:
-    """BT-147 (computed-only element `priceDiscount`): gross price - net price when the gross price is sent."""
-    if price.grossPrice is None or price.netPrice is None:
-        return None
-    return price.grossPrice - price.netPrice
+def attachment_filename(doc: AdditionalSupportingDocument) -> str | None:
+    """BT-125-2 of a supporting document: as sent, else derived when a document is attached."""
+    if doc.attachedDocumentFilename is not None or doc.attachedDocument is None:
+        return doc.attachedDocumentFilename
+    return derived_filename(doc.reference, doc.attachedDocumentMimeType)
 
 
+@lru_cache(maxsize=None)
 def is_amount(name: str) -> bool:
     """Amount fields (two decimals) by naming convention of spec section 2: `amount`, `...Amount`."""
     return name == "amount" or name.endswith("Amount")
@@ -85,51 +85,57 @@ def _text(name: str, value) -> str:
     return str(value)
 
 
-def _computed(model: BaseModel) -> dict[str, object]:
-    """Computed-only or derived children of an object, by canonical element name."""
-    if isinstance(model, PriceDetails):
-        return {"priceDiscount": price_discount(model)}
-    if isinstance(model, AdditionalSupportingDocument):
-        return {"attachedDocumentFilename": attachment_filename(model)}
-    return {}
+def _price_details(obj: dict) -> dict:
+    """BT-147, computed-only element `priceDiscount`: gross price - net price when the gross price is sent."""
+    gross, net = obj.get("grossPrice"), obj.get("netPrice")
+    return {**obj, "priceDiscount": gross - net} if gross is not None and net is not None else obj
 
 
-def _write(parent: etree._Element, name: str, model: BaseModel, path: str) -> None:
+def _supporting_document(obj: dict) -> dict:
+    if "attachedDocument" in obj and "attachedDocumentFilename" not in obj:
+        return {**obj, "attachedDocumentFilename": derived_filename(obj.get("reference"),
+                                                                    obj.get("attachedDocumentMimeType"))}
+    return obj
+
+
+# Objects that get computed or derived children (appended last, as in the schema), by JSON path pattern.
+_COMPUTED = {
+    "invoice.invoiceLines[].priceDetails": _price_details,
+    "invoice.additionalSupportingDocuments[]": _supporting_document,
+}
+_NOT_WRITTEN_NAMES = frozenset(p.rsplit(".", 1)[1] for p in NOT_WRITTEN)
+
+
+def _write(parent: etree._Element, name: str, obj: dict, path: str) -> None:
+    """One object (a model dumped without None values, so in field order); absent when it has no children."""
     el = etree.SubElement(parent, _NS + name)
-    computed = _computed(model)
-    no_rate = getattr(model, "vatCategoryCode", None) in NO_RATE_CATEGORIES
-    for field in type(model).model_fields:
-        child_path = f"{path}.{field}"
-        value = computed.pop(field, None) if field in computed else getattr(model, field)
-        if value is None or child_path in NOT_WRITTEN or (no_rate and field in RATE_FIELDS):
-            continue
-        _write_value(el, field, value, child_path)
-    for field, value in computed.items():
-        if value is not None:
-            _write_value(el, field, value, f"{path}.{field}")
+    _write_children(el, obj, path)
     if len(el) == 0:   # an object whose fields are all absent is absent (rule 3)
         parent.remove(el)
 
 
-def _write_value(parent: etree._Element, field: str, value, path: str) -> None:
-    if isinstance(value, BaseModel):
-        _write(parent, field, value, path)
-    elif isinstance(value, list):
-        for item in value:
-            _write(parent, ARRAY_ITEMS[field], item, f"{path}[]")
-    else:
-        etree.SubElement(parent, _NS + field).text = _text(field, value)
+def _write_children(el: etree._Element, obj: dict, path: str) -> None:
+    derive = _COMPUTED.get(path)
+    if derive is not None:
+        obj = derive(obj)
+    no_rate = obj.get("vatCategoryCode") in NO_RATE_CATEGORIES
+    for field, value in obj.items():
+        if (no_rate and field in RATE_FIELDS) or (field in _NOT_WRITTEN_NAMES and f"{path}.{field}" in NOT_WRITTEN):
+            continue
+        if isinstance(value, dict):
+            _write(el, field, value, f"{path}.{field}")
+        elif isinstance(value, list):
+            item_name, item_path = ARRAY_ITEMS[field], f"{path}.{field}[]"
+            for item in value:
+                _write(el, item_name, item, item_path)
+        else:
+            etree.SubElement(el, _NS + field).text = _text(field, value)
 
 
 def to_canonical(req: InvoiceRequest) -> bytes:
     """Canonical XML of a calculated request (UTF-8, with XML declaration, deterministic)."""
     root = etree.Element(_NS + "invoice", nsmap={None: CANONICAL_NS})
-    invoice = req.invoice
-    for field in Invoice.model_fields:
-        value = getattr(invoice, field)
-        path = f"invoice.{field}"
-        if value is not None and path not in NOT_WRITTEN:
-            _write_value(root, field, value, path)
+    _write_children(root, req.invoice.model_dump(exclude_none=True), "invoice")
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
