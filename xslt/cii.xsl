@@ -298,11 +298,11 @@
         <ram:PayerPartyDebtorFinancialAccount><ram:IBANID><xsl:value-of select="."/></ram:IBANID></ram:PayerPartyDebtorFinancialAccount>
       </xsl:for-each>
       <xsl:for-each select="creditTransfer">
+        <!-- XSD order: IBANID, AccountName, ProprietaryID -->
         <ram:PayeePartyCreditorFinancialAccount>
-          <xsl:element name="{if (f:is-iban(accountIdentifier)) then 'ram:IBANID' else 'ram:ProprietaryID'}">
-            <xsl:value-of select="accountIdentifier"/>
-          </xsl:element>
+          <xsl:for-each select="accountIdentifier[f:is-iban(.)]"><ram:IBANID><xsl:value-of select="."/></ram:IBANID></xsl:for-each>
           <xsl:for-each select="accountName"><ram:AccountName><xsl:value-of select="."/></ram:AccountName></xsl:for-each>
+          <xsl:for-each select="accountIdentifier[not(f:is-iban(.))]"><ram:ProprietaryID><xsl:value-of select="."/></ram:ProprietaryID></xsl:for-each>
         </ram:PayeePartyCreditorFinancialAccount>
         <xsl:for-each select="serviceProviderIdentifier">
           <ram:PayeeSpecifiedCreditorFinancialInstitution><ram:BICID><xsl:value-of select="."/></ram:BICID></ram:PayeeSpecifiedCreditorFinancialInstitution>
