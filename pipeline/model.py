@@ -504,10 +504,17 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     return obj
 
 
+def _decimal(text: str) -> Decimal:
+    try:
+        return Decimal(text)
+    except ArithmeticError:   # e.g. 1e999999999 overflows the decimal context
+        raise ValueError(f"number {text[:40]!r} is out of range") from None
+
+
 def loads(body: bytes | str) -> Any:
     """JSON with fractions as Decimal, NaN/Infinity and duplicate keys rejected (ValueError)."""
     text = body.decode("utf-8") if isinstance(body, (bytes, bytearray)) else body
-    return json.loads(text, parse_float=Decimal, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+    return json.loads(text, parse_float=_decimal, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
 
 
 def json_path(loc: tuple) -> str | None:

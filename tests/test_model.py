@@ -87,6 +87,8 @@ def test_metadata_language_on_zugferd_is_case_insensitive():
     (b"[1, 2]", "INVALID_TYPE"),
     (b'"text"', "INVALID_TYPE"),
     (b"[" * 100_000, "MALFORMED_JSON"),
+    (b'{"invoice": {"documentTotals": {"payableAmount": 1e999999999}}}', "MALFORMED_JSON"),
+    (b'{"invoice": {"invoiceNumber": ' + b"9" * 5000 + b"}}", "MALFORMED_JSON"),
 ])
 def test_body_errors_have_the_same_shape_without_field(raw, code):
     errors = errors_of(raw)
