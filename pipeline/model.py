@@ -537,7 +537,9 @@ _PYDANTIC_CODES = {
 def _json_value(value: Any) -> Any:
     """A rejected value as it can be shown in the error body (numbers as numbers, huge values cut)."""
     if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() and abs(value) < 10 ** 15 else float(value)
+        if not value.is_finite() or value.adjusted() > MAX_INTEGER_DIGITS or value.adjusted() < -MAX_FRACTION_DIGITS:
+            return str(value)   # out of range: as text (float() could overflow or lose it)
+        return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, str) and len(value) > 200:
         return value[:200] + "..."
     if isinstance(value, (dict, list)):
