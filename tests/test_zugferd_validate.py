@@ -1,0 +1,226 @@
+"""POST /v1/invoice/zugferd/validate against the Mustang and horstoeko sample PDFs (their stated verdicts), our own
+PDFs, and hostile PDFs (encrypted, JavaScript, decompression bombs, not a PDF)."""
+from __future__ import annotations
+
+import io
+import json
+import zlib
+
+import falcon.testing
+import pikepdf
+import pytest
+
+from pipeline.service.app import create_app
+from tests.conftest import CORPUS
+from tests.test_zugferd_samples import invoice_request
+
+MUSTANG = CORPUS / "mustangproject"
+HORSTOEKO = CORPUS / "horstoeko-zugferd"
+PDF_SIDE = ("PDFA", "XMP_", "PDF_", "FX_")  # codes of the PDF/A-3, XMP and container checks
+
+
+@pytest.fixture(scope="module")
+def client():
+    return falcon.testing.TestClient(create_app(platform=False))
+
+
+def upload(client, data: bytes, request: dict | None = None):
+    boundary = "----h5boundary7MA4YWxkTrZu0gW"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"invoice.pdf\"\r\n"
+            f"Content-Type: application/pdf\r\n\r\n").encode() + data + (
+            f"\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"request\"\r\n"
+            f"Content-Type: application/json\r\n\r\n{json.dumps(request or {})}\r\n--{boundary}--\r\n").encode()
+    return client.simulate_post("/v1/invoice/zugferd/validate", body=body,
+                                headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+
+
+def errors(report: dict, side: str | None = None) -> list[str]:
+    codes = [i["code"] for i in report["issues"] if i["severity"] == "ERROR"]
+    if side == "pdf":
+        return [c for c in codes if c.startswith(PDF_SIDE)]
+    if side == "xml":
+        return [c for c in codes if not c.startswith(PDF_SIDE)]
+    return codes
+
+
+def expectations(source) -> dict[str, dict]:
+    data = json.loads((source / "expected.json").read_text())
+    return {e["path"]: e for e in data["files"] if e["path"].endswith(".pdf")}
+
+
+MUSTANG_STATED = {p: e["expected"]["mustang_validator_expectation"] for p, e in expectations(MUSTANG).items()
+                  if e["expected"].get("mustang_validator_expectation")}
+
+
+def test_the_corpus_states_verdicts_for_these_pdfs():
+    assert set(MUSTANG_STATED) == {"validator/103767-Invoice-2026-03-24-1.pdf", "validator/invalidXMP-ParseError.pdf",
+                                   "validator/invalidXRechnung.pdf", "validator/validV1WithAdditionalData.pdf",
+                                   "validator/validXRechnung.pdf"}
+
+
+@pytest.mark.parametrize("path", sorted(MUSTANG_STATED))
+def test_mustang_verdicts(client, path):
+    """Mustang's JUnit verdicts (veraPDF for the PDF part, XSD + Schematron for the XML part)."""
+    stated = MUSTANG_STATED[path]
+    resp = upload(client, (MUSTANG / path).read_bytes())
+    assert resp.status_code == 200
+    report = resp.json
+    if "overall" in stated:
+        assert report["valid"] is (stated["overall"] == "valid"), report["issues"]
+    if "pdf" in stated:
+        assert (errors(report, "pdf") == []) is (stated["pdf"] == "valid"), report["issues"]
+    if "xml" in stated:
+        assert (errors(report, "xml") == []) is (stated["xml"] == "valid"), report["issues"]
+    if stated.get("errors") == 0:
+        assert report["summary"]["errors"] == 0, report["issues"]
+    if "XMP" in stated.get("message", ""):
+        assert "XMP_NOT_WELL_FORMED" in errors(report)
+
+
+def test_invalid_xrechnung_names_the_rule(client):
+    report = upload(client, (MUSTANG / "validator/invalidXRechnung.pdf").read_bytes()).json
+    assert errors(report) == ["BR-DE-2"]  # the seller contact (BG-6) is missing; nothing else is wrong
+
+
+# Files without a stated verdict: the facts recorded in expected.json (embedded XML valid on the official Factur-X
+# XSD + Schematron, PDF/A-3) -> valid, and the files named/observed as broken -> invalid with the reason.
+OBSERVED_VALID = [
+    (MUSTANG, "library/EN16931_1_Teilrechnung.pdf", "EN16931"),
+    (HORSTOEKO, "assets/pdf_fx_extended_1.pdf", "EXTENDED"),
+    (HORSTOEKO, "assets/pdf_zf_en16931_1.pdf", "EN16931"),
+    (HORSTOEKO, "assets/pdf_zf_en16931_3.pdf", "EN16931"),
+    (MUSTANG, "library/EXTENDED_Fremdwaehrung_wdis_fx-pdfa4.pdf", "EXTENDED"),
+]
+
+
+@pytest.mark.parametrize("source,path,profile", OBSERVED_VALID)
+def test_third_party_pdfs_accepted(client, source, path, profile):
+    entry = expectations(source)[path]
+    (xml_entry,) = entry["pdf"]["embedded_xml"].values()
+    observed = xml_entry["observed"]
+    key = f"facturx-1.09-{profile.lower()}"
+    assert observed[f"xsd {key}"]["valid"] and not set(observed[key]) - {"warning"}  # the corpus' own facts
+    report = upload(client, (source / path).read_bytes()).json
+    assert report["valid"], report["issues"]
+    assert report["version"] == f"Factur-X 1.09 {profile}"
+
+
+def test_pdfa4_is_reported_as_not_checked_not_invalid(client):
+    report = upload(client, (MUSTANG / "library/EXTENDED_Fremdwaehrung_wdis_fx-pdfa4.pdf").read_bytes()).json
+    assert {"severity": "WARNING", "code": "PDFA_4_NOT_CHECKED"}.items() <= next(
+        i for i in report["issues"] if i["code"] == "PDFA_4_NOT_CHECKED").items()
+
+
+@pytest.mark.parametrize("source,path,code", [
+    (MUSTANG, "validator/XMLinvalidV2PDF.pdf", "XSD-ELEMENT-CONTENT"),  # observed: Factur-X XSD rejects it
+    (MUSTANG, "validator/corruptedV2PDF.pdf", "FX-SCH-A-000556"),       # BT-24 is a draft identifier
+    (HORSTOEKO, "assets/pdf_invalid.pdf", "FX_NO_EMBEDDED_INVOICE"),
+    (MUSTANG, "cli/EmptyPDFA1.pdf", "FX_NO_EMBEDDED_INVOICE"),
+    (MUSTANG, "library/MustangGnuaccountingBeispielRE-20171118_506blanko.pdf", "FX_NO_EMBEDDED_INVOICE"),
+])
+def test_broken_pdfs_are_invalid_with_a_clear_issue(client, source, path, code):
+    resp = upload(client, (source / path).read_bytes())
+    assert resp.status_code == 200
+    assert resp.json["valid"] is False
+    assert code in errors(resp.json)
+
+
+def test_zugferd_1_pdf_is_checked_against_its_xsd(client):
+    report = upload(client, (MUSTANG / "library/zugferd_invoice.pdf").read_bytes()).json
+    assert report["valid"], report["issues"]
+    assert "ZUGFERD1_NO_SCHEMATRON" in [i["code"] for i in report["issues"]]
+
+
+def test_unrecognised_constructs_are_warnings(client):
+    """pikepdf's 'unsupported' findings (e.g. /OpenAction, xmpMM:History) never make a file invalid."""
+    report = upload(client, (MUSTANG / "validator/validXRechnung.pdf").read_bytes()).json
+    assert report["valid"]
+    assert any(i["code"].startswith("PDFA_NOT_CHECKED:") and i["severity"] == "WARNING" for i in report["issues"])
+
+
+# --- our own PDFs -------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def own_pdf(client) -> bytes:
+    resp = client.simulate_post("/v1/invoice/zugferd", body=json.dumps(invoice_request(3, "EN16931", "de")),
+                                headers={"Content-Type": "application/json"})
+    assert resp.status_code == 200, resp.text
+    return resp.content
+
+
+def test_own_pdf_is_valid(client, own_pdf):
+    report = upload(client, own_pdf, {"version": None}).json
+    assert report["valid"] and report["summary"]["errors"] == 0, report["issues"]
+    assert report["syntax"] == "CII" and report["requestId"]
+
+
+def rewrite(data: bytes, change, **save) -> bytes:
+    with pikepdf.open(io.BytesIO(data)) as doc:
+        change(doc)
+        out = io.BytesIO()
+        doc.save(out, **save)
+        return out.getvalue()
+
+
+def test_pdf_without_xmp_fx_properties_is_invalid(client, own_pdf):
+    def strip(doc):
+        from lxml import etree
+        root = etree.fromstring(doc.Root.Metadata.read_bytes())
+        for prop in root.xpath("//*[namespace-uri() = 'urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#']"):
+            prop.getparent().remove(prop)
+        doc.Root.Metadata.write(etree.tostring(root))
+    report = upload(client, rewrite(own_pdf, strip)).json
+    assert "XMP_FX_MISSING" in errors(report)
+
+
+@pytest.mark.parametrize("user", ["", "secret"])
+def test_encrypted_pdf_is_reported(client, own_pdf, user):
+    data = rewrite(own_pdf, lambda doc: None, encryption=pikepdf.Encryption(owner="owner", user=user))
+    resp = upload(client, data)
+    assert resp.status_code == 200
+    assert resp.json["valid"] is False and "PDF_ENCRYPTED" in errors(resp.json)
+
+
+def test_javascript_is_reported_not_run(client, own_pdf):
+    def add_js(doc):
+        action = doc.make_indirect(pikepdf.Dictionary(S=pikepdf.Name.JavaScript, JS=pikepdf.String("app.alert(1)")))
+        doc.Root.OpenAction = action
+    report = upload(client, rewrite(own_pdf, add_js)).json
+    assert report["valid"] is False and "PDF_JAVASCRIPT" in errors(report)
+
+
+def _bomb(size: int) -> bytes:
+    z = zlib.compressobj(9)
+    chunk = b"\0" * (1 << 20)
+    return b"".join(z.compress(chunk) for _ in range(size >> 20)) + z.flush()
+
+
+def test_decompression_bomb_in_the_embedded_file(client, own_pdf):
+    """A 1 GiB Flate bomb as the invoice: refused after the cap, without inflating it."""
+    bomb = _bomb(1 << 30)
+
+    def swap(doc):
+        stream = doc.Root.AF[0].EF.F
+        stream.write(bomb, filter=pikepdf.Name.FlateDecode)
+    report = upload(client, rewrite(own_pdf, swap)).json
+    assert report["valid"] is False
+    assert {"PDF_STREAM_TOO_LARGE"} <= set(errors(report)) or {"FX_XML_TOO_LARGE"} <= set(errors(report))
+
+
+@pytest.mark.parametrize("data", [b"", b"<?xml version='1.0'?><a/>", b"%PDF-1.7\n garbage without objects",
+                                  b"\x89PNG\r\n\x1a\n" + b"\0" * 100])
+def test_not_a_pdf_is_400(client, data):
+    resp = upload(client, data)
+    assert resp.status_code == 400
+    assert resp.json["errorCode"] == "INVALID_PDF"
+
+
+def test_unsupported_version_is_400(client, own_pdf):
+    resp = upload(client, own_pdf, {"version": "9.99"})
+    assert resp.status_code == 400 and resp.json["errorCode"] == "UNSUPPORTED_VERSION"
+
+
+def test_missing_request_part_is_400(client):
+    resp = client.simulate_post("/v1/invoice/zugferd/validate", body=b"x",
+                                headers={"Content-Type": "application/pdf"})
+    assert resp.status_code == 400
