@@ -1,0 +1,186 @@
+"""Load run on loopback: `pipeline serve --workers 2` in its own process, this process as the client.
+
+For POST /v1/invoice/xrechnung/validate (a typical official invoice) and POST /v1/invoice/xrechnung (a fixture
+request) it prints throughput and p50/p99 latency with the full platform layer on (SQLite store, keys,
+credits, rate limits). Then it drives the service to 10,000 requests in total and prints each worker's
+resident memory at checkpoints (growth would show a leak). Bounded in count and in time.
+
+    python3 bench/load.py [--requests 1000] [--concurrency 4] [--total 10000] [--seconds 300]
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO.parent / "shared" / "corpus"
+
+
+def sample_invoice() -> bytes:
+    from lxml import etree
+
+    for path in sorted((CORPUS / "xrechnung-testsuite").rglob("*ubl*.xml")):
+        data = path.read_bytes()
+        if etree.fromstring(data).tag == "{urn:oasis:names:specification:ubl:schema:xsd:Invoice-2}Invoice":
+            return data
+    raise SystemExit("no UBL sample in ../shared/corpus")
+
+
+def multipart(xml: bytes) -> tuple[bytes, str]:
+    b = "loadboundary7f3a"
+    body = (f"--{b}\r\nContent-Disposition: form-data; name=\"request\"\r\nContent-Type: application/json\r\n\r\n"
+            f"{{}}\r\n--{b}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"i.xml\"\r\n"
+            f"Content-Type: application/xml\r\n\r\n").encode() + xml + f"\r\n--{b}--\r\n".encode()
+    return body, f"multipart/form-data; boundary={b}"
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def workers_of(master: int) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == master:
+                pids.append(int(entry.name))
+    return sorted(pids)
+
+
+def drive(port, path, body, headers, count, concurrency, deadline) -> tuple[list[float], dict, float]:
+    """Send `count` requests from `concurrency` threads (stopping at `deadline`); latencies and statuses."""
+    latencies, statuses, lock = [], {}, threading.Lock()
+    left = [count]
+
+    def worker():
+        while True:
+            with lock:
+                if left[0] <= 0 or time.monotonic() > deadline:
+                    return
+                left[0] -= 1
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            t = time.perf_counter()
+            conn.request("POST", path, body=body, headers=headers)
+            resp = conn.getresponse()
+            resp.read()
+            dt = time.perf_counter() - t
+            conn.close()
+            with lock:
+                latencies.append(dt)
+                statuses[resp.status] = statuses.get(resp.status, 0) + 1
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies, statuses, time.perf_counter() - started
+
+
+def report(label, latencies, statuses, elapsed) -> None:
+    q = statistics.quantiles(latencies, n=100)
+    print(f"  {label:<38}{len(latencies):>6} req {len(latencies) / elapsed:>8.1f} req/s   "
+          f"p50 {statistics.median(latencies) * 1000:7.2f} ms   p99 {q[98] * 1000:7.2f} ms   statuses {statuses}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--requests", type=int, default=1000, help="requests per endpoint for the latency figures")
+    ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--total", type=int, default=10_000, help="requests before the last memory reading")
+    ap.add_argument("--seconds", type=float, default=300, help="hard bound on the whole run")
+    ap.add_argument("--port", type=int, default=8971)
+    args = ap.parse_args()
+    deadline = time.monotonic() + args.seconds
+
+    data = Path(tempfile.mkdtemp(prefix="einvoice-load-"))
+    env = {**os.environ, "EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
+           "EINVOICE_RATE_LIMIT": "1000000/min"}
+    token = subprocess.run([sys.executable, "-m", "pipeline", "keys", "create", "--name", "load", "--env", "test",
+                            "--credits", "1000000"], env=env, cwd=REPO, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    log = open(data / "serve.log", "wb")
+    server = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(args.port), "--workers", "2"],
+                              env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(300):
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", args.port, timeout=2)
+                c.request("GET", "/readyz")
+                if c.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.2)
+        else:
+            raise SystemExit("service did not become ready")
+
+        auth = {"Authorization": f"Bearer {token}"}
+        vbody, vtype = multipart(sample_invoice())
+        gbody = (REPO / "fixtures" / "xrechnung-spec-id.json").read_bytes()
+        endpoints = [
+            ("POST /v1/invoice/xrechnung/validate", "/v1/invoice/xrechnung/validate", vbody, {**auth, "Content-Type": vtype}),
+            ("POST /v1/invoice/xrechnung", "/v1/invoice/xrechnung", gbody, {**auth, "Content-Type": "application/json"}),
+        ]
+        print(f"pipeline serve --workers 2 on 127.0.0.1:{args.port}; client: this process, "
+              f"{args.concurrency} connections; SQLite store, platform layer on")
+        # warm both workers (first requests compile nothing: the workers warm the rule packs at start)
+        for _, path, body, headers in endpoints:
+            drive(args.port, path, body, headers, 20, args.concurrency, deadline)
+        sent = 40
+        print("\nthroughput and latency")
+        for label, path, body, headers in endpoints:
+            lat, st, el = drive(args.port, path, body, headers, args.requests, args.concurrency, deadline)
+            sent += len(lat)
+            report(label, lat, st, el)
+
+        workers = workers_of(server.pid)
+        print(f"\nmemory per worker (VmRSS, MiB) up to {args.total} requests (validate + generate, alternating blocks)")
+        print(f"  {'requests':>9}  " + "  ".join(f"worker {p:>7}" for p in workers))
+
+        def memline():
+            print(f"  {sent:>9}  " + "  ".join(f"{rss_kib(p) / 1024:>14.1f}" for p in workers))
+
+        memline()
+        checkpoints = sorted({min(args.total, c) for c in (2500, 5000, 7500, args.total)})
+        block = 500
+        i = 0
+        while sent < args.total and time.monotonic() < deadline:
+            _, path, body, headers = endpoints[i % 2]
+            lat, _, _ = drive(args.port, path, body, headers, min(block, args.total - sent), args.concurrency, deadline)
+            before, sent, i = sent, sent + len(lat), i + 1
+            if any(before < c <= sent for c in checkpoints):
+                memline()
+        if sent < args.total:
+            print(f"  stopped at {sent} requests: time bound of {args.seconds:.0f} s reached")
+        if workers_of(server.pid) != workers:
+            print("  note: a worker was replaced during the run")
+        charges = subprocess.run([sys.executable, "-m", "pipeline", "keys", "list", "--json"], env=env, cwd=REPO,
+                                 capture_output=True, text=True).stdout
+        print(f"\ncredits left on the load key: {json.loads(charges)[0]['balance']} of 1000000")
+    finally:
+        server.terminate()
+        server.wait(60)
+        log.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
