@@ -71,3 +71,22 @@ def test_fixtures_cover_categories_payments_and_document_types():
     assert any(d.get("attachedDocument") and d.get("attachedDocumentMimeType")
                for f in fixtures for d in f["invoice"].get("additionalSupportingDocuments", []))
     assert any(f["config"].get("calculationMode") == "MANUAL" for f in fixtures)
+
+
+def test_cli_golden_checks_and_rewrites_only_on_purpose(tmp_path, monkeypatch, capsys):
+    from pipeline.cli import golden, main
+    monkeypatch.setattr(golden, "GOLDEN", tmp_path)
+    assert main(["golden", "vat-g-export"]) == 1  # nothing there yet: reported, not written
+    assert not list(tmp_path.iterdir())
+    assert main(["golden", "--update", "vat-g-export"]) == 0
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == sorted(c.golden.name for c in cases(["vat-g-export"]))
+    for name in written:  # the same bytes as the reviewed files in the repository
+        assert (tmp_path / name).read_bytes() == (GOLDEN / name).read_bytes()
+    assert main(["golden", "vat-g-export"]) == 0
+    target = tmp_path / written[0]
+    target.write_bytes(target.read_bytes().replace(b"2390.00", b"2390.01"))
+    capsys.readouterr()
+    assert main(["golden", "vat-g-export"]) == 1
+    out = capsys.readouterr().out
+    assert "-" in out and "2390.01" in out and "+++ generated/" in out

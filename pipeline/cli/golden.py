@@ -65,6 +65,10 @@ def diff(expected: bytes, actual: bytes, name: str) -> str:
     return "\n".join(difflib.unified_diff(a, b, f"golden/{name}.xml", f"generated/{name}.xml", lineterm=""))
 
 
+def _shown(path: Path) -> str:
+    return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
+
+
 def register(sub) -> None:
     p = sub.add_parser("golden", help="check or rewrite the golden outputs of fixtures/")
     p.add_argument("names", nargs="*", help="fixture names (file stems); default all")
@@ -88,11 +92,11 @@ def run(args) -> int:
             GOLDEN.mkdir(parents=True, exist_ok=True)
             if not case.golden.exists() or case.golden.read_bytes() != actual:
                 case.golden.write_bytes(actual)
-                print(f"wrote {case.golden.relative_to(REPO_ROOT)}")
+                print(f"wrote {_shown(case.golden)}")
             continue
         if not case.golden.exists():
             failed += 1
-            print(f"MISSING {case.golden.relative_to(REPO_ROOT)} (run: pipeline golden --update)", file=sys.stderr)
+            print(f"MISSING {_shown(case.golden)} (run: pipeline golden --update)", file=sys.stderr)
         elif case.golden.read_bytes() != actual:
             failed += 1
             print(diff(case.golden.read_bytes(), actual, case.id))
