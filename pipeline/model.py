@@ -37,6 +37,7 @@ MAX_LINES = 100_000
 MAX_ITEMS = 1_000            # any other array
 MAX_INTEGER_DIGITS = 15
 MAX_FRACTION_DIGITS = 10
+_SMALLEST = Decimal(1).scaleb(-MAX_FRACTION_DIGITS)
 
 
 # ---- field types ---------------------------------------------------------------------------------------------
@@ -69,8 +70,12 @@ def _number(value: Any) -> Decimal:
         raise PydanticCustomError("INVALID_VALUE", "must be a finite number")
     if number != 0 and number.adjusted() >= MAX_INTEGER_DIGITS:
         raise PydanticCustomError("OUT_OF_RANGE", f"must have at most {MAX_INTEGER_DIGITS} integer digits")
-    if -number.normalize().as_tuple().exponent > MAX_FRACTION_DIGITS:
+    sign, digits, exponent = number.as_tuple()
+    significant = len(digits) - (len(digits) - len("".join(map(str, digits)).rstrip("0")))
+    if significant and -(exponent + len(digits) - significant) > MAX_FRACTION_DIGITS:
         raise PydanticCustomError("OUT_OF_RANGE", f"must have at most {MAX_FRACTION_DIGITS} decimal places")
+    if exponent < -MAX_FRACTION_DIGITS:   # only trailing zeros beyond: drop them (0E-999999999 is just 0)
+        number = number.quantize(_SMALLEST)
     return number
 
 
@@ -504,17 +509,10 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     return obj
 
 
-def _decimal(text: str) -> Decimal:
-    try:
-        return Decimal(text)
-    except ArithmeticError:   # e.g. 1e999999999 overflows the decimal context
-        raise ValueError(f"number {text[:40]!r} is out of range") from None
-
-
 def loads(body: bytes | str) -> Any:
     """JSON with fractions as Decimal, NaN/Infinity and duplicate keys rejected (ValueError)."""
     text = body.decode("utf-8") if isinstance(body, (bytes, bytearray)) else body
-    return json.loads(text, parse_float=_decimal, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+    return json.loads(text, parse_float=Decimal, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
 
 
 def json_path(loc: tuple) -> str | None:

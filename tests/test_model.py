@@ -87,7 +87,6 @@ def test_metadata_language_on_zugferd_is_case_insensitive():
     (b"[1, 2]", "INVALID_TYPE"),
     (b'"text"', "INVALID_TYPE"),
     (b"[" * 100_000, "MALFORMED_JSON"),
-    (b'{"invoice": {"documentTotals": {"payableAmount": 1e999999999}}}', "MALFORMED_JSON"),
     (b'{"invoice": {"invoiceNumber": ' + b"9" * 5000 + b"}}", "MALFORMED_JSON"),
 ])
 def test_body_errors_have_the_same_shape_without_field(raw, code):
@@ -133,8 +132,8 @@ def test_numbers_accept_json_numbers_only(value):
         "INVALID_TYPE", "invoice.invoiceLines[0].priceDetails.netPrice", "BT-146")
 
 
-@pytest.mark.parametrize("value,rejected", [("1e30", 1e30), ("1e-20", 1e-20), ("1e999999999", "1E+999999999"),
-                                            ("-1e-999999999", "-1E-999999999")])
+@pytest.mark.parametrize("value,rejected", [("1e30", "1E+30"), ("1e-20", "1E-20"), ("1e999999999", "1E+999999999"),
+                                            ("-1e-999999999", "-1E-999999999"), ("0.12345678901", 0.12345678901)])
 def test_number_bounds(value, rejected):
     raw = SAMPLE.read_bytes().replace(b'"amount": 12.50', b'"amount": ' + value.encode())
     errors = errors_of(raw)
@@ -230,6 +229,14 @@ def test_price_base_quantity_must_be_positive():
     e = only_error(data)
     assert (e["code"], e["field"], e["businessTerm"]) == (
         "OUT_OF_RANGE", "invoice.invoiceLines[2].priceDetails.priceBasisQuantity", "BT-149")
+
+
+def test_trailing_zeros_beyond_ten_places_are_dropped():
+    raw = SAMPLE.read_bytes().replace(b'"amount": 12.50', b'"amount": 0e-999999999').replace(
+        b'"netPrice": 80.00', b'"netPrice": 80.000000000000000000')
+    req = parse_request(raw, "xrechnung")
+    assert str(req.invoice.documentLevelCharges[0].amount) == "0E-10"
+    assert req.invoice.invoiceLines[0].priceDetails.netPrice == 80
 
 
 def test_at_least_one_line():
