@@ -70,9 +70,9 @@ def _number(value: Any) -> Decimal:
         raise PydanticCustomError("INVALID_VALUE", "must be a finite number")
     if number != 0 and number.adjusted() >= MAX_INTEGER_DIGITS:
         raise PydanticCustomError("OUT_OF_RANGE", f"must have at most {MAX_INTEGER_DIGITS} integer digits")
-    sign, digits, exponent = number.as_tuple()
-    significant = len(digits) - (len(digits) - len("".join(map(str, digits)).rstrip("0")))
-    if significant and -(exponent + len(digits) - significant) > MAX_FRACTION_DIGITS:
+    _, digits, exponent = number.as_tuple()
+    kept = len("".join(map(str, digits)).rstrip("0"))   # digits without trailing zeros
+    if kept and -(exponent + len(digits) - kept) > MAX_FRACTION_DIGITS:
         raise PydanticCustomError("OUT_OF_RANGE", f"must have at most {MAX_FRACTION_DIGITS} decimal places")
     if exponent < -MAX_FRACTION_DIGITS:   # only trailing zeros beyond: drop them (0E-999999999 is just 0)
         number = number.quantize(_SMALLEST)
