@@ -298,12 +298,16 @@ def validate_xml(data: bytes, spec: str = "xrechnung", version: str | None = Non
 def warm_up(specs=rules.SPECS) -> int:
     """Compile every installed active pack's stylesheets and load its schemas in this process (e.g. in a
     worker after fork) so the first request does not pay for it. Returns the number of stylesheets."""
-    count = 0
+    sheets = set()
     for pack in rules.list_installed():
         if pack.spec in specs and pack.status == rules.ACTIVE:
             for entry in pack.syntaxes.values():
                 load_schema(entry.xsd)
-                for sheet in entry.stylesheets:
-                    saxon.compile_stylesheet(sheet)
-                    count += 1
-    return count
+                sheets.update(entry.stylesheets)
+            if pack.scenarios is not None:
+                scenarios = load_scenarios(pack.scenarios)
+                _compile_text(("chooser", scenarios), lambda: _chooser_xslt(scenarios))
+    for sheet in sorted(sheets):
+        saxon.compile_stylesheet(sheet)
+    _compile_text("svrl-reader", lambda: _SVRL_READER)
+    return len(sheets)
