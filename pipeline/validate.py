@@ -311,3 +311,6 @@ def warm_up(specs=rules.SPECS) -> int:
         saxon.compile_stylesheet(sheet)
     _compile_text("svrl-reader", lambda: _SVRL_READER)
     return len(sheets)
+
+
+warm = warm_up  # the name the serve command's post-fork hook looks for
