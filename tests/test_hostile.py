@@ -138,3 +138,21 @@ def test_oversized_upload_is_refused_before_reading():
     with pytest.raises(Exception) as exc:
         upload.read_validation_upload(_FakeReq(), max_bytes=1000)
     assert getattr(exc.value, "http_status", None) == 413
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_SEED = UBL_STD.read_bytes()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cut=st.integers(0, len(_SEED)), junk=st.binary(max_size=40), keep_head=st.booleans())
+def test_arbitrary_damage_gives_a_report_never_a_crash(cut, junk, keep_head):
+    """Truncated / spliced documents always yield a complete report (a finding, not an exception)."""
+    data = (_SEED[:cut] + junk + _SEED[cut:]) if keep_head else (junk + _SEED[cut:])
+    report = validate.validate_xml(data, "xrechnung")
+    body = report.to_dict()
+    assert body["summary"]["errors"] == sum(1 for i in body["issues"] if i["severity"] == "ERROR")
+    assert body["valid"] == (body["summary"]["errors"] == 0)
+    if not body["valid"]:
+        assert body["issues"] and all(i["code"] and i["message"] for i in body["issues"])
