@@ -4,6 +4,8 @@ Every request in `fixtures/*.json` is generated for each spec and syntax through
 (validation included) and compared with `fixtures/golden/<name>.<spec>.<syntax>.xml`. A fixture that names
 its spec (config.spec or processControl.specificationIdentifier) is generated for that spec only.
 Golden files are reviewed outputs: `--update` rewrites them, and the diff is what a reviewer reads.
+They hold the output re-indented (one element per line), so that a diff stays readable whatever the
+stylesheets' own serialisation is; whitespace between elements carries no meaning in these documents.
 """
 from __future__ import annotations
 
@@ -40,7 +42,14 @@ class Case:
         """Generate (and validate) this case; ApiError when the pipeline rejects it."""
         from pipeline import generate
         body = generate.with_config(self.fixture.read_bytes(), syntax=self.syntax)
-        return generate.generate_xml(body, self.spec)[0]
+        return reindent(generate.generate_xml(body, self.spec)[0])
+
+
+def reindent(xml: bytes) -> bytes:
+    """The document with one element per line (whitespace-only text between elements replaced)."""
+    from lxml import etree
+    root = etree.fromstring(xml, etree.XMLParser(remove_blank_text=True, resolve_entities=False, no_network=True))
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
 def specs_of(fixture: Path) -> tuple[str, ...]:
