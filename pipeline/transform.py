@@ -59,20 +59,22 @@ def params_for(spec: str, **overrides: str) -> dict[str, str]:
     return params
 
 
-def to_cii(canonical: bytes, params: Mapping[str, str] | None = None) -> bytes:
+def to_cii(canonical: bytes, params: Mapping[str, str] | None = None, indent: bool | None = None) -> bytes:
     """Canonical invoice -> CII D16B CrossIndustryInvoice (UTF-8 bytes)."""
-    return run_stylesheet(CII_XSL, canonical, params)
+    return run_stylesheet(CII_XSL, canonical, params, indent)
 
 
-def to_ubl(canonical: bytes, params: Mapping[str, str] | None = None) -> bytes:
+def to_ubl(canonical: bytes, params: Mapping[str, str] | None = None, indent: bool | None = None) -> bytes:
     """Canonical invoice -> UBL 2.1 Invoice or CreditNote (UTF-8 bytes)."""
-    return run_stylesheet(UBL_XSL, canonical, params)
+    return run_stylesheet(UBL_XSL, canonical, params, indent)
 
 
-def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str] | None = None) -> bytes:
+def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str] | None = None,
+                   indent: bool | None = None) -> bytes:
     """Run one XSLT 3.0 stylesheet on XML bytes; string parameters; returns the serialised result.
 
-    The serialisation (encoding, declaration, indentation) is the stylesheet's own `xsl:output`.
+    The serialisation (encoding, declaration) is the stylesheet's own `xsl:output`; `indent` overrides its
+    indentation for this call (e.g. for a human reading `pipeline run transform`).
     """
     path = Path(path).resolve()
     try:
@@ -90,6 +92,8 @@ def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str]
         exe.set_save_xsl_message(True, None)
         for name, value in (params or {}).items():
             exe.set_parameter(name, proc.make_string_value(str(value)))
+        if indent is not None:
+            exe.set_property("!indent", "yes" if indent else "no")
         try:
             out = exe.transform_to_string(xdm_node=doc)
         except Exception as exc:
@@ -97,6 +101,8 @@ def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str]
             raise TransformError(path, _diagnosis(exe, doc) or str(exc).strip(), messages) from exc
         finally:
             exe.clear_parameters()
+            if indent is not None:
+                exe.clear_properties()
     if out is None:
         raise TransformError(path, "the transform produced no result", _messages(exe))
     return out.encode("utf-8")
