@@ -139,9 +139,6 @@ def to_canonical(req: InvoiceRequest) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
-to_xml = to_canonical  # the name pipeline.generate calls
-
-
 def with_derived(req: InvoiceRequest) -> InvoiceRequest:
     """The request with the derived attachment file names filled in (what to_canonical writes)."""
     docs = req.invoice.additionalSupportingDocuments

@@ -5,7 +5,7 @@ One table, used by the model's error messages, the 422 mapping (rule id -> BT ->
 descriptions and the round-trip tests. JSON path patterns use `[]` for array items
 (`invoice.invoiceLines[].quantity`); a concrete path (`invoice.invoiceLines[2].quantity`) is looked up by
 `term_for`. CII XPaths start at `/rsm:CrossIndustryInvoice`, UBL XPaths at `/Invoice` (a CreditNote uses
-`/CreditNote`, `cac:CreditNoteLine` and `cbc:CreditedQuantity` in the same places). Where a binding needs a
+`/CreditNote`, `cac:CreditNoteLine`, `cbc:CreditedQuantity` and `cbc:CreditNoteTypeCode` in the same places). Where a binding needs a
 qualifier (VAT id vs. tax number, allowance vs. charge) the XPath carries it as a predicate.
 """
 from __future__ import annotations
@@ -192,7 +192,7 @@ TERMS: tuple[Term, ...] = tuple([
          f"{C_SET}/ram:SpecifiedTradePaymentTerms/ram:DueDateDateTime/udt:DateTimeString", f"{_U}/cbc:DueDate",
          extension=True),
     Term(f"{_I}.invoiceNoteSubjectCode", "BT-21", "Invoice note subject code",
-         f"{C_DOC}/ram:IncludedNote/ram:SubjectCode", f"{_U}/cbc:Note (prefix #code#)", extension=True),
+         f"{C_DOC}/ram:IncludedNote/ram:SubjectCode", f"{_U}/cbc:Note[starts-with(., '#')]", extension=True),
     # -- process control, preceding invoice (spec 2.8)
     Term(f"{_I}.processControl", "BG-2", "Process control", C_CTX, _U),
     Term(f"{_I}.processControl.businessProcessType", "BT-23", "Business process type",

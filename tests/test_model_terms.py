@@ -1,0 +1,88 @@
+"""The syntax bindings of the business-term table are right: for every field a request carries, the table's CII
+and UBL XPaths find it in the document the stylesheets generate (and find the same text for text fields)."""
+from __future__ import annotations
+
+import json
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from pipeline import transform
+from pipeline.canonical import normalize
+from pipeline.terms import TERMS, term_for
+
+REPO = Path(__file__).resolve().parent.parent
+REQUESTS = [REPO / "tests" / "data" / "request-standard.json"] + sorted((REPO / "fixtures").glob("*.json"))
+CII_NS = {
+    "rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100",
+    "ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100",
+    "udt": "urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100",
+    "qdt": "urn:un:unece:uncefact:data:standard:QualifiedDataType:100",
+}
+UBL_NS = {
+    "inv": "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2",
+    "cn": "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2",
+    "cac": "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2",
+    "cbc": "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
+}
+# Written by the stylesheets as a stylesheet parameter or not at all (docs/canonical.md rules 6-7).
+NOT_IN_DOCUMENT = {"invoice.processControl.specificationIdentifier", "invoice.invoiceSubType"}
+
+
+def leaves(value, path: str = "invoice"):
+    """(concrete JSON path, value) of every scalar in a request's invoice."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from leaves(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from leaves(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def ubl_xpath(xpath: str, credit_note: bool) -> str:
+    if credit_note:
+        xpath = (xpath.replace("/Invoice", "/cn:CreditNote").replace("cac:InvoiceLine", "cac:CreditNoteLine")
+                 .replace("cbc:InvoicedQuantity", "cbc:CreditedQuantity")
+                 .replace("cbc:InvoiceTypeCode", "cbc:CreditNoteTypeCode"))
+    return xpath.replace("/Invoice", "/inv:Invoice")
+
+
+def strings(doc, xpath: str, ns: dict) -> list[str]:
+    found = doc.xpath(xpath, namespaces=ns)
+    return [f if isinstance(f, str) else (f.text or "") for f in found]
+
+
+@pytest.mark.parametrize("path", REQUESTS, ids=lambda p: p.name)
+def test_table_xpaths_find_every_sent_field(path):
+    data = json.loads(path.read_bytes(), parse_float=Decimal)
+    spec = data["config"].get("spec") or "en16931"
+    req, canonical = normalize(path.read_bytes(), spec)
+    params = transform.params_for(spec)
+    cii = etree.fromstring(transform.to_cii(canonical, params))
+    ubl = etree.fromstring(transform.to_ubl(canonical, params))
+    credit = ubl.tag.endswith("}CreditNote")
+    checked = 0
+    sent = dict(leaves(req.invoice.model_dump(exclude_none=True)))
+    for field, value in sent.items():
+        term = term_for(field)
+        if term.json_path in NOT_IN_DOCUMENT or term.json_path.endswith("vatRate") and "O" in str(
+                sent.get(field.rsplit(".", 1)[0] + ".vatCategoryCode")):
+            continue
+        for doc, xpath, ns in ((cii, term.cii, CII_NS), (ubl, ubl_xpath(term.ubl, credit), UBL_NS)):
+            found = strings(doc, xpath, ns)
+            assert found, f"{field} ({term.bt}): nothing at {xpath}"
+            if isinstance(value, str) and not isinstance(value, date):
+                assert any(value == f or value in f for f in found), f"{field}: {value!r} not in {found} at {xpath}"
+            checked += 1
+    assert checked > 40
+
+
+def test_every_leaf_term_has_both_bindings():
+    for t in TERMS:
+        if t.bt and t.bt.startswith("BT-"):
+            assert t.cii and t.ubl, t
