@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 import threading
-from xml.sax.saxutils import quoteattr
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from xml.sax.saxutils import quoteattr
 
 from lxml import etree
 
@@ -64,6 +64,7 @@ _SVRL_READER = f"""<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/19
 </xsl:stylesheet>"""
 
 _generated: dict = {"pid": None}
+_generated_lock = threading.Lock()
 _reader_lock = threading.Lock()
 
 
@@ -74,7 +75,7 @@ def _compile_text(key, build) -> object:
         _generated["pid"] = os.getpid()
     exe = _generated.get(key)
     if exe is None:
-        with _schema_lock:
+        with _generated_lock:
             exe = _generated.get(key)
             if exe is None:
                 exe = saxon.xslt30().compile_stylesheet(stylesheet_text=build())
@@ -248,6 +249,7 @@ def _pack(spec: str, version: str | None, syntax: str | None) -> rules.Pack:
 
 def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
              request_id: str | None = None) -> Outcome:
+    """`validate_xml` plus the name of the XRechnung scenario applied (for the CLI and the corpus tests)."""
     if spec not in rules.SPECS:
         raise ApiError(400, "UNSUPPORTED_SPEC", f"unknown specification {spec!r}; supported: {', '.join(rules.SPECS)}")
     if version is not None:
