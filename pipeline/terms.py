@@ -5,8 +5,9 @@ One table, used by the model's error messages, the 422 mapping (rule id -> BT ->
 descriptions and the round-trip tests. JSON path patterns use `[]` for array items
 (`invoice.invoiceLines[].quantity`); a concrete path (`invoice.invoiceLines[2].quantity`) is looked up by
 `term_for`. CII XPaths start at `/rsm:CrossIndustryInvoice`, UBL XPaths at `/Invoice` (a CreditNote uses
-`/CreditNote`, `cac:CreditNoteLine`, `cbc:CreditedQuantity` and `cbc:CreditNoteTypeCode` in the same places). Where a binding needs a
-qualifier (VAT id vs. tax number, allowance vs. charge) the XPath carries it as a predicate.
+`/CreditNote`, `cac:CreditNoteLine`, `cbc:CreditedQuantity` and `cbc:CreditNoteTypeCode` in the same places).
+Where a binding needs a qualifier (VAT id vs. tax number, allowance vs. charge) the XPath carries it as a
+predicate. tests/test_model_terms.py checks the bindings against the documents the stylesheets generate.
 """
 from __future__ import annotations
 

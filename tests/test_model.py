@@ -167,6 +167,15 @@ def test_empty_strings_rejected(value):
         "INVALID_VALUE", "invoice.invoiceNumber", "BT-1", value)
 
 
+@pytest.mark.parametrize("value", ["A\u0000B", "A\u001bB", "A\ufffeB", "A\ud800B"])
+def test_characters_xml_cannot_carry_are_rejected(value):
+    data = sample()
+    data["invoice"]["invoiceLines"][0]["itemInformation"]["name"] = value
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"]) == (
+        "INVALID_VALUE", "invoice.invoiceLines[0].itemInformation.name", "BT-153")
+
+
 def test_too_long_string_is_cut_in_the_error():
     data = sample()
     data["invoice"]["buyer"]["name"] = "x" * 5000
