@@ -37,6 +37,8 @@ MAX_LINES = 100_000
 MAX_ITEMS = 1_000            # any other array
 MAX_INTEGER_DIGITS = 15
 MAX_FRACTION_DIGITS = 10
+MAX_ERRORS = 100             # errors[] entries in one 400 response
+MAX_KEY = 100                # characters of an unknown key echoed in `field`
 _SMALLEST = Decimal(1).scaleb(-MAX_FRACTION_DIGITS)
 
 
@@ -527,7 +529,8 @@ def json_path(loc: tuple) -> str | None:
     """pydantic location -> `invoice.invoiceLines[2].quantity`."""
     path = ""
     for step in loc:
-        path += f"[{step}]" if isinstance(step, int) else (f".{step}" if path else str(step))
+        name = str(step)[:MAX_KEY]   # an unknown key is echoed; a hostile one is cut
+        path += f"[{step}]" if isinstance(step, int) else (f".{name}" if path else name)
     return path or None
 
 
@@ -664,7 +667,8 @@ def validate_request(data: Any, endpoint_spec: str) -> InvoiceRequest:
         req = InvoiceRequest.model_validate(data)
     except ValidationError as exc:
         errors = _from_pydantic(exc)
-        raise invalid_input(f"The request has {len(errors)} invalid field(s).", errors)
+        shown = f" (the first {MAX_ERRORS} are listed)" if len(errors) > MAX_ERRORS else ""
+        raise invalid_input(f"The request has {len(errors)} invalid field(s){shown}.", errors[:MAX_ERRORS])
     errors = _context_errors(req, endpoint_spec)
     if errors:
         raise invalid_input(f"The request has {len(errors)} invalid field(s).", errors)

@@ -150,6 +150,16 @@ def test_unknown_field_is_rejected_not_dropped():
     assert e["rejectedValue"]["city"] == "Berlin"
 
 
+def test_hostile_unknown_fields_are_cut_and_capped():
+    data = sample()
+    data["invoice"]["seller"].update({f"k{i}": i for i in range(5000)})
+    data["invoice"]["seller"]["x" * 100_000] = 1
+    with pytest.raises(ApiError) as info:
+        parse_request(body(data), "xrechnung")
+    assert len(info.value.errors) == 100 and "5001" in info.value.message
+    assert all(len(e.field) < 200 for e in info.value.errors)
+
+
 def test_unknown_field_in_config_and_root():
     data = sample()
     data["config"]["calculation"] = "AUTO"
