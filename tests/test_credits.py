@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from pipeline.service.platform import PlatformConfig
-from test_platform_helpers import GEN, VAL, Platform, make_store, store  # noqa: F401  (fixture)
+from test_platform_helpers import GEN, VAL, Platform, store  # noqa: F401  (store is a fixture)
 
 
 def test_successful_generation_is_charged_once_with_a_ledger_row(store):
@@ -147,7 +147,6 @@ def test_a_crash_never_charges_for_an_undelivered_document(store):
     pr.join(60)
     assert pr.exitcode == 9
     assert store.get_key(key_id).balance == 3 and store.pending(key_id) == 2  # held, not charged
-    import time
     time.sleep(0.6)
     assert store.release_expired() == 1
     assert store.get_key(key_id).balance == 5 and store.pending(key_id) == 0
