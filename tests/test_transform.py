@@ -39,9 +39,9 @@ NS = {
     "c": "urn:einvoice-pipeline:canonical:1",
 }
 # Values the output carries that the canonical document does not: the stylesheet parameters (BT-23 default,
-# BT-24), BT-5 under its second JSON name, and the attachment file name derived when a (hand-written) document
-# has none; and the reader reads the rate a category O line may not carry (BR-O-05) as the request's 0.
-DERIVED = re.compile(r"^(invoiceCurrencyCode|processControl\.\w+|additionalSupportingDocuments\[\d+\]\.attachedDocumentFilename"
+# BT-24), BT-5 under its second JSON name, and the rate a category O line may not carry (BR-O-05), which the
+# reader reads as the request's 0.
+DERIVED = re.compile(r"^(invoiceCurrencyCode|processControl\.\w+"
                      r"|(invoiceLines\[\d+\]\.lineVatInformation|documentLevel(Allowance|Charge)s\[\d+\])\.vatRate)$")
 # Canonical elements without a syntax binding (docs/canonical.md rule 6, pipeline/terms.py).
 UNBOUND = {"invoiceSubType"}
@@ -229,12 +229,6 @@ def test_not_subject_to_vat_lines_carry_no_rate() -> None:
     ubl = _transform(DATA / "vat-O.xml", "ubl", "en16931")
     assert _xpath(ubl, "//cac:ClassifiedTaxCategory/cbc:Percent") == []
     assert _xpath(ubl, "//cac:TaxSubtotal/cac:TaxCategory/cbc:Percent/text()") == ["0"]
-
-
-def test_attachment_file_name_is_derived_when_absent() -> None:
-    out = _transform(DATA / "full.xml", "ubl", "en16931")
-    assert _xpath(out, "//cbc:EmbeddedDocumentBinaryObject/@filename") == [
-        "Leistungsnachweis-02.pdf", "Preisliste_2024.csv"]
 
 
 # ---- output form ------------------------------------------------------------------------------------------

@@ -128,7 +128,9 @@
         <ram:Name><xsl:value-of select="."/></ram:Name>
       </xsl:for-each>
       <xsl:for-each select="attachedDocument">
-        <ram:AttachmentBinaryObject mimeCode="{../attachedDocumentMimeType}" filename="{f:attachment-filename(..)}">
+        <ram:AttachmentBinaryObject>
+          <xsl:for-each select="../attachedDocumentMimeType"><xsl:attribute name="mimeCode" select="."/></xsl:for-each>
+          <xsl:for-each select="../attachedDocumentFilename"><xsl:attribute name="filename" select="."/></xsl:for-each>
           <xsl:value-of select="."/>
         </ram:AttachmentBinaryObject>
       </xsl:for-each>

@@ -176,7 +176,9 @@
       <xsl:if test="attachedDocument or externalLocation">
         <cac:Attachment>
           <xsl:for-each select="attachedDocument">
-            <cbc:EmbeddedDocumentBinaryObject mimeCode="{../attachedDocumentMimeType}" filename="{f:attachment-filename(..)}">
+            <cbc:EmbeddedDocumentBinaryObject>
+              <xsl:for-each select="../attachedDocumentMimeType"><xsl:attribute name="mimeCode" select="."/></xsl:for-each>
+              <xsl:for-each select="../attachedDocumentFilename"><xsl:attribute name="filename" select="."/></xsl:for-each>
               <xsl:value-of select="."/>
             </cbc:EmbeddedDocumentBinaryObject>
           </xsl:for-each>

@@ -14,24 +14,6 @@
     <xsl:sequence select="matches(replace($account, '\s', ''), '^[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}$')"/>
   </xsl:function>
 
-  <!-- BT-125-2 is required with BT-125. When the request has none: "<reference>.<ext>" from the mime code
-       (the rule of docs/canonical.md), unsafe characters replaced by "_". -->
-  <xsl:function name="f:attachment-filename" as="xs:string">
-    <xsl:param name="doc" as="element()"/>
-    <xsl:variable name="mime" select="normalize-space($doc/attachedDocumentMimeType)"/>
-    <xsl:variable name="ext" select="
-        if ($mime = 'application/pdf') then 'pdf'
-        else if ($mime = 'image/png') then 'png'
-        else if ($mime = 'image/jpeg') then 'jpg'
-        else if ($mime = 'text/csv') then 'csv'
-        else if ($mime = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet') then 'xlsx'
-        else if ($mime = 'application/vnd.oasis.opendocument.spreadsheet') then 'ods'
-        else if ($mime = 'application/xml') then 'xml'
-        else 'bin'"/>
-    <xsl:sequence select="(normalize-space($doc/attachedDocumentFilename)[. ne ''],
-        replace(normalize-space($doc/reference), '[^A-Za-z0-9._-]', '_') || '.' || $ext)[1]"/>
-  </xsl:function>
-
   <!-- BT-21 + BT-22 in one UBL Note: "#SUBJECT#text" (the convention the CEN UBL binding and XRechnung use). -->
   <xsl:function name="f:note-with-subject" as="xs:string">
     <xsl:param name="text" as="xs:string"/>
