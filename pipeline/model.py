@@ -48,7 +48,7 @@ _SMALLEST = Decimal(1).scaleb(-MAX_FRACTION_DIGITS)
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def _not_blank(value: str) -> str:
+def _clean_text(value: str) -> str:
     if not value.strip():
         raise PydanticCustomError("INVALID_VALUE", "must not be empty")
     bad = _NOT_XML.search(value)
@@ -60,7 +60,7 @@ def _not_blank(value: str) -> str:
 
 def _text(max_length: int):
     return Annotated[str, StringConstraints(strict=True, min_length=1, max_length=max_length),
-                     AfterValidator(_not_blank)]
+                     AfterValidator(_clean_text)]
 
 
 Text = _text(MAX_TEXT)
@@ -92,7 +92,8 @@ def _number(value: Any) -> Decimal:
 def _range(low: Decimal | None = None, high: Decimal | None = None, low_exclusive: bool = False):
     def check(value: Decimal) -> Decimal:
         if low is not None and (value < low or (low_exclusive and value == low)):
-            raise PydanticCustomError("OUT_OF_RANGE", f"must be {'greater than' if low_exclusive else 'at least'} {low}")
+            relation = "greater than" if low_exclusive else "at least"
+            raise PydanticCustomError("OUT_OF_RANGE", f"must be {relation} {low}")
         if high is not None and value > high:
             raise PydanticCustomError("OUT_OF_RANGE", f"must be at most {high}")
         return value
@@ -100,7 +101,8 @@ def _range(low: Decimal | None = None, high: Decimal | None = None, low_exclusiv
 
 
 # The JSON schema (OpenAPI) says what the validators accept: JSON numbers only.
-Number = Annotated[Decimal, BeforeValidator(_number), WithJsonSchema({"type": "number"})]  # amounts, quantities, prices
+# amounts, quantities, prices
+Number = Annotated[Decimal, BeforeValidator(_number), WithJsonSchema({"type": "number"})]
 Rate = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), Decimal(100)),      # VAT rate in percent
                  WithJsonSchema({"type": "number", "minimum": 0, "maximum": 100})]
 Positive = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), low_exclusive=True),
@@ -110,7 +112,7 @@ _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _iso_date(value: Any) -> date:
-    if isinstance(value, date) and type(value) is date:
+    if type(value) is date:   # Python callers; a datetime is not a date here
         return value
     if not isinstance(value, str):
         raise PydanticCustomError("INVALID_TYPE", "must be a date string YYYY-MM-DD")
@@ -134,7 +136,8 @@ def _code(codes: frozenset[str] | tuple[str, ...], what: str, fold=str.upper):
         if code not in codes:
             raise PydanticCustomError("INVALID_VALUE", f"is not a valid {what}")
         return code
-    return Annotated[str, BeforeValidator(check), WithJsonSchema({"type": "string", "description": f"Code list: {what} (case-insensitive)."})]
+    schema = {"type": "string", "description": f"Code list: {what} (case-insensitive)."}
+    return Annotated[str, BeforeValidator(check), WithJsonSchema(schema)]
 
 
 CurrencyCode = _code(CURRENCY_CODES, "ISO 4217 currency code")

@@ -127,7 +127,8 @@ def test_empty_objects_are_absent():
 
 
 @pytest.mark.parametrize("doc,expected", [
-    ({"reference": "Zeitnachweis Feb/2024", "attachedDocument": "JVBERi0=", "attachedDocumentMimeType": "application/pdf"},
+    ({"reference": "Zeitnachweis Feb/2024", "attachedDocument": "JVBERi0=",
+      "attachedDocumentMimeType": "application/pdf"},
      "Zeitnachweis_Feb_2024.pdf"),
     ({"reference": "L1", "attachedDocument": "iVBORw0=", "attachedDocumentMimeType": "image/png"}, "L1.png"),
     ({"reference": "Tabelle", "attachedDocument": "UEsDBA==",

@@ -230,7 +230,8 @@ def test_code_lists(path, value, bt):
     target[path[-1]] = value
     e = only_error(data)
     expected_field = "invoice" + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in path)
-    assert (e["code"], e["field"], e["businessTerm"], e["rejectedValue"]) == ("INVALID_VALUE", expected_field, bt, value)
+    assert (e["code"], e["field"], e["businessTerm"], e["rejectedValue"]) == (
+        "INVALID_VALUE", expected_field, bt, value)
 
 
 @pytest.mark.parametrize("rate", [150, -7])
