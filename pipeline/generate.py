@@ -55,10 +55,18 @@ def version_of(request) -> str | None:
     return getattr(request.config, "version", None)
 
 
-def transform(canonical: bytes, syntax: str, spec: str, xslt: str | None = None) -> bytes:
+def specification_id_of(request) -> str | None:
+    """BT-24 as sent (the model has checked it against the endpoint, e.g. an XRechnung extension id)."""
+    control = request.invoice.processControl
+    return control.specificationIdentifier if control is not None else None
+
+
+def transform(canonical: bytes, syntax: str, spec: str, xslt: str | None = None,
+              specification_id: str | None = None) -> bytes:
     """Stage 4: canonical XML -> CII or UBL with the spec's stylesheet parameters (BT-24, BT-23 default).
-    `xslt` runs another stylesheet file instead (for stylesheet authors)."""
-    params = _transform.params_for(spec)
+    `specification_id` overrides the spec's BT-24; `xslt` runs another stylesheet file instead (for
+    stylesheet authors)."""
+    params = _transform.params_for(spec, **{"specification-id": specification_id})
     if xslt is not None:
         return _transform.run_stylesheet(xslt, canonical, params)
     if syntax.upper() == "CII":
@@ -83,7 +91,7 @@ def generate_xml(body: bytes, spec: str, request_id: str | None = None) -> tuple
         raise ValueError(f"unknown specification {spec!r}")
     request, canonical = normalize(body, spec)
     try:
-        xml = transform(canonical, syntax_of(request), spec)
+        xml = transform(canonical, syntax_of(request), spec, specification_id=specification_id_of(request))
     except _transform.TransformError as exc:
         raise ApiError(500, "GENERATION_FAILED", "The document could not be generated.") from exc
     report = validate(xml, spec, version_of(request), request_id)

@@ -250,3 +250,16 @@ def test_cli_run_transform_points_at_the_stylesheet_line(tmp_path, capsys):
     assert main(["run", "transform", str(canonical), "--xslt", str(broken)]) == 2
     err = capsys.readouterr().err
     assert "my.xsl" in err and "line 3" in err
+
+
+def test_a_sent_xrechnung_extension_id_is_written_and_validated_as_such():
+    ext = XR_ID + "#conformant#urn:xeinkauf.de:kosit:extension:xrechnung_3.0"
+    request = generate.load_request(FIXTURES.joinpath("xrechnung-spec-id.json").read_bytes())
+    request["invoice"]["processControl"]["specificationIdentifier"] = ext
+    for syntax in ("CII", "UBL"):
+        request["config"]["syntax"] = syntax
+        xml, report = generate.generate_xml(generate.dump_request(request), "xrechnung")
+        assert _spec_id(xml) == ext and report.valid
+    with pytest.raises(ApiError) as err:  # the en16931 endpoint refuses it (the model checks BT-24)
+        generate.generate_xml(generate.dump_request(request), "en16931")
+    assert err.value.http_status == 400

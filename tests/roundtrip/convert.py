@@ -1,7 +1,8 @@
 """Corpus converter: an official CII / UBL invoice -> InvoiceRequest JSON (service spec section 2).
 
 Amounts are taken as stated (`calculationMode` MANUAL) so the generated document must carry exactly the
-source's business terms. BT-24 is a spec-level value (the endpoint sets it), so it is not sent.
+source's business terms. BT-24 is sent only where the endpoint accepts it (an XRechnung extension or CVD id on
+the xrechnung endpoint); otherwise the endpoint writes its own.
 """
 from __future__ import annotations
 
@@ -22,9 +23,20 @@ def _drop(terms: dict, dotted: str) -> None:
             _drop(item, rest)
 
 
-def request_from_reading(reading: Reading, syntax: str | None = None) -> dict:
+# BT-24 values an endpoint accepts in a request (it writes its own otherwise).
+_SPEC_ID_OK = {
+    "xrechnung": lambda v: v.startswith("urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0"),
+    "en16931": lambda v: v == "urn:cen.eu:en16931:2017",
+}
+
+
+def request_from_reading(reading: Reading, syntax: str | None = None, spec: str | None = None) -> dict:
     invoice = copy.deepcopy(reading.terms)
-    for dotted in computed_only() | {"processControl.specificationIdentifier"}:
+    spec_id = invoice.get("processControl", {}).get("specificationIdentifier")
+    dropped = computed_only()
+    if not (spec and spec_id and _SPEC_ID_OK[spec](spec_id)):
+        dropped |= {"processControl.specificationIdentifier"}
+    for dotted in dropped:
         _drop(invoice, dotted)
     if invoice.get("processControl") == {}:
         del invoice["processControl"]
@@ -32,7 +44,7 @@ def request_from_reading(reading: Reading, syntax: str | None = None) -> dict:
     return {"invoice": invoice, "config": {"syntax": syntax or reading.syntax, "calculationMode": "MANUAL"}}
 
 
-def convert(xml: bytes, syntax: str | None = None) -> tuple[dict, list[str]]:
-    """(InvoiceRequest dict, business terms the model cannot carry)."""
+def convert(xml: bytes, syntax: str | None = None, spec: str | None = None) -> tuple[dict, list[str]]:
+    """(InvoiceRequest dict for the `spec` endpoint, business terms the model cannot carry)."""
     reading = read_terms(xml)
-    return request_from_reading(reading, syntax), reading.losses
+    return request_from_reading(reading, syntax, spec), reading.losses
