@@ -391,3 +391,13 @@ def test_documents_outside_our_vocabulary_fail_only_on_the_documented_rule(name:
     spec, _, canonical = _corpus_case(path)
     for syntax, fn in SYNTAXES.items():
         assert _errors(fn(canonical, transform.params_for(spec)), spec) == OUT_OF_VOCABULARY[name][syntax]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_input_with_a_doctype_is_refused(tmp_path: Path, encoding: str) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top secret")
+    doc = (f'<?xml version="1.0" encoding="{encoding}"?>\n<!DOCTYPE a [<!ENTITY x SYSTEM "file://{secret}">]>'
+           '<a>&x;</a>').encode(encoding)
+    with pytest.raises(transform.TransformError, match="DOCTYPE"):
+        transform.run_stylesheet(transform.CII_XSL, doc)
