@@ -32,6 +32,7 @@ def register(sub) -> None:
     s.add_argument("--to", type=str.upper, choices=("CII", "UBL"), default="CII")
     s.add_argument("--xslt", type=Path, help="run this stylesheet instead of xslt/cii.xsl or xslt/ubl.xsl")
     s.add_argument("--spec", choices=SPECS, default="xrechnung", help="sets BT-24 and the BT-23 default")
+    s.add_argument("--specification-id", help="write this BT-24 instead (e.g. an XRechnung extension id)")
     s.set_defaults(func=run_transform)
 
     s = stages.add_parser("validate", help="validate a CII / UBL document with a rule pack; prints the report")
@@ -67,7 +68,7 @@ def run_transform(args) -> int:
 
     try:
         out = generate.transform(read_input(args.canonical), args.to, args.spec,
-                                 str(args.xslt) if args.xslt else None)
+                                 str(args.xslt) if args.xslt else None, args.specification_id)
     except TransformError as err:  # the message names the stylesheet file and line
         print(err, file=sys.stderr)
         return 2
