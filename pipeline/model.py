@@ -614,6 +614,14 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail
         errors.append(detail("REQUIRED", "invoice.documentTotals.taxTotalAmountInAccountingCurrency",
                              "is required when vatAccountingCurrencyCode differs from currencyCode (BR-53): "
                              "the VAT total in the accounting currency cannot be computed without an exchange rate"))
+    seen: dict = {}
+    for i, b in enumerate(inv.vatBreakdowns):   # one breakdown per category and rate (O: per category)
+        key = (b.vatCategoryCode, None if b.vatCategoryCode == "O" else b.vatCategoryRate.normalize())
+        if key in seen:
+            errors.append(detail("INVALID_VALUE", f"invoice.vatBreakdowns[{i}]",
+                                 f"repeats the VAT breakdown vatBreakdowns[{seen[key]}] (same category and rate)",
+                                 {"vatCategoryCode": b.vatCategoryCode, "vatCategoryRate": b.vatCategoryRate}))
+        seen.setdefault(key, i)
     spec_id = inv.processControl.specificationIdentifier if inv.processControl else None
     if spec_id is not None:
         problem = _specification_id_problem(spec_id.strip(), endpoint_spec, cfg.profile)

@@ -355,6 +355,14 @@ def test_invoice_currency_code_must_equal_currency_code():
         "INVALID_VALUE", "invoice.invoiceCurrencyCode", "BT-5", "USD")
 
 
+def test_vat_breakdowns_are_unique_per_category_and_rate():
+    data = sample()
+    data["invoice"]["vatBreakdowns"].append({"vatCategoryCode": "S", "vatCategoryRate": Decimal("19.00")})
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"]) == ("INVALID_VALUE", "invoice.vatBreakdowns[2]", "BG-23")
+    assert "vatBreakdowns[0]" in e["message"]
+
+
 def test_accounting_currency_needs_bt111():
     data = sample()
     data["invoice"]["vatAccountingCurrencyCode"] = "USD"
