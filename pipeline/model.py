@@ -554,12 +554,12 @@ def _json_value(value: Any) -> Any:
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, str) and len(value) > 200:
         return value[:200] + "..."
-    if isinstance(value, (dict, list)):
+    if isinstance(value, (dict, list)):   # plain JSON types only (no Decimal, date); small ones only
         try:
-            text = json.dumps(value, default=str)
-        except (TypeError, ValueError):
+            text = json.dumps(value, default=lambda v: _json_value(v) if isinstance(v, Decimal) else str(v))
+        except (TypeError, ValueError, RecursionError):
             return None
-        return value if len(text) <= 500 else None
+        return json.loads(text) if len(text) <= 500 else None
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)

@@ -361,6 +361,8 @@ def test_vat_breakdowns_are_unique_per_category_and_rate():
     e = only_error(data)
     assert (e["code"], e["field"], e["businessTerm"]) == ("INVALID_VALUE", "invoice.vatBreakdowns[2]", "BG-23")
     assert "vatBreakdowns[0]" in e["message"]
+    assert e["rejectedValue"] == {"vatCategoryCode": "S", "vatCategoryRate": 19}
+    json.dumps(e)   # plain JSON
 
 
 def test_accounting_currency_needs_bt111():
