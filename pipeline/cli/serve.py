@@ -28,7 +28,14 @@ def configure_logging() -> None:
 
 
 def warm_worker(worker=None) -> None:
-    """Compile the active rule packs' stylesheets in this worker (about a second) so no request pays for it."""
+    """Open this worker's store connection and compile the active rule packs' stylesheets (about a second),
+    so that no request pays for either."""
+    try:
+        from pipeline.service.platform import shared
+
+        shared().store()
+    except Exception as exc:  # the platform answers 503 per request until the database is back
+        log.warning("worker %s: key store not reachable yet: %s", os.getpid(), exc)
     try:
         from pipeline import rules, saxon
 
