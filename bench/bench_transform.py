@@ -1,6 +1,7 @@
 """Transform stage speed: canonical -> CII / UBL for 1-, 100- and 1000-line invoices (median of N runs,
 in-process, parse + transform + serialise), flat (the default) and indented (indent=True), so the cost of
-readable output is a measured number. Lines are the plain second line of tests/data/canonical/full.xml
+readable output is a measured number; and, for scale, the validation of the same output on the XRechnung
+rules (pipeline.validate.validate_xml; needs the installed rule packs). Lines are the plain second line of tests/data/canonical/full.xml
 ("typical") or its first line using every line-level term ("full"). Run: python3 bench/bench_transform.py [runs]"""
 from __future__ import annotations
 
@@ -47,16 +48,21 @@ def paired_medians(a, b, runs: int) -> tuple[float, float]:
 
 def main(runs: int = 30) -> None:
     params = transform.params_for("xrechnung")
-    print(f"{'lines':>6} {'kind':>8} {'syntax':>6} {'flat ms':>9} {'indent ms':>10} {'indent cost':>12} {'out KB':>7}")
+    from pipeline.validate import validate_xml
+
+    print(f"{'lines':>6} {'kind':>8} {'syntax':>6} {'flat ms':>9} {'indent ms':>10} {'indent cost':>12} {'out KB':>7}"
+          f" {'validate ms':>12} {'xslt/valid.':>12}")
     for n in (1, 100, 1000):
         for kind, which in (("typical", 1), ("full", 0)):
             data = invoice_with_lines(n, which)
             for name, fn in (("cii", transform.to_cii), ("ubl", transform.to_ubl)):
                 k = runs if n < 1000 else max(5, runs // 3)
                 flat, indented = paired_medians(lambda: fn(data, params), lambda: fn(data, params, indent=True), k)
-                size = len(fn(data, params)) / 1024
+                out = fn(data, params)
+                check, _ = paired_medians(lambda: validate_xml(out, "xrechnung"), lambda: None, max(3, k // 3))
                 print(f"{n:>6} {kind:>8} {name:>6} {flat:>9.2f} {indented:>10.2f} "
-                      f"{100 * (indented - flat) / flat:>11.1f}% {size:>7.0f}")
+                      f"{100 * (indented - flat) / flat:>11.1f}% {len(out) / 1024:>7.0f} {check:>12.1f}"
+                      f" {100 * flat / check:>11.1f}%")
 
 
 if __name__ == "__main__":
