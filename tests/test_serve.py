@@ -161,3 +161,16 @@ def test_credits_and_limits_hold_across_two_nodes(two_nodes):
     r = requests.post(b.url + "/v1/invoice/xrechnung/validate", files=_multipart(sample), headers=auth)
     assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1
     assert len([u for u in json.loads(cli(env, "keys", "usage", key_id, "--json").stdout) if u["kind"] == "charge"]) == 5
+
+
+def test_the_serving_process_holds_no_saxon_processor_before_fork():
+    """The master builds the CLI (which imports every stage) but creates no processor: workers make their own."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from pipeline.cli import build_parser; p = build_parser(); from pipeline import saxon; "
+            "a = p.parse_args(['serve']); print(saxon._state['pid'], a.workers, a.port, a.host)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         env={k: v for k, v in os.environ.items() if not k.startswith("EINVOICE_")}).stdout.split()
+    assert out == ["None", str(os.cpu_count()), "8000", "127.0.0.1"]
