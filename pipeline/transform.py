@@ -6,6 +6,14 @@ during a transform anyway; the lock only keeps two threads from mixing parameter
 
 A failing transform raises `TransformError`, whose message names the stylesheet file and line (Saxon's
 text) and any `xsl:message` output, so a stylesheet author sees where it broke.
+
+Parameters of xslt/cii.xsl and xslt/ubl.xsl (strings; `params_for(spec)` fills the spec-dependent ones):
+  specification-id        BT-24 (CII guideline id / UBL CustomizationID); default urn:cen.eu:en16931:2017
+  business-process        BT-23 when the canonical document has none (empty = none)
+  project-name            CII only: ram:SpecifiedProcuringProject/ram:Name (required there, no EN 16931 term)
+  credit-note-type-codes  UBL only: type codes written as a CreditNote (BR-CL-01 credit-note subset)
+  card-network-id         UBL only: cac:CardAccount/cbc:NetworkID (required there, no EN 16931 term)
+  missing-order-id        UBL only: cac:OrderReference/cbc:ID when only BT-14 is known (Peppol: "NA")
 """
 from __future__ import annotations
 

@@ -175,6 +175,18 @@ def test_document_business_process_wins_over_the_default(syntax: str) -> None:
     assert _xpath(out, BT23[syntax]) == ["urn:own:process"]
 
 
+def test_parameters_do_not_leak_between_threads() -> None:
+    """One compiled executable per process holds its parameters: concurrent calls must not mix them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = (DATA / "vat-S.xml").read_bytes()
+    ids = [f"urn:example:spec:{i}" for i in range(24)]
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda i: transform.to_cii(data, {"specification-id": i}), ids))
+    assert [_xpath(o, BT24["cii"]) for o in outs] == [[i] for i in ids]
+    assert _xpath(transform.to_cii(data, {}), BT24["cii"]) == [transform.EN16931_ID]  # cleared afterwards
+
+
 def test_params_for_rejects_unknown_spec() -> None:
     with pytest.raises(ValueError, match="zugferd"):
         transform.params_for("zugferd")
