@@ -181,8 +181,8 @@ amounts = st.decimals(min_value=D("-500"), max_value=D("5000"), places=2)
 
 
 @st.composite
-def invoices(draw):
-    used = draw(st.lists(st.sampled_from(VAT), min_size=1, max_size=3, unique=True))
+def invoices(draw, vat=VAT):
+    used = draw(st.lists(st.sampled_from(vat), min_size=1, max_size=3, unique=True))
     lines = []
     for n in range(draw(st.integers(1, 6))):
         cat, rate = draw(st.sampled_from(used))
@@ -328,3 +328,12 @@ def test_trap_per_breakdown_rounding_br_co_14(spec, syntax):
     assert "BR-CO-14" in official_errors(manual, spec, syntax)
     inv["documentTotals"].update(taxTotalAmount=D("2.60"), taxInclusiveAmount=D("22.68"), payableAmount=D("22.68"))
     assert official_errors(manual, spec, syntax) == []
+
+
+@pytest.mark.parametrize("syntax", ["CII", "UBL"])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=invoices(vat=[("S", D(19)), ("S", D(7)), ("S", D("5.5")), ("Z", D(0))]))
+def test_random_auto_invoices_pass_the_official_rules(syntax, data):
+    """Whatever lines, prices, allowances and charges: AUTO amounts satisfy the official EN 16931 rules."""
+    assert official_errors(data, "en16931", syntax) == []
