@@ -13,7 +13,7 @@
   <xsl:include href="common/format.xsl"/>
   <xsl:include href="common/codes.xsl"/>
 
-  <!-- Not indented: indentation costs 15-20 % of the transform (bench/bench_transform.py); callers that
+  <!-- Not indented: indentation costs 5-16 % of the transform (bench/bench_transform.py); callers that
        want readable output pass indent=True to pipeline.transform.run_stylesheet. -->
   <xsl:output method="xml" encoding="UTF-8" indent="no"/>
 
