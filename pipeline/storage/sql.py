@@ -153,9 +153,10 @@ class SqlStore(Store):
         return int(self._read("SELECT COALESCE(SUM(amount), 0) FROM reservations WHERE key_id = ?", (key_id,))[0][0])
 
     def usage(self, key_id, limit=1000):
+        """The key's latest `limit` ledger rows, oldest first."""
         rows = self._read("SELECT key_id, kind, amount, request_id, endpoint, created_at FROM ledger "
-                          "WHERE key_id = ? ORDER BY id LIMIT ?", (key_id, int(limit)))
-        return [LedgerEntry(k, kind, int(a), rid, ep, self._ts(ts)) for k, kind, a, rid, ep, ts in rows]
+                          "WHERE key_id = ? ORDER BY id DESC LIMIT ?", (key_id, int(limit)))
+        return [LedgerEntry(k, kind, int(a), rid, ep, self._ts(ts)) for k, kind, a, rid, ep, ts in reversed(rows)]
 
     def ping(self):
         self._read("SELECT 1")
