@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from lxml import etree
+from lxml.etree import SubElement
 from pydantic import BaseModel
 
 from pipeline.calc import CENT, NO_RATE_CATEGORIES, calculate
@@ -78,6 +79,8 @@ def format_number(name: str, value: Decimal) -> str:
 
 
 def _text(name: str, value) -> str:
+    if type(value) is str:
+        return value
     if isinstance(value, Decimal):
         return format_number(name, value)
     if isinstance(value, date):
@@ -129,7 +132,7 @@ def _write_children(el: etree._Element, obj: dict, path: str) -> None:
             for item in value:
                 _write(el, item_name, item, item_path)
         else:
-            etree.SubElement(el, _NS + field).text = _text(field, value)
+            SubElement(el, _NS + field).text = _text(field, value)
 
 
 def to_canonical(req: InvoiceRequest) -> bytes:
