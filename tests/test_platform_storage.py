@@ -86,15 +86,21 @@ def test_unreachable_database_is_503_not_500(tmp_path):
 
 
 def test_readyz_reports_rule_packs_and_storage(tmp_path, monkeypatch):
-    from pipeline.service import platform
     from pipeline.settings import get_settings
 
     store = SqliteStore(tmp_path / "ok.sqlite3")
-    monkeypatch.setattr(platform, "_shared", Backends(store, MemoryLimiter(), PlatformConfig()))
-    client = falcon.testing.TestClient(create_app())
+    client = falcon.testing.TestClient(create_app(backends=Backends(store, MemoryLimiter(), PlatformConfig())))
     r = client.simulate_get("/readyz")
     assert r.status_code == 200, r.text
     assert r.json["storage"] == "ok" and set(r.json["rulePacks"]) == {"xrechnung", "en16931"}
+
+    class Down(Backends):
+        def store(self):
+            raise StorageUnavailable("connection refused")
+
+    down = falcon.testing.TestClient(create_app(backends=Down(None, MemoryLimiter(), PlatformConfig())))
+    r = down.simulate_get("/readyz")
+    assert r.status_code == 503 and "storage" in r.json["message"]
 
     monkeypatch.setenv("EINVOICE_RULES_HOME", str(tmp_path / "empty-rules-home"))
     get_settings.cache_clear()

@@ -171,6 +171,7 @@ class PlatformMiddleware:
     def process_resource(self, req, resp, resource, params):
         ctx = req.context
         ctx.key_id, ctx.ratelimit, ctx.reservation, ctx.credits_charged = None, None, None, 0
+        ctx.platform = self.backends  # readiness checks the store this app really uses
         if resource is None or getattr(resource, "auth", True) is False:
             return
         env, key_id, secret = apikeys.parse_authorization(req.get_header("Authorization"))

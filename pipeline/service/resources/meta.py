@@ -37,7 +37,7 @@ class Ready:
         except Exception as exc:  # not installed, modified, or the rules module is missing
             problems.append(f"rule packs: {exc}")
         try:
-            shared().store().ping()
+            (getattr(req.context, "platform", None) or shared()).store().ping()
             checks["storage"] = "ok"
         except Exception as exc:
             log.error("readiness: storage unreachable: %s", exc)
