@@ -212,11 +212,12 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     request, canonical = generate.normalize(body, "zugferd")
     profile = profile_named(request.config.profile)
     language = render.language_of(request.config.metadataLanguage)
+    lap("model")
     try:
         xml = xml_for_profile(canonical, profile)
     except TransformError as exc:
         raise ApiError(500, "GENERATION_FAILED", "The invoice XML could not be generated.") from exc
-    lap("xml")
+    lap("cii")
     report = Report(f"{RULES_VERSION} {profile.name}", "CII", validate_profile_xml(xml, profile), request_id)
     if not report.valid:
         raise generate.rejection(report, "CII")

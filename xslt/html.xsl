@@ -79,7 +79,7 @@
       'lineNote': 'Bemerkung', 'linePeriod': 'Zeitraum', 'orderLine': 'Bestellposition', 'accounting': 'Kontierung Käufer',
       'allowance': 'Abschlag', 'charge': 'Zuschlag', 'allowancesCharges': 'Abschläge und Zuschläge auf Belegebene',
       'reason': 'Grund', 'base': 'Basisbetrag', 'percentage': 'Prozentsatz', 'rate': 'Satz',
-      'vatBreakdown': 'Umsatzsteuer-Aufschlüsselung', 'category': 'Kategorie', 'taxable': 'Bemessungsgrundlage',
+      'vatBreakdown': 'Umsatzsteuer-Aufschlüsselung', 'category': 'Kategorie', 'taxable': 'Bemessungs&#xAD;grundlage',
       'taxAmount': 'Steuerbetrag', 'exemption': 'Befreiungsgrund', 'totals': 'Summen',
       'lineTotal': 'Summe der Positionen', 'allowanceTotal': 'Summe der Abschläge', 'chargeTotal': 'Summe der Zuschläge',
       'taxExclusive': 'Gesamtbetrag ohne USt.', 'taxTotal': 'Umsatzsteuer gesamt',
@@ -336,8 +336,8 @@
             <th class="num"><xsl:value-of select="f:l('qty')"/></th>
             <th class="unit"><xsl:value-of select="f:l('unit')"/></th>
             <th class="num"><xsl:value-of select="f:l('price')"/></th>
-            <th class="num"><xsl:value-of select="f:l('vat')"/></th>
-            <th class="num"><xsl:value-of select="f:l('amount') || ' (' || $currency || ')'"/></th>
+            <th class="num vat"><xsl:value-of select="f:l('vat')"/></th>
+            <th class="num amount"><xsl:value-of select="f:l('amount') || ' (' || $currency || ')'"/></th>
           </tr>
         </thead>
         <xsl:apply-templates select="invoiceLine"/>
@@ -352,7 +352,7 @@
         <td class="item">
           <div class="item-name"><xsl:value-of select="itemInformation/name"/></div>
           <xsl:for-each select="itemInformation/description"><div class="item-desc"><xsl:value-of select="."/></div></xsl:for-each>
-          <dl class="line-facts">
+          <xsl:variable name="facts" as="element()*">
             <xsl:variable name="i" select="itemInformation"/>
             <xsl:sequence select="f:fact('sellersId', $i/sellersIdentifier)"/>
             <xsl:sequence select="f:fact('buyersId', $i/buyersIdentifier)"/>
@@ -370,7 +370,15 @@
             <xsl:sequence select="f:fact('orderLine', referencedPurchaseOrderLine)"/>
             <xsl:sequence select="f:fact('accounting', buyerAccountingReference)"/>
             <xsl:sequence select="f:fact('lineNote', note)"/>
-          </dl>
+          </xsl:variable>
+          <xsl:if test="exists($facts)">
+            <div class="line-facts">
+              <xsl:for-each select="$facts">
+                <xsl:if test="position() gt 1"><xsl:text> · </xsl:text></xsl:if>
+                <span class="k"><xsl:value-of select="*:dt"/>:</span><xsl:text> </xsl:text><xsl:value-of select="*:dd"/>
+              </xsl:for-each>
+            </div>
+          </xsl:if>
         </td>
         <td class="num"><xsl:value-of select="quantity ! f:num(.)"/></td>
         <td class="unit"><xsl:value-of select="unitCode"/></td>
