@@ -265,6 +265,16 @@ def test_indent_on_request_changes_only_whitespace(syntax: str) -> None:
     assert SYNTAXES[syntax](data, transform.params_for("en16931")) == flat  # the override does not stick
 
 
+@pytest.mark.parametrize("syntax", SYNTAXES)
+def test_markup_characters_and_non_bmp_text_survive(syntax: str) -> None:
+    tricky = 'A&B <GmbH> "Süd" \'Nord\' \U0001F600 ]]>'
+    text = (DATA / "vat-S.xml").read_text(encoding="utf-8").replace(
+        "<name>Beispiel AG</name>", "<name>%s</name>" % tricky.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    out = SYNTAXES[syntax](text.encode(), transform.params_for("xrechnung"))
+    assert read_terms(out).terms["buyer"]["name"] == tricky
+    assert validate_xml(out, "xrechnung").valid
+
+
 # ---- errors point at the stylesheet ---------------------------------------------------------------------------
 
 BROKEN_RUNTIME = """<?xml version="1.0"?>
