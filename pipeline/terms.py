@@ -69,6 +69,7 @@ U_BUYER = f"{_U}/cac:AccountingCustomerParty/cac:Party"
 U_LINE = f"{_U}/cac:InvoiceLine"
 U_ITEM = f"{U_LINE}/cac:Item"
 _FALSE = "[ram:ChargeIndicator/udt:Indicator='false']"
+_NOT_SEPA = "[not(@schemeID='SEPA')]"   # UBL PartyIdentification with scheme SEPA is BT-90
 _TRUE = "[ram:ChargeIndicator/udt:Indicator='true']"
 
 
@@ -217,7 +218,7 @@ TERMS: tuple[Term, ...] = tuple([
     Term(f"{_I}.seller.tradingName", "BT-28", "Seller trading name",
          f"{_SELLER}/ram:SpecifiedLegalOrganization/ram:TradingBusinessName", f"{U_SELLER}/cac:PartyName/cbc:Name"),
     Term(f"{_I}.seller.identifier", "BT-29", "Seller identifier", f"{_SELLER}/ram:ID | {_SELLER}/ram:GlobalID",
-         f"{U_SELLER}/cac:PartyIdentification/cbc:ID"),
+         f"{U_SELLER}/cac:PartyIdentification/cbc:ID{_NOT_SEPA}"),
     Term(f"{_I}.seller.legalRegistrationIdentifier", "BT-30", "Seller legal registration identifier",
          f"{_SELLER}/ram:SpecifiedLegalOrganization/ram:ID", f"{U_SELLER}/cac:PartyLegalEntity/cbc:CompanyID"),
     Term(f"{_I}.seller.vatIdentifier", "BT-31", "Seller VAT identifier",
@@ -243,7 +244,8 @@ TERMS: tuple[Term, ...] = tuple([
          f"{_SELLER}/ram:DefinedTradeContact/ram:EmailURIUniversalCommunication/ram:URIID",
          f"{U_SELLER}/cac:Contact/cbc:ElectronicMail"),
     Term(f"{_I}.seller.identifierSchemeId", "BT-29-1", "Seller identifier scheme identifier",
-         f"{_SELLER}/ram:GlobalID/@schemeID", f"{U_SELLER}/cac:PartyIdentification/cbc:ID/@schemeID", extension=True),
+         f"{_SELLER}/ram:GlobalID/@schemeID", f"{U_SELLER}/cac:PartyIdentification/cbc:ID{_NOT_SEPA}/@schemeID",
+         extension=True),
     Term(f"{_I}.seller.legalRegistrationIdentifierSchemeId", "BT-30-1",
          "Seller legal registration identifier scheme identifier",
          f"{_SELLER}/ram:SpecifiedLegalOrganization/ram:ID/@schemeID",
@@ -289,11 +291,11 @@ TERMS: tuple[Term, ...] = tuple([
     Term(f"{_I}.payee.name", "BT-59", "Payee name", f"{_PAYEE}/ram:Name",
          f"{_U}/cac:PayeeParty/cac:PartyName/cbc:Name"),
     Term(f"{_I}.payee.identifier", "BT-60", "Payee identifier", f"{_PAYEE}/ram:ID | {_PAYEE}/ram:GlobalID",
-         f"{_U}/cac:PayeeParty/cac:PartyIdentification/cbc:ID"),
+         f"{_U}/cac:PayeeParty/cac:PartyIdentification/cbc:ID{_NOT_SEPA}"),
     Term(f"{_I}.payee.legalRegistrationIdentifier", "BT-61", "Payee legal registration identifier",
          f"{_PAYEE}/ram:SpecifiedLegalOrganization/ram:ID", f"{_U}/cac:PayeeParty/cac:PartyLegalEntity/cbc:CompanyID"),
     Term(f"{_I}.payee.identifierSchemeId", "BT-60-1", "Payee identifier scheme identifier",
-         f"{_PAYEE}/ram:GlobalID/@schemeID", f"{_U}/cac:PayeeParty/cac:PartyIdentification/cbc:ID/@schemeID",
+         f"{_PAYEE}/ram:GlobalID/@schemeID", f"{_U}/cac:PayeeParty/cac:PartyIdentification/cbc:ID{_NOT_SEPA}/@schemeID",
          extension=True),
     Term(f"{_I}.payee.legalRegistrationIdentifierSchemeId", "BT-61-1",
          "Payee legal registration identifier scheme identifier",
@@ -362,8 +364,9 @@ TERMS: tuple[Term, ...] = tuple([
          f"{_MEANS}/ram:PayerPartyDebtorFinancialAccount/ram:IBANID",
          f"{_U}/cac:PaymentMeans/cac:PaymentMandate/cac:PayerFinancialAccount/cbc:ID"),
     Term(f"{_I}.paymentInstructions.directDebit.creditorIdentifier", "BT-90", "Bank assigned creditor identifier",
-         f"{C_SET}/ram:CreditorReferenceID",
-         f"{U_SELLER}/cac:PartyIdentification/cbc:ID[@schemeID='SEPA']"),
+         f"{C_SET}/ram:CreditorReferenceID",   # UBL: the seller's or, when there is one, the payee's SEPA id
+         f"{U_SELLER}/cac:PartyIdentification/cbc:ID[@schemeID='SEPA'] | "
+         f"{_U}/cac:PayeeParty/cac:PartyIdentification/cbc:ID[@schemeID='SEPA']"),
     # -- totals (spec 2.6) and the computed-only totals (docs/canonical.md rule 6)
     Term(f"{_I}.documentTotals", "BG-22", "Document totals", _SUM, f"{_U}/cac:LegalMonetaryTotal"),
     Term(f"{_I}.documentTotals.lineExtensionAmount", "BT-106", "Sum of Invoice line net amount",
