@@ -212,8 +212,9 @@ def _xs_complex(el: etree._Element, model: type[BaseModel], path: str) -> None:
         kind, typ = _unwrap(field.annotation)
         required = field.is_required() and name not in RATE_FIELDS and not (
             isinstance(typ, type) and issubclass(typ, BaseModel) and not _has_required(typ))
-        if kind == "list":
-            _xs_element(seq, ARRAY_ITEMS[name], typ, f"{child_path}[]", 1 if required else 0, True)
+        if kind == "list":   # required only when the model demands items (invoiceLines), not just the key
+            min_items = max((getattr(m, "min_length", 0) or 0 for m in field.metadata), default=0)
+            _xs_element(seq, ARRAY_ITEMS[name], typ, f"{child_path}[]", 1 if required and min_items else 0, True)
         else:
             _xs_element(seq, name, typ, child_path, 1 if required else 0, False)
     for name, typ in COMPUTED_ELEMENTS.get(model, []):

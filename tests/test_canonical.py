@@ -117,6 +117,14 @@ def test_category_o_writes_no_line_or_allowance_rate_but_keeps_the_breakdown_rat
     assert text(doc, "//c:vatBreakdown/c:vatCategoryTaxAmount") == ["0.00"]
 
 
+def test_manual_request_with_empty_breakdowns_and_totals_is_schema_valid():
+    data = sample()
+    data["config"]["calculationMode"] = "MANUAL"
+    data["invoice"]["vatBreakdowns"] = []
+    doc = write(data)
+    assert doc.xpath("//c:vatBreakdown | //c:documentTotals", namespaces=NS) == []
+
+
 def test_empty_objects_are_absent():
     data = sample()
     data["invoice"]["processControl"] = {"specificationIdentifier":
