@@ -10,6 +10,7 @@ term where the rule maps to one (`pipeline.terms`).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from decimal import Decimal
 
@@ -21,7 +22,7 @@ from pipeline.errors import ApiError, ErrorDetail, invalid_input, validation_fai
 from pipeline.report import ERROR, Issue, Report
 
 SPECS = ("xrechnung", "en16931")
-SYNTAXES = ("CII", "UBL")
+log = logging.getLogger("pipeline.generate")
 
 
 # ---- stages ---------------------------------------------------------------------------------------------
@@ -92,7 +93,8 @@ def generate_xml(body: bytes, spec: str, request_id: str | None = None) -> tuple
     request, canonical = normalize(body, spec)
     try:
         xml = transform(canonical, syntax_of(request), spec, specification_id=specification_id_of(request))
-    except _transform.TransformError as exc:
+    except _transform.TransformError as exc:  # a stylesheet bug, not the client's: log it, answer 500
+        log.error("transform failed request_id=%s: %s", request_id, exc)
         raise ApiError(500, "GENERATION_FAILED", "The document could not be generated.") from exc
     report = validate(xml, spec, version_of(request), request_id)
     if not report.valid:
