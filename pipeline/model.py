@@ -592,19 +592,28 @@ def _from_pydantic(err: ValidationError) -> list[ErrorDetail]:
     return details
 
 
+def _endpoint_errors(config: Any, endpoint_spec: str) -> list[ErrorDetail]:
+    """Config checks that need the endpoint. They read the raw config so that they are reported together with
+    any other invalid field (the model may have failed elsewhere)."""
+    if not isinstance(config, dict):
+        return []
+    errors = []
+    spec, language, syntax = config.get("spec"), config.get("metadataLanguage"), config.get("syntax")
+    if isinstance(spec, str) and spec.strip().lower() in SPECS and spec.strip().lower() != endpoint_spec:
+        errors.append(detail("INVALID_VALUE", "config.spec",
+                             f"contradicts the endpoint, which generates {endpoint_spec}", spec))
+    if language is not None and endpoint_spec in XML_SPECS:
+        errors.append(detail("INVALID_VALUE", "config.metadataLanguage",
+                             "applies to PDF output only and is not accepted on the XML endpoints", language))
+    if endpoint_spec == "zugferd" and isinstance(syntax, str) and syntax.strip().upper() == "UBL":
+        errors.append(detail("INVALID_VALUE", "config.syntax", "ZUGFeRD embeds CII: syntax must be CII", syntax))
+    return errors
+
+
 def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail]:
-    """Checks that need the endpoint or several fields at once."""
+    """Checks that need several fields at once (after the model accepted each of them)."""
     errors = []
     cfg, inv = req.config, req.invoice
-    if cfg.spec is not None and cfg.spec != endpoint_spec:
-        errors.append(detail("INVALID_VALUE", "config.spec",
-                             f"contradicts the endpoint, which generates {endpoint_spec}", cfg.spec))
-    if cfg.metadataLanguage is not None and endpoint_spec in XML_SPECS:
-        errors.append(detail("INVALID_VALUE", "config.metadataLanguage",
-                             "applies to PDF output only and is not accepted on the XML endpoints",
-                             cfg.metadataLanguage))
-    if endpoint_spec == "zugferd" and cfg.syntax != "CII":
-        errors.append(detail("INVALID_VALUE", "config.syntax", "ZUGFeRD embeds CII: syntax must be CII", cfg.syntax))
     if inv.invoiceCurrencyCode is not None and inv.invoiceCurrencyCode != inv.currencyCode:
         errors.append(detail("INVALID_VALUE", "invoice.invoiceCurrencyCode",
                              f"must equal currencyCode ({inv.currencyCode}); both carry BT-5",
@@ -674,13 +683,16 @@ def validate_request(data: Any, endpoint_spec: str) -> InvoiceRequest:
         raise invalid_input("The request body must be a JSON object.",
                             [detail("INVALID_TYPE", None, "the request body must be a JSON object (InvoiceRequest)",
                                     data)])
+    endpoint_errors = _endpoint_errors(data.get("config"), endpoint_spec)
     try:
         req = InvoiceRequest.model_validate(data)
     except ValidationError as exc:
         errors = _from_pydantic(exc)
+        reported = {e.field for e in errors}
+        errors += [e for e in endpoint_errors if e.field not in reported]
         shown = f" (the first {MAX_ERRORS} are listed)" if len(errors) > MAX_ERRORS else ""
         raise invalid_input(f"The request has {len(errors)} invalid field(s){shown}.", errors[:MAX_ERRORS])
-    errors = _context_errors(req, endpoint_spec)
+    errors = endpoint_errors + _context_errors(req, endpoint_spec)
     if errors:
         raise invalid_input(f"The request has {len(errors)} invalid field(s).", errors)
     if req.config.spec is None:

@@ -299,6 +299,18 @@ def test_unsupported_or_region_qualified_language(language):
         assert "region" in e["message"]
 
 
+def test_endpoint_errors_are_reported_with_field_errors():
+    data = sample()
+    data["config"].update(metadataLanguage="de", spec="zugferd")
+    data["invoice"]["invoiceLines"][0]["quantity"] = "1"
+    errors = errors_of(body(data), "en16931")
+    assert {(e["field"], e["code"]) for e in errors} == {
+        ("invoice.invoiceLines[0].quantity", "INVALID_TYPE"), ("config.metadataLanguage", "INVALID_VALUE"),
+        ("config.spec", "INVALID_VALUE")}
+    data["config"]["metadataLanguage"] = "de-DE"   # reported once, by the model
+    assert [e["field"] for e in errors_of(body(data), "en16931")].count("config.metadataLanguage") == 1
+
+
 def test_spec_must_match_endpoint():
     data = sample()
     data["config"]["spec"] = "en16931"
