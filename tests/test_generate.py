@@ -263,3 +263,15 @@ def test_a_sent_xrechnung_extension_id_is_written_and_validated_as_such():
     with pytest.raises(ApiError) as err:  # the en16931 endpoint refuses it (the model checks BT-24)
         generate.generate_xml(generate.dump_request(request), "en16931")
     assert err.value.http_status == 400
+
+
+def test_a_failing_stylesheet_is_a_500_generation_failed(client, tmp_path, monkeypatch):
+    from pipeline import transform
+    broken = tmp_path / "cii.xsl"
+    broken.write_text('<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">'
+                      '<xsl:template match="/"><xsl:sequence select="error()"/></xsl:template></xsl:stylesheet>')
+    monkeypatch.setattr(transform, "CII_XSL", broken)
+    resp = client.simulate_post("/v1/invoice/en16931", body=SMALL.read_bytes(),
+                                headers={"Content-Type": "application/json"})
+    body = _error(resp, 500, "GENERATION_FAILED")
+    assert "xsl" not in body["message"].lower()  # no internals leak to the client
