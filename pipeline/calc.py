@@ -20,13 +20,12 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 
 from pipeline.errors import invalid_input
-from pipeline.model import (DocumentLevelAllowance, DocumentTotals, InvoiceLine, InvoiceRequest, VatBreakdown)
-from pipeline.model import detail
+from pipeline.model import DocumentLevelAllowance, DocumentTotals, InvoiceLine, InvoiceRequest, VatBreakdown, detail
 
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
 HUNDRED = Decimal(100)
-NO_RATE_CATEGORIES = frozenset({"O"})          # BR-O-05/06/07: no VAT rate; BR-48: breakdown rate optional
+NO_RATE_CATEGORIES = frozenset({"O"})          # BR-O-05/06/07: no VAT rate on lines, allowances, charges
 ZERO_TAX_CATEGORIES = frozenset({"O", "E", "AE", "K", "G", "Z"})   # BR-*-09: tax amount is 0
 
 
