@@ -70,6 +70,9 @@ class PostgresStore(SqlStore):
         except psycopg.OperationalError as exc:
             raise StorageUnavailable(f"PostgreSQL: {type(exc).__name__}") from exc
 
+    def _not_durable(self, cur):
+        cur.execute("SET LOCAL synchronous_commit TO OFF")
+
     def _read(self, sql, params=()):
         try:
             return self.connection().execute(self._sql(sql), params).fetchall()
