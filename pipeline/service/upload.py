@@ -60,6 +60,8 @@ def read_validation_upload(req: falcon.Request, max_bytes: int | None = None) ->
                 request_raw = _read_bounded(part.stream, _MAX_REQUEST_PART)
                 if request_raw is None:
                     raise _bad("REQUEST_TOO_LARGE", "The 'request' part is too large.", field="request")
+            elif _read_bounded(part.stream, limit) is None:  # other parts are skipped, but bounded too
+                raise _too_large(limit)
     except falcon.MediaMalformedError as exc:
         raise _bad("MALFORMED_MULTIPART", f"The multipart body could not be read: {exc.description or exc}") from exc
     if file_bytes is None:
