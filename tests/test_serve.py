@@ -74,6 +74,25 @@ def test_health_readiness_and_a_real_request(single):
     assert token.split(".")[1] not in log
 
 
+@pytest.mark.parametrize("raw", [b"NOT HTTP AT ALL\r\n\r\n", b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n"])
+def test_unparseable_http_gets_the_error_shape_too(single, raw):
+    import socket
+
+    server, _, _ = single
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(raw)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split()[1])
+    assert 400 <= status < 500
+    assert b"Content-Type: application/json" in head
+    parsed = json.loads(body)
+    assert set(parsed) == {"requestId", "status", "errorCode", "message", "errors"}
+    assert parsed["errorCode"] == "MALFORMED_HTTP_REQUEST" and parsed["requestId"].encode() in head
+
+
 def test_workers_are_separate_processes(single):
     server, _, _ = single
     log = server.log_path.read_text()

@@ -8,6 +8,7 @@ finish the requests in flight (up to --graceful-timeout seconds).
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -55,6 +56,27 @@ def warm_worker(worker=None) -> None:
         log.warning("worker %s: rule packs not warmed: %s", os.getpid(), exc)
 
 
+def _json_protocol_error(sock, status_int, reason, mesg) -> None:
+    """Gunicorn answers requests it cannot parse (bad request line, 414, 431, ...) itself, before the app sees
+    them; this replaces its HTML page with our ErrorResponse so that every non-2xx has one shape."""
+    from gunicorn.util import write_nonblock
+
+    from pipeline.errors import STATUS_TEXT
+    from pipeline.service.requestid import accept_or_new
+
+    request_id = accept_or_new(None)
+    body = json.dumps({
+        "requestId": request_id,
+        "status": STATUS_TEXT.get(status_int, "bad_request" if status_int < 500 else "internal_error"),
+        "errorCode": "MALFORMED_HTTP_REQUEST" if status_int < 500 else "INTERNAL_ERROR",
+        "message": f"{reason}: the HTTP request could not be parsed." if status_int < 500 else "Internal error.",
+        "errors": [],
+    }).encode()
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            f"X-Request-Id: {request_id}\r\nContent-Length: {len(body)}\r\n\r\n").encode("latin-1")
+    write_nonblock(sock, head + body)
+
+
 def run(host: str, port: int, workers: int, timeout: int = 120, graceful_timeout: int = 30,
         warm: bool = True) -> None:
     from gunicorn.app.base import BaseApplication
@@ -84,6 +106,9 @@ def run(host: str, port: int, workers: int, timeout: int = 120, graceful_timeout
 
             return create_app()
 
+    import gunicorn.util
+
+    gunicorn.util.write_error = _json_protocol_error
     configure_logging()
     Service().run()
 
