@@ -467,3 +467,56 @@ def test_json_schema_tells_what_the_model_accepts_and_names_business_terms():
     assert "Extension" in defs["Invoice"]["properties"]["paymentDueDate"]["description"]
     assert "MANUAL" in defs["GenerationConfig"]["properties"]["calculationMode"]["description"]
     assert defs["Invoice"]["additionalProperties"] is False
+
+
+# ---- fuzz: any JSON anywhere is a 400 or a document, never a crash ------------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from pipeline.canonical import normalize  # noqa: E402
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.text(max_size=30)
+    | st.decimals(allow_nan=False, allow_infinity=False) | st.sampled_from(["", " ", "2024-02-30", "EUR", "O", "0"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
+    max_leaves=8)
+
+
+def _slots(value, path=()):
+    """Every place in the sample a value can be put (existing keys and list items, and new keys)."""
+    yield path
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _slots(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _slots(v, path + (i,))
+
+
+_SLOTS = list(_slots(sample()))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_SLOTS[1:]), _json_values, st.sampled_from(["xrechnung", "en16931", "zugferd"]),
+       st.sampled_from(["AUTO", "MANUAL"]))
+def test_any_value_anywhere_is_a_400_or_a_document(slot, value, spec, mode):
+    data = sample()
+    data["config"]["calculationMode"] = mode
+    target = data
+    for step in slot[:-1]:
+        target = target[step]
+    target[slot[-1]] = value
+    numbers: list[str] = []
+
+    def number(d):   # Decimals go out as JSON numbers, digit for digit (1E+999 included)
+        numbers.append(str(d))
+        return f"@{len(numbers) - 1}@"
+
+    raw = json.dumps(data, default=number)
+    for i, text in enumerate(numbers):
+        raw = raw.replace(f'"@{i}@"', text, 1)
+    try:
+        normalize(raw.encode(), spec)
+    except ApiError as exc:
+        assert exc.http_status == 400 and exc.errors
+        json.dumps(exc.to_dict("r"))          # renderable
