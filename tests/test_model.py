@@ -9,12 +9,13 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import BaseModel
 
 from pipeline import terms
 from pipeline.errors import ApiError
 from pipeline.model import InvoiceRequest, parse_request
-from pipeline.canonical import _unwrap  # the same type walk the schema generator uses
+from pipeline.canonical import _unwrap, normalize  # _unwrap: the type walk the schema generator uses
 from pipeline.terms import ARRAY_ITEMS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -470,10 +471,6 @@ def test_json_schema_tells_what_the_model_accepts_and_names_business_terms():
 
 
 # ---- fuzz: any JSON anywhere is a 400 or a document, never a crash ------------------------------------------
-
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
-
-from pipeline.canonical import normalize  # noqa: E402
 
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.text(max_size=30)
