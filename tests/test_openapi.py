@@ -8,7 +8,7 @@ from openapi_spec_validator import validate as validate_openapi
 
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.service import schemas
-from pipeline.service.openapi import GENERATION, VALIDATION
+from pipeline.service.openapi import GENERATION
 from test_platform_helpers import Platform, Server, cli, make_store
 
 from conftest import CORPUS
@@ -20,7 +20,9 @@ def doc(tmp_path_factory):
     p = Platform(s)
     r = p.client.simulate_get("/v1/openapi.json")
     assert r.status_code == 200
-    mounted = {path for path in (*GENERATION, *VALIDATION) if p.app._router.find(path) is not None}
+    from falcon.inspect import inspect_routes
+
+    mounted = {route.path for route in inspect_routes(p.app)} - {"/v1/invoice/h4work", "/v1/invoice/h4work/validate"}
     s.close()
     return r.json, mounted
 
@@ -35,7 +37,9 @@ def test_describes_every_mounted_endpoint_with_errors_headers_and_security(doc):
     d, mounted = doc
     assert {"/v1/invoice/xrechnung", "/v1/invoice/xrechnung/validate",
             "/v1/invoice/en16931/validate"} <= mounted
-    assert mounted | {"/healthz", "/readyz", "/v1/openapi.json"} == set(d["paths"])
+    # every route the app serves is described (a new route must be added to pipeline.service.openapi)
+    assert mounted == set(d["paths"])
+    mounted -= {"/healthz", "/readyz", "/v1/openapi.json"}
     assert d["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
     assert d["security"] == [{"bearerAuth": []}]
     for path in mounted:

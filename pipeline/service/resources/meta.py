@@ -55,9 +55,9 @@ class OpenApi:
         self._body: bytes | None = None
 
     def mounted_paths(self) -> set[str]:
-        from pipeline.service.openapi import GENERATION, VALIDATION
+        from falcon.inspect import inspect_routes
 
-        return {p for p in (*GENERATION, *VALIDATION) if self.app._router.find(p) is not None}
+        return {route.path for route in inspect_routes(self.app)}
 
     def on_get(self, req, resp):
         if self._body is None:
