@@ -2,7 +2,6 @@
 and the business-term table that names them."""
 from __future__ import annotations
 
-import copy
 import importlib.util
 import json
 from decimal import Decimal
