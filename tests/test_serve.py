@@ -108,7 +108,7 @@ def test_graceful_shutdown_finishes_requests_in_flight(tmp_path):
     sample = _ubl_sample()
     head, _, rest = sample.partition(b"<cac:InvoiceLine>")
     line, _, tail = rest.partition(b"</cac:InvoiceLine>")
-    big = head + (b"<cac:InvoiceLine>" + line + b"</cac:InvoiceLine>") * 200 + tail  # about a second to validate
+    big = head + (b"<cac:InvoiceLine>" + line + b"</cac:InvoiceLine>") * 400 + tail  # a few seconds to validate
     result = {}
 
     def call():
@@ -120,13 +120,13 @@ def test_graceful_shutdown_finishes_requests_in_flight(tmp_path):
 
     th = threading.Thread(target=call)
     th.start()
-    time.sleep(0.4)  # the request is being worked on
+    time.sleep(0.8)  # the request is being worked on
     server.proc.send_signal(signal.SIGTERM)
     th.join(120)
     assert server.proc.wait(60) == 0
     server.stop()
     assert result.get("status") == 200, result
-    assert result["seconds"] > 0.4
+    assert result["seconds"] > 0.8
     with pytest.raises(requests.ConnectionError):
         requests.get(server.url + "/healthz", timeout=2)
 
