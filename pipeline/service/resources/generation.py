@@ -7,6 +7,7 @@ from __future__ import annotations
 import falcon
 
 from pipeline.errors import ApiError
+from pipeline.generate import SPECS, generate_xml
 from pipeline.settings import get_settings
 
 XML = "application/xml"
@@ -37,7 +38,6 @@ class GenerateXml:
         self.spec = spec
 
     def on_post(self, req, resp):
-        from pipeline.generate import generate_xml  # stages load Saxon lazily, per worker
         check_media(req)
         xml, report = generate_xml(read_body(req), self.spec, getattr(req.context, "request_id", None))
         resp.content_type = XML
@@ -46,5 +46,5 @@ class GenerateXml:
 
 
 def add_routes(app: falcon.App) -> None:
-    for spec in ("xrechnung", "en16931"):
+    for spec in SPECS:
         app.add_route(f"/v1/invoice/{spec}", GenerateXml(spec))
