@@ -17,6 +17,7 @@ from pikepdf import pdfa
 
 from pipeline import facturx, pdf as fxpdf, pdfcheck
 from pipeline.service.app import create_app
+from tests.conftest import REPO
 from tests.test_zugferd_samples import invoice_request
 
 PROFILES = ["EN16931", "BASIC", "BASIC WL", "MINIMUM", "EXTENDED", "XRECHNUNG"]
@@ -214,3 +215,27 @@ def test_gate_rejects_wrong_relationship_and_unspecified_attachments(generated):
     with pytest.raises(Exception) as exc:
         pdfcheck.gate_generated(out.getvalue(), xml, facturx.PROFILES["EN16931"])
     assert exc.value.error_code == "PDF_A3_VALIDATION_FAILED"
+
+
+# --- the team's request fixtures (every VAT category, payment means, credit note, MANUAL totals) -------------
+
+FIXTURES = sorted(p for p in (REPO / "fixtures").glob("*.json") if p.stem != "xrechnung-spec-id")
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_every_fixture_becomes_a_valid_zugferd_pdf(client, path):
+    body = json.loads(path.read_text())
+    body["config"] = {k: v for k, v in body["config"].items() if k == "calculationMode"} | {"syntax": "CII"}
+    resp = post(client, body)
+    assert resp.status_code == 200, resp.text
+    result = pdfcheck.inspect(resp.content)
+    assert [i for i in result.issues if i.severity == "ERROR"] == []
+    assert result.profile is facturx.PROFILES["EN16931"]
+
+
+def test_xrechnung_spec_id_fixture_with_the_xrechnung_profile(client):
+    body = json.loads((REPO / "fixtures" / "xrechnung-spec-id.json").read_text())
+    body["config"] = {"syntax": "CII", "profile": "XRECHNUNG"}
+    resp = post(client, body)
+    assert resp.status_code == 200, resp.text
+    assert pdfcheck.inspect(resp.content).file_name == "xrechnung.xml"
