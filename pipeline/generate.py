@@ -84,6 +84,13 @@ def validate(xml: bytes, spec: str, version: str | None = None, request_id: str 
     return validate_xml(xml, spec, version=version, request_id=request_id)
 
 
+def warm_up() -> None:
+    """Compile the generation stylesheets in this worker (the rule packs are the validation engine's)."""
+    from pipeline import saxon
+    for stylesheet in (_transform.CII_XSL, _transform.UBL_XSL):
+        saxon.compile_stylesheet(stylesheet)
+
+
 # ---- the whole pipeline ---------------------------------------------------------------------------------
 
 def generate_xml(body: bytes, spec: str, request_id: str | None = None) -> tuple[bytes, Report]:

@@ -275,3 +275,10 @@ def test_a_failing_stylesheet_is_a_500_generation_failed(client, tmp_path, monke
                                 headers={"Content-Type": "application/json"})
     body = _error(resp, 500, "GENERATION_FAILED")
     assert "xsl" not in body["message"].lower()  # no internals leak to the client
+
+
+def test_warm_up_compiles_the_generation_stylesheets():
+    from pipeline import saxon, transform
+    generate.warm_up()
+    key = {str(transform.CII_XSL.resolve()), str(transform.UBL_XSL.resolve())}
+    assert key <= set(saxon._get()["compiled"])
