@@ -81,12 +81,12 @@ def _number(value: Any) -> Decimal:
     if number != 0 and number.adjusted() >= MAX_INTEGER_DIGITS:
         raise PydanticCustomError("OUT_OF_RANGE", f"must have at most {MAX_INTEGER_DIGITS} integer digits")
     _, digits, exponent = number.as_tuple()
+    if exponent >= -MAX_FRACTION_DIGITS:   # the usual case
+        return number
     kept = len("".join(map(str, digits)).rstrip("0"))   # digits without trailing zeros
     if kept and -(exponent + len(digits) - kept) > MAX_FRACTION_DIGITS:
         raise PydanticCustomError("OUT_OF_RANGE", f"must have at most {MAX_FRACTION_DIGITS} decimal places")
-    if exponent < -MAX_FRACTION_DIGITS:   # only trailing zeros beyond: drop them (0E-999999999 is just 0)
-        number = number.quantize(_SMALLEST)
-    return number
+    return number.quantize(_SMALLEST)   # only trailing zeros beyond: drop them (0E-999999999 is just 0)
 
 
 def _range(low: Decimal | None = None, high: Decimal | None = None, low_exclusive: bool = False):
