@@ -72,3 +72,57 @@ def test_auto_calculation_always_gives_valid_documents_that_carry_the_request(re
     back = flatten(read_terms(xml).terms)
     sent = {k: v for k, v in flatten(request["invoice"]).items() if k.split(".")[0] not in NOT_WRITTEN}
     assert {k: back.get(k) for k in sent} == sent
+
+
+# ---- damaged requests: a clear 4xx (or a valid document), never a 500 -------------------------------------
+
+from falcon import testing  # noqa: E402
+
+from pipeline.cli.golden import FIXTURES as _FIXTURES  # noqa: E402
+from pipeline.service.app import create_app  # noqa: E402
+
+_BODIES = [generate.load_request(p.read_bytes()) for p in sorted(_FIXTURES.glob("*.json"))]
+_CLIENT = testing.TestClient(create_app(platform=False))
+
+
+def _paths(value, path=()):
+    yield path
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, path + (i,))
+
+
+@st.composite
+def damaged(draw):
+    import copy
+    request = copy.deepcopy(draw(st.sampled_from(_BODIES)))
+    path = draw(st.sampled_from([p for p in _paths(request) if p]))
+    parent = request
+    for step in path[:-1]:
+        parent = parent[step]
+    how = draw(st.sampled_from(["delete", "string", "number", "negative", "empty", "list", "long"]))
+    if how == "delete":
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = {"string": "x", "number": Decimal("123456.789"), "negative": Decimal("-1"), "empty": "",
+                            "list": [], "long": "Ä" * 5000}[how]
+    return request
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(request=damaged(), spec=st.sampled_from(["xrechnung", "en16931"]))
+def test_damaged_requests_get_a_clear_answer(request, spec):
+    resp = _CLIENT.simulate_post(f"/v1/invoice/{spec}", body=generate.dump_request(request),
+                                 headers={"Content-Type": "application/json"})
+    assert resp.status_code in (200, 400, 422), resp.text
+    if resp.status_code == 200:
+        assert generate.validate(resp.content, spec).valid
+        return
+    body = resp.json
+    assert body["errorCode"] == {400: "INVALID_INPUT", 422: "VALIDATION_FAILED"}[resp.status_code]
+    assert body["errors"] and all(e["code"] and e["message"] for e in body["errors"])
+    if resp.status_code == 400:
+        assert all(e["field"] for e in body["errors"])
