@@ -28,32 +28,43 @@ def configure_logging() -> None:
     root.propagate = False
 
 
+# Stylesheets the generation stages compile on first use: (module, constant naming the file).
+_STAGE_STYLESHEETS = [("pipeline.transform", "CII_XSL"), ("pipeline.transform", "UBL_XSL"),
+                      ("pipeline.render", "HTML_XSL"), ("pipeline.facturx", "FILTER_XSL")]
+
+
+def _open_store() -> None:
+    from pipeline.service.platform import shared
+
+    shared().store()
+
+
+def _warm_rule_packs() -> None:
+    from pipeline.validate import warm_up
+
+    warm_up()
+
+
+def _compile(module: str, name: str):
+    def step() -> None:
+        import importlib
+
+        from pipeline import saxon
+
+        saxon.compile_stylesheet(getattr(importlib.import_module(module), name))
+    return step
+
+
 def warm_worker(worker=None) -> None:
-    """Open this worker's store connection and compile the active rule packs' stylesheets (about a second),
-    so that no request pays for either."""
-    try:
-        from pipeline.service.platform import shared
-
-        shared().store()
-    except Exception as exc:  # the platform answers 503 per request until the database is back
-        log.warning("worker %s: key store not reachable yet: %s", os.getpid(), exc)
-    try:
-        from pipeline import rules, saxon
-
+    """In each worker after fork: open the store connection, compile the active rule packs (the validation
+    engine's `warm_up`) and the generation stylesheets, so that no request pays for them (about 1-2 s)."""
+    steps = [("key store", _open_store), ("rule packs", _warm_rule_packs)]
+    steps += [(f"{m}.{n}", _compile(m, n)) for m, n in _STAGE_STYLESHEETS]
+    for what, step in steps:
         try:
-            from pipeline.validate import warm  # the validation engine's own warm-up, when it offers one
-        except ImportError:
-            warm = None
-        if warm is not None:
-            warm()
-            return
-        for spec in rules.SPECS:
-            pack = rules.latest_active(spec)
-            for syntax_rules in pack.syntaxes.values():
-                for stylesheet in syntax_rules.stylesheets:
-                    saxon.compile_stylesheet(stylesheet)
-    except Exception as exc:  # a cold worker still serves; /readyz tells whether packs are installed
-        log.warning("worker %s: rule packs not warmed: %s", os.getpid(), exc)
+            step()
+        except Exception as exc:  # a cold worker still serves; /readyz says whether it can
+            log.warning("worker %s: %s not warmed: %s", os.getpid(), what, exc)
 
 
 def _json_protocol_error(sock, status_int, reason, mesg) -> None:
