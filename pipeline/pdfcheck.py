@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import io
 import re
+import signal
+import threading
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pikepdf
@@ -35,6 +38,8 @@ from pipeline.report import ERROR, WARNING, Issue, Location
 MAX_XML_BYTES = 10 * 1024 * 1024         # the embedded invoice
 MAX_STREAM_BYTES = 64 * 1024 * 1024      # any one stream, decompressed
 MAX_TOTAL_BYTES = 256 * 1024 * 1024      # all streams together, decompressed
+MAX_OBJECTS = 500_000                    # objects in the file
+PDFA_CHECK_SECONDS = 30.0                # time limit of the PDF/A walk (sync workers: main thread, SIGALRM)
 
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 PDFAID = "http://www.aiim.org/pdfa/ns/id/"
@@ -101,7 +106,7 @@ def inspect(data: bytes, validate_xml: bool = True) -> Inspection:
     with pdf:
         if pdf.is_encrypted:
             result.add(ERROR, "PDF_ENCRYPTED", "The PDF is encrypted; PDF/A forbids encryption (ISO 19005-3 6.1.3).")
-        bounded = _check_stream_sizes(pdf, result)
+        bounded = _check_object_count(pdf, result) and _check_stream_sizes(pdf, result)
         _check_javascript(pdf, result)
         xmp_root = _read_xmp(pdf, result)
         declared = _declared_extension_properties(xmp_root)
@@ -167,6 +172,15 @@ def _bounded_bytes(stream: pikepdf.Stream, cap: int) -> bytes:
     if len(raw) * 64 > cap:
         raise TooLarge(f"filtered stream of {len(raw)} bytes may exceed {cap} bytes")
     return stream.read_bytes()
+
+
+def _check_object_count(pdf: pikepdf.Pdf, result: Inspection) -> bool:
+    count = len(pdf.objects)
+    if count > MAX_OBJECTS:
+        result.add(ERROR, "PDF_TOO_COMPLEX", f"The PDF has {count} objects (limit {MAX_OBJECTS}); it was not checked "
+                   "for PDF/A conformance.")
+        return False
+    return True
 
 
 def _check_stream_sizes(pdf: pikepdf.Pdf, result: Inspection) -> bool:
@@ -301,7 +315,13 @@ def _check_pdfa(data: bytes, declared: dict[str, set[str]], prefixes: dict[str, 
         return
     elif part != "3":
         result.add(ERROR, "PDFA_NOT_PART_3", f"The file declares PDF/A-{part}; Factur-X requires PDF/A-3.")
-    report = pdfa.validate_written(io.BytesIO(data), "3b")
+    try:
+        with _time_limit(PDFA_CHECK_SECONDS):
+            report = pdfa.validate_written(io.BytesIO(data), "3b")
+    except CheckTimeout:
+        result.add(ERROR, "PDFA_CHECK_TIMEOUT", f"The PDF/A-3 check did not finish within {PDFA_CHECK_SECONDS:g} s; "
+                   "the file was not confirmed as PDF/A-3.")
+        return
     for f in report.findings:
         if _known_false_alarm(f, declared, prefixes, result):
             continue
@@ -309,6 +329,30 @@ def _check_pdfa(data: bytes, declared: dict[str, set[str]], prefixes: dict[str, 
             result.add(WARNING, f"PDFA_NOT_CHECKED:{f.rule}", f"Not checked by the PDF/A validator: {f.message}", f.where)
         else:
             result.add(ERROR, f"PDFA:{f.rule}", f.message, f.where)
+
+
+class CheckTimeout(BaseException):
+    """A BaseException: pikepdf.pdfa turns every Exception inside the walk into a finding."""
+
+
+@contextmanager
+def _time_limit(seconds: float):
+    """Interrupt the (pure Python) PDF/A walk after `seconds`. Only in the main thread, where gunicorn's sync
+    workers run requests; elsewhere the worker timeout is the limit."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise CheckTimeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _undetermined(f: pdfa.Finding) -> bool:

@@ -224,3 +224,17 @@ def test_missing_request_part_is_400(client):
     resp = client.simulate_post("/v1/invoice/zugferd/validate", body=b"x",
                                 headers={"Content-Type": "application/pdf"})
     assert resp.status_code == 400
+
+
+def test_pdfa_check_has_a_time_limit(client, own_pdf, monkeypatch):
+    from pipeline import pdfcheck
+    monkeypatch.setattr(pdfcheck, "PDFA_CHECK_SECONDS", 0.001)
+    report = upload(client, own_pdf).json
+    assert report["valid"] is False and "PDFA_CHECK_TIMEOUT" in errors(report)
+
+
+def test_object_count_is_capped(client, own_pdf, monkeypatch):
+    from pipeline import pdfcheck
+    monkeypatch.setattr(pdfcheck, "MAX_OBJECTS", 10)
+    report = upload(client, own_pdf).json
+    assert report["valid"] is False and "PDF_TOO_COMPLEX" in errors(report)
