@@ -40,32 +40,17 @@ SCENARIOS_NS = "http://www.xoev.de/de/validator/framework/1/scenarios"
 MAX_LOCATED = 1000
 
 # Reads the findings straight from the SVRL result tree in Saxon (no serialise/re-parse of the SVRL, which
-# the CEN XSLTs fill with fired-rule elements): 5 items per finding - id, flag, location, text, and the node the
-# location points at in the source document ($doc), or '' when it cannot be resolved. Python reads the node's
-# line/column. Compiled once per process.
+# the CEN XSLTs fill with fired-rule elements): 4 strings per finding - id, flag, location, text.
 _SVRL_READER = f"""<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
-    xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:svrl="{SVRL_NS}">
-  <xsl:param name="doc" as="node()"/>
-  <xsl:param name="locate" as="xs:integer" select="{MAX_LOCATED}"/>
+    xmlns:svrl="{SVRL_NS}">
   <xsl:template match="/">
-    <xsl:for-each select="//svrl:failed-assert | //svrl:successful-report">
-      <xsl:variable name="node" as="node()?">
-        <xsl:if test="position() le $locate and string(@location)">
-          <xsl:try>
-            <xsl:evaluate xpath="string(@location)" context-item="$doc" as="node()?"/>
-            <xsl:catch/>
-          </xsl:try>
-        </xsl:if>
-      </xsl:variable>
-      <xsl:sequence select="string(@id), string(@flag), string(@location), normalize-space(string(svrl:text)),
-                            ($node, '')[1]"/>
-    </xsl:for-each>
+    <xsl:sequence select="for $a in (//svrl:failed-assert | //svrl:successful-report) return
+        (string($a/@id), string($a/@flag), string($a/@location), normalize-space(string($a/svrl:text)))"/>
   </xsl:template>
 </xsl:stylesheet>"""
 
 _generated: dict = {"pid": None}
 _generated_lock = threading.Lock()
-_reader_lock = threading.Lock()
 
 
 def _compile_text(key, build) -> object:
@@ -167,19 +152,10 @@ def xsd_issues(tree: etree._ElementTree, xsd_path: Path) -> list[Issue]:
     ]
 
 
-def _location(xpath: str, node) -> Location:
-    """Location of a finding: the SVRL xpath, and line/column of the node it resolved to (Saxon reports the
-    position where the node's start tag ends)."""
-    loc = Location(xpath=xpath or None)
-    if node is not None and node.is_node:
-        line, col = node.line_number, node.column_number
-        loc.line = line if line and line > 0 else None
-        loc.column = col if col and col > 0 else None
-    return loc
-
-
-def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | None = None) -> list[Issue]:
-    """Run one compiled Schematron stylesheet (SVRL output) and read its failed asserts / successful reports."""
+def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | None = None,
+                      doc: ParsedXml | None = None) -> list[Issue]:
+    """Run one compiled Schematron stylesheet (SVRL output) on the Saxon document and read its failed asserts
+    and successful reports; with `doc` (the same document parsed by xmlinput) findings get line/column."""
     exe = saxon.compile_stylesheet(stylesheet)
     try:
         svrl = exe.transform_to_value(xdm_node=sdoc)
@@ -190,19 +166,17 @@ def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | No
                       f"{message}", None)]
     if svrl is None or svrl.size == 0:
         return []
-    reader = _compile_text("svrl-reader", lambda: _SVRL_READER)
-    with _reader_lock:  # the parameter lives on the shared executable (the GIL is held during transforms anyway)
-        reader.set_parameter("doc", sdoc)
-        found = reader.transform_to_value(xdm_node=svrl.head)
+    found = _compile_text("svrl-reader", lambda: _SVRL_READER).transform_to_value(xdm_node=svrl.head)
     if found is None:
         return []
-    items = [found.item_at(i) for i in range(found.size)]
+    values = [found.item_at(i).string_value for i in range(found.size)]
     levels = custom_levels or {}
     issues = []
-    for i in range(0, len(items), 5):
-        rule_id, flag, location, text = (item.string_value for item in items[i:i + 4])
+    for n, i in enumerate(range(0, len(values), 4)):
+        rule_id, flag, location, text = values[i:i + 4]
         severity = severity_of_flag(levels.get(rule_id, flag or None))
-        issues.append(Issue(severity, rule_id or "SCHEMATRON", text, _location(location, items[i + 4])))
+        where = doc.locate(location) if doc is not None and n < MAX_LOCATED else Location(xpath=location or None)
+        issues.append(Issue(severity, rule_id or "SCHEMATRON", text, where))
     return issues
 
 
@@ -214,9 +188,9 @@ def run_checks(doc: ParsedXml, xsd_path: Path | None, stylesheet_paths, custom_l
     if omitted)."""
     issues = xsd_issues(doc.tree, Path(xsd_path)) if xsd_path else []
     if sdoc is None:
-        sdoc = saxon.parse(doc.text, line_numbers=True)
+        sdoc = saxon.parse(doc.text)
     for sheet in stylesheet_paths:
-        issues.extend(schematron_issues(sdoc, Path(sheet), custom_levels))
+        issues.extend(schematron_issues(sdoc, Path(sheet), custom_levels, doc))
     return issues
 
 
@@ -265,7 +239,7 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
     pack = _pack(spec, version, doc.syntax)
     report = Report(pack.version, doc.report_syntax, [], request_id)
     try:
-        sdoc = saxon.parse(doc.text, line_numbers=True)
+        sdoc = saxon.parse(doc.text)
     except Exception as exc:  # lxml accepted it but Saxon does not: report, do not crash
         report.issues.append(Issue(ERROR, xmlinput.XML_MALFORMED, f"The XML could not be read: {exc}", None))
         return Outcome(report)

@@ -6,6 +6,7 @@ carries a DOCTYPE (and with it any ENTITY declaration) is rejected outright, so 
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -43,17 +44,105 @@ class XmlInputError(Exception):
         self.issue = issue
 
 
+# One step of a location path as the Schematron compilers write them: `Q{ns}local[n]` (SchXslt),
+# `*:local[namespace-uri()='ns'][n]` (ISO skeleton), `prefix:local[n]`, `local[n]`, `*[n]`.
+_STEP = re.compile(r"""^(?:Q\{(?P<ns>[^}]*)\}(?P<qlocal>[^\[]+)
+                        |\*:(?P<slocal>[^\[]+)(?:\[namespace-uri\(\)=['"](?P<sns>[^'"]*)['"]\])?
+                        |(?:[^:\[]+:)?(?P<local>[^\[:]+))
+                       (?:\[(?P<index>\d+)\])?$""", re.X)
+_START_TAG = re.compile(r"<(?![/!?])")
+_NOT_MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>", re.S)
+
+
+def _split_path(xpath: str) -> list[str]:
+    """Split a location path on '/' outside {...}, [...] and quotes (namespace URIs contain slashes)."""
+    steps, depth, quote, current = [], 0, None, []
+    for ch in xpath:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        elif ch == "/" and depth == 0:
+            steps.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    steps.append("".join(current))
+    return [st for st in steps if st]
+
+
 @dataclass
 class ParsedXml:
     tree: etree._ElementTree
     text: str  # the document as decoded characters (what Saxon parses)
     syntax: str | None  # "CII" | "UBL-Invoice" | "UBL-CreditNote" | None (unknown root)
     root_name: str  # Clark name of the root element
+    _index: tuple | None = None  # start-tag offsets, newline offsets, element -> document order
 
     @property
     def report_syntax(self) -> str | None:
         """Syntax as the report names it: CII or UBL."""
         return None if self.syntax is None else ("CII" if self.syntax == "CII" else "UBL")
+
+    def element_at(self, xpath: str):
+        """The element a Schematron location path points at (for attribute/text steps: their element), or
+        None if the path does not resolve. Walks the lxml tree: no XPath compilation per finding."""
+        node = None
+        for step in _split_path(xpath):
+            if step.startswith(("@", "text()", "node()", "comment()", "processing-instruction(")):
+                break  # attribute / text() / node(): located on the element that holds it
+            m = _STEP.match(step)
+            if m is None:
+                return None
+            local = m.group("qlocal") or m.group("slocal") or m.group("local")
+            ns = m.group("ns") if m.group("qlocal") else m.group("sns")
+            if local == "*":
+                tag = "*"
+            elif ns is None:
+                tag = "{*}" + local
+            else:
+                tag = f"{{{ns}}}{local}" if ns else local
+            index = int(m.group("index") or 1)
+            if node is None:
+                root = self.tree.getroot()
+                candidates = [root] if tag == "*" or etree.QName(root).localname == local and \
+                    (ns is None or (etree.QName(root).namespace or "") == ns) else []
+            else:
+                candidates = node.iterchildren(tag=tag)
+            node = next((el for i, el in enumerate(candidates, 1) if i == index), None)
+            if node is None:
+                return None
+        return node
+
+    def locate(self, xpath: str | None) -> "Location":
+        """Location of the element `xpath` points at: line and column where its start tag begins."""
+        loc = Location(xpath=xpath or None)
+        element = self.element_at(xpath) if xpath else None
+        if element is None:
+            return loc
+        loc.line, loc.column = self._start_of(element)
+        return loc
+
+    def _start_of(self, element) -> tuple[int | None, int | None]:
+        """lxml keeps (end-of-start-tag) lines, not columns. The n-th element in document order is the n-th
+        start tag in the text (comments, CDATA and PIs masked), so index both once, when first needed."""
+        if self._index is None:
+            masked = _NOT_MARKUP.sub(lambda m: " " * len(m.group()), self.text)
+            starts = [m.start() for m in _START_TAG.finditer(masked)]
+            newlines = [m.start() for m in re.finditer("\n", self.text)]
+            order = {el: i for i, el in enumerate(self.tree.getroot().iter(etree.Element))}
+            self._index = (starts, newlines, order)
+        starts, newlines, order = self._index
+        i = order.get(element)
+        if i is None or i >= len(starts):
+            return element.sourceline, None
+        offset = starts[i]
+        line = bisect.bisect_left(newlines, offset)  # newlines before the tag
+        return line + 1, offset - (newlines[line - 1] if line else -1)
 
 
 def _issue(code: str, message: str, line: int | None = None, column: int | None = None) -> Issue:

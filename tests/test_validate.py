@@ -31,9 +31,10 @@ def test_custom_level_downgrades_cen_fatal_for_cvd():
     assert out.report.valid
     finding = next(i for i in out.report.issues if i.code == "BR-CL-13")
     assert finding.severity == "WARNING"
-    # located on the offending element (Saxon reports the end of its start tag)
+    # located on the start tag of the offending element
     lines = UBL_CVD.read_text("utf-8").splitlines()
-    assert "<cbc:ItemClassificationCode" in lines[finding.location.line - 1]
+    loc = finding.location
+    assert lines[loc.line - 1][loc.column - 1:].startswith('<cbc:ItemClassificationCode listID="CVD"')
     assert finding.location.xpath.endswith("ItemClassificationCode[1]")
     # without the scenario's customLevel, CEN 1.3.16 reports it as fatal
     cen = validate.validate_xml(UBL_CVD.read_bytes(), "en16931")
@@ -51,9 +52,28 @@ def test_finding_is_located_by_line_and_column():
     assert br02 and br02[0].severity == "ERROR"
     loc = br02[0].location
     assert loc.xpath and loc.line and loc.column
-    # Saxon reports where the root's start tag ends (it spans the namespace declarations)
-    root_tag_end = next(n for n, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith(">") and n > 1)
-    assert loc.line == root_tag_end
+    # line and column where the start tag of the node the finding is about begins (here: the root)
+    assert text.splitlines()[loc.line - 1][loc.column - 1:].startswith("<rsm:CrossIndustryInvoice")
+
+
+def test_locations_in_a_one_line_document():
+    """Minified documents: the column tells the elements of the single line apart."""
+    from lxml import etree
+    tree = etree.fromstring(UBL_STD.read_bytes())
+    for el in tree.iter():
+        el.tail = None
+        if len(el):
+            el.text = None
+    text = etree.tostring(tree, encoding="unicode").replace("<cbc:ID>123456XX</cbc:ID>", "", 1)
+    assert "\n" not in text
+    data = ('<?xml version="1.0" encoding="UTF-8"?>' + text).encode()
+    r = validate.validate_xml(data, "xrechnung")
+    located = [i for i in r.issues if i.code in ("BR-02", "BR-DE-TMP-32")]
+    assert {i.code for i in located} == {"BR-02", "BR-DE-TMP-32"}
+    for issue in located:
+        assert issue.location.line == 1
+        assert data.decode()[issue.location.column - 1:].startswith("<Invoice") or \
+            data.decode()[issue.location.column - 1:].startswith("<ubl:Invoice")
 
 
 def test_xsd_findings_carry_line_and_column():
