@@ -92,7 +92,7 @@ class Inspection:
 
 def inspect(data: bytes, validate_xml: bool = True) -> Inspection:
     """Check an uploaded (or generated) PDF. Raises NotAPdf when it is not a PDF we can parse at all."""
-    if not data.lstrip()[:1024].startswith(b"%PDF-") and b"%PDF-" not in data[:1024]:
+    if b"%PDF-" not in data[:1024]:  # (the header may follow some junk bytes, as readers allow)
         raise NotAPdf("the file is not a PDF (no %PDF- header)")
     result = Inspection()
     try:
@@ -391,8 +391,9 @@ def _file_specs(pdf: pikepdf.Pdf) -> list[tuple[str, pikepdf.Dictionary]]:
     if tree is not None:
         for name, spec in pikepdf.NameTree(tree).items():
             specs.append((str(spec.get("/UF", spec.get("/F", name))), spec))
-    for spec in pdf.Root.get("/AF", pikepdf.Array()):
-        if all(spec.objgen != s.objgen or spec.objgen == (0, 0) for _, s in specs):
+    listed = {s.objgen for _, s in specs if s.is_indirect}
+    for spec in pdf.Root.get("/AF", pikepdf.Array()):  # associated files not in the name tree
+        if not (spec.is_indirect and spec.objgen in listed):
             specs.append((str(spec.get("/UF", spec.get("/F", ""))), spec))
     return specs
 
