@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import statistics
 import sys
 import time
@@ -84,7 +85,9 @@ def main() -> int:
     for syntax in syntaxes:  # compile stylesheets and rule packs once, as a worker does at start
         generate.generate_xml(request_with_lines(1, syntax), args.spec)
 
-    print(f"spec={args.spec}; median ms per stage; 'pre/val' = (model+calc+canonical+transform) / validation")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"spec={args.spec}; median ms per stage; 'pre/val' = (model+calc+canonical+transform) / validation; "
+          f"load average {load} on {os.cpu_count()} cores (other work inflates every figure)")
     print(f"{'syntax':6} {'lines':>5} " + " ".join(f"{s:>11}" for s in STAGES)
           + f" {'pre/val':>8} {'end-to-end':>11}")
     ok = True
