@@ -13,7 +13,7 @@ from pipeline.storage import StorageUnavailable, open_store
 from pipeline.storage.postgres import PostgresStore
 from pipeline.storage.ratelimit import MemoryLimiter
 from pipeline.storage.sqlite import SqliteStore
-from test_platform_helpers import free_port, pg_url
+from test_platform_helpers import PG_BASE, free_port, pg_url
 
 
 def _v1_only(cls):
@@ -110,3 +110,24 @@ def test_readyz_reports_rule_packs_and_storage(tmp_path, monkeypatch):
         assert "rule packs" in r.json["message"] and "Retry-After" in r.headers
     finally:
         get_settings.cache_clear()
+
+
+def test_postgres_reconnects_after_its_connection_is_killed():
+    import psycopg
+
+    store = PostgresStore(pg_url("h4_kill_" + uuid.uuid4().hex[:8]))
+    try:
+        store.create_key("killkillkill", "k", "test", "h", 3, None)
+        backend_pid = store._read("SELECT pg_backend_pid()")[0][0]
+        with psycopg.connect(PG_BASE, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (backend_pid,))
+        outcomes = []
+        for _ in range(2):
+            try:
+                outcomes.append(store.get_key("killkillkill").balance)
+            except StorageUnavailable:
+                outcomes.append("unavailable")  # the request that saw the dead connection gets a 503
+        assert outcomes[-1] == 3 and set(outcomes) <= {3, "unavailable"}
+        assert store.reserve("killkillkill", 1, "r", "/v1/invoice/x", 60) is not None
+    finally:
+        store.drop_schema()

@@ -67,7 +67,7 @@ class PostgresStore(SqlStore):
             with conn.transaction():
                 with conn.cursor() as cur:
                     yield cur
-        except psycopg.OperationalError as exc:
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             raise StorageUnavailable(f"PostgreSQL: {type(exc).__name__}") from exc
 
     def _not_durable(self, cur):
@@ -76,7 +76,7 @@ class PostgresStore(SqlStore):
     def _read(self, sql, params=()):
         try:
             return self.connection().execute(self._sql(sql), params).fetchall()
-        except psycopg.OperationalError as exc:
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             raise StorageUnavailable(f"PostgreSQL: {type(exc).__name__}") from exc
 
     def _ensure_schema(self) -> None:

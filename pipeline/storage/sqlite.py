@@ -58,15 +58,14 @@ class SqliteStore(SqlStore):
         cur = conn.cursor()
         try:
             cur.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StorageUnavailable(f"SQLite database {self.path.name}: {exc}") from exc
-        try:
-            yield cur
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
+            try:
+                yield cur
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
             conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:  # locked past the timeout, disk full, file gone...
+            raise StorageUnavailable(f"SQLite database {self.path.name}: {exc}") from exc
         finally:
             cur.close()
 
