@@ -439,6 +439,14 @@ def test_rule_map_points_failed_rules_at_fields():
     assert terms.field_for_rule("BR-45") == ("invoice.vatBreakdowns[].vatCategoryTaxableAmount", "BT-116")
     assert terms.field_for_rule("BR-DE-14") == ("invoice.vatBreakdowns[].vatCategoryRate", "BT-119")
     assert terms.field_for_rule("BR-CL-14")[1] == "BT-40"
+    # the term a rule is about: the subject with its conditions removed, or the object of "shall have/contain"
+    assert terms.field_for_rule("BR-S-08") == ("invoice.vatBreakdowns[].vatCategoryTaxableAmount", "BT-116")
+    assert terms.field_for_rule("BR-S-09") == ("invoice.vatBreakdowns[].vatCategoryTaxAmount", "BT-117")
+    assert terms.field_for_rule("BR-S-05") == ("invoice.invoiceLines[].lineVatInformation.vatRate", "BT-152")
+    assert terms.field_for_rule("BR-O-05") == ("invoice.invoiceLines[].lineVatInformation.vatRate", "BT-152")
+    assert terms.field_for_rule("BR-53") == ("invoice.documentTotals.taxTotalAmountInAccountingCurrency", "BT-111")
+    assert terms.field_for_rule("BR-AE-04") == ("invoice.seller.vatIdentifier", "BT-31")
+    assert terms.field_for_rule("BR-E-10") == ("invoice.vatBreakdowns[].exemptionReasonCode", "BT-121")
     assert terms.field_for_rule("CII-SR-001") == (None, None)
     # every business term an official rule names is a field of the table, except the two the JSON model
     # (spec section 2) cannot carry: BT-8 (VAT point date code) and BT-18-1 (invoiced object scheme)
