@@ -87,15 +87,7 @@ def xml_text(data: bytes) -> str:
     return data.decode(m.group(1).decode("ascii") if m else "utf-8")
 
 
-def parse(data: bytes | str, line_numbers: bool = False) -> PyXdmNode:
-    """Parse XML into a Saxon tree (with line/column numbers on nodes if asked).
-    Callers must have checked the bytes for DTDs/entities first (pipeline.xmlinput)."""
-    text = xml_text(data) if isinstance(data, bytes) else data
-    if not line_numbers:
-        return processor().parse_xml(xml_text=text)
-    st = _get()
-    builder = st.get("lined_builder")
-    if builder is None:
-        builder = st["lined_builder"] = st["proc"].new_document_builder()
-        builder.set_line_numbering(True)
-    return builder.parse_xml(xml_text=text)
+def parse(data: bytes | str) -> PyXdmNode:
+    """Parse XML into a Saxon tree. Callers must have checked the bytes for DTDs/entities first
+    (pipeline.xmlinput)."""
+    return processor().parse_xml(xml_text=xml_text(data) if isinstance(data, bytes) else data)
