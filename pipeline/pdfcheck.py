@@ -30,9 +30,9 @@ from lxml import etree
 from pikepdf import Name, pdfa
 
 from pipeline.errors import ApiError, ErrorDetail, bad_request, pdf_validation_failed
-from pipeline.facturx import (CII_NS, ZUGFERD1_NS, Profile, load_xml, profile_for_guideline,
-                              validate_profile_xml, validate_zugferd1_xml)
-from pipeline.xmlinput import XmlInputError
+from pipeline.facturx import (CII_NS, ZUGFERD1_NS, Profile, profile_for_guideline, validate_profile_xml,
+                              validate_zugferd1_xml)
+from pipeline.xmlinput import XmlInputError, load as load_xml
 from pipeline.report import ERROR, WARNING, Issue, Location
 
 MAX_XML_BYTES = 10 * 1024 * 1024         # the embedded invoice
