@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from lxml import etree
 from pydantic import BaseModel
 
 from pipeline import terms
 from pipeline.errors import ApiError
 from pipeline.model import InvoiceRequest, parse_request
 from pipeline.canonical import _unwrap, normalize  # _unwrap: the type walk the schema generator uses
+from pipeline.canonical import schema as canonical_schema
 from pipeline.terms import ARRAY_ITEMS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -520,7 +522,9 @@ def test_any_value_anywhere_is_a_400_or_a_document(slot, value, spec, mode):
     for i, text in enumerate(numbers):
         raw = raw.replace(f'"@{i}@"', text, 1)
     try:
-        normalize(raw.encode(), spec)
+        _, xml = normalize(raw.encode(), spec)
     except ApiError as exc:
         assert exc.http_status == 400 and exc.errors
         json.dumps(exc.to_dict("r"))          # renderable
+    else:                                     # and every document written is schema-valid
+        assert canonical_schema().validate(etree.fromstring(xml)), canonical_schema().error_log
