@@ -239,3 +239,18 @@ def test_xrechnung_spec_id_fixture_with_the_xrechnung_profile(client):
     resp = post(client, body)
     assert resp.status_code == 200, resp.text
     assert pdfcheck.inspect(resp.content).file_name == "xrechnung.xml"
+
+
+def test_link_annotations_get_the_print_flag():
+    """WeasyPrint writes link annotations without /F; PDF/A needs the Print flag (ISO 19005-3 6.3.2)."""
+    from pipeline import render
+    pages = render.html_to_pdf(b'<html><body><p><a href="https://example.org/pay">pay online</a></p></body></html>')
+    with pikepdf.open(io.BytesIO(pages)) as doc:
+        assert [a for p in doc.pages for a in p.get("/Annots", [])], "WeasyPrint wrote no link annotation"
+    xml = (REPO.parent / "shared" / "corpus" / "en16931-cen" / "cii" / "examples" / "CII_example1.xml").read_bytes()
+    p = facturx.PROFILES["EN16931"]
+    data = fxpdf.embed_facturx(pages, xml, p, "Invoice 1", "Seller")
+    with pikepdf.open(io.BytesIO(data)) as doc:
+        annots = [a for page in doc.pages for a in page.get("/Annots", [])]
+        assert annots and all(int(a.F) & 4 for a in annots)
+    pdfcheck.gate_generated(data, xml, p)  # passes: no PDF/A violation left
