@@ -247,7 +247,7 @@
         <h2><xsl:value-of select="f:l('notes')"/></h2>
         <xsl:for-each select="invoiceNote">
           <p class="note">
-            <xsl:if test="../invoiceNoteSubjectCode"><span class="code"><xsl:value-of select="../invoiceNoteSubjectCode"/></span> </xsl:if>
+            <xsl:if test="../invoiceNoteSubjectCode"><span class="code"><xsl:value-of select="../invoiceNoteSubjectCode"/></span><xsl:text> </xsl:text></xsl:if>
             <xsl:value-of select="."/>
           </p>
         </xsl:for-each>
@@ -498,8 +498,6 @@
           <xsl:sequence select="f:fact('accountName', accountName)"/>
           <xsl:sequence select="f:fact('bic', serviceProviderIdentifier)"/>
         </xsl:for-each>
-        <xsl:sequence select="f:fact('remittance', remittanceInformation)"/>
-        <xsl:sequence select="f:fact('terms', $inv/paymentTerms)"/>
         <xsl:sequence select="f:fact('card', paymentCardInformation/primaryAccountNumber)"/>
         <xsl:sequence select="f:fact('cardHolder', paymentCardInformation/cardHolderName)"/>
         <xsl:for-each select="directDebit">
@@ -509,6 +507,11 @@
             <div class="fact"><dt><xsl:value-of select="f:l('debtorAccount')"/></dt><dd class="mono"><xsl:value-of select="f:account(.)"/></dd></div>
           </xsl:for-each>
         </xsl:for-each>
+      </dl>
+      <!-- free texts get the full width -->
+      <dl class="wide">
+        <xsl:sequence select="f:fact('remittance', remittanceInformation)"/>
+        <xsl:sequence select="f:fact('terms', $inv/paymentTerms)"/>
       </dl>
     </section>
   </xsl:template>
