@@ -16,12 +16,12 @@ import pytest
 from conftest import CORPUS
 from pipeline.cli.golden import FIXTURES
 from pipeline.errors import ApiError
+from pipeline.transform import EN16931_ID, XRECHNUNG_ID
 from pipeline.generate import dump_request, generate_xml, load_request, normalize, with_config
 from roundtrip.convert import convert
 from roundtrip.reader import NOT_WRITTEN, canonical_terms, diff_lines, flatten, read_terms
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.json"))
-SPEC_BY_ID = {"urn:cen.eu:en16931:2017": "en16931"}
 
 
 def _spec(request: dict) -> str:
@@ -75,8 +75,7 @@ def _corpus() -> list[tuple[str, Path, str]]:
 
 
 CORPUS_CASES = _corpus()
-SPEC_IDS = {"xrechnung": "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0",
-            "en16931": "urn:cen.eu:en16931:2017"}
+SPEC_IDS = {"xrechnung": XRECHNUNG_ID, "en16931": EN16931_ID}
 BT24 = "processControl.specificationIdentifier"
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 
+from pipeline.transform import EN16931_ID, XRECHNUNG_ID
+
 from .reader import Reading, computed_only, read_terms
 
 
@@ -25,8 +27,8 @@ def _drop(terms: dict, dotted: str) -> None:
 
 # BT-24 values an endpoint accepts in a request (it writes its own otherwise).
 _SPEC_ID_OK = {
-    "xrechnung": lambda v: v.startswith("urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0"),
-    "en16931": lambda v: v == "urn:cen.eu:en16931:2017",
+    "xrechnung": lambda v: v.startswith(XRECHNUNG_ID),
+    "en16931": lambda v: v == EN16931_ID,
 }
 
 
