@@ -17,11 +17,15 @@ MANUAL keeps every amount as sent and fills only BT-110 as the sum of the sent B
 """
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 from pipeline.errors import invalid_input
-from pipeline.model import DocumentLevelAllowance, DocumentTotals, InvoiceLine, InvoiceRequest, VatBreakdown, detail
+from pipeline.model import (MAX_ERRORS, MAX_INTEGER_DIGITS, DocumentLevelAllowance, DocumentTotals, InvoiceLine,
+                            InvoiceRequest, VatBreakdown, detail)
 
+# Sums and products stay exact: the model bounds inputs to 15 integer and 10 fraction digits, so 100 digits
+# hold any product, quotient to cents and sum over the lines (the default 28 would round or fail to quantize).
+EXACT = Context(prec=100)
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
 HUNDRED = Decimal(100)
@@ -123,8 +127,9 @@ def calculate_breakdowns(lines: list[InvoiceLine], allowances: list, charges: li
         if key in seen or key[0] is None:
             continue
         base = money(amount)
-        out.append(VatBreakdown(vatCategoryCode=key[0], vatCategoryRate=key[1] if key[1] is not None else Decimal(0),
-                                vatCategoryTaxableAmount=base, vatCategoryTaxAmount=tax_amount(key[0], key[1], base)))
+        out.append(VatBreakdown.model_construct(   # computed values: range-checked by _out_of_range
+            vatCategoryCode=key[0], vatCategoryRate=key[1] if key[1] is not None else Decimal(0),
+            vatCategoryTaxableAmount=base, vatCategoryTaxAmount=tax_amount(key[0], key[1], base)))
     return out
 
 
@@ -151,7 +156,7 @@ def calculate_auto(req: InvoiceRequest) -> InvoiceRequest:
     tax_total = _sum(b.vatCategoryTaxAmount for b in breakdowns)
     tax_inclusive = tax_exclusive + tax_total
     payable = money(tax_inclusive - (sent.prepaidAmount or ZERO) + (sent.payableRoundingAmount or ZERO))
-    totals = DocumentTotals(
+    totals = DocumentTotals.model_construct(
         lineExtensionAmount=line_total, allowanceTotalAmount=allowance_total, chargeTotalAmount=charge_total,
         taxExclusiveAmount=tax_exclusive, taxInclusiveAmount=tax_inclusive,
         prepaidAmount=sent.prepaidAmount, payableRoundingAmount=sent.payableRoundingAmount,
@@ -161,7 +166,36 @@ def calculate_auto(req: InvoiceRequest) -> InvoiceRequest:
     invoice = inv.model_copy(update={
         "invoiceLines": lines, "documentLevelAllowances": allowances or None,
         "documentLevelCharges": charges or None, "vatBreakdowns": breakdowns, "documentTotals": totals})
+    errors = _out_of_range(invoice)
+    if errors:
+        raise invalid_input("Computed amounts exceed the supported range.", errors)
     return req.model_copy(update={"invoice": invoice})
+
+
+def _out_of_range(inv) -> list:
+    """Computed amounts beyond the bound the model puts on sent ones (15 integer digits): a 400, not a 500."""
+    found = []
+
+    def check(value, field):
+        if value is not None and value != 0 and value.adjusted() >= MAX_INTEGER_DIGITS:
+            found.append(detail("OUT_OF_RANGE", field, f"the computed amount has more than {MAX_INTEGER_DIGITS} "
+                                "integer digits (check quantities, prices and percentages)", value))
+
+    for i, line in enumerate(inv.invoiceLines):
+        check(line.netAmount, _line_path(i, "netAmount"))
+        for kind in ("invoiceLineAllowances", "invoiceLineCharges"):
+            for j, item in enumerate(getattr(line, kind) or []):
+                check(item.amount, _line_path(i, f"{kind}[{j}].amount"))
+    for kind in ("documentLevelAllowances", "documentLevelCharges"):
+        for j, item in enumerate(getattr(inv, kind) or []):
+            check(item.amount, f"invoice.{kind}[{j}].amount")
+    for j, b in enumerate(inv.vatBreakdowns):
+        check(b.vatCategoryTaxableAmount, f"invoice.vatBreakdowns[{j}].vatCategoryTaxableAmount")
+        check(b.vatCategoryTaxAmount, f"invoice.vatBreakdowns[{j}].vatCategoryTaxAmount")
+    for name in ("lineExtensionAmount", "allowanceTotalAmount", "chargeTotalAmount", "taxExclusiveAmount",
+                 "taxTotalAmount", "taxInclusiveAmount", "payableAmount"):
+        check(getattr(inv.documentTotals, name), f"invoice.documentTotals.{name}")
+    return found[:MAX_ERRORS]
 
 
 def calculate_manual(req: InvoiceRequest) -> InvoiceRequest:
@@ -176,6 +210,7 @@ def calculate_manual(req: InvoiceRequest) -> InvoiceRequest:
 
 def calculate(req: InvoiceRequest) -> InvoiceRequest:
     """The request with its derived amounts, per `config.calculationMode` (a new model; the input is unchanged)."""
-    if req.config.calculationMode == "MANUAL":
-        return calculate_manual(req)
-    return calculate_auto(req)
+    with localcontext(EXACT):
+        if req.config.calculationMode == "MANUAL":
+            return calculate_manual(req)
+        return calculate_auto(req)

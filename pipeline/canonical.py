@@ -21,7 +21,7 @@ from lxml import etree
 from lxml.etree import SubElement
 from pydantic import BaseModel
 
-from pipeline.calc import CENT, NO_RATE_CATEGORIES, calculate
+from pipeline.calc import CENT, EXACT, NO_RATE_CATEGORIES, calculate
 from pipeline.model import AdditionalSupportingDocument, Invoice, InvoiceRequest, PriceDetails, parse_request
 from pipeline.settings import XSLT_DIR
 from pipeline.terms import ARRAY_ITEMS, CANONICAL_NS, term_for
@@ -72,9 +72,10 @@ def is_amount(name: str) -> bool:
 def format_number(name: str, value: Decimal) -> str:
     """Plain decimal without exponent; amounts with two fraction digits unless sent with more (MANUAL: the
     official rules judge them, so they are not rounded here)."""
-    value = value + 0  # -0 -> 0
+    if value.is_zero():
+        value = value.copy_abs()   # -0 -> 0
     if is_amount(name) and value.as_tuple().exponent >= -2:
-        value = value.quantize(CENT)
+        value = value.quantize(CENT, context=EXACT)   # only appends zeros; exact for any length
     return format(value, "f")
 
 

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pipeline.calc import calculate, money
+from decimal import ROUND_HALF_UP, localcontext
+
+from pipeline.calc import EXACT, calculate, money
 from pipeline.canonical import to_canonical, with_derived
 from pipeline.errors import ApiError
 from pipeline.model import validate_request
@@ -152,6 +154,23 @@ def test_auto_needs_price_or_net_amount():
     # a sent net amount is enough
     data["invoice"]["invoiceLines"][1]["netAmount"] = D("5.00")
     assert calc(data).invoice.documentTotals.lineExtensionAmount == D("15.00")
+
+
+def test_computed_amounts_are_exact_and_bounded():
+    # 14 + 0 digits x 10 fraction digits: exact (the default decimal precision of 28 digits would round)
+    q, p = D("12345678.9012345678"), D("1234567.1234567891")
+    inv = calc(base_request([line(1, q, p, rate=7)])).invoice
+    with localcontext(EXACT):
+        assert inv.invoiceLines[0].netAmount == (q * p).quantize(D("0.01"), rounding=ROUND_HALF_UP)
+    # beyond 15 integer digits a computed amount is a 400 that names the line, never a crash
+    big = D("99999999999999")
+    with pytest.raises(ApiError) as info:
+        calc(base_request([line(1, 1, 1), line(2, big, big), line(3, 1, big, priceDetails={
+            "netPrice": big, "priceBasisQuantity": D("0.0000000001")})]))
+    fields = [e.field for e in info.value.errors]
+    assert info.value.http_status == 400 and {e.code for e in info.value.errors} == {"OUT_OF_RANGE"}
+    assert fields[:2] == ["invoice.invoiceLines[1].netAmount", "invoice.invoiceLines[2].netAmount"]
+    assert "invoice.documentTotals.payableAmount" in fields
 
 
 def test_manual_keeps_amounts_and_fills_only_bt110():
@@ -337,3 +356,25 @@ def test_trap_per_breakdown_rounding_br_co_14(spec, syntax):
 def test_random_auto_invoices_pass_the_official_rules(syntax, data):
     """Whatever lines, prices, allowances and charges: AUTO amounts satisfy the official EN 16931 rules."""
     assert official_errors(data, "en16931", syntax) == []
+
+
+_edge_numbers = st.decimals(min_value=D("-999999999999999.9999999999"), max_value=D("999999999999999.9999999999"),
+                            places=10) | st.sampled_from([D(0), D("-0"), D("0E-10"), D("1E-10"), D("1E+14")])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_edge_numbers, _edge_numbers, _edge_numbers, _edge_numbers), min_size=1, max_size=4),
+       _edge_numbers)
+def test_any_numbers_within_the_model_bounds_give_a_document_or_a_400(values, allowance):
+    from pipeline.canonical import normalize
+    from pipeline.generate import dump_request
+
+    lines = [line(i + 1, q, p, priceDetails={"netPrice": p, "priceBasisQuantity": abs(b) or D(1)},
+                  invoiceLineAllowances=[{"percentage": pct, "reason": "r"}])
+             for i, (q, p, b, pct) in enumerate(values)]
+    data = base_request(lines, documentLevelAllowances=[{"amount": allowance, "vatCategoryCode": "S",
+                                                         "vatRate": D(19), "reason": "x"}])
+    try:
+        normalize(dump_request(data), "en16931")
+    except ApiError as exc:
+        assert exc.http_status == 400 and exc.errors
