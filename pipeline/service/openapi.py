@@ -95,7 +95,7 @@ _REQUEST_ID_PARAM = {"name": "X-Request-Id", "in": "header", "required": False,
                      "schema": {"type": "string"}}
 
 
-def _generation(path: str, spec: str, media: str, summary: str, have_invoice: bool, cost: int) -> dict:
+def _generation(spec: str, media: str, summary: str, have_invoice: bool, cost: int) -> dict:
     body = {"$ref": REF.format(model="InvoiceRequest")} if have_invoice else {"type": "object"}
     ok = {"type": "string"} if media == "application/xml" else {"type": "string", "contentMediaType": media}
     statuses = [400, 401, 402, 406, 413, 415, 422, 429, 500, 503]
@@ -172,7 +172,7 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict
     paths: dict[str, dict] = {}
     for path, (spec, media, summary) in GENERATION.items():
         if path in mounted_paths:
-            paths[path] = _generation(path, spec, media, summary, have_invoice, config.cost("POST", path))
+            paths[path] = _generation(spec, media, summary, have_invoice, config.cost("POST", path))
     for path, summary in VALIDATION.items():
         if path in mounted_paths:
             paths[path] = _validation(path, summary, config.cost("POST", path))
