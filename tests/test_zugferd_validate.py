@@ -238,3 +238,17 @@ def test_object_count_is_capped(client, own_pdf, monkeypatch):
     monkeypatch.setattr(pdfcheck, "MAX_OBJECTS", 10)
     report = upload(client, own_pdf).json
     assert report["valid"] is False and "PDF_TOO_COMPLEX" in errors(report)
+
+
+def test_false_alarms_are_dropped_only_when_the_extension_schema_is_declared(client, own_pdf):
+    """Without the pdfaExtension declaration the fx properties really are not permitted: pikepdf's finding stays."""
+    def undeclare(doc):
+        from lxml import etree
+        root = etree.fromstring(doc.Root.Metadata.read_bytes())
+        for el in root.xpath("//*[namespace-uri() = 'http://www.aiim.org/pdfa/ns/extension/']"):
+            el.getparent().remove(el)
+        doc.Root.Metadata.write(etree.tostring(root))
+    report = upload(client, rewrite(own_pdf, undeclare)).json
+    codes = errors(report)
+    assert "XMP_EXTENSION_SCHEMA_MISSING" in codes
+    assert "PDFA:ISO_19005_3:6.6.2.3.1-1" in codes
