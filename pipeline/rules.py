@@ -171,6 +171,7 @@ def install(source_dir: str | Path | None = None, *, registry: Path | None = Non
             installed.append(_commit(entry, staging, home, source=str(source_dir or "download")))
     _loaded.clear()
     _listed.clear()
+    _latest.clear()
     return installed
 
 
@@ -332,9 +333,20 @@ def get_pack(spec: str, version: str, *, registry: Path | None = None, rules_hom
     return pack
 
 
+_latest: dict[tuple, Pack] = {}
+
+
 def latest_active(spec: str, syntax: str | None = None, *, registry: Path | None = None,
                   rules_home: Path | None = None) -> Pack:
     """The highest installed active version of `spec` (covering `syntax` when given), verified."""
+    key = (spec, syntax, str(registry or REGISTRY_PATH), str(rules_home or get_settings().rules_home))
+    pack = _latest.get(key)
+    if pack is None:
+        pack = _latest[key] = _find_latest_active(spec, syntax, registry, rules_home)
+    return pack
+
+
+def _find_latest_active(spec: str, syntax: str | None, registry: Path | None, rules_home: Path | None) -> Pack:
     candidates = [
         p for p in list_installed(registry=registry, rules_home=rules_home)
         if p.spec == spec and p.status == ACTIVE and (syntax is None or syntax in p.syntaxes)

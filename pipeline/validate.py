@@ -53,20 +53,21 @@ _generated: dict = {"pid": None}
 _generated_lock = threading.Lock()
 
 
-def _compile_text(key, build) -> object:
-    """A stylesheet we generate (SVRL reader, scenario chooser), compiled once per process."""
+def _compile_text(key, build, keep=None) -> object:
+    """A stylesheet we generate (SVRL reader, scenario chooser), compiled once per process. `keep` = the
+    object an id() in the key stands for: held with the executable, so the id cannot be reused."""
     if _generated["pid"] != os.getpid():
         _generated.clear()
         _generated["pid"] = os.getpid()
-    exe = _generated.get(key)
-    if exe is None:
+    hit = _generated.get(key)
+    if hit is None:
         with _generated_lock:
-            exe = _generated.get(key)
-            if exe is None:
+            hit = _generated.get(key)
+            if hit is None:
                 exe = saxon.xslt30().compile_stylesheet(stylesheet_text=build())
                 exe.set_result_as_raw_value(True)  # return the items, not a tree built from them
-                _generated[key] = exe
-    return exe
+                hit = _generated[key] = (exe, keep)
+    return hit[0]
 
 
 # ---------------------------------------------------------------- scenarios (KoSIT validator configuration)
@@ -117,7 +118,7 @@ def _chooser_xslt(scenarios: tuple[Scenario, ...]) -> str:
 def select_scenario(scenarios: tuple[Scenario, ...], sdoc) -> Scenario | None:
     """The first scenario whose match expression is true for the (Saxon) document, as the KoSIT validator
     picks it; the match expressions are compiled once per process into one chooser stylesheet."""
-    chooser = _compile_text(("chooser", scenarios), lambda: _chooser_xslt(scenarios))
+    chooser = _compile_text(("chooser", id(scenarios)), lambda: _chooser_xslt(scenarios), keep=scenarios)
     index = int(chooser.transform_to_string(xdm_node=sdoc).strip())
     return scenarios[index] if index >= 0 else None
 
@@ -282,7 +283,7 @@ def warm_up(specs=rules.SPECS) -> int:
                 sheets.update(entry.stylesheets)
             if pack.scenarios is not None:
                 scenarios = load_scenarios(pack.scenarios)
-                _compile_text(("chooser", scenarios), lambda: _chooser_xslt(scenarios))
+                _compile_text(("chooser", id(scenarios)), lambda: _chooser_xslt(scenarios), keep=scenarios)
     for sheet in sorted(sheets):
         saxon.compile_stylesheet(sheet)
     _compile_text("svrl-reader", lambda: _SVRL_READER)

@@ -50,8 +50,8 @@ _STEP = re.compile(r"""^(?:Q\{(?P<ns>[^}]*)\}(?P<qlocal>[^\[]+)
                         |\*:(?P<slocal>[^\[]+)(?:\[namespace-uri\(\)=['"](?P<sns>[^'"]*)['"]\])?
                         |(?:[^:\[]+:)?(?P<local>[^\[:]+))
                        (?:\[(?P<index>\d+)\])?$""", re.X)
-_START_TAG = re.compile(r"<(?![/!?])")
-_NOT_MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>", re.S)
+# Comments, CDATA sections, PIs (skipped whole) or the '<' of a start tag.
+_MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<(?![/!?])", re.S)
 
 
 def _split_path(xpath: str) -> list[str]:
@@ -81,7 +81,7 @@ class ParsedXml:
     text: str  # the document as decoded characters (what Saxon parses)
     syntax: str | None  # "CII" | "UBL-Invoice" | "UBL-CreditNote" | None (unknown root)
     root_name: str  # Clark name of the root element
-    _index: tuple | None = None  # start-tag offsets, newline offsets, element -> document order
+    _scan: tuple | None = None  # lazy index for locate(): start tags, elements in document order, newlines
 
     @property
     def report_syntax(self) -> str | None:
@@ -129,17 +129,24 @@ class ParsedXml:
 
     def _start_of(self, element) -> tuple[int | None, int | None]:
         """lxml keeps (end-of-start-tag) lines, not columns. The n-th element in document order is the n-th
-        start tag in the text (comments, CDATA and PIs masked), so index both once, when first needed."""
-        if self._index is None:
-            masked = _NOT_MARKUP.sub(lambda m: " " * len(m.group()), self.text)
-            starts = [m.start() for m in _START_TAG.finditer(masked)]
+        start tag in the text (skipping comments, CDATA and PIs); both are scanned lazily, only as far as the
+        findings need, and remembered for the next finding."""
+        if self._scan is None:
             newlines = [m.start() for m in re.finditer("\n", self.text)]
-            order = {el: i for i, el in enumerate(self.tree.getroot().iter(etree.Element))}
-            self._index = (starts, newlines, order)
-        starts, newlines, order = self._index
-        i = order.get(element)
-        if i is None or i >= len(starts):
-            return element.sourceline, None
+            self._scan = ([], _MARKUP.finditer(self.text), {}, self.tree.getroot().iter(etree.Element), newlines)
+        starts, tokens, order, elements, newlines = self._scan
+        while element not in order:
+            el = next(elements, None)
+            if el is None:
+                return element.sourceline, None
+            order[el] = len(order)
+        i = order[element]
+        while len(starts) <= i:
+            m = next(tokens, None)
+            if m is None:
+                return element.sourceline, None
+            if m.group() == "<":
+                starts.append(m.start())
         offset = starts[i]
         line = bisect.bisect_left(newlines, offset)  # newlines before the tag
         return line + 1, offset - (newlines[line - 1] if line else -1)
