@@ -17,6 +17,16 @@ from pipeline.service.platform import ConfigError, parse_rate
 from pipeline.storage import StorageUnavailable, open_store
 
 
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+_non_negative.__name__ = "non-negative integer"  # argparse names the type in its error message
+
+
 def _per_minute(text: str) -> int:
     limit, window = parse_rate(text if "/" in text else f"{text}/min")
     if window != 60:
@@ -110,7 +120,7 @@ def register(subparsers) -> None:
     c = sub.add_parser("create", help="create a key and print it once")
     c.add_argument("--name", required=True)
     c.add_argument("--env", choices=apikeys.ENVIRONMENTS, required=True)
-    c.add_argument("--credits", type=int, default=0)
+    c.add_argument("--credits", type=_non_negative, default=0)
     c.add_argument("--rate-limit", help="requests per minute for this key, e.g. 60/min (default: service default)")
     c.set_defaults(func=_run(_create))
 
