@@ -161,3 +161,16 @@ def test_revoked_key_cannot_reserve_and_topups_are_ledger_rows(store):
     assert [(e.kind, e.amount) for e in store.usage("topup0000001")] == [("credit", 1), ("credit", 4)]
     assert store.revoke_key("topup0000001") and not store.revoke_key("topup0000001")
     assert store.reserve("topup0000001", 1, "r", GEN, 60) is None
+
+
+def test_the_service_gives_back_expired_reservations_by_itself(store):
+    """A reservation left by a dead worker is swept by the next paying request once its TTL has passed."""
+    p = Platform(store, config=PlatformConfig(rate_limit=1000, reservation_ttl=0.2))
+    key_id, token = p.key(credits=1)
+    assert store.reserve(key_id, 1, "from-a-dead-worker", GEN, 0.2) is not None
+    assert store.get_key(key_id).balance == 0
+    time.sleep(0.3)
+    r = p.post(token)
+    assert r.status_code == 200
+    assert store.get_key(key_id).balance == 0 and store.pending(key_id) == 0
+    assert [e.request_id for e in store.usage(key_id) if e.kind == "charge"] == [r.headers["X-Request-Id"]]
