@@ -155,8 +155,11 @@ def main() -> int:
         print(f"\nmemory per worker (VmRSS, MiB) up to {args.total} requests (validate + generate, alternating blocks)")
         print(f"  {'requests':>9}  " + "  ".join(f"worker {p:>7}" for p in workers))
 
+        readings = []
+
         def memline():
-            print(f"  {sent:>9}  " + "  ".join(f"{rss_kib(p) / 1024:>14.1f}" for p in workers))
+            readings.append([rss_kib(p) / 1024 for p in workers])
+            print(f"  {sent:>9}  " + "  ".join(f"{mib:>14.1f}" for mib in readings[-1]))
 
         memline()
         checkpoints = sorted({min(args.total, c) for c in (2500, 5000, 7500, args.total)})
@@ -168,6 +171,9 @@ def main() -> int:
             before, sent, i = sent, sent + len(lat), i + 1
             if any(before < c <= sent for c in checkpoints):
                 memline()
+        if len(readings) > 1:
+            print("  change first -> last reading: "
+                  + ", ".join(f"{b - a:+.1f} MiB" for a, b in zip(readings[0], readings[-1])))
         if sent < args.total:
             print(f"  stopped at {sent} requests: time bound of {args.seconds:.0f} s reached")
         if workers_of(server.pid) != workers:
