@@ -70,7 +70,7 @@ def _weasyprint() -> dict:
     return _weasy
 
 
-def html_to_pdf(html: bytes, title: str | None = None) -> bytes:
+def html_to_pdf(html: bytes) -> bytes:
     """HTML -> PDF/A-3b bytes (fonts embedded as subsets, sRGB OutputIntent by WeasyPrint)."""
     from weasyprint import HTML
 
