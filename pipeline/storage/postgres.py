@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import threading
+import time
+import uuid
 from contextlib import contextmanager
 
 import psycopg
@@ -30,6 +32,26 @@ _V1 = [
 ]
 # v2: settling and sweeping look reservations up by key as well.
 _V2 = ["CREATE INDEX reservations_by_key ON reservations (key_id)"]
+
+
+# The hot path (reserve, commit, release) as single statements, sent with psycopg's pipeline mode: one round
+# trip each instead of one per statement. Same semantics as the portable versions in SqlStore.
+_RESERVE = (
+    "WITH debit AS (UPDATE api_keys SET balance = balance - %(n)s "
+    "WHERE key_id = %(key)s AND revoked_at IS NULL AND balance >= %(n)s RETURNING key_id) "
+    "INSERT INTO reservations (id, key_id, amount, request_id, endpoint, expires_at) "
+    "SELECT %(id)s, key_id, %(n)s, %(request_id)s, %(endpoint)s, %(expires)s FROM debit"
+)
+_COMMIT = (
+    "WITH settled AS (DELETE FROM reservations WHERE id = %s RETURNING key_id, amount, request_id, endpoint) "
+    "INSERT INTO ledger (key_id, kind, amount, request_id, endpoint, created_at) "
+    "SELECT key_id, 'charge', amount, request_id, endpoint, now() FROM settled"
+)
+_RELEASE = (
+    "WITH released AS (DELETE FROM reservations WHERE id = %s RETURNING key_id, amount) "
+    "UPDATE api_keys SET balance = api_keys.balance + released.amount FROM released "
+    "WHERE api_keys.key_id = released.key_id"
+)
 
 
 class PostgresStore(SqlStore):
@@ -69,6 +91,30 @@ class PostgresStore(SqlStore):
                     yield cur
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             raise StorageUnavailable(f"PostgreSQL: {type(exc).__name__}") from exc
+
+    def _one_trip(self, sql: str, params, durable: bool) -> int:
+        """Run one statement in its own transaction in a single round trip; returns its row count."""
+        conn = self.connection()
+        try:
+            with conn.pipeline(), conn.transaction():
+                if not durable:
+                    conn.execute("SET LOCAL synchronous_commit TO OFF")  # see SqlStore.reserve / release
+                cur = conn.execute(sql, params)
+            return cur.rowcount
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            raise StorageUnavailable(f"PostgreSQL: {type(exc).__name__}") from exc
+
+    def reserve(self, key_id, amount, request_id, endpoint, ttl_seconds):
+        reservation_id = uuid.uuid4().hex
+        n = self._one_trip(_RESERVE, {"n": int(amount), "key": key_id, "id": reservation_id, "request_id": request_id,
+                                      "endpoint": endpoint, "expires": time.time() + ttl_seconds}, durable=False)
+        return reservation_id if n == 1 else None
+
+    def commit(self, reservation_id):
+        return self._one_trip(_COMMIT, (reservation_id,), durable=True) == 1
+
+    def release(self, reservation_id):
+        return self._one_trip(_RELEASE, (reservation_id,), durable=False) == 1
 
     def _not_durable(self, cur):
         cur.execute("SET LOCAL synchronous_commit TO OFF")
