@@ -33,10 +33,6 @@ class SqlStore(Store):
     def _sql(self, sql: str) -> str:
         return sql
 
-    def _not_durable(self, cur) -> None:
-        """Inside a transaction whose loss in a database crash is harmless (see reserve/release): a backend may
-        skip waiting for the disk. Only the charge itself (commit) must be durable."""
-
     def _now(self):
         return datetime.now(timezone.utc)
 
@@ -113,10 +109,6 @@ class SqlStore(Store):
     def reserve(self, key_id, amount, request_id, endpoint, ttl_seconds):
         reservation_id = uuid.uuid4().hex
         with self._tx() as cur:
-            # If the database crashes before this reaches disk, the reservation is gone and the balance is as
-            # before; the request's commit then finds nothing and charges nothing. Never an overdraw or a
-            # double charge, and WAL order makes it durable as soon as any later charge is.
-            self._not_durable(cur)
             cur.execute(self._sql("UPDATE api_keys SET balance = balance - ? "
                                   "WHERE key_id = ? AND revoked_at IS NULL AND balance >= ?"),
                         (int(amount), key_id, int(amount)))
@@ -144,7 +136,6 @@ class SqlStore(Store):
 
     def release(self, reservation_id):
         with self._tx() as cur:
-            self._not_durable(cur)  # a lost release leaves the reservation to expire and be given back
             cur.execute(self._sql("DELETE FROM reservations WHERE id = ? RETURNING key_id, amount"), (reservation_id,))
             rows = cur.fetchall()
             self._give_back(cur, rows)
