@@ -3,6 +3,7 @@
 Statements are written with `?` placeholders; a backend with another paramstyle rewrites them once.
 The debit is a single conditional UPDATE (`balance = balance - n WHERE balance >= n`) inside a write
 transaction, so two requests can never both spend the last credit and a balance never goes below zero.
+PostgreSQL replaces the hot path (reserve, commit, release) with one-round-trip equivalents.
 """
 from __future__ import annotations
 
