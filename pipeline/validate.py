@@ -39,12 +39,16 @@ SCENARIOS_NS = "http://www.xoev.de/de/validator/framework/1/scenarios"
 # Findings beyond this many per stylesheet keep their xpath but are not resolved to line/column (cost bound).
 MAX_LOCATED = 1000
 
-# Reads the findings straight from the SVRL result tree in Saxon (no serialise/re-parse of the SVRL, which
-# the CEN XSLTs fill with fired-rule elements): 4 strings per finding - id, flag, location, text.
-_SVRL_READER = f"""<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
-    xmlns:svrl="{SVRL_NS}">
-  <xsl:template match="/">
-    <xsl:sequence select="for $a in (//svrl:failed-assert | //svrl:successful-report) return
+# Each official Schematron XSLT runs inside a small wrapper that imports it unchanged, lets it build its SVRL
+# as a temporary tree (xsl:apply-imports) and returns only the findings: 4 strings per failed assert or
+# successful report - id, flag, location, text. One transform per stylesheet, no SVRL document handed to
+# Python, no serialise/re-parse of the SVRL (which the CEN XSLTs fill with fired-rule elements).
+_RULES_WRAPPER = """<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:svrl="{svrl}">
+  <xsl:import href="{href}"/>
+  <xsl:template match="/" priority="1000">
+    <xsl:variable name="svrl"><xsl:apply-imports/></xsl:variable>
+    <xsl:sequence select="for $a in ($svrl//svrl:failed-assert | $svrl//svrl:successful-report) return
         (string($a/@id), string($a/@flag), string($a/@location), normalize-space(string($a/svrl:text)))"/>
   </xsl:template>
 </xsl:stylesheet>"""
@@ -54,7 +58,7 @@ _generated_lock = threading.Lock()
 
 
 def _compile_text(key, build, keep=None) -> object:
-    """A stylesheet we generate (SVRL reader, scenario chooser), compiled once per process. `keep` = the
+    """A stylesheet we generate (rules wrapper, scenario chooser), compiled once per process. `keep` = the
     object an id() in the key stands for: held with the executable, so the id cannot be reused."""
     if _generated["pid"] != os.getpid():
         _generated.clear()
@@ -153,21 +157,24 @@ def xsd_issues(tree: etree._ElementTree, xsd_path: Path) -> list[Issue]:
     ]
 
 
+def rules_executable(stylesheet: Path):
+    """The official stylesheet wrapped to return its findings (see _RULES_WRAPPER); compiled once per process."""
+    href = Path(stylesheet).resolve().as_uri()
+    return _compile_text(("rules", str(stylesheet)), lambda: _RULES_WRAPPER.format(svrl=SVRL_NS, href=href))
+
+
 def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | None = None,
                       doc: ParsedXml | None = None) -> list[Issue]:
-    """Run one compiled Schematron stylesheet (SVRL output) on the Saxon document and read its failed asserts
-    and successful reports; with `doc` (the same document parsed by xmlinput) findings get line/column."""
-    exe = saxon.compile_stylesheet(stylesheet)
+    """Run one official compiled Schematron stylesheet (SVRL output) on the Saxon document and read its failed
+    asserts and successful reports; with `doc` (the same document parsed by xmlinput) findings get line/column."""
+    exe = rules_executable(stylesheet)
     try:
-        svrl = exe.transform_to_value(xdm_node=sdoc)
+        found = exe.transform_to_value(xdm_node=sdoc)
     except Exception as exc:  # saxonche raises PySaxonApiError for XSLT dynamic errors
         message = " ".join(str(exc).split()) or type(exc).__name__
         return [Issue(ERROR, RULE_ENGINE_ERROR,
-                      f"The official rules ({stylesheet.name}) stopped with a dynamic error on this document: "
+                      f"The official rules ({Path(stylesheet).name}) stopped with a dynamic error on this document: "
                       f"{message}", None)]
-    if svrl is None or svrl.size == 0:
-        return []
-    found = _compile_text("svrl-reader", lambda: _SVRL_READER).transform_to_value(xdm_node=svrl.head)
     if found is None:
         return []
     values = [found.item_at(i).string_value for i in range(found.size)]
@@ -252,7 +259,7 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
                                        f"{pack.version}: its specification identifier (CII GuidelineSpecified"
                                        "DocumentContextParameter/ID, UBL CustomizationID) is not one of XRechnung "
                                        "3.0 (standard, extension, CVD) or EN 16931.",
-                                       Location(xpath="/*[1]", line=doc.tree.getroot().sourceline)))
+                                       doc.locate("/*[1]")))
             return Outcome(report)
         report.issues = run_checks(doc, scenario.xsd, scenario.stylesheets, scenario.custom_levels, sdoc=sdoc)
         return Outcome(report, scenario.name)
@@ -285,8 +292,7 @@ def warm_up(specs=rules.SPECS) -> int:
                 scenarios = load_scenarios(pack.scenarios)
                 _compile_text(("chooser", id(scenarios)), lambda: _chooser_xslt(scenarios), keep=scenarios)
     for sheet in sorted(sheets):
-        saxon.compile_stylesheet(sheet)
-    _compile_text("svrl-reader", lambda: _SVRL_READER)
+        rules_executable(sheet)
     return len(sheets)
 
 

@@ -7,6 +7,7 @@ carries a DOCTYPE (and with it any ENTITY declaration) is rejected outright, so 
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -54,25 +55,12 @@ _STEP = re.compile(r"""^(?:Q\{(?P<ns>[^}]*)\}(?P<qlocal>[^\[]+)
 _MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<(?![/!?])", re.S)
 
 
+_PATH_STEP = re.compile(r"""(?:Q\{[^}]*\}|\[(?:[^\]'"]|'[^']*'|"[^"]*")*\]|[^/\[{])+""")
+
+
 def _split_path(xpath: str) -> list[str]:
-    """Split a location path on '/' outside {...}, [...] and quotes (namespace URIs contain slashes)."""
-    steps, depth, quote, current = [], 0, None, []
-    for ch in xpath:
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        elif ch == "/" and depth == 0:
-            steps.append("".join(current))
-            current = []
-            continue
-        current.append(ch)
-    steps.append("".join(current))
-    return [st for st in steps if st]
+    """Split a location path into steps on '/' outside {...} and [...] (namespace URIs contain slashes)."""
+    return _PATH_STEP.findall(xpath)
 
 
 @dataclass
@@ -81,7 +69,8 @@ class ParsedXml:
     text: str  # the document as decoded characters (what Saxon parses)
     syntax: str | None  # "CII" | "UBL-Invoice" | "UBL-CreditNote" | None (unknown root)
     root_name: str  # Clark name of the root element
-    _scan: tuple | None = None  # lazy index for locate(): start tags, elements in document order, newlines
+    _line_starts: list[int] | None = None  # lazy, for locate()
+    _scan: tuple | None = None  # lazy, for locate() in minified XML: start tags and elements in document order
 
     @property
     def report_syntax(self) -> str | None:
@@ -128,28 +117,52 @@ class ParsedXml:
         return loc
 
     def _start_of(self, element) -> tuple[int | None, int | None]:
-        """lxml keeps (end-of-start-tag) lines, not columns. The n-th element in document order is the n-th
-        start tag in the text (skipping comments, CDATA and PIs); both are scanned lazily, only as far as the
-        findings need, and remembered for the next finding."""
+        """Line and column where the element's start tag begins. lxml only keeps the line where the start tag
+        ends: look for '<qname' on that line (or, for a start tag spread over lines, before it); only when
+        the line holds several such tags (minified XML) count elements to know which one it is."""
+        if self._line_starts is None:  # offsets where lines begin (C-level iteration)
+            lengths = map((1).__add__, map(len, self.text.split("\n")))
+            self._line_starts = list(itertools.accumulate(lengths, initial=0))
+        starts, line = self._line_starts, element.sourceline
+        if not line or line >= len(starts):
+            return line, None
+        begin, end = starts[line - 1], starts[line] - 1
+        local = etree.QName(element).localname
+        tag = re.compile(re.escape("<" + (f"{element.prefix}:{local}" if element.prefix else local)) + r"[\s/>]")
+        found = [m.start() for m in tag.finditer(self.text, begin, end)]
+        if len(found) == 1:
+            offset = found[0]
+        elif not found:  # the start tag began on an earlier line
+            before = [m.start() for m in tag.finditer(self.text, max(0, begin - 4096), begin)]
+            if not before:
+                return line, None
+            offset = before[-1]
+        else:
+            offset = self._nth_start_tag(element)
+            if offset is None:
+                return line, None
+        line = bisect.bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    def _nth_start_tag(self, element) -> int | None:
+        """Offset of the element's start tag by document order: the n-th element is the n-th start tag in
+        the text (comments, CDATA and PIs skipped). Scanned lazily and remembered for further findings."""
         if self._scan is None:
-            newlines = [m.start() for m in re.finditer("\n", self.text)]
-            self._scan = ([], _MARKUP.finditer(self.text), {}, self.tree.getroot().iter(etree.Element), newlines)
-        starts, tokens, order, elements, newlines = self._scan
+            self._scan = ([], _MARKUP.finditer(self.text), {}, self.tree.getroot().iter(etree.Element))
+        starts, tokens, order, elements = self._scan
         while element not in order:
             el = next(elements, None)
             if el is None:
-                return element.sourceline, None
+                return None
             order[el] = len(order)
         i = order[element]
         while len(starts) <= i:
             m = next(tokens, None)
             if m is None:
-                return element.sourceline, None
+                return None
             if m.group() == "<":
                 starts.append(m.start())
-        offset = starts[i]
-        line = bisect.bisect_left(newlines, offset)  # newlines before the tag
-        return line + 1, offset - (newlines[line - 1] if line else -1)
+        return starts[i]
 
 
 def _issue(code: str, message: str, line: int | None = None, column: int | None = None) -> Issue:
@@ -227,4 +240,4 @@ def unknown_root_issue(doc: ParsedXml) -> Issue:
     return Issue(ERROR, XML_UNKNOWN_ROOT,
                  f"Unknown document type {doc.root_name}: expected a UN/CEFACT CII D16B rsm:CrossIndustryInvoice "
                  "or a UBL 2.1 Invoice or CreditNote.",
-                 Location(xpath="/*[1]", line=doc.tree.getroot().sourceline, column=None))
+                 doc.locate("/*[1]"))
