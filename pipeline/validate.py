@@ -159,8 +159,8 @@ def xsd_issues(tree: etree._ElementTree, xsd_path: Path) -> list[Issue]:
 
 def rules_executable(stylesheet: Path):
     """The official stylesheet wrapped to return its findings (see _RULES_WRAPPER); compiled once per process."""
-    href = Path(stylesheet).resolve().as_uri()
-    return _compile_text(("rules", str(stylesheet)), lambda: _RULES_WRAPPER.format(svrl=SVRL_NS, href=href))
+    return _compile_text(("rules", str(stylesheet)),
+                         lambda: _RULES_WRAPPER.format(svrl=SVRL_NS, href=Path(stylesheet).resolve().as_uri()))
 
 
 def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | None = None,
