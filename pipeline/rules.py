@@ -10,6 +10,7 @@ registry status is `active` and that cover the requested syntax.
 """
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import io
 import json
@@ -132,9 +133,10 @@ def _hash_tree(root: Path) -> dict[str, str]:
     }
 
 
-def content_hash(files: dict[str, str]) -> str:
-    """The registry's pin: sha256 over '<sha256>  <path>\\n' lines sorted by path (SHA256SUMS format)."""
-    lines = "".join(f"{files[p]}  {p}\n" for p in sorted(files))
+def content_hash(files: dict[str, str], unpinned=()) -> str:
+    """The registry's pin: sha256 over '<sha256>  <path>\\n' lines sorted by path (SHA256SUMS format), leaving
+    out `unpinned` files (provenance notes of a local mirror that the official releases do not contain)."""
+    lines = "".join(f"{files[p]}  {p}\n" for p in sorted(files) if p not in unpinned)
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
@@ -215,7 +217,7 @@ def _stage_from_download(entry: dict, staging: Path) -> None:
             raise RulesError(f"{url}: checksum differs from the registry's pin")
         with zipfile.ZipFile(io.BytesIO(blob)) as zf:
             for info in zf.infolist():
-                if info.is_dir():
+                if info.is_dir() or any(fnmatch.fnmatch(info.filename, pat) for pat in dl.get("exclude", ())):
                     continue
                 for prefix, target in dl["extract"].items():
                     if info.filename.startswith(prefix):
@@ -230,7 +232,7 @@ def _stage_from_download(entry: dict, staging: Path) -> None:
 
 def _commit(entry: dict, staging: Path, home: Path, source: str) -> Pack:
     files = _hash_tree(staging)
-    digest = content_hash(files)
+    digest = content_hash(files, entry.get("unpinned", ()))
     pinned = entry.get("content_sha256")
     if pinned and digest != pinned:
         raise RulesError(f"{entry['spec']} {entry['version']}: content hash {digest} differs from the registry pin "
@@ -322,7 +324,7 @@ def get_pack(spec: str, version: str, *, registry: Path | None = None, rules_hom
     with _lock:
         manifest = json.loads(manifest_path.read_text("utf-8"))
         files = _hash_tree(root)
-        if files != manifest["files"] or content_hash(files) != manifest["contentSha256"]:
+        if files != manifest["files"] or content_hash(files, entry.get("unpinned", ())) != manifest["contentSha256"]:
             changed = sorted(set(files.items()) ^ set(manifest["files"].items()))
             raise RulesError(f"installed pack {spec} {version} in {root} was modified "
                              f"({len(changed)} file entries differ, e.g. {changed[0][0] if changed else '?'}); "

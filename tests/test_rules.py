@@ -103,3 +103,48 @@ def test_cli_install_and_list(tmp_path):
     assert out.returncode == 0, out.stderr
     listed = {(p["spec"], p["version"], p["status"]) for p in json.loads(out.stdout)["packs"]}
     assert listed == {("en16931", "1.3.16", "active"), ("xrechnung", "3.0.2", "active")}
+
+
+def _zip(path, members):
+    import zipfile
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, file in members:
+            zf.write(file, name)
+
+
+def test_download_path_installs_the_pinned_content(tmp_path):
+    """The download path end to end, against a local server holding release-shaped zips of the official data:
+    the CEN repository archive (with its top folder) and the OASIS UBL 2.1 zip (xsd/...)."""
+    import http.server
+    import threading
+    from functools import partial
+
+    src = RULES_SOURCE / "en16931" / "1.3.16"
+    files = [p for p in src.rglob("*") if p.is_file()]
+    top = "eInvoicing-EN16931-validation-1.3.16/"
+    ubl_xsd = "ubl/schema/xsd/"
+    serve = tmp_path / "www"
+    serve.mkdir()
+    _zip(serve / "cen.zip", [(top + p.relative_to(src).as_posix(), p) for p in files
+                             if not p.relative_to(src).as_posix().startswith(ubl_xsd)]
+         + [(top + "README.md", src / "VERSION.json")])  # not mapped: must not be installed
+    _zip(serve / "ubl.zip", [("xsd/" + p.relative_to(src / ubl_xsd).as_posix(), p) for p in files
+                             if p.relative_to(src).as_posix().startswith(ubl_xsd)])
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), partial(http.server.SimpleHTTPRequestHandler, directory=str(serve)))
+    server.RequestHandlerClass.log_message = lambda *a: None
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_port}"
+        real = _entry("1.3.16", "active")
+        downloads = [{**real["downloads"][0], "url": f"{base}/cen.zip"},
+                     {**real["downloads"][1], "url": f"{base}/ubl.zip"}]
+        registry = tmp_path / "packs.json"
+        registry.write_text(json.dumps({"packs": [{**real, "downloads": downloads}]}))
+        [pack] = rules.install(None, registry=registry, rules_home=tmp_path / "home")
+    finally:
+        server.shutdown()
+    assert pack.content_sha256 == real["content_sha256"]
+    assert not (pack.root / "README.md").exists()
+    assert rules.latest_active("en16931", "UBL-CreditNote", registry=registry,
+                               rules_home=tmp_path / "home").version == "1.3.16"
