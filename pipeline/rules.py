@@ -249,8 +249,10 @@ def _commit(entry: dict, staging: Path, home: Path, source: str) -> Pack:
         "contentSha256": digest,
         "files": files,
     }
-    (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1), "utf-8")
     target = _ensure_dir(home / entry["spec"]) / entry["version"]
+    if _same_content(target, files):
+        return _pack_from(entry, target, digest)  # already installed: leave it (and its users) alone
+    (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1), "utf-8")
     if target.exists():
         old = target.with_name(f".{entry['version']}.old")
         shutil.rmtree(old, ignore_errors=True)
@@ -260,6 +262,13 @@ def _commit(entry: dict, staging: Path, home: Path, source: str) -> Pack:
     else:
         staging.rename(target)
     return _pack_from(entry, target, digest)
+
+
+def _same_content(target: Path, files: dict[str, str]) -> bool:
+    try:
+        return json.loads((target / MANIFEST_NAME).read_text("utf-8"))["files"] == files == _hash_tree(target)
+    except (OSError, ValueError, KeyError):
+        return False
 
 
 # ---------------------------------------------------------------- lookup

@@ -67,6 +67,10 @@ def test_modified_pack_is_refused(side_by_side):
     xslt.write_bytes(xslt.read_bytes() + b"\n<!-- tampered -->")
     with pytest.raises(rules.RulesError, match="modified"):
         rules.get_pack("en16931", "1.3.9", registry=registry, rules_home=home)
+    untouched = (home / "en16931" / "1.3.16" / rules.MANIFEST_NAME).stat().st_mtime_ns
+    rules.install(RULES_SOURCE, registry=registry, rules_home=home)  # repairs the modified pack only
+    assert rules.get_pack("en16931", "1.3.9", registry=registry, rules_home=home).version == "1.3.9"
+    assert (home / "en16931" / "1.3.16" / rules.MANIFEST_NAME).stat().st_mtime_ns == untouched
 
 
 def test_content_not_matching_the_registry_pin_is_not_installed(tmp_path):
