@@ -45,6 +45,10 @@ class XmlInputError(Exception):
         self.issue = issue
 
 
+# ---------------------------------------------------------------- locating findings in the parsed document
+# Schematron reports a finding's node as a location path; ParsedXml.locate() turns it into line/column by
+# walking the lxml tree (no XPath compilation per finding).
+
 # One step of a location path as the Schematron compilers write them: `Q{ns}local[n]` (SchXslt),
 # `*:local[namespace-uri()='ns'][n]` (ISO skeleton), `prefix:local[n]`, `local[n]`, `*[n]`.
 _STEP = re.compile(r"""^(?:Q\{(?P<ns>[^}]*)\}(?P<qlocal>[^\[]+)
@@ -53,8 +57,6 @@ _STEP = re.compile(r"""^(?:Q\{(?P<ns>[^}]*)\}(?P<qlocal>[^\[]+)
                        (?:\[(?P<index>\d+)\])?$""", re.X)
 # Comments, CDATA sections, PIs (skipped whole) or the '<' of a start tag.
 _MARKUP = re.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<(?![/!?])", re.S)
-
-
 _PATH_STEP = re.compile(r"""(?:Q\{[^}]*\}|\[(?:[^\]'"]|'[^']*'|"[^"]*")*\]|[^/\[{])+""")
 
 
