@@ -6,7 +6,8 @@ What is compared (per document; the test id is the file):
   1.3.16 (fatal -> ERROR, warning/information -> WARNING; an XSLT exception -> RULE-ENGINE-ERROR) and the XSD
   verdict; for xrechnung, the KoSIT-configuration simulation (scenario, rule ids per level after customLevel,
   XSD verdict, accept/reject);
-- documents that are not invoices we know (not well-formed, ZUGFeRD 1.0, other roots) are rejected, not crashed on.
+- documents that are not invoices we know (not well-formed, ZUGFeRD 1.0, other roots) are rejected, not crashed on;
+- every official-rule finding is located (xpath, line, column).
 VEFA testSets and XML-Mutate files are unit tests of single rules: see test_corpus_validation_units.py.
 """
 from __future__ import annotations
@@ -43,6 +44,14 @@ def _has_xsd_errors(report):
     return any(i.code.startswith(validate.XSD_PREFIX) for i in report.issues)
 
 
+def _assert_located(report):
+    """Every official-rule finding points at its node: the SVRL xpath resolved to a line and column."""
+    for issue in report.issues:
+        if not issue.code.startswith(NOT_RULES) and issue.code != validate.RULE_ENGINE_ERROR:
+            loc = issue.location
+            assert loc and loc.xpath and loc.line and loc.column, issue.to_dict()
+
+
 def _check_cen_observed(data, syntax, observed):
     key = f"en16931-1.3.16-{syntax.lower()}"
     if key not in observed:
@@ -59,6 +68,7 @@ def _check_cen_observed(data, syntax, observed):
     assert _rule_codes(report, "ERROR") == set(fired.get("fatal", []) + fired.get("error", [])
                                                + fired.get("unflagged", []))
     assert _rule_codes(report, "WARNING") == set(fired.get("warning", []) + fired.get("information", []))
+    _assert_located(report)
 
 
 def _check_kosit_simulation(data, sim):
@@ -74,6 +84,7 @@ def _check_kosit_simulation(data, sim):
     assert _rule_codes(report, "ERROR") == {r for s in rule_steps for r in s["error"]}
     assert _rule_codes(report, "WARNING") == {r for s in rule_steps for r in s["warning"] + s["information"]}
     assert report.valid == (sim["recommendation"] == "accept")
+    _assert_located(report)
 
 
 @pytest.mark.parametrize("source, entry", ENTRIES)
