@@ -123,3 +123,30 @@ def test_corpus_is_covered():
     sources = {p.values[0] for p in ENTRIES}
     assert sources == set(SOURCES)
     assert len(ENTRIES) > 150
+
+
+# Mustang's JUnit verdicts where they are about what this engine checks: documents that name plain EN 16931
+# or XRechnung 3.0 (other Factur-X profiles, XRechnung 1.x/2.x and ZUGFeRD 1.0 follow Mustang's own semantics).
+def _mustang_statements():
+    for entry in json.loads((CORPUS / "mustangproject" / "expected.json").read_text("utf-8"))["files"]:
+        said = (entry.get("expected") or {}).get("mustang_validator_expectation") or {}
+        verdict = said.get("overall") or said.get("xml")
+        gid = (entry.get("document") or {}).get("guideline_id") or ""
+        if entry["path"].endswith(".xml") and verdict in ("valid", "invalid") and (
+                gid == "urn:cen.eu:en16931:2017" or "urn:xeinkauf.de:kosit:xrechnung_3.0" in gid):
+            spec = "xrechnung" if "xrechnung_3.0" in gid else "en16931"
+            yield pytest.param(entry["path"], spec, verdict, said.get("rules", []), id=f"mustangproject/{entry['path']}")
+
+
+MUSTANG = list(_mustang_statements())
+
+
+@pytest.mark.parametrize("path, spec, verdict, rules_named", MUSTANG)
+def test_mustang_verdict(path, spec, verdict, rules_named):
+    report = validate.validate_xml((CORPUS / "mustangproject" / path).read_bytes(), spec)
+    assert report.valid == (verdict == "valid"), [i.to_dict() for i in report.issues if i.severity == "ERROR"]
+    assert set(rules_named) <= _rule_codes(report, "ERROR")
+
+
+def test_mustang_statements_are_covered():
+    assert len(MUSTANG) >= 5
