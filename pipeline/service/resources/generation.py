@@ -13,10 +13,11 @@ from pipeline.settings import get_settings
 XML = "application/xml"
 
 
-def check_media(req) -> None:
-    """406 when the Accept header excludes XML (none and */* accept it); 415 unless the body is JSON."""
-    if not req.client_accepts(XML):
-        raise ApiError(406, "NOT_ACCEPTABLE", f"This endpoint returns {XML}; the Accept header excludes it.")
+def check_media(req, produces: str = XML) -> None:
+    """406 when the Accept header excludes what the endpoint produces (none and */* accept it);
+    415 unless the body is JSON. Shared by every generation endpoint."""
+    if not req.client_accepts(produces):
+        raise ApiError(406, "NOT_ACCEPTABLE", f"This endpoint returns {produces}; the Accept header excludes it.")
     media = (req.content_type or "").split(";", 1)[0].strip().lower()
     if media != falcon.MEDIA_JSON:
         raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE",

@@ -9,7 +9,7 @@ import falcon
 
 from pipeline.errors import ApiError
 from pipeline.report import Report
-from pipeline.service.resources.generation import read_body
+from pipeline.service.resources.generation import check_media, read_body
 from pipeline.service.upload import read_validation_upload
 
 PDF = "application/pdf"
@@ -20,12 +20,7 @@ class GenerateZugferd:
     def on_post(self, req, resp):
         from pipeline.facturx import generate_zugferd  # stages load Saxon/WeasyPrint lazily, per worker
 
-        if not req.client_accepts(PDF):
-            raise ApiError(406, "NOT_ACCEPTABLE", f"This endpoint returns {PDF}; the Accept header excludes it.")
-        media = (req.content_type or "").split(";", 1)[0].strip().lower()
-        if media != falcon.MEDIA_JSON:
-            raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE",
-                           f"Content-Type must be application/json, not {req.content_type or 'missing'}.")
+        check_media(req, PDF)
         resp.data = generate_zugferd(read_body(req), getattr(req.context, "request_id", None))
         resp.content_type = PDF
 
