@@ -68,20 +68,32 @@ def transform(canonical: bytes, syntax: str, spec: str, xslt: str | None = None,
     `specification_id` overrides the spec's BT-24; `xslt` runs another stylesheet file instead (for
     stylesheet authors)."""
     params = _transform.params_for(spec, **{"specification-id": specification_id})
-    if xslt is not None:
-        return _transform.run_stylesheet(xslt, canonical, params)
+    return _transform.run_stylesheet(xslt or stylesheet_for(syntax), canonical, params)
+
+
+def transform_to_tree(canonical: bytes, syntax: str, spec: str,
+                      specification_id: str | None = None) -> _transform.Output:
+    """Stage 4 as `generate_xml` runs it: the document as bytes and as the Saxon tree that stage 5 reads."""
+    params = _transform.params_for(spec, **{"specification-id": specification_id})
+    return _transform.run_to_tree(stylesheet_for(syntax), canonical, params)
+
+
+def stylesheet_for(syntax: str):
+    """xslt/cii.xsl or xslt/ubl.xsl (ApiError 400 for any other syntax)."""
     if syntax.upper() == "CII":
-        return _transform.to_cii(canonical, params)
+        return _transform.CII_XSL
     if syntax.upper() == "UBL":
-        return _transform.to_ubl(canonical, params)
+        return _transform.UBL_XSL
     raise invalid_input("Unsupported syntax", [ErrorDetail(
         "INVALID_VALUE", "syntax must be CII or UBL", field="config.syntax", rejectedValue=syntax)])
 
 
-def validate(xml: bytes, spec: str, version: str | None = None, request_id: str | None = None) -> Report:
-    """Stage 5: the spec's active rule pack (or `version`; unknown version -> ApiError 400)."""
+def validate(xml: bytes, spec: str, version: str | None = None, request_id: str | None = None,
+             tree=None) -> Report:
+    """Stage 5: the spec's active rule pack (or `version`; unknown version -> ApiError 400). `tree` = the
+    document as stage 4's Saxon tree (saves parsing it again)."""
     from pipeline.validate import validate_xml  # the validation engine loads its packs lazily
-    return validate_xml(xml, spec, version=version, request_id=request_id)
+    return validate_xml(xml, spec, version=version, request_id=request_id, tree=tree)
 
 
 def warm_up() -> None:
@@ -99,11 +111,12 @@ def generate_xml(body: bytes, spec: str, request_id: str | None = None) -> tuple
         raise ValueError(f"unknown specification {spec!r}")
     request, canonical = normalize(body, spec)
     try:
-        xml = transform(canonical, syntax_of(request), spec, specification_id=specification_id_of(request))
+        out = transform_to_tree(canonical, syntax_of(request), spec, specification_id_of(request))
     except _transform.TransformError as exc:  # a stylesheet bug, not the client's: log it, answer 500
         log.error("transform failed request_id=%s: %s", request_id, exc)
         raise ApiError(500, "GENERATION_FAILED", "The document could not be generated.") from exc
-    report = validate(xml, spec, version_of(request), request_id)
+    xml = out.xml
+    report = validate(xml, spec, version_of(request), request_id, out.tree)
     if not report.valid:
         raise rejection(report, syntax_of(request))
     return xml, report

@@ -22,8 +22,11 @@ import re
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
+
+from saxonche import PyXdmNode
 
 from pipeline import saxon
 from pipeline.settings import XSLT_DIR
@@ -70,6 +73,19 @@ def params_for(spec: str, **overrides: str) -> dict[str, str]:
     return params
 
 
+@dataclass(frozen=True)
+class Output:
+    """A transform's result document, serialised and as the Saxon tree it was serialised from, so the next
+    stage (validation) reads the same document without parsing it again."""
+    xml: bytes
+    tree: PyXdmNode
+
+
+# What xslt/cii.xsl and xslt/ubl.xsl declare in xsl:output (tests compare both serialisations byte for byte).
+_SERIALIZE = ("serialize(., map{'method': 'xml', 'encoding': 'UTF-8', 'indent': false(), "
+              "'omit-xml-declaration': false()})")
+
+
 def to_cii(canonical: bytes, params: Mapping[str, str] | None = None, indent: bool | None = None) -> bytes:
     """Canonical invoice -> CII D16B CrossIndustryInvoice (UTF-8 bytes)."""
     return run_stylesheet(CII_XSL, canonical, params, indent)
@@ -87,7 +103,26 @@ def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str]
     The serialisation (encoding, declaration) is the stylesheet's own `xsl:output`; `indent` overrides its
     indentation for this call (e.g. for a human reading `pipeline run transform`).
     """
-    path = Path(path).resolve()
+    out = _run(path, xml_bytes, params, indent, lambda exe, doc: exe.transform_to_string(xdm_node=doc))
+    return out.encode("utf-8")
+
+
+def run_to_tree(path: str | Path, xml_bytes: bytes, params: Mapping[str, str] | None = None) -> Output:
+    """Run an XML-producing stylesheet (cii.xsl, ubl.xsl) and keep its result tree next to the serialised bytes
+    (UTF-8, no indentation, with XML declaration: what those stylesheets declare)."""
+    def call(exe, doc):
+        value = exe.transform_to_value(xdm_node=doc)
+        return None if value is None or value.size == 0 else value.head
+    tree = _run(path, xml_bytes, params, None, call)
+    xpath = saxon.processor().new_xpath_processor()
+    xpath.set_context(xdm_item=tree)
+    return Output(xpath.evaluate_single(_SERIALIZE).string_value.encode("utf-8"), tree)
+
+
+def _run(path: str | Path, xml_bytes: bytes, params: Mapping[str, str] | None, indent: bool | None, call):
+    """Compile (once), parse the input, set parameters, run `call(executable, document)` under the lock and
+    turn every failure into a TransformError naming the stylesheet."""
+    path = Path(path)
     try:
         exe = saxon.compile_stylesheet(path)
     except saxon.StylesheetError as exc:
@@ -108,7 +143,7 @@ def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str]
         if indent is not None:
             exe.set_property("!indent", "yes" if indent else "no")
         try:
-            out = exe.transform_to_string(xdm_node=doc)
+            out = call(exe, doc)
         except Exception as exc:
             messages = _messages(exe)
             raise TransformError(path, _diagnosis(exe, doc) or str(exc).strip(), messages) from exc
@@ -118,7 +153,7 @@ def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str]
                 exe.clear_properties()
     if out is None:
         raise TransformError(path, "the transform produced no result", _messages(exe))
-    return out.encode("utf-8")
+    return out
 
 
 def _diagnosis(exe, doc) -> str | None:

@@ -230,8 +230,9 @@ def _pack(spec: str, version: str | None, syntax: str | None) -> rules.Pack:
 
 
 def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
-             request_id: str | None = None) -> Outcome:
-    """`validate_xml` plus the name of the XRechnung scenario applied (for the CLI and the corpus tests)."""
+             request_id: str | None = None, tree=None) -> Outcome:
+    """`validate_xml` plus the name of the XRechnung scenario applied (for the CLI and the corpus tests).
+    `tree` = the same document as a Saxon tree when the caller already has one (a transform's result)."""
     if spec not in rules.SPECS:
         raise ApiError(400, "UNSUPPORTED_SPEC", f"unknown specification {spec!r}; supported: {', '.join(rules.SPECS)}")
     if version is not None:
@@ -247,7 +248,7 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
     pack = _pack(spec, version, doc.syntax)
     report = Report(pack.version, doc.report_syntax, [], request_id)
     try:
-        sdoc = saxon.parse(doc.text)
+        sdoc = tree if tree is not None else saxon.parse(doc.text)
     except Exception as exc:  # lxml accepted it but Saxon does not: report, do not crash
         report.issues.append(Issue(ERROR, xmlinput.XML_MALFORMED, f"The XML could not be read: {exc}", None))
         return Outcome(report)
@@ -273,10 +274,11 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
 
 
 def validate_xml(data: bytes, spec: str = "xrechnung", version: str | None = None,
-                 request_id: str | None = None) -> Report:
+                 request_id: str | None = None, tree=None) -> Report:
     """Validate an XML e-invoice on the official rules of `spec` (xrechnung | en16931); `version=None` = the
-    latest active pack for the detected syntax. Raises ApiError 400 for an unsupported spec/version."""
-    return validate(data, spec, version, request_id).report
+    latest active pack for the detected syntax; `tree` = the document already parsed by Saxon, if at hand.
+    Raises ApiError 400 for an unsupported spec/version."""
+    return validate(data, spec, version, request_id, tree).report
 
 
 def warm_up(specs=rules.SPECS) -> int:
