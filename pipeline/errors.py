@@ -17,9 +17,11 @@ STATUS_TEXT = {
     405: "method_not_allowed",
     406: "not_acceptable",
     413: "payload_too_large",
+    414: "uri_too_long",                      # answered by the HTTP server (gunicorn) before the app
     415: "unsupported_media_type",
     422: "unprocessable_entity",
     429: "too_many_requests",
+    431: "request_header_fields_too_large",   # answered by the HTTP server (gunicorn) before the app
     500: "internal_error",
     503: "service_unavailable",
 }

@@ -74,8 +74,12 @@ def test_health_readiness_and_a_real_request(single):
     assert token.split(".")[1] not in log
 
 
-@pytest.mark.parametrize("raw", [b"NOT HTTP AT ALL\r\n\r\n", b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n"])
-def test_unparseable_http_gets_the_error_shape_too(single, raw):
+@pytest.mark.parametrize("raw,expected", [
+    (b"NOT HTTP AT ALL\r\n\r\n", "bad_request"),
+    (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n", "uri_too_long"),
+    (b"GET /healthz HTTP/1.1\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n", "request_header_fields_too_large"),
+])
+def test_unparseable_http_gets_the_error_shape_too(single, raw, expected):
     import socket
 
     server, _, _ = single
@@ -91,6 +95,7 @@ def test_unparseable_http_gets_the_error_shape_too(single, raw):
     parsed = json.loads(body)
     assert set(parsed) == {"requestId", "status", "errorCode", "message", "errors"}
     assert parsed["errorCode"] == "MALFORMED_HTTP_REQUEST" and parsed["requestId"].encode() in head
+    assert parsed["status"] == expected
 
 
 def test_workers_are_separate_processes(single):
