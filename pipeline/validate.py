@@ -146,15 +146,21 @@ def load_schema(path: Path) -> etree.XMLSchema:
     return schema
 
 
-def xsd_issues(tree: etree._ElementTree, xsd_path: Path) -> list[Issue]:
+def xsd_issues(doc: ParsedXml, xsd_path: Path) -> list[Issue]:
+    """XSD findings; each located by its path (line and column of the element's start tag) when the path
+    resolves, else by the line libxml2 gives."""
     schema = load_schema(xsd_path)
-    if schema.validate(tree):
+    if schema.validate(doc.tree):
         return []
-    return [
-        Issue(ERROR, XSD_PREFIX + e.type_name.replace("SCHEMAV_", "").replace("_", "-"), e.message,
-              Location(xpath=getattr(e, "path", None), line=e.line or None, column=e.column or None))
-        for e in schema.error_log
-    ]
+    issues = []
+    for n, e in enumerate(schema.error_log):
+        path = getattr(e, "path", None)
+        where = doc.locate(path) if path and n < MAX_LOCATED else Location(xpath=path)
+        if where.line is None:
+            where = Location(xpath=path, line=e.line or None, column=e.column or None)
+        code = XSD_PREFIX + e.type_name.replace("SCHEMAV_", "").replace("_", "-")
+        issues.append(Issue(ERROR, code, e.message, where))
+    return issues
 
 
 def rules_executable(stylesheet: Path):
@@ -194,7 +200,7 @@ def run_checks(doc: ParsedXml, xsd_path: Path | None, stylesheet_paths, custom_l
     level (error/warning/information) overriding the stylesheet's flag. Schematron runs even when the XSD
     fails, so the report lists every finding. `sdoc` = the document already parsed by Saxon (parsed here
     if omitted)."""
-    issues = xsd_issues(doc.tree, Path(xsd_path)) if xsd_path else []
+    issues = xsd_issues(doc, Path(xsd_path)) if xsd_path else []
     if sdoc is None:
         sdoc = saxon.parse(doc.text)
     for sheet in stylesheet_paths:
