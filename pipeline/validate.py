@@ -287,6 +287,20 @@ def validate_xml(data: bytes, spec: str = "xrechnung", version: str | None = Non
     return validate(data, spec, version, request_id, tree).report
 
 
+def validate_pdf(data: bytes, request_id: str | None = None) -> Report:
+    """A ZUGFeRD / Factur-X PDF -> report (service spec 2.10): PDF/A-3, XMP and the embedded XML against the
+    profile its guideline id names (`pipeline.pdfcheck.inspect`). Not a PDF -> ApiError 400."""
+    from pipeline import pdfcheck  # pikepdf only when a PDF is checked
+    from pipeline.facturx import RULES_VERSION
+
+    try:
+        result = pdfcheck.inspect(data)
+    except pdfcheck.NotAPdf as exc:
+        raise pdfcheck.not_a_pdf(exc) from exc
+    version = RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
+    return Report(version, "CII" if result.xml is not None else None, result.issues, request_id)
+
+
 def warm_up(specs=rules.SPECS) -> int:
     """Compile every installed active pack's stylesheets and load its schemas in this process (e.g. in a
     worker after fork) so the first request does not pay for it. Returns the number of stylesheets."""

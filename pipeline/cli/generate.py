@@ -1,4 +1,5 @@
-"""`pipeline generate request.json --spec xrechnung|en16931 [--syntax UBL] [-o out.xml]`"""
+"""`pipeline generate request.json --spec xrechnung|en16931 [--syntax UBL] [-o out.xml]`
+`pipeline generate request.json --spec zugferd [--profile BASIC] [--lang de] -o invoice.pdf`"""
 from __future__ import annotations
 
 import json
@@ -9,11 +10,14 @@ from pipeline.errors import ApiError
 
 
 def register(sub) -> None:
-    p = sub.add_parser("generate", help="generate and validate an XRechnung / EN 16931 document from request JSON")
+    p = sub.add_parser("generate", help="generate and validate an XRechnung / EN 16931 document or a ZUGFeRD PDF "
+                                        "from request JSON")
     p.add_argument("request", type=Path, help="InvoiceRequest JSON file ('-' for stdin)")
-    p.add_argument("--spec", choices=("xrechnung", "en16931"), default="xrechnung")
+    p.add_argument("--spec", choices=("xrechnung", "en16931", "zugferd"), default="xrechnung")
     p.add_argument("--syntax", type=str.upper, choices=("CII", "UBL"), help="override config.syntax")
-    p.add_argument("-o", "--output", type=Path, help="write the XML here (default: stdout)")
+    p.add_argument("--profile", help="zugferd: override config.profile (EN16931, BASIC, XRECHNUNG, ...)")
+    p.add_argument("--lang", help="zugferd: override config.metadataLanguage (en, de)")
+    p.add_argument("-o", "--output", type=Path, help="write the document here (default: stdout)")
     p.set_defaults(func=run)
 
 
@@ -31,16 +35,24 @@ def run(args) -> int:
     from pipeline import generate
 
     body = read_input(args.request)
-    if args.syntax:
-        body = generate.with_config(body, syntax=args.syntax)
+    overrides = {"syntax": args.syntax, "profile": args.profile, "metadataLanguage": args.lang}
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if overrides:
+        body = generate.with_config(body, **overrides)
+    issues = []
     try:
-        xml, report = generate.generate_xml(body, args.spec)
+        if args.spec == "zugferd":
+            from pipeline.facturx import generate_zugferd
+            document = generate_zugferd(body)
+        else:
+            document, report = generate.generate_xml(body, args.spec)
+            issues = report.issues
     except ApiError as err:
         return print_api_error(err)
     if args.output:
-        args.output.write_bytes(xml)
+        args.output.write_bytes(document)
     else:
-        sys.stdout.buffer.write(xml)
-    for issue in report.issues:
+        sys.stdout.buffer.write(document)
+    for issue in issues:
         print(f"{issue.severity} {issue.code}: {issue.message}", file=sys.stderr)
     return 0

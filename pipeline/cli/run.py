@@ -3,6 +3,8 @@
     pipeline run normalize request.json            canonical XML, AUTO amounts filled in
     pipeline run transform canonical.xml --to cii  [--xslt my.xsl] [--spec en16931]
     pipeline run validate doc.xml                  [--spec en16931] [--version V]
+    pipeline run html canonical.xml                [--lang de] [--profile-label "EN 16931"] [--xslt my.xsl]
+    pipeline run pdf page.html -o pages.pdf        the HTML rendered as PDF/A-3b pages (no XML embedded yet)
 """
 from __future__ import annotations
 
@@ -40,6 +42,18 @@ def register(sub) -> None:
     s.add_argument("--spec", choices=SPECS, default="xrechnung")
     s.add_argument("--version", help="rule pack version (default: latest active)")
     s.set_defaults(func=run_validate)
+
+    s = stages.add_parser("html", help="canonical XML -> the readable invoice page (HTML, ZUGFeRD path)")
+    s.add_argument("canonical", type=Path)
+    s.add_argument("--lang", default="en", help="label language: en or de")
+    s.add_argument("--profile-label", default="", help="profile named in the page footer, e.g. 'EN 16931'")
+    s.add_argument("--xslt", type=Path, help="run this stylesheet instead of xslt/html.xsl")
+    s.set_defaults(func=run_html)
+
+    s = stages.add_parser("pdf", help="HTML -> PDF/A-3b pages with WeasyPrint and templates/ (ZUGFeRD path)")
+    s.add_argument("html", type=Path)
+    s.add_argument("-o", "--output", type=Path, help="write the PDF here (default: stdout)")
+    s.set_defaults(func=run_pdf)
 
 
 def _spec_of(body: bytes) -> str:
@@ -85,3 +99,31 @@ def run_validate(args) -> int:
         return print_api_error(err)
     print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
     return 0 if report.valid else 1
+
+
+def run_html(args) -> int:
+    from pipeline import render
+    from pipeline.transform import TransformError, run_stylesheet
+
+    try:
+        language = render.language_of(args.lang)
+        params = {"lang": language, "profile": args.profile_label}
+        out = run_stylesheet(args.xslt or render.HTML_XSL, read_input(args.canonical), params)
+    except ApiError as err:
+        return print_api_error(err)
+    except TransformError as err:
+        print(err, file=sys.stderr)
+        return 2
+    sys.stdout.buffer.write(out)
+    return 0
+
+
+def run_pdf(args) -> int:
+    from pipeline import render
+
+    pages = render.html_to_pdf(read_input(args.html))
+    if args.output:
+        args.output.write_bytes(pages)
+    else:
+        sys.stdout.buffer.write(pages)
+    return 0

@@ -1,4 +1,8 @@
-"""`pipeline validate FILE [--spec xrechnung|en16931] [--version V] [--json]`: exit 0 valid, 1 invalid, 2 error."""
+"""`pipeline validate FILE [--spec xrechnung|en16931] [--version V] [--json]`: exit 0 valid, 1 invalid, 2 error.
+
+A PDF (by its `%PDF-` header) is checked as ZUGFeRD / Factur-X: PDF/A-3, XMP and the embedded invoice XML
+against its profile's rules, as POST /v1/invoice/zugferd/validate does; `--spec` and `--version` then do not apply.
+"""
 from __future__ import annotations
 
 import json
@@ -9,16 +13,16 @@ from pipeline.errors import ApiError
 
 
 def register(sub) -> None:
-    p = sub.add_parser("validate", help="validate an XML e-invoice on the official rules")
-    p.add_argument("file", type=Path, help="CII or UBL XML file")
-    p.add_argument("--spec", choices=("xrechnung", "en16931"), default="xrechnung")
+    p = sub.add_parser("validate", help="validate an e-invoice (CII / UBL XML, or a ZUGFeRD PDF) on the official rules")
+    p.add_argument("file", type=Path, help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF")
+    p.add_argument("--spec", choices=("xrechnung", "en16931"), default="xrechnung", help="rules for an XML file")
     p.add_argument("--version", default=None, help="validation package version (default: latest active)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
     p.set_defaults(func=_run)
 
 
 def _run(args) -> int:
-    from pipeline.validate import validate  # heavy imports only when this command runs
+    from pipeline.validate import validate, validate_pdf  # heavy imports only when this command runs
 
     try:
         data = args.file.read_bytes()
@@ -26,17 +30,20 @@ def _run(args) -> int:
         print(f"pipeline validate: {exc}", file=sys.stderr)
         return 2
     try:
-        outcome = validate(data, args.spec, args.version)
+        if data.lstrip()[:5] == b"%PDF-":
+            report, what = validate_pdf(data), "zugferd"
+        else:
+            outcome = validate(data, args.spec, args.version)
+            report = outcome.report
+            what = args.spec + (f", scenario {outcome.scenario!r}" if outcome.scenario else "")
     except ApiError as exc:
         print(f"pipeline validate: {exc.error_code}: {exc.message}", file=sys.stderr)
         return 2
-    report = outcome.report
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
         verdict = "VALID" if report.valid else "INVALID"
-        scenario = f", scenario {outcome.scenario!r}" if outcome.scenario else ""
-        print(f"{verdict}: {args.file} ({args.spec} {report.version}, {report.syntax or 'unknown syntax'}{scenario}) "
+        print(f"{verdict}: {args.file} ({what} {report.version}, {report.syntax or 'unknown syntax'}) "
               f"- {report.errors} error(s), {report.warnings} warning(s)")
         for i in report.issues:
             loc = i.location

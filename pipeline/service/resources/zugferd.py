@@ -1,14 +1,13 @@
 """POST /v1/invoice/zugferd (JSON InvoiceRequest -> Factur-X PDF/A-3) and /v1/invoice/zugferd/validate
 (multipart PDF upload -> validation report, service spec 2.10 / 4.2).
 
-HTTP only; the work is `pipeline.facturx.generate_zugferd` and `pipeline.pdfcheck.inspect`.
+HTTP only; the work is `pipeline.facturx.generate_zugferd` and `pipeline.validate.validate_pdf`.
 """
 from __future__ import annotations
 
 import falcon
 
 from pipeline.errors import ApiError
-from pipeline.report import Report
 from pipeline.service.resources.generation import check_media, read_body
 from pipeline.service.upload import read_validation_upload
 
@@ -27,22 +26,14 @@ class GenerateZugferd:
 
 class ValidateZugferd:
     def on_post(self, req, resp):
-        from pipeline import pdfcheck
-        from pipeline.facturx import RULES_VERSION
+        from pipeline.validate import validate_pdf
 
         data, request = read_validation_upload(req)
         version = request.get("version")
         if version is not None and version not in SUPPORTED_VERSIONS:
             raise ApiError(400, "UNSUPPORTED_VERSION", f"ZUGFeRD validation version {version!r} is not supported; "
                            f"supported: {', '.join(SUPPORTED_VERSIONS)}")
-        try:
-            result = pdfcheck.inspect(data)
-        except pdfcheck.NotAPdf as exc:
-            raise pdfcheck.not_a_pdf(exc) from exc
-        version_text = RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
-        report = Report(version_text, "CII" if result.xml is not None else None, result.issues,
-                        getattr(req.context, "request_id", None))
-        resp.media = report.to_dict()
+        resp.media = validate_pdf(data, getattr(req.context, "request_id", None)).to_dict()
 
 
 def add_routes(app: falcon.App) -> None:
