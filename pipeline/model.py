@@ -211,6 +211,12 @@ class BuyerContact(_Model):
     email: Text | None = None
 
 
+class PartyIdentifier(_Model):
+    """One more seller identifier (BT-29 is 0..n): the fields of the first, `identifier` and its scheme."""
+    identifier: Text
+    identifierSchemeId: Text | None = None
+
+
 class Seller(_Model):
     name: Text
     tradingName: Text | None = None
@@ -225,6 +231,7 @@ class Seller(_Model):
     identifierSchemeId: Text | None = None                   # extension BT-29-1
     legalRegistrationIdentifierSchemeId: Text | None = None  # extension BT-30-1
     additionalLegalInformation: LongText | None = None       # extension BT-33
+    additionalIdentifiers: list[PartyIdentifier] | None = _items()   # extension: BT-29 is 0..n
 
 
 class Buyer(_Model):
@@ -287,6 +294,7 @@ class PaymentInstructions(_Model):
     creditTransfer: CreditTransfer | None = None
     paymentCardInformation: PaymentCardInformation | None = None
     directDebit: DirectDebit | None = None
+    additionalCreditTransfers: list[CreditTransfer] | None = _items()   # extension: BG-17 is 0..n
 
 
 class DocumentTotals(_Model):
@@ -356,6 +364,13 @@ class ItemAttribute(_Model):
     value: Text | None = None
 
 
+class ItemClassification(_Model):
+    """One more item classification (BT-158 is 0..n): the fields of the first, with its list id and version."""
+    classifiedIdentifier: Text
+    classifiedIdentifierSchemeId: Text | None = None
+    classifiedIdentifierVersion: Text | None = None
+
+
 class ItemInformation(_Model):
     name: Text
     description: LongText | None = None
@@ -368,6 +383,7 @@ class ItemInformation(_Model):
     standardIdentifierSchemeId: Text | None = None     # extension BT-157-1
     classifiedIdentifierSchemeId: Text | None = None   # extension BT-158-1
     classifiedIdentifierVersion: Text | None = None    # extension BT-158-2
+    additionalClassifiedIdentifiers: list[ItemClassification] | None = _items()   # extension: BT-158 is 0..n
 
 
 class InvoiceLine(_Model):
@@ -394,6 +410,12 @@ class ProcessControl(_Model):
 class PrecedingInvoiceReference(_Model):
     documentReference: Text
     issueDate: IsoDate | None = None
+
+
+class InvoiceNote(_Model):
+    """One more invoice note (BG-1 is 0..n): the fields of the first, `invoiceNote` and its subject code."""
+    invoiceNote: LongText
+    invoiceNoteSubjectCode: Text | None = None
 
 
 class AdditionalSupportingDocument(_Model):
@@ -442,6 +464,8 @@ class Invoice(_Model):
     additionalSupportingDocuments: list[AdditionalSupportingDocument] | None = _items()
     paymentDueDate: IsoDate | None = None          # extension BT-9
     invoiceNoteSubjectCode: Text | None = None     # extension BT-21
+    additionalInvoiceNotes: list[InvoiceNote] | None = _items()       # extension: BG-1 is 0..n
+    additionalPrecedingInvoiceReferences: list[PrecedingInvoiceReference] | None = _items()   # extension: BG-3
 
 
 class GenerationConfig(_Model):
@@ -623,6 +647,11 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail
         errors.append(detail("REQUIRED", "invoice.documentTotals.taxTotalAmountInAccountingCurrency",
                              "is required when vatAccountingCurrencyCode differs from currencyCode (BR-53): "
                              "the VAT total in the accounting currency cannot be computed without an exchange rate"))
+    errors += _additional_occurrence_errors(inv)
+    if inv.additionalPrecedingInvoiceReferences and cfg.syntax == "CII":
+        errors.append(detail("INVALID_VALUE", "invoice.additionalPrecedingInvoiceReferences",
+                             "CII (D16B) carries one preceding invoice reference (BG-3); several need syntax UBL",
+                             [r.documentReference for r in inv.additionalPrecedingInvoiceReferences]))
     seen: dict = {}
     for i, b in enumerate(inv.vatBreakdowns):   # one breakdown per category and rate (O: per category)
         key = (b.vatCategoryCode, None if b.vatCategoryCode == "O" else b.vatCategoryRate.normalize())
@@ -636,6 +665,30 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail
         problem = _specification_id_problem(spec_id.strip(), endpoint_spec, cfg.profile)
         if problem:
             errors.append(detail("INVALID_VALUE", "invoice.processControl.specificationIdentifier", problem, spec_id))
+    return errors
+
+
+# Extension arrays that carry the further occurrences of a business term section 2 has one field for, and that
+# field (same parent). The single field is the first occurrence: an array without it is refused, not promoted.
+ADDITIONAL_OCCURRENCES = {
+    "additionalInvoiceNotes": "invoiceNote",
+    "additionalPrecedingInvoiceReferences": "precedingInvoiceReference",
+    "additionalIdentifiers": "identifier",
+    "additionalCreditTransfers": "creditTransfer",
+    "additionalClassifiedIdentifiers": "classifiedIdentifier",
+}
+
+
+def _additional_occurrence_errors(inv: Invoice) -> list[ErrorDetail]:
+    owners = [("invoice", inv), ("invoice.seller", inv.seller), ("invoice.paymentInstructions", inv.paymentInstructions)]
+    owners += [(f"invoice.invoiceLines[{i}].itemInformation", line.itemInformation)
+               for i, line in enumerate(inv.invoiceLines) if line.itemInformation.additionalClassifiedIdentifiers]
+    errors = []
+    for path, owner in owners:
+        for extra, first in ADDITIONAL_OCCURRENCES.items():
+            if getattr(owner, extra, None) and getattr(owner, first) is None:
+                errors.append(detail("REQUIRED", f"{path}.{first}",
+                                     f"is required when {extra} is sent (they are its further occurrences)"))
     return errors
 
 

@@ -29,6 +29,12 @@ ARRAY_ITEMS = {
     "invoiceLineAllowances": "invoiceLineAllowance",
     "invoiceLineCharges": "invoiceLineCharge",
     "itemAttributes": "itemAttribute",
+    # extensions: the further occurrences of a term section 2 has one field for (docs/canonical.md)
+    "additionalInvoiceNotes": "additionalInvoiceNote",
+    "additionalPrecedingInvoiceReferences": "additionalPrecedingInvoiceReference",
+    "additionalIdentifiers": "additionalIdentifier",
+    "additionalCreditTransfers": "additionalCreditTransfer",
+    "additionalClassifiedIdentifiers": "additionalClassifiedIdentifier",
 }
 
 
@@ -71,6 +77,7 @@ U_ITEM = f"{U_LINE}/cac:Item"
 _FALSE = "[ram:ChargeIndicator/udt:Indicator='false']"
 _NOT_SEPA = "[not(@schemeID='SEPA')]"   # UBL PartyIdentification with scheme SEPA is BT-90
 _TRUE = "[ram:ChargeIndicator/udt:Indicator='true']"
+_MORE = "[position() > 1]"   # the further occurrences of a repeated term (the extension arrays)
 
 
 def _address(json: str, bg: str, bts: tuple[str, ...], cii: str, ubl: str) -> list[Term]:
@@ -116,6 +123,35 @@ def _allowance_charge(json: str, bg: str, bts: tuple[str, ...], what: str, cii: 
              f"{ubl}/cbc:AllowanceChargeReasonCode"),
     ]
     return rows
+
+
+def _credit_transfer(json: str, name: str, cii_means: str, ubl_means: str, extension: bool = False) -> list[Term]:
+    """BG-17 within one payment means (CII SpecifiedTradeSettlementPaymentMeans, UBL PaymentMeans)."""
+    account, ubl_account = f"{cii_means}/ram:PayeePartyCreditorFinancialAccount", f"{ubl_means}/cac:PayeeFinancialAccount"
+    return [
+        Term(json, "BG-17", name, account, ubl_account, extension),
+        Term(f"{json}.accountIdentifier", "BT-84", "Payment account identifier",
+             f"{account}/ram:IBANID | {account}/ram:ProprietaryID", f"{ubl_account}/cbc:ID", extension),
+        Term(f"{json}.accountName", "BT-85", "Payment account name", f"{account}/ram:AccountName",
+             f"{ubl_account}/cbc:Name", extension),
+        Term(f"{json}.serviceProviderIdentifier", "BT-86", "Payment service provider identifier",
+             f"{cii_means}/ram:PayeeSpecifiedCreditorFinancialInstitution/ram:BICID",
+             f"{ubl_account}/cac:FinancialInstitutionBranch/cbc:ID", extension),
+    ]
+
+
+def _classification(json: str, cii: str, ubl: str) -> list[Term]:
+    """Further item classifications (BT-158 with its list id and version), CII/UBL classification elements."""
+    cii_code, ubl_code = f"{cii}/ram:ClassCode", f"{ubl}/cbc:ItemClassificationCode"
+    return [
+        Term(json, "BT-158", "Further item classification identifiers", cii, ubl, extension=True),
+        Term(f"{json}.classifiedIdentifier", "BT-158", "Item classification identifier", cii_code, ubl_code,
+             extension=True),
+        Term(f"{json}.classifiedIdentifierSchemeId", "BT-158-1", "Item classification identifier scheme identifier",
+             f"{cii_code}/@listID", f"{ubl_code}/@listID", extension=True),
+        Term(f"{json}.classifiedIdentifierVersion", "BT-158-2", "Scheme version identifier",
+             f"{cii_code}/@listVersionID", f"{ubl_code}/@listVersionID", extension=True),
+    ]
 
 
 def _period(json: str, bg: str, start: str, end: str, what: str, cii: str, ubl: str) -> list[Term]:
@@ -197,6 +233,13 @@ TERMS: tuple[Term, ...] = tuple([
          extension=True),
     Term(f"{_I}.invoiceNoteSubjectCode", "BT-21", "Invoice note subject code",
          f"{C_DOC}/ram:IncludedNote/ram:SubjectCode", f"{_U}/cbc:Note[starts-with(., '#')]", extension=True),
+    Term(f"{_I}.additionalInvoiceNotes[]", "BG-1", "Further invoice notes",
+         f"({C_DOC}/ram:IncludedNote){_MORE}", f"({_U}/cbc:Note){_MORE}", extension=True),
+    Term(f"{_I}.additionalInvoiceNotes[].invoiceNote", "BT-22", "Invoice note",
+         f"({C_DOC}/ram:IncludedNote){_MORE}/ram:Content", f"({_U}/cbc:Note){_MORE}", extension=True),
+    Term(f"{_I}.additionalInvoiceNotes[].invoiceNoteSubjectCode", "BT-21", "Invoice note subject code",
+         f"({C_DOC}/ram:IncludedNote){_MORE}/ram:SubjectCode", f"({_U}/cbc:Note){_MORE}[starts-with(., '#')]",
+         extension=True),
     # -- process control, preceding invoice (spec 2.8)
     Term(f"{_I}.processControl", "BG-2", "Process control", C_CTX, _U),
     Term(f"{_I}.processControl.businessProcessType", "BT-23", "Business process type",
@@ -211,6 +254,13 @@ TERMS: tuple[Term, ...] = tuple([
     Term(f"{_I}.precedingInvoiceReference.issueDate", "BT-26", "Preceding invoice issue date",
          f"{C_SET}/ram:InvoiceReferencedDocument/ram:FormattedIssueDateTime/qdt:DateTimeString",
          f"{_U}/cac:BillingReference/cac:InvoiceDocumentReference/cbc:IssueDate"),
+    # CII D16B has one InvoiceReferencedDocument: further preceding invoices only in UBL (the model refuses CII)
+    Term(f"{_I}.additionalPrecedingInvoiceReferences[]", "BG-3", "Further preceding invoice references",
+         None, f"({_U}/cac:BillingReference){_MORE}/cac:InvoiceDocumentReference", extension=True),
+    Term(f"{_I}.additionalPrecedingInvoiceReferences[].documentReference", "BT-25", "Preceding invoice reference",
+         None, f"({_U}/cac:BillingReference){_MORE}/cac:InvoiceDocumentReference/cbc:ID", extension=True),
+    Term(f"{_I}.additionalPrecedingInvoiceReferences[].issueDate", "BT-26", "Preceding invoice issue date",
+         None, f"({_U}/cac:BillingReference){_MORE}/cac:InvoiceDocumentReference/cbc:IssueDate", extension=True),
     # -- seller (spec 2.4)
     Term(f"{_I}.seller", "BG-4", "Seller", _SELLER, U_SELLER),
     Term(f"{_I}.seller.name", "BT-27", "Seller name", f"{_SELLER}/ram:Name",
@@ -252,6 +302,15 @@ TERMS: tuple[Term, ...] = tuple([
          f"{U_SELLER}/cac:PartyLegalEntity/cbc:CompanyID/@schemeID", extension=True),
     Term(f"{_I}.seller.additionalLegalInformation", "BT-33", "Seller additional legal information",
          f"{_SELLER}/ram:Description", f"{U_SELLER}/cac:PartyLegalEntity/cbc:CompanyLegalForm", extension=True),
+    Term(f"{_I}.seller.additionalIdentifiers[]", "BT-29", "Further seller identifiers",
+         f"({_SELLER}/ram:ID | {_SELLER}/ram:GlobalID){_MORE}",
+         f"({U_SELLER}/cac:PartyIdentification[cbc:ID{_NOT_SEPA}]){_MORE}", extension=True),
+    Term(f"{_I}.seller.additionalIdentifiers[].identifier", "BT-29", "Seller identifier",
+         f"({_SELLER}/ram:ID | {_SELLER}/ram:GlobalID){_MORE}",
+         f"({U_SELLER}/cac:PartyIdentification/cbc:ID{_NOT_SEPA}){_MORE}", extension=True),
+    Term(f"{_I}.seller.additionalIdentifiers[].identifierSchemeId", "BT-29-1", "Seller identifier scheme identifier",
+         f"({_SELLER}/ram:ID | {_SELLER}/ram:GlobalID){_MORE}/@schemeID",
+         f"({U_SELLER}/cac:PartyIdentification/cbc:ID{_NOT_SEPA}){_MORE}/@schemeID", extension=True),
     # -- buyer (spec 2.4)
     Term(f"{_I}.buyer", "BG-7", "Buyer", _BUYER, U_BUYER),
     Term(f"{_I}.buyer.name", "BT-44", "Buyer name", f"{_BUYER}/ram:Name",
@@ -335,18 +394,10 @@ TERMS: tuple[Term, ...] = tuple([
          f"{_U}/cac:PaymentMeans/cbc:PaymentMeansCode/@name"),
     Term(f"{_I}.paymentInstructions.remittanceInformation", "BT-83", "Remittance information",
          f"{C_SET}/ram:PaymentReference", f"{_U}/cac:PaymentMeans/cbc:PaymentID"),
-    Term(f"{_I}.paymentInstructions.creditTransfer", "BG-17", "Credit transfer",
-         f"{_MEANS}/ram:PayeePartyCreditorFinancialAccount", f"{_U}/cac:PaymentMeans/cac:PayeeFinancialAccount"),
-    Term(f"{_I}.paymentInstructions.creditTransfer.accountIdentifier", "BT-84", "Payment account identifier",
-         f"{_MEANS}/ram:PayeePartyCreditorFinancialAccount/ram:IBANID | "
-         f"{_MEANS}/ram:PayeePartyCreditorFinancialAccount/ram:ProprietaryID",
-         f"{_U}/cac:PaymentMeans/cac:PayeeFinancialAccount/cbc:ID"),
-    Term(f"{_I}.paymentInstructions.creditTransfer.accountName", "BT-85", "Payment account name",
-         f"{_MEANS}/ram:PayeePartyCreditorFinancialAccount/ram:AccountName",
-         f"{_U}/cac:PaymentMeans/cac:PayeeFinancialAccount/cbc:Name"),
-    Term(f"{_I}.paymentInstructions.creditTransfer.serviceProviderIdentifier", "BT-86",
-         "Payment service provider identifier", f"{_MEANS}/ram:PayeeSpecifiedCreditorFinancialInstitution/ram:BICID",
-         f"{_U}/cac:PaymentMeans/cac:PayeeFinancialAccount/cac:FinancialInstitutionBranch/cbc:ID"),
+    *_credit_transfer(f"{_I}.paymentInstructions.creditTransfer", "Credit transfer", _MEANS, f"{_U}/cac:PaymentMeans"),
+    *_credit_transfer(f"{_I}.paymentInstructions.additionalCreditTransfers[]", "Further credit transfers",
+                      f"({_MEANS}[ram:PayeePartyCreditorFinancialAccount]){_MORE}",
+                      f"({_U}/cac:PaymentMeans[cac:PayeeFinancialAccount]){_MORE}", extension=True),
     Term(f"{_I}.paymentInstructions.paymentCardInformation", "BG-18", "Payment card information",
          f"{_MEANS}/ram:ApplicableTradeSettlementFinancialCard", f"{_U}/cac:PaymentMeans/cac:CardAccount"),
     Term(f"{_I}.paymentInstructions.paymentCardInformation.primaryAccountNumber", "BT-87",
@@ -512,6 +563,8 @@ TERMS: tuple[Term, ...] = tuple([
     Term(f"{_L}.itemInformation.classifiedIdentifierVersion", "BT-158-2", "Scheme version identifier",
          f"{C_PROD}/ram:DesignatedProductClassification/ram:ClassCode/@listVersionID",
          f"{U_ITEM}/cac:CommodityClassification/cbc:ItemClassificationCode/@listVersionID", extension=True),
+    *_classification(f"{_L}.itemInformation.additionalClassifiedIdentifiers[]",
+                     f"{C_PROD}/ram:DesignatedProductClassification{_MORE}", f"{U_ITEM}/cac:CommodityClassification{_MORE}"),
 ])
 
 BY_PATH: dict[str, Term] = {t.json_path: t for t in TERMS}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -389,6 +390,52 @@ def test_accounting_currency_needs_bt111():
     parse_request(body(data), "xrechnung")
 
 
+def test_further_occurrences_of_repeatable_terms_are_accepted():
+    data = sample()
+    inv = data["invoice"]
+    inv["additionalInvoiceNotes"] = [{"invoiceNote": "Zweite Bemerkung", "invoiceNoteSubjectCode": "AAI"}]
+    inv["seller"].update(identifier="4000001123452", identifierSchemeId="0088",
+                         additionalIdentifiers=[{"identifier": "DE-SUP-7"}])
+    inv["paymentInstructions"]["additionalCreditTransfers"] = [{"accountIdentifier": "DE75512108001245126199"}]
+    item = inv["invoiceLines"][0]["itemInformation"]
+    item.update(classifiedIdentifier="43211503", classifiedIdentifierSchemeId="STI",
+                additionalClassifiedIdentifiers=[{"classifiedIdentifier": "0815", "classifiedIdentifierSchemeId": "IB"}])
+    req = parse_request(body(data), "xrechnung")
+    assert req.invoice.additionalInvoiceNotes[0].invoiceNoteSubjectCode == "AAI"
+    assert req.invoice.seller.additionalIdentifiers[0].identifierSchemeId is None
+    assert req.invoice.invoiceLines[0].itemInformation.additionalClassifiedIdentifiers[0].classifiedIdentifier == "0815"
+
+
+@pytest.mark.parametrize("owner,extra,first,item,bt", [
+    ("invoice", "additionalInvoiceNotes", "invoiceNote", {"invoiceNote": "x"}, "BT-22"),
+    ("invoice.seller", "additionalIdentifiers", "identifier", {"identifier": "x"}, "BT-29"),
+    ("invoice.paymentInstructions", "additionalCreditTransfers", "creditTransfer", {"accountIdentifier": "x"}, "BG-17"),
+    ("invoice.invoiceLines[1].itemInformation", "additionalClassifiedIdentifiers", "classifiedIdentifier",
+     {"classifiedIdentifier": "x"}, "BT-158"),
+])
+def test_further_occurrences_need_the_first(owner, extra, first, item, bt):
+    data = sample()
+    obj = data
+    for step in owner.replace("[1]", ".1").split("."):
+        obj = obj[int(step)] if step.isdigit() else obj[step]
+    obj.pop(first, None)
+    obj[extra] = [item]
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"]) == ("REQUIRED", f"{owner}.{first}", bt)
+    assert extra in e["message"]
+
+
+def test_several_preceding_invoices_need_ubl():
+    data = sample()
+    data["invoice"]["precedingInvoiceReference"] = {"documentReference": "R-1"}
+    data["invoice"]["additionalPrecedingInvoiceReferences"] = [{"documentReference": "R-2", "issueDate": "2024-01-02"}]
+    e = only_error(data)   # the sample asks for CII, whose D16B schema has one InvoiceReferencedDocument
+    assert (e["code"], e["field"], e["businessTerm"], e["rejectedValue"]) == (
+        "INVALID_VALUE", "invoice.additionalPrecedingInvoiceReferences", "BG-3", ["R-2"])
+    data["config"]["syntax"] = "UBL"
+    assert parse_request(body(data), "xrechnung").invoice.additionalPrecedingInvoiceReferences[0].documentReference == "R-2"
+
+
 # ---- the business-term table -----------------------------------------------------------------------------------
 
 def model_paths(model: type[BaseModel], prefix: str) -> set[str]:
@@ -410,20 +457,37 @@ def test_every_model_field_has_a_row_and_every_row_a_field():
     assert rows - fields - {"invoice", "config"} == computed_only
 
 
+# Further occurrences of a term (the `additional...` extension arrays) repeat its BT; CII D16B cannot carry further
+# preceding invoices (the model refuses them for CII), so those rows have a UBL binding only.
+def _further_occurrence(t) -> bool:
+    return ".additional" in t.json_path and "[]" in t.json_path and "SupportingDocuments" not in t.json_path
+
+
 def test_table_rows_are_complete_and_unique():
     assert len(terms.BY_PATH) == len(terms.TERMS)
     for t in terms.TERMS:
         if t.bt:
             assert t.bt.startswith(("BT-", "BG-")) and t.name
-            if t.json_path != "invoice.processControl":
-                assert t.cii.startswith("/rsm:CrossIndustryInvoice") and t.ubl.startswith("/Invoice"), t
-    bts = [t.bt for t in terms.TERMS if t.bt and t.json_path != "invoice.invoiceCurrencyCode"]
+            if t.json_path.startswith("invoice.additionalPrecedingInvoiceReferences[]"):
+                assert t.cii is None and t.ubl.startswith("(/Invoice/cac:BillingReference)[position() > 1]"), t
+            elif t.json_path != "invoice.processControl":   # "(...)[position() > 1]": further occurrences
+                assert t.cii.lstrip("(").startswith("/rsm:CrossIndustryInvoice"), t
+                assert t.ubl.lstrip("(").startswith("/Invoice"), t
+    bts = [t.bt for t in terms.TERMS if t.bt and t.json_path != "invoice.invoiceCurrencyCode"
+           and not _further_occurrence(t)]
     assert len(bts) == len(set(bts))
+    further = {t.bt for t in terms.TERMS if _further_occurrence(t)}
+    assert further == {"BG-1", "BT-22", "BT-21", "BG-3", "BT-25", "BT-26", "BT-29", "BT-29-1", "BG-17", "BT-84",
+                       "BT-85", "BT-86", "BT-158", "BT-158-1", "BT-158-2"}
+    # a rule about a term points at its single field (the first occurrence), never at a further one (section 2
+    # has no BG-1 object: the note is BT-22)
+    assert all(not _further_occurrence(terms.BY_PATH[terms.fields_for_bt(bt)[0]]) for bt in further - {"BG-1"})
     # the extension fields of docs/canonical.md are marked as extensions (priceDiscount: computed-only element)
     doc = (REPO / "docs" / "canonical.md").read_text()
     for t in terms.TERMS:
         if t.extension and t.json_path.startswith("invoice.") and not t.json_path.endswith("priceDiscount"):
-            assert t.json_path in doc, t.json_path
+            array = re.match(r".*\.additional\w+\[\]", t.json_path)   # a further occurrence: its array
+            assert t.json_path in doc or (_further_occurrence(t) and array.group() in doc), t.json_path
 
 
 def test_term_lookup_by_concrete_path_and_canonical_path():
@@ -475,6 +539,9 @@ def test_json_schema_tells_what_the_model_accepts_and_names_business_terms():
     assert "BT-37 (invoice.seller.postalAddress.city)" in defs["PostalAddress"]["properties"]["city"]["description"]
     assert "BT-52 (invoice.buyer.postalAddress.city)" in defs["PostalAddress"]["properties"]["city"]["description"]
     assert "Extension" in defs["Invoice"]["properties"]["paymentDueDate"]["description"]
+    further = defs["PaymentInstructions"]["properties"]["additionalCreditTransfers"]["description"]
+    assert further.startswith("Further credit transfers - BG-17.") and "Extension" in further
+    assert "BT-21" in defs["InvoiceNote"]["properties"]["invoiceNoteSubjectCode"]["description"]
     assert "MANUAL" in defs["GenerationConfig"]["properties"]["calculationMode"]["description"]
     assert defs["Invoice"]["additionalProperties"] is False
 
