@@ -20,7 +20,7 @@ _state: dict = {"pid": None}
 
 def _fresh() -> dict:
     proc = PySaxonProcessor(license=False)
-    return {"pid": os.getpid(), "proc": proc, "xslt": proc.new_xslt30_processor(), "compiled": {}}
+    return {"pid": os.getpid(), "proc": proc, "xslt": proc.new_xslt30_processor(), "compiled": {}, "generated": {}}
 
 
 def _get() -> dict:
@@ -66,6 +66,25 @@ def compile_stylesheet(path: str | Path) -> PyXsltExecutable:
                 st["compiled"][key] = exe
     st["compiled"].setdefault(str(path), exe)
     return exe
+
+
+def compile_generated(key, build, keep=None) -> PyXsltExecutable:
+    """A stylesheet we generate as text (a wrapper importing a file, a chooser), compiled once per process under
+    `key`; it returns its items as raw values, not a tree built from them. `keep` = the object an id() in the
+    key stands for: held with the executable, so the id cannot be reused."""
+    st = _get()
+    hit = st["generated"].get(key)
+    if hit is None:
+        with _lock:
+            hit = st["generated"].get(key)
+            if hit is None:
+                try:
+                    exe = st["xslt"].compile_stylesheet(stylesheet_text=build())
+                except Exception as exc:  # saxonche raises PySaxonApiError
+                    raise StylesheetError(f"{key[0]}: {exc}") from exc
+                exe.set_result_as_raw_value(True)
+                hit = st["generated"][key] = (exe, keep)
+    return hit[0]
 
 
 def compiled_count() -> int:

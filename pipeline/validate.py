@@ -15,7 +15,6 @@ CEN CII rules on a party with two URIIDs) is a finding about the document: RULE-
 """
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -52,27 +51,6 @@ _RULES_WRAPPER = """<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1
         (string($a/@id), string($a/@flag), string($a/@location), normalize-space(string($a/svrl:text)))"/>
   </xsl:template>
 </xsl:stylesheet>"""
-
-_generated: dict = {"pid": None}
-_generated_lock = threading.Lock()
-
-
-def _compile_text(key, build, keep=None) -> object:
-    """A stylesheet we generate (rules wrapper, scenario chooser), compiled once per process. `keep` = the
-    object an id() in the key stands for: held with the executable, so the id cannot be reused."""
-    if _generated["pid"] != os.getpid():
-        _generated.clear()
-        _generated["pid"] = os.getpid()
-    hit = _generated.get(key)
-    if hit is None:
-        with _generated_lock:
-            hit = _generated.get(key)
-            if hit is None:
-                exe = saxon.xslt30().compile_stylesheet(stylesheet_text=build())
-                exe.set_result_as_raw_value(True)  # return the items, not a tree built from them
-                hit = _generated[key] = (exe, keep)
-    return hit[0]
-
 
 # ---------------------------------------------------------------- scenarios (KoSIT validator configuration)
 
@@ -122,7 +100,7 @@ def _chooser_xslt(scenarios: tuple[Scenario, ...]) -> str:
 def select_scenario(scenarios: tuple[Scenario, ...], sdoc) -> Scenario | None:
     """The first scenario whose match expression is true for the (Saxon) document, as the KoSIT validator
     picks it; the match expressions are compiled once per process into one chooser stylesheet."""
-    chooser = _compile_text(("chooser", id(scenarios)), lambda: _chooser_xslt(scenarios), keep=scenarios)
+    chooser = saxon.compile_generated(("chooser", id(scenarios)), lambda: _chooser_xslt(scenarios), keep=scenarios)
     index = int(chooser.transform_to_string(xdm_node=sdoc).strip())
     return scenarios[index] if index >= 0 else None
 
@@ -165,7 +143,7 @@ def xsd_issues(doc: ParsedXml, xsd_path: Path) -> list[Issue]:
 
 def rules_executable(stylesheet: Path):
     """The official stylesheet wrapped to return its findings (see _RULES_WRAPPER); compiled once per process."""
-    return _compile_text(("rules", str(stylesheet)),
+    return saxon.compile_generated(("rules", str(stylesheet)),
                          lambda: _RULES_WRAPPER.format(svrl=SVRL_NS, href=Path(stylesheet).resolve().as_uri()))
 
 
@@ -312,7 +290,7 @@ def warm_up(specs=rules.SPECS) -> int:
                 sheets.update(entry.stylesheets)
             if pack.scenarios is not None:
                 scenarios = load_scenarios(pack.scenarios)
-                _compile_text(("chooser", id(scenarios)), lambda: _chooser_xslt(scenarios), keep=scenarios)
+                saxon.compile_generated(("chooser", id(scenarios)), lambda: _chooser_xslt(scenarios), keep=scenarios)
     for sheet in sorted(sheets):
         rules_executable(sheet)
     return len(sheets)
