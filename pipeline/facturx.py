@@ -186,6 +186,14 @@ def xml_for_profile(canonical: bytes, profile: Profile) -> bytes:
     return reduce_to_profile(transform.to_cii(canonical, params), profile)
 
 
+def warm_up() -> None:
+    """Worker warm-up for the ZUGFeRD endpoint (the serve command's post-fork hook): WeasyPrint with its fonts and
+    stylesheets, and the PDF/A checker with its schemas, so that the first request pays for neither (~1 s)."""
+    from pipeline import pdfcheck, render
+
+    pdfcheck.inspect(render.warm_up(), validate_xml=False)
+
+
 def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict | None = None,
                      clock=None) -> bytes:
     """JSON InvoiceRequest -> checked Factur-X PDF/A-3 bytes. ApiError 400 / 422 (VALIDATION_FAILED for the XML,

@@ -149,3 +149,31 @@ def test_user_text_cannot_inject_markup():
     doc = lxml_html.fromstring(html)
     assert not doc.xpath("//img | //script")
     assert '<script>alert(1)</script>' in page_text(html)
+
+
+def weasyprint_reference(html: bytes) -> bytes:
+    """The same page through WeasyPrint's own entry point: its HTML5 parser and full user-agent stylesheet."""
+    from weasyprint import HTML
+
+    w = render._weasyprint()
+    return HTML(string=html.decode("utf-8"), url_fetcher=w["fetcher"], base_url=None).write_pdf(
+        stylesheets=[w["css"]], font_config=w["fonts"], pdf_variant="pdf/a-3b", pdf_identifier=None,
+        custom_metadata=False)
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_fast_path_renders_the_same_pdf_as_weasyprints_entry_point(source, lang):
+    """render.html_to_pdf parses with libxml2 and uses templates/page-ua.css instead of WeasyPrint's HTML5 parser
+    and user-agent stylesheet; the PDF must be the same, byte for byte (a default missing from page-ua.css, or
+    a parse difference, would change it)."""
+    html = render.invoice_html(source, lang, "EN 16931")
+    assert render.html_to_pdf(html) == weasyprint_reference(html)
+
+
+def test_page_ua_stylesheet_covers_every_element_of_the_page(source):
+    """Each element xslt/html.xsl writes is named in templates/page-ua.css (whose header lists them)."""
+    header = render.UA_CSS_FILE.read_text().split("*/")[0]
+    listed = set(re.search(r"\(([a-z0-9 ]+)\)", " ".join(header.split())).group(1).split())
+    written = {el.tag for el in lxml_html.document_fromstring(render.invoice_html(source, "en")).iter()
+               if isinstance(el.tag, str)}
+    assert written <= listed, written - listed
