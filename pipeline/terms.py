@@ -77,7 +77,6 @@ U_ITEM = f"{U_LINE}/cac:Item"
 _FALSE = "[ram:ChargeIndicator/udt:Indicator='false']"
 _NOT_SEPA = "[not(@schemeID='SEPA')]"   # UBL PartyIdentification with scheme SEPA is BT-90
 _TRUE = "[ram:ChargeIndicator/udt:Indicator='true']"
-_MORE = "[position() > 1]"   # the further occurrences of a repeated term (the extension arrays)
 
 
 def _address(json: str, bg: str, bts: tuple[str, ...], cii: str, ubl: str) -> list[Term]:
@@ -140,17 +139,44 @@ def _credit_transfer(json: str, name: str, cii_means: str, ubl_means: str, exten
     ]
 
 
-def _classification(json: str, cii: str, ubl: str) -> list[Term]:
-    """Further item classifications (BT-158 with its list id and version), CII/UBL classification elements."""
-    cii_code, ubl_code = f"{cii}/ram:ClassCode", f"{ubl}/cbc:ItemClassificationCode"
+# Repeatable terms: the single field of section 2 binds the first occurrence, the `additional...` extension array
+# the further ones (docs/canonical.md), so that every binding finds exactly the values of its field.
+_FIRST = "[1]"
+_MORE = "[position() > 1]"
+
+
+def _classification(parent: str, cii: str, ubl: str, further: str | None = None) -> list[Term]:
+    """BT-158 with its list id and version (extensions) at the CII/UBL classification elements `cii`/`ubl`:
+    the first occurrence (fields of `parent`), or the further ones (the array `parent`, named `further`)."""
+    code, ubl_code = f"{cii}/ram:ClassCode", f"{ubl}/cbc:ItemClassificationCode"
+    return ([Term(parent, "BT-158", further, cii, ubl, extension=True)] if further else []) + [
+        Term(f"{parent}.classifiedIdentifier", "BT-158", "Item classification identifier", code, ubl_code,
+             extension=bool(further)),
+        Term(f"{parent}.classifiedIdentifierSchemeId", "BT-158-1", "Item classification identifier scheme identifier",
+             f"{code}/@listID", f"{ubl_code}/@listID", extension=True),
+        Term(f"{parent}.classifiedIdentifierVersion", "BT-158-2", "Scheme version identifier",
+             f"{code}/@listVersionID", f"{ubl_code}/@listVersionID", extension=True),
+    ]
+
+
+def _notes(parent: str, which: str, extension: bool) -> list[Term]:
+    """BT-22 with its subject code BT-21 (UBL: a "#CODE#" prefix of the note), first or further occurrences."""
+    cii, ubl = f"({C_DOC}/ram:IncludedNote){which}", f"({_U}/cbc:Note){which}"
     return [
-        Term(json, "BT-158", "Further item classification identifiers", cii, ubl, extension=True),
-        Term(f"{json}.classifiedIdentifier", "BT-158", "Item classification identifier", cii_code, ubl_code,
-             extension=True),
-        Term(f"{json}.classifiedIdentifierSchemeId", "BT-158-1", "Item classification identifier scheme identifier",
-             f"{cii_code}/@listID", f"{ubl_code}/@listID", extension=True),
-        Term(f"{json}.classifiedIdentifierVersion", "BT-158-2", "Scheme version identifier",
-             f"{cii_code}/@listVersionID", f"{ubl_code}/@listVersionID", extension=True),
+        Term(f"{parent}.invoiceNote", "BT-22", "Invoice note", f"{cii}/ram:Content", ubl, extension),
+        Term(f"{parent}.invoiceNoteSubjectCode", "BT-21", "Invoice note subject code", f"{cii}/ram:SubjectCode",
+             f"{ubl}[starts-with(., '#')]", extension=True),
+    ]
+
+
+def _preceding_invoice(json: str, name: str, cii: str | None, ubl: str, extension: bool) -> list[Term]:
+    """BG-3 at the CII InvoiceReferencedDocument / UBL InvoiceDocumentReference element paths given."""
+    return [
+        Term(json, "BG-3", name, cii, ubl, extension),
+        Term(f"{json}.documentReference", "BT-25", "Preceding invoice reference", cii and f"{cii}/ram:IssuerAssignedID",
+             f"{ubl}/cbc:ID", extension),
+        Term(f"{json}.issueDate", "BT-26", "Preceding invoice issue date",
+             cii and f"{cii}/ram:FormattedIssueDateTime/qdt:DateTimeString", f"{ubl}/cbc:IssueDate", extension),
     ]
 
 
@@ -166,6 +192,8 @@ def _period(json: str, bg: str, start: str, end: str, what: str, cii: str, ubl: 
 
 _SELLER = f"{C_AGR}/ram:SellerTradeParty"
 _BUYER = f"{C_AGR}/ram:BuyerTradeParty"
+_SELLER_IDS = f"({_SELLER}/ram:ID | {_SELLER}/ram:GlobalID)"   # D16B: every ID before the GlobalIDs
+U_SELLER_IDS = f"({U_SELLER}/cac:PartyIdentification/cbc:ID{_NOT_SEPA})"
 _PAYEE = f"{C_SET}/ram:PayeeTradeParty"
 _TAXREP = f"{C_AGR}/ram:SellerTaxRepresentativeTradeParty"
 _SHIPTO = f"{C_DEL}/ram:ShipToTradeParty"
@@ -227,48 +255,32 @@ TERMS: tuple[Term, ...] = tuple([
          f"{_U}/cac:AdditionalDocumentReference[cbc:DocumentTypeCode='130']/cbc:ID"),
     Term(f"{_I}.paymentTerms", "BT-20", "Payment terms", f"{C_SET}/ram:SpecifiedTradePaymentTerms/ram:Description",
          f"{_U}/cac:PaymentTerms/cbc:Note"),
-    Term(f"{_I}.invoiceNote", "BT-22", "Invoice note", f"{C_DOC}/ram:IncludedNote/ram:Content", f"{_U}/cbc:Note"),
+    *_notes(_I, _FIRST, extension=False),
     Term(f"{_I}.paymentDueDate", "BT-9", "Payment due date",
          f"{C_SET}/ram:SpecifiedTradePaymentTerms/ram:DueDateDateTime/udt:DateTimeString", f"{_U}/cbc:DueDate",
          extension=True),
-    Term(f"{_I}.invoiceNoteSubjectCode", "BT-21", "Invoice note subject code",
-         f"{C_DOC}/ram:IncludedNote/ram:SubjectCode", f"{_U}/cbc:Note[starts-with(., '#')]", extension=True),
     Term(f"{_I}.additionalInvoiceNotes[]", "BG-1", "Further invoice notes",
          f"({C_DOC}/ram:IncludedNote){_MORE}", f"({_U}/cbc:Note){_MORE}", extension=True),
-    Term(f"{_I}.additionalInvoiceNotes[].invoiceNote", "BT-22", "Invoice note",
-         f"({C_DOC}/ram:IncludedNote){_MORE}/ram:Content", f"({_U}/cbc:Note){_MORE}", extension=True),
-    Term(f"{_I}.additionalInvoiceNotes[].invoiceNoteSubjectCode", "BT-21", "Invoice note subject code",
-         f"({C_DOC}/ram:IncludedNote){_MORE}/ram:SubjectCode", f"({_U}/cbc:Note){_MORE}[starts-with(., '#')]",
-         extension=True),
+    *_notes(f"{_I}.additionalInvoiceNotes[]", _MORE, extension=True),
     # -- process control, preceding invoice (spec 2.8)
     Term(f"{_I}.processControl", "BG-2", "Process control", C_CTX, _U),
     Term(f"{_I}.processControl.businessProcessType", "BT-23", "Business process type",
          f"{C_CTX}/ram:BusinessProcessSpecifiedDocumentContextParameter/ram:ID", f"{_U}/cbc:ProfileID"),
     Term(f"{_I}.processControl.specificationIdentifier", "BT-24", "Specification identifier",
          f"{C_CTX}/ram:GuidelineSpecifiedDocumentContextParameter/ram:ID", f"{_U}/cbc:CustomizationID"),
-    Term(f"{_I}.precedingInvoiceReference", "BG-3", "Preceding invoice reference",
-         f"{C_SET}/ram:InvoiceReferencedDocument", f"{_U}/cac:BillingReference/cac:InvoiceDocumentReference"),
-    Term(f"{_I}.precedingInvoiceReference.documentReference", "BT-25", "Preceding invoice reference",
-         f"{C_SET}/ram:InvoiceReferencedDocument/ram:IssuerAssignedID",
-         f"{_U}/cac:BillingReference/cac:InvoiceDocumentReference/cbc:ID"),
-    Term(f"{_I}.precedingInvoiceReference.issueDate", "BT-26", "Preceding invoice issue date",
-         f"{C_SET}/ram:InvoiceReferencedDocument/ram:FormattedIssueDateTime/qdt:DateTimeString",
-         f"{_U}/cac:BillingReference/cac:InvoiceDocumentReference/cbc:IssueDate"),
+    *_preceding_invoice(f"{_I}.precedingInvoiceReference", "Preceding invoice reference",
+                        f"({C_SET}/ram:InvoiceReferencedDocument){_FIRST}",
+                        f"({_U}/cac:BillingReference/cac:InvoiceDocumentReference){_FIRST}", extension=False),
     # CII D16B has one InvoiceReferencedDocument: further preceding invoices only in UBL (the model refuses CII)
-    Term(f"{_I}.additionalPrecedingInvoiceReferences[]", "BG-3", "Further preceding invoice references",
-         None, f"({_U}/cac:BillingReference){_MORE}/cac:InvoiceDocumentReference", extension=True),
-    Term(f"{_I}.additionalPrecedingInvoiceReferences[].documentReference", "BT-25", "Preceding invoice reference",
-         None, f"({_U}/cac:BillingReference){_MORE}/cac:InvoiceDocumentReference/cbc:ID", extension=True),
-    Term(f"{_I}.additionalPrecedingInvoiceReferences[].issueDate", "BT-26", "Preceding invoice issue date",
-         None, f"({_U}/cac:BillingReference){_MORE}/cac:InvoiceDocumentReference/cbc:IssueDate", extension=True),
+    *_preceding_invoice(f"{_I}.additionalPrecedingInvoiceReferences[]", "Further preceding invoice references", None,
+                        f"({_U}/cac:BillingReference/cac:InvoiceDocumentReference){_MORE}", extension=True),
     # -- seller (spec 2.4)
     Term(f"{_I}.seller", "BG-4", "Seller", _SELLER, U_SELLER),
     Term(f"{_I}.seller.name", "BT-27", "Seller name", f"{_SELLER}/ram:Name",
          f"{U_SELLER}/cac:PartyLegalEntity/cbc:RegistrationName"),
     Term(f"{_I}.seller.tradingName", "BT-28", "Seller trading name",
          f"{_SELLER}/ram:SpecifiedLegalOrganization/ram:TradingBusinessName", f"{U_SELLER}/cac:PartyName/cbc:Name"),
-    Term(f"{_I}.seller.identifier", "BT-29", "Seller identifier", f"{_SELLER}/ram:ID | {_SELLER}/ram:GlobalID",
-         f"{U_SELLER}/cac:PartyIdentification/cbc:ID{_NOT_SEPA}"),
+    Term(f"{_I}.seller.identifier", "BT-29", "Seller identifier", f"{_SELLER_IDS}{_FIRST}", f"{U_SELLER_IDS}{_FIRST}"),
     Term(f"{_I}.seller.legalRegistrationIdentifier", "BT-30", "Seller legal registration identifier",
          f"{_SELLER}/ram:SpecifiedLegalOrganization/ram:ID", f"{U_SELLER}/cac:PartyLegalEntity/cbc:CompanyID"),
     Term(f"{_I}.seller.vatIdentifier", "BT-31", "Seller VAT identifier",
@@ -294,23 +306,19 @@ TERMS: tuple[Term, ...] = tuple([
          f"{_SELLER}/ram:DefinedTradeContact/ram:EmailURIUniversalCommunication/ram:URIID",
          f"{U_SELLER}/cac:Contact/cbc:ElectronicMail"),
     Term(f"{_I}.seller.identifierSchemeId", "BT-29-1", "Seller identifier scheme identifier",
-         f"{_SELLER}/ram:GlobalID/@schemeID", f"{U_SELLER}/cac:PartyIdentification/cbc:ID{_NOT_SEPA}/@schemeID",
-         extension=True),
+         f"{_SELLER_IDS}{_FIRST}/@schemeID", f"{U_SELLER_IDS}{_FIRST}/@schemeID", extension=True),
     Term(f"{_I}.seller.legalRegistrationIdentifierSchemeId", "BT-30-1",
          "Seller legal registration identifier scheme identifier",
          f"{_SELLER}/ram:SpecifiedLegalOrganization/ram:ID/@schemeID",
          f"{U_SELLER}/cac:PartyLegalEntity/cbc:CompanyID/@schemeID", extension=True),
     Term(f"{_I}.seller.additionalLegalInformation", "BT-33", "Seller additional legal information",
          f"{_SELLER}/ram:Description", f"{U_SELLER}/cac:PartyLegalEntity/cbc:CompanyLegalForm", extension=True),
-    Term(f"{_I}.seller.additionalIdentifiers[]", "BT-29", "Further seller identifiers",
-         f"({_SELLER}/ram:ID | {_SELLER}/ram:GlobalID){_MORE}",
+    Term(f"{_I}.seller.additionalIdentifiers[]", "BT-29", "Further seller identifiers", f"{_SELLER_IDS}{_MORE}",
          f"({U_SELLER}/cac:PartyIdentification[cbc:ID{_NOT_SEPA}]){_MORE}", extension=True),
-    Term(f"{_I}.seller.additionalIdentifiers[].identifier", "BT-29", "Seller identifier",
-         f"({_SELLER}/ram:ID | {_SELLER}/ram:GlobalID){_MORE}",
-         f"({U_SELLER}/cac:PartyIdentification/cbc:ID{_NOT_SEPA}){_MORE}", extension=True),
+    Term(f"{_I}.seller.additionalIdentifiers[].identifier", "BT-29", "Seller identifier", f"{_SELLER_IDS}{_MORE}",
+         f"{U_SELLER_IDS}{_MORE}", extension=True),
     Term(f"{_I}.seller.additionalIdentifiers[].identifierSchemeId", "BT-29-1", "Seller identifier scheme identifier",
-         f"({_SELLER}/ram:ID | {_SELLER}/ram:GlobalID){_MORE}/@schemeID",
-         f"({U_SELLER}/cac:PartyIdentification/cbc:ID{_NOT_SEPA}){_MORE}/@schemeID", extension=True),
+         f"{_SELLER_IDS}{_MORE}/@schemeID", f"{U_SELLER_IDS}{_MORE}/@schemeID", extension=True),
     # -- buyer (spec 2.4)
     Term(f"{_I}.buyer", "BG-7", "Buyer", _BUYER, U_BUYER),
     Term(f"{_I}.buyer.name", "BT-44", "Buyer name", f"{_BUYER}/ram:Name",
@@ -394,7 +402,9 @@ TERMS: tuple[Term, ...] = tuple([
          f"{_U}/cac:PaymentMeans/cbc:PaymentMeansCode/@name"),
     Term(f"{_I}.paymentInstructions.remittanceInformation", "BT-83", "Remittance information",
          f"{C_SET}/ram:PaymentReference", f"{_U}/cac:PaymentMeans/cbc:PaymentID"),
-    *_credit_transfer(f"{_I}.paymentInstructions.creditTransfer", "Credit transfer", _MEANS, f"{_U}/cac:PaymentMeans"),
+    *_credit_transfer(f"{_I}.paymentInstructions.creditTransfer", "Credit transfer",
+                      f"({_MEANS}[ram:PayeePartyCreditorFinancialAccount]){_FIRST}",
+                      f"({_U}/cac:PaymentMeans[cac:PayeeFinancialAccount]){_FIRST}"),
     *_credit_transfer(f"{_I}.paymentInstructions.additionalCreditTransfers[]", "Further credit transfers",
                       f"({_MEANS}[ram:PayeePartyCreditorFinancialAccount]){_MORE}",
                       f"({_U}/cac:PaymentMeans[cac:PayeeFinancialAccount]){_MORE}", extension=True),
@@ -541,9 +551,8 @@ TERMS: tuple[Term, ...] = tuple([
          f"{U_ITEM}/cac:BuyersItemIdentification/cbc:ID"),
     Term(f"{_L}.itemInformation.standardIdentifier", "BT-157", "Item standard identifier", f"{C_PROD}/ram:GlobalID",
          f"{U_ITEM}/cac:StandardItemIdentification/cbc:ID"),
-    Term(f"{_L}.itemInformation.classifiedIdentifier", "BT-158", "Item classification identifier",
-         f"{C_PROD}/ram:DesignatedProductClassification/ram:ClassCode",
-         f"{U_ITEM}/cac:CommodityClassification/cbc:ItemClassificationCode"),
+    *_classification(f"{_L}.itemInformation", f"{C_PROD}/ram:DesignatedProductClassification{_FIRST}",
+                     f"{U_ITEM}/cac:CommodityClassification{_FIRST}"),
     Term(f"{_L}.itemInformation.countryOfOrigin", "BT-159", "Item country of origin",
          f"{C_PROD}/ram:OriginTradeCountry/ram:ID", f"{U_ITEM}/cac:OriginCountry/cbc:IdentificationCode"),
     Term(f"{_L}.itemInformation.itemAttributes[]", "BG-32", "Item attributes",
@@ -556,15 +565,9 @@ TERMS: tuple[Term, ...] = tuple([
     Term(f"{_L}.itemInformation.standardIdentifierSchemeId", "BT-157-1", "Item standard identifier scheme identifier",
          f"{C_PROD}/ram:GlobalID/@schemeID", f"{U_ITEM}/cac:StandardItemIdentification/cbc:ID/@schemeID",
          extension=True),
-    Term(f"{_L}.itemInformation.classifiedIdentifierSchemeId", "BT-158-1",
-         "Item classification identifier scheme identifier",
-         f"{C_PROD}/ram:DesignatedProductClassification/ram:ClassCode/@listID",
-         f"{U_ITEM}/cac:CommodityClassification/cbc:ItemClassificationCode/@listID", extension=True),
-    Term(f"{_L}.itemInformation.classifiedIdentifierVersion", "BT-158-2", "Scheme version identifier",
-         f"{C_PROD}/ram:DesignatedProductClassification/ram:ClassCode/@listVersionID",
-         f"{U_ITEM}/cac:CommodityClassification/cbc:ItemClassificationCode/@listVersionID", extension=True),
     *_classification(f"{_L}.itemInformation.additionalClassifiedIdentifiers[]",
-                     f"{C_PROD}/ram:DesignatedProductClassification{_MORE}", f"{U_ITEM}/cac:CommodityClassification{_MORE}"),
+                     f"{C_PROD}/ram:DesignatedProductClassification{_MORE}", f"{U_ITEM}/cac:CommodityClassification{_MORE}",
+                     further="Further item classification identifiers"),
 ])
 
 BY_PATH: dict[str, Term] = {t.json_path: t for t in TERMS}
