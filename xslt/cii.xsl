@@ -37,6 +37,9 @@
   </xsl:template>
 
   <xsl:template match="invoice">
+    <xsl:if test="additionalPrecedingInvoiceReference">
+      <xsl:message terminate="yes">cii.xsl: CII D16B carries one preceding invoice reference (BG-3); several need UBL</xsl:message>
+    </xsl:if>
     <rsm:CrossIndustryInvoice>
       <rsm:ExchangedDocumentContext>
         <xsl:variable name="bp" select="(processControl/businessProcessType, $business-process[. ne ''])[1]"/>
@@ -55,7 +58,7 @@
         <ram:IssueDateTime>
           <udt:DateTimeString format="102"><xsl:value-of select="f:date102(issueDate)"/></udt:DateTimeString>
         </ram:IssueDateTime>
-        <xsl:apply-templates select="invoiceNote"/>
+        <xsl:apply-templates select="invoiceNote, additionalInvoiceNote/invoiceNote"/>
       </rsm:ExchangedDocument>
       <rsm:SupplyChainTradeTransaction>
         <xsl:apply-templates select="invoiceLine"/>
@@ -66,7 +69,7 @@
     </rsm:CrossIndustryInvoice>
   </xsl:template>
 
-  <!-- BG-1 -->
+  <!-- BG-1 (the first note, or one of the further ones: its subject code is its sibling either way) -->
   <xsl:template match="invoiceNote">
     <ram:IncludedNote>
       <ram:Content><xsl:value-of select="."/></ram:Content>
@@ -143,11 +146,9 @@
         'seller': 'ram:SellerTradeParty', 'buyer': 'ram:BuyerTradeParty',
         'payee': 'ram:PayeeTradeParty', 'sellerTaxRepresentativeParty': 'ram:SellerTaxRepresentativeTradeParty'}(local-name())"/>
     <xsl:element name="{$element}">
-      <xsl:for-each select="identifier">
-        <xsl:call-template name="identifier">
-          <xsl:with-param name="scheme" select="../identifierSchemeId"/>
-        </xsl:call-template>
-      </xsl:for-each>
+      <xsl:call-template name="identifiers">
+        <xsl:with-param name="ids" select="identifier, additionalIdentifier/identifier"/>
+      </xsl:call-template>
       <ram:Name><xsl:value-of select="name"/></ram:Name>
       <xsl:for-each select="additionalLegalInformation">
         <ram:Description><xsl:value-of select="."/></ram:Description>
@@ -184,18 +185,21 @@
     </xsl:element>
   </xsl:template>
 
-  <!-- Party/location identifier: with a scheme (ISO 6523 ICD) it is a GlobalID, without one a plain ID. -->
-  <xsl:template name="identifier">
-    <xsl:param name="scheme" as="element()?"/>
-    <xsl:choose>
-      <xsl:when test="$scheme">
-        <ram:GlobalID schemeID="{$scheme}"><xsl:value-of select="."/></ram:GlobalID>
-      </xsl:when>
-      <xsl:otherwise>
-        <ram:ID><xsl:value-of select="."/></ram:ID>
-      </xsl:otherwise>
-    </xsl:choose>
+  <!-- Party/location identifiers: with a scheme (ISO 6523 ICD) a GlobalID, without one a plain ID; the D16B
+       schema wants every ID before the first GlobalID. -->
+  <xsl:template name="identifiers">
+    <xsl:param name="ids" as="element()*"/>
+    <xsl:for-each select="$ids[not(f:scheme-of(.))]"><ram:ID><xsl:value-of select="."/></ram:ID></xsl:for-each>
+    <xsl:for-each select="$ids[f:scheme-of(.)]">
+      <ram:GlobalID schemeID="{f:scheme-of(.)}"><xsl:value-of select="."/></ram:GlobalID>
+    </xsl:for-each>
   </xsl:template>
+
+  <!-- The scheme of an identifier: its sibling named like it plus "SchemeId" (identifierSchemeId, ...). -->
+  <xsl:function name="f:scheme-of" as="element()?">
+    <xsl:param name="id" as="element()"/>
+    <xsl:sequence select="$id/../*[local-name() eq local-name($id) || 'SchemeId']"/>
+  </xsl:function>
 
   <!-- BG-6, BG-9 -->
   <xsl:template match="contact">
@@ -230,11 +234,9 @@
     <ram:ApplicableHeaderTradeDelivery>
       <xsl:for-each select="deliveryInformation[partyName or locationIdentifier or address]">
         <ram:ShipToTradeParty>
-          <xsl:for-each select="locationIdentifier">
-            <xsl:call-template name="identifier">
-              <xsl:with-param name="scheme" select="../locationIdentifierSchemeId"/>
-            </xsl:call-template>
-          </xsl:for-each>
+          <xsl:call-template name="identifiers">
+            <xsl:with-param name="ids" select="locationIdentifier"/>
+          </xsl:call-template>
           <xsl:for-each select="partyName"><ram:Name><xsl:value-of select="."/></ram:Name></xsl:for-each>
           <xsl:apply-templates select="address"/>
         </ram:ShipToTradeParty>
@@ -287,7 +289,8 @@
     </ram:ApplicableHeaderTradeSettlement>
   </xsl:template>
 
-  <!-- BG-16 with BG-17 / BG-18 / BG-19 -->
+  <!-- BG-16 with BG-17 / BG-18 / BG-19; each further credit transfer is a payment means of its own, with the
+       same type code (CII-SR-467) and without the text (BT-82), card or debtor account of the first. -->
   <xsl:template match="paymentInstructions">
     <ram:SpecifiedTradeSettlementPaymentMeans>
       <ram:TypeCode><xsl:value-of select="meansCode"/></ram:TypeCode>
@@ -301,18 +304,27 @@
       <xsl:for-each select="directDebit/debtorAccountIdentifier">
         <ram:PayerPartyDebtorFinancialAccount><ram:IBANID><xsl:value-of select="."/></ram:IBANID></ram:PayerPartyDebtorFinancialAccount>
       </xsl:for-each>
-      <xsl:for-each select="creditTransfer">
-        <!-- XSD order: IBANID, AccountName, ProprietaryID -->
-        <ram:PayeePartyCreditorFinancialAccount>
-          <xsl:for-each select="accountIdentifier[f:is-iban(.)]"><ram:IBANID><xsl:value-of select="."/></ram:IBANID></xsl:for-each>
-          <xsl:for-each select="accountName"><ram:AccountName><xsl:value-of select="."/></ram:AccountName></xsl:for-each>
-          <xsl:for-each select="accountIdentifier[not(f:is-iban(.))]"><ram:ProprietaryID><xsl:value-of select="."/></ram:ProprietaryID></xsl:for-each>
-        </ram:PayeePartyCreditorFinancialAccount>
-        <xsl:for-each select="serviceProviderIdentifier">
-          <ram:PayeeSpecifiedCreditorFinancialInstitution><ram:BICID><xsl:value-of select="."/></ram:BICID></ram:PayeeSpecifiedCreditorFinancialInstitution>
-        </xsl:for-each>
-      </xsl:for-each>
+      <xsl:apply-templates select="creditTransfer"/>
     </ram:SpecifiedTradeSettlementPaymentMeans>
+    <xsl:for-each select="additionalCreditTransfer">
+      <ram:SpecifiedTradeSettlementPaymentMeans>
+        <ram:TypeCode><xsl:value-of select="../meansCode"/></ram:TypeCode>
+        <xsl:apply-templates select="."/>
+      </ram:SpecifiedTradeSettlementPaymentMeans>
+    </xsl:for-each>
+  </xsl:template>
+
+  <!-- BG-17 -->
+  <xsl:template match="creditTransfer | additionalCreditTransfer">
+    <!-- XSD order: IBANID, AccountName, ProprietaryID -->
+    <ram:PayeePartyCreditorFinancialAccount>
+      <xsl:for-each select="accountIdentifier[f:is-iban(.)]"><ram:IBANID><xsl:value-of select="."/></ram:IBANID></xsl:for-each>
+      <xsl:for-each select="accountName"><ram:AccountName><xsl:value-of select="."/></ram:AccountName></xsl:for-each>
+      <xsl:for-each select="accountIdentifier[not(f:is-iban(.))]"><ram:ProprietaryID><xsl:value-of select="."/></ram:ProprietaryID></xsl:for-each>
+    </ram:PayeePartyCreditorFinancialAccount>
+    <xsl:for-each select="serviceProviderIdentifier">
+      <ram:PayeeSpecifiedCreditorFinancialInstitution><ram:BICID><xsl:value-of select="."/></ram:BICID></ram:PayeeSpecifiedCreditorFinancialInstitution>
+    </xsl:for-each>
   </xsl:template>
 
   <!-- BG-23 -->
@@ -441,7 +453,7 @@
     </ram:IncludedSupplyChainTradeLineItem>
   </xsl:template>
 
-  <!-- BG-31, BG-32 -->
+  <!-- BG-31, BG-32 (the further classifications carry their list id and version as siblings, like the first) -->
   <xsl:template match="itemInformation">
     <ram:SpecifiedTradeProduct>
       <xsl:for-each select="standardIdentifier">
@@ -460,7 +472,7 @@
           <ram:Value><xsl:value-of select="value"/></ram:Value>
         </ram:ApplicableProductCharacteristic>
       </xsl:for-each>
-      <xsl:for-each select="classifiedIdentifier">
+      <xsl:for-each select="classifiedIdentifier, additionalClassifiedIdentifier/classifiedIdentifier">
         <ram:DesignatedProductClassification>
           <ram:ClassCode>
             <xsl:for-each select="../classifiedIdentifierSchemeId"><xsl:attribute name="listID" select="."/></xsl:for-each>

@@ -235,7 +235,7 @@
                               tenderOrLotReference, invoicedObjectIdentifier">
           <xsl:sequence select="f:fact(local-name(), .)"/>
         </xsl:for-each>
-        <xsl:sequence select="f:fact('precedingInvoice', precedingInvoiceReference ! string-join((documentReference,
+        <xsl:sequence select="f:fact('precedingInvoice', (precedingInvoiceReference, additionalPrecedingInvoiceReference) ! string-join((documentReference,
             issueDate ! (f:l('dated') || ' ' || f:date(.))), ' '))"/>
         <xsl:sequence select="f:fact('businessProcess', processControl/businessProcessType)"/>
         <xsl:sequence select="f:fact('deliveryDate', deliveryInformation/actualDeliveryDate ! f:date(.))"/>
@@ -245,7 +245,7 @@
     <xsl:if test="invoiceNote">
       <section class="notes">
         <h2><xsl:value-of select="f:l('notes')"/></h2>
-        <xsl:for-each select="invoiceNote">
+        <xsl:for-each select="invoiceNote, additionalInvoiceNote/invoiceNote">
           <p class="note">
             <xsl:if test="../invoiceNoteSubjectCode"><span class="code"><xsl:value-of select="../invoiceNoteSubjectCode"/></span><xsl:text> </xsl:text></xsl:if>
             <xsl:value-of select="."/>
@@ -296,7 +296,7 @@
       <xsl:for-each select="tradingName"><div><xsl:value-of select="."/></div></xsl:for-each>
       <xsl:apply-templates select="postalAddress | address"/>
       <dl class="ids">
-        <xsl:sequence select="f:fact('id', identifier ! f:with-scheme(., ../identifierSchemeId))"/>
+        <xsl:sequence select="f:fact('id', (identifier, additionalIdentifier/identifier) ! f:with-scheme(., ../identifierSchemeId))"/>
         <xsl:sequence select="f:fact('locationId', locationIdentifier ! f:with-scheme(., ../locationIdentifierSchemeId))"/>
         <xsl:sequence select="f:fact('legalId', legalRegistrationIdentifier ! f:with-scheme(., ../legalRegistrationIdentifierSchemeId))"/>
         <xsl:sequence select="f:fact('vatId', vatIdentifier)"/>
@@ -357,7 +357,7 @@
             <xsl:sequence select="f:fact('sellersId', $i/sellersIdentifier)"/>
             <xsl:sequence select="f:fact('buyersId', $i/buyersIdentifier)"/>
             <xsl:sequence select="f:fact('standardId', $i/standardIdentifier ! f:with-scheme(., ../standardIdentifierSchemeId))"/>
-            <xsl:sequence select="f:fact('classification', $i/classifiedIdentifier ! string-join((.,
+            <xsl:sequence select="f:fact('classification', $i/(classifiedIdentifier, additionalClassifiedIdentifier/classifiedIdentifier) ! string-join((.,
                 ../classifiedIdentifierSchemeId ! ('(' || . || (../classifiedIdentifierVersion ! (' ' || .)) || ')')), ' '))"/>
             <xsl:sequence select="f:fact('origin', $i/countryOfOrigin)"/>
             <xsl:for-each select="$i/itemAttribute">
@@ -493,7 +493,7 @@
         <xsl:sequence select="f:fact('means', string-join((f:code('means', meansCode), meansText ! ('– ' || .)), ' '))"/>
         <xsl:sequence select="f:fact('payable', $inv/documentTotals/payableAmount ! f:money(.))"/>
         <xsl:sequence select="f:fact('dueDate', $inv/paymentDueDate ! f:date(.))"/>
-        <xsl:for-each select="creditTransfer">
+        <xsl:for-each select="creditTransfer, additionalCreditTransfer">
           <div class="fact iban"><dt><xsl:value-of select="f:l('iban')"/></dt><dd class="mono"><xsl:value-of select="f:account(accountIdentifier)"/></dd></div>
           <xsl:sequence select="f:fact('accountName', accountName)"/>
           <xsl:sequence select="f:fact('bic', serviceProviderIdentifier)"/>

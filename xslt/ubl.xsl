@@ -63,12 +63,12 @@
       <xsl:when test="$credit-note">
         <xsl:apply-templates select="valueAddedTaxPointDate"/>
         <cbc:CreditNoteTypeCode><xsl:value-of select="invoiceTypeCode"/></cbc:CreditNoteTypeCode>
-        <xsl:apply-templates select="invoiceNote"/>
+        <xsl:apply-templates select="invoiceNote, additionalInvoiceNote/invoiceNote"/>
       </xsl:when>
       <xsl:otherwise>
         <xsl:for-each select="paymentDueDate"><cbc:DueDate><xsl:value-of select="."/></cbc:DueDate></xsl:for-each>
         <cbc:InvoiceTypeCode><xsl:value-of select="invoiceTypeCode"/></cbc:InvoiceTypeCode>
-        <xsl:apply-templates select="invoiceNote"/>
+        <xsl:apply-templates select="invoiceNote, additionalInvoiceNote/invoiceNote"/>
         <xsl:apply-templates select="valueAddedTaxPointDate"/>
       </xsl:otherwise>
     </xsl:choose>
@@ -82,7 +82,7 @@
         <xsl:for-each select="salesOrderReference"><cbc:SalesOrderID><xsl:value-of select="."/></cbc:SalesOrderID></xsl:for-each>
       </cac:OrderReference>
     </xsl:if>
-    <xsl:apply-templates select="precedingInvoiceReference"/>
+    <xsl:apply-templates select="precedingInvoiceReference, additionalPrecedingInvoiceReference"/>
     <xsl:for-each select="despatchAdviceReference">
       <cac:DespatchDocumentReference><cbc:ID><xsl:value-of select="."/></cbc:ID></cac:DespatchDocumentReference>
     </xsl:for-each>
@@ -148,7 +148,7 @@
     <cbc:TaxPointDate><xsl:value-of select="."/></cbc:TaxPointDate>
   </xsl:template>
 
-  <!-- BG-1 (BT-21 as "#CODE#" prefix) -->
+  <!-- BG-1 (BT-21 as "#CODE#" prefix), the first note or a further one -->
   <xsl:template match="invoiceNote">
     <cbc:Note><xsl:value-of select="f:note-with-subject(., ../invoiceNoteSubjectCode)"/></cbc:Note>
   </xsl:template>
@@ -159,7 +159,7 @@
   </xsl:template>
 
   <!-- BG-3 -->
-  <xsl:template match="precedingInvoiceReference">
+  <xsl:template match="precedingInvoiceReference | additionalPrecedingInvoiceReference">
     <cac:BillingReference>
       <cac:InvoiceDocumentReference>
         <cbc:ID><xsl:value-of select="documentReference"/></cbc:ID>
@@ -199,7 +199,7 @@
           <xsl:value-of select="."/>
         </cbc:EndpointID>
       </xsl:for-each>
-      <xsl:apply-templates select="identifier"/>
+      <xsl:apply-templates select="identifier, additionalIdentifier/identifier"/>
       <xsl:if test="self::seller and not(/invoice/payee)">
         <xsl:apply-templates select="/invoice/paymentInstructions/directDebit/creditorIdentifier"/>
       </xsl:if>
@@ -226,7 +226,7 @@
     </cac:Party>
   </xsl:template>
 
-  <!-- BT-29, BT-46, BT-60 -->
+  <!-- BT-29 (the first or a further one), BT-46, BT-60 -->
   <xsl:template match="identifier">
     <cac:PartyIdentification>
       <cbc:ID>
@@ -318,7 +318,8 @@
     </cac:Delivery>
   </xsl:template>
 
-  <!-- BG-16 with BG-17 / BG-18 / BG-19 -->
+  <!-- BG-16 with BG-17 / BG-18 / BG-19; each further credit transfer is a payment means of its own with the same
+       code (UBL-SR-47), and without the text, due date, card or mandate of the first (UBL-SR-45/46/54/55). -->
   <xsl:template match="paymentInstructions">
     <cac:PaymentMeans>
       <cbc:PaymentMeansCode>
@@ -336,15 +337,7 @@
           <xsl:for-each select="cardHolderName"><cbc:HolderName><xsl:value-of select="."/></cbc:HolderName></xsl:for-each>
         </cac:CardAccount>
       </xsl:for-each>
-      <xsl:for-each select="creditTransfer">
-        <cac:PayeeFinancialAccount>
-          <cbc:ID><xsl:value-of select="accountIdentifier"/></cbc:ID>
-          <xsl:for-each select="accountName"><cbc:Name><xsl:value-of select="."/></cbc:Name></xsl:for-each>
-          <xsl:for-each select="serviceProviderIdentifier">
-            <cac:FinancialInstitutionBranch><cbc:ID><xsl:value-of select="."/></cbc:ID></cac:FinancialInstitutionBranch>
-          </xsl:for-each>
-        </cac:PayeeFinancialAccount>
-      </xsl:for-each>
+      <xsl:apply-templates select="creditTransfer"/>
       <xsl:for-each select="directDebit[mandateReferenceIdentifier or debtorAccountIdentifier]">
         <cac:PaymentMandate>
           <xsl:for-each select="mandateReferenceIdentifier"><cbc:ID><xsl:value-of select="."/></cbc:ID></xsl:for-each>
@@ -354,6 +347,23 @@
         </cac:PaymentMandate>
       </xsl:for-each>
     </cac:PaymentMeans>
+    <xsl:for-each select="additionalCreditTransfer">
+      <cac:PaymentMeans>
+        <cbc:PaymentMeansCode><xsl:value-of select="../meansCode"/></cbc:PaymentMeansCode>
+        <xsl:apply-templates select="."/>
+      </cac:PaymentMeans>
+    </xsl:for-each>
+  </xsl:template>
+
+  <!-- BG-17 -->
+  <xsl:template match="creditTransfer | additionalCreditTransfer">
+    <cac:PayeeFinancialAccount>
+      <cbc:ID><xsl:value-of select="accountIdentifier"/></cbc:ID>
+      <xsl:for-each select="accountName"><cbc:Name><xsl:value-of select="."/></cbc:Name></xsl:for-each>
+      <xsl:for-each select="serviceProviderIdentifier">
+        <cac:FinancialInstitutionBranch><cbc:ID><xsl:value-of select="."/></cbc:ID></cac:FinancialInstitutionBranch>
+      </xsl:for-each>
+    </cac:PayeeFinancialAccount>
   </xsl:template>
 
   <!-- BG-14, BG-26 -->
@@ -450,7 +460,7 @@
         </cac:StandardItemIdentification>
       </xsl:for-each>
       <xsl:for-each select="countryOfOrigin"><cac:OriginCountry><cbc:IdentificationCode><xsl:value-of select="."/></cbc:IdentificationCode></cac:OriginCountry></xsl:for-each>
-      <xsl:for-each select="classifiedIdentifier">
+      <xsl:for-each select="classifiedIdentifier, additionalClassifiedIdentifier/classifiedIdentifier">
         <cac:CommodityClassification>
           <cbc:ItemClassificationCode>
             <xsl:for-each select="../classifiedIdentifierSchemeId"><xsl:attribute name="listID" select="."/></xsl:for-each>
