@@ -5,9 +5,11 @@ strings for text and codes, ISO dates, and `Decimal` for numbers. It is written 
 stylesheets (one XPath per term and syntax, from the EN 16931-1 syntax bindings) so that a term the
 stylesheets drop or alter shows up as a difference.
 
-A term that occurs more often than the JSON model can carry (e.g. two BT-22 notes, two payment accounts)
-or that the model has no field for at all (BT-8, BT-19, BT-128, XRechnung extensions) is listed in `losses`;
-those are limits of the model, not of the reader.
+The further occurrences of a repeatable term (notes, preceding invoices, seller identifiers, credit transfers,
+item classifications) are read into the model's `additional...` extension arrays, the first into the single
+field. A term that occurs more often than the JSON model can carry (e.g. two buyer identifiers) or that the
+model has no field for at all (BT-8, BT-19, BT-128, XRechnung extensions) is listed in `losses`; those are
+limits of the model, not of the reader.
 """
 from __future__ import annotations
 
@@ -84,6 +86,37 @@ def _contact(bg: str) -> G:
     ))
 
 
+def _credit_transfer(name: str, cii: str, ubl: str, many: bool) -> G:
+    """BG-17 in one payment means (the first one carrying an account, or each further one)."""
+    return G(name, "BG-17", cii, ubl, (
+        T("accountIdentifier", "BT-84",
+          "ram:PayeePartyCreditorFinancialAccount/ram:IBANID|ram:PayeePartyCreditorFinancialAccount/ram:ProprietaryID",
+          "cac:PayeeFinancialAccount/cbc:ID"),
+        T("accountName", "BT-85", "ram:PayeePartyCreditorFinancialAccount/ram:AccountName",
+          "cac:PayeeFinancialAccount/cbc:Name"),
+        T("serviceProviderIdentifier", "BT-86", "ram:PayeeSpecifiedCreditorFinancialInstitution/ram:BICID",
+          "cac:PayeeFinancialAccount/cac:FinancialInstitutionBranch/cbc:ID"),
+    ), many=many)
+
+
+def _classification(cii: str, ubl: str) -> tuple:
+    """BT-158 with its list id and version, below the classification element paths given (with a step's '/')."""
+    return (
+        T("classifiedIdentifier", "BT-158", cii + "ram:ClassCode", ubl + "cbc:ItemClassificationCode"),
+        T("classifiedIdentifierSchemeId", "BT-158-1", cii + "ram:ClassCode/@listID",
+          ubl + "cbc:ItemClassificationCode/@listID"),
+        T("classifiedIdentifierVersion", "BT-158-2", cii + "ram:ClassCode/@listVersionID",
+          ubl + "cbc:ItemClassificationCode/@listVersionID"),
+    )
+
+
+def _preceding_invoice(name: str, cii: str, ubl: str, many: bool) -> G:
+    return G(name, "BG-3", cii, ubl, (
+        T("documentReference", "BT-25", "ram:IssuerAssignedID", "cbc:ID"),
+        T("issueDate", "BT-26", "ram:FormattedIssueDateTime/qdt:DateTimeString", "cbc:IssueDate", DATE),
+    ), many=many)
+
+
 def _allowance_charge(name: str, bg: str, charge: bool, line: bool) -> G:
     # xs:boolean: "true"/"1" or "false"/"0"
     flags = "('true', '1')" if charge else "('false', '0')"
@@ -144,23 +177,29 @@ INVOICE = G("invoice", "", ".", ".", (
       "cac:AdditionalDocumentReference[cbc:DocumentTypeCode='130']/cbc:ID"),
     T("paymentTerms", "BT-20", _SETTLE + "/ram:SpecifiedTradePaymentTerms/ram:Description",
       "cac:PaymentTerms/cbc:Note"),
-    T("invoiceNote", "BT-22", "rsm:ExchangedDocument/ram:IncludedNote/ram:Content", "cbc:Note"),
-    T("invoiceNoteSubjectCode", "BT-21", "rsm:ExchangedDocument/ram:IncludedNote/ram:SubjectCode", None),
+    T("invoiceNote", "BT-22", "rsm:ExchangedDocument/ram:IncludedNote[1]/ram:Content", "cbc:Note[1]"),
+    T("invoiceNoteSubjectCode", "BT-21", "rsm:ExchangedDocument/ram:IncludedNote[1]/ram:SubjectCode", None),
+    G("additionalInvoiceNotes", "BG-1", "rsm:ExchangedDocument/ram:IncludedNote[position() > 1]",
+      "cbc:Note[position() > 1]", (
+          T("invoiceNote", "BT-22", "ram:Content", "."),
+          T("invoiceNoteSubjectCode", "BT-21", "ram:SubjectCode", None),
+      ), many=True),
     G("processControl", "BG-2", "rsm:ExchangedDocumentContext", ".", (
         T("businessProcessType", "BT-23", "ram:BusinessProcessSpecifiedDocumentContextParameter/ram:ID",
           "cbc:ProfileID"),
         T("specificationIdentifier", "BT-24", "ram:GuidelineSpecifiedDocumentContextParameter/ram:ID",
           "cbc:CustomizationID"),
     )),
-    G("precedingInvoiceReference", "BG-3", _SETTLE + "/ram:InvoiceReferencedDocument",
-      "cac:BillingReference/cac:InvoiceDocumentReference", (
-          T("documentReference", "BT-25", "ram:IssuerAssignedID", "cbc:ID"),
-          T("issueDate", "BT-26", "ram:FormattedIssueDateTime/qdt:DateTimeString", "cbc:IssueDate", DATE),
-      )),
+    _preceding_invoice("precedingInvoiceReference", "(%s/ram:InvoiceReferencedDocument)[1]" % _SETTLE,
+                       "(cac:BillingReference/cac:InvoiceDocumentReference)[1]", many=False),
+    # CII D16B has one InvoiceReferencedDocument; a document with more is read all the same
+    _preceding_invoice("additionalPrecedingInvoiceReferences",
+                       "(%s/ram:InvoiceReferencedDocument)[position() > 1]" % _SETTLE,
+                       "(cac:BillingReference/cac:InvoiceDocumentReference)[position() > 1]", many=True),
     G("seller", "BG-4", _AGREE + "/ram:SellerTradeParty", "cac:AccountingSupplierParty/cac:Party", (
         T("name", "BT-27", "ram:Name", "cac:PartyLegalEntity/cbc:RegistrationName"),
         T("tradingName", "BT-28", "ram:SpecifiedLegalOrganization/ram:TradingBusinessName", "cac:PartyName/cbc:Name"),
-        T("identifier", "BT-29", "ram:ID|ram:GlobalID", _PARTY_ID_UBL),
+        T("identifier", "BT-29", "(ram:ID|ram:GlobalID)[1]", "(%s)[1]" % _PARTY_ID_UBL),
         T("identifierSchemeId", "BT-29-1", _FIRST_ID_SCHEME_CII, _FIRST_ID_SCHEME_UBL),
         T("legalRegistrationIdentifier", "BT-30", "ram:SpecifiedLegalOrganization/ram:ID",
           "cac:PartyLegalEntity/cbc:CompanyID"),
@@ -176,6 +215,11 @@ INVOICE = G("invoice", "", ".", ".", (
           "cbc:EndpointID/@schemeID"),
         _address("ram:PostalTradeAddress", "cac:PostalAddress", "BG-5"),
         _contact("BG-6"),
+        G("additionalIdentifiers", "BT-29", "(ram:ID|ram:GlobalID)[position() > 1]",
+          "(%s)[position() > 1]" % _PARTY_ID_UBL, (
+              T("identifier", "BT-29", ".", "."),
+              T("identifierSchemeId", "BT-29-1", "@schemeID", "@schemeID"),
+          ), many=True),
     )),
     G("buyer", "BG-7", _AGREE + "/ram:BuyerTradeParty", "cac:AccountingCustomerParty/cac:Party", (
         T("name", "BT-44", "ram:Name", "cac:PartyLegalEntity/cbc:RegistrationName"),
@@ -231,15 +275,11 @@ INVOICE = G("invoice", "", ".", ".", (
         T("meansText", "BT-82", "ram:SpecifiedTradeSettlementPaymentMeans/ram:Information",
           "cac:PaymentMeans/cbc:PaymentMeansCode/@name"),
         T("remittanceInformation", "BT-83", "ram:PaymentReference", "cac:PaymentMeans/cbc:PaymentID"),
-        G("creditTransfer", "BG-17", "ram:SpecifiedTradeSettlementPaymentMeans", "cac:PaymentMeans", (
-            T("accountIdentifier", "BT-84",
-              "ram:PayeePartyCreditorFinancialAccount/ram:IBANID|ram:PayeePartyCreditorFinancialAccount/ram:ProprietaryID",
-              "cac:PayeeFinancialAccount/cbc:ID"),
-            T("accountName", "BT-85", "ram:PayeePartyCreditorFinancialAccount/ram:AccountName",
-              "cac:PayeeFinancialAccount/cbc:Name"),
-            T("serviceProviderIdentifier", "BT-86", "ram:PayeeSpecifiedCreditorFinancialInstitution/ram:BICID",
-              "cac:PayeeFinancialAccount/cac:FinancialInstitutionBranch/cbc:ID"),
-        )),
+        _credit_transfer("creditTransfer", "ram:SpecifiedTradeSettlementPaymentMeans[ram:PayeePartyCreditorFinancialAccount][1]",
+                         "cac:PaymentMeans[cac:PayeeFinancialAccount][1]", many=False),
+        _credit_transfer("additionalCreditTransfers",
+                         "ram:SpecifiedTradeSettlementPaymentMeans[ram:PayeePartyCreditorFinancialAccount][position() > 1]",
+                         "cac:PaymentMeans[cac:PayeeFinancialAccount][position() > 1]", many=True),
         G("paymentCardInformation", "BG-18", "ram:SpecifiedTradeSettlementPaymentMeans/ram:ApplicableTradeSettlementFinancialCard",
           "cac:PaymentMeans/cac:CardAccount", (
               T("primaryAccountNumber", "BT-87", "ram:ID", "cbc:PrimaryAccountNumberID"),
@@ -339,18 +379,14 @@ INVOICE = G("invoice", "", ".", ".", (
               T("standardIdentifier", "BT-157", "ram:GlobalID", "cac:StandardItemIdentification/cbc:ID"),
               T("standardIdentifierSchemeId", "BT-157-1", "ram:GlobalID/@schemeID",
                 "cac:StandardItemIdentification/cbc:ID/@schemeID"),
-              T("classifiedIdentifier", "BT-158", "ram:DesignatedProductClassification/ram:ClassCode",
-                "cac:CommodityClassification/cbc:ItemClassificationCode"),
-              T("classifiedIdentifierSchemeId", "BT-158-1", "ram:DesignatedProductClassification/ram:ClassCode/@listID",
-                "cac:CommodityClassification/cbc:ItemClassificationCode/@listID"),
-              T("classifiedIdentifierVersion", "BT-158-2",
-                "ram:DesignatedProductClassification/ram:ClassCode/@listVersionID",
-                "cac:CommodityClassification/cbc:ItemClassificationCode/@listVersionID"),
+              *_classification("ram:DesignatedProductClassification[1]/", "cac:CommodityClassification[1]/"),
               T("countryOfOrigin", "BT-159", "ram:OriginTradeCountry/ram:ID", "cac:OriginCountry/cbc:IdentificationCode"),
               G("itemAttributes", "BG-32", "ram:ApplicableProductCharacteristic", "cac:AdditionalItemProperty", (
                   T("name", "BT-160", "ram:Description", "cbc:Name"),
                   T("value", "BT-161", "ram:Value", "cbc:Value"),
               ), many=True),
+              G("additionalClassifiedIdentifiers", "BT-158", "ram:DesignatedProductClassification[position() > 1]",
+                "cac:CommodityClassification[position() > 1]", _classification("", ""), many=True),
           )),
       ), many=True),
 ))
@@ -447,10 +483,9 @@ def read_terms(xml: bytes) -> Reading:
         raise ValueError(f"not a CII or UBL invoice: {root.tag}")
     losses: list[str] = []
     terms = _read(INVOICE, root, syntax, "", losses)
-    if syntax == "UBL" and "invoiceNote" in terms:  # UBL carries BT-21 as a '#CODE#' prefix of BT-22
-        note = terms["invoiceNote"]
-        if len(note) > 5 and note[0] == "#" and note[4] == "#" and note[1:4].isalpha():
-            terms["invoiceNoteSubjectCode"], terms["invoiceNote"] = note[1:4], note[5:]
+    if syntax == "UBL":  # UBL carries BT-21 as a '#CODE#' prefix of BT-22
+        for note in [terms] + terms.get("additionalInvoiceNotes", []):
+            _split_subject_code(note)
     _o_rates(terms)
     _drop_lone_schemes(terms)
     _underivable_price_discounts(terms, losses)
@@ -458,6 +493,12 @@ def read_terms(xml: bytes) -> Reading:
         if root.xpath(xpath, namespaces=NS):
             losses.append(f"{label}: no field in the model")
     return Reading(syntax, terms, losses)
+
+
+def _split_subject_code(note: dict) -> None:
+    text = note.get("invoiceNote", "")
+    if len(text) > 5 and text[0] == "#" and text[4] == "#" and text[1:4].isalpha():
+        note["invoiceNoteSubjectCode"], note["invoiceNote"] = text[1:4], text[5:]
 
 
 def _o_rates(terms: dict) -> None:
@@ -556,6 +597,10 @@ _ARRAYS = {  # canonical item element -> JSON array name (docs/canonical.md rule
     "additionalSupportingDocument": "additionalSupportingDocuments",
     "invoiceLineAllowance": "invoiceLineAllowances", "invoiceLineCharge": "invoiceLineCharges",
     "itemAttribute": "itemAttributes",
+    "additionalInvoiceNote": "additionalInvoiceNotes",
+    "additionalPrecedingInvoiceReference": "additionalPrecedingInvoiceReferences",
+    "additionalIdentifier": "additionalIdentifiers", "additionalCreditTransfer": "additionalCreditTransfers",
+    "additionalClassifiedIdentifier": "additionalClassifiedIdentifiers",
 }
 
 

@@ -1,0 +1,85 @@
+"""Further occurrences of repeatable business terms (the `additional...` extension arrays, docs/canonical.md):
+written in both syntaxes, valid on the official rules, read back unchanged, and shown on the readable page.
+Several preceding invoices (BG-3) exist in UBL only: CII D16B has one InvoiceReferencedDocument.
+(fixtures/repeated-terms.json covers the others through the golden and round-trip tests.)"""
+from __future__ import annotations
+
+import json
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from lxml import etree, html as lxml_html
+
+from pipeline import transform
+from pipeline.canonical import normalize
+from pipeline.errors import ApiError
+from pipeline.generate import generate_xml, with_config
+from pipeline.settings import XSLT_DIR
+from roundtrip.reader import flatten, read_terms
+
+REPO = Path(__file__).resolve().parent.parent
+SEVERAL_BG3 = REPO / "tests" / "data" / "request-several-preceding-invoices.json"
+REPEATED = REPO / "fixtures" / "repeated-terms.json"
+
+
+def request_terms(path: Path) -> dict[str, str]:
+    return flatten(json.loads(path.read_bytes(), parse_float=Decimal)["invoice"])
+
+
+@pytest.mark.parametrize("spec", ["en16931", "xrechnung"])
+def test_several_preceding_invoices_in_ubl(spec):
+    xml, report = generate_xml(SEVERAL_BG3.read_bytes(), spec)
+    assert report.valid
+    doc = etree.fromstring(xml)
+    assert doc.tag.endswith("}CreditNote")
+    refs = doc.xpath("//*[local-name()='BillingReference']/*/*[local-name()='ID']/text()")
+    assert refs == ["R-2024-0301", "R-2024-0355", "R-2024-0412"]
+    back = flatten(read_terms(xml).terms)
+    sent = request_terms(SEVERAL_BG3)
+    assert {k: back.get(k) for k in sent} == sent
+
+
+def test_several_preceding_invoices_are_refused_for_cii():
+    with pytest.raises(ApiError) as err:
+        generate_xml(with_config(SEVERAL_BG3.read_bytes(), syntax="CII"), "en16931")
+    assert err.value.http_status == 400
+    assert [(d.field, d.businessTerm) for d in err.value.errors] == [
+        ("invoice.additionalPrecedingInvoiceReferences", "BG-3")]
+    # the stylesheet itself refuses too (a canonical document written by hand for `pipeline run transform`)
+    _, canonical = normalize(SEVERAL_BG3.read_bytes(), "en16931")
+    with pytest.raises(transform.TransformError, match="one preceding invoice reference"):
+        transform.to_cii(canonical, transform.params_for("en16931"))
+
+
+def page_text(canonical: bytes, lang: str) -> str:
+    html = transform.run_stylesheet(XSLT_DIR / "html.xsl", canonical, {"lang": lang, "profile": ""})
+    return " ".join(lxml_html.fromstring(html).text_content().split())
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+@pytest.mark.parametrize("path", [REPEATED, SEVERAL_BG3], ids=lambda p: p.stem)
+def test_the_page_shows_every_occurrence(path, lang):
+    _, canonical = normalize(path.read_bytes(), "en16931")
+    text = page_text(canonical, lang)
+    sent = json.loads(path.read_bytes())["invoice"]
+    further = [item for key in ("additionalInvoiceNotes", "additionalPrecedingInvoiceReferences") for item in
+               sent.get(key, [])]
+    further += sent["seller"].get("additionalIdentifiers", [])
+    further += sent["paymentInstructions"].get("additionalCreditTransfers", [])
+    further += [c for line in sent["invoiceLines"] for c in line["itemInformation"].get("additionalClassifiedIdentifiers", [])]
+    assert further
+    for item in further:
+        for key, value in item.items():
+            assert shown_as(key, value, lang) in text, (key, value)
+
+
+def shown_as(key: str, value: str, lang: str) -> str:
+    """A value as the page prints it: dates in the language's format, IBANs in groups of four, text as sent."""
+    if key == "issueDate":
+        d = date.fromisoformat(value)
+        return d.strftime("%d.%m.%Y") if lang == "de" else f"{d.day} {d.strftime('%B')} {d.year}"
+    if key == "accountIdentifier":
+        return " ".join(value[i:i + 4] for i in range(0, len(value), 4))
+    return value
