@@ -95,6 +95,15 @@ def _price_details(obj: dict) -> dict:
     return {**obj, "priceDiscount": gross - net} if gross is not None and net is not None else obj
 
 
+def _invoice(obj: dict) -> dict:
+    """BT-6 equal to BT-5 says nothing (the VAT is accounted in the invoice currency) and the rules refuse it
+    (CEN CII BR-53, XRechnung PEPPOL-EN16931-R005): it is not written, nor BT-111, the same amount as BT-110."""
+    if obj.get("vatAccountingCurrencyCode") != obj["currencyCode"]:
+        return obj
+    totals = {k: v for k, v in obj["documentTotals"].items() if k != "taxTotalAmountInAccountingCurrency"}
+    return {**{k: v for k, v in obj.items() if k != "vatAccountingCurrencyCode"}, "documentTotals": totals}
+
+
 def _supporting_document(obj: dict) -> dict:
     if "attachedDocument" in obj and "attachedDocumentFilename" not in obj:
         return {**obj, "attachedDocumentFilename": derived_filename(obj.get("reference"),
@@ -102,8 +111,10 @@ def _supporting_document(obj: dict) -> dict:
     return obj
 
 
-# Objects that get computed or derived children (appended last, as in the schema), by JSON path pattern.
+# Objects whose children are computed or left out here, by JSON path pattern (computed children come last, as in
+# the schema).
 _COMPUTED = {
+    "invoice": _invoice,
     "invoice.invoiceLines[].priceDetails": _price_details,
     "invoice.additionalSupportingDocuments[]": _supporting_document,
 }

@@ -134,6 +134,26 @@ def test_empty_objects_are_absent():
     assert doc.xpath("//c:processControl | //c:deliveryInformation", namespaces=NS) == []
 
 
+@pytest.mark.parametrize("spec", ["en16931", "xrechnung"])
+@pytest.mark.parametrize("syntax", ["CII", "UBL"])
+def test_vat_accounting_currency_equal_to_the_invoice_currency_is_not_written(spec, syntax):
+    """BT-6 = BT-5 says nothing and the rules refuse it (CEN CII BR-53; XRechnung PEPPOL-EN16931-R005 and R054 in
+    both syntaxes): neither BT-6 nor BT-111 is written, and the document is valid."""
+    from pipeline.generate import dump_request, generate_xml
+    data = sample()
+    data["invoice"]["vatAccountingCurrencyCode"] = "eur"
+    data["invoice"]["documentTotals"]["taxTotalAmountInAccountingCurrency"] = D("198.38")
+    doc = write(data, spec)
+    assert doc.xpath("//c:vatAccountingCurrencyCode | //c:taxTotalAmountInAccountingCurrency", namespaces=NS) == []
+    data["config"]["syntax"] = syntax
+    xml, report = generate_xml(dump_request(data), spec)
+    assert report.valid and b"TaxCurrencyCode" not in xml
+    data["invoice"]["vatAccountingCurrencyCode"] = "USD"   # a different currency is written, with its BT-111
+    written = write(data, spec)
+    assert text(written, "//c:vatAccountingCurrencyCode") == ["USD"]
+    assert text(written, "//c:taxTotalAmountInAccountingCurrency") == ["198.38"]
+
+
 @pytest.mark.parametrize("doc,expected", [
     ({"reference": "Zeitnachweis Feb/2024", "attachedDocument": "JVBERi0=",
       "attachedDocumentMimeType": "application/pdf"},
