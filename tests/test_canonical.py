@@ -134,6 +134,37 @@ def test_empty_objects_are_absent():
     assert doc.xpath("//c:processControl | //c:deliveryInformation", namespaces=NS) == []
 
 
+@pytest.mark.parametrize("path", REQUESTS, ids=lambda p: p.name)
+def test_a_gross_price_comes_with_its_discount(path):
+    """BT-147 is computed here whenever both prices are known, so the stylesheets need no fallback of their own."""
+    data = json.loads(path.read_bytes(), parse_float=D)
+    doc = write(data, data["config"].get("spec") or "en16931")
+    for details in doc.xpath("//c:priceDetails[c:grossPrice and c:netPrice]", namespaces=NS):
+        assert details.find("c:priceDiscount", NS) is not None
+
+
+def test_auto_gives_a_gross_price_only_line_its_net_price_and_discount():
+    data = sample()
+    data["invoice"]["invoiceLines"][0]["priceDetails"] = {"grossPrice": D("12.50")}
+    doc = write(data)
+    assert text(doc, "//c:invoiceLine[1]/c:priceDetails/c:netPrice") == ["12.50"]
+    assert text(doc, "//c:invoiceLine[1]/c:priceDetails/c:priceDiscount") == ["0.00"]
+
+
+def test_manual_gross_price_without_net_price_fails_the_xsd():
+    """MANUAL takes prices as sent: a line with a gross price only has no BT-146 and no BT-147, and UBL's required
+    cbc:PriceAmount is empty, which the XSD refuses (a 422, never a document)."""
+    from pipeline.generate import dump_request, generate_xml
+    data = json.loads((REPO / "fixtures" / "manual-totals.json").read_bytes(), parse_float=D)
+    data["config"]["syntax"] = "UBL"
+    line = data["invoice"]["invoiceLines"][0]
+    line["priceDetails"] = {"grossPrice": line["priceDetails"]["netPrice"]}
+    with pytest.raises(ApiError) as info:
+        generate_xml(dump_request(data), "en16931")
+    assert info.value.http_status == 422
+    assert any(e.code.startswith("XSD-") and "PriceAmount" in e.message for e in info.value.errors)
+
+
 @pytest.mark.parametrize("spec", ["en16931", "xrechnung"])
 @pytest.mark.parametrize("syntax", ["CII", "UBL"])
 def test_vat_accounting_currency_equal_to_the_invoice_currency_is_not_written(spec, syntax):

@@ -354,7 +354,7 @@ _ITEMS = {"vatBreakdowns": "vatBreakdown", "invoiceLines": "invoiceLine",
 
 def _canonical_from_terms(terms: dict) -> bytes:
     """Business terms read from an official document -> a canonical document as docs/canonical.md defines it
-    (rules 2, 6, 7: arrays as repeated items, BT-110 present, no O rates below the breakdown, no BT-24)."""
+    (rules 2, 6, 7: arrays as repeated items, BT-110 and BT-147 present, no O rates below the breakdown, no BT-24)."""
     terms = json.loads(json.dumps(terms, default=str))
     terms.pop("invoiceCurrencyCode", None)
     terms.get("processControl", {}).pop("specificationIdentifier", None)
@@ -365,6 +365,9 @@ def _canonical_from_terms(terms: dict) -> bytes:
     totals = terms.setdefault("documentTotals", {})
     if "taxTotalAmount" not in totals:
         totals["taxTotalAmount"] = format(sum(Decimal(b["vatCategoryTaxAmount"]) for b in terms["vatBreakdowns"]), "f")
+    for price in [ln["priceDetails"] for ln in terms.get("invoiceLines", []) if "priceDetails" in ln]:
+        if "grossPrice" in price and "netPrice" in price:   # BT-147, computed-only (rule 6)
+            price["priceDiscount"] = format(Decimal(price["grossPrice"]) - Decimal(price["netPrice"]), "f")
 
     def build(parent: etree._Element, obj: dict) -> None:
         for name, value in obj.items():
@@ -410,11 +413,18 @@ def test_official_documents_regenerate_valid_with_equal_terms(path: Path) -> Non
                   if not k.startswith("processControl.specification")}
         if syntax == "ubl" and ORDER_NA not in expected and "salesOrderReference" in expected:
             assert actual.pop(ORDER_NA) == "NA"
-        # BT-110 / BT-147 the source left implicit and the canonical layer states
+        # BT-110 / BT-147 the source left implicit and the canonical layer states: 0 and gross - net price
         implicit = {k for k in actual.keys() - expected.keys()
                     if k == "documentTotals.taxTotalAmount" or k.endswith("priceDetails.priceDiscount")}
-        assert all(actual[k] == "0" for k in implicit)
+        assert all(Decimal(actual[k]) == _implicit_value(expected, k) for k in implicit), syntax
         assert diff_lines(expected, {k: v for k, v in actual.items() if k not in implicit}) == [], syntax
+
+
+def _implicit_value(terms: dict[str, str], key: str) -> Decimal:
+    if key == "documentTotals.taxTotalAmount":
+        return Decimal(0)
+    price = key.rsplit(".", 1)[0]
+    return Decimal(terms[f"{price}.grossPrice"]) - Decimal(terms[f"{price}.netPrice"])
 
 
 @pytest.mark.parametrize("name", sorted(OUT_OF_VOCABULARY))

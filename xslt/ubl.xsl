@@ -486,7 +486,8 @@
   </xsl:template>
 
   <!-- BG-29: net price (BT-146), base quantity (BT-149/150), gross price (BT-148) with its discount (BT-147,
-       computed by the canonical layer; UBL requires an amount, so 0 when the canonical document has none). -->
+       computed by the canonical layer whenever both prices are known; without a net price the document fails
+       the XSD at cbc:PriceAmount anyway). -->
   <xsl:template match="priceDetails">
     <cac:Price>
       <cbc:PriceAmount currencyID="{$currency}"><xsl:value-of select="f:num(netPrice)"/></cbc:PriceAmount>
@@ -499,7 +500,7 @@
       <xsl:for-each select="grossPrice">
         <cac:AllowanceCharge>
           <cbc:ChargeIndicator>false</cbc:ChargeIndicator>
-          <cbc:Amount currencyID="{$currency}"><xsl:value-of select="(../priceDiscount ! f:num(.), '0')[1]"/></cbc:Amount>
+          <cbc:Amount currencyID="{$currency}"><xsl:value-of select="f:num(../priceDiscount)"/></cbc:Amount>
           <cbc:BaseAmount currencyID="{$currency}"><xsl:value-of select="f:num(.)"/></cbc:BaseAmount>
         </cac:AllowanceCharge>
       </xsl:for-each>
