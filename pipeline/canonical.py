@@ -104,19 +104,11 @@ def _invoice(obj: dict) -> dict:
     return {**{k: v for k, v in obj.items() if k != "vatAccountingCurrencyCode"}, "documentTotals": totals}
 
 
-def _supporting_document(obj: dict) -> dict:
-    if "attachedDocument" in obj and "attachedDocumentFilename" not in obj:
-        return {**obj, "attachedDocumentFilename": derived_filename(obj.get("reference"),
-                                                                    obj.get("attachedDocumentMimeType"))}
-    return obj
-
-
 # Objects whose children are computed or left out here, by JSON path pattern (computed children come last, as in
-# the schema).
+# the schema). BT-125-2 is derived before (with_derived), so that the request and the canonical XML agree.
 _COMPUTED = {
     "invoice": _invoice,
     "invoice.invoiceLines[].priceDetails": _price_details,
-    "invoice.additionalSupportingDocuments[]": _supporting_document,
 }
 _NOT_WRITTEN_NAMES = frozenset(p.rsplit(".", 1)[1] for p in NOT_WRITTEN)
 
@@ -148,7 +140,8 @@ def _write_children(el: etree._Element, obj: dict, path: str) -> None:
 
 
 def to_canonical(req: InvoiceRequest) -> bytes:
-    """Canonical XML of a calculated request (UTF-8, with XML declaration, deterministic)."""
+    """Canonical XML of a calculated and derived request (`with_derived`; UTF-8, with XML declaration,
+    deterministic)."""
     root = etree.Element(_NS + "invoice", nsmap={None: CANONICAL_NS})
     _write_children(root, req.invoice.model_dump(exclude_none=True), "invoice")
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)

@@ -208,6 +208,14 @@ def test_normalize_returns_the_written_request():
     req, xml = canonical.normalize(SAMPLE.read_bytes(), "en16931")
     assert req.invoice.documentTotals.payableAmount == D("1319.07")
     assert b"<payableAmount>1319.07</payableAmount>" in xml
+    # BT-125-2 is derived once, in the request (with_derived), and written from there
+    data = sample()
+    data["invoice"]["additionalSupportingDocuments"] = [
+        {"reference": "Zeitnachweis", "attachedDocument": "JVBERi0=", "attachedDocumentMimeType": "application/pdf"}]
+    from pipeline.generate import dump_request
+    req, xml = canonical.normalize(dump_request(data), "en16931")
+    assert req.invoice.additionalSupportingDocuments[0].attachedDocumentFilename == "Zeitnachweis.pdf"
+    assert text(etree.fromstring(xml), "//c:attachedDocumentFilename") == ["Zeitnachweis.pdf"]
     with pytest.raises(ApiError) as info:
         canonical.normalize(b"{}", "en16931")
     assert info.value.http_status == 400
