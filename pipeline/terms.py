@@ -201,6 +201,8 @@ _MEANS = f"{C_SET}/ram:SpecifiedTradeSettlementPaymentMeans"
 _SUM = f"{C_SET}/ram:SpecifiedTradeSettlementHeaderMonetarySummation"
 _TAX = f"{C_SET}/ram:ApplicableTradeTax"
 _DOCS = f"{C_AGR}/ram:AdditionalReferencedDocument[ram:TypeCode='916']"
+# UBL BG-24: the document references that are no BT-18 (type 130) and no CreditNote BT-11 (type 50, UBL-SR-43)
+U_DOCS = f"{_U}/cac:AdditionalDocumentReference[not(cbc:DocumentTypeCode='130' or cbc:DocumentTypeCode='50')]"
 _NET = f"{C_LINE}/ram:SpecifiedLineTradeAgreement/ram:NetPriceProductTradePrice"
 _GROSS = f"{C_LINE}/ram:SpecifiedLineTradeAgreement/ram:GrossPriceProductTradePrice"
 _I = "invoice"
@@ -233,7 +235,7 @@ TERMS: tuple[Term, ...] = tuple([
          f"{_U}/cbc:TaxCurrencyCode"),
     Term(f"{_I}.buyerReference", "BT-10", "Buyer reference", f"{C_AGR}/ram:BuyerReference", f"{_U}/cbc:BuyerReference"),
     Term(f"{_I}.projectReference", "BT-11", "Project reference", f"{C_AGR}/ram:SpecifiedProcuringProject/ram:ID",
-         f"{_U}/cac:ProjectReference/cbc:ID"),
+         f"{_U}/cac:ProjectReference/cbc:ID | {_U}/cac:AdditionalDocumentReference[cbc:DocumentTypeCode='50']/cbc:ID"),
     Term(f"{_I}.contractReference", "BT-12", "Contract reference",
          f"{C_AGR}/ram:ContractReferencedDocument/ram:IssuerAssignedID", f"{_U}/cac:ContractDocumentReference/cbc:ID"),
     Term(f"{_I}.purchaseOrderReference", "BT-13", "Purchase order reference",
@@ -477,22 +479,22 @@ TERMS: tuple[Term, ...] = tuple([
                        f"{_U}/cac:AllowanceCharge[cbc:ChargeIndicator='true']", ("BT-102", "BT-103")),
     # -- additional supporting documents (spec 2.8)
     Term(f"{_I}.additionalSupportingDocuments[]", "BG-24", "Additional supporting documents", _DOCS,
-         f"{_U}/cac:AdditionalDocumentReference"),
+         U_DOCS),
     Term(f"{_I}.additionalSupportingDocuments[].reference", "BT-122", "Supporting document reference",
-         f"{_DOCS}/ram:IssuerAssignedID", f"{_U}/cac:AdditionalDocumentReference/cbc:ID"),
+         f"{_DOCS}/ram:IssuerAssignedID", f"{U_DOCS}/cbc:ID"),
     Term(f"{_I}.additionalSupportingDocuments[].description", "BT-123", "Supporting document description",
-         f"{_DOCS}/ram:Name", f"{_U}/cac:AdditionalDocumentReference/cbc:DocumentDescription"),
+         f"{_DOCS}/ram:Name", f"{U_DOCS}/cbc:DocumentDescription"),
     Term(f"{_I}.additionalSupportingDocuments[].externalLocation", "BT-124", "External document location",
-         f"{_DOCS}/ram:URIID", f"{_U}/cac:AdditionalDocumentReference/cac:Attachment/cac:ExternalReference/cbc:URI"),
+         f"{_DOCS}/ram:URIID", f"{U_DOCS}/cac:Attachment/cac:ExternalReference/cbc:URI"),
     Term(f"{_I}.additionalSupportingDocuments[].attachedDocument", "BT-125", "Attached document",
          f"{_DOCS}/ram:AttachmentBinaryObject",
-         f"{_U}/cac:AdditionalDocumentReference/cac:Attachment/cbc:EmbeddedDocumentBinaryObject"),
+         f"{U_DOCS}/cac:Attachment/cbc:EmbeddedDocumentBinaryObject"),
     Term(f"{_I}.additionalSupportingDocuments[].attachedDocumentMimeType", "BT-125-1", "Attached document mime code",
          f"{_DOCS}/ram:AttachmentBinaryObject/@mimeCode",
-         f"{_U}/cac:AdditionalDocumentReference/cac:Attachment/cbc:EmbeddedDocumentBinaryObject/@mimeCode"),
+         f"{U_DOCS}/cac:Attachment/cbc:EmbeddedDocumentBinaryObject/@mimeCode"),
     Term(f"{_I}.additionalSupportingDocuments[].attachedDocumentFilename", "BT-125-2", "Attached document filename",
          f"{_DOCS}/ram:AttachmentBinaryObject/@filename",
-         f"{_U}/cac:AdditionalDocumentReference/cac:Attachment/cbc:EmbeddedDocumentBinaryObject/@filename",
+         f"{U_DOCS}/cac:Attachment/cbc:EmbeddedDocumentBinaryObject/@filename",
          extension=True),
     # -- invoice line (spec 2.7)
     Term(_L, "BG-25", "Invoice line", C_LINE, U_LINE),

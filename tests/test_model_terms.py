@@ -93,3 +93,26 @@ def test_every_leaf_term_has_both_bindings():
     for t in TERMS:
         if t.bt and t.bt.startswith("BT-"):
             assert (t.cii or t.json_path.startswith(UBL_ONLY)) and t.ubl, t
+
+
+@pytest.mark.parametrize("type_code", ["380", "381"])
+def test_document_reference_bindings_are_exact(type_code):
+    """UBL writes BT-18 (type 130), in a CreditNote also BT-11 (type 50), as AdditionalDocumentReference like BG-24:
+    each binding selects its own references only."""
+    data = json.loads((REPO / "fixtures" / "invoice-all-fields.json").read_bytes(), parse_float=Decimal)
+    data["invoice"]["invoiceTypeCode"] = type_code
+    from pipeline.generate import dump_request
+    req, canonical = normalize(dump_request(data), "en16931")
+    ubl = etree.fromstring(transform.to_ubl(canonical, transform.params_for("en16931")))
+    credit = ubl.tag.endswith("}CreditNote")
+    assert credit == (type_code == "381")
+    inv = req.invoice
+
+    def found(path):
+        return strings(ubl, ubl_xpath(term_for(path).ubl, credit), UBL_NS)
+
+    assert found("invoice.additionalSupportingDocuments[].reference") == [
+        d.reference for d in inv.additionalSupportingDocuments]
+    assert found("invoice.invoicedObjectIdentifier") == [inv.invoicedObjectIdentifier]
+    assert found("invoice.projectReference") == [inv.projectReference]
+

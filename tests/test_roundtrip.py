@@ -170,8 +170,6 @@ TABLE_DIFFERENCES = {
     ("UBL", "invoice.additionalInvoiceNotes[].invoiceNote"), ("UBL", "invoice.additionalInvoiceNotes[].invoiceNoteSubjectCode"),
     # BT-41 in CII: the reader falls back to ram:DepartmentName (XRechnung usage) when there is no PersonName
     ("CII", "invoice.seller.contact.contactPoint"), ("CII", "invoice.buyer.contact.contactPoint"),
-    # the table's BG-24 XPath (UBL) also matches the BT-18 (type 130) and BT-17 (type 50) references
-    ("UBL", "invoice.additionalSupportingDocuments[].reference"),
 }
 
 
