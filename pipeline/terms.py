@@ -588,10 +588,28 @@ _CODE_LIST_RULE_TERMS: dict[str, tuple[str, ...]] = {
     "BR-CL-25": ("BT-34-1", "BT-49-1"), "BR-CL-26": ("BT-71-1",),
 }
 
-# Rule id -> business terms (generated from the official rule messages, plus the code-list rules above).
+# Other rules the XRechnung and EN 16931 packs run whose message names no business term (mostly the Peppol rules
+# XRechnung includes): the terms the rule text is about, written by hand from the rule texts and contexts.
+# Allowance/charge rules list the document level first (AUTO computes amounts, so they fire for MANUAL input).
+_UNNAMED_RULE_TERMS: dict[str, tuple[str, ...]] = {
+    "BR-CO-25": ("BT-20", "BT-9", "BT-115"), "BR-DE-22": ("BT-125-2",),
+    "PEPPOL-EN16931-R001": ("BT-23",), "PEPPOL-EN16931-R005": ("BT-6",),
+    "PEPPOL-EN16931-R010": ("BT-49",), "PEPPOL-EN16931-R020": ("BT-34",),
+    "PEPPOL-EN16931-R040": ("BT-92", "BT-99", "BT-136", "BT-141"),
+    "PEPPOL-EN16931-R041": ("BT-93", "BT-100", "BT-137", "BT-142"),
+    "PEPPOL-EN16931-R042": ("BT-94", "BT-101", "BT-138", "BT-143"),
+    "PEPPOL-EN16931-R046": ("BT-146", "BT-148", "BT-147"), "PEPPOL-EN16931-R053": ("BT-110",),
+    "PEPPOL-EN16931-R055": ("BT-111", "BT-110"), "PEPPOL-EN16931-R061": ("BT-89",),
+    "PEPPOL-EN16931-R101": ("BT-128",), "PEPPOL-EN16931-R110": ("BT-134", "BT-73"),
+    "PEPPOL-EN16931-R111": ("BT-135", "BT-74"), "PEPPOL-EN16931-R120": ("BT-131",),
+    "PEPPOL-EN16931-R121": ("BT-149",), "PEPPOL-EN16931-R130": ("BT-150", "BT-130"),
+}
+
+# Rule id -> business terms (generated from the official rule messages, plus the hand-written tables above for
+# rules whose message names none).
 RULE_TERMS: dict[str, tuple[str, ...]] = {
     **_GENERATED_RULE_TERMS,
-    **{k: v for k, v in _CODE_LIST_RULE_TERMS.items() if not _GENERATED_RULE_TERMS.get(k)},
+    **{k: v for k, v in {**_CODE_LIST_RULE_TERMS, **_UNNAMED_RULE_TERMS}.items() if not _GENERATED_RULE_TERMS.get(k)},
 }
 
 _INDEX_RE = re.compile(r"\[\d+\]")

@@ -81,6 +81,17 @@ def test_line_level_rule_points_at_the_line():
     assert detail.businessTerm in ("BT-151", "BT-152")
 
 
+def test_a_peppol_rule_without_a_term_in_its_message_points_at_the_field():
+    # PEPPOL-EN16931-R055 (XRechnung): BT-111 sent positive while a negative line makes BT-110 negative.
+    request = generate.load_request(FULL.read_bytes())
+    request["invoice"]["invoiceLines"][0]["quantity"] = -50
+    with pytest.raises(ApiError) as err:
+        generate.generate_xml(generate.dump_request(request), "xrechnung")
+    detail = next(d for d in err.value.errors if d.code == "PEPPOL-EN16931-R055")
+    assert (detail.field, detail.businessTerm) == ("invoice.documentTotals.taxTotalAmountInAccountingCurrency",
+                                                   "BT-111")
+
+
 def test_every_error_is_listed_and_warnings_are_not():
     body = _without(SMALL, "buyerReference")
     request = generate.load_request(body)

@@ -3,6 +3,7 @@ and UBL XPaths find it in the document the stylesheets generate (and find the sa
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -116,3 +117,22 @@ def test_document_reference_bindings_are_exact(type_code):
     assert found("invoice.invoicedObjectIdentifier") == [inv.invoicedObjectIdentifier]
     assert found("invoice.projectReference") == [inv.projectReference]
 
+
+
+# Rules about the document's syntax, not a business term: they name an element or attribute of CII / UBL that
+# our stylesheets write (or never write), so a client cannot be pointed at a field for them.
+SYNTAX_RULES = re.compile(r"^(CII-|UBL-|BR-DEX-|PEPPOL-EN16931-R(008|043|044)\b)")
+
+
+def test_every_business_rule_of_the_installed_packs_names_a_business_term():
+    """A 422 names the BT (and the JSON field where there is one) for every rule except pure syntax rules."""
+    from pipeline import rules
+    from pipeline.terms import field_for_rule
+
+    ids = set()
+    for pack in rules.list_installed():
+        for sheet in {s for entry in pack.syntaxes.values() for s in entry.stylesheets}:
+            ids |= set(re.findall(r'<svrl:failed-assert[^>]*?id="([^"]+)"', Path(sheet).read_text("utf-8")))
+    assert len(ids) > 500
+    unnamed = sorted(i for i in ids if not SYNTAX_RULES.match(i) and field_for_rule(i) == (None, None))
+    assert unnamed == []
