@@ -3,9 +3,10 @@
 For POST /v1/invoice/xrechnung/validate (a typical official invoice) and POST /v1/invoice/xrechnung (a fixture
 request) it prints throughput and p50/p99 latency with the full platform layer on (SQLite store, keys,
 credits, rate limits). Then it drives the service to 10,000 requests in total and prints each worker's
-resident memory at checkpoints (growth would show a leak). Bounded in count and in time.
+resident memory at checkpoints (growth would show a leak). Last, POST /v1/invoice/zugferd (the all-fields
+fixture as a PDF/A-3 with its attachments) with memory before and after. Bounded in count and in time.
 
-    python3 bench/load.py [--requests 1000] [--concurrency 4] [--total 10000] [--seconds 300]
+    python3 bench/load.py [--requests 1000] [--concurrency 4] [--total 10000] [--zugferd 300] [--seconds 300]
 """
 from __future__ import annotations
 
@@ -105,6 +106,7 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=1000, help="requests per endpoint for the latency figures")
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--total", type=int, default=10_000, help="requests before the last memory reading")
+    ap.add_argument("--zugferd", type=int, default=300, help="ZUGFeRD PDF requests at the end (0: none)")
     ap.add_argument("--seconds", type=float, default=300, help="hard bound on the whole run")
     ap.add_argument("--port", type=int, default=8971)
     args = ap.parse_args()
@@ -178,6 +180,17 @@ def main() -> int:
             print(f"  stopped at {sent} requests: time bound of {args.seconds:.0f} s reached")
         if workers_of(server.pid) != workers:
             print("  note: a worker was replaced during the run")
+        if args.zugferd:
+            zbody = (REPO / "fixtures" / "invoice-all-fields.json").read_bytes()
+            zheaders = {**auth, "Content-Type": "application/json", "Accept": "application/pdf"}
+            drive(args.port, "/v1/invoice/zugferd", zbody, zheaders, 10, args.concurrency, deadline)  # warm
+            before = [rss_kib(p) / 1024 for p in workers]
+            lat, st, el = drive(args.port, "/v1/invoice/zugferd", zbody, zheaders, args.zugferd, args.concurrency,
+                                deadline)
+            print()
+            report("POST /v1/invoice/zugferd", lat, st, el)
+            print("  memory per worker before -> after: " + ", ".join(
+                f"{a:.1f} -> {rss_kib(p) / 1024:.1f} MiB" for p, a in zip(workers, before)))
         charges = subprocess.run([sys.executable, "-m", "pipeline", "keys", "list", "--json"], env=env, cwd=REPO,
                                  capture_output=True, text=True).stdout
         print(f"\ncredits left on the load key: {json.loads(charges)[0]['balance']} of 1000000")
