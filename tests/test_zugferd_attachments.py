@@ -65,3 +65,80 @@ def test_attachments_are_embedded_for_every_profile(profile):
         pytest.fail(f"{profile}: {exc.error_code} {[e.code for e in exc.errors]}")
     assert sum(1 for f in _embedded(document).values() if f[0] == "/Supplement") == 2
     assert validate_pdf(document).valid
+
+
+# --- the file entries in detail, names, bad input, the generation gate, the endpoint -------------------------
+
+PNG = (FIXTURES.parent / "docs" / "zugferd-en.png").read_bytes()  # a real picture
+
+
+def _with_picture(profile: str = "EN16931", filename: str = "foto.png") -> bytes:
+    request = generate.load_request(FULL.read_bytes())
+    request["config"]["profile"] = profile
+    request["invoice"]["additionalSupportingDocuments"] = [{
+        "reference": "Foto-Lager", "description": "Foto der Lieferung", "attachedDocumentFilename": filename,
+        "attachedDocument": base64.b64encode(PNG).decode(), "attachedDocumentMimeType": "image/png"}]
+    return generate.dump_request(request)
+
+
+def test_supplement_file_entry_has_mime_subtype_params_and_description():
+    with pikepdf.open(io.BytesIO(generate_zugferd(_with_picture()))) as pdf:
+        spec = pikepdf.NameTree(pdf.Root.Names.EmbeddedFiles)["foto.png"]
+        stream = spec.EF.F
+        assert (str(spec.F), str(spec.UF), str(spec.Desc)) == ("foto.png", "foto.png", "Foto der Lieferung")
+        assert stream.Subtype == pikepdf.Name("/image/png") and stream.read_bytes() == PNG
+        assert int(stream.Params.Size) == len(PNG)
+        assert str(stream.Params.ModDate).startswith("D:") and str(stream.Params.CreationDate).startswith("D:")
+
+
+def test_attachment_names():
+    from pipeline.pdf import Attachment, attachment_names
+
+    def named(*names):
+        return attachment_names([Attachment(n, b"", "text/plain") for n in names])
+
+    assert named("XRechnung.xml", "x.pdf", "X.PDF", "x.pdf", ".hidden", ".hidden") == [
+        "XRechnung (2).xml", "x.pdf", "X (2).PDF", "x (3).pdf", ".hidden", ".hidden (2)"]
+    assert named("../../etc/passwd", "a\\b\x01c.txt") == [".._.._etc_passwd", "a_b_c.txt"]
+
+
+def test_undecodable_attachment_is_400():
+    request = generate.load_request(_with_picture("BASIC"))
+    request["invoice"]["additionalSupportingDocuments"][0]["attachedDocument"] = "not base64!"
+    with pytest.raises(ApiError) as exc:
+        generate_zugferd(generate.dump_request(request))
+    assert exc.value.http_status == 400
+    assert exc.value.errors[0].field == "invoice.additionalSupportingDocuments[0].attachedDocument"
+
+
+def test_gate_checks_the_attachments_byte_for_byte():
+    from pipeline import facturx, pdfcheck
+    from pipeline.pdf import Attachment
+
+    document = generate_zugferd(_with_picture())
+    xml = pdfcheck.inspect(document, validate_xml=False).xml
+    profile = facturx.PROFILES["EN16931"]
+    pdfcheck.gate_generated(document, xml, profile, [Attachment("foto.png", PNG, "image/png")])
+    for wrong in ([Attachment("foto.png", PNG[:-1], "image/png")], [Attachment("foto.png", PNG, "image/jpeg")],
+                  [Attachment("bild.png", PNG, "image/png")], []):
+        with pytest.raises(ApiError) as exc:
+            pdfcheck.gate_generated(document, xml, profile, wrong)
+        assert exc.value.error_code == "PDF_A3_VALIDATION_FAILED"
+        assert [e.code for e in exc.value.errors] == ["FX_ATTACHMENTS_DIFFER"]
+
+
+def test_validate_endpoint_accepts_a_pdf_with_supporting_documents():
+    import falcon.testing
+
+    from pipeline.service.app import create_app
+
+    document = generate_zugferd(_with_picture())
+    boundary = "----attachmentsboundary"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"i.pdf\"\r\n"
+            f"Content-Type: application/pdf\r\n\r\n").encode() + document + (
+            f"\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"request\"\r\n"
+            f"Content-Type: application/json\r\n\r\n{{}}\r\n--{boundary}--\r\n").encode()
+    resp = falcon.testing.TestClient(create_app(platform=False)).simulate_post(
+        "/v1/invoice/zugferd/validate", body=body, headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    assert resp.status_code == 200, resp.text
+    assert resp.json["valid"] is True, resp.json
