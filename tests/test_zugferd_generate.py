@@ -254,3 +254,35 @@ def test_link_annotations_get_the_print_flag():
         annots = [a for page in doc.pages for a in page.get("/Annots", [])]
         assert annots and all(int(a.F) & 4 for a in annots)
     pdfcheck.gate_generated(data, xml, p)  # passes: no PDF/A violation left
+
+
+# --- profiles without a rounding amount (BT-114) ----------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_rounding_flag_follows_the_profile_xsd(profile):
+    p = facturx.PROFILES[profile]
+    declared = any('name="RoundingAmount"' in f.read_text(encoding="utf-8")
+                   for f in p.xsd_path.parent.glob("*.xsd"))
+    assert p.rounding == declared
+
+
+@pytest.mark.parametrize("profile", ["BASIC", "BASIC WL"])
+def test_rounding_amount_in_a_profile_without_bt114_is_a_422_naming_the_fix(client, profile):
+    """manual-totals.json sends BT-114 = 0.10 (BT-115 = 149.10 - 50.00 + 0.10). BASIC and BASIC WL cannot carry
+    BT-114, so their XML fails BR-CO-16; the 422 says why and what to send instead, and that advice works."""
+    body = json.loads((REPO / "fixtures" / "manual-totals.json").read_text())
+    body["config"]["profile"] = profile
+    resp = post(client, body)
+    assert resp.status_code == 422
+    first = resp.json["errors"][0]
+    assert (first["code"], first["field"], first["businessTerm"]) == (
+        "PROFILE_WITHOUT_ROUNDING_AMOUNT", "invoice.documentTotals.payableRoundingAmount", "BT-114")
+    assert "without payableRoundingAmount" in resp.json["message"] and "EN16931" in resp.json["message"]
+    assert "BR-CO-16" in [e["code"] for e in resp.json["errors"]]  # the official rule's finding stays listed
+
+    totals = body["invoice"]["documentTotals"]
+    del totals["payableRoundingAmount"]
+    totals["payableAmount"] = 99.10  # taxInclusiveAmount - prepaidAmount
+    resp = post(client, body)
+    assert resp.status_code == 200, resp.text
+    assert [i for i in pdfcheck.inspect(resp.content).issues if i.severity == "ERROR"] == []
