@@ -122,30 +122,31 @@ def validate_profile_xml(data: bytes, profile: Profile, guideline_id: str | None
     invoices) add the EN 16931 rule pack, the same validation stage as the en16931 endpoint; XRECHNUNG adds the
     XRechnung rules (for XRechnung 3.0 ids the full KoSIT scenario, for older ids the BR-DE rules with a warning).
     MINIMUM and BASIC WL are not EN 16931 invoices, and EXTENDED goes beyond it: profile rules only."""
-    from pipeline import validate  # the engine loads its rule packs lazily
+    from pipeline import saxon, validate  # the engine loads its rule packs lazily
 
     try:
         doc = xmlinput.load(data)  # safe parse: no DTD, entities or network
     except xmlinput.XmlInputError as exc:
         return [exc.issue]
-    issues = validate.run_checks(doc, profile.xsd_path, [profile.schematron_path])
+    tree = saxon.parse(doc.text)  # one Saxon tree for the profile rules and the EN 16931 / XRechnung packs
+    issues = validate.run_checks(doc, profile.xsd_path, [profile.schematron_path], sdoc=tree)
     if profile.en16931:
-        return issues + validate.validate_xml(data, "en16931").issues
+        return issues + validate.validate_xml(data, "en16931", tree=tree).issues
     if not profile.xrechnung:
         return issues
     issues = [i for i in issues if i.code not in _NOT_FOR_XRECHNUNG]
     gid = guideline_id or profile.guideline_id
     if "xrechnung_3." in gid:
-        return issues + validate.validate_xml(data, "xrechnung").issues
-    return issues + _legacy_xrechnung_issues(doc, gid)
+        return issues + validate.validate_xml(data, "xrechnung", tree=tree).issues
+    return issues + _legacy_xrechnung_issues(doc, gid, tree)
 
 
-def _legacy_xrechnung_issues(doc, guideline_id: str) -> list[Issue]:
+def _legacy_xrechnung_issues(doc, guideline_id: str, tree) -> list[Issue]:
     from pipeline import rules, validate
 
     pack = rules.latest_active("xrechnung", "CII")
     scenario = next(s for s in validate.load_scenarios(pack.scenarios) if s.name == _XRECHNUNG_CII_SCENARIO)
-    found = validate.run_checks(doc, None, scenario.stylesheets, scenario.custom_levels)
+    found = validate.run_checks(doc, None, scenario.stylesheets, scenario.custom_levels, sdoc=tree)
     for issue in found:
         if issue.code.startswith(_XRECHNUNG_3_ONLY_PREFIX):
             issue.severity = WARNING
