@@ -97,10 +97,12 @@ def validate(xml: bytes, spec: str, version: str | None = None, request_id: str 
 
 
 def warm_up() -> None:
-    """Compile the generation stylesheets in this worker (the rule packs are the validation engine's)."""
+    """Compile the generation stylesheets in this worker, as files (CLI, ZUGFeRD) and inside the wrapper that
+    `generate_xml` runs (the rule packs are the validation engine's)."""
     from pipeline import saxon
     for stylesheet in (_transform.CII_XSL, _transform.UBL_XSL):
         saxon.compile_stylesheet(stylesheet)
+        _transform.tree_executable(stylesheet)
 
 
 # ---- the whole pipeline ---------------------------------------------------------------------------------

@@ -57,8 +57,9 @@ def language_of(value: str | None) -> str:
     return lang
 
 
-def invoice_html(canonical: bytes, language: str = "en", profile_label: str = "") -> bytes:
-    return run_stylesheet(HTML_XSL, canonical, {"lang": language, "profile": profile_label})
+def invoice_html(canonical: bytes, language: str = "en", profile_label: str = "", xslt=HTML_XSL) -> bytes:
+    """Canonical XML -> the page (`xslt`: another page stylesheet, for template authors)."""
+    return run_stylesheet(xslt, canonical, {"lang": language, "profile": profile_label})
 
 
 def _weasyprint() -> dict:

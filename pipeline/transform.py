@@ -117,20 +117,22 @@ def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str]
     return out.encode("utf-8")
 
 
+def tree_executable(path: str | Path):
+    """The compiled wrapper `run_to_tree` runs `path` in (once per process; `pipeline.generate.warm_up`)."""
+    href = Path(path).resolve().as_uri()
+    return saxon.compile_generated(("tree", href), lambda: _TREE_WRAPPER.format(href=href))
+
+
 def run_to_tree(path: str | Path, xml_bytes: bytes, params: Mapping[str, str] | None = None) -> Output:
     """Run an XML-producing stylesheet (cii.xsl, ubl.xsl: UTF-8, no indentation, with XML declaration) and keep
     its result tree next to the serialised bytes."""
     path = Path(path)
 
-    def compile_wrapper():
-        href = path.resolve().as_uri()
-        return saxon.compile_generated(("tree", href), lambda: _TREE_WRAPPER.format(href=href))
-
     def call(exe, doc):
         value = exe.transform_to_value(xdm_node=doc)
         return None if value is None or value.size != 2 else value
 
-    value = _run(path, compile_wrapper, xml_bytes, params, None, call)
+    value = _run(path, lambda: tree_executable(path), xml_bytes, params, None, call)
     return Output(value.item_at(1).string_value.encode("utf-8"), value.item_at(0))
 
 

@@ -103,12 +103,11 @@ def run_validate(args) -> int:
 
 def run_html(args) -> int:
     from pipeline import render
-    from pipeline.transform import TransformError, run_stylesheet
+    from pipeline.transform import TransformError
 
     try:
-        language = render.language_of(args.lang)
-        params = {"lang": language, "profile": args.profile_label}
-        out = run_stylesheet(args.xslt or render.HTML_XSL, read_input(args.canonical), params)
+        out = render.invoice_html(read_input(args.canonical), render.language_of(args.lang), args.profile_label,
+                                  args.xslt or render.HTML_XSL)
     except ApiError as err:
         return print_api_error(err)
     except TransformError as err:

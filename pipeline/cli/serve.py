@@ -29,8 +29,7 @@ def configure_logging() -> None:
 
 
 # Stylesheets the generation stages compile on first use: (module, constant naming the file).
-_STAGE_STYLESHEETS = [("pipeline.transform", "CII_XSL"), ("pipeline.transform", "UBL_XSL"),
-                      ("pipeline.render", "HTML_XSL"), ("pipeline.facturx", "FILTER_XSL")]
+_STAGE_STYLESHEETS = [("pipeline.render", "HTML_XSL"), ("pipeline.facturx", "FILTER_XSL")]
 
 
 def _open_store() -> None:
@@ -39,10 +38,12 @@ def _open_store() -> None:
     shared().store()
 
 
-def _warm_rule_packs() -> None:
-    from pipeline.validate import warm_up
+def _call(module: str, name: str):
+    def step() -> None:
+        import importlib
 
-    warm_up()
+        getattr(importlib.import_module(module), name)()
+    return step
 
 
 def _compile(module: str, name: str):
@@ -57,9 +58,12 @@ def _compile(module: str, name: str):
 
 def warm_worker(worker=None) -> None:
     """In each worker after fork: open the store connection, compile the active rule packs (the validation
-    engine's `warm_up`) and the generation stylesheets, so that no request pays for them (about 1-2 s)."""
-    steps = [("key store", _open_store), ("rule packs", _warm_rule_packs)]
+    engine's `warm_up`), the generation stylesheets and WeasyPrint with the PDF/A checker, so that no request
+    pays for them (about 2-3 s)."""
+    steps = [("key store", _open_store), ("rule packs", _call("pipeline.validate", "warm_up"))]
     steps += [(f"{m}.{n}", _compile(m, n)) for m, n in _STAGE_STYLESHEETS]
+    steps += [("generation stylesheets", _call("pipeline.generate", "warm_up")),
+              ("ZUGFeRD rendering and PDF checks", _call("pipeline.facturx", "warm_up"))]
     for what, step in steps:
         try:
             step()
