@@ -148,6 +148,8 @@ InvoiceTypeCode = _code(INVOICE_TYPE_CODES, "invoice type code (UNTDID 1001 subs
 Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd)", fold=str.lower)
 Syntax = _code(("CII", "UBL"), "syntax (CII or UBL)")
 CalculationMode = _code(CALCULATION_MODES, "calculation mode (AUTO or MANUAL)")
+TaxPointDateCode = _code(("3", "35", "432"), "VAT point date code (UNTDID 2005: 3 invoice issue date, 35 delivery "
+                         "date, 432 payment date)", fold=str.strip)
 
 
 def _language(value: Any) -> str:
@@ -400,6 +402,8 @@ class InvoiceLine(_Model):
     invoiceLineCharges: list[InvoiceLineCharge] | None = _items()
     priceDetails: PriceDetails | None = None
     lineVatInformation: LineVatInformation | None = None
+    objectIdentifier: Text | None = None           # extension BT-128
+    objectIdentifierSchemeId: Text | None = None   # extension BT-128-1
 
 
 class ProcessControl(_Model):
@@ -466,6 +470,9 @@ class Invoice(_Model):
     invoiceNoteSubjectCode: Text | None = None     # extension BT-21
     additionalInvoiceNotes: list[InvoiceNote] | None = _items()       # extension: BG-1 is 0..n
     additionalPrecedingInvoiceReferences: list[PrecedingInvoiceReference] | None = _items()   # extension: BG-3
+    valueAddedTaxPointDateCode: TaxPointDateCode | None = None   # extension BT-8 (excludes BT-7: BR-CO-03)
+    invoicedObjectIdentifierSchemeId: Text | None = None         # extension BT-18-1
+    buyerAccountingReference: Text | None = None                 # extension BT-19
 
 
 class GenerationConfig(_Model):

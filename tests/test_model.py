@@ -514,12 +514,12 @@ def test_rule_map_points_failed_rules_at_fields():
     assert terms.field_for_rule("BR-AE-04") == ("invoice.seller.vatIdentifier", "BT-31")
     assert terms.field_for_rule("BR-E-10") == ("invoice.vatBreakdowns[].exemptionReasonCode", "BT-121")
     assert terms.field_for_rule("CII-SR-001") == (None, None)
-    # every business term an official rule names is a field of the table, except those the JSON model
-    # (spec section 2) cannot carry: BT-8 (VAT point date code), BT-18-1 (invoiced object scheme) and
-    # BT-128 (invoice line object identifier)
+    # every business term an official rule names is a field of the table (section 2 or an extension)
     known = {t.bt for t in terms.TERMS if t.bt}
     named = {bt for bts in terms.RULE_TERMS.values() for bt in bts}
-    assert named - known == {"BT-8", "BT-18-1", "BT-128"}
+    assert named - known == set()
+    assert terms.field_for_rule("BR-CL-06") == ("invoice.valueAddedTaxPointDateCode", "BT-8")
+    assert terms.field_for_rule("PEPPOL-EN16931-R101") == ("invoice.invoiceLines[].objectIdentifier", "BT-128")
 
 
 def test_generated_rule_table_is_current(shared_dir):

@@ -53,6 +53,10 @@ def ubl_xpath(xpath: str, credit_note: bool) -> str:
     return xpath.replace("/Invoice", "/inv:Invoice")
 
 
+# Codes CII writes from another code list than the semantic model's (BT-8: UNTDID 2475 for UNTDID 2005)
+CII_CODES = {"invoice.valueAddedTaxPointDateCode": {"3": "5", "35": "29", "432": "72"}}
+
+
 def strings(doc, xpath: str, ns: dict) -> list[str]:
     found = doc.xpath(xpath, namespaces=ns)
     return [f if isinstance(f, str) else (f.text or "") for f in found]
@@ -81,7 +85,8 @@ def test_table_xpaths_find_every_sent_field(path):
             found = strings(doc, xpath, ns)
             assert found, f"{field} ({term.bt}): nothing at {xpath}"
             if isinstance(value, str) and not isinstance(value, date):
-                assert any(value == f or value in f for f in found), f"{field}: {value!r} not in {found} at {xpath}"
+                want = CII_CODES.get(term.json_path, {}).get(value, value) if doc is cii else value
+                assert any(want == f or want in f for f in found), f"{field}: {want!r} not in {found} at {xpath}"
             checked += 1
     assert checked > 40
 

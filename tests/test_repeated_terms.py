@@ -83,3 +83,46 @@ def shown_as(key: str, value: str, lang: str) -> str:
     if key == "accountIdentifier":
         return " ".join(value[i:i + 4] for i in range(0, len(value), 4))
     return value
+
+
+# ---- terms section 2 has no field for at all: BT-8, BT-18-1, BT-19, BT-128 / BT-128-1 (extension fields) ----
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_the_page_shows_the_single_extension_terms(lang):
+    _, canonical = normalize(REPEATED.read_bytes(), "en16931")
+    text = page_text(canonical, lang)
+    assert ("Lieferdatum (35)" if lang == "de" else "Delivery date (35)") in text           # BT-8
+    assert "ZAEHLER-4711 (AWV)" in text and "KST-4711" in text                              # BT-18, -1, BT-19
+    assert "SN-0001 (AWV)" in text and "SN-0002" in text                                    # BT-128, -1
+
+
+@pytest.mark.parametrize("code,cii", [("3", "5"), ("35", "29"), ("432", "72")])
+def test_tax_point_date_code_in_both_code_lists(code, cii):
+    """BT-8 is UNTDID 2005 in the model and UBL, UNTDID 2475 in CII (BR-CL-06 in each syntax)."""
+    body = json.loads(REPEATED.read_bytes())
+    body["invoice"]["valueAddedTaxPointDateCode"] = code
+    for syntax, expected in (("CII", cii), ("UBL", code)):
+        xml, report = generate_xml(with_config(json.dumps(body).encode(), syntax=syntax), "xrechnung")
+        assert report.valid
+        found = etree.fromstring(xml).xpath("//*[local-name()='DueDateTypeCode' or local-name()='DescriptionCode']")
+        assert {e.text for e in found} == {expected}
+        assert read_terms(xml).terms["valueAddedTaxPointDateCode"] == code
+
+
+def test_tax_point_date_code_outside_the_list_is_refused():
+    body = json.loads(REPEATED.read_bytes())
+    body["invoice"]["valueAddedTaxPointDateCode"] = "29"   # the CII code, not the model's
+    with pytest.raises(ApiError) as err:
+        generate_xml(json.dumps(body).encode(), "en16931")
+    assert err.value.http_status == 400
+    assert [(d.field, d.businessTerm) for d in err.value.errors] == [("invoice.valueAddedTaxPointDateCode", "BT-8")]
+
+
+def test_tax_point_date_and_code_together_fail_the_official_rule():
+    """BR-CO-03: BT-7 and BT-8 exclude each other; the official rule judges and the 422 names the field."""
+    body = json.loads(REPEATED.read_bytes())
+    body["invoice"]["valueAddedTaxPointDate"] = "2024-04-12"
+    with pytest.raises(ApiError) as err:
+        generate_xml(json.dumps(body).encode(), "en16931")
+    assert err.value.http_status == 422
+    assert ("BR-CO-03", "invoice.valueAddedTaxPointDate") in [(d.code, d.field) for d in err.value.errors]

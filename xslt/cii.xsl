@@ -28,6 +28,8 @@
   <xsl:param name="project-name" as="xs:string" select="'Project reference'"/>
 
   <xsl:variable name="currency" select="normalize-space(/invoice/currencyCode)"/>
+  <!-- BT-8: the semantic model's UNTDID 2005 codes and their UNTDID 2475 equivalents in CII (BR-CL-06) -->
+  <xsl:variable name="tax-point-date-codes" as="map(xs:string, xs:string)" select="map{'3': '5', '35': '29', '432': '72'}"/>
 
   <xsl:template match="/">
     <xsl:if test="not(invoice)">
@@ -108,6 +110,9 @@
         <ram:AdditionalReferencedDocument>
           <ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID>
           <ram:TypeCode>130</ram:TypeCode>
+          <xsl:for-each select="../invoicedObjectIdentifierSchemeId">
+            <ram:ReferenceTypeCode><xsl:value-of select="."/></ram:ReferenceTypeCode>
+          </xsl:for-each>
         </ram:AdditionalReferencedDocument>
       </xsl:for-each>
       <xsl:for-each select="projectReference">
@@ -286,6 +291,9 @@
       </xsl:if>
       <xsl:apply-templates select="documentTotals"/>
       <xsl:apply-templates select="precedingInvoiceReference"/>
+      <xsl:for-each select="buyerAccountingReference">
+        <ram:ReceivableSpecifiedTradeAccountingAccount><ram:ID><xsl:value-of select="."/></ram:ID></ram:ReceivableSpecifiedTradeAccountingAccount>
+      </xsl:for-each>
     </ram:ApplicableHeaderTradeSettlement>
   </xsl:template>
 
@@ -339,6 +347,10 @@
       <!-- BT-7 once (CII-SR-461), on the first breakdown -->
       <xsl:for-each select="/invoice/valueAddedTaxPointDate[current() is /invoice/vatBreakdown[1]]">
         <ram:TaxPointDate><udt:DateString format="102"><xsl:value-of select="f:date102(.)"/></udt:DateString></ram:TaxPointDate>
+      </xsl:for-each>
+      <!-- BT-8 on every breakdown (CII-SR-462: one distinct value), in UNTDID 2475 -->
+      <xsl:for-each select="/invoice/valueAddedTaxPointDateCode">
+        <ram:DueDateTypeCode><xsl:value-of select="$tax-point-date-codes(string(.))"/></ram:DueDateTypeCode>
       </xsl:for-each>
       <xsl:for-each select="vatCategoryRate"><ram:RateApplicablePercent><xsl:value-of select="f:num(.)"/></ram:RateApplicablePercent></xsl:for-each>
     </ram:ApplicableTradeTax>
@@ -446,6 +458,15 @@
         <ram:SpecifiedTradeSettlementLineMonetarySummation>
           <ram:LineTotalAmount><xsl:value-of select="f:num(netAmount)"/></ram:LineTotalAmount>
         </ram:SpecifiedTradeSettlementLineMonetarySummation>
+        <xsl:for-each select="objectIdentifier">
+          <ram:AdditionalReferencedDocument>
+            <ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID>
+            <ram:TypeCode>130</ram:TypeCode>
+            <xsl:for-each select="../objectIdentifierSchemeId">
+              <ram:ReferenceTypeCode><xsl:value-of select="."/></ram:ReferenceTypeCode>
+            </xsl:for-each>
+          </ram:AdditionalReferencedDocument>
+        </xsl:for-each>
         <xsl:for-each select="buyerAccountingReference">
           <ram:ReceivableSpecifiedTradeAccountingAccount><ram:ID><xsl:value-of select="."/></ram:ID></ram:ReceivableSpecifiedTradeAccountingAccount>
         </xsl:for-each>

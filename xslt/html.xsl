@@ -30,7 +30,7 @@
       'page': 'Page', 'of': 'of', 'seller': 'Seller', 'buyer': 'Buyer', 'payee': 'Payee',
       'taxRep': 'Seller tax representative', 'delivery': 'Delivery', 'details': 'Invoice details',
       'invoiceNumber': 'Invoice number', 'issueDate': 'Issue date', 'dueDate': 'Due date',
-      'taxPointDate': 'VAT point date', 'currency': 'Currency', 'vatCurrency': 'VAT accounting currency',
+      'taxPointDate': 'VAT point date', 'taxPointDateCode': 'VAT point date', 'accountingRef': 'Buyer accounting reference', 'lineObject': 'Object', 'currency': 'Currency', 'vatCurrency': 'VAT accounting currency',
       'period': 'Invoicing period', 'buyerReference': 'Buyer reference', 'projectReference': 'Project',
       'contractReference': 'Contract', 'purchaseOrderReference': 'Purchase order', 'salesOrderReference': 'Sales order',
       'despatchAdviceReference': 'Despatch advice', 'receivingAdviceReference': 'Receiving advice',
@@ -65,7 +65,7 @@
       'page': 'Seite', 'of': 'von', 'seller': 'Verkäufer', 'buyer': 'Käufer', 'payee': 'Zahlungsempfänger',
       'taxRep': 'Steuerlicher Vertreter des Verkäufers', 'delivery': 'Lieferung', 'details': 'Rechnungsangaben',
       'invoiceNumber': 'Rechnungsnummer', 'issueDate': 'Rechnungsdatum', 'dueDate': 'Fälligkeitsdatum',
-      'taxPointDate': 'Steuerdatum', 'currency': 'Währung', 'vatCurrency': 'Steuerwährung',
+      'taxPointDate': 'Steuerdatum', 'taxPointDateCode': 'Steuerdatum', 'accountingRef': 'Kontierung Käufer', 'lineObject': 'Objekt', 'currency': 'Währung', 'vatCurrency': 'Steuerwährung',
       'period': 'Abrechnungszeitraum', 'buyerReference': 'Käuferreferenz (Leitweg-ID)', 'projectReference': 'Projekt',
       'contractReference': 'Vertrag', 'purchaseOrderReference': 'Bestellung', 'salesOrderReference': 'Auftrag',
       'despatchAdviceReference': 'Versandanzeige', 'receivingAdviceReference': 'Wareneingangsmeldung',
@@ -112,7 +112,8 @@
       'means:58': 'SEPA credit transfer', 'means:59': 'SEPA direct debit', 'means:97': 'Clearing between partners',
       'vat:S': 'Standard rate', 'vat:Z': 'Zero rated', 'vat:E': 'Exempt', 'vat:AE': 'Reverse charge',
       'vat:K': 'Intra-community supply', 'vat:G': 'Export outside the EU', 'vat:O': 'Not subject to VAT',
-      'vat:L': 'Canary Islands IGIC', 'vat:M': 'Ceuta and Melilla IPSI'
+      'vat:L': 'Canary Islands IGIC', 'vat:M': 'Ceuta and Melilla IPSI',
+      'taxPoint:3': 'Invoice issue date', 'taxPoint:35': 'Delivery date', 'taxPoint:432': 'Payment date'
     },
     'de': map {
       'type:380': 'Rechnung', 'type:381': 'Gutschrift', 'type:384': 'Rechnungskorrektur', 'type:389': 'Gutschrift (Selbstfakturierung)',
@@ -125,7 +126,8 @@
       'means:58': 'SEPA-Überweisung', 'means:59': 'SEPA-Lastschrift', 'means:97': 'Verrechnung',
       'vat:S': 'Normalsatz', 'vat:Z': 'Nullsatz', 'vat:E': 'Steuerbefreit', 'vat:AE': 'Umkehrung der Steuerschuldnerschaft',
       'vat:K': 'Innergemeinschaftliche Lieferung', 'vat:G': 'Ausfuhr außerhalb der EU', 'vat:O': 'Nicht steuerbar',
-      'vat:L': 'IGIC (Kanaren)', 'vat:M': 'IPSI (Ceuta und Melilla)'
+      'vat:L': 'IGIC (Kanaren)', 'vat:M': 'IPSI (Ceuta und Melilla)',
+      'taxPoint:3': 'Rechnungsdatum', 'taxPoint:35': 'Lieferdatum', 'taxPoint:432': 'Zahlungsdatum'
     }
   }($lang)"/>
 
@@ -226,15 +228,18 @@
         <xsl:sequence select="f:fact('payable', documentTotals/payableAmount ! f:money(.))"/>
         <xsl:sequence select="f:fact('dueDate', paymentDueDate ! f:date(.))"/>
         <xsl:sequence select="f:fact('taxPointDate', valueAddedTaxPointDate ! f:date(.))"/>
+        <xsl:sequence select="f:fact('taxPointDateCode', valueAddedTaxPointDateCode ! f:code('taxPoint', .))"/>
         <xsl:sequence select="f:fact('currency', currencyCode)"/>
         <xsl:sequence select="f:fact('vatCurrency', vatAccountingCurrencyCode)"/>
         <xsl:sequence select="f:fact('period', invoicingPeriod ! f:period(.))"/>
         <xsl:sequence select="f:fact('subType', invoiceSubType)"/>
         <xsl:for-each select="buyerReference, projectReference, contractReference, purchaseOrderReference,
                               salesOrderReference, despatchAdviceReference, receivingAdviceReference,
-                              tenderOrLotReference, invoicedObjectIdentifier">
+                              tenderOrLotReference">
           <xsl:sequence select="f:fact(local-name(), .)"/>
         </xsl:for-each>
+        <xsl:sequence select="f:fact('invoicedObjectIdentifier', invoicedObjectIdentifier ! f:with-scheme(., ../invoicedObjectIdentifierSchemeId))"/>
+        <xsl:sequence select="f:fact('accountingRef', buyerAccountingReference)"/>
         <xsl:sequence select="f:fact('precedingInvoice', (precedingInvoiceReference, additionalPrecedingInvoiceReference) ! string-join((documentReference,
             issueDate ! (f:l('dated') || ' ' || f:date(.))), ' '))"/>
         <xsl:sequence select="f:fact('businessProcess', processControl/businessProcessType)"/>
@@ -368,6 +373,7 @@
             <xsl:sequence select="f:fact('priceBasis', priceDetails/priceBasisQuantity ! string-join((f:num(.), ../basisUnitCode), ' '))"/>
             <xsl:sequence select="f:fact('linePeriod', invoiceLinePeriod ! f:period(.))"/>
             <xsl:sequence select="f:fact('orderLine', referencedPurchaseOrderLine)"/>
+            <xsl:sequence select="f:fact('lineObject', objectIdentifier ! f:with-scheme(., ../objectIdentifierSchemeId))"/>
             <xsl:sequence select="f:fact('accounting', buyerAccountingReference)"/>
             <xsl:sequence select="f:fact('lineNote', note)"/>
           </xsl:variable>

@@ -74,8 +74,14 @@
     </xsl:choose>
     <cbc:DocumentCurrencyCode><xsl:value-of select="$currency"/></cbc:DocumentCurrencyCode>
     <xsl:for-each select="vatAccountingCurrencyCode"><cbc:TaxCurrencyCode><xsl:value-of select="."/></cbc:TaxCurrencyCode></xsl:for-each>
+    <xsl:for-each select="buyerAccountingReference"><cbc:AccountingCost><xsl:value-of select="."/></cbc:AccountingCost></xsl:for-each>
     <xsl:for-each select="buyerReference"><cbc:BuyerReference><xsl:value-of select="."/></cbc:BuyerReference></xsl:for-each>
-    <xsl:apply-templates select="invoicingPeriod"/>
+    <xsl:if test="invoicingPeriod or valueAddedTaxPointDateCode">
+      <cac:InvoicePeriod>
+        <xsl:apply-templates select="invoicingPeriod/*"/>
+        <xsl:for-each select="valueAddedTaxPointDateCode"><cbc:DescriptionCode><xsl:value-of select="."/></cbc:DescriptionCode></xsl:for-each>
+      </cac:InvoicePeriod>
+    </xsl:if>
     <xsl:if test="purchaseOrderReference or salesOrderReference">
       <cac:OrderReference>
         <cbc:ID><xsl:value-of select="(purchaseOrderReference, $missing-order-id)[1]"/></cbc:ID>
@@ -96,12 +102,7 @@
       <cac:ContractDocumentReference><cbc:ID><xsl:value-of select="."/></cbc:ID></cac:ContractDocumentReference>
     </xsl:for-each>
     <xsl:apply-templates select="additionalSupportingDocument"/>
-    <xsl:for-each select="invoicedObjectIdentifier">
-      <cac:AdditionalDocumentReference>
-        <cbc:ID><xsl:value-of select="."/></cbc:ID>
-        <cbc:DocumentTypeCode>130</cbc:DocumentTypeCode>
-      </cac:AdditionalDocumentReference>
-    </xsl:for-each>
+    <xsl:apply-templates select="invoicedObjectIdentifier"/>
     <xsl:choose>
       <xsl:when test="$credit-note">
         <!-- CreditNote has no ProjectReference: BT-11 is a document reference of type 50. -->
@@ -142,6 +143,17 @@
     </xsl:for-each>
     <xsl:apply-templates select="documentTotals"/>
     <xsl:apply-templates select="invoiceLine"/>
+  </xsl:template>
+
+  <!-- BT-18 / BT-128 with their scheme (BT-18-1 / BT-128-1): a document reference of type 130 -->
+  <xsl:template match="invoicedObjectIdentifier | objectIdentifier">
+    <xsl:element name="cac:{if (self::objectIdentifier) then 'DocumentReference' else 'AdditionalDocumentReference'}">
+      <cbc:ID>
+        <xsl:for-each select="../*[local-name() = local-name(current()) || 'SchemeId']"><xsl:attribute name="schemeID" select="."/></xsl:for-each>
+        <xsl:value-of select="."/>
+      </cbc:ID>
+      <cbc:DocumentTypeCode>130</cbc:DocumentTypeCode>
+    </xsl:element>
   </xsl:template>
 
   <xsl:template match="valueAddedTaxPointDate">
@@ -367,12 +379,12 @@
   </xsl:template>
 
   <!-- BG-14, BG-26 -->
-  <xsl:template match="invoicingPeriod | invoiceLinePeriod">
-    <cac:InvoicePeriod>
-      <xsl:for-each select="startDate"><cbc:StartDate><xsl:value-of select="."/></cbc:StartDate></xsl:for-each>
-      <xsl:for-each select="endDate"><cbc:EndDate><xsl:value-of select="."/></cbc:EndDate></xsl:for-each>
-    </cac:InvoicePeriod>
+  <!-- BG-14 (with BT-8, see above), BG-26 -->
+  <xsl:template match="invoiceLinePeriod">
+    <cac:InvoicePeriod><xsl:apply-templates select="*"/></cac:InvoicePeriod>
   </xsl:template>
+  <xsl:template match="startDate"><cbc:StartDate><xsl:value-of select="."/></cbc:StartDate></xsl:template>
+  <xsl:template match="endDate"><cbc:EndDate><xsl:value-of select="."/></cbc:EndDate></xsl:template>
 
   <!-- BG-20, BG-21, BG-27, BG-28: one shape; document level adds the VAT category. -->
   <xsl:template match="documentLevelAllowance | documentLevelCharge | invoiceLineAllowance | invoiceLineCharge">
@@ -438,6 +450,7 @@
       <xsl:for-each select="referencedPurchaseOrderLine">
         <cac:OrderLineReference><cbc:LineID><xsl:value-of select="."/></cbc:LineID></cac:OrderLineReference>
       </xsl:for-each>
+      <xsl:apply-templates select="objectIdentifier"/>
       <xsl:apply-templates select="invoiceLineAllowance | invoiceLineCharge"/>
       <xsl:apply-templates select="itemInformation"/>
       <xsl:apply-templates select="priceDetails"/>

@@ -8,8 +8,8 @@ stylesheets drop or alter shows up as a difference.
 The further occurrences of a repeatable term (notes, preceding invoices, seller identifiers, credit transfers,
 item classifications) are read into the model's `additional...` extension arrays, the first into the single
 field. A term that occurs more often than the JSON model can carry (e.g. two buyer identifiers) or that the
-model has no field for at all (BT-8, BT-19, BT-128, XRechnung extensions) is listed in `losses`; those are
-limits of the model, not of the reader.
+model has no field for at all (XRechnung extensions, line references other than BT-128) is listed in
+`losses`; those are limits of the model, not of the reader.
 """
 from __future__ import annotations
 
@@ -58,6 +58,9 @@ class G:
 
 
 _SETTLE = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeSettlement"
+_LINE_OBJECT = "ram:SpecifiedLineTradeSettlement/ram:AdditionalReferencedDocument[ram:TypeCode='130']"
+# BT-8 in CII is the UNTDID 2475 code; the model (and UBL) use the semantic model's UNTDID 2005 code
+_TAX_POINT_CODES = {"5": "3", "29": "35", "72": "432"}
 _AGREE = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeAgreement"
 _DELIV = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeDelivery"
 _PARTY_ID_UBL = "cac:PartyIdentification/cbc:ID[not(@schemeID='SEPA')]"
@@ -153,6 +156,8 @@ INVOICE = G("invoice", "", ".", ".", (
     T("invoiceCurrencyCode", "BT-5", _SETTLE + "/ram:InvoiceCurrencyCode", "cbc:DocumentCurrencyCode"),  # alias
     T("valueAddedTaxPointDate", "BT-7", _SETTLE + "/ram:ApplicableTradeTax/ram:TaxPointDate/udt:DateString",
       "cbc:TaxPointDate", DATE),
+    T("valueAddedTaxPointDateCode", "BT-8", _SETTLE + "/ram:ApplicableTradeTax/ram:DueDateTypeCode",
+      "cac:InvoicePeriod/cbc:DescriptionCode"),
     T("vatAccountingCurrencyCode", "BT-6", _SETTLE + "/ram:TaxCurrencyCode", "cbc:TaxCurrencyCode"),
     T("paymentDueDate", "BT-9", _SETTLE + "/ram:SpecifiedTradePaymentTerms/ram:DueDateDateTime/udt:DateTimeString",
       "cbc:DueDate|cac:PaymentMeans/cbc:PaymentDueDate", DATE),
@@ -175,6 +180,11 @@ INVOICE = G("invoice", "", ".", ".", (
     T("invoicedObjectIdentifier", "BT-18",
       _AGREE + "/ram:AdditionalReferencedDocument[ram:TypeCode='130']/ram:IssuerAssignedID",
       "cac:AdditionalDocumentReference[cbc:DocumentTypeCode='130']/cbc:ID"),
+    T("invoicedObjectIdentifierSchemeId", "BT-18-1",
+      _AGREE + "/ram:AdditionalReferencedDocument[ram:TypeCode='130']/ram:ReferenceTypeCode",
+      "cac:AdditionalDocumentReference[cbc:DocumentTypeCode='130']/cbc:ID/@schemeID"),
+    T("buyerAccountingReference", "BT-19", _SETTLE + "/ram:ReceivableSpecifiedTradeAccountingAccount/ram:ID",
+      "cbc:AccountingCost"),
     T("paymentTerms", "BT-20", _SETTLE + "/ram:SpecifiedTradePaymentTerms/ram:Description",
       "cac:PaymentTerms/cbc:Note"),
     T("invoiceNote", "BT-22", "rsm:ExchangedDocument/ram:IncludedNote[1]/ram:Content", "cbc:Note[1]"),
@@ -350,6 +360,10 @@ INVOICE = G("invoice", "", ".", ".", (
             "cac:OrderLineReference/cbc:LineID"),
           T("buyerAccountingReference", "BT-133",
             "ram:SpecifiedLineTradeSettlement/ram:ReceivableSpecifiedTradeAccountingAccount/ram:ID", "cbc:AccountingCost"),
+          T("objectIdentifier", "BT-128", _LINE_OBJECT + "/ram:IssuerAssignedID",
+            "cac:DocumentReference[cbc:DocumentTypeCode='130']/cbc:ID"),
+          T("objectIdentifierSchemeId", "BT-128-1", _LINE_OBJECT + "/ram:ReferenceTypeCode",
+            "cac:DocumentReference[cbc:DocumentTypeCode='130']/cbc:ID/@schemeID"),
           G("invoiceLinePeriod", "BG-26", "ram:SpecifiedLineTradeSettlement/ram:BillingSpecifiedPeriod", "cac:InvoicePeriod", (
               T("startDate", "BT-134", "ram:StartDateTime/udt:DateTimeString", "cbc:StartDate", DATE),
               T("endDate", "BT-135", "ram:EndDateTime/udt:DateTimeString", "cbc:EndDate", DATE),
@@ -398,11 +412,9 @@ NOT_WRITTEN = {"invoiceSubType"}
 # Terms the JSON model has no field for: present in a source document, they are lost on conversion.
 NOT_CARRIED = {
     "CII": {
-        "BT-8 (VAT point date code)": _SETTLE + "/ram:ApplicableTradeTax/ram:DueDateTypeCode",
-        "BT-19 (buyer accounting reference)": _SETTLE + "/ram:ReceivableSpecifiedTradeAccountingAccount/ram:ID",
-        "BT-128 (line object identifier)":
+        "line document reference that is no BT-128 (type 130)":
             "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem/ram:SpecifiedLineTradeSettlement"
-            "/ram:AdditionalReferencedDocument",
+            "/ram:AdditionalReferencedDocument[not(ram:TypeCode='130')]",
         "BT-11 project name": _AGREE + "/ram:SpecifiedProcuringProject/ram:Name[. != 'Project reference']",
         "XRechnung extension: sub-invoice lines (BG-DEX-01)":
             "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem"
@@ -411,9 +423,8 @@ NOT_CARRIED = {
             _SETTLE + "/ram:SpecifiedAdvancePayment",
     },
     "UBL": {
-        "BT-8 (VAT point date code)": "cac:InvoicePeriod/cbc:DescriptionCode",
-        "BT-19 (buyer accounting reference)": "cbc:AccountingCost",
-        "BT-128 (line object identifier)": "cac:InvoiceLine/cac:DocumentReference|cac:CreditNoteLine/cac:DocumentReference",
+        "line document reference that is no BT-128 (type 130)":
+            "(cac:InvoiceLine|cac:CreditNoteLine)/cac:DocumentReference[not(cbc:DocumentTypeCode='130')]",
         "XRechnung extension: sub-invoice lines (BG-DEX-01)": "cac:InvoiceLine/cac:SubInvoiceLine",
         "XRechnung extension: third-party payment (BG-DEX-09)": "cac:PrepaidPayment",
     },
@@ -486,6 +497,9 @@ def read_terms(xml: bytes) -> Reading:
     if syntax == "UBL":  # UBL carries BT-21 as a '#CODE#' prefix of BT-22
         for note in [terms] + terms.get("additionalInvoiceNotes", []):
             _split_subject_code(note)
+    if syntax == "CII" and "valueAddedTaxPointDateCode" in terms:
+        code = terms["valueAddedTaxPointDateCode"]
+        terms["valueAddedTaxPointDateCode"] = _TAX_POINT_CODES.get(code, code)
     _o_rates(terms)
     _drop_lone_schemes(terms)
     _underivable_price_discounts(terms, losses)
