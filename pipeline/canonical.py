@@ -139,12 +139,13 @@ def _write_children(el: etree._Element, obj: dict, path: str) -> None:
             SubElement(el, _NS + field).text = _text(field, value)
 
 
-def to_canonical(req: InvoiceRequest) -> bytes:
+def to_canonical(req: InvoiceRequest, indent: bool = False) -> bytes:
     """Canonical XML of a calculated and derived request (`with_derived`; UTF-8, with XML declaration,
-    deterministic)."""
+    deterministic). Not indented by default: whitespace between elements would be text nodes that Saxon
+    builds and the stylesheets skip (about a third of the parse, more on long invoices); `indent` is for people."""
     root = etree.Element(_NS + "invoice", nsmap={None: CANONICAL_NS})
     _write_children(root, req.invoice.model_dump(exclude_none=True), "invoice")
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=indent)
 
 
 def with_derived(req: InvoiceRequest) -> InvoiceRequest:
@@ -156,10 +157,10 @@ def with_derived(req: InvoiceRequest) -> InvoiceRequest:
     return req.model_copy(update={"invoice": req.invoice.model_copy(update={"additionalSupportingDocuments": filled})})
 
 
-def normalize(body: bytes, endpoint_spec: str) -> tuple[InvoiceRequest, bytes]:
+def normalize(body: bytes, endpoint_spec: str, indent: bool = False) -> tuple[InvoiceRequest, bytes]:
     """Request body -> (calculated request, canonical XML). Raises ApiError 400 for invalid input."""
     req = with_derived(calculate(parse_request(body, endpoint_spec)))
-    return req, to_canonical(req)
+    return req, to_canonical(req, indent)
 
 
 # ---- the schema ----------------------------------------------------------------------------------------------

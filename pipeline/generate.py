@@ -42,9 +42,9 @@ def to_canonical(request) -> bytes:
     return _canonical.to_canonical(_canonical.with_derived(request))
 
 
-def normalize(body: bytes, spec: str):
-    """Stages 1-3: (InvoiceRequest after calculation, canonical XML bytes)."""
-    return _canonical.normalize(body, spec)
+def normalize(body: bytes, spec: str, indent: bool = False):
+    """Stages 1-3: (InvoiceRequest after calculation, canonical XML bytes; `indent` for people)."""
+    return _canonical.normalize(body, spec, indent)
 
 
 def syntax_of(request) -> str:

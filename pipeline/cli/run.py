@@ -69,7 +69,7 @@ def run_normalize(args) -> int:
 
     body = read_input(args.request)
     try:
-        _, canonical = generate.normalize(body, args.spec or _spec_of(body))
+        _, canonical = generate.normalize(body, args.spec or _spec_of(body), indent=True)
     except ApiError as err:
         return print_api_error(err)
     sys.stdout.buffer.write(canonical)
