@@ -205,6 +205,8 @@ _DOCS = f"{C_AGR}/ram:AdditionalReferencedDocument[ram:TypeCode='916']"
 U_DOCS = f"{_U}/cac:AdditionalDocumentReference[not(cbc:DocumentTypeCode='130' or cbc:DocumentTypeCode='50')]"
 _NET = f"{C_LINE}/ram:SpecifiedLineTradeAgreement/ram:NetPriceProductTradePrice"
 _GROSS = f"{C_LINE}/ram:SpecifiedLineTradeAgreement/ram:GrossPriceProductTradePrice"
+# BT-128: a line's document reference of type 130 (written so; the CEN examples leave the type code out)
+_U_LINE_OBJECT = f"{U_LINE}/cac:DocumentReference[not(cbc:DocumentTypeCode) or cbc:DocumentTypeCode='130']"
 _I = "invoice"
 _L = "invoice.invoiceLines[]"
 
@@ -511,10 +513,10 @@ TERMS: tuple[Term, ...] = tuple([
          f"{C_LINE}/ram:AssociatedDocumentLineDocument/ram:IncludedNote/ram:Content", f"{U_LINE}/cbc:Note"),
     Term(f"{_L}.objectIdentifier", "BT-128", "Invoice line object identifier",
          f"{C_LSET}/ram:AdditionalReferencedDocument[ram:TypeCode='130']/ram:IssuerAssignedID",
-         f"{U_LINE}/cac:DocumentReference[cbc:DocumentTypeCode='130']/cbc:ID", extension=True),
+         f"{_U_LINE_OBJECT}/cbc:ID", extension=True),
     Term(f"{_L}.objectIdentifierSchemeId", "BT-128-1", "Invoice line object identifier scheme identifier",
          f"{C_LSET}/ram:AdditionalReferencedDocument[ram:TypeCode='130']/ram:ReferenceTypeCode",
-         f"{U_LINE}/cac:DocumentReference[cbc:DocumentTypeCode='130']/cbc:ID/@schemeID", extension=True),
+         f"{_U_LINE_OBJECT}/cbc:ID/@schemeID", extension=True),
     Term(f"{_L}.quantity", "BT-129", "Invoiced quantity", f"{C_LINE}/ram:SpecifiedLineTradeDelivery/ram:BilledQuantity",
          f"{U_LINE}/cbc:InvoicedQuantity"),
     Term(f"{_L}.unitCode", "BT-130", "Invoiced quantity unit of measure code",

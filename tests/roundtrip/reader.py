@@ -59,6 +59,8 @@ class G:
 
 _SETTLE = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeSettlement"
 _LINE_OBJECT = "ram:SpecifiedLineTradeSettlement/ram:AdditionalReferencedDocument[ram:TypeCode='130']"
+# UBL: the line's document reference is BT-128 (type code 130, which the CEN examples leave out; Peppol R101)
+_U_LINE_OBJECT = "cac:DocumentReference[not(cbc:DocumentTypeCode) or cbc:DocumentTypeCode='130']"
 # BT-8 in CII is the UNTDID 2475 code; the model (and UBL) use the semantic model's UNTDID 2005 code
 _TAX_POINT_CODES = {"5": "3", "29": "35", "72": "432"}
 _AGREE = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeAgreement"
@@ -360,10 +362,9 @@ INVOICE = G("invoice", "", ".", ".", (
             "cac:OrderLineReference/cbc:LineID"),
           T("buyerAccountingReference", "BT-133",
             "ram:SpecifiedLineTradeSettlement/ram:ReceivableSpecifiedTradeAccountingAccount/ram:ID", "cbc:AccountingCost"),
-          T("objectIdentifier", "BT-128", _LINE_OBJECT + "/ram:IssuerAssignedID",
-            "cac:DocumentReference[cbc:DocumentTypeCode='130']/cbc:ID"),
+          T("objectIdentifier", "BT-128", _LINE_OBJECT + "/ram:IssuerAssignedID", _U_LINE_OBJECT + "/cbc:ID"),
           T("objectIdentifierSchemeId", "BT-128-1", _LINE_OBJECT + "/ram:ReferenceTypeCode",
-            "cac:DocumentReference[cbc:DocumentTypeCode='130']/cbc:ID/@schemeID"),
+            _U_LINE_OBJECT + "/cbc:ID/@schemeID"),
           G("invoiceLinePeriod", "BG-26", "ram:SpecifiedLineTradeSettlement/ram:BillingSpecifiedPeriod", "cac:InvoicePeriod", (
               T("startDate", "BT-134", "ram:StartDateTime/udt:DateTimeString", "cbc:StartDate", DATE),
               T("endDate", "BT-135", "ram:EndDateTime/udt:DateTimeString", "cbc:EndDate", DATE),
@@ -424,7 +425,7 @@ NOT_CARRIED = {
     },
     "UBL": {
         "line document reference that is no BT-128 (type 130)":
-            "(cac:InvoiceLine|cac:CreditNoteLine)/cac:DocumentReference[not(cbc:DocumentTypeCode='130')]",
+            "(cac:InvoiceLine|cac:CreditNoteLine)/cac:DocumentReference[cbc:DocumentTypeCode != '130']",
         "XRechnung extension: sub-invoice lines (BG-DEX-01)": "cac:InvoiceLine/cac:SubInvoiceLine",
         "XRechnung extension: third-party payment (BG-DEX-09)": "cac:PrepaidPayment",
     },
