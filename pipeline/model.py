@@ -22,6 +22,7 @@ from pydantic_core import PydanticCustomError
 
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.official_tables import COUNTRY_CODES, CURRENCY_CODES, INVOICE_TYPE_CODES, VAT_CATEGORY_CODES
+from pipeline.settings import get_settings
 from pipeline.terms import ARRAY_ITEMS, BY_PATH, business_term, term_for
 
 SPECS = ("xrechnung", "en16931", "zugferd")
@@ -641,6 +642,18 @@ def _endpoint_errors(config: Any, endpoint_spec: str) -> list[ErrorDetail]:
     return errors
 
 
+def _pdf_size_errors(invoice: Any, endpoint_spec: str) -> list[ErrorDetail]:
+    """The readable page of a ZUGFeRD invoice is laid out line by line (~10 ms each): past the configured number
+    of lines the request is refused up front instead of running into the worker timeout."""
+    lines = invoice.get("invoiceLines") if isinstance(invoice, dict) else None
+    limit = get_settings().max_pdf_lines
+    if endpoint_spec != "zugferd" or not isinstance(lines, list) or len(lines) <= limit:
+        return []
+    return [detail("TOO_MANY_LINES", "invoice.invoiceLines",
+                   f"a ZUGFeRD PDF holds at most {limit} invoice lines (EINVOICE_MAX_PDF_LINES); the XML endpoints "
+                   f"(/v1/invoice/en16931, /v1/invoice/xrechnung) take up to {MAX_LINES}", len(lines))]
+
+
 def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail]:
     """Checks that need several fields at once (after the model accepted each of them)."""
     errors = []
@@ -743,7 +756,8 @@ def validate_request(data: Any, endpoint_spec: str) -> InvoiceRequest:
         raise invalid_input("The request body must be a JSON object.",
                             [detail("INVALID_TYPE", None, "the request body must be a JSON object (InvoiceRequest)",
                                     data)])
-    endpoint_errors = _endpoint_errors(data.get("config"), endpoint_spec)
+    endpoint_errors = _endpoint_errors(data.get("config"), endpoint_spec) + _pdf_size_errors(data.get("invoice"),
+                                                                                              endpoint_spec)
     try:
         req = InvoiceRequest.model_validate(data)
     except ValidationError as exc:

@@ -27,6 +27,7 @@ class Settings:
     database_url: str | None
     redis_url: str | None
     max_upload_bytes: int
+    max_pdf_lines: int
 
 
 @lru_cache(maxsize=1)
@@ -38,4 +39,6 @@ def get_settings() -> Settings:
         database_url=env.get("EINVOICE_DATABASE_URL") or None,
         redis_url=env.get("EINVOICE_REDIS_URL") or None,
         max_upload_bytes=int(env.get("EINVOICE_MAX_UPLOAD_BYTES") or 20 * 1024 * 1024),
+        # WeasyPrint lays out ~10 ms per line: 2,000 lines take ~20 s, far more would outlast the worker timeout
+        max_pdf_lines=int(env.get("EINVOICE_MAX_PDF_LINES") or 2_000),
     )

@@ -286,3 +286,27 @@ def test_rounding_amount_in_a_profile_without_bt114_is_a_422_naming_the_fix(clie
     resp = post(client, body)
     assert resp.status_code == 200, resp.text
     assert [i for i in pdfcheck.inspect(resp.content).issues if i.severity == "ERROR"] == []
+
+
+def test_too_many_lines_for_a_pdf_is_400_before_any_work(client, monkeypatch):
+    """The page costs ~10 ms per line: past EINVOICE_MAX_PDF_LINES the request is refused with the field, not
+    left to run into the worker timeout. The XML endpoints keep their own (much higher) limit."""
+    from pipeline.settings import get_settings
+
+    monkeypatch.setenv("EINVOICE_MAX_PDF_LINES", "3")
+    get_settings.cache_clear()
+    try:
+        resp = post(client, invoice_request(4, "EN16931"))
+        assert resp.status_code == 400, resp.text
+        [err] = resp.json["errors"]
+        assert (err["code"], err["field"], err["businessTerm"], err["rejectedValue"]) == (
+            "TOO_MANY_LINES", "invoice.invoiceLines", "BG-25", 4)
+        assert "3" in err["message"]
+        assert post(client, invoice_request(3, "EN16931")).status_code == 200
+        xml_body = invoice_request(4, "EN16931")
+        xml_body["config"] = {"syntax": "CII"}
+        resp = client.simulate_post("/v1/invoice/en16931", body=json.dumps(xml_body),
+                                    headers={"Content-Type": "application/json"})
+        assert resp.status_code == 200, resp.text
+    finally:
+        get_settings.cache_clear()

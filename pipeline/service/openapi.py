@@ -17,7 +17,9 @@ REF = "#/components/schemas/{model}"
 GENERATION = {
     "/v1/invoice/xrechnung": ("xrechnung", "application/xml", "XRechnung document (CII or UBL per config.syntax)."),
     "/v1/invoice/en16931": ("en16931", "application/xml", "EN 16931 document (CII or UBL per config.syntax)."),
-    "/v1/invoice/zugferd": ("zugferd", "application/pdf", "ZUGFeRD/Factur-X PDF/A-3 with the embedded CII XML."),
+    "/v1/invoice/zugferd": ("zugferd", "application/pdf", "ZUGFeRD/Factur-X PDF/A-3 with the embedded CII XML. "
+                                                      "At most EINVOICE_MAX_PDF_LINES invoice lines (default 2000; "
+                                                      "400 TOO_MANY_LINES above)."),
 }
 VALIDATION = {
     "/v1/invoice/xrechnung/validate": "Validate XRechnung XML (CII or UBL, detected) on the official XRechnung rules.",
