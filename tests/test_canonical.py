@@ -134,6 +134,18 @@ def test_empty_objects_are_absent():
     assert doc.xpath("//c:processControl | //c:deliveryInformation", namespaces=NS) == []
 
 
+def test_text_is_carried_exactly():
+    """Markup characters, quotes, CR LF, tabs and non-ASCII text come back from the canonical XML unchanged
+    (the writer escapes what the parser would read as markup or normalise away)."""
+    data = sample()
+    note = "a & b <c> ]]> \"q\" 's'\r\nline\tend \u00e4\u20ac\U0001f600 &amp;"
+    data["invoice"]["invoiceNote"] = note
+    data["invoice"]["seller"]["name"] = "<Müller & Söhne>"
+    doc = write(data)
+    assert text(doc, "/c:invoice/c:invoiceNote") == [note]
+    assert text(doc, "/c:invoice/c:seller/c:name") == ["<Müller & Söhne>"]
+
+
 @pytest.mark.parametrize("path", REQUESTS, ids=lambda p: p.name)
 def test_a_gross_price_comes_with_its_discount(path):
     """BT-147 is computed here whenever both prices are known, so the stylesheets need no fallback of their own."""
