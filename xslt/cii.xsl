@@ -106,15 +106,7 @@
           <ram:TypeCode>50</ram:TypeCode>
         </ram:AdditionalReferencedDocument>
       </xsl:for-each>
-      <xsl:for-each select="invoicedObjectIdentifier">
-        <ram:AdditionalReferencedDocument>
-          <ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID>
-          <ram:TypeCode>130</ram:TypeCode>
-          <xsl:for-each select="../invoicedObjectIdentifierSchemeId">
-            <ram:ReferenceTypeCode><xsl:value-of select="."/></ram:ReferenceTypeCode>
-          </xsl:for-each>
-        </ram:AdditionalReferencedDocument>
-      </xsl:for-each>
+      <xsl:apply-templates select="invoicedObjectIdentifier"/>
       <xsl:for-each select="projectReference">
         <ram:SpecifiedProcuringProject>
           <ram:ID><xsl:value-of select="."/></ram:ID>
@@ -122,6 +114,17 @@
         </ram:SpecifiedProcuringProject>
       </xsl:for-each>
     </ram:ApplicableHeaderTradeAgreement>
+  </xsl:template>
+
+  <!-- BT-18 / BT-128 with their scheme (BT-18-1 / BT-128-1): a referenced document of type 130 -->
+  <xsl:template match="invoicedObjectIdentifier | objectIdentifier">
+    <ram:AdditionalReferencedDocument>
+      <ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID>
+      <ram:TypeCode>130</ram:TypeCode>
+      <xsl:for-each select="../(invoicedObjectIdentifierSchemeId, objectIdentifierSchemeId)">
+        <ram:ReferenceTypeCode><xsl:value-of select="."/></ram:ReferenceTypeCode>
+      </xsl:for-each>
+    </ram:AdditionalReferencedDocument>
   </xsl:template>
 
   <!-- BG-24 -->
@@ -458,15 +461,7 @@
         <ram:SpecifiedTradeSettlementLineMonetarySummation>
           <ram:LineTotalAmount><xsl:value-of select="f:num(netAmount)"/></ram:LineTotalAmount>
         </ram:SpecifiedTradeSettlementLineMonetarySummation>
-        <xsl:for-each select="objectIdentifier">
-          <ram:AdditionalReferencedDocument>
-            <ram:IssuerAssignedID><xsl:value-of select="."/></ram:IssuerAssignedID>
-            <ram:TypeCode>130</ram:TypeCode>
-            <xsl:for-each select="../objectIdentifierSchemeId">
-              <ram:ReferenceTypeCode><xsl:value-of select="."/></ram:ReferenceTypeCode>
-            </xsl:for-each>
-          </ram:AdditionalReferencedDocument>
-        </xsl:for-each>
+        <xsl:apply-templates select="objectIdentifier"/>
         <xsl:for-each select="buyerAccountingReference">
           <ram:ReceivableSpecifiedTradeAccountingAccount><ram:ID><xsl:value-of select="."/></ram:ID></ram:ReceivableSpecifiedTradeAccountingAccount>
         </xsl:for-each>

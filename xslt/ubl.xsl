@@ -149,7 +149,9 @@
   <xsl:template match="invoicedObjectIdentifier | objectIdentifier">
     <xsl:element name="cac:{if (self::objectIdentifier) then 'DocumentReference' else 'AdditionalDocumentReference'}">
       <cbc:ID>
-        <xsl:for-each select="../*[local-name() = local-name(current()) || 'SchemeId']"><xsl:attribute name="schemeID" select="."/></xsl:for-each>
+        <xsl:for-each select="../(invoicedObjectIdentifierSchemeId, objectIdentifierSchemeId)">
+          <xsl:attribute name="schemeID" select="."/>
+        </xsl:for-each>
         <xsl:value-of select="."/>
       </cbc:ID>
       <cbc:DocumentTypeCode>130</cbc:DocumentTypeCode>
