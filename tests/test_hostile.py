@@ -156,3 +156,47 @@ def test_arbitrary_damage_gives_a_report_never_a_crash(cut, junk, keep_head):
     assert body["valid"] == (body["summary"]["errors"] == 0)
     if not body["valid"]:
         assert body["issues"] and all(i["code"] and i["message"] for i in body["issues"])
+
+
+# ---- damaged documents: the validation endpoints always answer with a report ---------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from lxml import etree  # noqa: E402
+
+_DOCS = [p.read_bytes() for p in sorted((CORPUS / "xrechnung-testsuite" / "business-cases" / "standard").glob("*.xml"))
+         if p.stat().st_size < 100_000][:12]
+_VALIDATE = falcon.testing.TestClient(create_app(platform=False))
+
+
+@st.composite
+def damaged_documents(draw):
+    """A corpus invoice with an element removed, a text replaced, an element moved, or a byte overwritten."""
+    data = draw(st.sampled_from(_DOCS))
+    how = draw(st.sampled_from(["remove", "text", "move", "byte"]))
+    if how == "byte":
+        pos = draw(st.integers(0, len(data) - 1))
+        return data[:pos] + bytes([draw(st.integers(0, 255))]) + data[pos + 1:]
+    root = etree.fromstring(data)
+    elements = [e for e in root.iter() if isinstance(e.tag, str)]
+    target = draw(st.sampled_from(elements[1:]))
+    if how == "remove":
+        target.getparent().remove(target)
+    elif how == "text":
+        target.text = draw(st.sampled_from(["", "x", "-1", "1e5", "NaN", "2024-13-45", "ä" * 3000, "0.0000001"]))
+    else:
+        new_parent = draw(st.sampled_from(elements))
+        if new_parent is not target and target not in new_parent.iterancestors():
+            new_parent.append(target)
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=damaged_documents(), spec=st.sampled_from(["xrechnung", "en16931"]))
+def test_damaged_documents_get_a_report(data, spec):
+    body, ctype = multipart(file=data, request="{}")
+    resp = _VALIDATE.simulate_post(f"/v1/invoice/{spec}/validate", body=body, headers={"Content-Type": ctype})
+    assert resp.status_code == 200, resp.text
+    report = resp.json
+    assert report["valid"] == (report["summary"]["errors"] == 0)
+    assert all(i["severity"] in ("ERROR", "WARNING") and i["code"] for i in report["issues"])
