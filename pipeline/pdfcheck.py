@@ -18,6 +18,7 @@ reported rather than cracked, and nothing in the PDF is executed.
 from __future__ import annotations
 
 import io
+import logging
 import re
 import signal
 import threading
@@ -34,6 +35,8 @@ from pipeline.facturx import (CII_NS, INVOICE_FILE_NAMES, ZUGFERD1_NS, Profile, 
                               validate_profile_xml, validate_zugferd1_xml)
 from pipeline.xmlinput import XmlInputError, load as load_xml
 from pipeline.report import ERROR, WARNING, Issue, Location
+
+log = logging.getLogger(__name__)
 
 MAX_XML_BYTES = 10 * 1024 * 1024         # the embedded invoice
 MAX_STREAM_BYTES = 64 * 1024 * 1024      # any one stream, decompressed
@@ -117,17 +120,31 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
     with pdf:
         if pdf.is_encrypted:
             result.add(ERROR, "PDF_ENCRYPTED", "The PDF is encrypted; PDF/A forbids encryption (ISO 19005-3 6.1.3).")
-        bounded = _check_object_count(pdf, result) and _check_stream_sizes(pdf, result)
-        _check_javascript(pdf, result)
-        xmp_root = _read_xmp(pdf, result)
-        declared = _declared_extension_properties(xmp_root)
-        _check_fx_xmp(xmp_root, declared, result)
-        if bounded:
-            _check_pdfa(data, declared, _prefixes(xmp_root), result)
-        _extract_invoice(pdf, result, read_other_files and bounded)
+        try:
+            _check_structure(data, pdf, result, read_other_files)
+        except _DAMAGE as exc:  # an object of the wrong type where the file structure needs another
+            log.warning("damaged PDF structure: %s", exc, exc_info=True)
+            result.add(ERROR, "PDF_STRUCTURE_BROKEN", "The PDF's object structure is damaged "
+                       f"({type(exc).__name__}: {exc}); it was not checked completely.")
     if validate_xml and result.xml is not None:
         _check_xml(result)
     return result
+
+
+# What a damaged object graph raises in the checks below (pikepdf: ValueError/TypeError for an object of another
+# type than the structure requires; PdfError for unreadable objects).
+_DAMAGE = (ValueError, TypeError, AttributeError, KeyError, UnicodeError, pikepdf.PdfError)
+
+
+def _check_structure(data: bytes, pdf: pikepdf.Pdf, result: Inspection, read_other_files: bool) -> None:
+    bounded = _check_object_count(pdf, result) and _check_stream_sizes(pdf, result)
+    _check_javascript(pdf, result)
+    xmp_root = _read_xmp(pdf, result)
+    declared = _declared_extension_properties(xmp_root)
+    _check_fx_xmp(xmp_root, declared, result)
+    if bounded:
+        _check_pdfa(data, declared, _prefixes(xmp_root), result)
+    _extract_invoice(pdf, result, read_other_files and bounded)
 
 
 def gate_generated(data: bytes, xml: bytes, profile: Profile, attachments=()) -> Inspection:
@@ -176,22 +193,49 @@ class TooLarge(Exception):
     pass
 
 
+def _text(obj) -> str | None:
+    """A PDF object of an untrusted file as text: names and strings with bytes that are no valid text (a
+    damaged file) come out with replacement characters instead of raising."""
+    if obj is None:
+        return None
+    try:
+        return str(obj)
+    except UnicodeDecodeError:
+        return obj.unparse().decode("utf-8", "replace")
+
+
+_UNBOUNDED = ("/FlateDecode", "/LZWDecode")   # filters whose output may be orders of magnitude larger
+
+
+def _filter_names(stream: pikepdf.Stream) -> list[str]:
+    """The stream's filter chain as names ('?' for anything that is no valid name)."""
+    filters = stream.get("/Filter")
+    if isinstance(filters, pikepdf.Name):
+        filters = [filters]
+    items = list(filters) if isinstance(filters, (list, pikepdf.Array)) else []
+    return [_text(item) if isinstance(item, pikepdf.Name) else "?" for item in items]
+
+
 def _bounded_bytes(stream: pikepdf.Stream, cap: int) -> bytes:
     """Decoded stream data, refusing to produce more than `cap` bytes (decompression bombs)."""
-    filters = stream.get("/Filter")
-    filters = [filters] if isinstance(filters, pikepdf.Name) else list(filters or [])
+    filters = _filter_names(stream)
     raw = stream.read_raw_bytes()
     if not filters:
         if len(raw) > cap:
             raise TooLarge(f"stream of {len(raw)} bytes exceeds {cap}")
         return raw
-    if [str(f) for f in filters] == ["/FlateDecode"] and "/DecodeParms" not in stream:
+    if filters[0] == "/FlateDecode":
         inflater = zlib.decompressobj()
         out = inflater.decompress(raw, cap + 1)
         if len(out) > cap or inflater.unconsumed_tail:
             raise TooLarge(f"stream inflates beyond {cap} bytes")
-        return out
-    # Other filter chains: qpdf decodes them; their expansion ratio is bounded far below Flate's.
+        if filters == ["/FlateDecode"] and "/DecodeParms" not in stream:
+            return out
+        # a predictor (DecodeParms) or a further filter on data now known to be small: qpdf decodes the chain
+        return stream.read_bytes()
+    if any(f in _UNBOUNDED for f in filters):
+        raise TooLarge(f"filter chain {' '.join(filters)} has no bound on its output")
+    # ASCIIHex, ASCII85, RunLength: at most 64 x their input
     if len(raw) * 64 > cap:
         raise TooLarge(f"filtered stream of {len(raw)} bytes may exceed {cap} bytes")
     return stream.read_bytes()
@@ -212,15 +256,14 @@ def _check_stream_sizes(pdf: pikepdf.Pdf, result: Inspection) -> bool:
     for obj in pdf.objects:
         if not isinstance(obj, pikepdf.Stream):
             continue
-        filters = obj.get("/Filter")
-        if filters is None or str(filters) != "/FlateDecode":
+        if not any(f in _UNBOUNDED for f in _filter_names(obj)):
             continue
         try:
             total += len(_bounded_bytes(obj, MAX_STREAM_BYTES))
         except TooLarge as exc:
             result.add(ERROR, "PDF_STREAM_TOO_LARGE", f"A stream was not read: {exc}.", f"obj {obj.objgen[0]} {obj.objgen[1]}")
             return False
-        except zlib.error:
+        except (zlib.error, pikepdf.PdfError):
             continue  # a broken stream is the PDF/A checker's business
         if total > MAX_TOTAL_BYTES:
             result.add(ERROR, "PDF_STREAM_TOO_LARGE", f"Streams inflate beyond {MAX_TOTAL_BYTES} bytes in total.")
@@ -230,7 +273,7 @@ def _check_stream_sizes(pdf: pikepdf.Pdf, result: Inspection) -> bool:
 
 def _check_javascript(pdf: pikepdf.Pdf, result: Inspection) -> None:
     names = pdf.Root.get("/Names")
-    found = names is not None and "/JavaScript" in names
+    found = isinstance(names, pikepdf.Dictionary) and "/JavaScript" in names
     if not found:
         for obj in pdf.objects:
             if isinstance(obj, pikepdf.Dictionary) and (obj.get("/S") == Name.JavaScript or "/JS" in obj):
@@ -408,17 +451,25 @@ def _known_false_alarm(f: pdfa.Finding, declared: dict[str, set[str]], prefixes:
 # --- the embedded invoice --------------------------------------------------------------------------------
 
 def _file_specs(pdf: pikepdf.Pdf) -> list[tuple[str, pikepdf.Dictionary]]:
+    """The file specifications of the name tree and of the catalog's /AF array (objects of another type, as in a
+    damaged file, are passed over)."""
     specs: list[tuple[str, pikepdf.Dictionary]] = []
     names = pdf.Root.get("/Names")
-    tree = names.get("/EmbeddedFiles") if names is not None else None
-    if tree is not None:
+    tree = names.get("/EmbeddedFiles") if isinstance(names, pikepdf.Dictionary) else None
+    if isinstance(tree, pikepdf.Dictionary):
         for name, spec in pikepdf.NameTree(tree).items():
-            specs.append((str(spec.get("/UF", spec.get("/F", name))), spec))
+            if isinstance(spec, pikepdf.Dictionary):
+                specs.append((_text(spec.get("/UF", spec.get("/F", name))), spec))
     listed = {s.objgen for _, s in specs if s.is_indirect}
-    for spec in pdf.Root.get("/AF", pikepdf.Array()):  # associated files not in the name tree
+    for spec in _catalog_af(pdf):  # associated files not in the name tree
         if not (spec.is_indirect and spec.objgen in listed):
-            specs.append((str(spec.get("/UF", spec.get("/F", ""))), spec))
+            specs.append((_text(spec.get("/UF", spec.get("/F", ""))), spec))
     return specs
+
+
+def _catalog_af(pdf: pikepdf.Pdf) -> list[pikepdf.Dictionary]:
+    af = pdf.Root.get("/AF")
+    return [a for a in af if isinstance(a, pikepdf.Dictionary)] if isinstance(af, pikepdf.Array) else []
 
 
 def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: bool = False) -> None:
@@ -434,32 +485,31 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: boo
     result.other_files = [_other_file(n, s, read_other_files) for n, s in specs if s is not spec]
     result.file_name = name
     rel = spec.get("/AFRelationship")
-    result.relationship = str(rel) if rel is not None else None
-    af = pdf.Root.get("/AF", pikepdf.Array())
-    if not any(a.objgen == spec.objgen for a in af):
+    result.relationship = _text(rel)
+    if not any(a.objgen == spec.objgen for a in _catalog_af(pdf)):
         result.add(ERROR, "FX_NOT_ASSOCIATED", f"{name} is not listed in the catalog's /AF array (ISO 19005-3 6.8).")
     if rel is None:
         result.add(ERROR, "FX_AFRELATIONSHIP_MISSING", f"{name} has no /AFRelationship (ISO 19005-3 6.8).")
-    elif str(rel) not in RELATIONSHIPS:
-        result.add(ERROR, "FX_AFRELATIONSHIP_INVALID", f"{name} has /AFRelationship {rel}.")
-    elif str(rel) not in ("/Data", "/Alternative", "/Source"):
-        result.add(WARNING, "FX_AFRELATIONSHIP_UNUSUAL", f"{name} has /AFRelationship {rel}; Factur-X expects "
-                   "/Data, /Alternative or /Source.")
+    elif result.relationship not in RELATIONSHIPS:
+        result.add(ERROR, "FX_AFRELATIONSHIP_INVALID", f"{name} has /AFRelationship {result.relationship}.")
+    elif result.relationship not in ("/Data", "/Alternative", "/Source"):
+        result.add(WARNING, "FX_AFRELATIONSHIP_UNUSUAL", f"{name} has /AFRelationship {result.relationship}; "
+                   "Factur-X expects /Data, /Alternative or /Source.")
     ef = spec.get("/EF")
-    stream = ef.get("/UF", ef.get("/F")) if ef is not None else None
+    stream = ef.get("/UF", ef.get("/F")) if isinstance(ef, pikepdf.Dictionary) else None
     if not isinstance(stream, pikepdf.Stream):
         result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"{name} has no embedded file stream.")
         return
     subtype = stream.get("/Subtype")
-    result.subtype = str(subtype) if subtype is not None else None
+    result.subtype = _text(subtype)
     if subtype is None:
         result.add(ERROR, "FX_SUBTYPE_MISSING", f"The embedded file stream of {name} has no /Subtype (MIME type), "
                    "required by ISO 19005-3 6.8.")
     elif result.subtype not in ("/text/xml", "/application/xml"):
-        result.add(WARNING, "FX_SUBTYPE", f"The embedded file stream of {name} has /Subtype {subtype}; "
+        result.add(WARNING, "FX_SUBTYPE", f"The embedded file stream of {name} has /Subtype {result.subtype}; "
                    "Factur-X specifies /text#2Fxml.")
     params = stream.get("/Params")
-    if params is None or "/ModDate" not in params:
+    if not isinstance(params, pikepdf.Dictionary) or "/ModDate" not in params:
         result.add(WARNING, "FX_PARAMS_MODDATE", f"The embedded file stream of {name} has no /Params /ModDate.")
     try:
         result.xml = _bounded_bytes(stream, MAX_XML_BYTES)
@@ -473,7 +523,7 @@ def _other_file(name: str, spec: pikepdf.Dictionary, read: bool) -> OtherFile:
     rel, ef = spec.get("/AFRelationship"), spec.get("/EF")
     stream = ef.get("/UF", ef.get("/F")) if isinstance(ef, pikepdf.Dictionary) else None
     subtype = stream.get("/Subtype") if isinstance(stream, pikepdf.Stream) else None
-    found = OtherFile(name, str(rel) if rel is not None else None, str(subtype) if subtype is not None else None)
+    found = OtherFile(name, _text(rel), _text(subtype))
     if read and isinstance(stream, pikepdf.Stream):
         try:
             found.data = _bounded_bytes(stream, MAX_STREAM_BYTES)

@@ -5,6 +5,7 @@ Warnings never make a document invalid.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 
@@ -12,6 +13,14 @@ ERROR = "ERROR"
 WARNING = "WARNING"
 
 _FLAG_SEVERITY = {"fatal": ERROR, "error": ERROR, "warning": WARNING, "information": WARNING, "info": WARNING}
+
+
+# Lone surrogates: what a damaged PDF's undecodable names and strings can turn into; JSON text cannot carry them.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(value: str | None) -> str | None:
+    return _SURROGATE.sub("\ufffd", value) if value else value
 
 
 def severity_of_flag(flag: str | None) -> str:
@@ -26,7 +35,7 @@ class Location:
     column: int | None = None
 
     def to_dict(self) -> dict:
-        return {"xpath": self.xpath, "line": self.line, "column": self.column}
+        return {"xpath": _text(self.xpath), "line": self.line, "column": self.column}
 
 
 @dataclass
@@ -37,7 +46,7 @@ class Issue:
     location: Location | None = None
 
     def to_dict(self) -> dict:
-        d = {"severity": self.severity, "code": self.code, "message": self.message}
+        d = {"severity": self.severity, "code": _text(self.code), "message": _text(self.message)}
         if self.location is not None:
             d["location"] = self.location.to_dict()
         return d

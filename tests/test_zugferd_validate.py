@@ -252,3 +252,76 @@ def test_false_alarms_are_dropped_only_when_the_extension_schema_is_declared(cli
     codes = errors(report)
     assert "XMP_EXTENSION_SCHEMA_MISSING" in codes
     assert "PDFA:ISO_19005_3:6.6.2.3.1-1" in codes
+
+
+@pytest.mark.parametrize("encode", ["predictor", "hex-chain"])
+def test_decompression_bombs_behind_predictors_and_filter_chains(client, own_pdf, encode):
+    """A 256 MiB Flate bomb in a stream that carries a predictor or sits behind another filter: refused from its
+    first 64 MiB, never inflated whole (the PDF/A walk would otherwise have read it)."""
+    bomb = _bomb(256 << 20)
+
+    def add(doc):
+        stream = pikepdf.Stream(doc, b"")
+        if encode == "hex-chain":
+            stream.write(bomb.hex().encode(), filter=pikepdf.Array([pikepdf.Name.ASCIIHexDecode,
+                                                                     pikepdf.Name.FlateDecode]))
+        else:
+            stream.write(bomb, filter=pikepdf.Name.FlateDecode, decode_parms=pikepdf.Dictionary(Predictor=12, Columns=4))
+        doc.pages[0].Resources.XObject = pikepdf.Dictionary(Bomb=doc.make_indirect(stream))
+    # saved as built: qpdf must not decode and re-encode the stream
+    data = rewrite(own_pdf, add, stream_decode_level=pikepdf.StreamDecodeLevel.none, compress_streams=False)
+    with pikepdf.open(io.BytesIO(data)) as doc:
+        stream = doc.pages[0].Resources.XObject.Bomb
+        assert "/DecodeParms" in stream or isinstance(stream.Filter, pikepdf.Array)
+    report = upload(client, data).json
+    assert report["valid"] is False and "PDF_STREAM_TOO_LARGE" in errors(report)
+
+
+def test_undecodable_text_in_a_pdf_is_reported_as_json(own_pdf):
+    """Names and strings of a damaged file can decode to lone surrogates; the report replaces them."""
+    from pipeline.report import Issue, Location, Report
+
+    report = Report("v", None, [Issue("ERROR", "X\udcc4", "bad \udcc4 name", Location(xpath="/a\ud800"))])
+    text = json.dumps(report.to_dict(), ensure_ascii=False).encode("utf-8")
+    assert "\ufffd".encode() in text
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_OWN = None
+
+
+def _own_pdf() -> bytes:
+    global _OWN
+    if _OWN is None:
+        from pipeline.facturx import generate_zugferd
+        _OWN = generate_zugferd(json.dumps(invoice_request(3, "EN16931")).encode())
+    return _OWN
+
+
+@st.composite
+def damaged_pdfs(draw):
+    """Our own PDF with up to 20 bytes overwritten, runs deleted or junk inserted."""
+    data = bytearray(_own_pdf())
+    for _ in range(draw(st.integers(1, 20))):
+        pos = draw(st.integers(0, len(data) - 1))
+        how = draw(st.sampled_from(["byte", "delete", "insert"]))
+        if how == "byte":
+            data[pos] = draw(st.integers(0, 255))
+        elif how == "delete":
+            del data[pos:pos + draw(st.integers(1, 200))]
+        else:
+            data[pos:pos] = draw(st.binary(min_size=1, max_size=50))
+    return bytes(data)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=damaged_pdfs())
+def test_damaged_pdfs_get_a_report_or_a_400(data):
+    resp = upload(falcon.testing.TestClient(create_app(platform=False)), data)
+    assert resp.status_code in (200, 400), resp.text
+    if resp.status_code == 200:
+        assert resp.json["valid"] == (resp.json["summary"]["errors"] == 0)
+    else:
+        assert resp.json["errorCode"] == "INVALID_PDF"
