@@ -58,8 +58,8 @@ def _compile(module: str, name: str):
 
 def warm_worker(worker=None) -> None:
     """In each worker after fork: open the store connection, compile the active rule packs (the validation
-    engine's `warm_up`), the generation stylesheets and WeasyPrint with the PDF/A checker, so that no request
-    pays for them (about 2-3 s)."""
+    engine's `warm_up`), the generation stylesheets, the Factur-X profile rules and WeasyPrint with the PDF/A
+    checker, so that no request pays for them (about 5-6 s)."""
     steps = [("key store", _open_store), ("rule packs", _call("pipeline.validate", "warm_up"))]
     steps += [(f"{m}.{n}", _compile(m, n)) for m, n in _STAGE_STYLESHEETS]
     steps += [("generation stylesheets", _call("pipeline.generate", "warm_up")),
