@@ -193,7 +193,7 @@ class TooLarge(Exception):
     pass
 
 
-def _text(obj) -> str | None:
+def _pdf_text(obj) -> str | None:
     """A PDF object of an untrusted file as text: names and strings with bytes that are no valid text (a
     damaged file) come out with replacement characters instead of raising."""
     if obj is None:
@@ -213,7 +213,7 @@ def _filter_names(stream: pikepdf.Stream) -> list[str]:
     if isinstance(filters, pikepdf.Name):
         filters = [filters]
     items = list(filters) if isinstance(filters, (list, pikepdf.Array)) else []
-    return [_text(item) if isinstance(item, pikepdf.Name) else "?" for item in items]
+    return [_pdf_text(item) if isinstance(item, pikepdf.Name) else "?" for item in items]
 
 
 def _bounded_bytes(stream: pikepdf.Stream, cap: int) -> bytes:
@@ -459,11 +459,11 @@ def _file_specs(pdf: pikepdf.Pdf) -> list[tuple[str, pikepdf.Dictionary]]:
     if isinstance(tree, pikepdf.Dictionary):
         for name, spec in pikepdf.NameTree(tree).items():
             if isinstance(spec, pikepdf.Dictionary):
-                specs.append((_text(spec.get("/UF", spec.get("/F", name))), spec))
+                specs.append((_pdf_text(spec.get("/UF", spec.get("/F", name))), spec))
     listed = {s.objgen for _, s in specs if s.is_indirect}
     for spec in _catalog_af(pdf):  # associated files not in the name tree
         if not (spec.is_indirect and spec.objgen in listed):
-            specs.append((_text(spec.get("/UF", spec.get("/F", ""))), spec))
+            specs.append((_pdf_text(spec.get("/UF", spec.get("/F", ""))), spec))
     return specs
 
 
@@ -485,7 +485,7 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: boo
     result.other_files = [_other_file(n, s, read_other_files) for n, s in specs if s is not spec]
     result.file_name = name
     rel = spec.get("/AFRelationship")
-    result.relationship = _text(rel)
+    result.relationship = _pdf_text(rel)
     if not any(a.objgen == spec.objgen for a in _catalog_af(pdf)):
         result.add(ERROR, "FX_NOT_ASSOCIATED", f"{name} is not listed in the catalog's /AF array (ISO 19005-3 6.8).")
     if rel is None:
@@ -501,7 +501,7 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: boo
         result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"{name} has no embedded file stream.")
         return
     subtype = stream.get("/Subtype")
-    result.subtype = _text(subtype)
+    result.subtype = _pdf_text(subtype)
     if subtype is None:
         result.add(ERROR, "FX_SUBTYPE_MISSING", f"The embedded file stream of {name} has no /Subtype (MIME type), "
                    "required by ISO 19005-3 6.8.")
@@ -523,7 +523,7 @@ def _other_file(name: str, spec: pikepdf.Dictionary, read: bool) -> OtherFile:
     rel, ef = spec.get("/AFRelationship"), spec.get("/EF")
     stream = ef.get("/UF", ef.get("/F")) if isinstance(ef, pikepdf.Dictionary) else None
     subtype = stream.get("/Subtype") if isinstance(stream, pikepdf.Stream) else None
-    found = OtherFile(name, _text(rel), _text(subtype))
+    found = OtherFile(name, _pdf_text(rel), _pdf_text(subtype))
     if read and isinstance(stream, pikepdf.Stream):
         try:
             found.data = _bounded_bytes(stream, MAX_STREAM_BYTES)
