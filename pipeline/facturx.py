@@ -235,11 +235,12 @@ def supporting_files(request) -> list:
 
 
 def warm_up() -> None:
-    """Worker warm-up for the ZUGFeRD endpoints (the serve command's post-fork hook): every profile's XSD and
-    Schematron (~3 s; EXTENDED alone 1.8 s), WeasyPrint with its fonts and stylesheets, and the PDF/A checker
+    """Worker warm-up for the ZUGFeRD endpoints (the serve command's post-fork hook): the profile filter, every
+    profile's XSD and Schematron (~3 s; EXTENDED alone 1.8 s), the page with WeasyPrint, and the PDF/A checker
     with its schemas (~1 s), so that no first request of a profile pays for them."""
-    from pipeline import pdfcheck, render, validate
+    from pipeline import pdfcheck, render, saxon, validate
 
+    saxon.compile_stylesheet(FILTER_XSL)
     for profile in PROFILES.values():
         validate.load_schema(profile.xsd_path)
         validate.rules_executable(profile.schematron_path)

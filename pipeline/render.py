@@ -121,6 +121,9 @@ def html_to_pdf(html: bytes) -> bytes:
 
 
 def warm_up() -> bytes:
-    """Load WeasyPrint, the fonts and the stylesheets in this process (about 1 s on the first page); returns
-    the little PDF it rendered."""
+    """Compile html.xsl and load WeasyPrint, the fonts and the stylesheets in this process (about 1 s on the
+    first page); returns the little PDF it rendered."""
+    from pipeline import saxon
+
+    saxon.compile_stylesheet(HTML_XSL)
     return html_to_pdf("<html><body><h1>Rechnung</h1><p>1 \u2013 2,00 \u20ac</p></body></html>".encode())

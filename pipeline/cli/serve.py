@@ -28,10 +28,6 @@ def configure_logging() -> None:
     root.propagate = False
 
 
-# Stylesheets the generation stages compile on first use: (module, constant naming the file).
-_STAGE_STYLESHEETS = [("pipeline.render", "HTML_XSL"), ("pipeline.facturx", "FILTER_XSL")]
-
-
 def _open_store() -> None:
     from pipeline.service.platform import shared
 
@@ -46,22 +42,11 @@ def _call(module: str, name: str):
     return step
 
 
-def _compile(module: str, name: str):
-    def step() -> None:
-        import importlib
-
-        from pipeline import saxon
-
-        saxon.compile_stylesheet(getattr(importlib.import_module(module), name))
-    return step
-
-
 def warm_worker(worker=None) -> None:
     """In each worker after fork: open the store connection, compile the active rule packs (the validation
     engine's `warm_up`), the generation stylesheets, the Factur-X profile rules and WeasyPrint with the PDF/A
     checker, so that no request pays for them (about 5-6 s)."""
     steps = [("key store", _open_store), ("rule packs", _call("pipeline.validate", "warm_up"))]
-    steps += [(f"{m}.{n}", _compile(m, n)) for m, n in _STAGE_STYLESHEETS]
     steps += [("generation stylesheets", _call("pipeline.generate", "warm_up")),
               ("ZUGFeRD rendering and PDF checks", _call("pipeline.facturx", "warm_up"))]
     for what, step in steps:
