@@ -118,9 +118,10 @@ def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str]
 
 
 def tree_executable(path: str | Path):
-    """The compiled wrapper `run_to_tree` runs `path` in (once per process; `pipeline.generate.warm_up`)."""
-    href = Path(path).resolve().as_uri()
-    return saxon.compile_generated(("tree", href), lambda: _TREE_WRAPPER.format(href=href))
+    """The compiled wrapper `run_to_tree` runs `path` in (once per process; `pipeline.generate.warm_up`). Keyed by
+    the path as given: resolving it costs a stat per component, on every request."""
+    return saxon.compile_generated(("tree", str(path)),
+                                   lambda: _TREE_WRAPPER.format(href=Path(path).resolve().as_uri()))
 
 
 def run_to_tree(path: str | Path, xml_bytes: bytes, params: Mapping[str, str] | None = None) -> Output:
