@@ -30,7 +30,8 @@
       'page': 'Page', 'of': 'of', 'seller': 'Seller', 'buyer': 'Buyer', 'payee': 'Payee',
       'taxRep': 'Seller tax representative', 'delivery': 'Delivery', 'details': 'Invoice details',
       'invoiceNumber': 'Invoice number', 'issueDate': 'Issue date', 'dueDate': 'Due date',
-      'taxPointDate': 'VAT point date', 'taxPointDateCode': 'VAT point date', 'accountingRef': 'Buyer accounting reference', 'lineObject': 'Object', 'currency': 'Currency', 'vatCurrency': 'VAT accounting currency',
+      'taxPointDate': 'VAT point date', 'currency': 'Currency', 'vatCurrency': 'VAT accounting currency',
+      'lineObject': 'Object',
       'period': 'Invoicing period', 'buyerReference': 'Buyer reference', 'projectReference': 'Project',
       'contractReference': 'Contract', 'purchaseOrderReference': 'Purchase order', 'salesOrderReference': 'Sales order',
       'despatchAdviceReference': 'Despatch advice', 'receivingAdviceReference': 'Receiving advice',
@@ -65,7 +66,7 @@
       'page': 'Seite', 'of': 'von', 'seller': 'Verkäufer', 'buyer': 'Käufer', 'payee': 'Zahlungsempfänger',
       'taxRep': 'Steuerlicher Vertreter des Verkäufers', 'delivery': 'Lieferung', 'details': 'Rechnungsangaben',
       'invoiceNumber': 'Rechnungsnummer', 'issueDate': 'Rechnungsdatum', 'dueDate': 'Fälligkeitsdatum',
-      'taxPointDate': 'Steuerdatum', 'taxPointDateCode': 'Steuerdatum', 'accountingRef': 'Kontierung Käufer', 'lineObject': 'Objekt', 'currency': 'Währung', 'vatCurrency': 'Steuerwährung',
+      'taxPointDate': 'Steuerdatum', 'currency': 'Währung', 'vatCurrency': 'Steuerwährung', 'lineObject': 'Objekt',
       'period': 'Abrechnungszeitraum', 'buyerReference': 'Käuferreferenz (Leitweg-ID)', 'projectReference': 'Projekt',
       'contractReference': 'Vertrag', 'purchaseOrderReference': 'Bestellung', 'salesOrderReference': 'Auftrag',
       'despatchAdviceReference': 'Versandanzeige', 'receivingAdviceReference': 'Wareneingangsmeldung',
@@ -228,7 +229,8 @@
         <xsl:sequence select="f:fact('payable', documentTotals/payableAmount ! f:money(.))"/>
         <xsl:sequence select="f:fact('dueDate', paymentDueDate ! f:date(.))"/>
         <xsl:sequence select="f:fact('taxPointDate', valueAddedTaxPointDate ! f:date(.))"/>
-        <xsl:sequence select="f:fact('taxPointDateCode', valueAddedTaxPointDateCode ! f:code('taxPoint', .))"/>
+        <!-- BT-7 or BT-8 (BR-CO-03: never both) -->
+        <xsl:sequence select="f:fact('taxPointDate', valueAddedTaxPointDateCode ! f:code('taxPoint', .))"/>
         <xsl:sequence select="f:fact('currency', currencyCode)"/>
         <xsl:sequence select="f:fact('vatCurrency', vatAccountingCurrencyCode)"/>
         <xsl:sequence select="f:fact('period', invoicingPeriod ! f:period(.))"/>
@@ -239,7 +241,7 @@
           <xsl:sequence select="f:fact(local-name(), .)"/>
         </xsl:for-each>
         <xsl:sequence select="f:fact('invoicedObjectIdentifier', invoicedObjectIdentifier ! f:with-scheme(., ../invoicedObjectIdentifierSchemeId))"/>
-        <xsl:sequence select="f:fact('accountingRef', buyerAccountingReference)"/>
+        <xsl:sequence select="f:fact('accounting', buyerAccountingReference)"/>
         <xsl:sequence select="f:fact('precedingInvoice', (precedingInvoiceReference, additionalPrecedingInvoiceReference) ! string-join((documentReference,
             issueDate ! (f:l('dated') || ' ' || f:date(.))), ' '))"/>
         <xsl:sequence select="f:fact('businessProcess', processControl/businessProcessType)"/>
