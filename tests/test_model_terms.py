@@ -14,6 +14,7 @@ from lxml import etree
 from pipeline import transform
 from pipeline.canonical import normalize
 from pipeline.terms import TERMS, term_for
+from roundtrip.reader import TAX_POINT_CODES
 
 REPO = Path(__file__).resolve().parent.parent
 REQUESTS = sorted((REPO / "tests" / "data").glob("request-*.json")) + sorted((REPO / "fixtures").glob("*.json"))
@@ -54,7 +55,7 @@ def ubl_xpath(xpath: str, credit_note: bool) -> str:
 
 
 # Codes CII writes from another code list than the semantic model's (BT-8: UNTDID 2475 for UNTDID 2005)
-CII_CODES = {"invoice.valueAddedTaxPointDateCode": {"3": "5", "35": "29", "432": "72"}}
+CII_CODES = {"invoice.valueAddedTaxPointDateCode": {v: k for k, v in TAX_POINT_CODES.items()}}
 
 
 def strings(doc, xpath: str, ns: dict) -> list[str]:

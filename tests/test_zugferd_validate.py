@@ -289,21 +289,9 @@ def test_undecodable_text_in_a_pdf_is_reported_as_json(own_pdf):
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_OWN = None
-
-
-def _own_pdf() -> bytes:
-    global _OWN
-    if _OWN is None:
-        from pipeline.facturx import generate_zugferd
-        _OWN = generate_zugferd(json.dumps(invoice_request(3, "EN16931")).encode())
-    return _OWN
-
-
-@st.composite
-def damaged_pdfs(draw):
-    """Our own PDF with up to 20 bytes overwritten, runs deleted or junk inserted."""
-    data = bytearray(_own_pdf())
+def damaged(pdf: bytes, draw) -> bytes:
+    """`pdf` with up to 20 bytes overwritten, runs deleted or junk inserted."""
+    data = bytearray(pdf)
     for _ in range(draw(st.integers(1, 20))):
         pos = draw(st.integers(0, len(data) - 1))
         how = draw(st.sampled_from(["byte", "delete", "insert"]))
@@ -317,9 +305,9 @@ def damaged_pdfs(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=damaged_pdfs())
-def test_damaged_pdfs_get_a_report_or_a_400(data):
-    resp = upload(falcon.testing.TestClient(create_app(platform=False)), data)
+@given(data=st.data())
+def test_damaged_pdfs_get_a_report_or_a_400(client, own_pdf, data):
+    resp = upload(client, damaged(own_pdf, data.draw))
     assert resp.status_code in (200, 400), resp.text
     if resp.status_code == 200:
         assert resp.json["valid"] == (resp.json["summary"]["errors"] == 0)

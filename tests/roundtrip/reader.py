@@ -62,7 +62,7 @@ _LINE_OBJECT = "ram:SpecifiedLineTradeSettlement/ram:AdditionalReferencedDocumen
 # UBL: the line's document reference is BT-128 (type code 130, which the CEN examples leave out; Peppol R101)
 _U_LINE_OBJECT = "cac:DocumentReference[not(cbc:DocumentTypeCode) or cbc:DocumentTypeCode='130']"
 # BT-8 in CII is the UNTDID 2475 code; the model (and UBL) use the semantic model's UNTDID 2005 code
-_TAX_POINT_CODES = {"5": "3", "29": "35", "72": "432"}
+TAX_POINT_CODES = {"5": "3", "29": "35", "72": "432"}
 _AGREE = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeAgreement"
 _DELIV = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeDelivery"
 _PARTY_ID_UBL = "cac:PartyIdentification/cbc:ID[not(@schemeID='SEPA')]"
@@ -500,7 +500,7 @@ def read_terms(xml: bytes) -> Reading:
             _split_subject_code(note)
     if syntax == "CII" and "valueAddedTaxPointDateCode" in terms:
         code = terms["valueAddedTaxPointDateCode"]
-        terms["valueAddedTaxPointDateCode"] = _TAX_POINT_CODES.get(code, code)
+        terms["valueAddedTaxPointDateCode"] = TAX_POINT_CODES.get(code, code)
     _o_rates(terms)
     _drop_lone_schemes(terms)
     _underivable_price_discounts(terms, losses)
