@@ -93,6 +93,39 @@ def format_number(v: Decimal, lang: str, leaf) -> str:
     return s
 
 
+MM = 72 / 25.4
+PAGE_MARGINS_MM = {"left": 18, "right": 15}  # templates/invoice.css @page
+
+
+def layout_faults(pdf: bytes, tmp_path: Path) -> list[str]:
+    """Words laid out where a reader cannot read them (pdftotext -bbox), which a text extractor still finds:
+    beyond the page's left or right margin (cut off), or on top of another word (overlapping)."""
+    path = tmp_path / "page.pdf"
+    path.write_bytes(pdf)
+    out = subprocess.run(["pdftotext", "-bbox", str(path), "-"], capture_output=True, check=True).stdout.decode()
+    faults = []
+    for n, (width, body) in enumerate(re.findall(r'<page width="([\d.]+)"[^>]*>(.*?)</page>', out, re.S), start=1):
+        left, right = PAGE_MARGINS_MM["left"] * MM - 1, float(width) - PAGE_MARGINS_MM["right"] * MM + 1
+        words = [(float(x0), float(y0), float(x1), float(y1), w) for x0, y0, x1, y1, w in re.findall(
+            r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*?)</word>', body)]
+        faults += [f"page {n}: {w!r} beyond the margin ({x0:.0f}-{x1:.0f} pt)"
+                   for x0, _, x1, _, w in words if x0 < left or x1 > right]
+        for i, (ax0, ay0, ax1, ay1, a) in enumerate(words):
+            for bx0, by0, bx1, by1, b in words[i + 1:]:
+                if min(ax1, bx1) - max(ax0, bx0) > 1 and min(ay1, by1) - max(ay0, by0) > 1:
+                    faults.append(f"page {n}: {a!r} overlaps {b!r}")
+    return faults
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_nothing_is_cut_off_or_overlaps(source, lang, tmp_path):
+    """Every word lies within the text area and on no other word: e.g. payee, tax representative and delivery
+    side by side share the width instead of running off the right edge, and a long label pushes its value aside
+    instead of running into it."""
+    pdf = render.html_to_pdf(render.invoice_html(source, lang, "EN 16931"))
+    assert layout_faults(pdf, tmp_path) == []
+
+
 def test_labels_and_formats_follow_the_language_content_is_not_translated():
     src = canonical_of(invoice_request(3))
     en, de = page_text(render.invoice_html(src, "en")), page_text(render.invoice_html(src, "de"))
