@@ -126,6 +126,37 @@ def test_nothing_is_cut_off_or_overlaps(source, lang, tmp_path):
     assert layout_faults(pdf, tmp_path) == []
 
 
+# Free-text fields (names, addresses, references, notes, descriptions): the codes, dates, numbers, identifiers
+# and addresses with a format of their own keep their fixture values.
+FORMATTED = re.compile(r"Code|SchemeId|Date|country|currency|^vat|unit|Identifier$|attachedDocument|Mime|Origin|"
+                       r"electronicAddress$|email|telephone", re.I)
+
+
+def with_long_words(value, key: str = ""):
+    """Every free-text value of a request replaced by one 70-character word (no break opportunity)."""
+    if isinstance(value, dict):
+        return {k: with_long_words(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_long_words(v, key) for v in value]
+    if isinstance(value, str) and not FORMATTED.search(key):
+        return "Unbreakable" * 5 + key[:15].ljust(15, "x")
+    return value
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_long_words_wrap_inside_their_box(lang, tmp_path):
+    """A value longer than its column (a long reference, name or note without spaces) is broken inside its box:
+    nothing runs off the page or over its neighbour."""
+    body = json.loads(ALL_FIELDS.read_text())
+    body["invoice"] = with_long_words(body["invoice"])
+    body["invoice"]["seller"]["identifier"] = "9" * 60
+    body["config"] = {"syntax": "CII"}
+    src = canonical_of(body)
+    assert ("Unbreakable" * 5).encode() in src
+    pdf = render.html_to_pdf(render.invoice_html(src, lang, "EN 16931"))
+    assert layout_faults(pdf, tmp_path) == []
+
+
 def test_labels_and_formats_follow_the_language_content_is_not_translated():
     src = canonical_of(invoice_request(3))
     en, de = page_text(render.invoice_html(src, "en")), page_text(render.invoice_html(src, "de"))
