@@ -12,7 +12,10 @@ import pytest
 from lxml import etree, html as lxml_html
 
 from pipeline import canonical, render
+from pipeline.generate import dump_request
 from pipeline.errors import ApiError
+from roundtrip.convert import convert
+from test_roundtrip import CORPUS_CASES, _blocked
 from tests.test_zugferd_samples import invoice_request
 
 REPO = Path(__file__).resolve().parent.parent
@@ -153,6 +156,24 @@ def test_long_words_wrap_inside_their_box(lang, tmp_path):
     body["config"] = {"syntax": "CII"}
     src = canonical_of(body)
     assert ("Unbreakable" * 5).encode() in src
+    pdf = render.html_to_pdf(render.invoice_html(src, lang, "EN 16931"))
+    assert layout_faults(pdf, tmp_path) == []
+
+
+# The official sample invoices the pipeline can carry (test_roundtrip.BLOCKED lists the others and why), each on
+# a page in one of the two languages, taking turns.
+CORPUS_PAGES = [(source, ("en", "de")[n % 2]) for n, (source, ident) in enumerate(
+    (s, i) for _, s, i in CORPUS_CASES if not _blocked(s, "CII"))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source_file,lang", CORPUS_PAGES, ids=[f"{s.name}-{lang}" for s, lang in CORPUS_PAGES])
+def test_official_samples_fit_the_page(source_file, lang, tmp_path):
+    """Real invoices (the XRechnung test suite and the CEN examples, converted to requests) render with no word
+    cut off or on top of another."""
+    request, _ = convert(source_file.read_bytes(), "CII", "en16931")
+    request["invoice"].get("processControl", {}).pop("specificationIdentifier", None)  # the profile's BT-24 applies
+    src = canonical.normalize(dump_request(request), "zugferd")[1]
     pdf = render.html_to_pdf(render.invoice_html(src, lang, "EN 16931"))
     assert layout_faults(pdf, tmp_path) == []
 
