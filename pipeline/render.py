@@ -7,9 +7,17 @@ per process and reused (`warm_up` builds them in a worker before its first reque
 Two costs of WeasyPrint's own entry point are avoided, with the same PDF bytes as a result (tested):
 its pure-Python HTML5 parser (libxml2's HTML parser reads the generated page 30x faster) and its
 user-agent stylesheet for all of HTML (templates/page-ua.css holds the defaults the page's elements need).
+
+Every character on the page is drawn with a glyph of some installed font (Pango falls back through fontconfig:
+DejaVu for Latin, Greek, Cyrillic, Arabic, Hebrew; Droid Sans Fallback for CJK; Symbola for emoji and symbols;
+Unifont for the rest of the BMP). A character no font has would be drawn as .notdef, which PDF/A forbids
+(ISO 19005-3 6.2.11.8), so it is shown as U+FFFD instead; the embedded XML keeps the text as sent.
 """
 from __future__ import annotations
 
+import bisect
+import logging
+import subprocess
 import threading
 
 from pipeline.errors import ErrorDetail, invalid_input
@@ -57,6 +65,48 @@ def language_of(value: str | None) -> str:
     return lang
 
 
+# Unicode Default_Ignorable_Code_Point ranges (joiners, variation selectors, bidi marks, soft hyphen, tags): they
+# need no glyph (HarfBuzz drops them), so they are never replaced. Controls: tab and line ends are layout.
+_NO_GLYPH_NEEDED = ((0x00, 0x1F), (0xAD, 0xAD), (0x34F, 0x34F), (0x61C, 0x61C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+                    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+                    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+                    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+NO_GLYPH = "\ufffd"
+_coverage: list[tuple[list[int], list[int]]] = []
+
+
+def _drawable_ranges() -> tuple[list[int], list[int]]:
+    """(starts, ends) of the merged code point ranges some installed font draws, as fontconfig reports them (the
+    fonts Pango falls back to), plus those that need no glyph. Read once per process (~10 ms)."""
+    if not _coverage:
+        listing = subprocess.run(["fc-list", "--format", "%{charset}\n"], capture_output=True, text=True,
+                                 timeout=60, check=True).stdout
+        ranges = sorted(list(_NO_GLYPH_NEEDED) + [
+            (int(lo, 16), int(hi or lo, 16)) for lo, _, hi in (token.partition("-") for token in listing.split())])
+        starts, ends = [ranges[0][0]], [ranges[0][1]]
+        for lo, hi in ranges[1:]:
+            if lo <= ends[-1] + 1:
+                ends[-1] = max(ends[-1], hi)
+            else:
+                starts.append(lo)
+                ends.append(hi)
+        _coverage.append((starts, ends))
+    return _coverage[0]
+
+
+def drawable(text: str) -> str:
+    """`text` with each character that no installed font can draw replaced by U+FFFD."""
+    if text.isascii():
+        return text
+    starts, ends = _drawable_ranges()
+
+    def draw(c: str) -> str:
+        i = bisect.bisect_right(starts, ord(c)) - 1
+        return c if i >= 0 and ord(c) <= ends[i] else NO_GLYPH
+
+    return "".join(c if c < "\x80" else draw(c) for c in text)
+
+
 def invoice_html(canonical: bytes, language: str = "en", profile_label: str = "", xslt=HTML_XSL) -> bytes:
     """Canonical XML -> the page (`xslt`: another page stylesheet, for template authors)."""
     return run_stylesheet(xslt, canonical, {"lang": language, "profile": profile_label})
@@ -69,6 +119,8 @@ def _weasyprint() -> dict:
                 from weasyprint import CSS
                 from weasyprint.text.fonts import FontConfiguration
 
+                # fontTools complains on stderr about the (harmless) 1970 dates in some fallback fonts' headers
+                logging.getLogger("fontTools").setLevel(logging.ERROR)
                 fonts = FontConfiguration()
                 fetcher = _refusing_fetcher()
                 _weasy["css"] = CSS(filename=str(CSS_FILE), font_config=fonts, url_fetcher=fetcher)
@@ -108,6 +160,11 @@ def parse_page(html: bytes):
     from lxml import etree, html as lxml_html
 
     root = lxml_html.document_fromstring(html, parser=lxml_html.HTMLParser(encoding="utf-8", no_network=True))
+    for el in root.iter():
+        if el.text:
+            el.text = drawable(el.text)
+        if el.tail:
+            el.tail = drawable(el.tail)
     return ElementTree.fromstring(etree.tostring(root, encoding="utf-8"))
 
 
@@ -126,4 +183,5 @@ def warm_up() -> bytes:
     from pipeline import saxon
 
     saxon.compile_stylesheet(HTML_XSL)
+    _drawable_ranges()
     return html_to_pdf("<html><body><h1>Rechnung</h1><p>1 \u2013 2,00 \u20ac</p></body></html>".encode())

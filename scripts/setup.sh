@@ -5,7 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for pkg in libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core fonts-liberation2 poppler-utils; do
+# Fonts: DejaVu / Liberation for the page, and fallbacks so that any character of an invoice has a glyph (PDF/A
+# forbids .notdef): Droid Sans Fallback (CJK), Symbola (emoji, symbols), Unifont (the rest of the BMP and more).
+for pkg in libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fontconfig fonts-dejavu-core fonts-liberation2 \
+           fonts-droid-fallback fonts-symbola fonts-unifont poppler-utils; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

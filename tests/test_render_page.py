@@ -178,6 +178,14 @@ def test_official_samples_fit_the_page(source_file, lang, tmp_path):
     assert layout_faults(pdf, tmp_path) == []
 
 
+def test_only_characters_no_font_can_draw_are_replaced():
+    assert render.drawable("Rechnung 2024") == "Rechnung 2024"
+    assert render.drawable("Müller 上海 Ωμέγα \U0001F642") == "Müller 上海 Ωμέγα \U0001F642"
+    # default-ignorable characters need no glyph (joiner, variation selector, soft hyphen, bidi mark): kept
+    assert render.drawable("a\u200db\ufe0fc\u00add\u200fe") == "a\u200db\ufe0fc\u00add\u200fe"
+    assert render.drawable("x\U00013000y\U0010FFFDz") == "x\ufffdy\ufffdz"
+
+
 def test_labels_and_formats_follow_the_language_content_is_not_translated():
     src = canonical_of(invoice_request(3))
     en, de = page_text(render.invoice_html(src, "en")), page_text(render.invoice_html(src, "de"))

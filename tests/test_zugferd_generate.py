@@ -152,6 +152,32 @@ def test_user_text_in_metadata_round_trips(client):
         assert str(doc.docinfo.Author) == "Müller & Söhne <KG>"
 
 
+WORLD_TEXT = {
+    "buyer": "上海贸易有限公司 · Ελληνική Εταιρεία · ООО «Ромашка» · Zażółć gęślą jaźń",
+    "note": "Danke \U0001F642 I \u2764\ufe0f it \U0001F1E9\U0001F1EA · हिन्दी · ภาษาไทย · \U00013000 \U0010FFFD",
+}
+
+
+def test_text_of_any_script_is_drawn_and_kept(client, tmp_path):
+    """Names and notes in any script (CJK, Greek, Cyrillic, emoji with joiners and variation selectors) get a PDF/A-3b
+    PDF; the page draws them with fallback fonts (no .notdef, which PDF/A forbids), a character that no installed font
+    has (an Egyptian hieroglyph, a private-use code point) is shown as U+FFFD, and the embedded XML keeps every
+    character as sent. Before the fallback fonts, such requests got a 422 PDF_A3_VALIDATION_FAILED."""
+    body = invoice_request(2)
+    body["invoice"]["buyer"]["name"] = WORLD_TEXT["buyer"]
+    body["invoice"]["invoiceNote"] = WORLD_TEXT["note"]
+    resp = post(client, body)
+    assert resp.status_code == 200, resp.text
+    result = pdfcheck.inspect(resp.content)
+    assert [i for i in result.issues if i.severity == "ERROR"] == []
+    xml = result.xml.decode("utf-8")
+    assert WORLD_TEXT["buyer"] in xml and WORLD_TEXT["note"] in xml
+    page = " ".join(pdftotext(resp.content, tmp_path).split())
+    assert "上海贸易有限公司" in page and "ООО «Ромашка»" in page and "Ελληνική" in page
+    assert "\U0001F642" in page and "\u2764" in page
+    assert "\ufffd \ufffd" in page and "\U00013000" not in page
+
+
 # --- errors ----------------------------------------------------------------------------------------------
 
 def test_unknown_profile_is_400(client):
