@@ -29,6 +29,7 @@ CSS_FILE = TEMPLATES_DIR / "invoice.css"
 UA_CSS_FILE = TEMPLATES_DIR / "page-ua.css"
 LANGUAGES = ("en", "de")
 
+log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _weasy: dict = {}
 
@@ -79,8 +80,13 @@ def _drawable_ranges() -> tuple[list[int], list[int]]:
     """(starts, ends) of the merged code point ranges some installed font draws, as fontconfig reports them (the
     fonts Pango falls back to), plus those that need no glyph. Read once per process (~10 ms)."""
     if not _coverage:
-        listing = subprocess.run(["fc-list", "--format", "%{charset}\n"], capture_output=True, text=True,
-                                 timeout=60, check=True).stdout
+        try:
+            listing = subprocess.run(["fc-list", "--format", "%{charset}\n"], capture_output=True, text=True,
+                                     timeout=60, check=True).stdout
+        except (OSError, subprocess.SubprocessError) as exc:
+            # Without fontconfig's tools nothing is replaced: a page that needs it fails the PDF/A gate (422).
+            log.error("fc-list failed (%s): characters without a glyph are not replaced", exc)
+            listing = "0-10ffff"
         ranges = sorted(list(_NO_GLYPH_NEEDED) + [
             (int(lo, 16), int(hi or lo, 16)) for lo, _, hi in (token.partition("-") for token in listing.split())])
         starts, ends = [ranges[0][0]], [ranges[0][1]]
