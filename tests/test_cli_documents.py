@@ -58,3 +58,20 @@ def test_run_html_rejects_an_unsupported_language(tmp_path, capsys):
     canonical.write_bytes(b"<invoice xmlns='urn:einvoice-pipeline:canonical:1'/>")
     assert main(["run", "html", str(canonical), "--lang", "fr"]) == 1
     assert "UNSUPPORTED_LANGUAGE" in capsys.readouterr().err
+
+
+def test_files_that_cannot_be_read_or_written_are_named_not_a_traceback(tmp_path, capsys):
+    """Every command: a missing input, a folder given as input, or an output in a missing folder -> exit 2 (could not
+    run) with one line naming the file."""
+    missing = tmp_path / "missing.json"
+    cases = [(["generate", str(missing)], "No such file or directory", missing),
+             (["run", "normalize", str(missing)], "No such file or directory", missing),
+             (["run", "transform", str(tmp_path), "--to", "cii"], "Is a directory", tmp_path),
+             (["run", "pdf", str(missing)], "No such file or directory", missing),
+             (["validate", str(missing)], "No such file or directory", missing),
+             (["generate", str(REQUEST), "-o", str(tmp_path / "no" / "x.xml")], "No such file or directory",
+              tmp_path / "no" / "x.xml")]
+    for argv, why, path in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err == f"pipeline {argv[0]}: {why}: {path}\n", argv

@@ -29,6 +29,11 @@ def main(argv: list[str] | None = None) -> int:
         code = args.func(args)
     except KeyboardInterrupt:
         return 2
+    except OSError as exc:  # a file named on the command line cannot be read or written: say which, no traceback
+        if exc.filename is None:
+            raise
+        print(f"pipeline {args.command}: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        return 2
     return int(code or 0)
 
 

@@ -24,11 +24,7 @@ def register(sub) -> None:
 def _run(args) -> int:
     from pipeline.validate import validate, validate_pdf  # heavy imports only when this command runs
 
-    try:
-        data = args.file.read_bytes()
-    except OSError as exc:
-        print(f"pipeline validate: {exc}", file=sys.stderr)
-        return 2
+    data = args.file.read_bytes()
     try:
         if data.lstrip()[:5] == b"%PDF-":
             report, what = validate_pdf(data), "zugferd"
