@@ -107,7 +107,10 @@ def _doc_key(item: DocumentLevelAllowance):
 
 def calculate_breakdowns(lines: list[InvoiceLine], allowances: list, charges: list,
                          sent: list[VatBreakdown]) -> list[VatBreakdown]:
-    """BG-23 per (category, rate): sent breakdowns completed in their order, missing ones appended."""
+    """BG-23 per (category, rate): sent breakdowns completed in their order, missing ones appended. A sent breakdown
+    whose category and rate no line, allowance or charge has describes nothing and is left out: the CEN UBL rules
+    refuse it (BR-S-08 and its siblings require a line or allowance/charge at the rate), the CII rules do not,
+    and one request must give the same invoice in both syntaxes."""
     taxable: dict = {}
     for line in lines:
         key = _line_key(line)
@@ -119,6 +122,8 @@ def calculate_breakdowns(lines: list[InvoiceLine], allowances: list, charges: li
     out, seen = [], set()
     for b in sent:
         key = vat_key(b.vatCategoryCode, b.vatCategoryRate)
+        if key not in taxable:
+            continue
         seen.add(key)
         base = money(taxable.get(key, ZERO))
         out.append(b.model_copy(update={"vatCategoryTaxableAmount": base,

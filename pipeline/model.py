@@ -498,7 +498,8 @@ _CONFIG_TEXT = {
                         "endpoint; rejected with 400 on the XML endpoints and for region-qualified codes.",
     "calculationMode": "Extension. AUTO (default): the service computes every derived amount (line net amounts, "
                        "allowance/charge amounts from percentages, VAT breakdown, document totals); sent derived "
-                       "amounts are replaced. MANUAL: amounts are used as sent and the official rules judge them. "
+                       "amounts are replaced; a sent VAT breakdown whose category and rate no line, allowance or "
+                       "charge has is left out. MANUAL: amounts are used as sent and the official rules judge them. "
                        "Case-insensitive.",
 }
 

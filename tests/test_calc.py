@@ -234,7 +234,10 @@ def invoices(draw, vat=VAT):
         totals["prepaidAmount"] = draw(amounts)
     if draw(st.booleans()):
         totals["payableRoundingAmount"] = draw(st.decimals(min_value=D("-0.99"), max_value=D("0.99"), places=2))
-    return base_request(lines, documentTotals=totals, **doc)
+    # breakdowns as a template sends them: any of the rates, used by the lines or not (AUTO completes or drops them)
+    sent = draw(st.lists(st.sampled_from(vat), max_size=3, unique=True))
+    breakdowns = [{"vatCategoryCode": cat, "vatCategoryRate": rate} for cat, rate in sent]
+    return base_request(lines, breakdowns, documentTotals=totals, **doc)
 
 
 def two_decimals(value: D) -> bool:
@@ -325,6 +328,22 @@ def test_trap_credit_note_381(spec, syntax):
     data = base_request([line(1, 2, "19.99"), line(2, 1, "0.05", rate=7)], invoiceTypeCode="381",
                         precedingInvoiceReference={"documentReference": "RE-2024-00700", "issueDate": "2024-02-01"})
     assert official_errors(data, spec, syntax) == []
+
+
+@pytest.mark.parametrize("spec,syntax", SPECS_SYNTAXES)
+def test_trap_sent_breakdown_for_a_rate_nothing_has(spec, syntax):
+    """A template that always sends the 19 % and 7 % breakdowns, on an invoice with 19 % lines only: AUTO leaves the
+    7 % one out (a zero breakdown passed the CII rules but the UBL rules' BR-S-08 refused it, so the same request
+    gave CII and a 422 for UBL); MANUAL keeps what was sent."""
+    data = base_request([line(1, 2, "50")], [{"vatCategoryCode": "S", "vatCategoryRate": 19},
+                                             {"vatCategoryCode": "S", "vatCategoryRate": 7}])
+    (b,) = calc(data).invoice.vatBreakdowns
+    assert (b.vatCategoryRate, b.vatCategoryTaxableAmount, b.vatCategoryTaxAmount) == (D(19), D("100.00"), D("19.00"))
+    assert official_errors(data, spec, syntax) == []
+    manual = copy.deepcopy(data)
+    manual["config"]["calculationMode"] = "MANUAL"
+    manual["invoice"]["vatBreakdowns"][1].update(vatCategoryTaxableAmount=D(0), vatCategoryTaxAmount=D(0))
+    assert len(calc(manual).invoice.vatBreakdowns) == 2
 
 
 @pytest.mark.parametrize("spec,syntax", [("en16931", "CII"), ("en16931", "UBL")])
