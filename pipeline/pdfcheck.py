@@ -35,10 +35,10 @@ from pipeline.facturx import (CII_NS, INVOICE_FILE_NAMES, ZUGFERD1_NS, Profile, 
                               validate_profile_xml, validate_zugferd1_xml)
 from pipeline.xmlinput import XmlInputError, load as load_xml
 from pipeline.report import ERROR, WARNING, Issue, Location
+from pipeline.settings import get_settings
 
 log = logging.getLogger(__name__)
 
-MAX_XML_BYTES = 10 * 1024 * 1024         # the embedded invoice
 MAX_STREAM_BYTES = 64 * 1024 * 1024      # any one stream, decompressed
 MAX_TOTAL_BYTES = 256 * 1024 * 1024      # all streams together, decompressed
 MAX_OBJECTS = 500_000                    # objects in the file
@@ -127,7 +127,12 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
             result.add(ERROR, "PDF_STRUCTURE_BROKEN", "The PDF's object structure is damaged "
                        f"({type(exc).__name__}: {exc}); it was not checked completely.")
     if validate_xml and result.xml is not None:
-        _check_xml(result)
+        limit = get_settings().max_upload_bytes
+        if len(result.xml) > limit:  # as on the XML endpoints: the rules' time grows with the document
+            result.add(ERROR, "FX_XML_TOO_LARGE", f"The embedded invoice has {len(result.xml)} bytes; this service "
+                       f"validates invoices of up to {limit} bytes (the XML upload limit).")
+        else:
+            _check_xml(result)
     return result
 
 
@@ -512,7 +517,7 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: boo
     if not isinstance(params, pikepdf.Dictionary) or "/ModDate" not in params:
         result.add(WARNING, "FX_PARAMS_MODDATE", f"The embedded file stream of {name} has no /Params /ModDate.")
     try:
-        result.xml = _bounded_bytes(stream, MAX_XML_BYTES)
+        result.xml = _bounded_bytes(stream, MAX_STREAM_BYTES)
     except TooLarge as exc:
         result.add(ERROR, "FX_XML_TOO_LARGE", f"The embedded invoice was not read: {exc}.")
     except (zlib.error, pikepdf.PdfError) as exc:

@@ -92,6 +92,31 @@ def test_wrong_encoding_declaration_is_a_located_parse_finding():
         "XML-MALFORMED"
 
 
+def test_an_attachment_over_10_mb_is_read_as_the_official_validators_read_it():
+    """libxml2's default limits call a text node over 10 MB malformed; an invoice carrying a supporting document of
+    that size (BT-125, base64) is well-formed, and is valid when the rules say so."""
+    import base64
+    import os
+
+    blob = base64.b64encode(os.urandom(9_000_000)).decode()
+    reference = ('<cac:AdditionalDocumentReference><cbc:ID>Anlage-1</cbc:ID><cac:Attachment>'
+                 '<cbc:EmbeddedDocumentBinaryObject mimeCode="application/pdf" filename="anlage.pdf">'
+                 f'{blob}</cbc:EmbeddedDocumentBinaryObject></cac:Attachment></cac:AdditionalDocumentReference>')
+    text = UBL_STD.read_text("utf-8")
+    assert "AdditionalDocumentReference" not in text and "ProjectReference" not in text
+    r = validate.validate_xml(text.replace("<cac:AccountingSupplierParty>", reference + "<cac:AccountingSupplierParty>",
+                                           1).encode(), "xrechnung")
+    assert r.valid, codes(r)
+
+
+@pytest.mark.parametrize("depth", [300, 3000])
+def test_nesting_is_still_bounded(depth):
+    """Deep nesting stays refused (Saxon's parser allows 100 levels, libxml2 2048 in huge mode)."""
+    doc = f'<Invoice xmlns="{UBL_NS}">{"<a>" * depth}{"</a>" * depth}</Invoice>'.encode()
+    r = validate.validate_xml(doc, "xrechnung")
+    assert not r.valid and codes(r) == ["XML-MALFORMED"]
+
+
 @pytest.mark.parametrize("data", [b"", b"   \n\t"], ids=["empty", "whitespace"])
 def test_empty_file(data):
     r = validate.validate_xml(data, "xrechnung")

@@ -178,6 +178,38 @@ def test_text_of_any_script_is_drawn_and_kept(client, tmp_path):
     assert "\ufffd \ufffd" in page and "\U00013000" not in page
 
 
+def test_a_supporting_document_of_12_mb_is_carried_and_checked(client, monkeypatch):
+    """A 12 MB attachment (16 MB of base64 in the XML) passes: libxml2's default limits refused a text node over
+    10 MB as malformed XML, and the PDF check read at most 10 MB of embedded invoice, so such an invoice got a 422.
+    On the validate endpoint the embedded invoice is validated up to the XML upload limit, like an XML upload."""
+    import base64
+    import os
+
+    from pipeline.settings import get_settings
+
+    body = invoice_request(2)
+    data = os.urandom(12_000_000)
+    body["invoice"]["additionalSupportingDocuments"].append({
+        "reference": "Anlage-1", "attachedDocument": base64.b64encode(data).decode(),
+        "attachedDocumentMimeType": "application/pdf", "attachedDocumentFilename": "anlage.pdf"})
+    resp = post(client, body)
+    assert resp.status_code == 200, resp.text[:2000]
+    result = pdfcheck.inspect(resp.content)
+    assert [i for i in result.issues if i.severity == "ERROR"] == []
+    assert len(result.xml) > 16_000_000
+    with pikepdf.open(io.BytesIO(resp.content)) as doc:
+        assert doc.attachments["anlage.pdf"].get_file().read_bytes() == data
+
+    monkeypatch.setenv("EINVOICE_MAX_UPLOAD_BYTES", str(len(result.xml) - 1))
+    get_settings.cache_clear()
+    try:
+        found = pdfcheck.inspect(resp.content)
+    finally:
+        monkeypatch.undo()
+        get_settings.cache_clear()
+    assert [i.code for i in found.issues if i.severity == "ERROR"] == ["FX_XML_TOO_LARGE"]
+
+
 # --- errors ----------------------------------------------------------------------------------------------
 
 def test_unknown_profile_is_400(client):
