@@ -204,6 +204,9 @@ def parse(data: bytes) -> etree._ElementTree:
         line, col = _line_of(_ascii_view(data), m.start())
         raise XmlInputError(_issue(XML_DTD_FORBIDDEN, "DOCTYPE and ENTITY declarations are not allowed in "
                                    "e-invoices; the document was not processed.", line, col))
+    if data.lstrip()[:5] == b"%PDF-":  # the commonest wrong upload: say what it is and where it belongs
+        raise XmlInputError(_issue(XML_MALFORMED, "The file is a PDF, not XML. A ZUGFeRD / Factur-X PDF is checked "
+                                   "with its embedded invoice by POST /v1/invoice/zugferd/validate.", 1, 1))
     try:
         tree = etree.ElementTree(etree.fromstring(data, _parser()))
     except etree.XMLSyntaxError as exc:

@@ -92,6 +92,14 @@ def test_wrong_encoding_declaration_is_a_located_parse_finding():
         "XML-MALFORMED"
 
 
+def test_a_pdf_sent_to_an_xml_endpoint_is_named_as_such():
+    """A ZUGFeRD PDF uploaded for XML validation: not well-formed XML, and the report says where PDFs go."""
+    pdf = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n"
+    r = validate.validate_xml(pdf, "en16931")
+    assert not r.valid and codes(r) == ["XML-MALFORMED"]
+    assert "is a PDF" in r.issues[0].message and "/v1/invoice/zugferd/validate" in r.issues[0].message
+
+
 def test_an_attachment_over_10_mb_is_read_as_the_official_validators_read_it():
     """libxml2's default limits call a text node over 10 MB malformed; an invoice carrying a supporting document of
     that size (BT-125, base64) is well-formed, and is valid when the rules say so."""
