@@ -107,7 +107,9 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
     """Check an uploaded (or generated) PDF. Raises NotAPdf when it is not a PDF we can parse at all.
     `read_other_files`: also read the embedded files besides the invoice (bounded like every stream)."""
     if b"%PDF-" not in data[:1024]:  # (the header may follow some junk bytes, as readers allow)
-        raise NotAPdf("the file is not a PDF (no %PDF- header)")
+        hint = ("; an XML e-invoice is validated by POST /v1/invoice/xrechnung/validate or /v1/invoice/en16931/validate"
+                if data.lstrip()[:1] == b"<" or data.startswith(b"\xef\xbb\xbf<") else "")
+        raise NotAPdf(f"the file is not a PDF (no %PDF- header){hint}")
     result = Inspection()
     try:
         pdf = pikepdf.open(io.BytesIO(data))

@@ -213,6 +213,8 @@ def test_not_a_pdf_is_400(client, data):
     resp = upload(client, data)
     assert resp.status_code == 400
     assert resp.json["errorCode"] == "INVALID_PDF"
+    # an XML invoice sent here is told where XML goes
+    assert ("/v1/invoice/xrechnung/validate" in resp.json["errors"][0]["message"]) == data.startswith(b"<?xml")
 
 
 def test_unsupported_version_is_400(client, own_pdf):
