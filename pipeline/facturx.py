@@ -122,13 +122,13 @@ def validate_profile_xml(data: bytes, profile: Profile, guideline_id: str | None
     invoices) add the EN 16931 rule pack, the same validation stage as the en16931 endpoint; XRECHNUNG adds the
     XRechnung rules (for XRechnung 3.0 ids the full KoSIT scenario, for older ids the BR-DE rules with a warning).
     MINIMUM and BASIC WL are not EN 16931 invoices, and EXTENDED goes beyond it: profile rules only."""
-    from pipeline import saxon, validate  # the engine loads its rule packs lazily
+    from pipeline import validate  # the engine loads its rule packs lazily
 
     try:
         doc = xmlinput.load(data)  # safe parse: no DTD, entities or network
+        tree = validate.saxon_document(doc)  # one Saxon tree for the profile rules and the EN 16931 / XRechnung packs
     except xmlinput.XmlInputError as exc:
         return [exc.issue]
-    tree = saxon.parse(doc.text)  # one Saxon tree for the profile rules and the EN 16931 / XRechnung packs
     issues = validate.run_checks(doc, profile.xsd_path, [profile.schematron_path], sdoc=tree)
     if profile.en16931:
         return issues + validate.validate_xml(data, "en16931", tree=tree).issues

@@ -172,6 +172,17 @@ def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | No
     return issues
 
 
+def saxon_document(doc: ParsedXml):
+    """The document as a Saxon tree. XmlInputError (XML-MALFORMED) when Saxon's parser refuses what lxml read, e.g.
+    more than 100 levels of nesting (its JAXP limit; lxml allows more)."""
+    try:
+        return saxon.parse(doc.text)
+    except Exception as exc:  # saxonche raises PySaxonApiError
+        message = " ".join(str(exc).split())
+        raise XmlInputError(Issue(ERROR, xmlinput.XML_MALFORMED, f"The XML could not be read: {message}",
+                                  None)) from None
+
+
 def run_checks(doc: ParsedXml, xsd_path: Path | None, stylesheet_paths, custom_levels: dict[str, str] | None = None,
                sdoc=None) -> list[Issue]:
     """XSD (if given), then each Schematron stylesheet in order; `custom_levels` maps rule id -> Schematron
@@ -179,8 +190,11 @@ def run_checks(doc: ParsedXml, xsd_path: Path | None, stylesheet_paths, custom_l
     fails, so the report lists every finding. `sdoc` = the document already parsed by Saxon (parsed here
     if omitted)."""
     issues = xsd_issues(doc, Path(xsd_path)) if xsd_path else []
-    if sdoc is None:
-        sdoc = saxon.parse(doc.text)
+    if sdoc is None and stylesheet_paths:
+        try:
+            sdoc = saxon_document(doc)
+        except XmlInputError as exc:
+            return issues + [exc.issue]
     for sheet in stylesheet_paths:
         issues.extend(schematron_issues(sdoc, Path(sheet), custom_levels, doc))
     return issues
@@ -232,9 +246,9 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
     pack = _pack(spec, version, doc.syntax)
     report = Report(pack.version, doc.report_syntax, [], request_id)
     try:
-        sdoc = tree if tree is not None else saxon.parse(doc.text)
-    except Exception as exc:  # lxml accepted it but Saxon does not: report, do not crash
-        report.issues.append(Issue(ERROR, xmlinput.XML_MALFORMED, f"The XML could not be read: {exc}", None))
+        sdoc = tree if tree is not None else saxon_document(doc)
+    except XmlInputError as exc:  # lxml accepted it but Saxon does not: report, do not crash
+        report.issues.append(exc.issue)
         return Outcome(report)
     if pack.scenarios is not None:
         scenario = select_scenario(load_scenarios(pack.scenarios), sdoc)

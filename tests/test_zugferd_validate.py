@@ -10,6 +10,7 @@ import falcon.testing
 import pikepdf
 import pytest
 
+from pipeline.facturx import CII_NS as CII
 from pipeline.service.app import create_app
 from tests.conftest import CORPUS
 from tests.test_zugferd_samples import invoice_request
@@ -193,6 +194,23 @@ def _bomb(size: int) -> bytes:
     z = zlib.compressobj(9)
     chunk = b"\0" * (1 << 20)
     return b"".join(z.compress(chunk) for _ in range(size >> 20)) + z.flush()
+
+
+@pytest.mark.parametrize("depth", [150, 300])
+def test_deeply_nested_embedded_invoice_is_a_finding_not_a_500(client, own_pdf, depth):
+    """lxml reads up to 2048 levels, Saxon's parser 100: an embedded invoice in between was an unhandled Saxon error
+    (500); now it is reported as XML that cannot be read."""
+    ram = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
+    deep = (f'<rsm:CrossIndustryInvoice xmlns:rsm="{CII}" xmlns:ram="{ram}"><rsm:ExchangedDocumentContext>'
+            '<ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>urn:cen.eu:en16931:2017</ram:ID>'
+            '</ram:GuidelineSpecifiedDocumentContextParameter></rsm:ExchangedDocumentContext>'
+            f'{"<a>" * depth}{"</a>" * depth}</rsm:CrossIndustryInvoice>').encode()
+
+    def swap(doc):
+        doc.Root.AF[0].EF.F.write(deep)
+    resp = upload(client, rewrite(own_pdf, swap))
+    assert resp.status_code == 200, resp.text
+    assert resp.json["valid"] is False and "XML-MALFORMED" in errors(resp.json, "xml")
 
 
 def test_decompression_bomb_in_the_embedded_file(client, own_pdf):
