@@ -125,7 +125,7 @@ def calculate_breakdowns(lines: list[InvoiceLine], allowances: list, charges: li
         if key not in taxable:
             continue
         seen.add(key)
-        base = money(taxable.get(key, ZERO))
+        base = money(taxable[key])
         out.append(b.model_copy(update={"vatCategoryTaxableAmount": base,
                                         "vatCategoryTaxAmount": tax_amount(key[0], key[1], base)}))
     for key, amount in taxable.items():

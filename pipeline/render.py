@@ -19,6 +19,7 @@ import bisect
 import logging
 import subprocess
 import threading
+from functools import lru_cache
 
 from pipeline.errors import ErrorDetail, invalid_input
 from pipeline.settings import TEMPLATES_DIR, XSLT_DIR
@@ -73,31 +74,29 @@ _NO_GLYPH_NEEDED = ((0x00, 0x1F), (0xAD, 0xAD), (0x34F, 0x34F), (0x61C, 0x61C), 
                     (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
                     (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
 NO_GLYPH = "\ufffd"
-_coverage: list[tuple[list[int], list[int]]] = []
 
 
+@lru_cache(maxsize=1)
 def _drawable_ranges() -> tuple[list[int], list[int]]:
     """(starts, ends) of the merged code point ranges some installed font draws, as fontconfig reports them (the
     fonts Pango falls back to), plus those that need no glyph. Read once per process (~10 ms)."""
-    if not _coverage:
-        try:
-            listing = subprocess.run(["fc-list", "--format", "%{charset}\n"], capture_output=True, text=True,
-                                     timeout=60, check=True).stdout
-        except (OSError, subprocess.SubprocessError) as exc:
-            # Without fontconfig's tools nothing is replaced: a page that needs it fails the PDF/A gate (422).
-            log.error("fc-list failed (%s): characters without a glyph are not replaced", exc)
-            listing = "0-10ffff"
-        ranges = sorted(list(_NO_GLYPH_NEEDED) + [
-            (int(lo, 16), int(hi or lo, 16)) for lo, _, hi in (token.partition("-") for token in listing.split())])
-        starts, ends = [ranges[0][0]], [ranges[0][1]]
-        for lo, hi in ranges[1:]:
-            if lo <= ends[-1] + 1:
-                ends[-1] = max(ends[-1], hi)
-            else:
-                starts.append(lo)
-                ends.append(hi)
-        _coverage.append((starts, ends))
-    return _coverage[0]
+    try:
+        listing = subprocess.run(["fc-list", "--format", "%{charset}\n"], capture_output=True, text=True,
+                                 timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        # Without fontconfig's tools nothing is replaced: a page that needs it fails the PDF/A gate (422).
+        log.error("fc-list failed (%s): characters without a glyph are not replaced", exc)
+        listing = "0-10ffff"
+    ranges = sorted(list(_NO_GLYPH_NEEDED) + [
+        (int(lo, 16), int(hi or lo, 16)) for lo, _, hi in (token.partition("-") for token in listing.split())])
+    starts, ends = [ranges[0][0]], [ranges[0][1]]
+    for lo, hi in ranges[1:]:
+        if lo <= ends[-1] + 1:
+            ends[-1] = max(ends[-1], hi)
+        else:
+            starts.append(lo)
+            ends.append(hi)
+    return starts, ends
 
 
 def drawable(text: str) -> str:
