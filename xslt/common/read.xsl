@@ -1,0 +1,161 @@
+<?xml version="1.0" encoding="UTF-8"?>
+<!-- Building blocks shared by read-cii.xsl and read-ubl.xsl (CII / UBL -> canonical invoice, docs/canonical.md).
+
+     Values are taken as the source writes them (text trimmed at both ends, numbers in their own lexical form,
+     dates as YYYY-MM-DD); a value the canonical schema cannot hold (an empty text, a number that is no xs:decimal,
+     a date in another format than 102) is not written, so its source node stays unreferenced and is reported.
+
+     Provenance: every canonical element with a value gets s:src (namespace urn:einvoice-pipeline:source:1), the
+     space-separated path() (document order) of the source nodes it was read from: the node holding the value
+     and the other nodes it consumed (a repeated copy of the same value, the @format of a CII date, an amount's @currencyID
+     equal to the document currency, a qualifier such as schemeID="VA"). A group element (vatBreakdown,
+     documentLevelAllowance, ...) carries s:src when the binding identifies it by a fixed source value (a type
+     code, a charge indicator, a tax scheme "VAT"). A source leaf that no s:src names was not read.
+     Parameter $provenance = false() writes no s:src (and no s namespace). -->
+<xsl:stylesheet version="3.0"
+    xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:xs="http://www.w3.org/2001/XMLSchema"
+    xmlns:r="urn:einvoice-pipeline:xslt-read-functions"
+    xmlns:s="urn:einvoice-pipeline:source:1"
+    exclude-result-prefixes="#all">
+
+  <xsl:param name="provenance" as="xs:boolean" select="true()"/>
+
+  <xsl:variable name="r:canonical-ns" as="xs:string" select="'urn:einvoice-pipeline:canonical:1'"/>
+  <xsl:variable name="r:source-ns" as="xs:string" select="'urn:einvoice-pipeline:source:1'"/>
+
+  <!-- The namespace declaration of s on the canonical root (only with provenance). -->
+  <xsl:function name="r:source-namespace" as="namespace-node()?">
+    <xsl:if test="$provenance">
+      <xsl:namespace name="s" select="$r:source-ns"/>
+    </xsl:if>
+  </xsl:function>
+
+  <!-- s:src naming $nodes (duplicates removed, document order). -->
+  <xsl:function name="r:src" as="attribute()?">
+    <xsl:param name="nodes" as="node()*"/>
+    <xsl:if test="$provenance and exists($nodes)">
+      <xsl:attribute name="s:src" namespace="{$r:source-ns}" select="string-join(($nodes/.) ! path(.), ' ')"/>
+    </xsl:if>
+  </xsl:function>
+
+  <!-- ===== values ===== -->
+
+  <!-- The value of a source node as canonical text of $kind ('text', 'decimal', 'date'); empty when the
+       node has none the canonical schema can hold. -->
+  <xsl:function name="r:value" as="xs:string?">
+    <xsl:param name="node" as="node()"/>
+    <xsl:param name="kind" as="xs:string"/>
+    <xsl:variable name="text" select="replace(string($node), '^\s+|\s+$', '')"/>
+    <xsl:choose>
+      <xsl:when test="$text eq ''"/>
+      <xsl:when test="$kind eq 'decimal'">
+        <xsl:sequence select="$text[. castable as xs:decimal]"/>
+      </xsl:when>
+      <xsl:when test="$kind eq 'date'">
+        <xsl:sequence select="r:date($text, $node/@format)"/>
+      </xsl:when>
+      <xsl:otherwise>
+        <xsl:sequence select="$text"/>
+      </xsl:otherwise>
+    </xsl:choose>
+  </xsl:function>
+
+  <!-- UNTDID 2379 format 102 (CCYYMMDD; the CII dates, $format their @format) or an xs:date (UBL, no $format)
+       -> YYYY-MM-DD; empty for any other format. -->
+  <xsl:function name="r:date" as="xs:string?">
+    <xsl:param name="text" as="xs:string"/>
+    <xsl:param name="format" as="attribute()?"/>
+    <xsl:variable name="iso" as="xs:string?" select="
+        if (matches($text, '^[0-9]{8}$') and (empty($format) or normalize-space($format) eq '102'))
+        then replace($text, '^(....)(..)(..)$', '$1-$2-$3')
+        else if (empty($format) and matches($text, '^[0-9]{4}-[0-9]{2}-[0-9]{2}')) then substring($text, 1, 10)
+        else ()"/>
+    <xsl:sequence select="$iso[. castable as xs:date]"/>
+  </xsl:function>
+
+  <!-- ===== canonical elements ===== -->
+
+  <!-- An element $name in the canonical namespace with text $value and s:src naming $src. -->
+  <xsl:function name="r:element" as="element()">
+    <xsl:param name="name" as="xs:string"/>
+    <xsl:param name="value" as="xs:string"/>
+    <xsl:param name="src" as="node()*"/>
+    <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
+      <xsl:sequence select="r:src($src)"/>
+      <xsl:value-of select="$value"/>
+    </xsl:element>
+  </xsl:function>
+
+  <!-- A canonical leaf from the first of $nodes with a usable value of $kind. Its s:src names that node, its
+       @format (a CII date), every other of $nodes holding the same value (a copy the binding repeats, such as
+       BT-8 on every CII breakdown), and $with (qualifiers read with it). Nothing when no node has a value. -->
+  <xsl:function name="r:leaf" as="element()?">
+    <xsl:param name="name" as="xs:string"/>
+    <xsl:param name="nodes" as="node()*"/>
+    <xsl:param name="kind" as="xs:string"/>
+    <xsl:param name="with" as="node()*"/>
+    <xsl:variable name="first" select="$nodes[exists(r:value(., $kind))][1]"/>
+    <xsl:if test="exists($first)">
+      <xsl:variable name="value" select="r:value($first, $kind)"/>
+      <xsl:variable name="same" select="$nodes[r:value(., $kind) = $value]"/>
+      <xsl:sequence select="r:element($name, $value, ($same, $same/@format[$kind eq 'date'], $with))"/>
+    </xsl:if>
+  </xsl:function>
+  <xsl:function name="r:leaf" as="element()?">
+    <xsl:param name="name" as="xs:string"/>
+    <xsl:param name="nodes" as="node()*"/>
+    <xsl:sequence select="r:leaf($name, $nodes, 'text', ())"/>
+  </xsl:function>
+  <xsl:function name="r:leaf" as="element()?">
+    <xsl:param name="name" as="xs:string"/>
+    <xsl:param name="nodes" as="node()*"/>
+    <xsl:param name="kind" as="xs:string"/>
+    <xsl:sequence select="r:leaf($name, $nodes, $kind, ())"/>
+  </xsl:function>
+
+  <!-- An amount: a decimal whose @currencyID, when it is $currency, is read with it (a currency other than the
+       document's is not: the node's attribute then stays unreferenced). -->
+  <xsl:function name="r:amount" as="element()?">
+    <xsl:param name="name" as="xs:string"/>
+    <xsl:param name="nodes" as="element()*"/>
+    <xsl:param name="currency" as="xs:string?"/>
+    <xsl:sequence select="r:leaf($name, $nodes, 'decimal', $nodes/@currencyID[normalize-space(.) eq $currency])"/>
+  </xsl:function>
+
+  <!-- A group element around $content, with s:src naming $src; nothing when $content is empty (an object whose
+       fields are all absent is itself absent, docs/canonical.md rule 6). -->
+  <xsl:function name="r:group" as="element()?">
+    <xsl:param name="name" as="xs:string"/>
+    <xsl:param name="content" as="element()*"/>
+    <xsl:param name="src" as="node()*"/>
+    <xsl:if test="exists($content)">
+      <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:src($src)"/>
+        <xsl:sequence select="$content"/>
+      </xsl:element>
+    </xsl:if>
+  </xsl:function>
+  <xsl:function name="r:group" as="element()?">
+    <xsl:param name="name" as="xs:string"/>
+    <xsl:param name="content" as="element()*"/>
+    <xsl:sequence select="r:group($name, $content, ())"/>
+  </xsl:function>
+
+  <!-- The first of $nodes that holds a text (to read an identifier together with its own attributes). -->
+  <xsl:function name="r:first" as="node()?">
+    <xsl:param name="nodes" as="node()*"/>
+    <xsl:sequence select="$nodes[exists(r:value(., 'text'))][1]"/>
+  </xsl:function>
+
+  <!-- A source boolean (xs:boolean: true/false/1/0) -->
+  <xsl:function name="r:is-true" as="xs:boolean">
+    <xsl:param name="node" as="node()?"/>
+    <xsl:sequence select="normalize-space($node) = ('true', '1')"/>
+  </xsl:function>
+  <xsl:function name="r:is-false" as="xs:boolean">
+    <xsl:param name="node" as="node()?"/>
+    <xsl:sequence select="normalize-space($node) = ('false', '0')"/>
+  </xsl:function>
+
+</xsl:stylesheet>
