@@ -28,6 +28,15 @@ class Settings:
     redis_url: str | None
     max_upload_bytes: int
     max_pdf_lines: int
+    # Slow clients (pipeline serve): the request head must arrive, and a connection that sends or reads nothing
+    # is dropped, within this many seconds.
+    client_timeout: float = 10.0
+    # PostgreSQL: connecting, and every statement (a client-side deadline as well as statement_timeout).
+    db_connect_timeout: float = 2.0
+    db_statement_timeout: float = 3.0
+    db_lock_timeout: float = 1.0
+    # /readyz: each dependency must answer within this many seconds.
+    ready_timeout: float = 1.0
 
 
 @lru_cache(maxsize=1)
@@ -41,4 +50,9 @@ def get_settings() -> Settings:
         max_upload_bytes=int(env.get("EINVOICE_MAX_UPLOAD_BYTES") or 20 * 1024 * 1024),
         # WeasyPrint lays out ~10 ms per line: 2,000 lines take ~20 s, far more would outlast the worker timeout
         max_pdf_lines=int(env.get("EINVOICE_MAX_PDF_LINES") or 2_000),
+        client_timeout=float(env.get("EINVOICE_CLIENT_TIMEOUT") or 10),
+        db_connect_timeout=float(env.get("EINVOICE_DB_CONNECT_TIMEOUT") or 2),
+        db_statement_timeout=float(env.get("EINVOICE_DB_STATEMENT_TIMEOUT") or 3),
+        db_lock_timeout=float(env.get("EINVOICE_DB_LOCK_TIMEOUT") or 1),
+        ready_timeout=float(env.get("EINVOICE_READY_TIMEOUT") or 1),
     )

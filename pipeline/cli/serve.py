@@ -5,13 +5,28 @@ would not add throughput). The app is built in each worker after fork (no preloa
 compiled stylesheets and database connections are never inherited across fork; each worker then compiles
 the active rule packs' stylesheets before taking traffic. SIGTERM/SIGINT is a graceful shutdown: workers
 finish the requests in flight (up to --graceful-timeout seconds).
+
+Slow clients: the worker class is `BufferedWorker` (below), gunicorn's sync worker with the network side
+turned into a readiness loop. Each worker reads every connection without blocking and runs the app (one
+request at a time, exactly as the sync worker does) only on a request that has fully arrived, headers and
+body; the response is buffered and written back by the same loop. A client that trickles its headers or
+body, or reads its answer slowly, costs a socket and its buffered bytes, never a worker. Deadlines
+(`EINVOICE_CLIENT_TIMEOUT`, default 10 s): the request head must arrive within it, and a connection that
+sends (or reads) nothing for that long is dropped (408 when a request had begun). Bodies are framed here
+(Content-Length or chunked) and capped at the upload limit (413 beyond it, without reading the rest).
+Why not gthread or gevent: gthread still reads the request in a pool thread (a trickle holds a thread, and
+threads would run Saxon transforms concurrently under the GIL); gevent is not installed, monkey-patches
+psycopg's and Saxon's threads, and would give every greenlet its own database connection.
 """
 from __future__ import annotations
 
 import json
 import logging
 import os
+import socket
 import sys
+import time
+from datetime import datetime
 
 log = logging.getLogger("pipeline.serve")
 
@@ -77,6 +92,467 @@ def _json_protocol_error(sock, status_int, reason, mesg) -> None:
     write_nonblock(sock, head + body)
 
 
+# -- the buffered worker ----------------------------------------------------------------------------------------
+
+_HEAD_LIMIT = 64 * 1024  # request line + headers; gunicorn's own limits (4094 per line, 8190 per field) come first
+_CHUNK_LINE_LIMIT = 4096
+_BODY_SLACK = 64 * 1024  # multipart framing on top of the upload limit (pipeline.service.upload)
+
+
+class _Sink:
+    """Stands in for the client socket while the app runs: gunicorn's response and error writers append here,
+    and the worker's loop sends the bytes when the client can take them."""
+
+    def __init__(self):
+        self.data = bytearray()
+
+    def sendall(self, data):
+        self.data += data
+
+    def send(self, data):
+        if bytes(data) != b"HTTP/1.1 100 Continue\r\n\r\n":  # the loop already answered Expect: 100-continue
+            self.data += data
+        return len(data)
+
+    def gettimeout(self):
+        return 0.0
+
+    def setblocking(self, flag):
+        pass
+
+    def settimeout(self, value):
+        pass
+
+
+class _Framing:
+    """Where a request ends in the bytes received so far: after its head, or its Content-Length body, or its
+    last chunk. Anything this cannot frame is handed to gunicorn's parser as it is (it answers 400/501)."""
+
+    def __init__(self, body_limit: int):
+        self.body_limit = body_limit
+
+    @staticmethod
+    def head_end(buf: bytearray, start: int) -> int:
+        i = buf.find(b"\r\n\r\n", start)
+        return -1 if i < 0 else i + 4
+
+    def parse_head(self, head: bytes):
+        """('length', n) | ('chunked', None) | ('raw', None) | ('too_large', n); plus Expect: 100-continue."""
+        lengths, codings, expect = [], [], False
+        for line in head.split(b"\r\n")[1:]:
+            name, sep, value = line.partition(b":")
+            if not sep:
+                continue
+            name = name.strip().lower()
+            if name == b"content-length":
+                lengths.append(value.strip())
+            elif name == b"transfer-encoding":
+                codings += [c.strip().lower() for c in value.split(b",")]
+            elif name == b"expect":
+                expect = value.strip().lower() == b"100-continue"
+        if codings:
+            if lengths or codings[-1] != b"chunked":
+                return ("raw", None), False
+            return ("chunked", None), expect
+        if not lengths:
+            return ("length", 0), False
+        if len(set(lengths)) != 1 or not lengths[0].isdigit():
+            return ("raw", None), False
+        n = int(lengths[0])
+        if n > self.body_limit:
+            return ("too_large", n), False
+        return ("length", n), expect
+
+    def chunked_end(self, buf: bytearray, pos: int, total: int):
+        """Walk complete chunks from `pos`: (end offset or None, new pos, body bytes so far, error)."""
+        while True:
+            eol = buf.find(b"\r\n", pos, pos + _CHUNK_LINE_LIMIT)
+            if eol < 0:
+                return None, pos, total, len(buf) - pos >= _CHUNK_LINE_LIMIT
+            size_text = bytes(buf[pos:eol]).split(b";", 1)[0].strip()
+            try:
+                size = int(size_text, 16)
+            except ValueError:
+                return None, pos, total, True
+            if size == 0:
+                if buf[eol + 2:eol + 4] == b"\r\n":
+                    return eol + 4, pos, total, False
+                trailers_end = buf.find(b"\r\n\r\n", eol)
+                if trailers_end < 0:
+                    return None, pos, total, len(buf) - eol > _HEAD_LIMIT
+                return trailers_end + 4, pos, total, False
+            if total + size > self.body_limit:
+                return None, pos, total + size, False
+            if len(buf) < eol + 2 + size + 2:
+                return None, pos, total, False
+            pos, total = eol + 2 + size + 2, total + size
+
+
+class _Conn:
+    __slots__ = ("sock", "addr", "buf", "state", "head_end", "framing", "pos", "total", "deadline", "out",
+                 "close_after", "started", "continue_sent", "request_end", "last_io")
+
+    def __init__(self, sock, addr):
+        self.sock, self.addr = sock, addr
+        self.buf = bytearray()
+        self.out = bytearray()
+        self.close_after = False
+        self.reset()
+
+    def reset(self):
+        self.state = "idle"  # idle -> head -> body -> ready -> (app) -> writing -> idle | closed
+        self.head_end = self.pos = self.total = 0
+        self.framing = None
+        self.started = None
+        self.continue_sent = False
+        self.request_end = 0
+
+
+def _error_bytes(status: int, reason: str, code: str, message: str) -> bytes:
+    from pipeline.errors import STATUS_TEXT
+    from pipeline.service.requestid import accept_or_new
+
+    request_id = accept_or_new(None)
+    body = json.dumps({"requestId": request_id, "status": STATUS_TEXT.get(status, reason.lower().replace(" ", "_")),
+                       "errorCode": code, "message": message, "errors": []}).encode()
+    return (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            f"X-Request-Id: {request_id}\r\nContent-Length: {len(body)}\r\n\r\n").encode("latin-1") + body
+
+
+def _worker_base():
+    from gunicorn.workers import base
+
+    return base.Worker
+
+
+class BufferedWorker(_worker_base()):
+    """gunicorn's sync worker (one request at a time per process) behind a non-blocking reader and writer.
+
+    The loop (a selector over the listening sockets, the signal pipe and every client) accepts connections,
+    buffers what they send until a request is complete, queues complete requests in arrival order, runs them
+    one by one through gunicorn's parser and `handle_request`, and writes the buffered answers as the clients
+    read them. Keep-alive and pipelining work; a worker holds at most `worker_connections` clients."""
+
+    def init_process(self):
+        from pipeline.settings import get_settings
+
+        settings = get_settings()
+        self.client_timeout = float(settings.client_timeout)
+        self.body_limit = settings.max_upload_bytes + _BODY_SLACK
+        self.framing = _Framing(self.body_limit)
+        super().init_process()
+
+    # -- loop --------------------------------------------------------------------------------------------------
+
+    def run(self):
+        import selectors
+
+        self.sel = selectors.DefaultSelector()
+        self.conns: dict[int, _Conn] = {}
+        self.ready: list[_Conn] = []
+        for s in self.sockets:
+            s.setblocking(False)
+            self.sel.register(s, selectors.EVENT_READ, ("listen", s))
+        self.sel.register(self.PIPE[0], selectors.EVENT_READ, ("pipe", None))
+        self.accepting = True
+        stop_by = None
+        while True:
+            self.notify()
+            if not self.alive:
+                if stop_by is None:
+                    stop_by = time.monotonic() + self.cfg.graceful_timeout
+                    self._stop_accepting()
+                self._close_idle()
+                if not self.conns or time.monotonic() > stop_by:
+                    break
+            if self.ready:
+                self._serve(self.ready.pop(0))
+                timeout = 0
+            else:
+                timeout = 1.0
+            try:
+                events = self.sel.select(timeout)
+            except InterruptedError:
+                events = []
+            for key, mask in events:
+                kind, obj = key.data
+                if kind == "listen":
+                    self._accept(obj)
+                elif kind == "pipe":
+                    try:
+                        os.read(self.PIPE[0], 4096)
+                    except OSError:
+                        pass
+                else:
+                    if mask & selectors.EVENT_READ:
+                        self._read(obj)
+                    if mask & selectors.EVENT_WRITE and obj.sock is not None:
+                        self._flush(obj)
+            self._expire()
+            if self.ppid != os.getppid():
+                self.log.info("Parent changed, shutting down: %s", self)
+                break
+        for conn in list(self.conns.values()):
+            self._close(conn)
+
+    def _stop_accepting(self):
+        if self.accepting:
+            for s in self.sockets:
+                try:
+                    self.sel.unregister(s)
+                except (KeyError, ValueError):
+                    pass
+            self.accepting = False
+
+    def _close_idle(self):
+        for conn in list(self.conns.values()):
+            if conn.state == "idle" and not conn.buf and not conn.out:
+                self._close(conn)
+
+    def _accept(self, listener):
+        import selectors
+
+        if len(self.conns) >= self.cfg.worker_connections:
+            return  # the kernel's backlog (or another worker) holds it
+        try:
+            sock, addr = listener.accept()
+        except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+            return
+        sock.setblocking(False)
+        conn = _Conn(sock, addr)
+        conn.deadline = time.monotonic() + self.client_timeout
+        conn.last_io = time.monotonic()
+        self.conns[sock.fileno()] = conn
+        self.sel.register(sock, selectors.EVENT_READ, ("conn", conn))
+        self._read(conn)  # the request usually arrived with the connection
+
+    def _events(self, conn):
+        import selectors
+
+        mask = 0
+        if conn.state in ("idle", "head", "body"):
+            mask |= selectors.EVENT_READ
+        if conn.out:
+            mask |= selectors.EVENT_WRITE
+        try:
+            if mask:
+                self.sel.modify(conn.sock, mask, ("conn", conn))
+            else:
+                self.sel.unregister(conn.sock)
+        except (KeyError, ValueError):
+            if mask:
+                self.sel.register(conn.sock, mask, ("conn", conn))
+
+    def _read(self, conn):
+        if conn.sock is None or conn.state not in ("idle", "head", "body"):
+            return
+        try:
+            data = conn.sock.recv(256 * 1024)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._close(conn)
+            return
+        if not data:
+            self._close(conn)  # the client went away before its request was complete
+            return
+        conn.buf += data
+        conn.last_io = time.monotonic()
+        self._advance(conn)
+
+    def _advance(self, conn):
+        """Move a connection on as far as the bytes it has sent allow."""
+        now = time.monotonic()
+        if conn.state == "idle":
+            if not conn.buf:
+                return
+            conn.state, conn.started = "head", now
+            conn.deadline = now + self.client_timeout  # the whole head within the client timeout
+        if conn.state == "head":
+            end = _Framing.head_end(conn.buf, 0)
+            if end < 0:
+                if len(conn.buf) > _HEAD_LIMIT:
+                    self._reject(conn, 431, "Request Header Fields Too Large", "MALFORMED_HTTP_REQUEST",
+                                 "Request Header Fields Too Large: the request head exceeds 64 KiB.")
+                return
+            conn.head_end = end
+            (kind, n), expect = self.framing.parse_head(bytes(conn.buf[:end]))
+            if kind == "too_large":
+                self._too_large(conn)
+                return
+            conn.framing = (kind, n)
+            conn.pos = end
+            conn.state = "body"
+            conn.deadline = now + self.client_timeout  # from now on: idle timeout between reads
+            if expect and not conn.continue_sent and len(conn.buf) == end:
+                conn.continue_sent = True
+                conn.out += b"HTTP/1.1 100 Continue\r\n\r\n"
+                self._flush(conn)
+        if conn.state == "body":
+            kind, n = conn.framing
+            if kind == "raw":
+                conn.request_end = len(conn.buf)
+            elif kind == "length":
+                if len(conn.buf) - conn.head_end < n:
+                    conn.deadline = now + self.client_timeout
+                    return
+                conn.request_end = conn.head_end + n
+            else:
+                end, conn.pos, conn.total, error = self.framing.chunked_end(conn.buf, conn.pos, conn.total)
+                if conn.total > self.body_limit:
+                    self._too_large(conn)
+                    return
+                if error:
+                    conn.request_end = len(conn.buf)
+                elif end is None:
+                    conn.deadline = now + self.client_timeout
+                    return
+                else:
+                    conn.request_end = end
+            conn.state = "ready"
+            self.ready.append(conn)
+            self._events(conn)
+
+    def _reject(self, conn, status, reason, code, message):
+        self.log.warning("client %s: %s %s", conn.addr[0] if conn.addr else "?", status, message)
+        conn.out += _error_bytes(status, reason, code, message)
+        conn.close_after = True
+        conn.state = "writing"
+        conn.buf.clear()
+        self._flush(conn)
+
+    def _too_large(self, conn):
+        limit = self.body_limit - _BODY_SLACK
+        self._reject(conn, 413, "Payload Too Large", "PAYLOAD_TOO_LARGE",
+                     f"The request body exceeds the limit of {limit} bytes.")
+
+    def _expire(self):
+        now = time.monotonic()
+        for conn in list(self.conns.values()):
+            if conn.sock is None or conn.state == "ready" or now < conn.deadline:
+                continue
+            if conn.state == "head" or (conn.state == "body" and conn.buf):
+                self._reject(conn, 408, "Request Timeout", "REQUEST_TIMEOUT",
+                             f"The request did not arrive within {self.client_timeout:g} s.")
+                conn.deadline = now + 1  # one more second to take the 408, then it goes
+                conn.state = "expired"
+            else:  # idle keep-alive, a client that never reads its answer, or one that had its last chance
+                self._close(conn)
+
+    def _flush(self, conn):
+        if conn.sock is None:
+            return
+        while conn.out:
+            try:
+                n = conn.sock.send(conn.out)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                self._close(conn)
+                return
+            del conn.out[:n]
+            conn.deadline = time.monotonic() + self.client_timeout
+        if conn.out:
+            self._events(conn)
+            return
+        if conn.close_after:
+            self._close(conn, graceful=True)
+            return
+        if conn.state == "writing":
+            del conn.buf[:conn.request_end]
+            conn.reset()
+            conn.deadline = time.monotonic() + self.cfg.keepalive
+            self._events(conn)
+            if conn.buf:
+                self._advance(conn)  # a pipelined request is already here
+        else:
+            self._events(conn)
+
+    def _close(self, conn, graceful=False):
+        sock, conn.sock = conn.sock, None
+        if sock is None:
+            return
+        self.conns.pop(sock.fileno(), None)
+        try:
+            self.sel.unregister(sock)
+        except (KeyError, ValueError):
+            pass
+        if conn in self.ready:
+            self.ready.remove(conn)
+        try:
+            if graceful:
+                sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        sock.close()
+
+    # -- one request, as the sync worker runs it ---------------------------------------------------------------
+
+    def _serve(self, conn):
+        from gunicorn import http
+        from gunicorn.http import wsgi
+
+        if conn.sock is None:
+            return
+        sink = _Sink()
+        request = bytes(conn.buf[:conn.request_end])
+        keep = False
+        req = None
+        try:
+            parser = http.get_parser(self.cfg, iter([request]), conn.addr)
+            req = next(parser)
+            keep = self._handle_request(req, sink, conn)
+        except StopIteration:
+            keep = False
+        except http.errors.NoMoreData:
+            keep = False  # the framing above and gunicorn's parser disagree: close, as the sync worker would
+        except BaseException as exc:  # noqa: BLE001 - as the sync worker: an error page for parse errors
+            if isinstance(exc, SystemExit):
+                raise
+            if not sink.data:
+                self.handle_error(req, sink, conn.addr, exc)
+            else:
+                sink.data.clear()
+            keep = False
+        conn.out += sink.data
+        conn.close_after = not keep
+        conn.state = "writing"
+        conn.deadline = time.monotonic() + self.client_timeout
+        self._flush(conn)
+
+    def _handle_request(self, req, sink, conn) -> bool:
+        from gunicorn.http import wsgi
+
+        environ, resp = {}, None
+        try:
+            self.cfg.pre_request(self, req)
+            started = datetime.now()
+            listener = self.sockets[0].getsockname() if self.sockets else ("", 0)
+            resp, environ = wsgi.create(req, sink, conn.addr, listener, self.cfg)
+            if not self.alive or not self.cfg.keepalive:
+                resp.force_close()
+            self.nr += 1
+            if self.max_requests and self.nr >= self.max_requests:
+                self.log.info("Autorestarting worker after current request.")
+                self.alive = False
+                resp.force_close()
+            respiter = self.wsgi(environ, resp.start_response)
+            try:
+                for item in respiter:
+                    resp.write(item)
+                resp.close()
+            finally:
+                self.log.access(resp, req, environ, datetime.now() - started)
+                if hasattr(respiter, "close"):
+                    respiter.close()
+            return not resp.should_close()
+        finally:
+            try:
+                self.cfg.post_request(self, req, environ, resp)
+            except Exception:
+                self.log.exception("Exception in post_request hook")
+
+
 def run(host: str, port: int, workers: int, timeout: int = 120, graceful_timeout: int = 30,
         warm: bool = True) -> None:
     from gunicorn.app.base import BaseApplication
@@ -86,7 +562,8 @@ def run(host: str, port: int, workers: int, timeout: int = 120, graceful_timeout
             settings = {
                 "bind": f"{host}:{port}",
                 "workers": workers,
-                "worker_class": "sync",
+                "worker_class": "pipeline.cli.serve.BufferedWorker",
+                "keepalive": 5,
                 "timeout": timeout,
                 "graceful_timeout": graceful_timeout,
                 "accesslog": None,  # our middleware writes one JSON line per request
