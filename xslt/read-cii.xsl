@@ -412,17 +412,17 @@
   </xsl:template>
 
   <!-- BG-29: net price (BT-146), gross price (BT-148) with its discount (BT-147), base quantity (BT-149/150,
-       which cii.xsl writes on both prices) -->
+       which cii.xsl writes on both prices: the net price's, else the gross price's) -->
   <xsl:template match="ram:SpecifiedLineTradeAgreement" mode="price">
     <xsl:variable name="net" select="ram:NetPriceProductTradePrice[1]"/>
     <xsl:variable name="gross" select="ram:GrossPriceProductTradePrice[1]"/>
-    <xsl:variable name="basis" select="($net, $gross)/ram:BasisQuantity"/>
+    <xsl:variable name="basis" select="$net/ram:BasisQuantity, $gross/ram:BasisQuantity"/>
     <xsl:variable name="discount" select="$gross/ram:AppliedTradeAllowanceCharge[r:is-false(ram:ChargeIndicator/udt:Indicator)][1]"/>
     <xsl:sequence select="r:group('priceDetails', (
         r:amount('netPrice', $net/ram:ChargeAmount, $currency),
         r:amount('grossPrice', $gross/ram:ChargeAmount, $currency),
         r:leaf('priceBasisQuantity', $basis, 'decimal'),
-        r:leaf('basisUnitCode', $basis/@unitCode),
+        r:leaf('basisUnitCode', $basis ! @unitCode),
         r:leaf('priceDiscount', $discount/ram:ActualAmount, 'decimal',
                ($discount/ram:ActualAmount/@currencyID[normalize-space(.) eq $currency], $discount/ram:ChargeIndicator/udt:Indicator))))"/>
   </xsl:template>
