@@ -173,7 +173,7 @@
     <xsl:variable name="content" as="element()*">
       <xsl:sequence select="r:leaf('name', if ($legal-name) then cac:PartyLegalEntity/cbc:RegistrationName else cac:PartyName/cbc:Name)"/>
       <xsl:sequence select="r:leaf('tradingName', cac:PartyName/cbc:Name[$legal-name])"/>
-      <xsl:sequence select="r:leaf('identifier', $ids[1], 'text', $ids[1]/@schemeID)"/>
+      <xsl:sequence select="r:leaf('identifier', $ids[1])"/>
       <xsl:sequence select="r:leaf('legalRegistrationIdentifier', $legal)"/>
       <xsl:variable name="vat" select="cac:PartyTaxScheme[exists(r:vat-scheme(.))]"/>
       <xsl:sequence select="r:leaf('vatIdentifier', $vat/cbc:CompanyID, 'text', r:vat-scheme($vat[1]))"/>
