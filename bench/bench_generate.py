@@ -5,7 +5,7 @@ fixtures/invoice-all-fields.json (every field of service spec section 2) and one
   simple  a catalogue line: item name and seller's id, quantity, unit, net price, VAT (~1 KB of CII per line)
   full    the fixture's own lines repeated: notes, period, line allowances and charges, gross price, item
           ids, classification, origin, attributes (~2 KB of CII per line)
-Each stage is timed alone on the output of the previous one (pipeline.generate's stage functions, as
+Each stage is timed alone on the output of the previous one (pipeline.flows.generate_xml's stage functions, as
 generate_xml chains them: the transform hands its Saxon tree to validation); the figures are medians. Stylesheets and rule packs are compiled before timing (a worker
 does that once, at start). 'official' is the bare cost of the official checks on the same generated document in
 the same run (lxml parse + XSD + Saxon parse + the scenario's official XSLTs, as bench_validate measures it):
@@ -35,7 +35,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_validate import bare  # noqa: E402
-from pipeline import generate, rules, saxon, validate, xmlinput  # noqa: E402
+from pipeline import saxon  # noqa: E402
+from pipeline.check import packs, scenarios, xmlinput  # noqa: E402
+from pipeline.flows import generate_xml as generate  # noqa: E402
+from pipeline.invoice.request_json import dump_request, load_request  # noqa: E402
 from pipeline.cli.golden import FIXTURES  # noqa: E402
 
 STAGES = ("model", "calculation", "canonical", "transform", "validation")
@@ -65,7 +68,7 @@ def full_lines(template: list[dict], n: int) -> list[dict]:
 
 def request_with_lines(n: int, syntax: str, shape: str = "full") -> bytes:
     """The all-fields fixture's header with n lines of the given shape (AUTO computes every amount)."""
-    request = generate.load_request((FIXTURES / "invoice-all-fields.json").read_bytes())
+    request = load_request((FIXTURES / "invoice-all-fields.json").read_bytes())
     invoice = request["invoice"]
     lines = full_lines(invoice["invoiceLines"], n) if shape == "full" else [simple_line(i) for i in range(n)]
     invoice["invoiceLines"] = lines
@@ -76,7 +79,7 @@ def request_with_lines(n: int, syntax: str, shape: str = "full") -> bytes:
     invoice["documentTotals"].pop("taxTotalAmountInAccountingCurrency", None)
     invoice.pop("vatAccountingCurrencyCode", None)
     request["config"]["syntax"] = syntax
-    return generate.dump_request(request)
+    return dump_request(request)
 
 
 def timed(fn, *args):
@@ -90,7 +93,7 @@ def run_stages(body: bytes, spec: str) -> tuple[dict[str, float], bytes]:
     request, times["model"] = timed(generate.parse, body, spec)
     request, times["calculation"] = timed(generate.calculate, request)
     canonical, times["canonical"] = timed(generate.to_canonical, request)
-    out, times["transform"] = timed(generate.transform_to_tree, canonical, generate.syntax_of(request), spec)
+    out, times["transform"] = timed(generate.transform_to_tree, canonical, str(request.config.syntax).upper(), spec)
     report, times["validation"] = timed(lambda: generate.validate(out.xml, spec, tree=out.tree))
     assert report.valid, [i.code for i in report.issues]
     return times, out.xml
@@ -99,9 +102,9 @@ def run_stages(body: bytes, spec: str) -> tuple[dict[str, float], bytes]:
 def official_checks(xml: bytes, spec: str):
     """The bare official checks of the document's scenario (bench_validate.bare), ready to call."""
     doc = xmlinput.load(xml)
-    pack = rules.latest_active(spec, doc.syntax)
+    pack = packs.latest_active(spec, doc.syntax)
     if pack.scenarios is not None:
-        scenario = validate.select_scenario(validate.load_scenarios(pack.scenarios), saxon.parse(doc.text))
+        scenario = scenarios.select_scenario(scenarios.load_scenarios(pack.scenarios), saxon.parse(doc.text))
         xsd, sheets = scenario.xsd, scenario.stylesheets
     else:
         entry = pack.rules_for(doc.syntax)

@@ -1,7 +1,7 @@
 """Transform stage speed: canonical -> CII / UBL for 1-, 100- and 1000-line invoices (median of N runs,
 in-process, parse + transform + serialise), flat (the default) and indented (indent=True), so the cost of
 readable output is a measured number; and, for scale, the validation of the same output on the XRechnung
-rules (pipeline.validate.validate_xml; needs the installed rule packs). Lines are the plain second line of tests/data/canonical/full.xml
+rules (pipeline.flows.validate_xml; needs the installed rule packs). Lines are the plain second line of tests/data/canonical/full.xml
 ("typical") or its first line using every line-level term ("full"). Run: python3 bench/bench_transform.py [runs]"""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from pipeline import transform  # noqa: E402
+from pipeline.write import transform  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent.parent / "tests" / "data" / "canonical" / "full.xml"
 C = "{urn:einvoice-pipeline:canonical:1}"
@@ -48,7 +48,7 @@ def paired_medians(a, b, runs: int) -> tuple[float, float]:
 
 def main(runs: int = 30) -> None:
     params = transform.params_for("xrechnung")
-    from pipeline.validate import validate_xml
+    from pipeline.flows.validate_xml import validate_xml
 
     print(f"{'lines':>6} {'kind':>8} {'syntax':>6} {'flat ms':>9} {'indent ms':>10} {'indent cost':>12} {'out KB':>7}"
           f" {'validate ms':>12} {'xslt/valid.':>12}")

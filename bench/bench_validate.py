@@ -27,7 +27,9 @@ CORPUS = REPO.parent / "shared" / "corpus"
 
 import falcon.testing  # noqa: E402
 
-from pipeline import rules, saxon, validate, xmlinput  # noqa: E402
+from pipeline import saxon  # noqa: E402
+from pipeline.check import engine, packs, scenarios, xmlinput  # noqa: E402
+from pipeline.flows import validate_xml as validate  # noqa: E402
 from pipeline.service.app import create_app  # noqa: E402
 
 SAMPLES = {
@@ -71,7 +73,7 @@ def multipart(data: bytes) -> tuple[bytes, str]:
 
 def bare(data: bytes, xsd: Path, sheets) -> None:
     tree = etree.ElementTree(etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True)))
-    validate.load_schema(xsd).validate(tree)
+    engine.load_schema(xsd).validate(tree)
     sdoc = saxon.parse(data)
     for sheet in sheets:
         saxon.compile_stylesheet(sheet).transform_to_value(xdm_node=sdoc)
@@ -98,12 +100,12 @@ def main() -> None:
     args = ap.parse_args()
 
     t = time.perf_counter()
-    n_sheets = validate.warm_up()
+    n_sheets = engine.warm_up()
     print(f"warm-up: {n_sheets} stylesheets compiled + schemas loaded in {time.perf_counter() - t:.2f} s")
 
     client = falcon.testing.TestClient(create_app(platform=False))
-    pack = rules.latest_active("xrechnung")
-    scenarios = validate.load_scenarios(pack.scenarios)
+    pack = packs.latest_active("xrechnung")
+    chosen = scenarios.load_scenarios(pack.scenarios)
 
     def endpoint(data: bytes):
         body, ctype = multipart(data)
@@ -118,7 +120,7 @@ def main() -> None:
         original = path.read_bytes()
         docs = [(path.name, original)] + [(f"{syntax} x{n} lines", with_lines(original, syntax, n)) for n in sizes]
         for name, data in docs:
-            sc = validate.select_scenario(scenarios, saxon.parse(xmlinput.load(data).text))
+            sc = scenarios.select_scenario(chosen, saxon.parse(xmlinput.load(data).text))
             runs = args.runs if len(data) < 200_000 else max(3, args.runs // 10)
             b, v, e = medians_ms([lambda: bare(data, sc.xsd, sc.stylesheets), lambda: validate.validate_xml(data),
                                   endpoint(data)], runs)

@@ -3,7 +3,7 @@ the two third-party parts measured on the same document in the same run.
 
     python3 bench/bench_zugferd.py [--runs N] [--profile EN16931]
 
-Stages (pipeline.facturx.generate_zugferd): model (parse + AUTO calculation + canonical XML), cii (CII mapping +
+Stages (pipeline.generate_zugferd): model (parse + AUTO calculation + canonical XML), cii (CII mapping +
 profile subset), validate (official Factur-X XSD + Schematron) = the XML part; html (html.xsl); render
 (WeasyPrint PDF/A-3b), embed (pikepdf: XMP + associated file), check (PDF/A-3b + XMP + read-back) = the PDF part
 (issue 4: render + embed + check, budget 3 x the XML part at 10 lines).
@@ -31,8 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from lxml import html as lxml_html  # noqa: E402
 from pikepdf import pdfa  # noqa: E402
 
-from pipeline import generate, render  # noqa: E402
-from pipeline.facturx import generate_zugferd  # noqa: E402
+from pipeline.flows.generate_xml import normalize  # noqa: E402
+from pipeline.flows.generate_zugferd import generate_zugferd  # noqa: E402
+from pipeline.pdf import page  # noqa: E402
 from tests.test_zugferd_samples import invoice_request  # noqa: E402
 
 XML_STAGES = ("model", "cii", "validate")
@@ -50,10 +51,10 @@ def text_only_page(page: bytes) -> bytes:
 
 def measure(lines: int, runs: int, profile: str, clock) -> dict[str, float]:
     body = json.dumps(invoice_request(lines, profile)).encode()
-    _, canonical = generate.normalize(body, "zugferd")
-    text_page = text_only_page(render.invoice_html(canonical))
+    _, canonical = normalize(body, "zugferd")
+    text_page = text_only_page(page.invoice_html(canonical))
     document = generate_zugferd(body)  # warm-up
-    render.html_to_pdf(text_page)
+    page.html_to_pdf(text_page)
     samples: dict[str, list[float]] = {}
     for _ in range(runs):  # interleaved, so that load from other processes hits stages and floors alike
         timings: dict[str, float] = {}
@@ -61,7 +62,7 @@ def measure(lines: int, runs: int, profile: str, clock) -> dict[str, float]:
         document = generate_zugferd(body, timings=timings, clock=clock)
         timings["total"] = clock() - start
         start = clock()
-        render.html_to_pdf(text_page)
+        page.html_to_pdf(text_page)
         timings["text"] = clock() - start
         start = clock()
         pdfa.validate_written(io.BytesIO(document), "3b")

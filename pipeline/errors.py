@@ -1,4 +1,5 @@
 """Typed API errors. Raise them anywhere; the service turns them into the ErrorResponse shape in one place.
+Also `TransformError`, a failure of one of our own stylesheets (a bug to log, never the client's fault).
 
 `status` in the ErrorResponse is the lower-case reason class of the HTTP status
 (see STATUS_TEXT): clients can branch on it without parsing the code.
@@ -6,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # Values of ErrorResponse.status, one per HTTP status we emit.
@@ -82,3 +84,15 @@ def validation_failed(message: str, errors: list[ErrorDetail]) -> ApiError:
 
 def pdf_validation_failed(message: str, errors: list[ErrorDetail]) -> ApiError:
     return ApiError(422, "PDF_A3_VALIDATION_FAILED", message, errors)
+
+
+class TransformError(Exception):
+    """A stylesheet failed at run time (or to compile). The message names the file and line."""
+
+    def __init__(self, stylesheet: Path, message: str, xsl_messages: list[str] | None = None):
+        self.stylesheet = Path(stylesheet)
+        self.xsl_messages = xsl_messages or []
+        text = f"{stylesheet}: {message}"
+        if self.xsl_messages:
+            text += "\n" + "\n".join(f"xsl:message: {m}" for m in self.xsl_messages)
+        super().__init__(text)

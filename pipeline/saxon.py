@@ -108,5 +108,5 @@ def xml_text(data: bytes) -> str:
 
 def parse(data: bytes | str) -> PyXdmNode:
     """Parse XML into a Saxon tree. Callers must have checked the bytes for DTDs/entities first
-    (pipeline.xmlinput)."""
+    (pipeline.check.xmlinput)."""
     return processor().parse_xml(xml_text=xml_text(data) if isinstance(data, bytes) else data)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate `pipeline/official_tables.py` from the official Schematron sources (data, read at build time).
+"""Regenerate `pipeline/invoice/codes.py` from the official Schematron sources (data, read at build time).
 
 Reads every assert/report of the CEN EN 16931 rules (CII + UBL) and the XRechnung rules in ../shared/rules and
 writes: RULE_TERMS (rule id -> BT/BG ids named in its message, the term the rule is about first, then the others
@@ -103,7 +103,7 @@ def render(terms: dict[str, list[str]], codes: dict[str, list[str]], rules: Path
 def main() -> int:
     rules = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO.parent / "shared" / "rules"
     terms, codes = collect(rules)
-    target = REPO / "pipeline" / "official_tables.py"
+    target = REPO / "pipeline" / "invoice" / "codes.py"
     target.write_text(render(terms, codes, rules), encoding="utf-8")
     print(f"{target}: {len(terms)} rules, " + ", ".join(f"{k} {len(v)}" for k, v in codes.items()))
     return 0

@@ -11,7 +11,7 @@ pdf="$(mktemp --suffix=.pdf)"
 trap 'rm -f "$pdf"' EXIT
 python3 - "$request" "$lang" "$pdf" <<'PY'
 import json, sys
-from pipeline.facturx import generate_zugferd
+from pipeline.flows.generate_zugferd import generate_zugferd
 from tests.test_zugferd_samples import invoice_request
 path, lang, target = sys.argv[1:4]
 body = json.load(sys.stdin if path == "-" else open(path)) if path else invoice_request(10)

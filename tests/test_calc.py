@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from decimal import ROUND_HALF_UP, localcontext
 
-from pipeline.calc import EXACT, calculate, money
-from pipeline.canonical import to_canonical, with_derived
+from pipeline.write.calc import EXACT, calculate, money
+from pipeline.write.canonical import to_canonical, with_derived
 from pipeline.errors import ApiError
-from pipeline.model import validate_request
+from pipeline.invoice.model import validate_request
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "tests" / "data" / "request-standard.json"
@@ -288,8 +288,8 @@ def test_auto_results_satisfy_the_official_invariants(data):
 
 def official_errors(data: dict, spec: str, syntax: str) -> list[str]:
     """Rule ids of the ERROR findings of the official rules for a calculated request."""
-    from pipeline import transform
-    from pipeline.validate import validate_xml
+    from pipeline.flows.validate_xml import validate_xml
+    from pipeline.write import transform
 
     data = copy.deepcopy(data)
     data["config"]["syntax"] = syntax
@@ -385,8 +385,8 @@ _edge_numbers = st.decimals(min_value=D("-999999999999999.9999999999"), max_valu
 @given(st.lists(st.tuples(_edge_numbers, _edge_numbers, _edge_numbers, _edge_numbers), min_size=1, max_size=4),
        _edge_numbers)
 def test_any_numbers_within_the_model_bounds_give_a_document_or_a_400(values, allowance):
-    from pipeline.canonical import normalize
-    from pipeline.generate import dump_request
+    from pipeline.flows.generate_xml import normalize
+    from pipeline.invoice.request_json import dump_request
 
     lines = [line(i + 1, q, p, priceDetails={"netPrice": p, "priceBasisQuantity": abs(b) or D(1)},
                   invoiceLineAllowances=[{"percentage": pct, "reason": "r"}])

@@ -17,11 +17,12 @@ import json
 import pytest
 
 from conftest import CORPUS
-from pipeline import validate, xmlinput
+from pipeline.check import engine, xmlinput
+from pipeline.flows import validate_xml as validate
 
 SOURCES = ["xrechnung-testsuite", "en16931-cen", "mustangproject", "horstoeko-zugferd",
            "kosit-validator-configuration-tests"]
-NOT_RULES = (validate.XSD_PREFIX, "XML-")
+NOT_RULES = (engine.XSD_PREFIX, "XML-")
 
 
 def _entries():
@@ -41,13 +42,13 @@ def _rule_codes(report, severity):
 
 
 def _has_xsd_errors(report):
-    return any(i.code.startswith(validate.XSD_PREFIX) for i in report.issues)
+    return any(i.code.startswith(engine.XSD_PREFIX) for i in report.issues)
 
 
 def _assert_located(report):
     """Every official-rule finding points at its node: the SVRL xpath resolved to a line and column."""
     for issue in report.issues:
-        if not issue.code.startswith(NOT_RULES) and issue.code != validate.RULE_ENGINE_ERROR:
+        if not issue.code.startswith(NOT_RULES) and issue.code != engine.RULE_ENGINE_ERROR:
             loc = issue.location
             assert loc and loc.xpath and loc.line and loc.column, issue.to_dict()
 
@@ -61,9 +62,9 @@ def _check_cen_observed(data, syntax, observed):
     xsd = next(v for k, v in observed.items() if k.startswith("xsd ") and "facturx" not in k)
     assert _has_xsd_errors(report) == (not xsd["valid"]), [i.to_dict() for i in report.issues][:3]
     if "exception" in fired:
-        engine = [i for i in report.issues if i.code == validate.RULE_ENGINE_ERROR]
-        assert engine and not report.valid
-        assert " ".join(fired["exception"].split())[:60] in engine[0].message
+        stopped = [i for i in report.issues if i.code == engine.RULE_ENGINE_ERROR]
+        assert stopped and not report.valid
+        assert " ".join(fired["exception"].split())[:60] in stopped[0].message
         return
     assert _rule_codes(report, "ERROR") == set(fired.get("fatal", []) + fired.get("error", [])
                                                + fired.get("unflagged", []))
@@ -76,7 +77,7 @@ def _check_kosit_simulation(data, sim):
     report = out.report
     assert out.scenario == sim["scenario"]
     if sim["scenario"] is None:
-        assert [i.code for i in report.issues] == [validate.NO_SCENARIO] and not report.valid
+        assert [i.code for i in report.issues] == [engine.NO_SCENARIO] and not report.valid
         return
     xsd_step = next(s for s in sim["steps"] if s["step"] == "xsd")
     rule_steps = [s for s in sim["steps"] if s["step"] == "schematron"]

@@ -19,7 +19,8 @@ import pytest
 from lxml import etree
 
 from conftest import CORPUS
-from pipeline import rules, saxon, validate
+from pipeline import saxon
+from pipeline.check import engine, packs
 
 VEFA_NS = "http://difi.no/xsd/vefa/validator/1.0"
 
@@ -32,8 +33,8 @@ def _fired(xml_bytes: bytes, stylesheet) -> dict[str, set[str]]:
     """Rule id -> severities it fired with, for one stylesheet on one document."""
     sdoc = saxon.parse(xml_bytes)
     out: dict[str, set[str]] = {}
-    for issue in validate.schematron_issues(sdoc, stylesheet):
-        assert issue.code != validate.RULE_ENGINE_ERROR, issue.message
+    for issue in engine.schematron_issues(sdoc, stylesheet):
+        assert issue.code != engine.RULE_ENGINE_ERROR, issue.message
         out.setdefault(issue.code, set()).add(issue.severity)
     return out
 
@@ -53,7 +54,7 @@ def _vefa_documents(path):
 
 @pytest.mark.parametrize("entry", VEFA)
 def test_vefa_testset(entry):
-    pack = rules.latest_active("en16931")
+    pack = packs.latest_active("en16931")
     syntax = "CII" if entry["expected"]["configuration"].endswith("cii") else "UBL-Invoice"
     stylesheet = pack.rules_for(syntax).stylesheets[0]
     documents = list(_vefa_documents(CORPUS / "en16931-cen" / entry["path"]))
@@ -144,7 +145,7 @@ def mutate(tree, index: int, value: str | None = None) -> bytes:
 
 
 def _prefix_stylesheets():
-    pack = rules.latest_active("xrechnung")
+    pack = packs.latest_active("xrechnung")
     return {
         "xrcii": pack.root / "cii/XRechnung-CII-validation.xsl",
         "xrubl": pack.root / "ubl/XRechnung-UBL-validation.xsl",

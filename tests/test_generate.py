@@ -1,6 +1,6 @@
 """Generation orchestration: generate_xml, the XML endpoints and the generate / run CLI.
 
-Documents are checked against the official rules (pipeline.validate), not against strings we wrote.
+Documents are checked against the official rules (pipeline.flows.validate_xml), not against strings we wrote.
 """
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from falcon import testing
 from lxml import etree
 
-from pipeline import generate
+from pipeline.flows import generate_xml as generate
+from pipeline.invoice.request_json import dump_request, load_request, with_config
 from pipeline.cli import main
 from pipeline.cli.golden import FIXTURES
 from pipeline.errors import ApiError
@@ -32,10 +33,10 @@ def client():
 
 
 def _without(path: Path, *keys: str) -> bytes:
-    request = generate.load_request(path.read_bytes())
+    request = load_request(path.read_bytes())
     for key in keys:
         request["invoice"].pop(key, None)
-    return generate.dump_request(request)
+    return dump_request(request)
 
 
 def _spec_id(xml: bytes) -> str:
@@ -49,7 +50,7 @@ def _spec_id(xml: bytes) -> str:
 @pytest.mark.parametrize("spec,spec_id", [("xrechnung", XR_ID), ("en16931", EN_ID)])
 @pytest.mark.parametrize("syntax", ["CII", "UBL", "ubl"])
 def test_generate_xml_is_valid_for_the_spec(spec, spec_id, syntax):
-    xml, report = generate.generate_xml(generate.with_config(FULL.read_bytes(), syntax=syntax), spec)
+    xml, report = generate.generate_xml(with_config(FULL.read_bytes(), syntax=syntax), spec)
     assert report.valid and report.syntax.startswith(syntax.upper())
     assert _spec_id(xml) == spec_id
     assert generate.validate(xml, spec).valid  # an independent second check of the returned bytes
@@ -71,11 +72,11 @@ def test_failed_rules_are_a_422_with_rule_field_and_business_term():
 
 def test_line_level_rule_points_at_the_line():
     # BR-S-05: a standard-rated line needs a rate > 0; line 2 of 2 breaks it.
-    request = generate.load_request(FIXTURES.joinpath("credit-note.json").read_bytes())
+    request = load_request(FIXTURES.joinpath("credit-note.json").read_bytes())
     request["invoice"]["invoiceLines"][1]["lineVatInformation"]["vatRate"] = 0
     request["invoice"]["vatBreakdowns"].append({"vatCategoryCode": "S", "vatCategoryRate": 0})
     with pytest.raises(ApiError) as err:
-        generate.generate_xml(generate.dump_request(request), "en16931")
+        generate.generate_xml(dump_request(request), "en16931")
     detail = next(d for d in err.value.errors if d.code == "BR-S-05")
     assert detail.field.startswith("invoice.invoiceLines[1].lineVatInformation.")
     assert detail.businessTerm in ("BT-151", "BT-152")
@@ -83,10 +84,10 @@ def test_line_level_rule_points_at_the_line():
 
 def test_a_peppol_rule_without_a_term_in_its_message_points_at_the_field():
     # PEPPOL-EN16931-R055 (XRechnung): BT-111 sent positive while a negative line makes BT-110 negative.
-    request = generate.load_request(FULL.read_bytes())
+    request = load_request(FULL.read_bytes())
     request["invoice"]["invoiceLines"][0]["quantity"] = -50
     with pytest.raises(ApiError) as err:
-        generate.generate_xml(generate.dump_request(request), "xrechnung")
+        generate.generate_xml(dump_request(request), "xrechnung")
     detail = next(d for d in err.value.errors if d.code == "PEPPOL-EN16931-R055")
     assert (detail.field, detail.businessTerm) == ("invoice.documentTotals.taxTotalAmountInAccountingCurrency",
                                                    "BT-111")
@@ -94,17 +95,17 @@ def test_a_peppol_rule_without_a_term_in_its_message_points_at_the_field():
 
 def test_every_error_is_listed_and_warnings_are_not():
     body = _without(SMALL, "buyerReference")
-    request = generate.load_request(body)
+    request = load_request(body)
     del request["invoice"]["seller"]["contact"]  # BR-DE-2 too
     with pytest.raises(ApiError) as err:
-        generate.generate_xml(generate.dump_request(request), "xrechnung")
+        generate.generate_xml(dump_request(request), "xrechnung")
     codes = {d.code for d in err.value.errors}
     assert {"BR-DE-15", "BR-DE-2"} <= codes
     assert all(not c.startswith("BR-DE-TMP") for c in codes)
 
 
 def test_unknown_version_is_a_400():
-    body = generate.with_config(SMALL.read_bytes(), version="0.0.1")
+    body = with_config(SMALL.read_bytes(), version="0.0.1")
     with pytest.raises(ApiError) as err:
         generate.generate_xml(body, "xrechnung")
     assert err.value.http_status == 400
@@ -115,14 +116,14 @@ def test_stages_chain_to_the_same_document():
     request = generate.calculate(generate.parse(body, "en16931"))
     canonical = generate.to_canonical(request)
     assert canonical == generate.normalize(body, "en16931")[1]
-    xml = generate.transform(canonical, generate.syntax_of(request), "en16931")
+    xml = generate.transform(canonical, str(request.config.syntax).upper(), "en16931")
     assert xml == generate.generate_xml(body, "en16931")[0]
 
 
 def test_dump_request_keeps_decimals_exactly():
     body = b'{"a": 0.1, "b": [1.10, 2], "c": "x", "d": 12345678901234567890.123456789}'
-    again = generate.load_request(generate.dump_request(generate.load_request(body)))
-    assert again == generate.load_request(body)
+    again = load_request(dump_request(load_request(body)))
+    assert again == load_request(body)
     assert str(again["d"]) == "12345678901234567890.123456789"
 
 
@@ -142,7 +143,7 @@ def test_endpoint_returns_valid_xml(client, spec, spec_id, accept):
 
 
 def test_endpoint_syntax_from_config(client):
-    body = generate.with_config(SMALL.read_bytes(), syntax="UBL")
+    body = with_config(SMALL.read_bytes(), syntax="UBL")
     resp = client.simulate_post("/v1/invoice/en16931", body=body, headers={"Content-Type": "application/json"})
     assert resp.status_code == 200
     assert etree.fromstring(resp.content).tag.endswith("}Invoice")
@@ -188,16 +189,16 @@ def test_endpoint_400_for_bad_bodies(client, body):
 
 
 def test_endpoint_400_for_metadata_language(client):
-    body = generate.with_config(SMALL.read_bytes(), metadataLanguage="de")
+    body = with_config(SMALL.read_bytes(), metadataLanguage="de")
     resp = client.simulate_post("/v1/invoice/en16931", body=body, headers={"Content-Type": "application/json"})
     body = _error(resp, 400, "INVALID_INPUT")
     assert any(e["field"] == "config.metadataLanguage" for e in body["errors"])
 
 
 def test_endpoint_400_for_a_typo_with_its_path(client):
-    request = generate.load_request(SMALL.read_bytes())
+    request = load_request(SMALL.read_bytes())
     request["invoice"]["seller"]["postalAddress"]["cty"] = "Berlin"
-    resp = client.simulate_post("/v1/invoice/en16931", body=generate.dump_request(request),
+    resp = client.simulate_post("/v1/invoice/en16931", body=dump_request(request),
                                 headers={"Content-Type": "application/json; charset=utf-8"})
     body = _error(resp, 400, "INVALID_INPUT")
     assert any(e["field"] == "invoice.seller.postalAddress.cty" for e in body["errors"])
@@ -265,19 +266,19 @@ def test_cli_run_transform_points_at_the_stylesheet_line(tmp_path, capsys):
 
 def test_a_sent_xrechnung_extension_id_is_written_and_validated_as_such():
     ext = XR_ID + "#conformant#urn:xeinkauf.de:kosit:extension:xrechnung_3.0"
-    request = generate.load_request(FIXTURES.joinpath("xrechnung-spec-id.json").read_bytes())
+    request = load_request(FIXTURES.joinpath("xrechnung-spec-id.json").read_bytes())
     request["invoice"]["processControl"]["specificationIdentifier"] = ext
     for syntax in ("CII", "UBL"):
         request["config"]["syntax"] = syntax
-        xml, report = generate.generate_xml(generate.dump_request(request), "xrechnung")
+        xml, report = generate.generate_xml(dump_request(request), "xrechnung")
         assert _spec_id(xml) == ext and report.valid
     with pytest.raises(ApiError) as err:  # the en16931 endpoint refuses it (the model checks BT-24)
-        generate.generate_xml(generate.dump_request(request), "en16931")
+        generate.generate_xml(dump_request(request), "en16931")
     assert err.value.http_status == 400
 
 
 def test_a_failing_stylesheet_is_a_500_generation_failed(client, tmp_path, monkeypatch):
-    from pipeline import transform
+    from pipeline.write import transform
     broken = tmp_path / "cii.xsl"
     broken.write_text('<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">'
                       '<xsl:template match="/"><xsl:sequence select="error()"/></xsl:template></xsl:stylesheet>')
@@ -289,7 +290,9 @@ def test_a_failing_stylesheet_is_a_500_generation_failed(client, tmp_path, monke
 
 
 def test_warm_up_compiles_the_generation_stylesheets():
-    from pipeline import saxon, transform
-    generate.warm_up()
+    from pipeline import saxon
+    from pipeline.write import transform
+
+    transform.warm_up()
     key = {str(transform.CII_XSL.resolve()), str(transform.UBL_XSL.resolve())}
     assert key <= set(saxon._get()["compiled"])

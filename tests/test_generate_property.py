@@ -9,11 +9,12 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import generate
+from pipeline.flows import generate_xml as generate
+from pipeline.invoice.request_json import dump_request, load_request
 from pipeline.cli.golden import FIXTURES
 from roundtrip.reader import NOT_WRITTEN, flatten, read_terms
 
-BASE = generate.load_request((FIXTURES / "vat-g-export.json").read_bytes())
+BASE = load_request((FIXTURES / "vat-g-export.json").read_bytes())
 
 quantity = st.decimals(min_value=Decimal("-20"), max_value=Decimal("500"), places=3).filter(lambda d: d != 0)
 price = st.decimals(min_value=Decimal("0.0001"), max_value=Decimal("9999"), places=4)
@@ -67,7 +68,7 @@ def requests(draw):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(request=requests(), spec=st.sampled_from(["xrechnung", "en16931"]))
 def test_auto_calculation_always_gives_valid_documents_that_carry_the_request(request, spec):
-    xml, report = generate.generate_xml(generate.dump_request(request), spec)
+    xml, report = generate.generate_xml(dump_request(request), spec)
     assert report.valid
     back = flatten(read_terms(xml).terms)
     sent = {k: v for k, v in flatten(request["invoice"]).items() if k.split(".")[0] not in NOT_WRITTEN}
@@ -80,9 +81,9 @@ from falcon import testing  # noqa: E402
 
 from pipeline.cli.golden import FIXTURES as _FIXTURES  # noqa: E402
 from pipeline.service.app import create_app  # noqa: E402
-from pipeline.validate import validate_pdf  # noqa: E402
+from pipeline.flows.validate_pdf import validate_pdf  # noqa: E402
 
-_BODIES = [generate.load_request(p.read_bytes()) for p in sorted(_FIXTURES.glob("*.json"))]
+_BODIES = [load_request(p.read_bytes()) for p in sorted(_FIXTURES.glob("*.json"))]
 _CLIENT = testing.TestClient(create_app(platform=False))
 
 
@@ -120,7 +121,7 @@ def damaged(draw):
 def test_damaged_requests_get_a_clear_answer(request, spec):
     if spec == "zugferd" and isinstance(request.get("config"), dict):
         request["config"]["syntax"] = "CII"   # reach the PDF stages, not the UBL refusal
-    resp = _CLIENT.simulate_post(f"/v1/invoice/{spec}", body=generate.dump_request(request),
+    resp = _CLIENT.simulate_post(f"/v1/invoice/{spec}", body=dump_request(request),
                                  headers={"Content-Type": "application/json"})
     assert resp.status_code in (200, 400, 422), resp.text
     if resp.status_code == 200:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import terms
+from pipeline.invoice import terms
 from pipeline.cli.golden import FIXTURES, GOLDEN, cases, diff
-from pipeline.generate import load_request
+from pipeline.invoice.request_json import load_request
 
 CASES = cases()
 

@@ -9,7 +9,7 @@ import falcon.testing
 import pytest
 
 from conftest import CORPUS
-from pipeline import validate
+from pipeline.flows import validate_xml as validate
 from pipeline.service import upload
 from pipeline.service.app import create_app
 from pipeline.settings import get_settings

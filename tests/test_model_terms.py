@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from pipeline import transform
-from pipeline.canonical import normalize
-from pipeline.terms import TERMS, term_for
+from pipeline.write import transform
+from pipeline.flows.generate_xml import normalize
+from pipeline.invoice.terms import TERMS, term_for
 from roundtrip.reader import TAX_POINT_CODES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -108,7 +108,7 @@ def test_document_reference_bindings_are_exact(type_code):
     each binding selects its own references only."""
     data = json.loads((REPO / "fixtures" / "invoice-all-fields.json").read_bytes(), parse_float=Decimal)
     data["invoice"]["invoiceTypeCode"] = type_code
-    from pipeline.generate import dump_request
+    from pipeline.invoice.request_json import dump_request
     req, canonical = normalize(dump_request(data), "en16931")
     ubl = etree.fromstring(transform.to_ubl(canonical, transform.params_for("en16931")))
     credit = ubl.tag.endswith("}CreditNote")
@@ -132,11 +132,11 @@ SYNTAX_RULES = re.compile(r"^(CII-|UBL-|BR-DEX-|PEPPOL-EN16931-R(008|043|044)\b)
 
 def test_every_business_rule_of_the_installed_packs_names_a_business_term():
     """A 422 names the BT (and the JSON field where there is one) for every rule except pure syntax rules."""
-    from pipeline import rules
-    from pipeline.terms import field_for_rule
+    from pipeline.check import packs
+    from pipeline.invoice.terms import field_for_rule
 
     ids = set()
-    for pack in rules.list_installed():
+    for pack in packs.list_installed():
         for sheet in {s for entry in pack.syntaxes.values() for s in entry.stylesheets}:
             ids |= set(re.findall(r'<svrl:failed-assert[^>]*?id="([^"]+)"', Path(sheet).read_text("utf-8")))
     assert len(ids) > 500

@@ -61,7 +61,7 @@ def test_describes_every_mounted_endpoint_with_errors_headers_and_security(doc):
 
 
 def test_invoice_schema_is_the_models_schema(doc):
-    from pipeline.model import InvoiceRequest
+    from pipeline.invoice.model import InvoiceRequest
 
     d, _ = doc
     own = InvoiceRequest.model_json_schema(ref_template="#/components/schemas/{model}", mode="validation")
@@ -74,7 +74,7 @@ def test_invoice_schema_is_the_models_schema(doc):
 
 def test_real_reports_match_the_described_schema():
     """The response models are the contract of Report.to_dict: checked on official documents."""
-    from pipeline.validate import validate_xml
+    from pipeline.flows.validate_xml import validate_xml
 
     samples = sorted(p for p in CORPUS.rglob("*.xml"))[:6]
     assert samples

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from lxml import etree, html as lxml_html
 
-from pipeline import canonical, render
-from pipeline.generate import dump_request
+from pipeline.flows.generate_xml import normalize
+from pipeline.pdf import page
+from pipeline.invoice.request_json import dump_request
 from pipeline.errors import ApiError
 from roundtrip.convert import convert
 from test_roundtrip import CORPUS_CASES, _blocked
@@ -24,7 +25,7 @@ ALL_FIELDS = REPO / "fixtures" / "invoice-all-fields.json"
 
 
 def canonical_of(request: dict) -> bytes:
-    return canonical.normalize(json.dumps(request).encode(), "zugferd")[1]
+    return normalize(json.dumps(request).encode(), "zugferd")[1]
 
 
 def page_text(html: bytes) -> str:
@@ -59,7 +60,7 @@ def source(request) -> bytes:
 def test_every_value_of_the_invoice_is_on_the_page(source, lang):
     """Each leaf of the canonical document (every business term sent or computed) appears on the page: text as
     sent, codes as sent, dates and numbers in the language's format."""
-    html = render.invoice_html(source, lang)
+    html = page.invoice_html(source, lang)
     text = page_text(html)
     missing = []
     for leaf in etree.fromstring(source).iter(f"{{{C}}}*"):
@@ -127,7 +128,7 @@ def test_nothing_is_cut_off_or_overlaps(source, lang, tmp_path):
     """Every word lies within the text area and on no other word: e.g. payee, tax representative and delivery
     side by side share the width instead of running off the right edge, and a long label pushes its value aside
     instead of running into it."""
-    pdf = render.html_to_pdf(render.invoice_html(source, lang, "EN 16931"))
+    pdf = page.html_to_pdf(page.invoice_html(source, lang, "EN 16931"))
     assert layout_faults(pdf, tmp_path) == []
 
 
@@ -158,7 +159,7 @@ def test_long_words_wrap_inside_their_box(lang, tmp_path):
     body["config"] = {"syntax": "CII"}
     src = canonical_of(body)
     assert ("Unbreakable" * 5).encode() in src
-    pdf = render.html_to_pdf(render.invoice_html(src, lang, "EN 16931"))
+    pdf = page.html_to_pdf(page.invoice_html(src, lang, "EN 16931"))
     assert layout_faults(pdf, tmp_path) == []
 
 
@@ -175,22 +176,22 @@ def test_official_samples_fit_the_page(source_file, lang, tmp_path):
     cut off or on top of another."""
     request, _ = convert(source_file.read_bytes(), "CII", "en16931")
     request["invoice"].get("processControl", {}).pop("specificationIdentifier", None)  # the profile's BT-24 applies
-    src = canonical.normalize(dump_request(request), "zugferd")[1]
-    pdf = render.html_to_pdf(render.invoice_html(src, lang, "EN 16931"))
+    src = normalize(dump_request(request), "zugferd")[1]
+    pdf = page.html_to_pdf(page.invoice_html(src, lang, "EN 16931"))
     assert layout_faults(pdf, tmp_path) == []
 
 
 def test_only_characters_no_font_can_draw_are_replaced():
-    assert render.drawable("Rechnung 2024") == "Rechnung 2024"
-    assert render.drawable("Müller 上海 Ωμέγα \U0001F642") == "Müller 上海 Ωμέγα \U0001F642"
+    assert page.drawable("Rechnung 2024") == "Rechnung 2024"
+    assert page.drawable("Müller 上海 Ωμέγα \U0001F642") == "Müller 上海 Ωμέγα \U0001F642"
     # default-ignorable characters need no glyph (joiner, variation selector, soft hyphen, bidi mark): kept
-    assert render.drawable("a\u200db\ufe0fc\u00add\u200fe") == "a\u200db\ufe0fc\u00add\u200fe"
-    assert render.drawable("x\U00013000y\U0010FFFDz") == "x\ufffdy\ufffdz"
+    assert page.drawable("a\u200db\ufe0fc\u00add\u200fe") == "a\u200db\ufe0fc\u00add\u200fe"
+    assert page.drawable("x\U00013000y\U0010FFFDz") == "x\ufffdy\ufffdz"
 
 
 def test_labels_and_formats_follow_the_language_content_is_not_translated():
     src = canonical_of(invoice_request(3))
-    en, de = page_text(render.invoice_html(src, "en")), page_text(render.invoice_html(src, "de"))
+    en, de = page_text(page.invoice_html(src, "en")), page_text(page.invoice_html(src, "de"))
     assert "Invoice details" in en and "Rechnungsangaben" in de
     assert "Amount due for payment" in en and "Zahlbetrag" in de
     assert "1 March 2024" in en and "01.03.2024" in de
@@ -201,11 +202,11 @@ def test_labels_and_formats_follow_the_language_content_is_not_translated():
 
 
 def test_language_codes():
-    assert render.language_of(None) == "en"
-    assert render.language_of("DE") == "de"
+    assert page.language_of(None) == "en"
+    assert page.language_of("DE") == "de"
     for bad in ("de-DE", "fr", "", "english"):
         with pytest.raises(ApiError) as exc:
-            render.language_of(bad)
+            page.language_of(bad)
         assert exc.value.http_status == 400 and exc.value.errors[0].field == "config.metadataLanguage"
 
 
@@ -213,14 +214,14 @@ def test_language_codes():
                                                                 ("de", "Seite", "von", "Einzelpreis")])
 def test_long_invoice_breaks_across_pages_with_repeated_headers(tmp_path, lang, page_word, of_word, unit_price):
     src = canonical_of(invoice_request(120))
-    pdf = render.html_to_pdf(render.invoice_html(src, lang, "EN 16931"))
+    pdf = page.html_to_pdf(page.invoice_html(src, lang, "EN 16931"))
     pages = pdf_pages(pdf, tmp_path)
     n = len(pages)
     assert n >= 4
-    for i, page in enumerate(pages, start=1):
-        assert f"{page_word} {i} {of_word} {n}" in page
+    for i, text in enumerate(pages, start=1):
+        assert f"{page_word} {i} {of_word} {n}" in text
         if 1 < i < n:  # every page holding lines repeats the table header
-            assert unit_price in page
+            assert unit_price in text
     assert "RE-2024-0815" in pages[-1]
 
 
@@ -230,9 +231,9 @@ def test_weasyprint_fetches_nothing(tmp_path):
     html = (f'<html><head><link rel="stylesheet" href="file://{tmp_path}/x.css"></head><body>'
             f'<img src="file://{secret}"><img src="http://127.0.0.1:9/x.png">'
             f'<object data="file://{secret}"></object><p>visible</p></body></html>').encode()
-    with pytest.raises(render.FetchRefused):
-        render.refuse_all_urls(f"file://{secret}")
-    pdf = render.html_to_pdf(html)
+    with pytest.raises(page.FetchRefused):
+        page.refuse_all_urls(f"file://{secret}")
+    pdf = page.html_to_pdf(html)
     text = "".join(pdf_pages(pdf, tmp_path))
     assert "visible" in text and "TOP-SECRET" not in text
 
@@ -240,7 +241,7 @@ def test_weasyprint_fetches_nothing(tmp_path):
 def test_user_text_cannot_inject_markup():
     req = invoice_request(1)
     req["invoice"]["invoiceNote"] = '<img src="http://evil.example/x.png"><script>alert(1)</script>'
-    html = render.invoice_html(canonical_of(req), "en")
+    html = page.invoice_html(canonical_of(req), "en")
     doc = lxml_html.fromstring(html)
     assert not doc.xpath("//img | //script")
     assert '<script>alert(1)</script>' in page_text(html)
@@ -250,7 +251,7 @@ def weasyprint_reference(html: bytes) -> bytes:
     """The same page through WeasyPrint's own entry point: its HTML5 parser and full user-agent stylesheet."""
     from weasyprint import HTML
 
-    w = render._weasyprint()
+    w = page._weasyprint()
     return HTML(string=html.decode("utf-8"), url_fetcher=w["fetcher"], base_url=None).write_pdf(
         stylesheets=[w["css"]], font_config=w["fonts"], pdf_variant="pdf/a-3b", pdf_identifier=None,
         custom_metadata=False)
@@ -258,17 +259,17 @@ def weasyprint_reference(html: bytes) -> bytes:
 
 @pytest.mark.parametrize("lang", ["en", "de"])
 def test_fast_path_renders_the_same_pdf_as_weasyprints_entry_point(source, lang):
-    """render.html_to_pdf parses with libxml2 and uses templates/page-ua.css instead of WeasyPrint's HTML5 parser
+    """page.html_to_pdf parses with libxml2 and uses templates/page-ua.css instead of WeasyPrint's HTML5 parser
     and user-agent stylesheet; the PDF must be the same, byte for byte (a default missing from page-ua.css, or
     a parse difference, would change it)."""
-    html = render.invoice_html(source, lang, "EN 16931")
-    assert render.html_to_pdf(html) == weasyprint_reference(html)
+    html = page.invoice_html(source, lang, "EN 16931")
+    assert page.html_to_pdf(html) == weasyprint_reference(html)
 
 
 def test_page_ua_stylesheet_covers_every_element_of_the_page(source):
     """Each element xslt/html.xsl writes is named in templates/page-ua.css (whose header lists them)."""
-    header = render.UA_CSS_FILE.read_text().split("*/")[0]
+    header = page.UA_CSS_FILE.read_text().split("*/")[0]
     listed = set(re.search(r"\(([a-z0-9 ]+)\)", " ".join(header.split())).group(1).split())
-    written = {el.tag for el in lxml_html.document_fromstring(render.invoice_html(source, "en")).iter()
+    written = {el.tag for el in lxml_html.document_fromstring(page.invoice_html(source, "en")).iter()
                if isinstance(el.tag, str)}
     assert written <= listed, written - listed

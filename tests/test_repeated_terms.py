@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 from lxml import etree, html as lxml_html
 
-from pipeline import transform
-from pipeline.canonical import normalize
+from pipeline import xslt
+from pipeline.write import transform
+from pipeline.flows.generate_xml import normalize
 from pipeline.errors import ApiError
-from pipeline.generate import generate_xml, with_config
+from pipeline.flows.generate_xml import generate_xml
+from pipeline.invoice.request_json import with_config
 from pipeline.settings import XSLT_DIR
 from roundtrip.reader import flatten, read_terms
 
@@ -49,12 +51,12 @@ def test_several_preceding_invoices_are_refused_for_cii():
         ("invoice.additionalPrecedingInvoiceReferences", "BG-3")]
     # the stylesheet itself refuses too (a canonical document written by hand for `pipeline run transform`)
     _, canonical = normalize(SEVERAL_BG3.read_bytes(), "en16931")
-    with pytest.raises(transform.TransformError, match="one preceding invoice reference"):
+    with pytest.raises(xslt.TransformError, match="one preceding invoice reference"):
         transform.to_cii(canonical, transform.params_for("en16931"))
 
 
 def page_text(canonical: bytes, lang: str) -> str:
-    html = transform.run_stylesheet(XSLT_DIR / "html.xsl", canonical, {"lang": lang, "profile": ""})
+    html = xslt.run_stylesheet(XSLT_DIR / "html.xsl", canonical, {"lang": lang, "profile": ""})
     return " ".join(lxml_html.fromstring(html).text_content().split())
 
 

@@ -15,10 +15,11 @@ import pytest
 
 from conftest import CORPUS
 from pipeline.cli.golden import FIXTURES
-from pipeline import terms
+from pipeline.invoice import terms
 from pipeline.errors import ApiError
-from pipeline.transform import EN16931_ID, XRECHNUNG_ID
-from pipeline.generate import dump_request, generate_xml, load_request, normalize, with_config
+from pipeline.invoice.specs import EN16931_ID, XRECHNUNG_ID
+from pipeline.flows.generate_xml import generate_xml, normalize
+from pipeline.invoice.request_json import dump_request, load_request, with_config
 from roundtrip.convert import convert
 from roundtrip.reader import NOT_WRITTEN, canonical_terms, diff_lines, flatten, read_terms
 
@@ -161,7 +162,7 @@ def test_corpus_round_trip(spec: str, source: Path, syntax: str):
     assert not problems, f"business terms differ from the source {source.name}:\n" + "\n".join(problems)
 
 
-# ---- the reader against pipeline.terms -------------------------------------------------------------------
+# ---- the reader against pipeline.invoice.terms -------------------------------------------------------------------
 # Two binding tables written independently (the reader's and the model's business-term table) must read the
 # same values from the official documents. Known, explained differences:
 TABLE_DIFFERENCES = {

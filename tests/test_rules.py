@@ -8,11 +8,11 @@ import sys
 import pytest
 
 from conftest import RULES_SOURCE
-from pipeline import rules
+from pipeline.check import packs
 
 
 def _entry(version, status, **extra):
-    real = next(e for e in rules.load_registry() if e["spec"] == "en16931")
+    real = next(e for e in packs.load_registry() if e["spec"] == "en16931")
     return {**real, "version": version, "status": status, **extra}
 
 
@@ -26,58 +26,58 @@ def side_by_side(tmp_path):
         _entry("1.4.0", "deprecated"),
     ]}))
     home = tmp_path / "home"
-    rules.install(RULES_SOURCE, registry=registry, rules_home=home)
+    packs.install(RULES_SOURCE, registry=registry, rules_home=home)
     return registry, home
 
 
 def test_real_registry_names_every_syntax_and_a_download():
-    entries = rules.load_registry()
+    entries = packs.load_registry()
     assert {(e["spec"], e["version"]) for e in entries} >= {("en16931", "1.3.16"), ("xrechnung", "3.0.2")}
     for e in entries:
-        assert set(e["syntaxes"]) == set(rules.SYNTAXES)
+        assert set(e["syntaxes"]) == set(packs.SYNTAXES)
         assert all(d["url"].startswith("https://") for d in e["downloads"])
         assert len(e["content_sha256"]) == 64
     assert next(e for e in entries if e["spec"] == "xrechnung")["scenarios"] == "scenarios.xml"
 
 
 def test_version_order_is_numeric():
-    assert rules.version_key("1.3.16") > rules.version_key("1.3.9")
-    assert rules.version_key("3.0.10") > rules.version_key("3.0.2")
+    assert packs.version_key("1.3.16") > packs.version_key("1.3.9")
+    assert packs.version_key("3.0.10") > packs.version_key("3.0.2")
 
 
 def test_latest_active_picks_highest_active_version(side_by_side):
     registry, home = side_by_side
-    installed = rules.list_installed(registry=registry, rules_home=home)
+    installed = packs.list_installed(registry=registry, rules_home=home)
     assert [p.version for p in installed] == ["1.4.0", "1.3.16", "1.3.9"]
-    latest = rules.latest_active("en16931", "CII", registry=registry, rules_home=home)
+    latest = packs.latest_active("en16931", "CII", registry=registry, rules_home=home)
     assert latest.version == "1.3.16"  # 1.4.0 is deprecated, 1.3.16 > 1.3.9 numerically
     assert latest.rules_for("CII").stylesheets[0].is_file()
     # deprecated and older versions stay usable when asked for by version
-    assert rules.get_pack("en16931", "1.4.0", registry=registry, rules_home=home).status == "deprecated"
-    assert rules.get_pack("en16931", "1.3.9", registry=registry, rules_home=home).root == home / "en16931" / "1.3.9"
-    with pytest.raises(rules.PackNotInstalled):
-        rules.latest_active("xrechnung", registry=registry, rules_home=home)
-    with pytest.raises(rules.PackNotInstalled):
-        rules.get_pack("en16931", "9.9", registry=registry, rules_home=home)
+    assert packs.get_pack("en16931", "1.4.0", registry=registry, rules_home=home).status == "deprecated"
+    assert packs.get_pack("en16931", "1.3.9", registry=registry, rules_home=home).root == home / "en16931" / "1.3.9"
+    with pytest.raises(packs.PackNotInstalled):
+        packs.latest_active("xrechnung", registry=registry, rules_home=home)
+    with pytest.raises(packs.PackNotInstalled):
+        packs.get_pack("en16931", "9.9", registry=registry, rules_home=home)
 
 
 def test_modified_pack_is_refused(side_by_side):
     registry, home = side_by_side
     xslt = home / "en16931" / "1.3.9" / "cii" / "xslt" / "EN16931-CII-validation.xslt"
     xslt.write_bytes(xslt.read_bytes() + b"\n<!-- tampered -->")
-    with pytest.raises(rules.RulesError, match="modified"):
-        rules.get_pack("en16931", "1.3.9", registry=registry, rules_home=home)
-    untouched = (home / "en16931" / "1.3.16" / rules.MANIFEST_NAME).stat().st_mtime_ns
-    rules.install(RULES_SOURCE, registry=registry, rules_home=home)  # repairs the modified pack only
-    assert rules.get_pack("en16931", "1.3.9", registry=registry, rules_home=home).version == "1.3.9"
-    assert (home / "en16931" / "1.3.16" / rules.MANIFEST_NAME).stat().st_mtime_ns == untouched
+    with pytest.raises(packs.RulesError, match="modified"):
+        packs.get_pack("en16931", "1.3.9", registry=registry, rules_home=home)
+    untouched = (home / "en16931" / "1.3.16" / packs.MANIFEST_NAME).stat().st_mtime_ns
+    packs.install(RULES_SOURCE, registry=registry, rules_home=home)  # repairs the modified pack only
+    assert packs.get_pack("en16931", "1.3.9", registry=registry, rules_home=home).version == "1.3.9"
+    assert (home / "en16931" / "1.3.16" / packs.MANIFEST_NAME).stat().st_mtime_ns == untouched
 
 
 def test_content_not_matching_the_registry_pin_is_not_installed(tmp_path):
     registry = tmp_path / "packs.json"
     registry.write_text(json.dumps({"packs": [_entry("1.3.16", "active", content_sha256="0" * 64)]}))
-    with pytest.raises(rules.RulesError, match="differs from the registry pin"):
-        rules.install(RULES_SOURCE, registry=registry, rules_home=tmp_path / "home")
+    with pytest.raises(packs.RulesError, match="differs from the registry pin"):
+        packs.install(RULES_SOURCE, registry=registry, rules_home=tmp_path / "home")
     assert not (tmp_path / "home" / "en16931" / "1.3.16").exists()
 
 
@@ -86,16 +86,16 @@ def test_source_file_not_matching_sha256sums_is_refused(tmp_path):
     subprocess.run(["cp", "-r", str(RULES_SOURCE), str(src)], check=True)
     subprocess.run(["chmod", "-R", "u+w", str(src)], check=True)
     (src / "en16931" / "1.3.16" / "LICENSE.txt").write_text("changed")
-    with pytest.raises(rules.RulesError, match="checksum"):
-        rules.install(src, rules_home=tmp_path / "home", specs=("en16931",))
+    with pytest.raises(packs.RulesError, match="checksum"):
+        packs.install(src, rules_home=tmp_path / "home", specs=("en16931",))
 
 
 def test_download_offline_fails_with_a_clear_message(tmp_path):
     registry = tmp_path / "packs.json"
     registry.write_text(json.dumps({"packs": [
         _entry("1.3.16", "active", downloads=[{"url": "http://127.0.0.1:9/en16931.zip", "extract": {"": ""}}])]}))
-    with pytest.raises(rules.RulesError, match=r"download of .* failed.*--from DIR"):
-        rules.install(None, registry=registry, rules_home=tmp_path / "home")
+    with pytest.raises(packs.RulesError, match=r"download of .* failed.*--from DIR"):
+        packs.install(None, registry=registry, rules_home=tmp_path / "home")
 
 
 def test_cli_install_and_list(tmp_path):
@@ -145,10 +145,10 @@ def test_download_path_installs_the_pinned_content(tmp_path):
                      {**real["downloads"][1], "url": f"{base}/ubl.zip"}]
         registry = tmp_path / "packs.json"
         registry.write_text(json.dumps({"packs": [{**real, "downloads": downloads}]}))
-        [pack] = rules.install(None, registry=registry, rules_home=tmp_path / "home")
+        [pack] = packs.install(None, registry=registry, rules_home=tmp_path / "home")
     finally:
         server.shutdown()
     assert pack.content_sha256 == real["content_sha256"]
     assert not (pack.root / "README.md").exists()
-    assert rules.latest_active("en16931", "UBL-CreditNote", registry=registry,
+    assert packs.latest_active("en16931", "UBL-CreditNote", registry=registry,
                                rules_home=tmp_path / "home").version == "1.3.16"

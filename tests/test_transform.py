@@ -1,7 +1,7 @@
 """The stylesheets canonical -> CII / UBL, judged by the official rules and by an independent reader.
 
 Every hand-written canonical sample in tests/data/canonical is transformed to CII and UBL for EN 16931 and
-XRechnung and validated with the official XSD + Schematron (pipeline.validate.validate_xml, the installed
+XRechnung and validated with the official XSD + Schematron (pipeline.flows.validate_xml, the installed
 rule packs): no errors allowed. The CII for EN 16931 must also pass the Factur-X EN16931 rules unchanged.
 Business terms are read back from the output with tests/roundtrip/reader.py (written independently of the
 stylesheets) and must equal the canonical document's.
@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from pipeline import transform
-from pipeline.terms import TERMS
-from pipeline.validate import validate_xml
+from pipeline import xslt
+from pipeline.write import transform
+from pipeline.invoice.terms import TERMS
+from pipeline.flows.validate_xml import validate_xml
 from tests.conftest import CORPUS
 from tests.roundtrip.reader import canonical_terms, diff_lines, flatten, read_terms
 
@@ -69,7 +70,8 @@ def test_output_passes_official_rules(sample: Path, syntax: str, spec: str) -> N
 @pytest.mark.parametrize("sample", SAMPLES, ids=SAMPLE_IDS)
 def test_en16931_cii_is_facturx_en16931(sample: Path) -> None:
     """H5 embeds this output as Factur-X EN16931: the Factur-X XSD and Schematron must accept it as is."""
-    from pipeline.facturx import profile_named, validate_profile_xml
+    from pipeline.check.profiles import validate_profile_xml
+    from pipeline.invoice.specs import profile_named
 
     issues = validate_profile_xml(_transform(sample, "cii", "en16931"), profile_named("EN16931"))
     assert [f"{i.code}: {i.message}" for i in issues if i.severity == "ERROR"] == []
@@ -296,8 +298,8 @@ BROKEN_RUNTIME = """<?xml version="1.0"?>
 def test_runtime_error_names_stylesheet_line_and_messages(tmp_path: Path) -> None:
     sheet = tmp_path / "my.xsl"
     sheet.write_text(BROKEN_RUNTIME)
-    with pytest.raises(transform.TransformError) as info:
-        transform.run_stylesheet(sheet, b"<a/>")
+    with pytest.raises(xslt.TransformError) as info:
+        xslt.run_stylesheet(sheet, b"<a/>")
     text = str(info.value)
     assert str(sheet) in text
     assert re.search(r"line 7\b", text), text
@@ -309,21 +311,21 @@ def test_compile_error_names_stylesheet_and_line(tmp_path: Path) -> None:
     sheet = tmp_path / "bad.xsl"
     sheet.write_text(BROKEN_RUNTIME.replace("<xsl:value-of select=\"xs:decimal('not a number')\"/>",
                                             "<xsl:value-of select=\"1 +\"/>"))
-    with pytest.raises(transform.TransformError) as info:
-        transform.run_stylesheet(sheet, b"<a/>")
+    with pytest.raises(xslt.TransformError) as info:
+        xslt.run_stylesheet(sheet, b"<a/>")
     assert str(sheet) in str(info.value)
     assert re.search(r"line 7\b", str(info.value)), str(info.value)
 
 
 def test_non_canonical_input_is_refused_with_a_message() -> None:
-    with pytest.raises(transform.TransformError) as info:
+    with pytest.raises(xslt.TransformError) as info:
         transform.to_cii(b"<Invoice xmlns='urn:example'/>", {})
     assert "cii.xsl" in str(info.value)
     assert "not a canonical invoice" in str(info.value)
 
 
 def test_malformed_input_is_a_transform_error() -> None:
-    with pytest.raises(transform.TransformError, match="not well-formed"):
+    with pytest.raises(xslt.TransformError, match="not well-formed"):
         transform.to_ubl(b"<invoice", {})
 
 
@@ -404,7 +406,7 @@ def test_official_documents_regenerate_valid_with_equal_terms(path: Path) -> Non
     expected = {k: v for k, v in flatten(terms).items() if not k.startswith("processControl.specification")}
     for syntax, fn in SYNTAXES.items():
         if syntax == "cii" and "additionalPrecedingInvoiceReferences" in terms:   # D16B: one BG-3
-            with pytest.raises(transform.TransformError, match="one preceding invoice reference"):
+            with pytest.raises(xslt.TransformError, match="one preceding invoice reference"):
                 fn(canonical, transform.params_for(spec))
             continue
         out = fn(canonical, transform.params_for(spec))
@@ -441,5 +443,5 @@ def test_input_with_a_doctype_is_refused(tmp_path: Path, encoding: str) -> None:
     secret.write_text("top secret")
     doc = (f'<?xml version="1.0" encoding="{encoding}"?>\n<!DOCTYPE a [<!ENTITY x SYSTEM "file://{secret}">]>'
            '<a>&x;</a>').encode(encoding)
-    with pytest.raises(transform.TransformError, match="DOCTYPE"):
-        transform.run_stylesheet(transform.CII_XSL, doc)
+    with pytest.raises(xslt.TransformError, match="DOCTYPE"):
+        xslt.run_stylesheet(transform.CII_XSL, doc)

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from pipeline import generate
+from pipeline.flows import generate_xml as generate
+from pipeline.invoice.request_json import with_config
 from pipeline.cli.golden import FIXTURES
 
 CASES = [(f, syntax, spec) for f in sorted(FIXTURES.glob("*.json")) for syntax in ("CII", "UBL")
@@ -15,8 +16,8 @@ CASES = [(f, syntax, spec) for f in sorted(FIXTURES.glob("*.json")) for syntax i
 
 @pytest.mark.parametrize("fixture,syntax,spec", CASES, ids=lambda v: getattr(v, "stem", v))
 def test_tree_path_equals_text_path(fixture, syntax, spec):
-    request, canonical = generate.normalize(generate.with_config(fixture.read_bytes(), syntax=syntax), spec)
-    sid = generate.specification_id_of(request)
+    request, canonical = generate.normalize(with_config(fixture.read_bytes(), syntax=syntax), spec)
+    sid = (request.invoice.processControl.specificationIdentifier if request.invoice.processControl else None)
     text = generate.transform(canonical, syntax, spec, specification_id=sid)
     out = generate.transform_to_tree(canonical, syntax, spec, sid)
     assert out.xml == text
@@ -27,7 +28,7 @@ def test_tree_path_equals_text_path(fixture, syntax, spec):
 
 def test_tree_path_reports_findings_of_a_failing_document():
     """A document the rules reject is rejected the same way from the tree (findings located alike)."""
-    request, canonical = generate.normalize(generate.with_config((FIXTURES / "vat-g-export.json").read_bytes(),
+    request, canonical = generate.normalize(with_config((FIXTURES / "vat-g-export.json").read_bytes(),
                                                                  syntax="CII"), "xrechnung")
     broken = re.sub(rb"<(\w+:)?buyerReference>[^<]*</(\w+:)?buyerReference>", b"", canonical)
     assert broken != canonical

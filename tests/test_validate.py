@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import CORPUS
-from pipeline import rules, validate, xmlinput
+from pipeline.check import engine, packs, xmlinput
+from pipeline.flows import validate_xml as validate
 from pipeline.errors import ApiError
 
 TS = CORPUS / "xrechnung-testsuite"
@@ -94,13 +95,13 @@ def test_en16931_cii_example_is_valid():
 def test_document_matching_no_scenario_is_invalid():
     data = CII_STD.read_bytes().replace(b"urn:xeinkauf.de:kosit:xrechnung_3.0", b"urn:example:other", 1)
     r = validate.validate_xml(data, "xrechnung")
-    assert not r.valid and [i.code for i in r.issues] == [validate.NO_SCENARIO]
+    assert not r.valid and [i.code for i in r.issues] == [engine.NO_SCENARIO]
 
 
 def test_dynamic_error_in_official_rules_is_a_finding_and_the_engine_stays_healthy():
     r = validate.validate_xml(TWO_URIID.read_bytes(), "en16931")
-    engine = [i for i in r.issues if i.code == validate.RULE_ENGINE_ERROR]
-    assert not r.valid and engine and "normalize-space" in engine[0].message
+    stopped = [i for i in r.issues if i.code == engine.RULE_ENGINE_ERROR]
+    assert not r.valid and stopped and "normalize-space" in stopped[0].message
     assert validate.validate_xml(CEN_CII.read_bytes(), "en16931").valid  # next document is fine
 
 
@@ -125,11 +126,11 @@ def test_non_utf8_encodings_are_decoded_as_declared():
 
 
 def test_run_checks_primitive_with_custom_levels():
-    pack = rules.latest_active("en16931", "UBL-Invoice")
+    pack = packs.latest_active("en16931", "UBL-Invoice")
     entry = pack.rules_for("UBL-Invoice")
     doc = xmlinput.load(UBL_CVD.read_bytes())
-    plain = validate.run_checks(doc, entry.xsd, entry.stylesheets)
+    plain = engine.run_checks(doc, entry.xsd, entry.stylesheets)
     assert ("ERROR", "BR-CL-13") in [(i.severity, i.code) for i in plain]
-    lowered = validate.run_checks(doc, entry.xsd, entry.stylesheets, {"BR-CL-13": "information"})
+    lowered = engine.run_checks(doc, entry.xsd, entry.stylesheets, {"BR-CL-13": "information"})
     assert ("WARNING", "BR-CL-13") in [(i.severity, i.code) for i in lowered]
     assert not [i for i in lowered if i.severity == "ERROR"]

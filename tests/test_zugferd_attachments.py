@@ -9,11 +9,11 @@ import io
 import pikepdf
 import pytest
 
-from pipeline import generate
+from pipeline.invoice.request_json import dump_request, load_request, with_config
 from pipeline.cli.golden import FIXTURES
 from pipeline.errors import ApiError
-from pipeline.facturx import generate_zugferd
-from pipeline.validate import validate_pdf
+from pipeline.flows.generate_zugferd import generate_zugferd
+from pipeline.flows.validate_pdf import validate_pdf
 
 FULL = FIXTURES / "invoice-all-fields.json"
 
@@ -31,7 +31,7 @@ def _embedded(document: bytes) -> dict[str, tuple[str, str, bytes]]:
 
 
 def test_supporting_documents_are_embedded_as_supplement_files():
-    request = generate.load_request(FULL.read_bytes())
+    request = load_request(FULL.read_bytes())
     document = generate_zugferd(FULL.read_bytes())
     files = _embedded(document)
     attached = [d for d in request["invoice"]["additionalSupportingDocuments"] if "attachedDocument" in d]
@@ -47,9 +47,9 @@ def test_supporting_documents_are_embedded_as_supplement_files():
 
 
 def test_an_attachment_named_like_the_invoice_does_not_take_its_place():
-    request = generate.load_request(FULL.read_bytes())
+    request = load_request(FULL.read_bytes())
     request["invoice"]["additionalSupportingDocuments"][0]["attachedDocumentFilename"] = "factur-x.xml"
-    document = generate_zugferd(generate.dump_request(request))
+    document = generate_zugferd(dump_request(request))
     files = _embedded(document)
     assert files["factur-x.xml"][0] != "/Supplement" and files["factur-x.xml"][1] == "/text/xml"
     assert [n for n, f in files.items() if f[0] == "/Supplement" and n.startswith("factur-x")] == ["factur-x (2).xml"]
@@ -58,7 +58,7 @@ def test_an_attachment_named_like_the_invoice_does_not_take_its_place():
 
 @pytest.mark.parametrize("profile", ["MINIMUM", "XRECHNUNG"])
 def test_attachments_are_embedded_for_every_profile(profile):
-    body = generate.with_config(FULL.read_bytes(), profile=profile)
+    body = with_config(FULL.read_bytes(), profile=profile)
     try:
         document = generate_zugferd(body)
     except ApiError as exc:  # the fixture may not meet a profile's own rules; that is not this test's subject
@@ -73,12 +73,12 @@ PNG = (FIXTURES.parent / "docs" / "zugferd-en.png").read_bytes()  # a real pictu
 
 
 def _with_picture(profile: str = "EN16931", filename: str = "foto.png") -> bytes:
-    request = generate.load_request(FULL.read_bytes())
+    request = load_request(FULL.read_bytes())
     request["config"]["profile"] = profile
     request["invoice"]["additionalSupportingDocuments"] = [{
         "reference": "Foto-Lager", "description": "Foto der Lieferung", "attachedDocumentFilename": filename,
         "attachedDocument": base64.b64encode(PNG).decode(), "attachedDocumentMimeType": "image/png"}]
-    return generate.dump_request(request)
+    return dump_request(request)
 
 
 def test_supplement_file_entry_has_mime_subtype_params_and_description():
@@ -92,7 +92,7 @@ def test_supplement_file_entry_has_mime_subtype_params_and_description():
 
 
 def test_attachment_names():
-    from pipeline.pdf import Attachment, attachment_names
+    from pipeline.pdf.assemble import Attachment, attachment_names
 
     def named(*names):
         return attachment_names([Attachment(n, b"", "text/plain") for n in names])
@@ -103,26 +103,27 @@ def test_attachment_names():
 
 
 def test_undecodable_attachment_is_400():
-    request = generate.load_request(_with_picture("BASIC"))
+    request = load_request(_with_picture("BASIC"))
     request["invoice"]["additionalSupportingDocuments"][0]["attachedDocument"] = "not base64!"
     with pytest.raises(ApiError) as exc:
-        generate_zugferd(generate.dump_request(request))
+        generate_zugferd(dump_request(request))
     assert exc.value.http_status == 400
     assert exc.value.errors[0].field == "invoice.additionalSupportingDocuments[0].attachedDocument"
 
 
 def test_gate_checks_the_attachments_byte_for_byte():
-    from pipeline import facturx, pdfcheck
-    from pipeline.pdf import Attachment
+    from pipeline.invoice import specs
+    from pipeline.pdf import checks
+    from pipeline.pdf.assemble import Attachment
 
     document = generate_zugferd(_with_picture())
-    xml = pdfcheck.inspect(document, validate_xml=False).xml
-    profile = facturx.PROFILES["EN16931"]
-    pdfcheck.gate_generated(document, xml, profile, [Attachment("foto.png", PNG, "image/png")])
+    xml = checks.inspect(document, validate_xml=False).xml
+    profile = specs.PROFILES["EN16931"]
+    checks.gate_generated(document, xml, profile, [Attachment("foto.png", PNG, "image/png")])
     for wrong in ([Attachment("foto.png", PNG[:-1], "image/png")], [Attachment("foto.png", PNG, "image/jpeg")],
                   [Attachment("bild.png", PNG, "image/png")], []):
         with pytest.raises(ApiError) as exc:
-            pdfcheck.gate_generated(document, xml, profile, wrong)
+            checks.gate_generated(document, xml, profile, wrong)
         assert exc.value.error_code == "PDF_A3_VALIDATION_FAILED"
         assert [e.code for e in exc.value.errors] == ["FX_ATTACHMENTS_DIFFER"]
 

@@ -15,7 +15,8 @@ import pikepdf
 import pytest
 from pikepdf import pdfa
 
-from pipeline import facturx, pdf as fxpdf, pdfcheck
+from pipeline.invoice import specs
+from pipeline.pdf import assemble, checks
 from pipeline.service.app import create_app
 from tests.conftest import REPO
 from tests.test_zugferd_samples import invoice_request
@@ -59,8 +60,8 @@ def pdftotext(data: bytes, tmp_path) -> str:
 @pytest.mark.parametrize("language", ["en", "de"])
 def test_generated_pdf_passes_every_check(generated, profile, language):
     data = generated(profile, language)
-    p = facturx.PROFILES[profile]
-    result = pdfcheck.inspect(data)  # PDF/A-3 + XMP + embedded file + the XML on the official rules
+    p = specs.PROFILES[profile]
+    result = checks.inspect(data)  # PDF/A-3 + XMP + embedded file + the XML on the official rules
     assert [i for i in result.issues if i.severity == "ERROR"] == []
     assert result.profile == p
     assert (result.file_name, result.relationship) == (p.file_name, "/" + p.relationship)
@@ -80,7 +81,7 @@ def test_pdfa_findings_are_only_the_known_false_alarms(generated, profile):
 
 @pytest.mark.parametrize("profile", ["EN16931", "MINIMUM", "XRECHNUNG"])
 def test_container_structure(generated, profile):
-    p = facturx.PROFILES[profile]
+    p = specs.PROFILES[profile]
     with pikepdf.open(io.BytesIO(generated(profile, "de"))) as doc:
         (spec,) = list(doc.Root.AF)
         assert spec.AFRelationship == pikepdf.Name("/" + p.relationship)
@@ -111,7 +112,7 @@ def test_xml_of_each_profile_is_its_subset(generated):
     from lxml import etree
     counts = {}
     for profile in ("EN16931", "BASIC", "BASIC WL", "MINIMUM"):
-        xml = pdfcheck.inspect(generated(profile, "en"), validate_xml=False).xml
+        xml = checks.inspect(generated(profile, "en"), validate_xml=False).xml
         root = etree.fromstring(xml)
         counts[profile] = len(root.findall(".//ram:IncludedSupplyChainTradeLineItem", ns))
         assert root.findtext(".//ram:DuePayableAmount", namespaces=ns)
@@ -131,7 +132,7 @@ def test_page_text_follows_the_language(generated, tmp_path, language, expected)
 
 
 def test_xmp_escapes_user_text():
-    xmp = fxpdf.build_xmp(facturx.PROFILES["EN16931"], 'Invoice <1> & "2"', "A&B <GmbH>",
+    xmp = assemble.build_xmp(specs.PROFILES["EN16931"], 'Invoice <1> & "2"', "A&B <GmbH>",
                           __import__("datetime").datetime(2024, 3, 1))
     from lxml import etree
     root = etree.fromstring(xmp)
@@ -145,7 +146,7 @@ def test_user_text_in_metadata_round_trips(client):
     body["invoice"]["seller"]["name"] = "Müller & Söhne <KG>"
     resp = post(client, body)
     assert resp.status_code == 200, resp.text
-    result = pdfcheck.inspect(resp.content)
+    result = checks.inspect(resp.content)
     assert [i for i in result.issues if i.severity == "ERROR"] == []
     with pikepdf.open(io.BytesIO(resp.content)) as doc, doc.open_metadata() as meta:
         assert meta["dc:title"] == 'Invoice R<1>&"x"'
@@ -168,7 +169,7 @@ def test_text_of_any_script_is_drawn_and_kept(client, tmp_path):
     body["invoice"]["invoiceNote"] = WORLD_TEXT["note"]
     resp = post(client, body)
     assert resp.status_code == 200, resp.text
-    result = pdfcheck.inspect(resp.content)
+    result = checks.inspect(resp.content)
     assert [i for i in result.issues if i.severity == "ERROR"] == []
     xml = result.xml.decode("utf-8")
     assert WORLD_TEXT["buyer"] in xml and WORLD_TEXT["note"] in xml
@@ -194,7 +195,7 @@ def test_a_supporting_document_of_12_mb_is_carried_and_checked(client, monkeypat
         "attachedDocumentMimeType": "application/pdf", "attachedDocumentFilename": "anlage.pdf"})
     resp = post(client, body)
     assert resp.status_code == 200, resp.text[:2000]
-    result = pdfcheck.inspect(resp.content)
+    result = checks.inspect(resp.content)
     assert [i for i in result.issues if i.severity == "ERROR"] == []
     assert len(result.xml) > 16_000_000
     with pikepdf.open(io.BytesIO(resp.content)) as doc:
@@ -203,7 +204,7 @@ def test_a_supporting_document_of_12_mb_is_carried_and_checked(client, monkeypat
     monkeypatch.setenv("EINVOICE_MAX_UPLOAD_BYTES", str(len(result.xml) - 1))
     get_settings.cache_clear()
     try:
-        found = pdfcheck.inspect(resp.content)
+        found = checks.inspect(resp.content)
     finally:
         monkeypatch.undo()
         get_settings.cache_clear()
@@ -256,9 +257,9 @@ def test_accept_header_must_allow_pdf(client):
 
 def test_gate_rejects_a_pdf_whose_xml_differs(generated):
     data = generated("EN16931", "en")
-    xml = pdfcheck.inspect(data, validate_xml=False).xml
+    xml = checks.inspect(data, validate_xml=False).xml
     with pytest.raises(Exception) as exc:
-        pdfcheck.gate_generated(data, xml.replace(b"RE-2024-0815", b"RE-2024-0816"), facturx.PROFILES["EN16931"])
+        checks.gate_generated(data, xml.replace(b"RE-2024-0815", b"RE-2024-0816"), specs.PROFILES["EN16931"])
     assert exc.value.error_code == "PDF_A3_VALIDATION_FAILED"
     assert any(e.code == "FX_XML_DIFFERS" for e in exc.value.errors)
 
@@ -269,9 +270,9 @@ def test_gate_rejects_wrong_relationship_and_unspecified_attachments(generated):
         doc.Root.AF[0].AFRelationship = pikepdf.Name.Unspecified
         out = io.BytesIO()
         doc.save(out)
-    xml = pdfcheck.inspect(data, validate_xml=False).xml
+    xml = checks.inspect(data, validate_xml=False).xml
     with pytest.raises(Exception) as exc:
-        pdfcheck.gate_generated(out.getvalue(), xml, facturx.PROFILES["EN16931"])
+        checks.gate_generated(out.getvalue(), xml, specs.PROFILES["EN16931"])
     assert exc.value.error_code == "PDF_A3_VALIDATION_FAILED"
 
 
@@ -286,9 +287,9 @@ def test_every_fixture_becomes_a_valid_zugferd_pdf(client, path):
     body["config"] = {k: v for k, v in body["config"].items() if k == "calculationMode"} | {"syntax": "CII"}
     resp = post(client, body)
     assert resp.status_code == 200, resp.text
-    result = pdfcheck.inspect(resp.content)
+    result = checks.inspect(resp.content)
     assert [i for i in result.issues if i.severity == "ERROR"] == []
-    assert result.profile is facturx.PROFILES["EN16931"]
+    assert result.profile is specs.PROFILES["EN16931"]
 
 
 def test_xrechnung_spec_id_fixture_with_the_xrechnung_profile(client):
@@ -296,29 +297,29 @@ def test_xrechnung_spec_id_fixture_with_the_xrechnung_profile(client):
     body["config"] = {"syntax": "CII", "profile": "XRECHNUNG"}
     resp = post(client, body)
     assert resp.status_code == 200, resp.text
-    assert pdfcheck.inspect(resp.content).file_name == "xrechnung.xml"
+    assert checks.inspect(resp.content).file_name == "xrechnung.xml"
 
 
 def test_link_annotations_get_the_print_flag():
     """WeasyPrint writes link annotations without /F; PDF/A needs the Print flag (ISO 19005-3 6.3.2)."""
-    from pipeline import render
-    pages = render.html_to_pdf(b'<html><body><p><a href="https://example.org/pay">pay online</a></p></body></html>')
+    from pipeline.pdf import page
+    pages = page.html_to_pdf(b'<html><body><p><a href="https://example.org/pay">pay online</a></p></body></html>')
     with pikepdf.open(io.BytesIO(pages)) as doc:
         assert [a for p in doc.pages for a in p.get("/Annots", [])], "WeasyPrint wrote no link annotation"
     xml = (REPO.parent / "shared" / "corpus" / "en16931-cen" / "cii" / "examples" / "CII_example1.xml").read_bytes()
-    p = facturx.PROFILES["EN16931"]
-    data = fxpdf.embed_facturx(pages, xml, p, "Invoice 1", "Seller")
+    p = specs.PROFILES["EN16931"]
+    data = assemble.embed_facturx(pages, xml, p, "Invoice 1", "Seller")
     with pikepdf.open(io.BytesIO(data)) as doc:
         annots = [a for page in doc.pages for a in page.get("/Annots", [])]
         assert annots and all(int(a.F) & 4 for a in annots)
-    pdfcheck.gate_generated(data, xml, p)  # passes: no PDF/A violation left
+    checks.gate_generated(data, xml, p)  # passes: no PDF/A violation left
 
 
 # --- profiles without a rounding amount (BT-114) ----------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_rounding_flag_follows_the_profile_xsd(profile):
-    p = facturx.PROFILES[profile]
+    p = specs.PROFILES[profile]
     declared = any('name="RoundingAmount"' in f.read_text(encoding="utf-8")
                    for f in p.xsd_path.parent.glob("*.xsd"))
     assert p.rounding == declared
@@ -343,7 +344,7 @@ def test_rounding_amount_in_a_profile_without_bt114_is_a_422_naming_the_fix(clie
     totals["payableAmount"] = 99.10  # taxInclusiveAmount - prepaidAmount
     resp = post(client, body)
     assert resp.status_code == 200, resp.text
-    assert [i for i in pdfcheck.inspect(resp.content).issues if i.severity == "ERROR"] == []
+    assert [i for i in checks.inspect(resp.content).issues if i.severity == "ERROR"] == []
 
 
 def test_too_many_lines_for_a_pdf_is_400_before_any_work(client, monkeypatch):

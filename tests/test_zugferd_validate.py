@@ -10,7 +10,7 @@ import falcon.testing
 import pikepdf
 import pytest
 
-from pipeline.facturx import CII_NS as CII
+from pipeline.invoice.specs import CII_NS as CII
 from pipeline.service.app import create_app
 from tests.conftest import CORPUS
 from tests.test_zugferd_samples import invoice_request
@@ -247,15 +247,15 @@ def test_missing_request_part_is_400(client):
 
 
 def test_pdfa_check_has_a_time_limit(client, own_pdf, monkeypatch):
-    from pipeline import pdfcheck
-    monkeypatch.setattr(pdfcheck, "PDFA_CHECK_SECONDS", 0.001)
+    from pipeline.pdf import checks
+    monkeypatch.setattr(checks, "PDFA_CHECK_SECONDS", 0.001)
     report = upload(client, own_pdf).json
     assert report["valid"] is False and "PDFA_CHECK_TIMEOUT" in errors(report)
 
 
 def test_object_count_is_capped(client, own_pdf, monkeypatch):
-    from pipeline import pdfcheck
-    monkeypatch.setattr(pdfcheck, "MAX_OBJECTS", 10)
+    from pipeline.pdf import checks
+    monkeypatch.setattr(checks, "MAX_OBJECTS", 10)
     report = upload(client, own_pdf).json
     assert report["valid"] is False and "PDF_TOO_COMPLEX" in errors(report)
 
@@ -299,7 +299,7 @@ def test_decompression_bombs_behind_predictors_and_filter_chains(client, own_pdf
 
 def test_undecodable_text_in_a_pdf_is_reported_as_json(own_pdf):
     """Names and strings of a damaged file can decode to lone surrogates; the report replaces them."""
-    from pipeline.report import Issue, Location, Report
+    from pipeline.check.report import Issue, Location, Report
 
     report = Report("v", None, [Issue("ERROR", "X\udcc4", "bad \udcc4 name", Location(xpath="/a\ud800"))])
     text = json.dumps(report.to_dict(), ensure_ascii=False).encode("utf-8")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from pipeline.errors import ApiError
+from pipeline.invoice.request_json import with_config
 
 
 def register(sub) -> None:
@@ -32,20 +33,19 @@ def print_api_error(err: ApiError) -> int:
 
 
 def run(args) -> int:
-    from pipeline import generate
+    from pipeline.flows import generate_xml, generate_zugferd  # lazy: Saxon and WeasyPrint only for this command
 
     body = read_input(args.request)
     overrides = {"syntax": args.syntax, "profile": args.profile, "metadataLanguage": args.lang}
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if overrides:
-        body = generate.with_config(body, **overrides)
+        body = with_config(body, **overrides)
     issues = []
     try:
         if args.spec == "zugferd":
-            from pipeline.facturx import generate_zugferd
-            document = generate_zugferd(body)
+            document = generate_zugferd.generate_zugferd(body)
         else:
-            document, report = generate.generate_xml(body, args.spec)
+            document, report = generate_xml.generate_xml(body, args.spec)
             issues = report.issues
     except ApiError as err:
         return print_api_error(err)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from pipeline import rules
+from pipeline.check import packs as rules
 from pipeline.settings import get_settings
 
 

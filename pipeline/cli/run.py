@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from pipeline.cli.generate import print_api_error, read_input
-from pipeline.errors import ApiError
+from pipeline.errors import ApiError, TransformError
 
 SPECS = ("xrechnung", "en16931")
 
@@ -65,11 +65,11 @@ def _spec_of(body: bytes) -> str:
 
 
 def run_normalize(args) -> int:
-    from pipeline import generate
+    from pipeline.flows.generate_xml import normalize  # lazy: each stage loads only what it needs
 
     body = read_input(args.request)
     try:
-        _, canonical = generate.normalize(body, args.spec or _spec_of(body), indent=True)
+        _, canonical = normalize(body, args.spec or _spec_of(body), indent=True)
     except ApiError as err:
         return print_api_error(err)
     sys.stdout.buffer.write(canonical)
@@ -77,11 +77,10 @@ def run_normalize(args) -> int:
 
 
 def run_transform(args) -> int:
-    from pipeline import generate
-    from pipeline.transform import TransformError
+    from pipeline.write.transform import transform  # lazy: as above
 
     try:
-        out = generate.transform(read_input(args.canonical), args.to, args.spec,
+        out = transform(read_input(args.canonical), args.to, args.spec,
                                  str(args.xslt) if args.xslt else None, args.specification_id)
     except TransformError as err:  # the message names the stylesheet file and line
         print(err, file=sys.stderr)
@@ -91,10 +90,10 @@ def run_transform(args) -> int:
 
 
 def run_validate(args) -> int:
-    from pipeline import generate
+    from pipeline.flows.validate_xml import validate_xml  # lazy: as above
 
     try:
-        report = generate.validate(read_input(args.document), args.spec, args.version)
+        report = validate_xml(read_input(args.document), args.spec, args.version)
     except ApiError as err:
         return print_api_error(err)
     print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
@@ -102,12 +101,11 @@ def run_validate(args) -> int:
 
 
 def run_html(args) -> int:
-    from pipeline import render
-    from pipeline.transform import TransformError
+    from pipeline.pdf import page  # lazy: as above
 
     try:
-        out = render.invoice_html(read_input(args.canonical), render.language_of(args.lang), args.profile_label,
-                                  args.xslt or render.HTML_XSL)
+        out = page.invoice_html(read_input(args.canonical), page.language_of(args.lang), args.profile_label,
+                                args.xslt or page.HTML_XSL)
     except ApiError as err:
         return print_api_error(err)
     except TransformError as err:
@@ -118,9 +116,9 @@ def run_html(args) -> int:
 
 
 def run_pdf(args) -> int:
-    from pipeline import render
+    from pipeline.pdf import page  # lazy: as above
 
-    pages = render.html_to_pdf(read_input(args.html))
+    pages = page.html_to_pdf(read_input(args.html))
     if args.output:
         args.output.write_bytes(pages)
     else:

@@ -61,9 +61,9 @@ def warm_worker(worker=None) -> None:
     """In each worker after fork: open the store connection, compile the active rule packs (the validation
     engine's `warm_up`), the generation stylesheets, the Factur-X profile rules and WeasyPrint with the PDF/A
     checker, so that no request pays for them (about 5-6 s)."""
-    steps = [("key store", _open_store), ("rule packs", _call("pipeline.validate", "warm_up"))]
-    steps += [("generation stylesheets", _call("pipeline.generate", "warm_up")),
-              ("ZUGFeRD rendering and PDF checks", _call("pipeline.facturx", "warm_up"))]
+    steps = [("key store", _open_store), ("rule packs", _call("pipeline.check.engine", "warm_up"))]
+    steps += [("generation stylesheets", _call("pipeline.write.transform", "warm_up")),
+              ("ZUGFeRD rendering and PDF checks", _call("pipeline.flows.generate_zugferd", "warm_up"))]
     for what, step in steps:
         try:
             step()

@@ -22,7 +22,8 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
-    from pipeline.validate import validate, validate_pdf  # heavy imports only when this command runs
+    from pipeline.flows.validate_pdf import validate_pdf  # lazy: Saxon and pikepdf only for this command
+    from pipeline.flows.validate_xml import validate  # lazy: as above
 
     data = args.file.read_bytes()
     try:

@@ -1,6 +1,6 @@
 """OpenAPI 3.1 description of the service, generated from the models the code uses.
 
-Request bodies come from `pipeline.model.InvoiceRequest` (the model the generation endpoints parse with) and
+Request bodies come from `pipeline.invoice.model.InvoiceRequest` (the model the generation endpoints parse with) and
 `schemas.XRechnungValidationRequest`; responses from `pipeline.service.schemas`, whose models tests hold
 against real `Report` / `ApiError` output. Only endpoints actually mounted in the app are described.
 """
@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import copy
 
+from pydantic.json_schema import models_json_schema
+
 from pipeline.errors import STATUS_TEXT
+from pipeline.invoice.model import InvoiceRequest
 from pipeline.service import apikeys, schemas
 from pipeline.service.platform import PlatformConfig
 
@@ -59,20 +62,12 @@ def _headers(*names: str) -> dict:
     return {n: {"$ref": f"#/components/headers/{n}"} for n in names}
 
 
-def _schemas() -> tuple[dict, bool]:
-    """Component schemas from the pydantic models; whether the invoice model was available."""
-    models = [schemas.ErrorResponse, schemas.XRechnungValidationResponse, schemas.XRechnungValidationRequest]
-    have_invoice = True
-    try:
-        from pipeline.model import InvoiceRequest
-
-        models.append(InvoiceRequest)
-    except ImportError:  # the model stage is not installed in this build
-        have_invoice = False
-    from pydantic.json_schema import models_json_schema
-
+def _schemas() -> dict:
+    """Component schemas from the pydantic models."""
+    models = [schemas.ErrorResponse, schemas.XRechnungValidationResponse, schemas.XRechnungValidationRequest,
+              InvoiceRequest]
     _, top = models_json_schema([(m, "validation") for m in models], ref_template=REF)
-    return top.get("$defs", {}), have_invoice
+    return top.get("$defs", {})
 
 
 def _error(status: int, authenticated: bool) -> dict:
@@ -97,8 +92,8 @@ _REQUEST_ID_PARAM = {"name": "X-Request-Id", "in": "header", "required": False,
                      "schema": {"type": "string"}}
 
 
-def _generation(spec: str, media: str, summary: str, have_invoice: bool, cost: int) -> dict:
-    body = {"$ref": REF.format(model="InvoiceRequest")} if have_invoice else {"type": "object"}
+def _generation(spec: str, media: str, summary: str, cost: int) -> dict:
+    body = {"$ref": REF.format(model="InvoiceRequest")}
     ok = {"type": "string"} if media == "application/xml" else {"type": "string", "contentMediaType": media}
     statuses = [400, 401, 402, 406, 413, 415, 422, 429, 500, 503]
     return {"post": {
@@ -170,11 +165,11 @@ carries `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds); 4
 
 def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict:
     config = config or PlatformConfig()
-    components, have_invoice = _schemas()
+    components = _schemas()
     paths: dict[str, dict] = {}
     for path, (spec, media, summary) in GENERATION.items():
         if path in mounted_paths:
-            paths[path] = _generation(spec, media, summary, have_invoice, config.cost("POST", path))
+            paths[path] = _generation(spec, media, summary, config.cost("POST", path))
     for path, summary in VALIDATION.items():
         if path in mounted_paths:
             paths[path] = _validation(path, summary, config.cost("POST", path))

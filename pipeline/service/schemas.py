@@ -1,6 +1,6 @@
 """Pydantic models of the JSON the service sends (and the validation request part), for the OpenAPI document.
 
-The objects themselves are built by `pipeline.report.Report.to_dict` and `pipeline.errors.ApiError.to_dict`;
+The objects themselves are built by `pipeline.check.report.Report.to_dict` and `pipeline.errors.ApiError.to_dict`;
 tests/test_openapi.py validates real outputs of both against these models (extra fields forbidden), so the
 description cannot drift from the code.
 """

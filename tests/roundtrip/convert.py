@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from pipeline.transform import EN16931_ID, XRECHNUNG_ID
+from pipeline.invoice.specs import EN16931_ID, XRECHNUNG_ID
 
 from .reader import Reading, computed_only, read_terms
 

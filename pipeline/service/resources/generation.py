@@ -1,13 +1,13 @@
 """POST /v1/invoice/xrechnung and /v1/invoice/en16931: JSON InvoiceRequest -> validated XML (spec 4.1).
 
-HTTP only: content negotiation and reading the body. The work is `pipeline.generate.generate_xml`.
+HTTP only: content negotiation and reading the body. The work is `pipeline.flows.generate_xml`.
 """
 from __future__ import annotations
 
 import falcon
 
 from pipeline.errors import ApiError
-from pipeline.generate import SPECS, generate_xml
+from pipeline.flows.generate_xml import SPECS, generate_xml
 from pipeline.settings import get_settings
 
 XML = "application/xml"

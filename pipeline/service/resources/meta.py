@@ -6,6 +6,7 @@ import logging
 
 import falcon
 
+from pipeline.check import packs
 from pipeline.errors import ApiError
 
 log = logging.getLogger("pipeline.service")
@@ -19,10 +20,8 @@ class Health:
 
 
 def rule_packs_ready() -> dict:
-    """Every spec has an active, verified rule pack installed (H1's pipeline.rules)."""
-    from pipeline import rules
-
-    return {spec: rules.latest_active(spec).version for spec in rules.SPECS}
+    """Every spec has an active, verified rule pack installed."""
+    return {spec: packs.latest_active(spec).version for spec in packs.SPECS}
 
 
 class Ready:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pipeline.service.upload import read_validation_upload
-from pipeline.validate import validate_xml
+from pipeline.flows.validate_xml import validate_xml
 
 
 class XmlValidation:

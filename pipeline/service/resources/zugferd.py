@@ -1,13 +1,15 @@
 """POST /v1/invoice/zugferd (JSON InvoiceRequest -> Factur-X PDF/A-3) and /v1/invoice/zugferd/validate
 (multipart PDF upload -> validation report, service spec 2.10 / 4.2).
 
-HTTP only; the work is `pipeline.facturx.generate_zugferd` and `pipeline.validate.validate_pdf`.
+HTTP only; the work is `pipeline.flows.generate_zugferd` and `pipeline.flows.validate_pdf`.
 """
 from __future__ import annotations
 
 import falcon
 
 from pipeline.errors import ApiError
+from pipeline.flows.generate_zugferd import generate_zugferd
+from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.service.resources.generation import check_media, read_body
 from pipeline.service.upload import read_validation_upload
 
@@ -17,8 +19,6 @@ SUPPORTED_VERSIONS = ("1.09",)  # request.version on the validate endpoint: the 
 
 class GenerateZugferd:
     def on_post(self, req, resp):
-        from pipeline.facturx import generate_zugferd  # stages load Saxon/WeasyPrint lazily, per worker
-
         check_media(req, PDF)
         resp.data = generate_zugferd(read_body(req), getattr(req.context, "request_id", None))
         resp.content_type = PDF
@@ -26,8 +26,6 @@ class GenerateZugferd:
 
 class ValidateZugferd:
     def on_post(self, req, resp):
-        from pipeline.validate import validate_pdf
-
         data, request = read_validation_upload(req)
         version = request.get("version")
         if version is not None and version not in SUPPORTED_VERSIONS:

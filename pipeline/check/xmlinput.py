@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from pipeline.report import ERROR, Issue, Location
+from pipeline.check.report import ERROR, Issue, Location
 
 CII_NS = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
 UBL_INVOICE_NS = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"

@@ -21,9 +21,10 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 from pydantic_core import PydanticCustomError
 
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
-from pipeline.official_tables import COUNTRY_CODES, CURRENCY_CODES, INVOICE_TYPE_CODES, VAT_CATEGORY_CODES
+from pipeline.invoice import specs
+from pipeline.invoice.codes import COUNTRY_CODES, CURRENCY_CODES, INVOICE_TYPE_CODES, VAT_CATEGORY_CODES
+from pipeline.invoice.terms import ARRAY_ITEMS, BY_PATH, business_term, term_for
 from pipeline.settings import get_settings
-from pipeline.terms import ARRAY_ITEMS, BY_PATH, business_term, term_for
 
 SPECS = ("xrechnung", "en16931", "zugferd")
 XML_SPECS = ("xrechnung", "en16931")
@@ -713,23 +714,19 @@ def _additional_occurrence_errors(inv: Invoice) -> list[ErrorDetail]:
     return errors
 
 
-EN16931_ID = "urn:cen.eu:en16931:2017"
-XRECHNUNG_ID_PREFIX = "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_"
-
-
 def _specification_id_problem(spec_id: str, endpoint_spec: str, profile: str | None) -> str | None:
     """BT-24 is set by the endpoint (and profile); a sent value may only repeat it."""
-    if endpoint_spec == "en16931" and spec_id != EN16931_ID:
-        return f"contradicts the en16931 endpoint, whose specification identifier is {EN16931_ID}"
-    if endpoint_spec == "xrechnung" and not spec_id.startswith(XRECHNUNG_ID_PREFIX):
-        return f"contradicts the xrechnung endpoint, whose specification identifier starts with {XRECHNUNG_ID_PREFIX}"
+    if endpoint_spec == "en16931" and spec_id != specs.EN16931_ID:
+        return f"contradicts the en16931 endpoint, whose specification identifier is {specs.EN16931_ID}"
+    if endpoint_spec == "xrechnung" and not spec_id.startswith(specs.XRECHNUNG_ID_PREFIX):
+        return ("contradicts the xrechnung endpoint, whose specification identifier starts with "
+                f"{specs.XRECHNUNG_ID_PREFIX}")
     if endpoint_spec == "zugferd":
-        from pipeline import facturx  # profiles are H5's table; imported late to keep the model light
         try:
-            wanted = facturx.profile_named(profile)
+            wanted = specs.profile_named(profile)
         except ApiError:
             return None  # the unknown profile is reported where the profile is resolved
-        if facturx.profile_for_guideline(spec_id) != wanted:
+        if specs.profile_for_guideline(spec_id) != wanted:
             return f"contradicts the ZUGFeRD profile {wanted.name}, whose identifier is {wanted.guideline_id}"
     return None
 

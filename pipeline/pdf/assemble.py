@@ -25,7 +25,7 @@ import pikepdf
 from lxml import etree
 from pikepdf import Dictionary, Name, String, pdfa
 
-from pipeline.facturx import FACTURX_VERSION, INVOICE_FILE_NAMES, Profile
+from pipeline.invoice.specs import FACTURX_VERSION, INVOICE_FILE_NAMES, Profile
 
 PRODUCER = "einvoice-pipeline (WeasyPrint, pikepdf)"
 # What PDF/A checkers accept as an embedded file's /Subtype (veraPDF's pattern for ISO 19005-3 6.8-1).

@@ -21,9 +21,10 @@ import subprocess
 import threading
 from functools import lru_cache
 
+from pipeline import saxon
 from pipeline.errors import ErrorDetail, invalid_input
 from pipeline.settings import TEMPLATES_DIR, XSLT_DIR
-from pipeline.transform import run_stylesheet
+from pipeline.xslt import run_stylesheet
 
 HTML_XSL = XSLT_DIR / "html.xsl"
 CSS_FILE = TEMPLATES_DIR / "invoice.css"
@@ -185,8 +186,6 @@ def html_to_pdf(html: bytes) -> bytes:
 def warm_up() -> bytes:
     """Compile html.xsl and load WeasyPrint, the fonts and the stylesheets in this process (about 1 s on the
     first page); returns the little PDF it rendered."""
-    from pipeline import saxon
-
     saxon.compile_stylesheet(HTML_XSL)
     _drawable_ranges()
     return html_to_pdf("<html><body><h1>Rechnung</h1><p>1 \u2013 2,00 \u20ac</p></body></html>".encode())

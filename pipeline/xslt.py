@@ -1,19 +1,12 @@
-"""Stage: canonical XML -> CII / UBL (or any stylesheet) with Saxon.
+"""Running our XSLT 3.0 stylesheets in Saxon: set string parameters, transform, return the result.
 
-Stylesheets are compiled once per process (`pipeline.saxon.compile_stylesheet`). A compiled executable
-holds its parameters, so one call = set parameters, transform, clear them, under a lock (the GIL is held
-during a transform anyway; the lock only keeps two threads from mixing parameters).
+Stylesheets are compiled once per process (`pipeline.saxon.compile_stylesheet`). A compiled executable holds its
+parameters, so one call = set parameters, transform, clear them, under a lock (the GIL is held during a transform
+anyway; the lock only keeps two threads from mixing parameters).
 
-A failing transform raises `TransformError`, whose message names the stylesheet file and line (Saxon's
-text) and any `xsl:message` output, so a stylesheet author sees where it broke.
-
-Parameters of xslt/cii.xsl and xslt/ubl.xsl (strings; `params_for(spec)` fills the spec-dependent ones):
-  specification-id        BT-24 (CII guideline id / UBL CustomizationID); default urn:cen.eu:en16931:2017
-  business-process        BT-23 when the canonical document has none (empty = none)
-  project-name            CII only: ram:SpecifiedProcuringProject/ram:Name (required there, no EN 16931 term)
-  credit-note-type-codes  UBL only: type codes written as a CreditNote (BR-CL-01 credit-note subset)
-  card-network-id         UBL only: cac:CardAccount/cbc:NetworkID (required there, no EN 16931 term)
-  missing-order-id        UBL only: cac:OrderReference/cbc:ID when only BT-14 is known (Peppol: "NA")
+A failing transform raises `TransformError`, whose message names the stylesheet file and line (Saxon's text) and
+any `xsl:message` output, so a stylesheet author sees where it broke. Used by every direction: generation
+(`pipeline.write.transform`), the page (`pipeline.pdf.page`), the Factur-X profile subsets.
 """
 from __future__ import annotations
 
@@ -29,48 +22,11 @@ from typing import Mapping
 from saxonche import PyXdmNode
 
 from pipeline import saxon
-from pipeline.settings import XSLT_DIR
-
-CII_XSL = XSLT_DIR / "cii.xsl"
-UBL_XSL = XSLT_DIR / "ubl.xsl"
-
-# BT-24 values per specification (the stylesheet parameter `specification-id`).
-EN16931_ID = "urn:cen.eu:en16931:2017"
-XRECHNUNG_ID = "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0"
-PEPPOL_BILLING = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"
-
-# Parameters that differ between specifications; callers may override any of them.
-SPEC_PARAMS: dict[str, dict[str, str]] = {
-    "en16931": {"specification-id": EN16931_ID},
-    # XRechnung needs BT-23 in practice (BR-DE-?? via Peppol); default it when the document has none.
-    "xrechnung": {"specification-id": XRECHNUNG_ID, "business-process": PEPPOL_BILLING},
-}
+from pipeline.errors import TransformError
 
 _lock = threading.Lock()
 _DOCTYPE = re.compile(rb"<!DOCTYPE|<\x00!\x00D\x00O\x00C\x00T\x00Y\x00P\x00E|\x00<\x00!\x00D\x00O\x00C\x00T\x00Y\x00P\x00E",
                       re.IGNORECASE)
-
-
-class TransformError(Exception):
-    """A stylesheet failed at run time (or to compile). The message names the file and line."""
-
-    def __init__(self, stylesheet: Path, message: str, xsl_messages: list[str] | None = None):
-        self.stylesheet = Path(stylesheet)
-        self.xsl_messages = xsl_messages or []
-        text = f"{stylesheet}: {message}"
-        if self.xsl_messages:
-            text += "\n" + "\n".join(f"xsl:message: {m}" for m in self.xsl_messages)
-        super().__init__(text)
-
-
-def params_for(spec: str, **overrides: str) -> dict[str, str]:
-    """Stylesheet parameters for a specification ("en16931" or "xrechnung"), with overrides."""
-    try:
-        params = dict(SPEC_PARAMS[spec.lower()])
-    except KeyError:
-        raise ValueError(f"unknown specification {spec!r}; expected one of {sorted(SPEC_PARAMS)}") from None
-    params.update({k: v for k, v in overrides.items() if v is not None})
-    return params
 
 
 @dataclass(frozen=True)
@@ -94,16 +50,6 @@ _TREE_WRAPPER = """<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/19
 </xsl:stylesheet>"""
 
 
-def to_cii(canonical: bytes, params: Mapping[str, str] | None = None, indent: bool | None = None) -> bytes:
-    """Canonical invoice -> CII D16B CrossIndustryInvoice (UTF-8 bytes)."""
-    return run_stylesheet(CII_XSL, canonical, params, indent)
-
-
-def to_ubl(canonical: bytes, params: Mapping[str, str] | None = None, indent: bool | None = None) -> bytes:
-    """Canonical invoice -> UBL 2.1 Invoice or CreditNote (UTF-8 bytes)."""
-    return run_stylesheet(UBL_XSL, canonical, params, indent)
-
-
 def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str] | None = None,
                    indent: bool | None = None) -> bytes:
     """Run one XSLT 3.0 stylesheet on XML bytes; string parameters; returns the serialised result.
@@ -118,7 +64,7 @@ def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str]
 
 
 def tree_executable(path: str | Path):
-    """The compiled wrapper `run_to_tree` runs `path` in (once per process; `pipeline.generate.warm_up`). Keyed by
+    """The compiled wrapper `run_to_tree` runs `path` in (once per process; `pipeline.write.transform.warm_up`). Keyed by
     the path as given: resolving it costs a stat per component, on every request."""
     return saxon.compile_generated(("tree", str(path)),
                                    lambda: _TREE_WRAPPER.format(href=Path(path).resolve().as_uri()))

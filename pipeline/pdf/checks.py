@@ -30,11 +30,12 @@ import pikepdf
 from lxml import etree
 from pikepdf import Name, pdfa
 
+from pipeline.check.profiles import validate_profile_xml, validate_zugferd1_xml
+from pipeline.check.report import ERROR, WARNING, Issue, Location
+from pipeline.check.xmlinput import XmlInputError, load as load_xml
 from pipeline.errors import ApiError, ErrorDetail, bad_request, pdf_validation_failed
-from pipeline.facturx import (CII_NS, INVOICE_FILE_NAMES, ZUGFERD1_NS, Profile, profile_for_guideline,
-                              validate_profile_xml, validate_zugferd1_xml)
-from pipeline.xmlinput import XmlInputError, load as load_xml
-from pipeline.report import ERROR, WARNING, Issue, Location
+from pipeline.invoice.specs import CII_NS, INVOICE_FILE_NAMES, ZUGFERD1_NS, Profile, profile_for_guideline
+from pipeline.pdf.assemble import attachment_names, subtype_for
 from pipeline.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -185,8 +186,6 @@ def gate_generated(data: bytes, xml: bytes, profile: Profile, attachments=()) ->
 
 
 def _check_attachments(result: Inspection, attachments) -> None:
-    from pipeline.pdf import attachment_names, subtype_for
-
     want = {name: (str(subtype_for(a.mime_type)), a.data) for name, a in zip(attachment_names(attachments), attachments)}
     got = {f.name: (f.subtype, f.data) for f in result.other_files if f.relationship == "/Supplement"}
     if got != want or len(result.other_files) != len(want):

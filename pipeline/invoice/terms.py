@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pipeline.official_tables import RULE_TERMS as _GENERATED_RULE_TERMS
+from pipeline.invoice.codes import RULE_TERMS as _GENERATED_RULE_TERMS
 
 CANONICAL_NS = "urn:einvoice-pipeline:canonical:1"
 

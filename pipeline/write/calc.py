@@ -20,7 +20,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 from pipeline.errors import invalid_input
-from pipeline.model import (MAX_ERRORS, MAX_INTEGER_DIGITS, DocumentLevelAllowance, DocumentTotals, InvoiceLine,
+from pipeline.invoice.model import (MAX_ERRORS, MAX_INTEGER_DIGITS, DocumentLevelAllowance, DocumentTotals, InvoiceLine,
                             InvoiceRequest, VatBreakdown, detail)
 
 # Sums and products stay exact: the model bounds inputs to 15 integer and 10 fraction digits, so 100 digits

@@ -1,0 +1,208 @@
+"""The validation engine: XSD + official Schematron (compiled XSLT in Saxon) on a document that `xmlinput` has
+read safely, by rule pack.
+
+- `pack_issues(doc, pack, sdoc)` -> (issues, scenario): one rule pack on one document. XRechnung packs go through
+  KoSIT's scenarios (`pipeline.check.scenarios`), EN 16931 packs use the registry's XSD and CEN stylesheet per
+  syntax.
+- `run_checks(doc, xsd_path, stylesheet_paths, custom_levels)` -> issues: the reusable primitive (one XSD, then
+  SVRL-producing stylesheets in order), e.g. for the Factur-X profile rules.
+
+Severity of Schematron findings: flag fatal/error -> ERROR, warning/information -> WARNING (`pipeline.check.report`);
+warnings never make a document invalid. A dynamic error raised by an official stylesheet (e.g. XPTY0004 in the
+CEN CII rules on a party with two URIIDs) is a finding about the document: RULE-ENGINE-ERROR, valid=false.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from lxml import etree
+
+from pipeline import saxon
+from pipeline.check import packs, scenarios, xmlinput
+from pipeline.check.report import ERROR, Issue, Location, severity_of_flag
+from pipeline.check.xmlinput import ParsedXml, XmlInputError
+from pipeline.errors import ApiError
+
+RULE_ENGINE_ERROR = "RULE-ENGINE-ERROR"
+NO_SCENARIO = "XRECHNUNG-NO-SCENARIO"
+SYNTAX_NOT_COVERED = "SYNTAX-NOT-COVERED"
+XSD_PREFIX = "XSD-"
+
+SVRL_NS = "http://purl.oclc.org/dsdl/svrl"
+# Findings beyond this many per stylesheet keep their xpath but are not resolved to line/column (cost bound).
+MAX_LOCATED = 1000
+
+# Each official Schematron XSLT runs inside a small wrapper that imports it unchanged, lets it build its SVRL
+# as a temporary tree (xsl:apply-imports) and returns only the findings: 4 strings per failed assert or
+# successful report - id, flag, location, text. One transform per stylesheet, no SVRL document handed to
+# Python, no serialise/re-parse of the SVRL (which the CEN XSLTs fill with fired-rule elements).
+_RULES_WRAPPER = """<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:svrl="{svrl}">
+  <xsl:import href="{href}"/>
+  <xsl:template match="/" priority="1000">
+    <xsl:variable name="svrl"><xsl:apply-imports/></xsl:variable>
+    <xsl:sequence select="for $a in ($svrl//svrl:failed-assert | $svrl//svrl:successful-report) return
+        (string($a/@id), string($a/@flag), string($a/@location), normalize-space(string($a/svrl:text)))"/>
+  </xsl:template>
+</xsl:stylesheet>"""
+
+_schemas: dict[str, etree.XMLSchema] = {}
+_schema_lock = threading.Lock()
+
+
+def load_schema(path: Path) -> etree.XMLSchema:
+    """An XSD, loaded once per process (local includes/imports only)."""
+    schema = _schemas.get(str(path))
+    if schema is None:
+        key = str(Path(path).resolve())
+        with _schema_lock:
+            schema = _schemas.get(key)
+            if schema is None:
+                parser = etree.XMLParser(resolve_entities=False, no_network=True)
+                schema = _schemas[key] = _schemas[str(path)] = etree.XMLSchema(etree.parse(key, parser))
+    return schema
+
+
+def xsd_issues(doc: ParsedXml, xsd_path: Path) -> list[Issue]:
+    """XSD findings; each located by its path (line and column of the element's start tag) when the path
+    resolves, else by the line libxml2 gives."""
+    schema = load_schema(xsd_path)
+    if schema.validate(doc.tree):
+        return []
+    issues = []
+    for n, e in enumerate(schema.error_log):
+        path = getattr(e, "path", None)
+        where = doc.locate(path) if path and n < MAX_LOCATED else Location(xpath=path)
+        if where.line is None:
+            where = Location(xpath=path, line=e.line or None, column=e.column or None)
+        code = XSD_PREFIX + e.type_name.replace("SCHEMAV_", "").replace("_", "-")
+        issues.append(Issue(ERROR, code, e.message, where))
+    return issues
+
+
+def rules_executable(stylesheet: Path):
+    """The official stylesheet wrapped to return its findings (see _RULES_WRAPPER); compiled once per process."""
+    return saxon.compile_generated(("rules", str(stylesheet)),
+                         lambda: _RULES_WRAPPER.format(svrl=SVRL_NS, href=Path(stylesheet).resolve().as_uri()))
+
+
+def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | None = None,
+                      doc: ParsedXml | None = None) -> list[Issue]:
+    """Run one official compiled Schematron stylesheet (SVRL output) on the Saxon document and read its failed
+    asserts and successful reports; with `doc` (the same document parsed by xmlinput) findings get line/column."""
+    exe = rules_executable(stylesheet)
+    try:
+        found = exe.transform_to_value(xdm_node=sdoc)
+    except Exception as exc:  # saxonche raises PySaxonApiError for XSLT dynamic errors
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        return [Issue(ERROR, RULE_ENGINE_ERROR,
+                      f"The official rules ({Path(stylesheet).name}) stopped with a dynamic error on this document: "
+                      f"{message}", None)]
+    if found is None:
+        return []
+    values = [found.item_at(i).string_value for i in range(found.size)]
+    levels = custom_levels or {}
+    issues = []
+    for n, i in enumerate(range(0, len(values), 4)):
+        rule_id, flag, location, text = values[i:i + 4]
+        severity = severity_of_flag(levels.get(rule_id, flag or None))
+        where = doc.locate(location) if doc is not None and n < MAX_LOCATED else Location(xpath=location or None)
+        issues.append(Issue(severity, rule_id or "SCHEMATRON", text, where))
+    return issues
+
+
+def saxon_document(doc: ParsedXml):
+    """The document as a Saxon tree. XmlInputError (XML-MALFORMED) when Saxon's parser refuses what lxml read, e.g.
+    more than 100 levels of nesting (its JAXP limit; lxml allows more)."""
+    try:
+        return saxon.parse(doc.text)
+    except Exception as exc:  # saxonche raises PySaxonApiError
+        message = " ".join(str(exc).split())
+        raise XmlInputError(Issue(ERROR, xmlinput.XML_MALFORMED, f"The XML could not be read: {message}",
+                                  None)) from None
+
+
+def run_checks(doc: ParsedXml, xsd_path: Path | None, stylesheet_paths, custom_levels: dict[str, str] | None = None,
+               sdoc=None) -> list[Issue]:
+    """XSD (if given), then each Schematron stylesheet in order; `custom_levels` maps rule id -> Schematron
+    level (error/warning/information) overriding the stylesheet's flag. Schematron runs even when the XSD
+    fails, so the report lists every finding. `sdoc` = the document already parsed by Saxon (parsed here
+    if omitted)."""
+    issues = xsd_issues(doc, Path(xsd_path)) if xsd_path else []
+    if sdoc is None and stylesheet_paths:
+        try:
+            sdoc = saxon_document(doc)
+        except XmlInputError as exc:
+            return issues + [exc.issue]
+    for sheet in stylesheet_paths:
+        issues.extend(schematron_issues(sdoc, Path(sheet), custom_levels, doc))
+    return issues
+
+
+
+
+# ---------------------------------------------------------------- rule packs
+
+def unsupported_version(spec: str, version: str, why: str) -> ApiError:
+    known = packs.known_versions(spec)
+    return ApiError(400, "UNSUPPORTED_VERSION",
+                    f"{spec} validation package version {version!r} {why}; supported: {', '.join(known) or 'none'}")
+
+
+def check_spec(spec: str, version: str | None) -> None:
+    """ApiError 400 for a specification or pack version this server does not know."""
+    if spec not in packs.SPECS:
+        raise ApiError(400, "UNSUPPORTED_SPEC", f"unknown specification {spec!r}; supported: {', '.join(packs.SPECS)}")
+    if version is not None and (not isinstance(version, str) or version not in packs.known_versions(spec)):
+        raise unsupported_version(spec, str(version), "is not supported")
+
+
+def pick_pack(spec: str, version: str | None, syntax: str | None) -> packs.Pack:
+    """The pack `version` of `spec`, or the latest active one for the syntax; ApiError when none is installed."""
+    try:
+        if version is not None:
+            return packs.get_pack(spec, version)
+        return packs.latest_active(spec, syntax)
+    except packs.PackNotInstalled as exc:
+        if version is not None:
+            raise unsupported_version(spec, version, "is not available on this server") from exc
+        raise ApiError(500, "RULES_NOT_INSTALLED", f"No {spec} validation package is installed: {exc}") from exc
+    except packs.RulesError as exc:
+        raise ApiError(500, "RULES_UNAVAILABLE", str(exc)) from exc
+
+
+def pack_issues(doc: ParsedXml, pack: packs.Pack, sdoc) -> tuple[list[Issue], str | None]:
+    """XSD + Schematron of one rule pack on a document (`sdoc`: the same document as a Saxon tree) -> (issues,
+    name of the XRechnung scenario applied or None)."""
+    if pack.scenarios is not None:
+        scenario = scenarios.select_scenario(scenarios.load_scenarios(pack.scenarios), sdoc)
+        if scenario is None:
+            return [Issue(ERROR, NO_SCENARIO,
+                          "The document matches no scenario of the XRechnung validator configuration "
+                          f"{pack.version}: its specification identifier (CII GuidelineSpecified"
+                          "DocumentContextParameter/ID, UBL CustomizationID) is not one of XRechnung "
+                          "3.0 (standard, extension, CVD) or EN 16931.",
+                          doc.locate("/*[1]"))], None
+        return run_checks(doc, scenario.xsd, scenario.stylesheets, scenario.custom_levels, sdoc=sdoc), scenario.name
+    if doc.syntax not in pack.syntaxes:
+        return [Issue(ERROR, SYNTAX_NOT_COVERED, f"{pack.spec} {pack.version} has no rules for {doc.syntax} documents.",
+                      None)], None
+    entry = pack.rules_for(doc.syntax)
+    return run_checks(doc, entry.xsd, entry.stylesheets, sdoc=sdoc), None
+
+
+def warm_up(specs=packs.SPECS) -> int:
+    """Compile every installed active pack's stylesheets and load its schemas in this process (e.g. in a
+    worker after fork) so the first request does not pay for it. Returns the number of stylesheets."""
+    sheets = set()
+    for pack in packs.list_installed():
+        if pack.spec in specs and pack.status == packs.ACTIVE:
+            for entry in pack.syntaxes.values():
+                load_schema(entry.xsd)
+                sheets.update(entry.stylesheets)
+            if pack.scenarios is not None:
+                scenarios.warm_up(scenarios.load_scenarios(pack.scenarios))
+    for sheet in sorted(sheets):
+        rules_executable(sheet)
+    return len(sheets)

@@ -1,0 +1,9 @@
+"""One orchestration module per product path, each reading top to bottom like the pipeline:
+
+    generate_xml      parse -> calculate -> canonical -> transform -> validate
+    generate_zugferd  ... -> transform to the profile -> validate -> page -> PDF -> embed -> check
+    validate_xml      read safely -> syntax -> rule pack -> XSD + Schematron -> report
+    validate_pdf      PDF/A -> XMP -> embedded invoice -> profile rules -> report
+
+Import the module you need (`from pipeline.flows.generate_xml import generate_xml`): each pulls in only the
+stages of its own path."""

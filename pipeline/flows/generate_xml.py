@@ -1,0 +1,76 @@
+"""Product path: JSON request -> validated CII / UBL for XRechnung or EN 16931.
+
+    parse (model) -> calculate (AUTO amounts) -> canonical XML -> transform (CII/UBL) -> validate
+
+Each stage is one function here, so `pipeline run STAGE` and the benchmarks call exactly one of them;
+`generate_xml` chains them. A document that fails validation is never returned: the caller gets ApiError 422
+VALIDATION_FAILED with one entry per failed rule, pointing at the JSON field and business term where the rule maps
+to one (`pipeline.check.rejection`).
+"""
+from __future__ import annotations
+
+import logging
+
+from pipeline import write
+from pipeline.check.rejection import rejection
+from pipeline.check.report import Report
+from pipeline.errors import ApiError, TransformError
+from pipeline.flows.validate_xml import validate_xml
+from pipeline.invoice import model
+from pipeline.write.transform import transform, transform_to_tree
+
+SPECS = model.XML_SPECS
+log = logging.getLogger("pipeline.generate")
+__all__ = ["parse", "calculate", "to_canonical", "normalize", "transform", "validate", "generate_xml"]
+
+
+# ---- stages ---------------------------------------------------------------------------------------------
+
+def parse(body: bytes, spec: str) -> model.InvoiceRequest:
+    """Stage 1, model: request bytes -> InvoiceRequest (ApiError 400 INVALID_INPUT with field paths)."""
+    return model.parse_request(body, spec)
+
+
+def calculate(request: model.InvoiceRequest) -> model.InvoiceRequest:
+    """Stage 2, calculation: fill the derived amounts (AUTO) or keep them as sent (MANUAL)."""
+    return write.calculate(request)
+
+
+def to_canonical(request: model.InvoiceRequest, indent: bool = False) -> bytes:
+    """Stage 3, canonical XML (docs/canonical.md) of a calculated request (derived file names filled in)."""
+    return write.to_canonical(write.with_derived(request), indent)
+
+
+def normalize(body: bytes, spec: str, indent: bool = False) -> tuple[model.InvoiceRequest, bytes]:
+    """Stages 1-3: (InvoiceRequest after calculation and derivation, canonical XML bytes; `indent` for people)."""
+    request = write.with_derived(calculate(parse(body, spec)))
+    return request, write.to_canonical(request, indent)
+
+
+# Stage 4 is `transform` (pipeline.write.transform), imported above.
+
+def validate(xml: bytes, spec: str, version: str | None = None, request_id: str | None = None,
+             tree=None) -> Report:
+    """Stage 5: the spec's active rule pack (or `version`; unknown version -> ApiError 400). `tree` = the
+    document as stage 4's Saxon tree (saves parsing it again)."""
+    return validate_xml(xml, spec, version=version, request_id=request_id, tree=tree)
+
+
+# ---- the whole path -------------------------------------------------------------------------------------
+
+def generate_xml(body: bytes, spec: str, request_id: str | None = None) -> tuple[bytes, Report]:
+    """JSON request -> (validated XML, report with any warnings). Raises ApiError (400, 422, 500)."""
+    if spec not in SPECS:
+        raise ValueError(f"unknown specification {spec!r}")
+    request, canonical = normalize(body, spec)
+    syntax = str(request.config.syntax).upper()
+    control = request.invoice.processControl  # BT-24 as sent (the model has checked it against the endpoint)
+    try:
+        out = transform_to_tree(canonical, syntax, spec, control.specificationIdentifier if control else None)
+    except TransformError as exc:  # a stylesheet bug, not the client's: log it, answer 500
+        log.error("transform failed request_id=%s: %s", request_id, exc)
+        raise ApiError(500, "GENERATION_FAILED", "The document could not be generated.") from exc
+    report = validate(out.xml, spec, request.config.version, request_id, out.tree)
+    if not report.valid:
+        raise rejection(report, syntax)
+    return out.xml, report

@@ -1,0 +1,93 @@
+"""Product path: JSON request -> checked ZUGFeRD / Factur-X PDF/A-3.
+
+    parse -> calculate -> canonical XML -> transform (EN 16931 CII, reduced to the profile) -> validate (profile
+    rules) -> page (html.xsl) -> PDF (WeasyPrint) -> embed (XMP + XML + attachments) -> check (PDF/A, Factur-X)
+
+The first three stages are those of the XML path (`pipeline.flows.generate_xml`).
+"""
+from __future__ import annotations
+
+import base64
+import time
+
+from pipeline.check import profiles as profile_rules
+from pipeline.check.rejection import profile_rejection
+from pipeline.check.report import Report
+from pipeline.errors import ApiError, ErrorDetail, TransformError, invalid_input
+from pipeline.flows.generate_xml import normalize
+from pipeline.invoice.specs import RULES_VERSION, profile_named
+from pipeline.pdf import checks, page
+from pipeline.pdf.assemble import Attachment, embed_facturx
+from pipeline.write.transform import to_profile, warm_up as _warm_transform
+
+_TITLE = {"en": "Invoice", "de": "Rechnung"}
+
+
+def supporting_files(request) -> list[Attachment]:
+    """The supporting documents (BG-24) that carry their file (BT-125), to be embedded in the PDF for every profile
+    (also those whose XML cannot carry them). Base64 that does not decode -> 400."""
+    files = []
+    for i, doc in enumerate(request.invoice.additionalSupportingDocuments or []):
+        if doc.attachedDocument is None:
+            continue
+        try:
+            data = base64.b64decode("".join(doc.attachedDocument.split()), validate=True)
+        except ValueError as exc:  # binascii.Error, or characters outside ASCII
+            raise invalid_input("An attached document is not valid base64.", [ErrorDetail(
+                "INVALID_VALUE", f"attachedDocument (BT-125) must be base64: {exc}",
+                field=f"invoice.additionalSupportingDocuments[{i}].attachedDocument")]) from exc
+        files.append(Attachment(doc.attachedDocumentFilename, data,
+                                doc.attachedDocumentMimeType or "application/octet-stream",
+                                doc.description or doc.reference))
+    return files
+
+
+def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict | None = None,
+                     clock=None) -> bytes:
+    """JSON InvoiceRequest -> checked Factur-X PDF/A-3 bytes. ApiError 400 / 422 (VALIDATION_FAILED for the XML,
+    PDF_A3_VALIDATION_FAILED for the PDF) / 500. `timings`, when given, receives seconds per stage as measured
+    by `clock` (default: wall clock; the bench also uses process CPU time)."""
+    now = clock or time.perf_counter
+    started = now()
+    marks = timings if timings is not None else {}
+
+    def lap(stage: str) -> None:
+        nonlocal started
+        t = now()
+        marks[stage] = marks.get(stage, 0.0) + t - started
+        started = t
+
+    request, canonical = normalize(body, "zugferd")
+    profile = profile_named(request.config.profile)
+    language = page.language_of(request.config.metadataLanguage)
+    attachments = supporting_files(request)
+    lap("model")
+    try:
+        xml = to_profile(canonical, profile)
+    except TransformError as exc:
+        raise ApiError(500, "GENERATION_FAILED", "The invoice XML could not be generated.") from exc
+    lap("cii")
+    report = Report(f"{RULES_VERSION} {profile.name}", "CII", profile_rules.validate_profile_xml(xml, profile),
+                    request_id)
+    if not report.valid:
+        raise profile_rejection(report, profile, request)
+    lap("validate")
+    html = page.invoice_html(canonical, language, profile.level)
+    lap("html")
+    pages = page.html_to_pdf(html)
+    lap("render")
+    title = f"{_TITLE[language]} {request.invoice.invoiceNumber}"
+    document = embed_facturx(pages, xml, profile, title, request.invoice.seller.name, attachments=attachments)
+    lap("embed")
+    checks.gate_generated(document, xml, profile, attachments)
+    lap("check")
+    return document
+
+
+def warm_up() -> None:
+    """Worker warm-up for the ZUGFeRD endpoints (the serve command's post-fork hook): the profile filter, every
+    profile's XSD and Schematron, the page with WeasyPrint, and the PDF/A checker with its schemas (~1 s), so that
+    no first request of a profile pays for them."""
+    _warm_transform()
+    profile_rules.warm_up()
+    checks.inspect(page.warm_up(), validate_xml=False)
