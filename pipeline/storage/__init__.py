@@ -84,8 +84,9 @@ class Store(ABC):
     def usage(self, key_id: str, limit: int = 1000) -> list[LedgerEntry]: ...
 
     @abstractmethod
-    def ping(self) -> None:
-        """Raise StorageUnavailable unless the database answers."""
+    def ping(self, timeout: float | None = None) -> None:
+        """Raise StorageUnavailable unless the database answers (within `timeout` seconds where the backend
+        can bound it: PostgreSQL)."""
 
     @abstractmethod
     def schema_version(self) -> int: ...

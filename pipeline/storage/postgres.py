@@ -4,10 +4,22 @@
 search_path (created if missing), so a URL with `?options=-csearch_path%3Dtenant_a` isolates a deployment or
 a test run. A debit is one row-locking conditional UPDATE; under READ COMMITTED a waiting UPDATE re-checks
 `balance >= n` against the committed row, so concurrent requests on several nodes never overdraw.
+
+Every call is bounded in time, also when the network swallows packets (where no server-side timeout helps):
+- connecting: `connect_timeout` (EINVOICE_DB_CONNECT_TIMEOUT, default 2 s, psycopg's minimum);
+- each statement: the server's `statement_timeout` (EINVOICE_DB_STATEMENT_TIMEOUT, 3 s) and `lock_timeout`
+  (EINVOICE_DB_LOCK_TIMEOUT, 1 s), set as connection options, plus a client-side deadline half a second later:
+  a watchdog thread shuts the connection's socket down, psycopg's wait ends with an OperationalError and the
+  call raises StorageUnavailable;
+- after a failed connect or a missed deadline the store fails fast (no network) for a cooldown of
+  `connect_timeout` seconds, so that requests during an outage get their 503 at once instead of each waiting.
 """
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
+import socket
 import threading
 import time
 import uuid
@@ -54,27 +66,150 @@ _RELEASE = (
 )
 
 
+class _Watchdog:
+    """Client-side deadlines: one daemon thread per process shuts down the socket of a connection whose call
+    outlives its deadline (psycopg's blocking wait then fails at once). Armed and disarmed around every call."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._armed: dict[int, tuple[float, int]] = {}
+        self._heap: list[tuple[float, int]] = []
+        self._fired: set[int] = set()
+        self._ids = itertools.count()
+        self._pid = None
+
+    def _start(self) -> None:
+        if self._pid != os.getpid():  # threads do not survive fork: one per process, started on first use
+            self._armed.clear()
+            self._heap.clear()
+            self._fired.clear()
+            self._pid = os.getpid()
+            threading.Thread(target=self._run, name="pg-deadline", daemon=True).start()
+
+    def arm(self, fd: int, seconds: float) -> int:
+        with self._cond:
+            self._start()
+            token = next(self._ids)
+            deadline = time.monotonic() + seconds
+            self._armed[token] = (deadline, fd)
+            heapq.heappush(self._heap, (deadline, token))
+            self._cond.notify()
+            return token
+
+    def disarm(self, token: int) -> bool:
+        """True if the deadline had already fired (the connection's socket is shut down)."""
+        with self._cond:
+            self._armed.pop(token, None)
+            if token in self._fired:
+                self._fired.discard(token)
+                return True
+            return False
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                while self._heap and self._heap[0][1] not in self._armed:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                deadline, token = self._heap[0]
+                wait = deadline - time.monotonic()
+                if wait > 0:
+                    self._cond.wait(wait)
+                    continue
+                heapq.heappop(self._heap)
+                _, fd = self._armed.pop(token)
+                self._fired.add(token)
+                try:  # shutdown acts on the socket behind every descriptor of it; the dup is ours to close
+                    with socket.socket(fileno=os.dup(fd)) as sock:
+                        sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+
+_watchdog = _Watchdog()
+
+
 class PostgresStore(SqlStore):
     migrations = [_V1, _V2]
 
-    def __init__(self, url: str, connect_timeout: int = 5):
+    def __init__(self, url: str, connect_timeout: float | None = None, statement_timeout: float | None = None,
+                 lock_timeout: float | None = None):
+        from pipeline.settings import get_settings
+
+        settings = get_settings()
         self.url = url
-        self.connect_timeout = connect_timeout
+        self.connect_timeout = max(2, int(connect_timeout or settings.db_connect_timeout))
+        self.statement_timeout = float(statement_timeout or settings.db_statement_timeout)
+        self.lock_timeout = float(lock_timeout or settings.db_lock_timeout)
         self._local = threading.local()
         self._placeholders: dict[str, str] = {}
+        self._down_until = 0.0
         self._ensure_schema()
         self._migrate()
+
+    def _options(self) -> str:
+        from psycopg.conninfo import conninfo_to_dict
+
+        given = conninfo_to_dict(self.url).get("options") or ""
+        ms = lambda seconds: int(seconds * 1000)  # noqa: E731
+        return (f"{given} -c statement_timeout={ms(self.statement_timeout)} -c lock_timeout={ms(self.lock_timeout)}"
+                f" -c idle_in_transaction_session_timeout={ms(self.statement_timeout * 4)}").strip()
 
     def connection(self) -> psycopg.Connection:
         local = self._local
         conn = getattr(local, "conn", None)
         if conn is None or local.pid != os.getpid() or conn.closed or conn.broken:
+            if time.monotonic() < self._down_until:
+                raise StorageUnavailable("PostgreSQL: unreachable a moment ago; not retried yet")
             try:
-                conn = psycopg.connect(self.url, autocommit=True, connect_timeout=self.connect_timeout)
+                conn = psycopg.connect(self.url, autocommit=True, connect_timeout=self.connect_timeout,
+                                       options=self._options())
             except psycopg.Error as exc:
+                self._down_until = time.monotonic() + self.connect_timeout
                 raise StorageUnavailable(f"PostgreSQL: {type(exc).__name__}") from exc
             local.conn, local.pid = conn, os.getpid()
         return conn
+
+    def drop_connection(self) -> None:
+        """Forget this thread's connection and the fail-fast cooldown: the next call connects afresh."""
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        self._down_until = 0.0
+        if conn is not None and getattr(self._local, "pid", None) == os.getpid():
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - a broken connection may fail to close; it is gone either way
+                pass
+
+    @contextmanager
+    def _bounded(self, timeout: float | None = None):
+        """A connection for one call that must finish within the statement timeout (+0.5 s) or fail."""
+        conn = self.connection()
+        seconds = timeout if timeout is not None else self.statement_timeout + 0.5
+        token = _watchdog.arm(conn.pgconn.socket, seconds)
+        fired = False
+        try:
+            yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            fired = _watchdog.disarm(token)
+            if fired:
+                self._down_until = time.monotonic() + self.connect_timeout
+                self._discard(conn)
+                raise StorageUnavailable(f"PostgreSQL: no answer within {seconds:g} s") from exc
+            raise StorageUnavailable(f"PostgreSQL: {type(exc).__name__}") from exc
+        finally:
+            if not fired and _watchdog.disarm(token):
+                self._discard(conn)  # it fired just as the call finished: the socket is shut down
+
+    def _discard(self, conn) -> None:
+        if getattr(self._local, "conn", None) is conn:
+            self._local.conn = None
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001
+            pass
 
     def _sql(self, sql):
         out = self._placeholders.get(sql)
@@ -84,13 +219,10 @@ class PostgresStore(SqlStore):
 
     @contextmanager
     def _tx(self):
-        conn = self.connection()
-        try:
+        with self._bounded() as conn:
             with conn.transaction():
                 with conn.cursor() as cur:
                     yield cur
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            raise StorageUnavailable(f"PostgreSQL: {type(exc).__name__}") from exc
 
     def _one_trip(self, sql: str, params, durable: bool) -> int:
         """Run one statement in its own transaction in a single round trip; returns its row count.
@@ -99,15 +231,12 @@ class PostgresStore(SqlStore):
         a lost reservation leaves the balance as before and its request's commit then charges nothing; a lost
         release leaves the reservation to expire and be given back. WAL order makes both durable as soon as
         any later charge is. So no overdraw and no double charge, with one fsync per delivered document."""
-        conn = self.connection()
-        try:
+        with self._bounded() as conn:
             with conn.pipeline(), conn.transaction():
                 if not durable:
                     conn.execute("SET LOCAL synchronous_commit TO OFF")
                 cur = conn.execute(sql, params)
             return cur.rowcount
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            raise StorageUnavailable(f"PostgreSQL: {type(exc).__name__}") from exc
 
     def reserve(self, key_id, amount, request_id, endpoint, ttl_seconds):
         reservation_id = uuid.uuid4().hex
@@ -121,17 +250,19 @@ class PostgresStore(SqlStore):
     def release(self, reservation_id):
         return self._one_trip(_RELEASE, (reservation_id,), durable=False) == 1
 
-    def _read(self, sql, params=()):
-        try:
-            return self.connection().execute(self._sql(sql), params).fetchall()
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            raise StorageUnavailable(f"PostgreSQL: {type(exc).__name__}") from exc
+    def _read(self, sql, params=(), timeout: float | None = None):
+        with self._bounded(timeout) as conn:
+            return conn.execute(self._sql(sql), params).fetchall()
+
+    def ping(self, timeout: float | None = None):
+        self._read("SELECT 1", timeout=timeout)
 
     def _ensure_schema(self) -> None:
         first = self._read("SHOW search_path")[0][0].split(",")[0].strip().strip('"')
         if first and first not in ("$user", "public"):
             try:
-                self.connection().execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pgsql.Identifier(first)))
+                with self._bounded() as conn:
+                    conn.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pgsql.Identifier(first)))
             except psycopg.errors.UniqueViolation:
                 pass  # another process created it at the same moment
 

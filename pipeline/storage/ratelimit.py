@@ -6,8 +6,10 @@ counts (rejected ones too, so hammering does not help). Backends:
   window lives in Redis, so every node and worker shares it and clocks do not matter.
 - `SqliteLimiter` (default with the SQLite store): one atomic UPSERT in the store's file; shared by the
   workers of one node.
-- `MemoryLimiter`: per worker process (a node with W workers lets a key through up to W x limit); used with
-  PostgreSQL but without Redis, and in tests.
+- `PostgresLimiter` (PostgreSQL without Redis): the same UPSERT in the shared database, on the database's
+  clock, so every node and worker shares the windows. One extra round trip per request; Redis is cheaper.
+- `MemoryLimiter`: per worker process (a node with W workers lets a key through up to W x limit); only in
+  tests and when given explicitly, never chosen by the service (a shared store must share its limits).
 A backend that cannot answer raises `LimiterUnavailable`; the service then fails closed (503).
 """
 from __future__ import annotations
@@ -43,8 +45,8 @@ class Limiter(ABC):
     @abstractmethod
     def hit(self, bucket: str, limit: int, window: float) -> Decision: ...
 
-    def ping(self) -> None:
-        """Raise LimiterUnavailable unless the backend answers."""
+    def ping(self, timeout: float | None = None) -> None:
+        """Raise LimiterUnavailable unless the backend answers (Redis: within its socket timeout, 0.5 s)."""
 
 
 class MemoryLimiter(Limiter):
@@ -85,6 +87,61 @@ class SqliteLimiter(Limiter):
             raise LimiterUnavailable(f"SQLite rate limiter: {exc}") from exc
         return _decision(hits, limit, window_end - now)
 
+    def ping(self, timeout=None):
+        try:
+            self.store.connection().execute("SELECT 1 FROM rate_windows LIMIT 1").fetchall()
+        except (sqlite3.Error, StorageUnavailable) as exc:
+            raise LimiterUnavailable(f"SQLite rate limiter: {exc}") from exc
+
+
+class PostgresLimiter(Limiter):
+    """Windows in an UNLOGGED table of the store's schema (`rate_windows`). It is limiter state, not ledger
+    data: losing it in a database crash only restarts the windows, so it is created here on first use
+    (IF NOT EXISTS) rather than by the store's versioned migrations."""
+
+    _TABLE = ("CREATE UNLOGGED TABLE IF NOT EXISTS rate_windows (bucket TEXT PRIMARY KEY, "
+              "window_end DOUBLE PRECISION NOT NULL, hits INTEGER NOT NULL)")
+    _UPSERT = (
+        "WITH clock AS (SELECT extract(epoch FROM clock_timestamp())::double precision AS now) "
+        "INSERT INTO rate_windows AS w (bucket, window_end, hits) "
+        "SELECT %(bucket)s, clock.now + %(window)s, 1 FROM clock "
+        "ON CONFLICT (bucket) DO UPDATE SET "
+        "hits = CASE WHEN w.window_end <= (SELECT now FROM clock) THEN 1 ELSE w.hits + 1 END, "
+        "window_end = CASE WHEN w.window_end <= (SELECT now FROM clock) THEN excluded.window_end ELSE w.window_end END "
+        "RETURNING hits, window_end - (SELECT now FROM clock)"
+    )
+
+    def __init__(self, store):
+        self.store = store  # a PostgresStore
+        self._ready = False
+
+    def _ensure(self) -> None:
+        if not self._ready:
+            import psycopg
+
+            try:
+                with self.store._bounded() as conn:
+                    conn.execute(self._TABLE)
+            except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject):
+                pass  # another process created it at the same moment
+            self._ready = True
+
+    def hit(self, bucket, limit, window):
+        try:
+            self._ensure()
+            rows = self.store._read(self._UPSERT, {"bucket": bucket, "window": float(window)})
+        except StorageUnavailable as exc:
+            raise LimiterUnavailable(f"PostgreSQL rate limiter: {exc}") from exc
+        hits, seconds_left = rows[0]
+        return _decision(int(hits), limit, float(seconds_left))
+
+    def ping(self, timeout: float | None = None):
+        try:
+            self._ensure()
+            self.store._read("SELECT 1 FROM rate_windows LIMIT 1", timeout=timeout)
+        except StorageUnavailable as exc:
+            raise LimiterUnavailable(f"PostgreSQL rate limiter: {exc}") from exc
+
 
 _LUA = """
 local hits = redis.call('INCR', KEYS[1])
@@ -111,7 +168,7 @@ class RedisLimiter(Limiter):
             raise LimiterUnavailable(f"Redis rate limiter: {type(exc).__name__}") from exc
         return _decision(int(hits), limit, int(ttl_ms) / 1000)
 
-    def ping(self):
+    def ping(self, timeout=None):
         try:
             self.client.ping()
         except self._errors as exc:
@@ -122,8 +179,12 @@ def open_limiter(store: Store | None = None, settings: Settings | None = None) -
     settings = settings or get_settings()
     if settings.redis_url:
         return RedisLimiter(settings.redis_url)
+    from pipeline.storage.postgres import PostgresStore
     from pipeline.storage.sqlite import SqliteStore
 
     if isinstance(store, SqliteStore):
         return SqliteLimiter(store)
-    return MemoryLimiter()
+    if isinstance(store, PostgresStore):
+        return PostgresLimiter(store)
+    # No store (it could not be opened): no limiter either. Requests fail closed with 503 until it opens.
+    raise LimiterUnavailable("the rate limiter lives in the store, which is not open")

@@ -159,5 +159,5 @@ class SqlStore(Store):
                           "WHERE key_id = ? ORDER BY id DESC LIMIT ?", (key_id, int(limit)))
         return [LedgerEntry(k, kind, int(a), rid, ep, self._ts(ts)) for k, kind, a, rid, ep, ts in reversed(rows)]
 
-    def ping(self):
+    def ping(self, timeout=None):
         self._read("SELECT 1")

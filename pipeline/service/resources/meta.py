@@ -24,23 +24,71 @@ def rule_packs_ready() -> dict:
     return {spec: packs.latest_active(spec).version for spec in packs.SPECS}
 
 
+def dependencies_ready(backends, timeout: float) -> tuple[dict, list]:
+    """What every API request needs besides the rule packs: the key and credit store and the rate limiter
+    (with its configuration). Each must answer within `timeout` where the backend can bound a call."""
+    checks, problems = {}, []
+    try:
+        backends.store().ping(timeout=timeout)
+        checks["storage"] = "ok"
+    except Exception as exc:
+        log.error("readiness: storage unreachable: %s", exc)
+        problems.append("storage: unreachable")
+    try:
+        limiter, _ = backends.limiter_and_config()
+        limiter.ping(timeout=timeout)
+        checks["rateLimiter"] = "ok"
+    except Exception as exc:
+        log.error("readiness: rate limiter unavailable: %s", exc)
+        problems.append("rate limiter: unavailable")
+    return checks, problems
+
+
+class _Checker:
+    """Runs the dependency checks on one thread per process, so that /readyz answers within its own timeout
+    (EINVOICE_READY_TIMEOUT, default 1 s) even while a connect is still waiting on a silent network. A check
+    still running from an earlier call is not started twice: the call answers 503 at once."""
+
+    def __init__(self):
+        self._pid = None
+        self._pool = None
+        self._running = None
+
+    def run(self, backends, timeout: float) -> tuple[dict, list]:
+        import os
+        from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+
+        if self._pid != os.getpid():
+            self._pid, self._pool, self._running = os.getpid(), ThreadPoolExecutor(1, "readyz"), None
+        if self._running is not None and not self._running.done():
+            return {}, ["storage or rate limiter: an earlier check has not answered yet"]
+        self._running = self._pool.submit(dependencies_ready, backends, timeout)
+        try:
+            return self._running.result(timeout + 0.2)
+        except FutureTimeout:
+            log.error("readiness: no answer from storage or rate limiter within %s s", timeout)
+            return {}, [f"storage or rate limiter: no answer within {timeout:g} s"]
+
+
 class Ready:
     auth = False
 
+    def __init__(self):
+        self.checker = _Checker()
+
     def on_get(self, req, resp):
         from pipeline.service.platform import shared
+        from pipeline.settings import get_settings
 
         checks, problems = {}, []
         try:
             checks["rulePacks"] = rule_packs_ready()
         except Exception as exc:  # not installed, modified, or the rules module is missing
             problems.append(f"rule packs: {exc}")
-        try:
-            (getattr(req.context, "platform", None) or shared()).store().ping()
-            checks["storage"] = "ok"
-        except Exception as exc:
-            log.error("readiness: storage unreachable: %s", exc)
-            problems.append("storage: unreachable")
+        backends = getattr(req.context, "platform", None) or shared()
+        found, missing = self.checker.run(backends, get_settings().ready_timeout)
+        checks.update(found)
+        problems += missing
         if problems:
             raise ApiError(503, "NOT_READY", "; ".join(problems), headers={"Retry-After": "5"})
         resp.media = {"status": "ready", **checks}
