@@ -1,7 +1,8 @@
 """One structured JSON log line per request on the `pipeline.access` logger.
 
 Fields: method, path, status, durationMs, keyId (the public key id, never the secret), requestId,
-creditsCharged. The query string and headers are not logged.
+creditsCharged (what the ledger holds for this request), and chargePending when the charge could not reach the
+ledger yet and is owed (pipeline.service.platform). The query string and headers are not logged.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ class AccessLogMiddleware:
             return
         ctx = req.context
         started = getattr(ctx, "started", None)
-        log.info(json.dumps({
+        line = {
             "event": "request",
             "method": req.method,
             "path": req.path,
@@ -30,4 +31,7 @@ class AccessLogMiddleware:
             "keyId": getattr(ctx, "key_id", None),
             "requestId": getattr(ctx, "request_id", None),
             "creditsCharged": getattr(ctx, "credits_charged", 0),
-        }, separators=(",", ":")))
+        }
+        if getattr(ctx, "charge_pending", 0):
+            line["chargePending"] = ctx.charge_pending
+        log.info(json.dumps(line, separators=(",", ":")))

@@ -9,16 +9,29 @@ Resources know nothing of it. A resource opts out of authentication with a class
 4. afterwards the reservation is committed on a 2xx (a ledger charge) and released on anything else.
 Rejected requests never reach the resource, so they do no work and cost nothing.
 
+Charged exactly once: the charge is settled before the answer leaves the worker. A settlement that fails
+(connection reset, database gone) is retried once on a fresh connection; a reservation found gone on the
+retry was committed by the first attempt (only a commit or the expiry sweep deletes one, and it is far from
+expiry), so it counts as charged. If the database still cannot be reached, the document is delivered anyway
+(it is produced and its credits are already debited) and the reservation is written to the node's journal of
+owed charges (pipeline.storage.pending), which every worker commits before it gives back expired reservations:
+an owed charge is never released. The access log says what the ledger says: `creditsCharged` is what the
+ledger holds for the request, `chargePending` what is owed to it; a replayed charge logs a `charge-settled`
+line with the request id. A client that disconnects before its answer is written is charged like any other
+(the document was produced; whether its last bytes reach the client is not something the server can know).
+
 Configuration (environment, read once per process):
 - EINVOICE_RATE_LIMIT       service default per key, `N/s`, `N/min` or `N/h` (default 120/min); a key's own
                             limit (`pipeline keys create --rate-limit N/min`) wins.
 - EINVOICE_CREDIT_COSTS     `path=n,...` overrides (e.g. `/v1/invoice/zugferd=2`). Default: a POST to
-                            /v1/invoice/<spec> (generation) costs 1, a path ending in /validate costs 0.
+                            /v1/invoice/<spec> (generation) and /v1/invoice/convert cost 1, a path ending in
+                            /validate, /parse or /render costs 0.
 - EINVOICE_RESERVATION_TTL  seconds after which an unsettled reservation (a crashed worker) is given back
                             (default 600; longer than any request may run).
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -51,9 +64,10 @@ def parse_rate(text: str) -> tuple[int, int]:
 
 
 def default_cost(method: str, path: str) -> int:
+    """Generation and conversion cost 1; validation, parsing and rendering (reading what one received) cost 0."""
     if method != "POST" or not path.startswith("/v1/invoice/"):
         return 0
-    return 0 if path.endswith("/validate") else 1
+    return 0 if path.endswith(("/validate", "/parse", "/render")) else 1
 
 
 @dataclass(frozen=True)
@@ -88,11 +102,21 @@ class Backends:
     """Store, limiter and configuration of this process, built on first use (never inherited across fork)."""
 
     def __init__(self, store: Store | None = None, limiter: Limiter | None = None,
-                 config: PlatformConfig | None = None):
+                 config: PlatformConfig | None = None, pending=None):
         self._given = (store, limiter, config)
         self._pid = None
         self._lock = threading.Lock()
-        self._next_sweep = 0.0
+        self._next_sweep = self._next_replay = 0.0
+        self._pending = pending
+
+    def pending(self):
+        """The node's journal of owed charges (pipeline.storage.pending)."""
+        if self._pending is None:
+            from pipeline.settings import get_settings
+            from pipeline.storage.pending import PendingCharges
+
+            self._pending = PendingCharges(get_settings().data_dir / "pending-charges.jsonl")
+        return self._pending
 
     def _ensure(self) -> None:
         if self._pid == os.getpid():
@@ -132,8 +156,21 @@ class Backends:
         return self._limiter, self._config
 
     def sweep(self, store: Store) -> None:
-        """Give back expired reservations now and then (cheap: an indexed range delete)."""
+        """Commit the owed charges of this node's journal (every 2 s while it has any), and now and then give
+        back expired reservations (cheap: an indexed range delete). Never the second while the first has
+        entries left, so that no owed charge is given back here."""
         now = time.monotonic()
+        pending = self.pending()
+        if pending.has_any():
+            if now < self._next_replay:
+                return
+            self._next_replay = now + 2
+            for entry in pending.replay(store.commit):
+                logging.getLogger("pipeline.access").info(json.dumps({
+                    "event": "charge-settled", "requestId": entry["requestId"], "keyId": entry["keyId"],
+                    "creditsCharged": entry["amount"]}, separators=(",", ":")))
+            if pending.has_any():
+                return  # the database is still away
         if now >= self._next_sweep:
             self._next_sweep = now + 30
             n = store.release_expired()
@@ -171,6 +208,7 @@ class PlatformMiddleware:
     def process_resource(self, req, resp, resource, params):
         ctx = req.context
         ctx.key_id, ctx.ratelimit, ctx.reservation, ctx.credits_charged = None, None, None, 0
+        ctx.charge_pending = 0
         ctx.platform = self.backends  # readiness checks the store this app really uses
         if resource is None or getattr(resource, "auth", True) is False:
             return
@@ -201,9 +239,13 @@ class PlatformMiddleware:
                            headers={"Retry-After": str(decision.reset)})
 
         cost = config.cost(req.method, req.path)
+        try:
+            self.backends.sweep(store)
+        except StorageUnavailable as exc:  # the request's own calls below decide whether it can go on
+            log.warning("sweep skipped request_id=%s: %s", ctx.request_id, exc)
         if cost > 0:
             try:
-                self.backends.sweep(store)
+                ctx.reserved_at = time.time()
                 reservation = store.reserve(key.key_id, cost, ctx.request_id, req.path, config.reservation_ttl)
             except StorageUnavailable as exc:
                 log.error("storage unavailable request_id=%s: %s", ctx.request_id, exc)
@@ -212,7 +254,7 @@ class PlatformMiddleware:
                 raise ApiError(402, "INSUFFICIENT_CREDITS",
                                f"This request costs {cost} credit(s); the key's balance is too low. "
                                "Nothing was done or charged.")
-            ctx.reservation, ctx.reservation_cost = reservation, cost
+            ctx.reservation, ctx.reservation_cost, ctx.reservation_ttl = reservation, cost, config.reservation_ttl
 
     def process_response(self, req, resp, resource, req_succeeded):
         ctx = req.context
@@ -225,18 +267,44 @@ class PlatformMiddleware:
             return
         ctx.reservation = None
         delivered = req_succeeded and 200 <= resp.status_code < 300
-        try:
-            store = self.backends.store()
-            if delivered:
-                if store.commit(reservation):
-                    ctx.credits_charged = ctx.reservation_cost
-                else:
-                    log.warning("reservation %s expired before commit request_id=%s", reservation, ctx.request_id)
-            else:
+        if delivered:
+            self._charge(ctx, reservation)
+            return
+        for attempt in range(2):  # on this connection, then once on a fresh one
+            try:
+                store = self.backends.store()
+                if attempt:
+                    getattr(store, "drop_connection", lambda: None)()
                 store.release(reservation)
-        except StorageUnavailable as exc:
-            # Not settled now: the reservation expires and is given back, so the caller is never overcharged.
-            log.error("could not settle reservation %s request_id=%s: %s", reservation, ctx.request_id, exc)
+                return
+            except StorageUnavailable as exc:
+                failed = exc
+        # Not released now: the reservation expires and is given back, so the caller never pays for it.
+        log.error("could not release reservation %s request_id=%s: %s", reservation, ctx.request_id, failed)
+
+    def _charge(self, ctx, reservation) -> None:
+        """Commit a delivered request's reservation: on this connection, then once on a fresh one; if the
+        database cannot be reached, record the charge as owed (never given back)."""
+        for attempt in range(2):
+            try:
+                store = self.backends.store()
+                if attempt:
+                    getattr(store, "drop_connection", lambda: None)()
+                committed = store.commit(reservation)
+            except StorageUnavailable as exc:
+                log.warning("settling reservation %s request_id=%s failed (attempt %d): %s",
+                            reservation, ctx.request_id, attempt + 1, exc)
+                continue
+            if committed or (attempt and time.time() - ctx.reserved_at < ctx.reservation_ttl):
+                ctx.credits_charged = ctx.reservation_cost  # now, or by the attempt whose answer was lost
+            else:
+                log.warning("reservation %s expired before commit request_id=%s", reservation, ctx.request_id)
+            return
+        self.backends.pending().add(reservation, ctx.key_id, ctx.reservation_cost, ctx.request_id,
+                                    ctx.reservation_ttl - (time.time() - ctx.reserved_at))
+        ctx.charge_pending = ctx.reservation_cost
+        log.error("could not settle reservation %s request_id=%s: charge owed, journaled in %s",
+                  reservation, ctx.request_id, self.backends.pending().path)
 
 
 def middleware(backends: Backends | None = None) -> list:
