@@ -46,7 +46,7 @@
   <xsl:function name="r:value" as="xs:string?">
     <xsl:param name="node" as="node()"/>
     <xsl:param name="kind" as="xs:string"/>
-    <xsl:variable name="text" select="replace(string($node), '^\s+|\s+$', '')"/>
+    <xsl:variable name="text" select="r:trim(string($node))"/>
     <xsl:choose>
       <xsl:when test="$text eq ''"/>
       <xsl:when test="$kind eq 'decimal'">
@@ -59,6 +59,22 @@
         <xsl:sequence select="$text"/>
       </xsl:otherwise>
     </xsl:choose>
+  </xsl:function>
+
+  <!-- $text without leading and trailing whitespace (inner whitespace kept: notes keep their lines). A regular
+       expression over a whole long text (an attached document of megabytes) takes seconds in Saxon, so the
+       expressions only look at its ends. -->
+  <xsl:function name="r:trim" as="xs:string">
+    <xsl:param name="text" as="xs:string"/>
+    <xsl:variable name="length" select="string-length($text)"/>
+    <xsl:variable name="head" select="substring($text, 1, 100)"/>
+    <xsl:variable name="tail" select="substring($text, $length - 99)"/>
+    <xsl:variable name="lead" select="string-length($head) - string-length(replace($head, '^\s+', ''))"/>
+    <xsl:variable name="trail" select="string-length($tail) - string-length(replace($tail, '\s+$', ''))"/>
+    <xsl:sequence select="
+        if ($lead eq 0 and $trail eq 0) then $text
+        else if ($lead lt 100 and $trail lt 100) then substring($text, $lead + 1, $length - $lead - $trail)
+        else replace($text, '^\s+|\s+$', '')"/>
   </xsl:function>
 
   <!-- UNTDID 2379 format 102 (CCYYMMDD; the CII dates, $format their @format) or an xs:date (UBL, no $format)
