@@ -1,10 +1,13 @@
 """The multipart upload of the validation endpoints (service spec 4.2): a `file` part and a `request` JSON part.
 
 Shared by the XML and the ZUGFeRD validate endpoints. The file is read in bounded chunks: an upload over
-`settings.max_upload_bytes` is answered 413 without being read to the end.
+`settings.max_upload_bytes` is answered 413 without being read to the end. A chunked upload
+(Transfer-Encoding: chunked, no Content-Length; many HTTP clients stream so) is read to its end under the same
+bound first, since Falcon's multipart parser needs a length.
 """
 from __future__ import annotations
 
+import io
 import json
 
 import falcon
@@ -40,8 +43,10 @@ def _read_bounded(stream, limit: int) -> bytes | None:
             return None
 
 
-def read_validation_upload(req: falcon.Request, max_bytes: int | None = None) -> tuple[bytes, dict]:
-    """(file bytes, request object) from a multipart/form-data validation request.
+def read_validation_upload(req: falcon.Request, max_bytes: int | None = None,
+                           request_optional: bool = False) -> tuple[bytes, dict]:
+    """(file bytes, request object) from a multipart/form-data validation request (`request_optional`: a missing
+    request part means {}, as on the reading endpoints).
     Raises ApiError 400 (not multipart, missing part, malformed JSON, bad `version`) or 413 (file too large)."""
     limit = max_bytes or get_settings().max_upload_bytes
     if req.content_length is not None and req.content_length > limit + _FRAMING_SLACK:
@@ -50,6 +55,12 @@ def read_validation_upload(req: falcon.Request, max_bytes: int | None = None) ->
         raise _bad("NOT_MULTIPART", "Send multipart/form-data with a 'file' part and a 'request' JSON part.",
                    rejected=req.content_type)
     file_bytes = request_raw = None
+    if req.content_length is None and "chunked" in (req.get_header("Transfer-Encoding") or "").lower():
+        body = _read_bounded(req.stream, limit + _FRAMING_SLACK)
+        if body is None:
+            raise _too_large(limit)
+        req.stream = req.env["wsgi.input"] = io.BytesIO(body)  # the parser reads this copy, with its length
+        req.env["CONTENT_LENGTH"] = str(len(body))
     try:
         for part in req.get_media():
             if part.name == "file" and file_bytes is None:
@@ -67,6 +78,8 @@ def read_validation_upload(req: falcon.Request, max_bytes: int | None = None) ->
     if file_bytes is None:
         raise _bad("MISSING_PART", "The 'file' part is missing.", field="file")
     if request_raw is None:
+        if request_optional:
+            return file_bytes, {}
         raise _bad("MISSING_PART", "The 'request' part is missing (send {} for the defaults).", field="request")
     return file_bytes, _parse_request(request_raw)
 

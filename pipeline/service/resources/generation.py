@@ -25,10 +25,19 @@ def check_media(req, produces: str = XML) -> None:
 
 
 def read_body(req) -> bytes:
+    """The body, at most the upload limit (413 beyond it). A chunked body (Transfer-Encoding, no
+    Content-Length) is read from the de-chunked WSGI stream to its end; bounded_stream would see length 0."""
     limit = get_settings().max_upload_bytes
     if req.content_length is not None and req.content_length > limit:
         raise ApiError(413, "PAYLOAD_TOO_LARGE", f"The request body exceeds {limit} bytes.")
-    body = req.bounded_stream.read(limit + 1)
+    if req.content_length is None and "chunked" in (req.get_header("Transfer-Encoding") or "").lower():
+        parts, size = [], 0
+        while size <= limit and (part := req.stream.read(min(1 << 16, limit + 1 - size))):
+            parts.append(part)
+            size += len(part)
+        body = b"".join(parts)
+    else:
+        body = req.bounded_stream.read(limit + 1)
     if len(body) > limit:
         raise ApiError(413, "PAYLOAD_TOO_LARGE", f"The request body exceeds {limit} bytes.")
     return body
