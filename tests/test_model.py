@@ -17,7 +17,7 @@ from pipeline.invoice import terms
 from pipeline.errors import ApiError
 from pipeline.invoice.model import InvoiceRequest, parse_request
 from pipeline.flows.generate_xml import normalize
-from pipeline.write.canonical import _unwrap  # the type walk the schema generator uses
+from pipeline.invoice.model import field_kind  # the type walk the schema generator uses
 from pipeline.write.canonical import schema as canonical_schema
 from pipeline.invoice.terms import ARRAY_ITEMS
 
@@ -442,7 +442,7 @@ def test_several_preceding_invoices_need_ubl():
 def model_paths(model: type[BaseModel], prefix: str) -> set[str]:
     paths = set()
     for name, field in model.model_fields.items():
-        kind, typ = _unwrap(field.annotation)
+        kind, typ = field_kind(field.annotation)
         path = f"{prefix}.{name}" + ("[]" if kind == "list" else "")
         paths.add(path)
         if isinstance(typ, type) and issubclass(typ, BaseModel):

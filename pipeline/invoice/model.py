@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import types
 import typing
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -42,6 +43,20 @@ MAX_FRACTION_DIGITS = 10
 MAX_ERRORS = 100             # errors[] entries in one 400 response
 MAX_KEY = 100                # characters of an unknown key echoed in `field`
 _SMALLEST = Decimal(1).scaleb(-MAX_FRACTION_DIGITS)
+
+
+def field_kind(annotation) -> tuple[str, Any]:
+    """Model field annotation -> (kind, type): kind is 'list' or 'one'; Optional and Annotated are removed. The type walk
+    both directions share: the canonical schema is generated with it, and read documents are typed with it."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return field_kind(args[0])
+    if origin is typing.Annotated:
+        return field_kind(typing.get_args(annotation)[0])
+    if origin is list:
+        return "list", field_kind(typing.get_args(annotation)[0])[1]
+    return "one", annotation
 
 
 # ---- field types ---------------------------------------------------------------------------------------------

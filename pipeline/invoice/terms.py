@@ -205,6 +205,8 @@ _DOCS = f"{C_AGR}/ram:AdditionalReferencedDocument[ram:TypeCode='916']"
 U_DOCS = f"{_U}/cac:AdditionalDocumentReference[not(cbc:DocumentTypeCode='130' or cbc:DocumentTypeCode='50')]"
 _NET = f"{C_LINE}/ram:SpecifiedLineTradeAgreement/ram:NetPriceProductTradePrice"
 _GROSS = f"{C_LINE}/ram:SpecifiedLineTradeAgreement/ram:GrossPriceProductTradePrice"
+# BT-149/150: on the net price, or on the gross price where only that has them (as the XRechnung testsuite writes)
+_BASIS = f"({_NET}/ram:BasisQuantity | {_GROSS}[not(../ram:NetPriceProductTradePrice/ram:BasisQuantity)]/ram:BasisQuantity)"
 # BT-128: a line's document reference of type 130 (written so; the CEN examples leave the type code out)
 _U_LINE_OBJECT = f"{U_LINE}/cac:DocumentReference[not(cbc:DocumentTypeCode) or cbc:DocumentTypeCode='130']"
 _I = "invoice"
@@ -544,10 +546,10 @@ TERMS: tuple[Term, ...] = tuple([
          f"{U_LINE}/cac:Price/cbc:PriceAmount"),
     Term(f"{_L}.priceDetails.grossPrice", "BT-148", "Item gross price", f"{_GROSS}/ram:ChargeAmount",
          f"{U_LINE}/cac:Price/cac:AllowanceCharge/cbc:BaseAmount"),
-    Term(f"{_L}.priceDetails.priceBasisQuantity", "BT-149", "Item price base quantity", f"{_NET}/ram:BasisQuantity",
+    Term(f"{_L}.priceDetails.priceBasisQuantity", "BT-149", "Item price base quantity", _BASIS,
          f"{U_LINE}/cac:Price/cbc:BaseQuantity"),
     Term(f"{_L}.priceDetails.basisUnitCode", "BT-150", "Item price base quantity unit of measure code",
-         f"{_NET}/ram:BasisQuantity/@unitCode", f"{U_LINE}/cac:Price/cbc:BaseQuantity/@unitCode"),
+         f"{_BASIS}/@unitCode", f"{U_LINE}/cac:Price/cbc:BaseQuantity/@unitCode"),
     Term(f"{_L}.priceDetails.priceDiscount", "BT-147", "Item price discount (computed: gross - net price)",
          f"{_GROSS}/ram:AppliedTradeAllowanceCharge/ram:ActualAmount",
          f"{U_LINE}/cac:Price/cac:AllowanceCharge/cbc:Amount", extension=True),

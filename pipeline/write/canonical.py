@@ -8,8 +8,6 @@ from the same models and the business-term table so the two cannot drift.
 from __future__ import annotations
 
 import re
-import types
-import typing
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
@@ -17,7 +15,7 @@ from functools import lru_cache
 from lxml import etree
 from pydantic import BaseModel
 
-from pipeline.invoice.model import AdditionalSupportingDocument, Invoice, InvoiceRequest, PriceDetails
+from pipeline.invoice.model import AdditionalSupportingDocument, Invoice, InvoiceRequest, PriceDetails, field_kind
 from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, term_for
 from pipeline.settings import XSLT_DIR
 from pipeline.write.calc import CENT, EXACT, NO_RATE_CATEGORIES
@@ -173,19 +171,6 @@ _XS = "{%s}" % XS
 COMPUTED_ELEMENTS = {PriceDetails: [("priceDiscount", Decimal)]}
 
 
-def _unwrap(annotation):
-    """Model field annotation -> (kind, type): kind is 'list' or 'one'; Optional and Annotated are removed."""
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return _unwrap(args[0])
-    if origin is typing.Annotated:
-        return _unwrap(typing.get_args(annotation)[0])
-    if origin is list:
-        return "list", _unwrap(typing.get_args(annotation)[0])[1]
-    return "one", annotation
-
-
 def _has_required(model: type[BaseModel]) -> bool:
     return any(f.is_required() for f in model.model_fields.values())
 
@@ -217,7 +202,7 @@ def _xs_complex(el: etree._Element, model: type[BaseModel], path: str) -> None:
         child_path = f"{path}.{name}"
         if child_path in NOT_WRITTEN:
             continue
-        kind, typ = _unwrap(field.annotation)
+        kind, typ = field_kind(field.annotation)
         required = field.is_required() and name not in RATE_FIELDS and not (
             isinstance(typ, type) and issubclass(typ, BaseModel) and not _has_required(typ))
         if kind == "list":   # required only when the model demands items (invoiceLines), not just the key
