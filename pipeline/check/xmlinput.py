@@ -119,10 +119,10 @@ class ParsedXml:
         element = self.element_at(xpath) if xpath else None
         if element is None:
             return loc
-        loc.line, loc.column = self._start_of(element)
+        loc.line, loc.column = self.start_of(element)
         return loc
 
-    def _start_of(self, element) -> tuple[int | None, int | None]:
+    def start_of(self, element) -> tuple[int | None, int | None]:
         """Line and column where the element's start tag begins. lxml only keeps the line where the start tag
         ends: look for '<qname' on that line (or, for a start tag spread over lines, before it); only when
         the line holds several such tags (minified XML) count elements to know which one it is."""

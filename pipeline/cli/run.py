@@ -5,6 +5,8 @@
     pipeline run validate doc.xml                  [--spec en16931] [--version V]
     pipeline run html canonical.xml                [--lang de] [--profile-label "EN 16931"] [--xslt my.xsl]
     pipeline run pdf page.html -o pages.pdf        the HTML rendered as PDF/A-3b pages (no XML embedded yet)
+    pipeline run read invoice.xml                  CII / UBL (or a ZUGFeRD PDF's invoice) -> canonical XML
+                                                   [--xslt my-read.xsl] [--provenance: keep the s:src attributes]
 """
 from __future__ import annotations
 
@@ -49,6 +51,13 @@ def register(sub) -> None:
     s.add_argument("--profile-label", default="", help="profile named in the page footer, e.g. 'EN 16931'")
     s.add_argument("--xslt", type=Path, help="run this stylesheet instead of xslt/html.xsl")
     s.set_defaults(func=run_html)
+
+    s = stages.add_parser("read", help="CII / UBL / ZUGFeRD PDF -> canonical XML (the reading direction)")
+    s.add_argument("document", type=Path)
+    s.add_argument("--xslt", type=Path, help="run this stylesheet instead of xslt/read-cii.xsl or read-ubl.xsl")
+    s.add_argument("--provenance", action="store_true", help="keep the s:src attributes (the source node of "
+                                                             "each value)")
+    s.set_defaults(func=run_read)
 
     s = stages.add_parser("pdf", help="HTML -> PDF/A-3b pages with WeasyPrint and templates/ (ZUGFeRD path)")
     s.add_argument("html", type=Path)
@@ -123,4 +132,25 @@ def run_pdf(args) -> int:
         args.output.write_bytes(pages)
     else:
         sys.stdout.buffer.write(pages)
+    return 0
+
+
+def run_read(args) -> int:
+    from lxml import etree
+
+    from pipeline.flows import parse  # lazy: as above
+    from pipeline.read import canonical, provenance
+
+    try:
+        source = parse.source_of(read_input(args.document))
+        out = canonical.to_canonical(source.xml, source.doc, args.xslt)
+    except ApiError as err:
+        return print_api_error(err)
+    except TransformError as err:
+        print(err, file=sys.stderr)
+        return 2
+    if not args.provenance:
+        out = provenance.split(out)[0]
+    sys.stdout.buffer.write(etree.tostring(etree.fromstring(out), xml_declaration=True, encoding="UTF-8",
+                                           pretty_print=True))
     return 0

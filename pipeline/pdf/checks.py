@@ -104,9 +104,12 @@ class Inspection:
 
 # --- entry points ------------------------------------------------------------------------------------
 
-def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = False) -> Inspection:
+def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = False,
+            check_pdfa: bool = True) -> Inspection:
     """Check an uploaded (or generated) PDF. Raises NotAPdf when it is not a PDF we can parse at all.
-    `read_other_files`: also read the embedded files besides the invoice (bounded like every stream)."""
+    `read_other_files`: also read the embedded files besides the invoice (bounded like every stream).
+    `validate_xml=False, check_pdfa=False` only reads (the reading side): the embedded invoice, under the same
+    bounds, with the structural findings but without the PDF/A walk and the invoice's rules."""
     if b"%PDF-" not in data[:1024]:  # (the header may follow some junk bytes, as readers allow)
         hint = ("; an XML e-invoice is validated by POST /v1/invoice/xrechnung/validate or /v1/invoice/en16931/validate"
                 if data.lstrip()[:1] == b"<" or data.startswith(b"\xef\xbb\xbf<") else "")
@@ -124,7 +127,7 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
         if pdf.is_encrypted:
             result.add(ERROR, "PDF_ENCRYPTED", "The PDF is encrypted; PDF/A forbids encryption (ISO 19005-3 6.1.3).")
         try:
-            _check_structure(data, pdf, result, read_other_files)
+            _check_structure(data, pdf, result, read_other_files, check_pdfa)
         except _DAMAGE as exc:  # an object of the wrong type where the file structure needs another
             log.warning("damaged PDF structure: %s", exc, exc_info=True)
             result.add(ERROR, "PDF_STRUCTURE_BROKEN", "The PDF's object structure is damaged "
@@ -144,13 +147,14 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
 _DAMAGE = (ValueError, TypeError, AttributeError, KeyError, UnicodeError, pikepdf.PdfError)
 
 
-def _check_structure(data: bytes, pdf: pikepdf.Pdf, result: Inspection, read_other_files: bool) -> None:
+def _check_structure(data: bytes, pdf: pikepdf.Pdf, result: Inspection, read_other_files: bool,
+                     check_pdfa: bool) -> None:
     bounded = _check_object_count(pdf, result) and _check_stream_sizes(pdf, result)
     _check_javascript(pdf, result)
     xmp_root = _read_xmp(pdf, result)
     declared = _declared_extension_properties(xmp_root)
     _check_fx_xmp(xmp_root, declared, result)
-    if bounded:
+    if bounded and check_pdfa:
         _check_pdfa(data, declared, _prefixes(xmp_root), result)
     _extract_invoice(pdf, result, read_other_files and bounded)
 

@@ -1,0 +1,172 @@
+"""Product path: read an e-invoice into the JSON model generation takes.
+
+    PDF? -> its embedded invoice -> read safely -> syntax -> canonical XML (read-cii.xsl / read-ubl.xsl, with
+    provenance) -> JSON invoice (the model's field names and types) -> completeness (the model itself) -> what
+    writing it again would not reproduce -> unmapped source nodes -> (validation report, when asked)
+
+What comes back can be sent to the generation endpoints unchanged (`config.calculationMode` MANUAL: every amount as
+the source states it).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from pipeline import write
+from pipeline.check import xmlinput
+from pipeline.errors import ApiError, ErrorDetail, TransformError, bad_request
+from pipeline.flows.validate_pdf import validate_pdf
+from pipeline.flows.validate_xml import validate_xml
+from pipeline.invoice.model import InvoiceRequest, validate_request
+from pipeline.invoice.specs import XRECHNUNG_ID_PREFIX, ZUGFERD1_NS, Profile, profile_for_guideline
+from pipeline.pdf import checks
+from pipeline.read import canonical as reading, losses, provenance
+from pipeline.read.to_json import invoice_json
+
+log = logging.getLogger("pipeline.parse")
+NOT_AN_EINVOICE = "NOT_AN_EINVOICE"
+
+
+@dataclass
+class Source:
+    """What was read: the invoice XML and where it came from."""
+    xml: bytes
+    doc: xmlinput.ParsedXml
+    syntax: str                         # CII | UBL
+    specification_id: str | None        # BT-24 as written
+    profile: Profile | None = None      # Factur-X / ZUGFeRD profile its BT-24 names (CII only)
+    embedded_file_name: str | None = None  # the PDF's invoice file
+    pdf: bytes | None = None
+
+    def to_dict(self) -> dict:
+        return {"syntax": self.syntax, "specificationIdentifier": self.specification_id,
+                "profile": self.profile.name if self.profile else None, "embeddedFileName": self.embedded_file_name}
+
+
+@dataclass
+class Parsed:
+    source: Source
+    canonical: bytes
+    invoice: dict
+    config: dict
+    unmapped: list[dict]
+    unmapped_truncated: bool = False
+    missing: list[str] = field(default_factory=list)
+    problems: list[ErrorDetail] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing and not self.problems
+
+    def to_dict(self) -> dict:
+        out = {"invoice": self.invoice, "config": self.config, "source": self.source.to_dict(),
+               "unmapped": self.unmapped, "complete": self.complete, "missing": self.missing}
+        if self.unmapped_truncated:
+            out["unmappedTruncated"] = True
+        if self.problems:
+            out["problems"] = [p.to_dict() for p in self.problems]
+        return out
+
+
+def _refuse(message: str, code: str, detail: str) -> ApiError:
+    return bad_request(NOT_AN_EINVOICE, message, [ErrorDetail(code, detail, field="file")])
+
+
+# ---- stages -----------------------------------------------------------------------------------------------
+
+def source_of(data: bytes) -> Source:
+    """Stage 1: the invoice XML of an upload (a CII / UBL file, or the invoice a ZUGFeRD / Factur-X PDF embeds),
+    read safely. ApiError 400 NOT_AN_EINVOICE saying what was found instead."""
+    pdf, name = None, None
+    if b"%PDF-" in data[:1024]:
+        try:
+            found = checks.inspect(data, validate_xml=False, check_pdfa=False)
+        except checks.NotAPdf as exc:
+            raise checks.not_a_pdf(exc) from exc
+        if found.xml is None:
+            reasons = "; ".join(i.message for i in found.errors) or "no embedded invoice file"
+            raise _refuse("The PDF carries no readable e-invoice.", "FX_NO_EMBEDDED_INVOICE", reasons)
+        pdf, name, data = data, found.file_name, found.xml
+    try:
+        doc = xmlinput.load(data)
+    except xmlinput.XmlInputError as exc:
+        raise _refuse("The file is not a readable XML e-invoice.", exc.issue.code, exc.issue.message) from exc
+    if doc.syntax is None:
+        if doc.root_name == f"{{{ZUGFERD1_NS}}}CrossIndustryDocument":
+            raise _refuse("ZUGFeRD 1.0 invoices cannot be read into the EN 16931 model.", xmlinput.XML_UNKNOWN_ROOT,
+                          "the invoice is a ZUGFeRD 1.0 CrossIndustryDocument; this service reads CII D16B "
+                          "(ZUGFeRD 2.x / Factur-X / XRechnung) and UBL 2.1")
+        raise _refuse("The file is not an e-invoice.", xmlinput.XML_UNKNOWN_ROOT, xmlinput.unknown_root_issue(doc).message)
+    spec_id, _ = reading.specification_id(doc)
+    profile = profile_for_guideline(spec_id) if doc.syntax == "CII" else None
+    if pdf is None and profile is not None and profile.name in ("EN16931", "XRECHNUNG"):
+        profile = None  # a plain EN 16931 / XRechnung XML names no Factur-X profile
+    return Source(data, doc, doc.report_syntax, spec_id, profile, name, pdf)
+
+
+def to_canonical(source: Source, stylesheet=None) -> bytes:
+    """Stage 2: canonical XML with provenance (`s:src` on every element read from the source)."""
+    try:
+        return reading.to_canonical(source.xml, source.doc, stylesheet)
+    except TransformError as exc:  # a reading stylesheet failed on a document xmlinput accepted: our bug
+        log.error("reading failed: %s", exc)
+        raise ApiError(500, "READ_FAILED", "The document could not be read.") from exc
+
+
+def config_for(source: Source) -> dict:
+    """The generation config that writes the document again: same syntax, the spec (and profile) its BT-24 names,
+    amounts as stated (MANUAL)."""
+    if source.pdf is not None and source.profile is not None:
+        return {"spec": "zugferd", "syntax": "CII", "profile": source.profile.name, "calculationMode": "MANUAL"}
+    spec = "xrechnung" if (source.specification_id or "").startswith(XRECHNUNG_ID_PREFIX) else "en16931"
+    return {"spec": spec, "syntax": source.syntax, "calculationMode": "MANUAL"}
+
+
+def completeness(invoice: dict, config: dict) -> tuple[InvoiceRequest | None, list[str], list[ErrorDetail]]:
+    """What the model says of the read invoice: (the request, JSON paths of required fields the document lacks,
+    other problems). No request = the invoice cannot be generated from as it is."""
+    try:
+        return validate_request({"invoice": invoice, "config": config}, config["spec"]), [], []
+    except ApiError as err:
+        missing = [e.field for e in err.errors if e.code == "REQUIRED" and e.field]
+        return None, missing, [e for e in err.errors if not (e.code == "REQUIRED" and e.field)]
+
+
+def unmapped_of(source: Source, with_provenance: bytes, used: set[str], request: InvoiceRequest | None):
+    """The source nodes no field carries: those no canonical element was read from, BT-24 aside (carried by
+    source.specificationIdentifier and config.spec), plus those whose value writing the invoice again would not
+    reproduce (`pipeline.read.losses`; judged when the invoice is complete)."""
+    _, spec_element = reading.specification_id(source.doc)
+    if spec_element is not None:
+        used = used | {provenance.path_of(spec_element)}
+    if request is not None:
+        used = used - losses.lost_sources(with_provenance, write.to_canonical(write.with_derived(write.calculate(request))))
+    return provenance.unmapped(source.doc, used)
+
+
+# ---- the whole path -----------------------------------------------------------------------------------------
+
+def parse(data: bytes) -> Parsed:
+    """An uploaded e-invoice -> Parsed (invoice JSON, config, source, unmapped, completeness). ApiError 400."""
+    source = source_of(data)
+    with_provenance = to_canonical(source)
+    canonical, used = provenance.split(with_provenance)
+    invoice = invoice_json(canonical)
+    config = config_for(source)
+    if config["spec"] == "xrechnung" and source.specification_id:  # an extension or CVD id must be sent to be kept
+        invoice.setdefault("processControl", {})["specificationIdentifier"] = source.specification_id
+    request, missing, problems = completeness(invoice, config)
+    unmapped, truncated = unmapped_of(source, with_provenance, used, request)
+    return Parsed(source, canonical, invoice, config, unmapped, truncated, missing, problems)
+
+
+def parse_report(data: bytes, validate: bool = False, request_id: str | None = None) -> dict:
+    """`parse` as the endpoint answers it; `validate` adds the official validation report of the source."""
+    parsed = parse(data)
+    out = parsed.to_dict()
+    if validate:
+        source = parsed.source
+        report = validate_pdf(source.pdf, request_id) if source.pdf is not None else validate_xml(
+            source.xml, "xrechnung" if parsed.config["spec"] == "xrechnung" else "en16931", request_id=request_id)
+        out["validation"] = report.to_dict()
+    return out

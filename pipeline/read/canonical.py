@@ -1,0 +1,45 @@
+"""Stage: a CII or UBL document (read safely by `pipeline.check.xmlinput`) -> canonical XML, with the reading
+stylesheets xslt/read-cii.xsl and xslt/read-ubl.xsl. The canonical vocabulary is the one generation writes
+(docs/canonical.md); every element that carries a value names the source node(s) it came from in an `s:src`
+attribute (XPath 3.1 `path()`), which `pipeline.read.provenance` turns into the list of unmapped source nodes.
+
+BT-24 (the specification identifier) is no canonical element, as in generation, where it is a stylesheet parameter:
+`specification_id` reads it here.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline import xslt
+from pipeline.check.xmlinput import CII_NS, ParsedXml
+from pipeline.settings import XSLT_DIR
+
+READ_CII_XSL = XSLT_DIR / "read-cii.xsl"
+READ_UBL_XSL = XSLT_DIR / "read-ubl.xsl"
+SOURCE_NS = "urn:einvoice-pipeline:source:1"  # the s:src provenance attributes
+
+_RAM = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
+_CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
+_SPEC_ID = {  # syntax -> the BT-24 element under the root
+    "CII": f"{{{CII_NS}}}ExchangedDocumentContext/{{{_RAM}}}GuidelineSpecifiedDocumentContextParameter/{{{_RAM}}}ID",
+    "UBL-Invoice": f"{{{_CBC}}}CustomizationID",
+    "UBL-CreditNote": f"{{{_CBC}}}CustomizationID",
+}
+
+
+def stylesheet_for(syntax: str) -> Path:
+    """read-cii.xsl for CII, read-ubl.xsl for UBL Invoice and CreditNote."""
+    return READ_CII_XSL if syntax == "CII" else READ_UBL_XSL
+
+
+def to_canonical(data: bytes, doc: ParsedXml, stylesheet: str | Path | None = None) -> bytes:
+    """The document (`data`, already read safely as `doc`) as canonical XML with `s:src` provenance. `stylesheet`
+    runs another reading stylesheet instead (for stylesheet authors). TransformError when a stylesheet fails."""
+    return xslt.run_stylesheet(stylesheet or stylesheet_for(doc.syntax), data)
+
+
+def specification_id(doc: ParsedXml):
+    """(BT-24 as written, its element) or (None, None)."""
+    element = doc.tree.getroot().find(_SPEC_ID[doc.syntax]) if doc.syntax in _SPEC_ID else None
+    text = " ".join((element.text or "").split()) if element is not None else ""
+    return (text or None), element

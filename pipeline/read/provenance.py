@@ -1,0 +1,93 @@
+"""Nothing is dropped silently: the source nodes that no canonical element was read from.
+
+The reading stylesheets name, on every canonical element that carries a value, the source node(s) it came from
+(`s:src`, XPath 3.1 `path()`: `/Q{ns}local[n]/.../@name`). `split` takes those names off the canonical document;
+`unmapped` lists every source element with text and every attribute whose path no element named, with a readable
+XPath (the document's own prefixes), its line and column, and its value.
+"""
+from __future__ import annotations
+
+from lxml import etree
+
+from pipeline.check.xmlinput import ParsedXml
+from pipeline.read.canonical import SOURCE_NS
+
+_SRC = f"{{{SOURCE_NS}}}src"
+# Attributes that say how the document is written, not what it says.
+_FORMAL = {"{http://www.w3.org/2001/XMLSchema-instance}schemaLocation"}
+MAX_UNMAPPED = 1000  # entries listed; a document with more is reported as truncated
+
+
+def split(canonical: bytes) -> tuple[bytes, set[str]]:
+    """(canonical XML without provenance, the source paths it was read from)."""
+    root = etree.fromstring(canonical, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+    used: set[str] = set()
+    for element in root.iter(etree.Element):
+        src = element.attrib.pop(_SRC, None)
+        if src:
+            used.update(src.split())
+    etree.cleanup_namespaces(root)
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8"), used
+
+
+def _step(element, index: int) -> tuple[str, str]:
+    """(path() step, readable step) of an element that is the index-th of its name among its siblings."""
+    q = etree.QName(element)
+    readable = f"{element.prefix}:{q.localname}" if element.prefix else q.localname
+    return f"Q{{{q.namespace or ''}}}{q.localname}[{index}]", readable
+
+
+def path_of(element) -> str:
+    """XPath 3.1 `path()` of an element of the source."""
+    steps = []
+    while element is not None:
+        index = 1 + sum(1 for s in element.itersiblings(preceding=True) if s.tag == element.tag)
+        steps.append(_step(element, index)[0])
+        element = element.getparent()
+    return "/" + "/".join(reversed(steps))
+
+
+def _attribute_step(name: str, element) -> tuple[str, str]:
+    q = etree.QName(name)
+    if not q.namespace:
+        return f"@{q.localname}", f"@{q.localname}"
+    prefix = next((p for p, ns in (element.nsmap or {}).items() if ns == q.namespace and p), None)
+    return f"@Q{{{q.namespace}}}{q.localname}", f"@{prefix}:{q.localname}" if prefix else f"@{q.localname}"
+
+
+def unmapped(doc: ParsedXml, used: set[str]) -> tuple[list[dict], bool]:
+    """Every source leaf (an element with text and no child elements, or an attribute) that `used` does not name
+    -> ([{"xpath", "line", "column", "value"}], truncated)."""
+    found: list[dict] = []
+
+    def visit(element, path: str, readable: str) -> None:
+        line, column = None, None
+        for name, value in element.attrib.items():
+            if name in _FORMAL:
+                continue
+            step, shown = _attribute_step(name, element)
+            if f"{path}/{step}" not in used:
+                if line is None:
+                    line, column = doc.start_of(element)
+                found.append({"xpath": f"{readable}/{shown}", "line": line, "column": column, "value": value})
+        children = [c for c in element if isinstance(c.tag, str)]
+        if not children:
+            if (element.text or "").strip() and path not in used:
+                if line is None:
+                    line, column = doc.start_of(element)
+                found.append({"xpath": readable, "line": line, "column": column, "value": element.text.strip()})
+            return
+        counts: dict[str, int] = {}
+        totals: dict[str, int] = {}
+        for child in children:
+            totals[child.tag] = totals.get(child.tag, 0) + 1
+        for child in children:
+            counts[child.tag] = counts.get(child.tag, 0) + 1
+            step, shown = _step(child, counts[child.tag])
+            shown += f"[{counts[child.tag]}]" if totals[child.tag] > 1 else ""
+            visit(child, f"{path}/{step}", f"{readable}/{shown}")
+
+    root = doc.tree.getroot()
+    step, shown = _step(root, 1)
+    visit(root, "/" + step, "/" + shown)
+    return found[:MAX_UNMAPPED], len(found) > MAX_UNMAPPED

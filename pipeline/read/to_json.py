@@ -1,0 +1,59 @@
+"""Stage: canonical XML -> the JSON invoice (`InvoiceRequest.invoice`), typed by the same model generation parses
+with: element names are the model's field names, repeated elements become the arrays of `ARRAY_ITEMS`, numbers are
+`Decimal` exactly as written, dates and text stay strings. Elements the model has no field for (the computed-only
+ones of docs/canonical.md, e.g. BT-147 priceDiscount = gross - net) are left out: generation derives them again.
+The one rule of the canonical layer that reading undoes: category O ("not subject to VAT") has no rate in the
+documents (BR-O-05..07), where the model requires the line rate; it reads as 0, which generation leaves out again.
+"""
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from lxml import etree
+from pydantic import BaseModel
+
+from pipeline.invoice.model import Invoice, field_kind
+from pipeline.invoice.terms import ARRAY_ITEMS
+from pipeline.write.calc import NO_RATE_CATEGORIES
+from pipeline.write.canonical import RATE_FIELDS
+
+_LIST_OF = {item: name for name, item in ARRAY_ITEMS.items()}
+
+
+def _value(typ, text: str):
+    if typ is Decimal:
+        try:
+            return Decimal(text)
+        except InvalidOperation:
+            return text  # the model reports it with its field path
+    return text
+
+
+def _object(element, model: type[BaseModel]) -> dict:
+    fields = model.model_fields
+    out: dict = {}
+    for child in element:
+        if not isinstance(child.tag, str):
+            continue
+        name = etree.QName(child).localname
+        field_name = _LIST_OF.get(name, name)
+        field = fields.get(field_name)
+        if field is None:
+            continue  # computed-only element
+        kind, typ = field_kind(field.annotation)
+        is_model = isinstance(typ, type) and issubclass(typ, BaseModel)
+        value = _object(child, typ) if is_model else _value(typ, (child.text or "").strip())
+        if kind == "list":
+            out.setdefault(field_name, []).append(value)
+        else:
+            out[field_name] = value
+    if out.get("vatCategoryCode") in NO_RATE_CATEGORIES:
+        for name in RATE_FIELDS & {n for n, f in fields.items() if f.is_required()} - set(out):
+            out[name] = Decimal(0)
+    return out
+
+
+def invoice_json(canonical: bytes) -> dict:
+    """Canonical XML (without provenance) -> dict shaped like `InvoiceRequest.invoice`."""
+    root = etree.fromstring(canonical, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+    return _object(root, Invoice)
