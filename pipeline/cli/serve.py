@@ -28,6 +28,8 @@ import sys
 import time
 from datetime import datetime
 
+from pipeline.settings import get_settings
+
 log = logging.getLogger("pipeline.serve")
 
 
@@ -190,18 +192,19 @@ class _Framing:
 
 class _Conn:
     __slots__ = ("sock", "addr", "buf", "state", "head_end", "framing", "pos", "total", "deadline", "out",
-                 "close_after", "started", "continue_sent", "request_end", "last_io")
+                 "out_pos", "close_after", "started", "continue_sent", "request_end", "last_io", "scanned")
 
     def __init__(self, sock, addr):
         self.sock, self.addr = sock, addr
         self.buf = bytearray()
         self.out = bytearray()
+        self.out_pos = 0  # bytes of `out` already sent (sent bytes are dropped once all are out)
         self.close_after = False
         self.reset()
 
     def reset(self):
         self.state = "idle"  # idle -> head -> body -> ready -> (app) -> writing -> idle | closed
-        self.head_end = self.pos = self.total = 0
+        self.head_end = self.pos = self.total = self.scanned = 0
         self.framing = None
         self.started = None
         self.continue_sent = False
@@ -209,8 +212,8 @@ class _Conn:
 
 
 def _error_bytes(status: int, reason: str, code: str, message: str) -> bytes:
-    from pipeline.errors import STATUS_TEXT
-    from pipeline.service.requestid import accept_or_new
+    from pipeline.errors import STATUS_TEXT  # the service's modules load in the workers, like the app
+    from pipeline.service.requestid import accept_or_new  # (the CLI imports no service module up front)
 
     request_id = accept_or_new(None)
     body = json.dumps({"requestId": request_id, "status": STATUS_TEXT.get(status, reason.lower().replace(" ", "_")),
@@ -234,8 +237,6 @@ class BufferedWorker(_worker_base()):
     read them. Keep-alive and pipelining work; a worker holds at most `worker_connections` clients."""
 
     def init_process(self):
-        from pipeline.settings import get_settings
-
         settings = get_settings()
         self.client_timeout = float(settings.client_timeout)
         self.body_limit = settings.max_upload_bytes + _BODY_SLACK
@@ -369,7 +370,8 @@ class BufferedWorker(_worker_base()):
             conn.state, conn.started = "head", now
             conn.deadline = now + self.client_timeout  # the whole head within the client timeout
         if conn.state == "head":
-            end = _Framing.head_end(conn.buf, 0)
+            end = _Framing.head_end(conn.buf, max(0, conn.scanned - 3))  # resume the search where it stopped
+            conn.scanned = len(conn.buf)
             if end < 0:
                 if len(conn.buf) > _HEAD_LIMIT:
                     self._reject(conn, 431, "Request Header Fields Too Large", "MALFORMED_HTTP_REQUEST",
@@ -442,19 +444,22 @@ class BufferedWorker(_worker_base()):
     def _flush(self, conn):
         if conn.sock is None:
             return
-        while conn.out:
+        while conn.out_pos < len(conn.out):
             try:
-                n = conn.sock.send(conn.out)
+                with memoryview(conn.out) as view:
+                    n = conn.sock.send(view[conn.out_pos:])
             except (BlockingIOError, InterruptedError):
                 break
             except OSError:
                 self._close(conn)
                 return
-            del conn.out[:n]
+            conn.out_pos += n
             conn.deadline = time.monotonic() + self.client_timeout
-        if conn.out:
+        if conn.out_pos < len(conn.out):
             self._events(conn)
             return
+        conn.out.clear()
+        conn.out_pos = 0
         if conn.close_after:
             self._close(conn, graceful=True)
             return

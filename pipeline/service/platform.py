@@ -41,7 +41,9 @@ from dataclasses import dataclass, field
 
 from pipeline.errors import ApiError
 from pipeline.service import apikeys
+from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable, Store, open_store
+from pipeline.storage.pending import PendingCharges
 from pipeline.storage.ratelimit import Limiter, LimiterUnavailable, open_limiter
 
 log = logging.getLogger("pipeline.service.platform")
@@ -112,9 +114,6 @@ class Backends:
     def pending(self):
         """The node's journal of owed charges (pipeline.storage.pending)."""
         if self._pending is None:
-            from pipeline.settings import get_settings
-            from pipeline.storage.pending import PendingCharges
-
             self._pending = PendingCharges(get_settings().data_dir / "pending-charges.jsonl")
         return self._pending
 

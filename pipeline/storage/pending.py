@@ -19,6 +19,8 @@ import os
 import time
 from pathlib import Path
 
+from pipeline.storage import StorageUnavailable
+
 log = logging.getLogger("pipeline.storage.pending")
 
 
@@ -46,8 +48,6 @@ class PendingCharges:
     def replay(self, commit) -> list[dict]:
         """Commit every owed charge with `commit(reservation_id) -> bool`; returns the entries settled now.
         Stops at the first StorageUnavailable (the entries stay for the next sweep)."""
-        from pipeline.storage import StorageUnavailable
-
         if not self.has_any():
             return []
         settled = []

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 import psycopg
 from psycopg import sql as pgsql
 
+from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
@@ -136,8 +137,6 @@ class PostgresStore(SqlStore):
 
     def __init__(self, url: str, connect_timeout: float | None = None, statement_timeout: float | None = None,
                  lock_timeout: float | None = None):
-        from pipeline.settings import get_settings
-
         settings = get_settings()
         self.url = url
         self.connect_timeout = max(2, int(connect_timeout or settings.db_connect_timeout))

@@ -117,7 +117,7 @@ class PostgresLimiter(Limiter):
 
     def _ensure(self) -> None:
         if not self._ready:
-            import psycopg
+            import psycopg  # only a PostgreSQL deployment loads psycopg
 
             try:
                 with self.store._bounded() as conn:
@@ -179,8 +179,8 @@ def open_limiter(store: Store | None = None, settings: Settings | None = None) -
     settings = settings or get_settings()
     if settings.redis_url:
         return RedisLimiter(settings.redis_url)
-    from pipeline.storage.postgres import PostgresStore
-    from pipeline.storage.sqlite import SqliteStore
+    from pipeline.storage.postgres import PostgresStore  # psycopg loads only where a store may be PostgreSQL
+    from pipeline.storage.sqlite import SqliteStore  # the backends import this module's neighbours lazily too
 
     if isinstance(store, SqliteStore):
         return SqliteLimiter(store)

@@ -8,6 +8,7 @@ import falcon
 
 from pipeline.check import packs
 from pipeline.errors import ApiError
+from pipeline.settings import get_settings
 
 log = logging.getLogger("pipeline.service")
 
@@ -77,8 +78,7 @@ class Ready:
         self.checker = _Checker()
 
     def on_get(self, req, resp):
-        from pipeline.service.platform import shared
-        from pipeline.settings import get_settings
+        from pipeline.service.platform import shared  # the platform layer is optional: create_app(platform=False)
 
         checks, problems = {}, []
         try:
