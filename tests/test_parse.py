@@ -20,6 +20,7 @@ from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.parse import parse
 from pipeline.invoice.request_json import dump_request, load_request, with_config
 from pipeline.read.to_json import invoice_json
+from pipeline.service import schemas
 from pipeline.service.app import create_app
 from pipeline.service.platform import default_cost
 from roundtrip.reader import flatten
@@ -45,7 +46,8 @@ def client():
     return falcon.testing.TestClient(create_app(platform=False))
 
 
-def upload(client, data: bytes, request: dict | None = None, name: str = "invoice.xml"):
+def upload(client, data: bytes, request: dict | None = None, name: str = "invoice.xml", path: str = "/v1/invoice/parse",
+           headers: dict | None = None):
     files = {"file": (name, data, "application/octet-stream")}
     if request is not None:
         files["request"] = ("request.json", json.dumps(request).encode(), "application/json")
@@ -53,8 +55,8 @@ def upload(client, data: bytes, request: dict | None = None, name: str = "invoic
     body = b"".join(f'--{boundary}\r\nContent-Disposition: form-data; name="{field}"; filename="{fn}"\r\n'
                     f"Content-Type: {ct}\r\n\r\n".encode() + content + b"\r\n"
                     for field, (fn, content, ct) in files.items()) + f"--{boundary}--\r\n".encode()
-    return client.simulate_post("/v1/invoice/parse", body=body,
-                                headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    return client.simulate_post(path, body=body, headers={"Content-Type": f"multipart/form-data; boundary={boundary}",
+                                                          **(headers or {})})
 
 
 def _comparable(invoice: dict) -> dict:
@@ -138,6 +140,8 @@ def test_the_endpoint_answers_the_parse_and_on_request_the_report(client):
     assert isinstance(body["invoice"]["documentTotals"]["payableAmount"], (int, float))  # numbers stay numbers
     assert load_request(plain.content)["invoice"] == parse(data).invoice  # exactly the decimals of the document
     assert upload(client, data, {"validate": "yes"}).status_code == 400
+    schemas.ParseResponse.model_validate(body)  # the OpenAPI description is the contract of what is answered
+    schemas.ParseResponse.model_validate(upload(client, INCOMPLETE.read_bytes()).json)
 
 
 @pytest.mark.parametrize("data,code", [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from pipeline.errors import ApiError
 from pipeline.flows.generate_xml import normalize
 from pipeline.flows.parse import parse
 from pipeline.pdf import page
+from conftest import CORPUS
 from test_roundtrip import CORPUS_CASES
 from tests.test_zugferd_samples import invoice_request
 
@@ -267,3 +269,64 @@ def test_page_ua_stylesheet_covers_every_element_of_the_page(source):
     written = {el.tag for el in lxml_html.document_fromstring(page.invoice_html(source, "en")).iter()
                if isinstance(el.tag, str)}
     assert written <= listed, written - listed
+
+
+# ---- the page of an incoming invoice (POST /v1/invoice/render, `pipeline render`) --------------------------------
+
+RECEIVED = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml"
+
+
+@pytest.fixture(scope="module")
+def client():
+    import falcon.testing
+
+    from pipeline.service.app import create_app
+    return falcon.testing.TestClient(create_app(platform=False))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source_file", [s for _, s, _ in CORPUS_CASES[::4]], ids=[s.name for _, s, _ in CORPUS_CASES[::4]])
+def test_the_page_of_a_received_invoice_shows_what_a_clerk_approves(client, source_file, tmp_path):
+    """Invoice number, seller, buyer, every line's item name and the amount due are on the page."""
+    from test_parse import upload
+    resp = upload(client, source_file.read_bytes(), path="/v1/invoice/render")
+    assert resp.status_code == 200 and resp.headers["content-type"] == "application/pdf"
+    text = " ".join(pdftotext(resp.content, tmp_path, "-raw").split())
+    invoice = parse(source_file.read_bytes()).invoice
+    wanted = [invoice["invoiceNumber"], invoice["seller"]["name"], invoice["buyer"]["name"]]
+    wanted += [" ".join(line["itemInformation"]["name"].split()) for line in invoice["invoiceLines"]]
+    for value in wanted:
+        assert " ".join(value.split())[:30] in text, value
+    due = invoice["documentTotals"]["payableAmount"]
+    assert f"{due:,.2f}" in text, due
+
+
+def test_render_answers_html_on_request_and_406_for_neither(client):
+    from test_parse import upload
+    html = upload(client, RECEIVED.read_bytes(), {"metadataLanguage": "de"}, path="/v1/invoice/render",
+                  headers={"Accept": "text/html"})
+    assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
+    assert "Rechnungsnummer" in page_text(html.content) and "<script" not in html.text
+    assert upload(client, RECEIVED.read_bytes(), path="/v1/invoice/render",
+                  headers={"Accept": "application/json"}).status_code == 406
+    assert upload(client, b"<a/>", path="/v1/invoice/render").status_code == 400
+
+
+def test_business_terms_and_the_verdict_are_on_the_page_when_asked(client):
+    from test_parse import upload
+    broken = RECEIVED.read_bytes().replace(b"<ram:DuePayableAmount>", b"<ram:DuePayableAmount>1", 1)
+    plain = page_text(upload(client, broken, path="/v1/invoice/render", headers={"Accept": "text/html"}).content)
+    assert "BT-1 Invoice number" not in plain and "BR-CO-16" not in plain
+    shown = page_text(upload(client, broken, {"showBusinessTerms": True, "validate": True}, path="/v1/invoice/render",
+                             headers={"Accept": "text/html"}).content)
+    assert "Invalid" in shown and "BR-CO-16" in shown  # the verdict box with the failed rule
+    assert re.search(r"BT-1 Invoice number\s*123456XX", shown) and re.search(r"BT-115 Amount due for payment\s*1", shown)
+
+
+def test_cli_render(tmp_path):
+    out = tmp_path / "page.pdf"
+    done = subprocess.run([sys.executable, "-m", "pipeline", "render", str(RECEIVED), "--lang", "de", "--validate",
+                           "-o", str(out)], capture_output=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    text = pdftotext(out.read_bytes(), tmp_path, "-raw")
+    assert "Gültig" in text and "123456XX" in text

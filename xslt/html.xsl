@@ -10,6 +10,7 @@
     xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
     xmlns:xs="http://www.w3.org/2001/XMLSchema"
     xmlns:map="http://www.w3.org/2005/xpath-functions/map"
+    xmlns:array="http://www.w3.org/2005/xpath-functions/array"
     xmlns:c="urn:einvoice-pipeline:canonical:1"
     xmlns:f="urn:einvoice-pipeline:functions"
     xpath-default-namespace="urn:einvoice-pipeline:canonical:1"
@@ -18,6 +19,13 @@
   <xsl:param name="lang" as="xs:string" select="'en'"/>
   <!-- Shown in the footer: the Factur-X profile of the embedded XML (e.g. "EN 16931"). -->
   <xsl:param name="profile" as="xs:string" select="''"/>
+  <!-- The reading side (POST /v1/invoice/render), both JSON, empty = not shown:
+       business-terms  {"invoice/seller/name": "BT-27 Seller name", ...} (canonical element path -> business term,
+                       from the business-term table): a last section lists every value with its business term
+       verdict         {"valid": bool, "version": "...", "errors": n, "warnings": n, "failed": [{"code", "message",
+                       "line"}]} (a validation report): a box at the top with the verdict and the failed rules -->
+  <xsl:param name="business-terms" as="xs:string" select="''"/>
+  <xsl:param name="verdict" as="xs:string" select="''"/>
 
   <xsl:output method="html" html-version="5" encoding="UTF-8" indent="no"/>
 
@@ -60,7 +68,10 @@
       'eAddress': 'Electronic address', 'contact': 'Contact', 'phone': 'Phone', 'email': 'Email',
       'tradingName': 'Trading name', 'legalInfo': 'Additional legal information', 'deliveryDate': 'Delivery date',
       'deliveryParty': 'Deliver to', 'locationId': 'Location ID', 'profile': 'Factur-X profile',
-      'totalVat': 'VAT', 'none': '-'
+      'totalVat': 'VAT', 'none': '-',
+      'valid': 'Valid', 'invalid': 'Invalid', 'errors': 'errors', 'warnings': 'warnings', 'rule': 'Rule',
+      'line': 'Line', 'finding': 'Finding', 'businessTerms': 'Business terms', 'term': 'Business term',
+      'value': 'Value'
     },
     'de': map {
       'page': 'Seite', 'of': 'von', 'seller': 'Verkäufer', 'buyer': 'Käufer', 'payee': 'Zahlungsempfänger',
@@ -95,7 +106,10 @@
       'eAddress': 'Elektronische Adresse', 'contact': 'Kontakt', 'phone': 'Telefon', 'email': 'E-Mail',
       'tradingName': 'Handelsname', 'legalInfo': 'Weitere rechtliche Informationen', 'deliveryDate': 'Lieferdatum',
       'deliveryParty': 'Lieferung an', 'locationId': 'Lieferort-ID', 'profile': 'Factur-X-Profil',
-      'totalVat': 'USt.', 'none': '-'
+      'totalVat': 'USt.', 'none': '-',
+      'valid': 'Gültig', 'invalid': 'Ungültig', 'errors': 'Fehler', 'warnings': 'Warnungen', 'rule': 'Regel',
+      'line': 'Zeile', 'finding': 'Befund', 'businessTerms': 'Geschäftsbegriffe', 'term': 'Geschäftsbegriff',
+      'value': 'Wert'
     }
   }"/>
   <xsl:variable name="L" select="$labels($lang)"/>
@@ -205,6 +219,11 @@
   </xsl:template>
 
   <xsl:template match="invoice">
+    <xsl:if test="$verdict">
+      <xsl:call-template name="verdict">
+        <xsl:with-param name="report" select="parse-json($verdict)"/>
+      </xsl:call-template>
+    </xsl:if>
     <header class="top">
       <div class="brand"><xsl:value-of select="seller/name"/></div>
       <div class="title">
@@ -277,6 +296,11 @@
 
     <xsl:apply-templates select="paymentInstructions"/>
     <xsl:call-template name="attachments"/>
+    <xsl:if test="$business-terms">
+      <xsl:call-template name="business-terms">
+        <xsl:with-param name="terms" select="parse-json($business-terms)"/>
+      </xsl:call-template>
+    </xsl:if>
   </xsl:template>
 
   <!-- One labelled fact (dt/dd) when there is a value. -->
@@ -548,5 +572,58 @@
         </table>
       </section>
     </xsl:if>
+  </xsl:template>
+
+  <!-- The verdict of a validation report on the document shown (render with validate). -->
+  <xsl:template name="verdict">
+    <xsl:param name="report" as="map(*)"/>
+    <section class="verdict {if ($report?valid) then 'valid' else 'invalid'}">
+      <div class="verdict-line">
+        <strong><xsl:value-of select="f:l(if ($report?valid) then 'valid' else 'invalid')"/></strong>
+        <xsl:value-of select="' · ' || $report?version || ' · ' || $report?errors || ' ' || f:l('errors') || ', '
+                              || $report?warnings || ' ' || f:l('warnings')"/>
+      </div>
+      <xsl:if test="array:size($report?failed) gt 0">
+        <table class="plain findings">
+          <thead><tr>
+            <th class="rule"><xsl:value-of select="f:l('rule')"/></th>
+            <th class="at"><xsl:value-of select="f:l('line')"/></th>
+            <th><xsl:value-of select="f:l('finding')"/></th>
+          </tr></thead>
+          <tbody>
+            <xsl:for-each select="$report?failed?*">
+              <tr>
+                <td class="rule"><xsl:value-of select="?code"/></td>
+                <td class="at"><xsl:value-of select="?line"/></td>
+                <td class="wrap"><xsl:value-of select="?message"/></td>
+              </tr>
+            </xsl:for-each>
+          </tbody>
+        </table>
+      </xsl:if>
+    </section>
+  </xsl:template>
+
+  <!-- Every value of the invoice with its business term (render with showBusinessTerms), in document order. -->
+  <xsl:template name="business-terms">
+    <xsl:param name="terms" as="map(*)"/>
+    <section class="business-terms">
+      <h2><xsl:value-of select="f:l('businessTerms')"/></h2>
+      <table class="plain">
+        <thead><tr>
+          <th class="bt"><xsl:value-of select="f:l('term')"/></th>
+          <th><xsl:value-of select="f:l('value')"/></th>
+        </tr></thead>
+        <tbody>
+          <xsl:for-each select="$inv//*[not(*)][normalize-space()]">
+            <xsl:variable name="term" select="$terms(string-join(ancestor-or-self::*/local-name(), '/'))"/>
+            <tr>
+              <td class="bt wrap"><xsl:value-of select="($term, local-name())[1]"/></td>
+              <td class="wrap"><xsl:value-of select="."/></td>
+            </tr>
+          </xsl:for-each>
+        </tbody>
+      </table>
+    </section>
   </xsl:template>
 </xsl:stylesheet>

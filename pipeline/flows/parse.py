@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 
 from pipeline import write
 from pipeline.check import xmlinput
+from pipeline.check.profiles import validate_profile_xml
+from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, bad_request
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice.model import InvoiceRequest, validate_request
-from pipeline.invoice.specs import XRECHNUNG_ID_PREFIX, ZUGFERD1_NS, Profile, profile_for_guideline
+from pipeline.invoice.specs import RULES_VERSION, XRECHNUNG_ID_PREFIX, ZUGFERD1_NS, Profile, profile_for_guideline
 from pipeline.pdf import checks
 from pipeline.read import canonical as reading, losses, provenance
 from pipeline.read.to_json import invoice_json
@@ -118,8 +120,7 @@ def config_for(source: Source) -> dict:
     amounts as stated (MANUAL)."""
     if source.pdf is not None and source.profile is not None:
         return {"spec": "zugferd", "syntax": "CII", "profile": source.profile.name, "calculationMode": "MANUAL"}
-    spec = "xrechnung" if (source.specification_id or "").startswith(XRECHNUNG_ID_PREFIX) else "en16931"
-    return {"spec": spec, "syntax": source.syntax, "calculationMode": "MANUAL"}
+    return {"spec": source_spec(source), "syntax": source.syntax, "calculationMode": "MANUAL"}
 
 
 def completeness(invoice: dict, config: dict) -> tuple[InvoiceRequest | None, list[str], list[ErrorDetail]]:
@@ -160,13 +161,27 @@ def parse(data: bytes) -> Parsed:
     return Parsed(source, canonical, invoice, config, unmapped, truncated, missing, problems)
 
 
+def source_spec(source: Source) -> str:
+    """The rule pack a source's BT-24 names: xrechnung or en16931."""
+    return "xrechnung" if (source.specification_id or "").startswith(XRECHNUNG_ID_PREFIX) else "en16931"
+
+
+def validate_source(source: Source, request_id: str | None = None) -> Report:
+    """The official rules on what was read, as the validation endpoints judge it: a PDF as the ZUGFeRD endpoint
+    does; a CII naming a Factur-X profile by its profile's rules; else the XRechnung or EN 16931 pack its BT-24
+    names."""
+    if source.pdf is not None:
+        return validate_pdf(source.pdf, request_id)
+    if source.profile is not None:
+        issues = validate_profile_xml(source.xml, source.profile, source.specification_id)
+        return Report(f"{RULES_VERSION} {source.profile.name}", "CII", issues, request_id)
+    return validate_xml(source.xml, source_spec(source), request_id=request_id)
+
+
 def parse_report(data: bytes, validate: bool = False, request_id: str | None = None) -> dict:
     """`parse` as the endpoint answers it; `validate` adds the official validation report of the source."""
     parsed = parse(data)
     out = parsed.to_dict()
     if validate:
-        source = parsed.source
-        report = validate_pdf(source.pdf, request_id) if source.pdf is not None else validate_xml(
-            source.xml, "xrechnung" if parsed.config["spec"] == "xrechnung" else "en16931", request_id=request_id)
-        out["validation"] = report.to_dict()
+        out["validation"] = validate_source(parsed.source, request_id).to_dict()
     return out

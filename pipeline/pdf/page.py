@@ -16,13 +16,16 @@ Unifont for the rest of the BMP). A character no font has would be drawn as .not
 from __future__ import annotations
 
 import bisect
+import json
 import logging
 import subprocess
 import threading
 from functools import lru_cache
 
 from pipeline import saxon
+from pipeline.check.report import ERROR, Report
 from pipeline.errors import ErrorDetail, invalid_input
+from pipeline.invoice.terms import ARRAY_ITEMS, TERMS
 from pipeline.settings import TEMPLATES_DIR, XSLT_DIR
 from pipeline.xslt import run_stylesheet
 
@@ -113,9 +116,38 @@ def drawable(text: str) -> str:
     return "".join(c if c < "\x80" else draw(c) for c in text)
 
 
-def invoice_html(canonical: bytes, language: str = "en", profile_label: str = "", xslt=HTML_XSL) -> bytes:
-    """Canonical XML -> the page (`xslt`: another page stylesheet, for template authors)."""
-    return run_stylesheet(xslt, canonical, {"lang": language, "profile": profile_label})
+def invoice_html(canonical: bytes, language: str = "en", profile_label: str = "", xslt=HTML_XSL,
+                 business_terms: bool = False, verdict: Report | None = None) -> bytes:
+    """Canonical XML -> the page (`xslt`: another page stylesheet, for template authors). `business_terms` adds the
+    list of every value with its business term; `verdict` a box with a validation report's verdict and failed rules
+    (both for the reading side)."""
+    params = {"lang": language, "profile": profile_label}
+    if business_terms:
+        params["business-terms"] = _business_term_labels()
+    if verdict is not None:
+        params["verdict"] = json.dumps(_verdict(verdict), ensure_ascii=False)
+    return run_stylesheet(xslt, canonical, params)
+
+
+@lru_cache(maxsize=1)
+def _business_term_labels() -> str:
+    """The business-term table as html.xsl looks it up: canonical element path -> "BT-n name"."""
+    labels = {}
+    for term in TERMS:
+        if term.bt:
+            steps = [ARRAY_ITEMS[s[:-2]] if s.endswith("[]") else s for s in term.json_path.split(".")]
+            labels["/".join(steps)] = f"{term.bt} {term.name}"
+    return json.dumps(labels, ensure_ascii=False)
+
+
+MAX_SHOWN_FINDINGS = 200  # on the page; the JSON report has them all
+
+
+def _verdict(report: Report) -> dict:
+    failed = [i for i in report.issues if i.severity == ERROR][:MAX_SHOWN_FINDINGS]
+    return {"valid": report.valid, "version": report.version, "errors": report.errors, "warnings": report.warnings,
+            "failed": [{"code": i.code, "message": i.message, "line": i.location.line if i.location else None}
+                       for i in failed]}
 
 
 def _weasyprint() -> dict:

@@ -3,19 +3,56 @@
 The reading stylesheets name, on every canonical element that carries a value, the source node(s) it came from
 (`s:src`, XPath 3.1 `path()`: `/Q{ns}local[n]/.../@name`). `split` takes those names off the canonical document;
 `unmapped` lists every source element with text and every attribute whose path no element named, with a readable
-XPath (the document's own prefixes), its line and column, and its value.
+XPath (the document's own prefixes), its line and column, its value, and the business term the binding gives that
+place where it has one (a term in a place the model cannot carry, e.g. a second buyer identifier).
 """
 from __future__ import annotations
+
+import re
+from functools import lru_cache
 
 from lxml import etree
 
 from pipeline.check.xmlinput import ParsedXml
+from pipeline.invoice.terms import TERMS
 from pipeline.read.canonical import SOURCE_NS
 
 _SRC = f"{{{SOURCE_NS}}}src"
 # Attributes that say how the document is written, not what it says.
 _FORMAL = {"{http://www.w3.org/2001/XMLSchema-instance}schemaLocation"}
 MAX_UNMAPPED = 1000  # entries listed; a document with more is reported as truncated
+
+
+_PREDICATE = re.compile(r"\[[^\[\]]*\]")
+
+
+def _local_steps(xpath: str) -> tuple[str, ...]:
+    """The steps of a path without prefixes, predicates and parentheses: `(/rsm:A/ram:B)[1]/@c` -> ('A', 'B', '@c')."""
+    previous = None
+    while previous != xpath:
+        previous, xpath = xpath, _PREDICATE.sub("", xpath)
+    return tuple(step.split(":")[-1] if not step.startswith("@") else "@" + step[1:].split(":")[-1]
+                 for step in xpath.replace("(", "").replace(")", "").strip().strip("/").split("/"))
+
+
+@lru_cache(maxsize=1)
+def _terms_by_place() -> dict[tuple[str, ...], str]:
+    """The business-term table's CII and UBL bindings by their steps (a CreditNote reads like an Invoice)."""
+    places: dict[tuple[str, ...], str] = {}
+    for term in TERMS:
+        for xpath in filter(None, (term.cii, term.ubl)):
+            for alternative in xpath.split("|"):
+                places.setdefault(_local_steps(alternative), f"{term.bt} {term.name}")
+    return places
+
+
+def business_term_of(xpath: str) -> str | None:
+    """"BT-n name" of the binding a source path is in, if any."""
+    steps = _local_steps(xpath)
+    if steps and steps[0] == "CreditNote":
+        steps = ("Invoice",) + tuple("InvoiceLine" if s == "CreditNoteLine" else
+                                     "InvoicedQuantity" if s == "CreditedQuantity" else s for s in steps[1:])
+    return _terms_by_place().get(steps)
 
 
 def split(canonical: bytes) -> tuple[bytes, set[str]]:
@@ -69,13 +106,15 @@ def unmapped(doc: ParsedXml, used: set[str]) -> tuple[list[dict], bool]:
             if f"{path}/{step}" not in used:
                 if line is None:
                     line, column = doc.start_of(element)
-                found.append({"xpath": f"{readable}/{shown}", "line": line, "column": column, "value": value})
+                found.append({"xpath": f"{readable}/{shown}", "line": line, "column": column, "value": value,
+                              "businessTerm": business_term_of(f"{readable}/{shown}")})
         children = [c for c in element if isinstance(c.tag, str)]
         if not children:
             if (element.text or "").strip() and path not in used:
                 if line is None:
                     line, column = doc.start_of(element)
-                found.append({"xpath": readable, "line": line, "column": column, "value": element.text.strip()})
+                found.append({"xpath": readable, "line": line, "column": column, "value": element.text.strip(),
+                              "businessTerm": business_term_of(readable)})
             return
         counts: dict[str, int] = {}
         totals: dict[str, int] = {}

@@ -29,6 +29,22 @@ VALIDATION = {
     "/v1/invoice/en16931/validate": "Validate EN 16931 XML (CII or UBL, detected) on the official EN 16931 rules.",
     "/v1/invoice/zugferd/validate": "Validate a ZUGFeRD PDF/A-3: PDF/A-3 conformance and the embedded CII XML.",
 }
+READING = {
+    "/v1/invoice/parse": ("parse", "Read an e-invoice (CII, UBL, ZUGFeRD / Factur-X PDF) into the JSON invoice the "
+                          "generation endpoints take.", "ParseRequest",
+                          {"application/json": {"schema": {"$ref": REF.format(model="ParseResponse")}}}),
+    "/v1/invoice/convert": ("convert", "Convert an e-invoice to CII, UBL or a ZUGFeRD PDF; the result is validated "
+                            "like every generated document. 422 SOURCE_INVALID: the source fails its rules; "
+                            "SOURCE_NOT_CONVERTIBLE: it lacks fields the model requires; CONVERSION_LOSS: the target "
+                            "cannot carry some of its values (request.allowLoss converts anyway); VALIDATION_FAILED.",
+                            "ConvertRequest", {"application/xml": {"schema": {"type": "string"}},
+                                               "application/pdf": {"schema": {"type": "string",
+                                                                              "contentMediaType": "application/pdf"}}}),
+    "/v1/invoice/render": ("render", "The readable page of any e-invoice, valid or not: PDF (default) or HTML "
+                           "(Accept: text/html).", "RenderRequest",
+                           {"application/pdf": {"schema": {"type": "string", "contentMediaType": "application/pdf"}},
+                            "text/html": {"schema": {"type": "string"}}}),
+}
 
 _ERROR_TEXT = {
     400: "Invalid request (INVALID_INPUT and other 400 codes); `errors[]` names the field and business term.",
@@ -37,7 +53,8 @@ _ERROR_TEXT = {
     406: "The Accept header allows no representation this endpoint produces.",
     413: "The upload exceeds the size limit.",
     415: "Unsupported Content-Type.",
-    422: "VALIDATION_FAILED (or PDF_A3_VALIDATION_FAILED): the generated document failed the official rules.",
+    422: "VALIDATION_FAILED (or PDF_A3_VALIDATION_FAILED): the generated document failed the official rules; "
+         "convert: also SOURCE_INVALID, SOURCE_NOT_CONVERTIBLE, CONVERSION_LOSS.",
     429: "RATE_LIMIT_EXCEEDED: wait `Retry-After` seconds; nothing was done or charged.",
     500: "GENERATION_FAILED or INTERNAL_ERROR: quote the request id.",
     503: "RATE_LIMIT_CONFIGURATION_UNAVAILABLE (limiter backend or configuration unreadable) or "
@@ -54,6 +71,10 @@ _HEADERS = {
     "RateLimit-Reset": {"description": "Seconds until the current window ends.",
                         "schema": {"type": "integer", "minimum": 1}},
     "Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer", "minimum": 0}},
+    "X-Conversion-Losses": {"description": "convert with allowLoss: how many source values the target does not "
+                                           "carry.", "schema": {"type": "integer", "minimum": 1}},
+    "X-Conversion-Lost": {"description": "convert with allowLoss: their xpaths in the source, `; `-separated "
+                                         "(cut after 2000 characters).", "schema": {"type": "string"}},
     "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "schema": {"type": "string"}},
 }
 
@@ -65,7 +86,7 @@ def _headers(*names: str) -> dict:
 def _schemas() -> dict:
     """Component schemas from the pydantic models."""
     models = [schemas.ErrorResponse, schemas.XRechnungValidationResponse, schemas.XRechnungValidationRequest,
-              InvoiceRequest]
+              InvoiceRequest, schemas.ParseResponse, schemas.ParseRequest, schemas.ConvertRequest, schemas.RenderRequest]
     _, top = models_json_schema([(m, "validation") for m in models], ref_template=REF)
     return top.get("$defs", {})
 
@@ -135,6 +156,34 @@ def _validation(path: str, summary: str, cost: int) -> dict:
     }}
 
 
+def _reading(path: str, cost: int) -> dict:
+    name, summary, request_model, ok = READING[path]
+    multipart = {
+        "type": "object",
+        "required": ["file"],
+        "properties": {
+            "file": {"type": "string", "contentMediaType": "application/octet-stream",
+                     "description": "CII or UBL XML, or a ZUGFeRD / Factur-X PDF."},
+            "request": {"$ref": REF.format(model=request_model)},
+        },
+    }
+    statuses = [400, 401, 402, 406, 413, 415, 422, 429, 500, 503] if name != "parse" else [400, 401, 413, 415, 429,
+                                                                                           500, 503]
+    ok_response = _ok(summary, ok)
+    if name == "convert":
+        ok_response["headers"].update(_headers("X-Conversion-Losses", "X-Conversion-Lost"))
+    return {"post": {
+        "operationId": name,
+        "summary": summary,
+        "description": f"Costs {cost} credit(s)." if cost else "Costs no credits.",
+        "tags": ["reading"],
+        "parameters": [_REQUEST_ID_PARAM],
+        "requestBody": {"required": True, "content": {"multipart/form-data": {
+            "schema": multipart, "encoding": {"request": {"contentType": "application/json"}}}}},
+        "responses": {"200": ok_response, **{str(s): _error(s, True) for s in statuses}},
+    }}
+
+
 def _public(op_id: str, summary: str, schema: dict, statuses=()) -> dict:
     return {"get": {
         "operationId": op_id, "summary": summary, "tags": ["service"], "security": [],
@@ -173,6 +222,9 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict
     for path, summary in VALIDATION.items():
         if path in mounted_paths:
             paths[path] = _validation(path, summary, config.cost("POST", path))
+    for path in READING:
+        if path in mounted_paths:
+            paths[path] = _reading(path, config.cost("POST", path))
     paths["/healthz"] = _public("healthz", "The service is alive.", {"type": "object"})
     paths["/readyz"] = _public("readyz", "Rule packs loaded and storage reachable (503 otherwise).",
                                {"type": "object"}, statuses=(503,))

@@ -64,3 +64,65 @@ class XRechnungValidationResponse(_Strict):
 class XRechnungValidationRequest(BaseModel):
     version: str | None = Field(None, description="Validation package version; omitted or null: the latest "
                                                   "active package matching the detected syntax.")
+
+
+# ---- the reading side ---------------------------------------------------------------------------------------
+
+class UnmappedValue(_Strict):
+    xpath: str = Field(description="Where the value is in the source (the document's own prefixes).")
+    line: int | None = None
+    column: int | None = None
+    value: str
+    businessTerm: str | None = Field(None, description="The business term the syntax binding gives this place, "
+                                                       "where it has one (e.g. a second occurrence the model "
+                                                       "cannot carry).")
+
+
+class ParsedSource(_Strict):
+    syntax: Literal["CII", "UBL"]
+    specificationIdentifier: str | None = Field(description="BT-24 as the source states it.")
+    profile: str | None = Field(description="The Factur-X / ZUGFeRD profile BT-24 names (CII only).")
+    embeddedFileName: str | None = Field(description="The invoice file of a ZUGFeRD / Factur-X PDF.")
+
+
+class ParsedConfig(_Strict):
+    spec: Literal["xrechnung", "en16931", "zugferd"]
+    syntax: Literal["CII", "UBL"]
+    profile: str | None = None
+    calculationMode: Literal["MANUAL"]
+
+
+class ParseResponse(_Strict):
+    invoice: dict[str, Any] = Field(description="`InvoiceRequest.invoice`: post `{invoice, config}` unchanged to the "
+                                                "generation endpoint of `config.spec` to write the document again.")
+    config: ParsedConfig
+    source: ParsedSource
+    unmapped: list[UnmappedValue] = Field(description="Every source value no field carries (nothing is dropped "
+                                                      "silently).")
+    unmappedTruncated: bool | None = None
+    complete: bool = Field(description="false: the model cannot carry the document fully (see `missing`).")
+    missing: list[str] = Field(description="JSON paths of required fields the source lacks.")
+    problems: list[ErrorDetail] | None = Field(None, description="Other values the model refuses.")
+    validation: XRechnungValidationResponse | None = Field(None, description="With request.validate: the official "
+                                                                             "validation report of the source.")
+
+
+class ParseRequest(BaseModel):
+    validate_: bool = Field(False, alias="validate", description="Add the official validation report of the source.")
+
+
+class ConvertRequest(BaseModel):
+    to: Literal["CII", "UBL", "ZUGFERD"] = Field(description="Target syntax (case-insensitive).")
+    spec: Literal["xrechnung", "en16931"] | None = Field(None, description="Rules of the target (default: the "
+                                                                           "source's).")
+    profile: str | None = Field(None, description="ZUGFERD: the Factur-X profile (default: the source's, else "
+                                                   "EN16931).")
+    metadataLanguage: Literal["en", "de"] | None = Field(None, description="ZUGFERD: the page's language.")
+    allowLoss: bool = Field(False, description="Convert even when the target cannot carry some source values; they "
+                                               "are listed in X-Conversion-Lost.")
+
+
+class RenderRequest(BaseModel):
+    metadataLanguage: Literal["en", "de"] | None = Field(None, description="Label language (default en).")
+    showBusinessTerms: bool = Field(False, description="List every value with its business term (BT id).")
+    validate_: bool = Field(False, alias="validate", description="Add the verdict and the failed rules on top.")

@@ -1,31 +1,98 @@
-"""The reading endpoints: POST /v1/invoice/parse (an e-invoice -> the JSON invoice generation takes).
+"""The reading endpoints (multipart `file` + optional `request` JSON part, like validation). HTTP only; the work is
+in `pipeline.flows`:
 
-HTTP only: multipart `file` + optional `request` JSON part; the work is `pipeline.flows.parse`."""
+    POST /v1/invoice/parse     an e-invoice -> the JSON invoice generation takes (flows.parse)
+    POST /v1/invoice/convert   an e-invoice -> the same invoice in CII, UBL or as a ZUGFeRD PDF (flows.convert)
+    POST /v1/invoice/render    an e-invoice -> its readable page, PDF or HTML (flows.render)
+"""
 from __future__ import annotations
 
 import falcon
 
 from pipeline.errors import ApiError, ErrorDetail
+from pipeline.flows.convert import SPECS, TARGETS, convert
 from pipeline.flows.parse import parse_report
+from pipeline.flows.render import render
 from pipeline.invoice.request_json import dump_request
+from pipeline.invoice.specs import profile_named
 from pipeline.service.upload import read_validation_upload
+
+HTML, PDF = "text/html", "application/pdf"
+LANGUAGES = ("en", "de")
+MAX_LOSS_HEADER = 2000  # characters of the X-Conversion-Lost header
+
+
+def _bad(name: str, message: str, value) -> ApiError:
+    return ApiError(400, "INVALID_INPUT", f"request.{name} {message}.",
+                    [ErrorDetail("INVALID_VALUE", message, field=f"request.{name}", rejectedValue=value)])
 
 
 def _flag(request: dict, name: str) -> bool:
     value = request.get(name, False)
     if not isinstance(value, bool):
-        raise ApiError(400, "INVALID_INPUT", f"'{name}' must be true or false.",
-                       [ErrorDetail("INVALID_TYPE", "must be a boolean", field=f"request.{name}", rejectedValue=value)])
+        raise _bad(name, "must be true or false", value)
     return value
+
+
+def _choice(request: dict, name: str, allowed: tuple[str, ...], upper: bool = False) -> str | None:
+    value = request.get(name)
+    if value is None:
+        return None
+    text = value.strip().upper() if upper and isinstance(value, str) else value.strip().lower() \
+        if isinstance(value, str) else value
+    if text not in allowed:
+        raise _bad(name, f"must be one of {', '.join(allowed)}", value)
+    return text
+
+
+def _request_id(req) -> str | None:
+    return getattr(req.context, "request_id", None)
 
 
 class Parse:
     def on_post(self, req, resp):
         data, request = read_validation_upload(req, request_optional=True)
-        result = parse_report(data, _flag(request, "validate"), getattr(req.context, "request_id", None))
+        result = parse_report(data, _flag(request, "validate"), _request_id(req))
         resp.data = dump_request(result)  # amounts as JSON numbers, exactly as the document states them
         resp.content_type = falcon.MEDIA_JSON
 
 
+class Convert:
+    def on_post(self, req, resp):
+        data, request = read_validation_upload(req, request_optional=True)
+        to = _choice(request, "to", TARGETS, upper=True)
+        if to is None:
+            raise _bad("to", f"is required: one of {', '.join(TARGETS)}", None)
+        profile = request.get("profile")
+        if profile is not None:
+            try:
+                profile = profile_named(profile).name
+            except ApiError:
+                raise _bad("profile", "names no ZUGFeRD / Factur-X profile", profile) from None
+        result = convert(data, to, _choice(request, "spec", SPECS), profile,
+                         _choice(request, "metadataLanguage", LANGUAGES), _flag(request, "allowLoss"), _request_id(req))
+        resp.data, resp.content_type = result.document, result.media_type
+        if result.losses:
+            resp.set_header("X-Conversion-Losses", str(len(result.losses)))
+            lost = "; ".join(u["xpath"] for u in result.losses)
+            resp.set_header("X-Conversion-Lost", lost if len(lost) <= MAX_LOSS_HEADER else
+                            lost[:MAX_LOSS_HEADER] + " ...")
+
+
+class Render:
+    def on_post(self, req, resp):
+        media = req.client_prefers([PDF, HTML])  # no Accept header or */*: PDF
+        if media is None:
+            raise ApiError(406, "NOT_ACCEPTABLE", "This endpoint returns application/pdf or text/html; the Accept "
+                           "header excludes both.")
+        html = media == HTML
+        data, request = read_validation_upload(req, request_optional=True)
+        resp.data = render(data, _choice(request, "metadataLanguage", LANGUAGES) or "en",
+                           _flag(request, "showBusinessTerms"), _flag(request, "validate"), html, _request_id(req))
+        resp.content_type = HTML + "; charset=utf-8" if html else PDF
+
+
 def add_routes(app: falcon.App) -> None:
     app.add_route("/v1/invoice/parse", Parse())
+    app.add_route("/v1/invoice/convert", Convert())
+    app.add_route("/v1/invoice/render", Render())

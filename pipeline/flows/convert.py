@@ -1,0 +1,96 @@
+"""Product path: convert an e-invoice to another syntax (or to a ZUGFeRD PDF): read + write.
+
+    parse (the reading path) -> the source judged by the official rules -> what the target cannot carry -> the
+    parsed invoice generated again (the generation path: canonical -> CII / UBL / PDF -> official validation)
+
+Two refusals a user must be able to tell apart: the source itself is invalid (422 SOURCE_INVALID, with the source's
+findings) and the target cannot carry something the source has (422 CONVERSION_LOSS, each unmapped value with its
+xpath and business term; `allow_loss` converts anyway and hands the losses back).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pipeline.check.rejection import error_detail
+from pipeline.check.report import ERROR
+from pipeline.errors import ApiError, ErrorDetail
+from pipeline.flows.generate_xml import generate_xml
+from pipeline.flows.generate_zugferd import generate_zugferd
+from pipeline.flows.parse import Parsed, parse, source_spec, validate_source
+from pipeline.invoice.request_json import dump_request
+
+TARGETS = ("CII", "UBL", "ZUGFERD")
+SPECS = ("xrechnung", "en16931")
+MAX_LISTED = 100  # errors[] entries of a 422
+
+
+@dataclass
+class Conversion:
+    document: bytes
+    media_type: str
+    losses: list[dict] = field(default_factory=list)  # the unmapped source values (with allow_loss)
+
+
+def _refusal(code: str, message: str, errors: list[ErrorDetail]) -> ApiError:
+    shown = f" (the first {MAX_LISTED} are listed)" if len(errors) > MAX_LISTED else ""
+    return ApiError(422, code, message + shown, errors[:MAX_LISTED])
+
+
+def loss_details(unmapped: list[dict]) -> list[ErrorDetail]:
+    return [ErrorDetail("NOT_CARRIED", f"{u['xpath']} (line {u['line']}) = {u['value']!r}: no field of the model carries "
+                        "it, so the converted document would not have it", businessTerm=(u.get("businessTerm") or
+                                                                                          "").split(" ")[0] or None)
+            for u in unmapped]
+
+
+def request_for(parsed: Parsed, to: str, spec: str, profile: str | None, language: str | None) -> tuple[dict, str]:
+    """(InvoiceRequest of the parsed invoice for the target, the endpoint spec it is generated for)."""
+    invoice = dict(parsed.invoice)
+    control = dict(invoice.get("processControl") or {})
+    if to == "ZUGFERD" or spec != parsed.config["spec"]:  # the target writes its own BT-24
+        control.pop("specificationIdentifier", None)
+    invoice.pop("processControl", None)
+    if control:
+        invoice["processControl"] = control
+    config = {"calculationMode": "MANUAL"}
+    if to == "ZUGFERD":
+        default = parsed.source.profile.name if parsed.source.profile else (
+            "XRECHNUNG" if spec == "xrechnung" else "EN16931")
+        config.update(syntax="CII", profile=profile or default, **({"metadataLanguage": language} if language else {}))
+        return {"invoice": invoice, "config": config}, "zugferd"
+    config.update(syntax=to)
+    return {"invoice": invoice, "config": config}, spec
+
+
+def convert(data: bytes, to: str, spec: str | None = None, profile: str | None = None, language: str | None = None,
+            allow_loss: bool = False, request_id: str | None = None) -> Conversion:
+    """An uploaded e-invoice -> the validated document in the target syntax. ApiError 400 (no e-invoice, bad
+    parameters), 422 SOURCE_INVALID / SOURCE_NOT_CONVERTIBLE / CONVERSION_LOSS / VALIDATION_FAILED."""
+    parsed = parse(data)
+    spec = spec or source_spec(parsed.source)
+    report = validate_source(parsed.source, request_id)
+    if not report.valid:
+        raise _refusal("SOURCE_INVALID", f"The source document is not valid ({report.version}); it is not converted.",
+                       [error_detail(i, parsed.source.syntax) for i in report.issues if i.severity == ERROR])
+    if to == "CII" and parsed.source.pdf is not None and spec == source_spec(parsed.source):
+        return Conversion(parsed.source.xml, "application/xml")  # the PDF's own invoice, validated above
+    if not parsed.complete:
+        raise _refusal("SOURCE_NOT_CONVERTIBLE", "The source lacks fields the invoice model requires: "
+                       + ", ".join(parsed.missing or [p.field or p.code for p in parsed.problems]),
+                       [ErrorDetail("REQUIRED", "the source has no value for it", field=m) for m in parsed.missing]
+                       + parsed.problems)
+    if parsed.unmapped and not allow_loss:
+        raise _refusal("CONVERSION_LOSS", f"The target cannot carry {len(parsed.unmapped)} value(s) of the source; "
+                       "send request.allowLoss true to convert without them.", loss_details(parsed.unmapped))
+    request, endpoint = request_for(parsed, to, spec, profile, language)
+    body = dump_request(request)
+    try:
+        if endpoint == "zugferd":
+            return Conversion(generate_zugferd(body, request_id), "application/pdf", parsed.unmapped)
+        return Conversion(generate_xml(body, endpoint, request_id)[0], "application/xml", parsed.unmapped)
+    except ApiError as err:
+        fields = [e.field or "" for e in err.errors]
+        if err.http_status != 400 or not fields or not all(f.startswith("invoice.") for f in fields):
+            raise
+        # the target syntax refuses a term the source has (e.g. several preceding invoices in CII)
+        raise _refusal("CONVERSION_LOSS", f"The target cannot carry the source: {err.message}", err.errors) from err
