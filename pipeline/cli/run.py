@@ -139,7 +139,7 @@ def run_read(args) -> int:
     from lxml import etree
 
     from pipeline.flows import parse  # lazy: as above
-    from pipeline.read import canonical, provenance
+    from pipeline.read import canonical, provenance  # lazy: as above
 
     try:
         source = parse.source_of(read_input(args.document))
@@ -150,7 +150,7 @@ def run_read(args) -> int:
         print(err, file=sys.stderr)
         return 2
     if not args.provenance:
-        out = provenance.split(out)[0]
+        out = provenance.split(out).canonical
     sys.stdout.buffer.write(etree.tostring(etree.fromstring(out), xml_declaration=True, encoding="UTF-8",
                                            pretty_print=True))
     return 0

@@ -133,15 +133,16 @@ def completeness(invoice: dict, config: dict) -> tuple[InvoiceRequest | None, li
         return None, missing, [e for e in err.errors if not (e.code == "REQUIRED" and e.field)]
 
 
-def unmapped_of(source: Source, with_provenance: bytes, used: set[str], request: InvoiceRequest | None):
+def unmapped_of(source: Source, read: provenance.Split, request: InvoiceRequest | None):
     """The source nodes no field carries: those no canonical element was read from, BT-24 aside (carried by
     source.specificationIdentifier and config.spec), plus those whose value writing the invoice again would not
     reproduce (`pipeline.read.losses`; judged when the invoice is complete)."""
+    used = read.used
     _, spec_element = reading.specification_id(source.doc)
     if spec_element is not None:
         used = used | {provenance.path_of(spec_element)}
     if request is not None:
-        used = used - losses.lost_sources(with_provenance, write.to_canonical(write.with_derived(write.calculate(request))))
+        used = used - losses.lost_sources(read.leaves, write.to_canonical(write.with_derived(write.calculate(request))))
     return provenance.unmapped(source.doc, used)
 
 
@@ -150,15 +151,14 @@ def unmapped_of(source: Source, with_provenance: bytes, used: set[str], request:
 def parse(data: bytes) -> Parsed:
     """An uploaded e-invoice -> Parsed (invoice JSON, config, source, unmapped, completeness). ApiError 400."""
     source = source_of(data)
-    with_provenance = to_canonical(source)
-    canonical, used = provenance.split(with_provenance)
-    invoice = invoice_json(canonical)
+    read = provenance.split(to_canonical(source))
+    invoice = invoice_json(read.root)
     config = config_for(source)
     if config["spec"] == "xrechnung" and source.specification_id:  # an extension or CVD id must be sent to be kept
         invoice.setdefault("processControl", {})["specificationIdentifier"] = source.specification_id
     request, missing, problems = completeness(invoice, config)
-    unmapped, truncated = unmapped_of(source, with_provenance, used, request)
-    return Parsed(source, canonical, invoice, config, unmapped, truncated, missing, problems)
+    unmapped, truncated = unmapped_of(source, read, request)
+    return Parsed(source, read.canonical, invoice, config, unmapped, truncated, missing, problems)
 
 
 def source_spec(source: Source) -> str:

@@ -14,7 +14,7 @@ def render(data: bytes, language: str = "en", business_terms: bool = False, vali
            html: bool = False, request_id: str | None = None) -> bytes:
     """An uploaded e-invoice -> its page as PDF/A-3b (or HTML). ApiError 400 when it is no e-invoice."""
     source = source_of(data)
-    canonical, _ = provenance.split(to_canonical(source))
+    canonical = provenance.split(to_canonical(source)).canonical
     verdict = validate_source(source, request_id) if validate else None
     label = source.profile.level if source.profile else ""
     out = page.invoice_html(canonical, page.language_of(language), label, business_terms=business_terms,

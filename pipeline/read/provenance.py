@@ -9,6 +9,7 @@ place where it has one (a term in a place the model cannot carry, e.g. a second 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from lxml import etree
@@ -18,6 +19,7 @@ from pipeline.invoice.terms import TERMS
 from pipeline.read.canonical import SOURCE_NS
 
 _SRC = f"{{{SOURCE_NS}}}src"
+PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
 # Attributes that say how the document is written, not what it says.
 _FORMAL = {"{http://www.w3.org/2001/XMLSchema-instance}schemaLocation"}
 MAX_UNMAPPED = 1000  # entries listed; a document with more is reported as truncated
@@ -55,16 +57,44 @@ def business_term_of(xpath: str) -> str | None:
     return _terms_by_place().get(steps)
 
 
-def split(canonical: bytes) -> tuple[bytes, set[str]]:
-    """(canonical XML without provenance, the source paths it was read from)."""
-    root = etree.fromstring(canonical, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+@dataclass
+class Split:
+    """The canonical document read, without provenance, and what the provenance said."""
+    canonical: bytes                        # serialised
+    root: etree._Element                    # the same, parsed (the JSON stage reads it)
+    used: set[str]                          # every source path some element was read from
+    leaves: dict[str, tuple[str, str]]      # leaf path (`invoiceLine[2]/netAmount[1]`) -> (value, its s:src)
+
+
+def leaves(root) -> dict[str, etree._Element]:
+    """Leaf elements of a canonical document by their path with positions among same-named siblings."""
+    out: dict[str, etree._Element] = {}
+
+    def visit(element, path: str) -> None:
+        children = [c for c in element if isinstance(c.tag, str)]
+        if not children:
+            out[path] = element
+            return
+        seen: dict[str, int] = {}
+        for child in children:
+            seen[child.tag] = seen.get(child.tag, 0) + 1
+            visit(child, f"{path}/{etree.QName(child).localname}[{seen[child.tag]}]")
+
+    visit(root, "")
+    return out
+
+
+def split(traced: bytes) -> Split:
+    """Take the provenance off the canonical document the reading stylesheets wrote."""
+    root = etree.fromstring(traced, PARSER)
+    found = {path: ((el.text or "").strip(), el.get(_SRC) or "") for path, el in leaves(root).items()}
     used: set[str] = set()
     for element in root.iter(etree.Element):
         src = element.attrib.pop(_SRC, None)
         if src:
             used.update(src.split())
     etree.cleanup_namespaces(root)
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8"), used
+    return Split(etree.tostring(root, xml_declaration=True, encoding="UTF-8"), root, used, found)
 
 
 def _step(element, index: int) -> tuple[str, str]:

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from pipeline.invoice.model import Invoice, field_kind
 from pipeline.invoice.terms import ARRAY_ITEMS
+from pipeline.read.provenance import PARSER
 from pipeline.write.calc import NO_RATE_CATEGORIES
 from pipeline.write.canonical import RATE_FIELDS
 
@@ -53,7 +54,7 @@ def _object(element, model: type[BaseModel]) -> dict:
     return out
 
 
-def invoice_json(canonical: bytes) -> dict:
-    """Canonical XML (without provenance) -> dict shaped like `InvoiceRequest.invoice`."""
-    root = etree.fromstring(canonical, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+def invoice_json(canonical) -> dict:
+    """Canonical XML (without provenance; bytes or the parsed root) -> dict shaped like `InvoiceRequest.invoice`."""
+    root = etree.fromstring(canonical, PARSER) if isinstance(canonical, bytes) else canonical
     return _object(root, Invoice)

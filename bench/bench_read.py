@@ -1,0 +1,114 @@
+"""The reading side against what it is built from, on the same documents in the same run (issue 13's budgets):
+
+    python3 bench/bench_read.py [--runs 30]
+
+  parse     pipeline.flows.parse.parse of a typical official invoice (CII and UBL)    budget: <= its validation
+  validate  the official validation of the same document (pipeline.flows.validate_xml)
+  convert   CII -> UBL (and UBL -> CII) of the same document                          budget: <= 1.2 x (validate
+  gen       generation of the target from the parsed request (generate_xml)                    source + gen target)
+  render    the page of a received 10-line invoice (flows.render, PDF)                budget: <= the ZUGFeRD page
+  zugferd   the page of the same invoice on the ZUGFeRD path (html.xsl + WeasyPrint)          (html + render)
+
+Parse stages are timed too (source: safe parse + BT-24; read: read-*.xsl; json: provenance + typed JSON; model:
+completeness; losses: writing the invoice again + compare; unmapped), so that the budget's margin has a where.
+Medians of interleaved runs after one warm-up.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+CORPUS = REPO.parent / "shared" / "corpus"
+
+from pipeline import write  # noqa: E402
+from pipeline.flows import parse as parse_flow  # noqa: E402
+from pipeline.flows.convert import convert  # noqa: E402
+from pipeline.flows.generate_xml import generate_xml, normalize  # noqa: E402
+from pipeline.flows.render import render  # noqa: E402
+from pipeline.flows.validate_xml import validate_xml  # noqa: E402
+from pipeline.invoice.request_json import dump_request  # noqa: E402
+from pipeline.pdf import page  # noqa: E402
+from pipeline.read import losses, provenance  # noqa: E402
+from pipeline.read.to_json import invoice_json  # noqa: E402
+from tests.test_zugferd_samples import invoice_request  # noqa: E402
+
+SAMPLES = {
+    "CII": CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml",
+    "UBL": CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml",
+}
+OTHER = {"CII": "UBL", "UBL": "CII"}
+
+
+def timed(fn, *args) -> tuple[object, float]:
+    t = time.perf_counter()
+    out = fn(*args)
+    return out, (time.perf_counter() - t) * 1000
+
+
+def parse_stages(data: bytes) -> dict[str, float]:
+    """parse, stage by stage (the same calls as pipeline.flows.parse.parse)."""
+    t = {}
+    source, t["source"] = timed(parse_flow.source_of, data)
+    traced, t["read"] = timed(parse_flow.to_canonical, source)
+    read, t["split"] = timed(provenance.split, traced)
+    invoice, t["json"] = timed(invoice_json, read.root)
+    config = parse_flow.config_for(source)
+    (request, _, _), t["model"] = timed(parse_flow.completeness, invoice, config)
+    written, t["write"] = timed(lambda: write.to_canonical(write.with_derived(write.calculate(request))))
+    lost, t["losses"] = timed(losses.lost_sources, read.leaves, written)
+    _, t["unmapped"] = timed(provenance.unmapped, source.doc, read.used - lost)
+    return t
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=30)
+    args = ap.parse_args()
+
+    print(f"{'document':10} {'parse':>7} {'validate':>9} {'ratio':>6} | {'convert':>8} {'val+gen':>8} {'ratio':>6}"
+          f"  (ms, medians of {args.runs})")
+    for syntax, path in SAMPLES.items():
+        data = path.read_bytes()
+        parsed = parse_flow.parse(data)
+        target = dict(parsed.config, syntax=OTHER[syntax])
+        body = dump_request({"invoice": parsed.invoice, "config": target})
+        spec = parsed.config["spec"]
+        convert(data, OTHER[syntax])  # warm-up: every stylesheet compiled
+        runs: dict[str, list[float]] = {k: [] for k in ("parse", "validate", "convert", "gen")}
+        stages: dict[str, list[float]] = {}
+        for _ in range(args.runs):
+            runs["parse"].append(timed(parse_flow.parse, data)[1])
+            runs["validate"].append(timed(validate_xml, data, spec)[1])
+            runs["convert"].append(timed(convert, data, OTHER[syntax])[1])
+            runs["gen"].append(timed(generate_xml, body, spec)[1])
+            for k, v in parse_stages(data).items():
+                stages.setdefault(k, []).append(v)
+        m = {k: median(v) for k, v in runs.items()}
+        print(f"{syntax:10} {m['parse']:7.1f} {m['validate']:9.1f} {m['parse'] / m['validate']:6.2f} | "
+              f"{m['convert']:8.1f} {m['validate'] + m['gen']:8.1f} {m['convert'] / (m['validate'] + m['gen']):6.2f}")
+        print("           parse stages: " + ", ".join(f"{k} {median(v):.2f}" for k, v in stages.items()))
+
+    body = json.dumps(invoice_request(10)).encode()
+    _, canonical = normalize(body, "zugferd")
+    cii = write.to_cii(canonical)
+    render(cii)  # warm-up
+    r_runs, z_runs = [], []
+    for _ in range(max(5, args.runs // 3)):
+        r_runs.append(timed(render, cii)[1])
+        z_runs.append(timed(lambda: page.html_to_pdf(page.invoice_html(canonical, "en", "EN 16931")))[1])
+    print(f"render, 10 lines: {median(r_runs):.0f} ms; the ZUGFeRD page of the same invoice (html + render): "
+          f"{median(z_runs):.0f} ms; ratio {median(r_runs) / median(z_runs):.2f}")
+
+
+if __name__ == "__main__":
+    main()
