@@ -206,3 +206,19 @@ def test_pipeline_run_read_prints_the_canonical_xml(tmp_path):
                       '<xsl:template match="/"><xsl:sequence select="error()"/></xsl:template></xsl:stylesheet>')
     failed = _cli("run", "read", str(source), "--xslt", str(broken))
     assert failed.returncode == 2 and b"broken.xsl" in failed.stderr
+
+
+def test_cli_reads_a_folder_into_a_folder(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for fixture in ("credit-note", "vat-g-export"):
+        (folder / f"{fixture}.xml").write_bytes(generate_xml((FIXTURES / f"{fixture}.json").read_bytes(), "en16931")[0])
+    (folder / "notes.txt").write_text("not an invoice, not picked up")
+    out = tmp_path / "out"
+    done = _cli("parse", str(folder), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["credit-note.json", "vat-g-export.json"]
+    assert json.loads((out / "credit-note.json").read_text())["complete"] is True
+    (folder / "broken.xml").write_text("<x")
+    assert _cli("parse", str(folder), "-o", str(out)).returncode == 2  # the worst outcome decides
+    assert _cli("parse", str(folder)).returncode == 2  # several files need a folder to write to

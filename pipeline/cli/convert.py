@@ -1,34 +1,40 @@
-"""`pipeline convert FILE --to cii|ubl|zugferd [--spec xrechnung|en16931] [--profile P] [--lang de] [--allow-loss]
-[-o OUT]` and `pipeline render FILE [--lang de] [--html] [--business-terms] [--validate] -o OUT`: the reading side's
-conversion and page, as POST /v1/invoice/convert and /render answer them. Exit 0 done, 1 refused (the source is
-invalid, or the target cannot carry it), 2 error (no e-invoice, unreadable file)."""
+"""`pipeline convert FILE... --to cii|ubl|zugferd [--spec xrechnung|en16931] [--profile P] [--lang de] [--allow-loss]
+[-o OUT]` and `pipeline render FILE... [--lang de] [--html] [--business-terms] [--validate] -o OUT`: the reading
+side's conversion and page, as POST /v1/invoice/convert and /render answer them. A folder or several files are
+processed each (OUT is then a folder). Exit 0 done, 1 refused (a source is invalid, or the target cannot carry
+it), 2 error (no e-invoice, unreadable file)."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from pipeline.cli.files import expand, output_for, progress
 from pipeline.cli.generate import print_api_error, read_input
 from pipeline.errors import ApiError
 
 
 def register(sub) -> None:
     p = sub.add_parser("convert", help="convert an e-invoice to CII, UBL or a ZUGFeRD PDF (validated)")
-    p.add_argument("file", type=Path, help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin)")
+    p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), "
+                                                     "or a folder")
     p.add_argument("--to", required=True, type=str.upper, choices=("CII", "UBL", "ZUGFERD"))
     p.add_argument("--spec", choices=("xrechnung", "en16931"), help="rules of the target (default: the source's)")
     p.add_argument("--profile", help="zugferd: the Factur-X profile (default: the source's, else EN16931)")
     p.add_argument("--lang", choices=("en", "de"), help="zugferd: the page's language")
     p.add_argument("--allow-loss", action="store_true", help="convert even if the target cannot carry some values")
-    p.add_argument("-o", "--output", type=Path, help="write the document here (default: stdout)")
+    p.add_argument("-o", "--output", type=Path, help="write the document here (default: stdout); a folder for "
+                                                     "several files")
     p.set_defaults(func=run_convert)
 
     p = sub.add_parser("render", help="the readable page of any e-invoice (PDF, or HTML)")
-    p.add_argument("file", type=Path, help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin)")
+    p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), "
+                                                     "or a folder")
     p.add_argument("--lang", choices=("en", "de"), default="en")
     p.add_argument("--html", action="store_true", help="write HTML instead of PDF")
     p.add_argument("--business-terms", action="store_true", help="list every value with its business term")
     p.add_argument("--validate", action="store_true", help="add the verdict and the failed rules on top")
-    p.add_argument("-o", "--output", type=Path, required=True, help="write the page here")
+    p.add_argument("-o", "--output", type=Path, required=True, help="write the page here; a folder for several "
+                                                                    "files")
     p.set_defaults(func=run_render)
 
 
@@ -37,28 +43,44 @@ def _answer(err: ApiError) -> int:
     return 1 if err.http_status == 422 else 2
 
 
+def _each(args, suffix: str, one) -> int:
+    """Run `one(data, output)` for every file, the worst exit code wins."""
+    files = expand(args.file)
+    if len(files) > 1 and args.output is None:
+        print(f"pipeline {args.command}: several files need -o FOLDER", file=sys.stderr)
+        return 2
+    worst = 0
+    for path in progress(files):
+        try:
+            code = one(read_input(path), output_for(path, args.output, len(files) > 1, suffix))
+        except ApiError as err:
+            print(f"{path}:", file=sys.stderr)
+            code = _answer(err)
+        worst = max(worst, code)
+    return worst
+
+
 def run_convert(args) -> int:
     from pipeline.flows.convert import convert  # lazy: Saxon, WeasyPrint and pikepdf only for this command
 
-    try:
-        result = convert(read_input(args.file), args.to, args.spec, args.profile, args.lang, args.allow_loss)
-    except ApiError as err:
-        return _answer(err)
-    for lost in result.losses:
-        print(f"not carried: {lost['xpath']} (line {lost['line']}) = {lost['value']!r}", file=sys.stderr)
-    if args.output:
-        args.output.write_bytes(result.document)
-    else:
-        sys.stdout.buffer.write(result.document)
-    return 0
+    def one(data: bytes, output: Path | None) -> int:
+        result = convert(data, args.to, args.spec, args.profile, args.lang, args.allow_loss)
+        for lost in result.losses:
+            print(f"not carried: {lost['xpath']} (line {lost['line']}) = {lost['value']!r}", file=sys.stderr)
+        if output:
+            output.write_bytes(result.document)
+        else:
+            sys.stdout.buffer.write(result.document)
+        return 0
+
+    return _each(args, ".pdf" if args.to == "ZUGFERD" else ".xml", one)
 
 
 def run_render(args) -> int:
     from pipeline.flows.render import render  # lazy: as above
 
-    try:
-        page = render(read_input(args.file), args.lang, args.business_terms, args.validate, args.html)
-    except ApiError as err:
-        return _answer(err)
-    args.output.write_bytes(page)
-    return 0
+    def one(data: bytes, output: Path) -> int:
+        output.write_bytes(render(data, args.lang, args.business_terms, args.validate, args.html))
+        return 0
+
+    return _each(args, ".html" if args.html else ".pdf", one)

@@ -1,0 +1,41 @@
+"""Many documents from the command line: a folder or several files as FILE, each processed in turn, a progress line
+on a terminal, and where each result goes."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Iterable, Iterator
+
+DOCUMENT_SUFFIXES = (".xml", ".pdf")
+
+
+def expand(paths: Iterable[Path]) -> list[Path]:
+    """The files named, a folder's e-invoice files (*.xml, *.pdf, recursively, sorted) in their place."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES)
+        else:
+            out.append(path)
+    return out
+
+
+def output_for(source: Path, output: Path | None, many: bool, suffix: str) -> Path | None:
+    """Where a result goes: `output` itself for one document; for several, `output` is a folder and each result is
+    named after its source with `suffix` (None: stdout, one document only)."""
+    if not many:
+        return output
+    output.mkdir(parents=True, exist_ok=True)
+    return output / (source.stem + suffix)
+
+
+def progress(files: list[Path]) -> Iterator[Path]:
+    """The files, with a `[n/total] name` line on stderr when it is a terminal and there are several."""
+    show = len(files) > 1 and sys.stderr.isatty()
+    for n, path in enumerate(files, start=1):
+        if show:
+            sys.stderr.write(f"\r\x1b[K[{n}/{len(files)}] {path.name[:60]}")
+            sys.stderr.flush()
+        yield path
+    if show:
+        sys.stderr.write("\r\x1b[K")
