@@ -15,7 +15,7 @@ from decimal import ROUND_HALF_UP, localcontext
 from pipeline.write.calc import EXACT, calculate, money
 from pipeline.write.canonical import to_canonical, with_derived
 from pipeline.errors import ApiError
-from pipeline.invoice.model import validate_request
+from pipeline.invoice.model import KEPT_AMOUNTS, validate_request
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "tests" / "data" / "request-standard.json"
@@ -137,10 +137,19 @@ def test_category_o_groups_without_rate_and_has_no_tax():
     assert (b.vatCategoryTaxableAmount, b.vatCategoryTaxAmount) == (D("25.00"), D("0.00"))
 
 
-def test_auto_replaces_sent_totals():
+def test_auto_keeps_sent_totals_and_derives_the_rest_from_them():
+    """AUTO never overwrites: sent totals stay (the rules judge them); absent ones follow the sent ones; the kept
+    amounts that differ from what AUTO computes are recorded, with both values, for the 422."""
     data = base_request([line(1, 1, 10)], documentTotals={"payableAmount": D("999"), "lineExtensionAmount": D(1)})
     t = calc(data).invoice.documentTotals
-    assert (t.lineExtensionAmount, t.payableAmount) == (D("10.00"), D("11.90"))
+    assert (t.lineExtensionAmount, t.taxExclusiveAmount, t.taxTotalAmount, t.taxInclusiveAmount, t.payableAmount) == (
+        D("1"), D("1.00"), D("1.90"), D("2.90"), D("999"))
+    assert KEPT_AMOUNTS.get() == {
+        "invoice.documentTotals.lineExtensionAmount": ("invoice.documentTotals.lineExtensionAmount", D(1), D("10.00")),
+        "invoice.documentTotals.payableAmount": ("invoice.documentTotals.payableAmount", D(999), D("2.90"))}
+    data["config"]["calculationMode"] = "MANUAL"
+    calc(data)
+    assert KEPT_AMOUNTS.get() == {}
 
 
 def test_auto_needs_price_or_net_amount():

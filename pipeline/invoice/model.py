@@ -13,9 +13,10 @@ import json
 import re
 import types
 import typing
+from contextvars import ContextVar
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints,
                       ValidationError, WithJsonSchema)
@@ -498,7 +499,7 @@ class GenerationConfig(_Model):
     version: Text | None = None
     profile: Text | None = None
     metadataLanguage: MetadataLanguage | None = None
-    calculationMode: CalculationMode = "AUTO"      # extension: AUTO computes derived amounts, MANUAL keeps them
+    calculationMode: CalculationMode = "AUTO"      # extension: AUTO fills in absent derived amounts, MANUAL none
 
 
 class InvoiceRequest(_Model):
@@ -512,12 +513,34 @@ _CONFIG_TEXT = {
     "syntax": "XML syntax: CII or UBL (case-insensitive). ZUGFeRD requires CII.",
     "metadataLanguage": "PDF presentation language: en (default) or de, case-insensitive. Only on the ZUGFeRD "
                         "endpoint; rejected with 400 on the XML endpoints and for region-qualified codes.",
-    "calculationMode": "Extension. AUTO (default): the service computes every derived amount (line net amounts, "
-                       "allowance/charge amounts from percentages, VAT breakdown, document totals); sent derived "
-                       "amounts are replaced; a sent VAT breakdown whose category and rate no line, allowance or "
-                       "charge has is left out. MANUAL: amounts are used as sent and the official rules judge them. "
-                       "Case-insensitive.",
+    "calculationMode": "Extension. AUTO (default): the service fills in every derived amount the request leaves "
+                       "out (line net amounts, allowance/charge amounts from percentages, VAT breakdown, document "
+                       "totals) and never overwrites one it sends: a sent line net amount, allowance/charge amount, "
+                       "VAT breakdown amount or document total is kept as sent, and the amounts derived from it are "
+                       "computed from the sent value (e.g. the sum of line net amounts BT-106 from the sent line "
+                       "amounts, BT-117 from a sent BT-116, BT-115 from a sent BT-112 and the prepaid and rounding "
+                       "amounts). The official rules then judge the result: sent amounts that contradict each other "
+                       "give 422 VALIDATION_FAILED with the rule ids, and where the rule maps to a sent amount the "
+                       "entry names the field with the sent value (rejectedValue) and the value computed from the "
+                       "other amounts. A sent VAT breakdown whose category and rate no line, allowance or charge "
+                       "has is left out when it sends no amount or only zero amounts (it changes no total). "
+                       "MANUAL: amounts are used as sent and the official rules judge them. Case-insensitive.",
 }
+
+
+class KeptAmount(NamedTuple):
+    """An amount AUTO kept as sent although it computes another value from the other amounts."""
+    field: str            # JSON path in the request
+    sent: Decimal
+    computed: Decimal
+
+
+# The sent amounts AUTO kept where it would have computed another value, of the request calculated last in this
+# context: place in the written document (JSON path; a breakdown's index is its position in the document) ->
+# KeptAmount. `pipeline.write.calc.calculate` sets it for every request (empty in MANUAL); the 422 of the same
+# request's document (`pipeline.check.rejection`) reads it to say what was sent and what would be computed. A context
+# variable because calculation and checks meet only in the flows, which hand the rejection the report alone.
+KEPT_AMOUNTS: ContextVar[dict[str, KeptAmount]] = ContextVar("kept_amounts", default={})
 
 
 def _walk(model: type[BaseModel], path: str, out: dict) -> None:

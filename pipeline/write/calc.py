@@ -1,6 +1,11 @@
 """Derived amounts of an invoice, as EN 16931 defines them (pure functions, Decimal only).
 
-AUTO (`config.calculationMode`, the default) computes every derived amount:
+AUTO (`config.calculationMode`, the default) fills in every derived amount the request leaves out, and never
+overwrites one it sends: a sent line net amount, allowance/charge amount, VAT breakdown amount or document total is
+kept as sent, and the amounts derived from it are computed from the sent value (BT-106 from the sent BT-131, BT-117
+from a sent BT-116, BT-112 from a sent BT-109 and BT-110, ...). Contradicting sent amounts are left to the official
+rules (422); where a kept amount differs from what AUTO would have computed, `kept` records both for that answer
+(`pipeline.invoice.model.KEPT_AMOUNTS`). What AUTO computes where an amount is absent:
   line:      allowance/charge amount = round(base x percentage / 100, 2) where only percentage (+ base) is sent
              (base defaults to the line's quantity x price); net price = gross price where only gross is sent;
              BT-131 = round(quantity x net price / price base quantity, 2) - line allowances + line charges
@@ -12,7 +17,9 @@ AUTO (`config.calculationMode`, the default) computes every derived amount:
   totals:    BT-112 = BT-109 + BT-110 (BR-CO-15, in the invoice currency even when BT-6 differs: BT-111 is sent),
              BT-115 = BT-112 - BT-113 + BT-114 (BR-CO-16)
 Rounding is half-up to 2 decimals. Breakdowns sent with only category, rate and exemption reason are completed;
-(category, rate) pairs used by lines or document allowances/charges but missing from vatBreakdowns are added.
+(category, rate) pairs used by lines or document allowances/charges but missing from vatBreakdowns are added; a sent
+breakdown whose (category, rate) nothing has is left out when it sends no amount or only zeros, and kept (for the
+rules to judge) when it sends a non-zero one.
 MANUAL keeps every amount as sent and fills only BT-110 as the sum of the sent BT-117 values.
 """
 from __future__ import annotations
@@ -20,8 +27,8 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 from pipeline.errors import invalid_input
-from pipeline.invoice.model import (MAX_ERRORS, MAX_INTEGER_DIGITS, DocumentLevelAllowance, DocumentTotals, InvoiceLine,
-                            InvoiceRequest, VatBreakdown, detail)
+from pipeline.invoice.model import (KEPT_AMOUNTS, MAX_ERRORS, MAX_INTEGER_DIGITS, DocumentLevelAllowance,
+                                    DocumentTotals, InvoiceLine, InvoiceRequest, KeptAmount, VatBreakdown, detail)
 
 # Sums and products stay exact: the model bounds inputs to 15 integer and 10 fraction digits, so 100 digits
 # hold any product, quotient to cents and sum over the lines (the default 28 would round or fail to quantize).
@@ -56,12 +63,26 @@ def tax_amount(category: str, rate: Decimal | None, taxable: Decimal) -> Decimal
     return money(taxable * rate / HUNDRED)
 
 
-def _complete_allowance(item, default_base: Decimal | None):
-    """Fill amount (and base) of an allowance/charge given by percentage only."""
-    if item.amount is not None or item.percentage is None:
+def _keep(kept: dict | None, field: str, sent: Decimal | None, computed: Decimal | None,
+          where: str | None = None) -> Decimal | None:
+    """The sent amount when there is one, else the computed one. A sent amount that differs from the computed one is
+    recorded in `kept` under its place in the written document (`where`, default `field`) for a 422's message."""
+    if sent is None:
+        return computed
+    if kept is not None and computed is not None and sent != computed:
+        kept[where or field] = KeptAmount(field, sent, computed)
+    return sent
+
+
+def _complete_allowance(item, default_base: Decimal | None, kept: dict | None = None, field: str = ""):
+    """Fill amount (and base) of an allowance/charge given by percentage only; a sent amount stays."""
+    if item.percentage is None:
         return item
     base = item.baseAmount if item.baseAmount is not None else default_base
     if base is None:
+        return item
+    if item.amount is not None:
+        _keep(kept, f"{field}.amount", item.amount, percent_of(base, item.percentage))
         return item
     return item.model_copy(update={"baseAmount": base, "amount": percent_of(base, item.percentage)})
 
@@ -70,8 +91,8 @@ def _line_path(index: int, field: str) -> str:
     return f"invoice.invoiceLines[{index}].{field}"
 
 
-def calculate_line(line: InvoiceLine, index: int = 0) -> InvoiceLine:
-    """AUTO amounts of one line: net price, allowance/charge amounts, BT-131."""
+def calculate_line(line: InvoiceLine, index: int = 0, kept: dict | None = None) -> InvoiceLine:
+    """AUTO amounts of one line: net price, allowance/charge amounts, BT-131, each where it is not sent."""
     price = line.priceDetails
     net_price = price.netPrice if price else None
     if price is not None and net_price is None and price.grossPrice is not None:
@@ -81,13 +102,16 @@ def calculate_line(line: InvoiceLine, index: int = 0) -> InvoiceLine:
     if net_price is not None and line.quantity is not None:
         base_qty = price.priceBasisQuantity if price.priceBasisQuantity is not None else Decimal(1)
         gross_amount = money(line.quantity * net_price / base_qty)
-    allowances = [_complete_allowance(a, gross_amount) for a in line.invoiceLineAllowances or []] or None
-    charges = [_complete_allowance(c, gross_amount) for c in line.invoiceLineCharges or []] or None
-    net_amount = line.netAmount
+    allowances = [_complete_allowance(a, gross_amount, kept, _line_path(index, f"invoiceLineAllowances[{j}]"))
+                  for j, a in enumerate(line.invoiceLineAllowances or [])] or None
+    charges = [_complete_allowance(c, gross_amount, kept, _line_path(index, f"invoiceLineCharges[{j}]"))
+               for j, c in enumerate(line.invoiceLineCharges or [])] or None
+    computed = None
     if gross_amount is not None:
-        net_amount = money(gross_amount - _sum(a.amount or ZERO for a in allowances or [])
-                           + _sum(c.amount or ZERO for c in charges or []))
-    elif net_amount is None:
+        computed = money(gross_amount - _sum(a.amount or ZERO for a in allowances or [])
+                         + _sum(c.amount or ZERO for c in charges or []))
+    net_amount = _keep(kept, _line_path(index, "netAmount"), line.netAmount, computed)
+    if net_amount is None:
         missing = "quantity" if line.quantity is None else "priceDetails.netPrice"
         raise invalid_input("AUTO calculation needs the line quantity and price.", [detail(
             "REQUIRED", _line_path(index, missing),
@@ -106,11 +130,14 @@ def _doc_key(item: DocumentLevelAllowance):
 
 
 def calculate_breakdowns(lines: list[InvoiceLine], allowances: list, charges: list,
-                         sent: list[VatBreakdown]) -> list[VatBreakdown]:
-    """BG-23 per (category, rate): sent breakdowns completed in their order, missing ones appended. A sent breakdown
-    whose category and rate no line, allowance or charge has describes nothing and is left out: the CEN UBL rules
-    refuse it (BR-S-08 and its siblings require a line or allowance/charge at the rate), the CII rules do not,
-    and one request must give the same invoice in both syntaxes."""
+                         sent: list[VatBreakdown], kept: dict | None = None) -> list[VatBreakdown]:
+    """BG-23 per (category, rate): sent breakdowns completed in their order (sent amounts kept, BT-117 computed from
+    the sent BT-116 when only that is sent), missing ones appended. A sent breakdown whose category and rate no
+    line, allowance or charge has and which sends no amount (or only zero amounts) describes nothing and is left out:
+    the CEN UBL rules refuse it (BR-S-08 and its siblings require a line or allowance/charge at the rate), the CII
+    rules do not, and one request must give the same invoice in both syntaxes; leaving it out changes no amount of
+    the invoice. One that sends a non-zero amount is kept (leaving it out would drop a sent amount) and judged by the
+    rules, which refuse it in both syntaxes."""
     taxable: dict = {}
     for line in lines:
         key = _line_key(line)
@@ -120,14 +147,17 @@ def calculate_breakdowns(lines: list[InvoiceLine], allowances: list, charges: li
             key = _doc_key(item)
             taxable[key] = taxable.get(key, ZERO) + sign * (item.amount or ZERO)
     out, seen = [], set()
-    for b in sent:
+    for i, b in enumerate(sent):
         key = vat_key(b.vatCategoryCode, b.vatCategoryRate)
-        if key not in taxable:
-            continue
+        if key not in taxable and not b.vatCategoryTaxableAmount and not b.vatCategoryTaxAmount:
+            continue    # describes nothing: no amount sent, or only zeros (leaving it out changes no amount)
         seen.add(key)
-        base = money(taxable[key])
-        out.append(b.model_copy(update={"vatCategoryTaxableAmount": base,
-                                        "vatCategoryTaxAmount": tax_amount(key[0], key[1], base)}))
+        field, where = f"invoice.vatBreakdowns[{i}]", f"invoice.vatBreakdowns[{len(out)}]"
+        base = _keep(kept, f"{field}.vatCategoryTaxableAmount", b.vatCategoryTaxableAmount,
+                     money(taxable.get(key, ZERO)), f"{where}.vatCategoryTaxableAmount")
+        tax = _keep(kept, f"{field}.vatCategoryTaxAmount", b.vatCategoryTaxAmount, tax_amount(key[0], key[1], base),
+                    f"{where}.vatCategoryTaxAmount")
+        out.append(b.model_copy(update={"vatCategoryTaxableAmount": base, "vatCategoryTaxAmount": tax}))
     for key, amount in taxable.items():
         if key in seen or key[0] is None:
             continue
@@ -142,25 +172,40 @@ def _sum(values) -> Decimal:
     return sum(values, ZERO)
 
 
-def calculate_auto(req: InvoiceRequest) -> InvoiceRequest:
+def calculate_auto(req: InvoiceRequest, kept: dict | None = None) -> InvoiceRequest:
+    """AUTO: every absent derived amount computed, every sent one kept; `kept` (when given) receives the sent amounts
+    that differ from what AUTO computes from the others (document place -> KeptAmount)."""
     inv = req.invoice
-    lines = [calculate_line(line, i) for i, line in enumerate(inv.invoiceLines)]
+    lines = [calculate_line(line, i, kept) for i, line in enumerate(inv.invoiceLines)]
     # A percentage-only document allowance/charge applies to the lines of its VAT category and rate (none: 0).
     line_base: dict = {}
     for line in lines:
         line_base[_line_key(line)] = line_base.get(_line_key(line), ZERO) + line.netAmount
-    allowances = [_complete_allowance(a, line_base.get(_doc_key(a), ZERO)) for a in inv.documentLevelAllowances or []]
-    charges = [_complete_allowance(c, line_base.get(_doc_key(c), ZERO)) for c in inv.documentLevelCharges or []]
-    breakdowns = calculate_breakdowns(lines, allowances, charges, inv.vatBreakdowns)
+    allowances = [_complete_allowance(a, line_base.get(_doc_key(a), ZERO), kept,
+                                      f"invoice.documentLevelAllowances[{j}]")
+                  for j, a in enumerate(inv.documentLevelAllowances or [])]
+    charges = [_complete_allowance(c, line_base.get(_doc_key(c), ZERO), kept, f"invoice.documentLevelCharges[{j}]")
+               for j, c in enumerate(inv.documentLevelCharges or [])]
+    breakdowns = calculate_breakdowns(lines, allowances, charges, inv.vatBreakdowns, kept)
 
     sent = inv.documentTotals
-    line_total = money(_sum(line.netAmount for line in lines))
-    allowance_total = money(_sum(a.amount or ZERO for a in allowances)) if allowances else None
-    charge_total = money(_sum(c.amount or ZERO for c in charges)) if charges else None
-    tax_exclusive = money(line_total - (allowance_total or ZERO) + (charge_total or ZERO))
-    tax_total = _sum(b.vatCategoryTaxAmount for b in breakdowns)
-    tax_inclusive = tax_exclusive + tax_total
-    payable = money(tax_inclusive - (sent.prepaidAmount or ZERO) + (sent.payableRoundingAmount or ZERO))
+
+    def total(name: str, computed: Decimal | None) -> Decimal | None:
+        return _keep(kept, f"invoice.documentTotals.{name}", getattr(sent, name), computed)
+
+    line_total = total("lineExtensionAmount", money(_sum(line.netAmount for line in lines)))
+    # BT-107 / BT-108 only when there are allowances / charges (or sent): an absent total is not a zero one
+    allowance_total = total("allowanceTotalAmount", money(_sum(a.amount or ZERO for a in allowances)))
+    if not allowances and sent.allowanceTotalAmount is None:
+        allowance_total = None
+    charge_total = total("chargeTotalAmount", money(_sum(c.amount or ZERO for c in charges)))
+    if not charges and sent.chargeTotalAmount is None:
+        charge_total = None
+    tax_exclusive = total("taxExclusiveAmount", money(line_total - (allowance_total or ZERO) + (charge_total or ZERO)))
+    tax_total = total("taxTotalAmount", money(_sum(b.vatCategoryTaxAmount for b in breakdowns)))
+    tax_inclusive = total("taxInclusiveAmount", money(tax_exclusive + tax_total))
+    payable = total("payableAmount", money(tax_inclusive - (sent.prepaidAmount or ZERO)
+                                           + (sent.payableRoundingAmount or ZERO)))
     totals = DocumentTotals.model_construct(
         lineExtensionAmount=line_total, allowanceTotalAmount=allowance_total, chargeTotalAmount=charge_total,
         taxExclusiveAmount=tax_exclusive, taxInclusiveAmount=tax_inclusive,
@@ -214,8 +259,12 @@ def calculate_manual(req: InvoiceRequest) -> InvoiceRequest:
 
 
 def calculate(req: InvoiceRequest) -> InvoiceRequest:
-    """The request with its derived amounts, per `config.calculationMode` (a new model; the input is unchanged)."""
+    """The request with its derived amounts, per `config.calculationMode` (a new model; the input is unchanged).
+    Sets KEPT_AMOUNTS to the sent amounts AUTO kept where it would have computed another value (MANUAL: none), for
+    the 422 of this request's document if the rules refuse it."""
+    kept: dict = {}
+    KEPT_AMOUNTS.set(kept)
     with localcontext(EXACT):
         if req.config.calculationMode == "MANUAL":
             return calculate_manual(req)
-        return calculate_auto(req)
+        return calculate_auto(req, kept)
