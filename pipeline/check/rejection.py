@@ -1,5 +1,7 @@
 """A failed report of a document we generated -> 422 VALIDATION_FAILED, one entry per failed rule, pointing at the
-JSON field and business term the rule maps to (the business-term table, `pipeline.invoice.terms`)."""
+JSON field and business term the rule maps to (the business-term table, `pipeline.invoice.terms`). When that field is
+an amount AUTO kept as sent although the other amounts give another value (`pipeline.invoice.model.KEPT_AMOUNTS`), the
+entry names the field as sent, with the sent value (rejectedValue) and the computed one in the message."""
 from __future__ import annotations
 
 import re
@@ -7,31 +9,61 @@ import re
 from pipeline.check.report import ERROR, Issue, Report
 from pipeline.errors import ApiError, ErrorDetail, validation_failed
 from pipeline.invoice import terms
+from pipeline.invoice.model import KEPT_AMOUNTS, KeptAmount
 from pipeline.invoice.specs import Profile
 
 # The line step of a finding's XPath, plain (`InvoiceLine[2]`) or Saxon's (`*:InvoiceLine[namespace-uri()='…'][2]`).
 _NS_PREDICATE = r"(?:\[namespace-uri\(\)='[^']*'\])?"
 _LINE_STEP = {"CII": re.compile(r"IncludedSupplyChainTradeLineItem" + _NS_PREDICATE + r"\[(\d+)\]"),
               "UBL": re.compile(r"(?:InvoiceLine|CreditNoteLine)" + _NS_PREDICATE + r"\[(\d+)\]")}
+# The VAT breakdown step (BG-23): the document-level trade tax in CII, the tax subtotal in UBL.
+_BREAKDOWN_STEP = {"CII": re.compile(r"ApplicableHeaderTradeSettlement(?:\[[^\]]*\])*/(?:[\w*]+:)?ApplicableTradeTax"
+                                     + _NS_PREDICATE + r"\[(\d+)\]"),
+                   "UBL": re.compile(r"TaxSubtotal" + _NS_PREDICATE + r"\[(\d+)\]")}
+_ARRAY_STEPS = (("invoiceLines[]", _LINE_STEP), ("vatBreakdowns[]", _BREAKDOWN_STEP))
 
 
 def rejection(report: Report, syntax: str) -> ApiError:
     """422 VALIDATION_FAILED listing every failed rule of a report."""
-    errors = [error_detail(i, syntax) for i in report.issues if i.severity == ERROR]
+    kept = KEPT_AMOUNTS.get()   # set by the calculation of the request whose document this is
+    errors = [error_detail(i, syntax, kept) for i in report.issues if i.severity == ERROR]
     rules = ", ".join(dict.fromkeys(e.code for e in errors))
     return validation_failed(f"The generated document failed validation ({report.version}): {rules}", errors)
 
 
-def error_detail(issue: Issue, syntax: str) -> ErrorDetail:
-    """One failed rule -> ErrorDetail: code = rule id, the JSON field and BT it maps to. A line-level field gets the
-    line index from the finding's XPath when the XPath names one."""
+def error_detail(issue: Issue, syntax: str, kept: dict[str, KeptAmount] | None = None) -> ErrorDetail:
+    """One failed rule -> ErrorDetail: code = rule id, the JSON field and BT it maps to. A line or VAT breakdown field
+    gets its index from the finding's XPath when the XPath names one. `kept` (the generated request's amounts AUTO
+    kept as sent, by place in the document): when the field is one of them, the entry names the field as sent and
+    carries the sent value (rejectedValue) and the value computed from the other amounts."""
     field, bt = terms.field_for_rule(issue.code)
-    if field and "invoiceLines[]" in field:
-        xpath = issue.location.xpath if issue.location else None
-        match = _LINE_STEP.get(syntax, _LINE_STEP["CII"]).search(xpath or "")
-        if match:
-            field = field.replace("invoiceLines[]", f"invoiceLines[{int(match.group(1)) - 1}]", 1)
-    return ErrorDetail(code=issue.code, message=issue.message, field=field, businessTerm=bt)
+    xpath = (issue.location.xpath if issue.location else None) or ""
+    for array, steps in _ARRAY_STEPS:
+        if field and array in field:
+            match = steps.get(syntax, steps["CII"]).search(xpath)
+            if match:
+                field = field.replace(array, f"{array[:-2]}[{int(match.group(1)) - 1}]", 1)
+    amount = _kept_amount(field, kept or {})
+    if amount is None:
+        return ErrorDetail(code=issue.code, message=issue.message, field=field, businessTerm=bt)
+    message = (f"{issue.message} {amount.field} was sent as {amount.sent} and kept (AUTO never overwrites a sent "
+               f"amount); computed from the other amounts it would be {amount.computed}.")
+    return ErrorDetail(code=issue.code, message=message, field=amount.field, businessTerm=bt,
+                       rejectedValue=str(amount.sent))
+
+
+def _kept_amount(field: str | None, kept: dict[str, KeptAmount]) -> KeptAmount | None:
+    """The kept amount at a rule's field: by its place, or the only kept amount of that pattern when the finding's
+    XPath gave no index."""
+    if not field or not kept:
+        return None
+    if field in kept:
+        return kept[field]
+    if "[]" in field:
+        matches = [amount for place, amount in kept.items() if terms.pattern_of(place) == field]
+        if len(matches) == 1:
+            return matches[0]
+    return None
 
 
 def profile_rejection(report: Report, profile: Profile, request) -> ApiError:
