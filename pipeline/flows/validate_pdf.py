@@ -2,19 +2,37 @@
 
     read the PDF (bounded) -> PDF/A-3 -> Factur-X XMP -> embedded invoice file -> its XML on the profile rules its
     guideline id names (XSD + Schematron, plus the EN 16931 / XRechnung packs) -> report
+    (-> with `content_checks`: the checks the official rules miss on the embedded invoice, as for XML)
 """
 from __future__ import annotations
 
-from pipeline.check.report import Report
+from pipeline.check import xmlinput
+from pipeline.check.report import Issue, Report
+from pipeline.flows.validate_xml import content_issues
 from pipeline.invoice.specs import RULES_VERSION
 from pipeline.pdf import checks
 
 
-def validate_pdf(data: bytes, request_id: str | None = None) -> Report:
-    """A ZUGFeRD / Factur-X PDF -> report (service spec 2.10). Not a PDF -> ApiError 400 INVALID_PDF."""
+def _embedded_content_issues(xml: bytes, strict: bool) -> list[Issue]:
+    """Content findings of the embedded invoice; none when it cannot be read (its rules have said why)."""
+    try:
+        doc = xmlinput.load(xml)
+    except xmlinput.XmlInputError:
+        return []
+    return content_issues(xml, doc, strict=strict)
+
+
+def validate_pdf(data: bytes, request_id: str | None = None, content_checks: bool = False,
+                 strict: bool = False) -> Report:
+    """A ZUGFeRD / Factur-X PDF -> report (service spec 2.10). Not a PDF -> ApiError 400 INVALID_PDF.
+    `content_checks` adds the checks the official rules miss on the embedded invoice (WARNINGs; ERRORs with
+    `strict`); the XRechnung ones when its BT-24 names XRechnung."""
     try:
         result = checks.inspect(data)
     except checks.NotAPdf as exc:
         raise checks.not_a_pdf(exc) from exc
     version = RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
-    return Report(version, "CII" if result.xml is not None else None, result.issues, request_id)
+    issues = list(result.issues)
+    if content_checks and result.xml is not None:
+        issues += _embedded_content_issues(result.xml, strict)
+    return Report(version, "CII" if result.xml is not None else None, issues, request_id)
