@@ -1,0 +1,99 @@
+"""The validation report as a page a person reads and forwards: HTML (Jinja2, templates/report.html.j2, styled like
+the invoice page) or PDF (the same HTML through WeasyPrint, nothing fetched).
+
+The verdict on top (valid / invalid, rule-pack version, syntax), the counts, then every finding grouped by severity
+and rule: the rule id and its text as the official rules give it, the business term the rule is about (the
+business-term table), the xpath, and a code frame (the source lines around the finding, its line marked, a caret
+under its column) so that a supplier sees exactly what to fix. A valid document's report carries the readable
+invoice page below (the page stage, `pipeline.pdf.page`).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from lxml import etree, html as lxml_html
+from markupsafe import Markup
+
+from pipeline.check.report import ERROR, WARNING, Issue, Report
+from pipeline.invoice.terms import field_for_rule, term_for
+from pipeline.pdf import page
+from pipeline.settings import TEMPLATES_DIR
+
+FRAME_LINES = 2          # source lines shown before and after a finding's line
+MAX_FRAME_CHARS = 240    # of one source line (minified XML is one long line: show the part around the column)
+LABELS = {
+    "en": {"title": "Validation report", "valid": "Valid", "invalid": "Invalid", "rules": "Rules",
+           "syntax": "Syntax", "errors": "errors", "warnings": "warnings", ERROR: "Error", WARNING: "Warning",
+           "line": "line", "column": "column", "page": "Page", "of": "of"},
+    "de": {"title": "Prüfbericht", "valid": "Gültig", "invalid": "Ungültig", "rules": "Regeln",
+           "syntax": "Syntax", "errors": "Fehler", "warnings": "Warnungen", ERROR: "Fehler", WARNING: "Warnung",
+           "line": "Zeile", "column": "Spalte", "page": "Seite", "of": "von"},
+}
+
+
+@lru_cache(maxsize=1)
+def _template():
+    from jinja2 import Environment, FileSystemLoader, select_autoescape  # lazy: only reports a person reads
+
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES_DIR)), autoescape=select_autoescape(["html", "j2"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("report.html.j2")
+
+
+def _frame(lines: list[str], line: int | None, column: int | None) -> tuple[list[tuple[int, str, bool]], int | None]:
+    """(source lines around `line` as (number, text, is the finding's line), the caret column within the shown
+    text). Long lines are cut around the column."""
+    if not line or line > len(lines):
+        return [], None
+    start = max(1, line - FRAME_LINES)
+    offset = 0
+    if column and column > MAX_FRAME_CHARS // 2:
+        offset = column - MAX_FRAME_CHARS // 2
+    shown = []
+    for number in range(start, min(len(lines), line + FRAME_LINES) + 1):
+        text = lines[number - 1].rstrip("\r").expandtabs(4)
+        cut = text[offset:offset + MAX_FRAME_CHARS] if number == line else text[:MAX_FRAME_CHARS]
+        shown.append((number, ("…" if number == line and offset else "") + cut, number == line))
+    return shown, (column - offset + (1 if offset else 0)) if column else None
+
+
+def _finding(issue: Issue, lines: list[str]) -> dict:
+    field, bt = field_for_rule(issue.code)
+    term = term_for(field)
+    location = issue.location
+    line = location.line if location else None
+    frame, column = _frame(lines, line, location.column if location else None)
+    return {"message": issue.message, "term": f"{bt} {term.name}" if bt and term else bt,
+            "xpath": location.xpath if location else None, "line": line,
+            "column": column, "frame": frame}
+
+
+def _invoice_body(invoice_html: bytes) -> Markup:
+    """The invoice page's body, to be shown inside the report (its own @page rules stay out)."""
+    body = lxml_html.document_fromstring(invoice_html).find("body")
+    return Markup("".join(etree.tostring(child, encoding="unicode", method="xml") for child in body))
+
+
+def report_html(report: Report, name: str, source_text: str | None = None, language: str = "en",
+                invoice_html: bytes | None = None) -> bytes:
+    """The report as HTML. `source_text` = the document as decoded text (for code frames); `invoice_html` = the
+    readable page of the document (shown below a valid verdict)."""
+    lines = source_text.split("\n") if source_text else []
+    groups, counts = [], {}
+    for severity in (ERROR, WARNING):
+        rules: dict[str, list[dict]] = {}
+        for issue in report.issues:
+            if issue.severity == severity:
+                rules.setdefault(issue.code, []).append(_finding(issue, lines))
+        if rules:
+            groups.append((severity, list(rules.items())))
+            counts[severity] = sum(len(found) for found in rules.values())
+    html = _template().render(report=report, name=name, lang=language, t=LABELS[language], groups=groups,
+                              counts=counts, invoice_page=_invoice_body(invoice_html) if invoice_html else None)
+    return html.encode("utf-8")
+
+
+def report_pdf(report: Report, name: str, source_text: str | None = None, language: str = "en",
+               invoice_html: bytes | None = None) -> bytes:
+    """The same report as PDF (WeasyPrint with the invoice page's stylesheet; nothing fetched)."""
+    return page.html_to_pdf(report_html(report, name, source_text, language, invoice_html))
