@@ -500,6 +500,7 @@ class GenerationConfig(_Model):
     profile: Text | None = None
     metadataLanguage: MetadataLanguage | None = None
     calculationMode: CalculationMode = "AUTO"      # extension: AUTO fills in absent derived amounts, MANUAL none
+    strict: bool = Field(False, strict=True)       # extension: content-check findings refuse the request (400)
 
 
 class InvoiceRequest(_Model):
@@ -508,6 +509,11 @@ class InvoiceRequest(_Model):
 
 
 _CONFIG_TEXT = {
+    "strict": "Extension. The checks the official rules miss (IBAN, BIC, SEPA creditor id, EU VAT ids, Leitweg-ID, "
+              "due date, duplicate line ids, attachment mime code; codes CHECK-...) run on every request. false "
+              "(default): their findings are warnings (response header X-Content-Warnings) and the document is "
+              "generated. true: any finding refuses the request with 400 INVALID_INPUT, one entry per finding with "
+              "its code, JSON field and business term.",
     "spec": "Specification: xrechnung, en16931 or zugferd (case-insensitive); must match the endpoint, "
             "which is the default.",
     "syntax": "XML syntax: CII or UBL (case-insensitive). ZUGFeRD requires CII.",

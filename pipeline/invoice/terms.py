@@ -222,6 +222,7 @@ TERMS: tuple[Term, ...] = tuple([
     Term("config.profile", None, "ZUGFeRD/Factur-X profile", None, None),
     Term("config.metadataLanguage", None, "PDF presentation language", None, None),
     Term("config.calculationMode", None, "Calculation mode (AUTO/MANUAL)", None, None, extension=True),
+    Term("config.strict", None, "Content-check findings refuse the request", None, None, extension=True),
     # -- invoice header (spec 2.3)
     Term(f"{_I}.invoiceNumber", "BT-1", "Invoice number", f"{C_DOC}/ram:ID", f"{_U}/cbc:ID"),
     Term(f"{_I}.issueDate", "BT-2", "Invoice issue date", f"{C_DOC}/ram:IssueDateTime/udt:DateTimeString",
