@@ -54,7 +54,8 @@ CHECKS: dict[str, tuple[str, str]] = {
            "59 direct debit): a country that issues IBANs, the length of that country's IBANs, the BBAN form and "
            "the ISO 7064 mod 97-10 check digits.",
            "An IBAN with a typo passes every EN 16931 rule; the transfer bounces or, worse, reaches another "
-           "account. (XRechnung's BR-DE-19/20 warn about the form only.)"),
+           "account. EN 16931 and Factur-X check nothing of it; XRechnung's BR-DE-19/20 warn on the form and "
+           "mod 97, not on the country's length or BBAN form."),
     BIC: ("BT-86 payment service provider identifier next to an IBAN or with a SEPA means code: the ISO 9362 "
           "form (4 letters bank, country, 2 location, optional 3 branch) and a country equal to the IBAN's.",
           "A wrong BIC routes a transfer to the wrong bank or gets it rejected, outside SEPA in particular."),

@@ -1,27 +1,33 @@
 """Product path: JSON request -> validated CII / UBL for XRechnung or EN 16931.
 
-    parse (model) -> calculate (AUTO amounts) -> canonical XML -> transform (CII/UBL) -> validate
+    parse (model) -> calculate (AUTO amounts) -> canonical XML -> content checks -> transform (CII/UBL) -> validate
 
 Each stage is one function here, so `pipeline run STAGE` and the benchmarks call exactly one of them;
 `generate_xml` chains them. A document that fails validation is never returned: the caller gets ApiError 422
 VALIDATION_FAILED with one entry per failed rule, pointing at the JSON field and business term where the rule maps
-to one (`pipeline.check.rejection`).
+to one (`pipeline.check.rejection`). The checks the official rules miss (`pipeline.check.content`) run on the
+canonical XML of the request, so each finding names its JSON field: warnings in the returned report, or 400
+INVALID_INPUT with `config.strict`.
 """
 from __future__ import annotations
 
 import logging
 
+from lxml import etree
+
 from pipeline import write
+from pipeline.check import content
 from pipeline.check.rejection import rejection
-from pipeline.check.report import Report
-from pipeline.errors import ApiError, TransformError
+from pipeline.check.report import Location, Report
+from pipeline.errors import ApiError, ErrorDetail, TransformError, invalid_input
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice import model
 from pipeline.write.transform import transform, transform_to_tree
 
 SPECS = model.XML_SPECS
 log = logging.getLogger("pipeline.generate")
-__all__ = ["parse", "calculate", "to_canonical", "normalize", "transform", "validate", "generate_xml"]
+__all__ = ["parse", "calculate", "to_canonical", "normalize", "check_content", "transform", "validate",
+           "generate_xml"]
 
 
 # ---- stages ---------------------------------------------------------------------------------------------
@@ -47,6 +53,22 @@ def normalize(body: bytes, spec: str, indent: bool = False) -> tuple[model.Invoi
     return request, write.to_canonical(request, indent)
 
 
+def check_content(request: model.InvoiceRequest, canonical: bytes, spec: str) -> list[content.Finding]:
+    """Stage 3b: the checks the official rules miss on the request's canonical XML, each located at its JSON field
+    (`location.xpath` = the field path, e.g. `invoice.paymentInstructions.creditTransfer.accountIdentifier`).
+    Warnings; with `config.strict` any finding is ApiError 400 INVALID_INPUT naming field and business term."""
+    config = request.config
+    xrechnung = spec == "xrechnung" or (spec == "zugferd" and str(config.profile or "").upper() == "XRECHNUNG")
+    root = etree.fromstring(canonical)
+    findings = content.check(root, lambda element: Location(xpath=content.json_field(element)), xrechnung)
+    if findings and config.strict:
+        raise invalid_input(
+            f"The content checks found {len(findings)} problem(s) the official rules do not check (config.strict).",
+            [ErrorDetail(f.code, f.message, f.location.xpath if f.location else None, f.business_term, f.value)
+             for f in findings])
+    return findings
+
+
 # Stage 4 is `transform` (pipeline.write.transform), imported above.
 
 def validate(xml: bytes, spec: str, version: str | None = None, request_id: str | None = None,
@@ -59,10 +81,12 @@ def validate(xml: bytes, spec: str, version: str | None = None, request_id: str 
 # ---- the whole path -------------------------------------------------------------------------------------
 
 def generate_xml(body: bytes, spec: str, request_id: str | None = None) -> tuple[bytes, Report]:
-    """JSON request -> (validated XML, report with any warnings). Raises ApiError (400, 422, 500)."""
+    """JSON request -> (validated XML, report with any warnings: the official rules', then the content checks'
+    located at their JSON fields). Raises ApiError (400, 422, 500)."""
     if spec not in SPECS:
         raise ValueError(f"unknown specification {spec!r}")
     request, canonical = normalize(body, spec)
+    findings = check_content(request, canonical, spec)
     syntax = str(request.config.syntax).upper()
     control = request.invoice.processControl  # BT-24 as sent (the model has checked it against the endpoint)
     try:
@@ -73,4 +97,5 @@ def generate_xml(body: bytes, spec: str, request_id: str | None = None) -> tuple
     report = validate(out.xml, spec, request.config.version, request_id, out.tree)
     if not report.valid:
         raise rejection(report, syntax)
+    report.issues += findings
     return out.xml, report

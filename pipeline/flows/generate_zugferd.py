@@ -1,9 +1,11 @@
 """Product path: JSON request -> checked ZUGFeRD / Factur-X PDF/A-3.
 
-    parse -> calculate -> canonical XML -> transform (EN 16931 CII, reduced to the profile) -> validate (profile
-    rules) -> page (html.xsl) -> PDF (WeasyPrint) -> embed (XMP + XML + attachments) -> check (PDF/A, Factur-X)
+    parse -> calculate -> canonical XML -> content checks -> transform (EN 16931 CII, reduced to the profile) ->
+    validate (profile rules) -> page (html.xsl) -> PDF (WeasyPrint) -> embed (XMP + XML + attachments) -> check
+    (PDF/A, Factur-X)
 
-The first three stages are those of the XML path (`pipeline.flows.generate_xml`).
+The first stages are those of the XML path (`pipeline.flows.generate_xml`), the content checks too: their findings
+go to the caller's `warnings` list, or refuse the request (400) with `config.strict`.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pipeline.check import profiles as profile_rules
 from pipeline.check.rejection import profile_rejection
 from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, invalid_input
-from pipeline.flows.generate_xml import normalize
+from pipeline.flows.generate_xml import check_content, normalize
 from pipeline.invoice.specs import RULES_VERSION, profile_named
 from pipeline.pdf import checks, page
 from pipeline.pdf.assemble import Attachment, embed_facturx
@@ -43,10 +45,11 @@ def supporting_files(request) -> list[Attachment]:
 
 
 def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict | None = None,
-                     clock=None) -> bytes:
+                     clock=None, warnings: list | None = None) -> bytes:
     """JSON InvoiceRequest -> checked Factur-X PDF/A-3 bytes. ApiError 400 / 422 (VALIDATION_FAILED for the XML,
     PDF_A3_VALIDATION_FAILED for the PDF) / 500. `timings`, when given, receives seconds per stage as measured
-    by `clock` (default: wall clock; the bench also uses process CPU time)."""
+    by `clock` (default: wall clock; the bench also uses process CPU time). `warnings`, when given, receives the
+    content-check findings (`pipeline.check.content`, located at their JSON fields)."""
     now = clock or time.perf_counter
     started = now()
     marks = timings if timings is not None else {}
@@ -58,6 +61,7 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
         started = t
 
     request, canonical = normalize(body, "zugferd")
+    findings = check_content(request, canonical, "zugferd")
     profile = profile_named(request.config.profile)
     language = page.language_of(request.config.metadataLanguage)
     attachments = supporting_files(request)
@@ -81,6 +85,8 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     lap("embed")
     checks.gate_generated(document, xml, profile, attachments)
     lap("check")
+    if warnings is not None:
+        warnings += findings
     return document
 
 
