@@ -10,6 +10,7 @@ import copy
 
 from pydantic.json_schema import models_json_schema
 
+from pipeline.check.content import CHECKS
 from pipeline.errors import STATUS_TEXT
 from pipeline.invoice.model import InvoiceRequest
 from pipeline.service import apikeys, schemas
@@ -76,6 +77,13 @@ _HEADERS = {
     "X-Conversion-Lost": {"description": "convert with allowLoss: their xpaths in the source, `; `-separated "
                                          "(cut after 2000 characters).", "schema": {"type": "string"}},
     "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "schema": {"type": "string"}},
+    "X-Validation-Warnings": {"description": "XML generation: how many warnings the report of the returned document "
+                                             "has (the official rules' and the content checks').",
+                              "schema": {"type": "integer", "minimum": 0}},
+    "X-Content-Warnings": {"description": "Generation: the content checks' findings (see the API description), each "
+                                          "as `CODE field (BT)`, `; `-separated (cut after 2000 characters); absent "
+                                          "when there are none. `config.strict: true` refuses such a request with "
+                                          "400 instead.", "schema": {"type": "string"}},
 }
 
 
@@ -117,6 +125,9 @@ def _generation(spec: str, media: str, summary: str, cost: int) -> dict:
     body = {"$ref": REF.format(model="InvoiceRequest")}
     ok = {"type": "string"} if media == "application/xml" else {"type": "string", "contentMediaType": media}
     statuses = [400, 401, 402, 406, 413, 415, 422, 429, 500, 503]
+    ok_response = _ok(summary, {media: {"schema": ok}})
+    ok_response["headers"].update(_headers(*(("X-Validation-Warnings",) if media == "application/xml" else ())
+                                           + ("X-Content-Warnings",)))
     return {"post": {
         "operationId": f"generate_{spec}",
         "summary": summary,
@@ -124,8 +135,7 @@ def _generation(spec: str, media: str, summary: str, cost: int) -> dict:
         "tags": ["generation"],
         "parameters": [_REQUEST_ID_PARAM],
         "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
-        "responses": {"200": _ok(summary, {media: {"schema": ok}}),
-                      **{str(s): _error(s, True) for s in statuses}},
+        "responses": {"200": ok_response, **{str(s): _error(s, True) for s in statuses}},
     }}
 
 
@@ -144,7 +154,9 @@ def _validation(path: str, summary: str, cost: int) -> dict:
     return {"post": {
         "operationId": f"validate_{name}",
         "summary": summary,
-        "description": "HTTP 200 means validation completed; read `valid`. Warnings never make a document invalid."
+        "description": "HTTP 200 means validation completed; read `valid`. Warnings never make a document invalid. "
+                       "The report adds the content checks (`CHECK-...`, see the API description) as WARNINGs, "
+                       "ERRORs with `request.strict: true`."
                        + (f" Costs {cost} credit(s)." if cost else " Costs no credits."),
         "tags": ["validation"],
         "parameters": [_REQUEST_ID_PARAM],
@@ -208,6 +220,12 @@ carries `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds); 4
 `Retry-After`. If the limiter cannot be read the service fails closed with 503
 `RATE_LIMIT_CONFIGURATION_UNAVAILABLE` (and `Retry-After`).
 
+**Checks the official rules miss.** Validation reports and generation add findings on the content, each with its
+own code; WARNING by default, so they never change the official verdict. `request.strict: true` (validation) makes
+them ERRORs; `config.strict: true` (generation) refuses the request with 400 `INVALID_INPUT`, one entry per finding
+with its JSON field and business term; without it generation names them in `X-Content-Warnings`.
+{checks}
+
 **Errors** use the ErrorResponse shape. `status` is the reason class of the HTTP status: {statuses}.
 """
 
@@ -237,6 +255,7 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict
             "description": _DESCRIPTION.format(
                 auth=", ".join(f"`{c}` ({t})" for c, t in apikeys.AUTH_CODES.items()),
                 rate=config.rate_limit, window=config.rate_window,
+                checks="\n".join(f"- `{code}`: {what} *Why:* {why}" for code, (what, why) in CHECKS.items()),
                 statuses=", ".join(f"`{v}` = {k}" for k, v in sorted(STATUS_TEXT.items()))),
         },
         "servers": [{"url": "/"}],

@@ -64,6 +64,9 @@ class XRechnungValidationResponse(_Strict):
 class XRechnungValidationRequest(BaseModel):
     version: str | None = Field(None, description="Validation package version; omitted or null: the latest "
                                                   "active package matching the detected syntax.")
+    strict: bool = Field(False, description="The checks the official rules miss (codes `CHECK-...`, listed in the "
+                                            "API description) are WARNINGs by default and never change `valid`; "
+                                            "true reports them as ERRORs, so a finding makes the document invalid.")
 
 
 # ---- the reading side ---------------------------------------------------------------------------------------

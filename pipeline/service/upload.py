@@ -96,3 +96,12 @@ def _parse_request(raw: bytes) -> dict:
     if version is not None and not isinstance(version, str):
         raise _bad("INVALID_VERSION", "'version' must be a string or null.", field="request.version", rejected=version)
     return request
+
+
+def strict_flag(request: dict) -> bool:
+    """`request.strict` of a validation request: true makes the content-check findings ERRORs. A JSON boolean or
+    absent/null (false); anything else is 400 INVALID_INPUT."""
+    strict = request.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise _bad("INVALID_STRICT", "'strict' must be true or false.", field="request.strict", rejected=strict)
+    return bool(strict)

@@ -1,16 +1,29 @@
 """POST /v1/invoice/xrechnung and /v1/invoice/en16931: JSON InvoiceRequest -> validated XML (spec 4.1).
 
 HTTP only: content negotiation and reading the body. The work is `pipeline.flows.generate_xml`.
+Warnings reach the client in headers: `X-Validation-Warnings` counts them (the official rules' and the content
+checks'), `X-Content-Warnings` names each content-check finding as `CODE field (BT)`.
 """
 from __future__ import annotations
 
 import falcon
 
+from pipeline.check import content
 from pipeline.errors import ApiError
 from pipeline.flows.generate_xml import SPECS, generate_xml
 from pipeline.settings import get_settings
 
 XML = "application/xml"
+CONTENT_WARNINGS = "X-Content-Warnings"
+_MAX_HEADER = 2000
+
+
+def set_content_warnings(resp, findings) -> None:
+    """`X-Content-Warnings: CODE field (BT); ...` (cut after 2000 characters) when a content check found
+    something; no header otherwise. Field paths and codes are ASCII, as a header must be."""
+    text = "; ".join(content.fields(findings))
+    if text:
+        resp.set_header(CONTENT_WARNINGS, text if len(text) <= _MAX_HEADER else text[:_MAX_HEADER - 3] + "...")
 
 
 def check_media(req, produces: str = XML) -> None:
@@ -52,6 +65,7 @@ class GenerateXml:
         xml, report = generate_xml(read_body(req), self.spec, getattr(req.context, "request_id", None))
         resp.content_type = XML
         resp.set_header("X-Validation-Warnings", str(report.warnings))
+        set_content_warnings(resp, [i for i in report.issues if content.is_content_issue(i)])
         resp.data = xml
 
 

@@ -1,9 +1,10 @@
 """POST /v1/invoice/xrechnung/validate and /v1/invoice/en16931/validate (service spec 4.2).
 
-200 = validation completed (read `valid`); request-level problems are 400/413 ErrorResponses."""
+200 = validation completed (read `valid`); request-level problems are 400/413 ErrorResponses. The report adds the
+checks the official rules miss (`CHECK-...`): WARNINGs, ERRORs with `request.strict: true`."""
 from __future__ import annotations
 
-from pipeline.service.upload import read_validation_upload
+from pipeline.service.upload import read_validation_upload, strict_flag
 from pipeline.flows.validate_xml import validate_xml
 
 
@@ -13,7 +14,8 @@ class XmlValidation:
 
     def on_post(self, req, resp):
         data, request = read_validation_upload(req)
-        report = validate_xml(data, self.spec, request.get("version"), getattr(req.context, "request_id", None))
+        report = validate_xml(data, self.spec, request.get("version"), getattr(req.context, "request_id", None),
+                              content_checks=True, strict=strict_flag(request))
         resp.media = report.to_dict()
 
 

@@ -10,8 +10,8 @@ import falcon
 from pipeline.errors import ApiError
 from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.validate_pdf import validate_pdf
-from pipeline.service.resources.generation import check_media, read_body
-from pipeline.service.upload import read_validation_upload
+from pipeline.service.resources.generation import check_media, read_body, set_content_warnings
+from pipeline.service.upload import read_validation_upload, strict_flag
 
 PDF = "application/pdf"
 SUPPORTED_VERSIONS = ("1.09",)  # request.version on the validate endpoint: the Factur-X rules release
@@ -20,8 +20,10 @@ SUPPORTED_VERSIONS = ("1.09",)  # request.version on the validate endpoint: the 
 class GenerateZugferd:
     def on_post(self, req, resp):
         check_media(req, PDF)
-        resp.data = generate_zugferd(read_body(req), getattr(req.context, "request_id", None))
+        findings: list = []
+        resp.data = generate_zugferd(read_body(req), getattr(req.context, "request_id", None), warnings=findings)
         resp.content_type = PDF
+        set_content_warnings(resp, findings)
 
 
 class ValidateZugferd:
@@ -31,7 +33,8 @@ class ValidateZugferd:
         if version is not None and version not in SUPPORTED_VERSIONS:
             raise ApiError(400, "UNSUPPORTED_VERSION", f"ZUGFeRD validation version {version!r} is not supported; "
                            f"supported: {', '.join(SUPPORTED_VERSIONS)}")
-        resp.media = validate_pdf(data, getattr(req.context, "request_id", None)).to_dict()
+        resp.media = validate_pdf(data, getattr(req.context, "request_id", None), content_checks=True,
+                                  strict=strict_flag(request)).to_dict()
 
 
 def add_routes(app: falcon.App) -> None:
