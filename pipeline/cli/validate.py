@@ -1,7 +1,10 @@
-"""`pipeline validate FILE [--spec xrechnung|en16931] [--version V] [--json]`: exit 0 valid, 1 invalid, 2 error.
+"""`pipeline validate FILE [--spec xrechnung|en16931] [--version V] [--json] [--strict]`: exit 0 valid, 1 invalid,
+2 error.
 
 A PDF (by its `%PDF-` header) is checked as ZUGFeRD / Factur-X: PDF/A-3, XMP and the embedded invoice XML
 against its profile's rules, as POST /v1/invoice/zugferd/validate does; `--spec` and `--version` then do not apply.
+The report has the content checks (`CHECK-...`, `pipeline.check.content`) as the endpoints do: WARNINGs, ERRORs
+with `--strict` (then a finding makes the exit code 1).
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ def register(sub) -> None:
     p.add_argument("--spec", choices=("xrechnung", "en16931"), default="xrechnung", help="rules for an XML file")
     p.add_argument("--version", default=None, help="validation package version (default: latest active)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
+    p.add_argument("--strict", action="store_true",
+                   help="content-check findings (CHECK-IBAN, CHECK-VAT-ID, ...) are errors, not warnings")
     p.set_defaults(func=_run)
 
 
@@ -28,9 +33,9 @@ def _run(args) -> int:
     data = args.file.read_bytes()
     try:
         if data.lstrip()[:5] == b"%PDF-":
-            report, what = validate_pdf(data), "zugferd"
+            report, what = validate_pdf(data, content_checks=True, strict=args.strict), "zugferd"
         else:
-            outcome = validate(data, args.spec, args.version)
+            outcome = validate(data, args.spec, args.version, content_checks=True, strict=args.strict)
             report = outcome.report
             what = args.spec + (f", scenario {outcome.scenario!r}" if outcome.scenario else "")
     except ApiError as exc:
