@@ -28,6 +28,9 @@ import sys
 import time
 from datetime import datetime
 
+from pipeline.errors import STATUS_TEXT
+from pipeline.service.platform import shared
+from pipeline.service.requestid import accept_or_new
 from pipeline.settings import get_settings
 
 log = logging.getLogger("pipeline.serve")
@@ -46,8 +49,6 @@ def configure_logging() -> None:
 
 
 def _open_store() -> None:
-    from pipeline.service.platform import shared
-
     shared().store()
 
 
@@ -77,9 +78,6 @@ def _json_protocol_error(sock, status_int, reason, mesg) -> None:
     """Gunicorn answers requests it cannot parse (bad request line, 414, 431, ...) itself, before the app sees
     them; this replaces its HTML page with our ErrorResponse so that every non-2xx has one shape."""
     from gunicorn.util import write_nonblock
-
-    from pipeline.errors import STATUS_TEXT
-    from pipeline.service.requestid import accept_or_new
 
     request_id = accept_or_new(None)
     body = json.dumps({
@@ -212,9 +210,6 @@ class _Conn:
 
 
 def _error_bytes(status: int, reason: str, code: str, message: str) -> bytes:
-    from pipeline.errors import STATUS_TEXT  # the service's modules load in the workers, like the app
-    from pipeline.service.requestid import accept_or_new  # (the CLI imports no service module up front)
-
     request_id = accept_or_new(None)
     body = json.dumps({"requestId": request_id, "status": STATUS_TEXT.get(status, reason.lower().replace(" ", "_")),
                        "errorCode": code, "message": message, "errors": []}).encode()
@@ -584,7 +579,7 @@ def run(host: str, port: int, workers: int, timeout: int = 120, graceful_timeout
                 self.cfg.set(key, value)
 
         def load(self):
-            from pipeline.service.app import create_app
+            from pipeline.service.app import create_app  # lazy: the app (Saxon, WeasyPrint) loads in the workers
 
             return create_app()
 

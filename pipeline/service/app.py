@@ -11,15 +11,13 @@ import pkgutil
 
 import falcon
 
-from pipeline.service import errors, resources
+from pipeline.service import errors, platform as platform_layer, resources
 from pipeline.service.accesslog import AccessLogMiddleware
 from pipeline.service.requestid import RequestIdMiddleware
 
 
 def platform_middleware(backends=None) -> list:
-    from pipeline.service import platform
-
-    return platform.middleware(backends)
+    return platform_layer.middleware(backends)
 
 
 def create_app(platform: bool = True, backends=None) -> falcon.App:

@@ -13,86 +13,11 @@ Rate limiting lives in `pipeline.storage.ratelimit` behind its own interface.
 """
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from dataclasses import dataclass
-
 from pipeline.settings import Settings, get_settings
+from pipeline.storage.sqlite import SqliteStore
+from pipeline.storage.store import ApiKey, LedgerEntry, StorageUnavailable, Store
 
-
-@dataclass(frozen=True)
-class ApiKey:
-    key_id: str
-    name: str
-    env: str
-    secret_hash: str
-    balance: int
-    rate_limit: int | None  # requests per minute; None -> the service default
-    revoked: bool
-    created_at: str
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    key_id: str
-    kind: str  # "charge" (a delivered document) or "credit" (a top-up)
-    amount: int
-    request_id: str | None
-    endpoint: str | None
-    created_at: str
-
-
-class StorageUnavailable(Exception):
-    """The backing database cannot be reached or answered with an error."""
-
-
-class Store(ABC):
-    @abstractmethod
-    def create_key(self, key_id: str, name: str, env: str, secret_hash: str, credits: int,
-                   rate_limit: int | None) -> ApiKey: ...
-
-    @abstractmethod
-    def get_key(self, key_id: str) -> ApiKey | None: ...
-
-    @abstractmethod
-    def list_keys(self) -> list[ApiKey]: ...
-
-    @abstractmethod
-    def revoke_key(self, key_id: str) -> bool: ...
-
-    @abstractmethod
-    def add_credits(self, key_id: str, amount: int) -> int | None:
-        """Top up (or, with a negative amount, take back) credits; returns the new balance, None if unknown."""
-
-    @abstractmethod
-    def reserve(self, key_id: str, amount: int, request_id: str | None, endpoint: str | None,
-                ttl_seconds: float) -> str | None:
-        """Atomically debit `amount` if the balance allows it; returns a reservation id, or None if too few."""
-
-    @abstractmethod
-    def commit(self, reservation_id: str) -> bool:
-        """The document was delivered: the reservation becomes a ledger charge."""
-
-    @abstractmethod
-    def release(self, reservation_id: str) -> bool:
-        """The request failed: the reserved amount goes back to the balance."""
-
-    @abstractmethod
-    def release_expired(self) -> int:
-        """Give back reservations whose request never settled them (crashed worker); returns how many."""
-
-    @abstractmethod
-    def usage(self, key_id: str, limit: int = 1000) -> list[LedgerEntry]: ...
-
-    @abstractmethod
-    def ping(self, timeout: float | None = None) -> None:
-        """Raise StorageUnavailable unless the database answers (within `timeout` seconds where the backend
-        can bound it: PostgreSQL)."""
-
-    @abstractmethod
-    def schema_version(self) -> int: ...
-
-    def close(self) -> None:  # pragma: no cover - backends override when they hold connections
-        pass
+__all__ = ["ApiKey", "LedgerEntry", "StorageUnavailable", "Store", "open_store"]
 
 
 def open_store(settings: Settings | None = None) -> Store:
@@ -100,15 +25,11 @@ def open_store(settings: Settings | None = None) -> Store:
     settings = settings or get_settings()
     url = settings.database_url
     if url and url.startswith(("postgresql://", "postgres://")):
-        from pipeline.storage.postgres import PostgresStore
+        from pipeline.storage.postgres import PostgresStore  # lazy: psycopg loads only where PostgreSQL is configured
 
         return PostgresStore(url)
     if url and url.startswith("sqlite:///"):
-        from pipeline.storage.sqlite import SqliteStore
-
         return SqliteStore(url[len("sqlite:///"):])  # sqlite:///rel/path or sqlite:////abs/path
     if url:
         raise ValueError("EINVOICE_DATABASE_URL must start with postgresql:// or sqlite:///")
-    from pipeline.storage.sqlite import SqliteStore
-
     return SqliteStore(settings.data_dir / "platform.sqlite3")

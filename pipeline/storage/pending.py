@@ -19,7 +19,7 @@ import os
 import time
 from pathlib import Path
 
-from pipeline.storage import StorageUnavailable
+from pipeline.storage.store import StorageUnavailable
 
 log = logging.getLogger("pipeline.storage.pending")
 

@@ -29,7 +29,7 @@ import psycopg
 from psycopg import sql as pgsql
 
 from pipeline.settings import get_settings
-from pipeline.storage import StorageUnavailable
+from pipeline.storage.store import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
 _V1 = [

@@ -22,7 +22,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from pipeline.settings import Settings, get_settings
-from pipeline.storage import Store, StorageUnavailable
+from pipeline.storage.sqlite import SqliteStore
+from pipeline.storage.store import StorageUnavailable, Store
 
 
 @dataclass(frozen=True)
@@ -179,8 +180,7 @@ def open_limiter(store: Store | None = None, settings: Settings | None = None) -
     settings = settings or get_settings()
     if settings.redis_url:
         return RedisLimiter(settings.redis_url)
-    from pipeline.storage.postgres import PostgresStore  # psycopg loads only where a store may be PostgreSQL
-    from pipeline.storage.sqlite import SqliteStore  # the backends import this module's neighbours lazily too
+    from pipeline.storage.postgres import PostgresStore  # lazy: psycopg loads only where a store may be PostgreSQL
 
     if isinstance(store, SqliteStore):
         return SqliteLimiter(store)

@@ -13,7 +13,7 @@ from abc import abstractmethod
 from datetime import datetime, timezone
 from typing import Iterator
 
-from pipeline.storage import ApiKey, LedgerEntry, Store
+from pipeline.storage.store import ApiKey, LedgerEntry, Store
 
 _KEY_COLUMNS = "key_id, name, env, secret_hash, balance, rate_limit, revoked_at, created_at"
 

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pipeline.storage import StorageUnavailable
+from pipeline.storage.store import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
 _V1 = [

@@ -8,6 +8,8 @@ import falcon
 
 from pipeline.check import packs
 from pipeline.errors import ApiError
+from pipeline.service.openapi import build
+from pipeline.service.platform import shared
 from pipeline.settings import get_settings
 
 log = logging.getLogger("pipeline.service")
@@ -78,8 +80,6 @@ class Ready:
         self.checker = _Checker()
 
     def on_get(self, req, resp):
-        from pipeline.service.platform import shared  # the platform layer is optional: create_app(platform=False)
-
         checks, problems = {}, []
         try:
             checks["rulePacks"] = rule_packs_ready()
@@ -108,9 +108,6 @@ class OpenApi:
 
     def on_get(self, req, resp):
         if self._body is None:
-            from pipeline.service.openapi import build
-            from pipeline.service.platform import shared
-
             try:
                 _, config = shared().limiter_and_config()
             except Exception:
