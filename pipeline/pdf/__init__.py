@@ -1,3 +1,6 @@
-"""The PDF side of ZUGFeRD / Factur-X: the readable page (`page`: canonical XML -> HTML -> PDF/A-3b with
-WeasyPrint), the container (`assemble`: XMP, embedded XML and attachments) and the checks of any PDF (`checks`:
-PDF/A-3, Factur-X XMP, the embedded invoice). The profiles themselves are data in `pipeline.invoice.specs`."""
+"""The PDF side: the readable page (`page`: canonical XML -> HTML -> PDF/A-3b with WeasyPrint), the ZUGFeRD
+container (`assemble`: XMP, embedded XML and attachments), the checks of any PDF (`checks`: PDF/A-3, Factur-X XMP,
+the embedded invoice) and the validation report for people (`report_page`). The profiles themselves are data in
+`pipeline.invoice.specs`. Import the module you need: each loads its own heavy library (WeasyPrint, pikepdf)."""
+
+__all__ = ["assemble", "checks", "page", "report_page"]
