@@ -155,3 +155,17 @@ def test_a_sent_payable_amount_that_contradicts_prepaid_and_rounding_is_a_422_wi
     e = entry(error, "BR-CO-16")
     assert (e.field, e.businessTerm, e.rejectedValue) == ("invoice.documentTotals.payableAmount", "BT-115", "68.99")
     assert "sent as 68.99" in e.message and "would be 69.00" in e.message
+
+
+@pytest.mark.parametrize("syntax", ["CII", "UBL"])
+def test_a_sent_allowance_amount_beside_its_percentage_is_kept_and_the_rules_judge_it(syntax):
+    """6.00 sent beside 5 % of 100.00: the CEN rules accept it (the base is filled in, R041), XRechnung's
+    PEPPOL-EN16931-R040 refuses it, naming the allowance amount with both values."""
+    data = base_request([line(1, 1, 100)], documentLevelAllowances=[
+        {"amount": D("6.00"), "percentage": D(5), "vatCategoryCode": "S", "vatRate": D(19), "reason": "Rabatt"}])
+    back = generated(data, "en16931", syntax)
+    assert (back["documentLevelAllowances[0].amount"], back["documentLevelAllowances[0].baseAmount"],
+            back["documentTotals.taxExclusiveAmount"]) == (D("6.00"), D("100.00"), D("94.00"))
+    e = entry(rejected(data, "xrechnung", syntax), "PEPPOL-EN16931-R040")
+    assert (e.field, e.rejectedValue) == ("invoice.documentLevelAllowances[0].amount", "6.00")
+    assert "would be 5.00" in e.message

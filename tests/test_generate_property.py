@@ -1,7 +1,8 @@
 """Property: whatever amounts a client sends, AUTO calculation yields documents the official rules accept,
 in both specs and syntaxes, and every sent term reads back unchanged (hypothesis-generated invoices:
 quantities with decimals and signs, unit prices with 4 decimals, price base quantities, line and document
-allowances and charges, two standard rates, a zero-rated and an exempt line)."""
+allowances and charges, two standard rates, a zero-rated and an exempt line; prepaid and rounding amounts, line
+amounts a cent off quantity x price, and any part of the derived amounts sent, the rest left to AUTO)."""
 from __future__ import annotations
 
 from decimal import Decimal
@@ -10,7 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.flows import generate_xml as generate
+from pipeline.invoice.model import validate_request
 from pipeline.invoice.request_json import dump_request, load_request
+from pipeline.write.calc import calculate
 from pipeline.cli.golden import FIXTURES
 from roundtrip.reader import NOT_WRITTEN, flatten, read_terms
 
@@ -62,7 +65,40 @@ def requests(draw):
         invoice["documentLevelCharges"] = [{"amount": draw(amount), "vatCategoryCode": category, "vatRate": rate,
                                             "reason": "Versand"}]
     invoice["documentTotals"] = {}
+    if draw(st.booleans()):
+        invoice["documentTotals"]["prepaidAmount"] = draw(amount)
+    if draw(st.booleans()):
+        invoice["documentTotals"]["payableRoundingAmount"] = draw(st.sampled_from(
+            [Decimal("-0.02"), Decimal("0.01"), Decimal("0.04")]))
+    if draw(st.booleans()):
+        # line amounts an ERP computed from unrounded prices: a cent off quantity x price (kept, the totals follow)
+        computed = _amounts(request)
+        for i, line in enumerate(invoice["invoiceLines"]):
+            if draw(st.booleans()):
+                line["netAmount"] = computed[f"invoiceLines[{i}].netAmount"] + draw(st.sampled_from(
+                    [Decimal("-0.01"), Decimal("0.01")]))
+    # any part of the derived amounts sent (as AUTO computes them from what is sent), the rest left out
+    computed = _amounts(request)
+    for path in draw(st.sets(st.sampled_from(sorted(computed)))):
+        _put(invoice, path, computed[path])
     return request
+
+
+def _amounts(request: dict) -> dict[str, Decimal]:
+    """{invoice path: amount} of every amount AUTO writes for a request (paths as `flatten` spells them)."""
+    invoice = calculate(validate_request(load_request(dump_request(request)), "en16931")).invoice
+    return {k: Decimal(str(v)) for k, v in flatten(invoice.model_dump(exclude_none=True)).items()
+            if k.rsplit(".", 1)[-1] == "amount" or k.endswith("Amount")}
+
+
+def _put(invoice: dict, path: str, value: Decimal) -> None:
+    """Set `invoiceLines[2].invoiceLineAllowances[0].amount` style paths in the request."""
+    target = invoice
+    steps = path.replace("]", "").split(".")
+    for step in steps[:-1]:
+        name, _, index = step.partition("[")
+        target = target[name][int(index)] if index else target.setdefault(name, {})
+    target[steps[-1]] = value
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -72,7 +108,10 @@ def test_auto_calculation_always_gives_valid_documents_that_carry_the_request(re
     assert report.valid
     back = flatten(read_terms(xml).terms)
     sent = {k: v for k, v in flatten(request["invoice"]).items() if k.split(".")[0] not in NOT_WRITTEN}
-    assert {k: back.get(k) for k in sent} == sent
+    assert {k: back.get(k) for k in sent} == sent       # every sent amount (and term) unchanged
+    # what AUTO filled in is what it computes from the sent amounts: the same as with none of the derived ones sent
+    expected = {k: format(v.normalize(), "f") if v else "0" for k, v in _amounts(request).items()}
+    assert {k: back.get(k) for k in expected} == expected
 
 
 # ---- damaged requests on every generation endpoint: a clear 4xx (or a valid document), never a 500 ----------

@@ -7,7 +7,7 @@ from a sent BT-116, BT-112 from a sent BT-109 and BT-110, ...). Contradicting se
 rules (422); where a kept amount differs from what AUTO would have computed, `kept` records both for that answer
 (`pipeline.invoice.model.KEPT_AMOUNTS`). What AUTO computes where an amount is absent:
   line:      allowance/charge amount = round(base x percentage / 100, 2) where only percentage (+ base) is sent
-             (base defaults to the line's quantity x price); net price = gross price where only gross is sent;
+             (base, also beside a sent amount, defaults to the line's quantity x price); net price = gross price where only gross is sent;
              BT-131 = round(quantity x net price / price base quantity, 2) - line allowances + line charges
   document:  allowance/charge amount from percentage x base (base defaults to the lines of its VAT category/rate);
              BT-106 = sum BT-131, BT-107 = sum BT-92, BT-108 = sum BT-99, BT-109 = BT-106 - BT-107 + BT-108
@@ -75,16 +75,15 @@ def _keep(kept: dict | None, field: str, sent: Decimal | None, computed: Decimal
 
 
 def _complete_allowance(item, default_base: Decimal | None, kept: dict | None = None, field: str = ""):
-    """Fill amount (and base) of an allowance/charge given by percentage only; a sent amount stays."""
+    """Fill the absent amount and base of an allowance/charge given by percentage (PEPPOL-EN16931-R041 wants the base
+    beside a percentage); a sent amount or base stays."""
     if item.percentage is None:
         return item
     base = item.baseAmount if item.baseAmount is not None else default_base
     if base is None:
         return item
-    if item.amount is not None:
-        _keep(kept, f"{field}.amount", item.amount, percent_of(base, item.percentage))
-        return item
-    return item.model_copy(update={"baseAmount": base, "amount": percent_of(base, item.percentage)})
+    amount = _keep(kept, f"{field}.amount", item.amount, percent_of(base, item.percentage))
+    return item.model_copy(update={"baseAmount": base, "amount": amount})
 
 
 def _line_path(index: int, field: str) -> str:
