@@ -222,3 +222,13 @@ def test_cli_reads_a_folder_into_a_folder(tmp_path):
     (folder / "broken.xml").write_text("<x")
     assert _cli("parse", str(folder), "-o", str(out)).returncode == 2  # the worst outcome decides
     assert _cli("parse", str(folder)).returncode == 2  # several files need a folder to write to
+
+
+def test_an_older_xrechnung_reads_and_is_written_as_today_s():
+    """Accepts an XRechnung of any version: a 2.3 document reads into the model and generates as XRechnung 3.0."""
+    data = (CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml").read_bytes()
+    parsed = parse(data.replace(b"xrechnung_3.0", b"xrechnung_2.3"))
+    assert parsed.source.specification_id.endswith("xrechnung_2.3") and parsed.config["spec"] == "xrechnung"
+    assert "specificationIdentifier" not in parsed.invoice.get("processControl", {})
+    xml, report = generate_xml(dump_request({"invoice": parsed.invoice, "config": parsed.config}), "xrechnung")
+    assert report.valid and b"xrechnung_3.0" in xml

@@ -27,6 +27,7 @@ from pipeline.read.to_json import invoice_json
 
 log = logging.getLogger("pipeline.parse")
 NOT_AN_EINVOICE = "NOT_AN_EINVOICE"
+XRECHNUNG_3_PREFIX = XRECHNUNG_ID_PREFIX + "3."
 
 
 @dataclass
@@ -154,7 +155,8 @@ def parse(data: bytes) -> Parsed:
     read = provenance.split(to_canonical(source))
     invoice = invoice_json(read.root)
     config = config_for(source)
-    if config["spec"] == "xrechnung" and source.specification_id:  # an extension or CVD id must be sent to be kept
+    if config["spec"] == "xrechnung" and (source.specification_id or "").startswith(XRECHNUNG_3_PREFIX):
+        # an extension or CVD id must be sent to be kept; an XRechnung 1.x / 2.x id is written as today's 3.0
         invoice.setdefault("processControl", {})["specificationIdentifier"] = source.specification_id
     request, missing, problems = completeness(invoice, config)
     unmapped, truncated = unmapped_of(source, read, request)
