@@ -232,3 +232,19 @@ def test_an_older_xrechnung_reads_and_is_written_as_today_s():
     assert "specificationIdentifier" not in parsed.invoice.get("processControl", {})
     xml, report = generate_xml(dump_request({"invoice": parsed.invoice, "config": parsed.config}), "xrechnung")
     assert report.valid and b"xrechnung_3.0" in xml
+
+
+def test_an_embedded_invoice_over_the_upload_limit_is_a_413(monkeypatch):
+    from pipeline.errors import ApiError
+    from pipeline.settings import get_settings
+
+    pdf = generate_zugferd(with_config((FIXTURES / "invoice-all-fields.json").read_bytes(), syntax="CII"))
+    monkeypatch.setenv("EINVOICE_MAX_UPLOAD_BYTES", "2000")
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(ApiError) as err:
+            parse(pdf)
+        assert err.value.http_status == 413 and err.value.errors[0].code == "FX_XML_TOO_LARGE"
+    finally:
+        monkeypatch.delenv("EINVOICE_MAX_UPLOAD_BYTES")
+        get_settings.cache_clear()

@@ -24,6 +24,7 @@ from pipeline.invoice.specs import RULES_VERSION, XRECHNUNG_ID_PREFIX, ZUGFERD1_
 from pipeline.pdf import checks
 from pipeline.read import canonical as reading, losses, provenance
 from pipeline.read.to_json import invoice_json
+from pipeline.settings import get_settings
 
 log = logging.getLogger("pipeline.parse")
 NOT_AN_EINVOICE = "NOT_AN_EINVOICE"
@@ -89,6 +90,11 @@ def source_of(data: bytes) -> Source:
         if found.xml is None:
             reasons = "; ".join(i.message for i in found.errors) or "no embedded invoice file"
             raise _refuse("The PDF carries no readable e-invoice.", "FX_NO_EMBEDDED_INVOICE", reasons)
+        limit = get_settings().max_upload_bytes
+        if len(found.xml) > limit:  # as an XML upload of that size would be
+            raise ApiError(413, "PAYLOAD_TOO_LARGE", f"The embedded invoice has {len(found.xml)} bytes; at most "
+                           f"{limit} are read.", [ErrorDetail("FX_XML_TOO_LARGE", f"at most {limit} bytes",
+                                                              field="file")])
         pdf, name, data = data, found.file_name, found.xml
     try:
         doc = xmlinput.load(data)
