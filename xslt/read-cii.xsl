@@ -78,8 +78,12 @@
       <xsl:sequence select="r:leaf('invoicedObjectIdentifier', $invoiced-object/ram:IssuerAssignedID, 'text', $invoiced-object/ram:TypeCode)"/>
       <xsl:sequence select="r:leaf('paymentTerms', $settlement/ram:SpecifiedTradePaymentTerms/ram:Description)"/>
       <xsl:sequence select="r:leaf('invoiceNote', $notes[1]/ram:Content)"/>
-      <xsl:sequence select="r:group('processControl', r:leaf('businessProcessType',
-          rsm:ExchangedDocumentContext/ram:BusinessProcessSpecifiedDocumentContextParameter/ram:ID))"/>
+      <xsl:where-populated>
+        <processControl>
+          <xsl:sequence select="r:leaf('businessProcessType',
+              rsm:ExchangedDocumentContext/ram:BusinessProcessSpecifiedDocumentContextParameter/ram:ID)"/>
+        </processControl>
+      </xsl:where-populated>
       <xsl:apply-templates select="$settlement/ram:InvoiceReferencedDocument[1]" mode="preceding-invoice">
         <xsl:with-param name="name" select="'precedingInvoiceReference'"/>
       </xsl:apply-templates>
@@ -156,25 +160,56 @@
     <xsl:variable name="ids" select="(ram:ID | ram:GlobalID)[exists(r:first(.))]"/>
     <xsl:variable name="legal" select="r:first(ram:SpecifiedLegalOrganization/ram:ID)"/>
     <xsl:variable name="uri" select="r:first(ram:URIUniversalCommunication/ram:URIID)"/>
-    <xsl:variable name="content" as="element()*">
-      <xsl:sequence select="r:leaf('name', ram:Name)"/>
-      <xsl:sequence select="r:leaf('tradingName', ram:SpecifiedLegalOrganization/ram:TradingBusinessName)"/>
-      <xsl:sequence select="r:leaf('identifier', $ids[1])"/>
-      <xsl:sequence select="r:leaf('legalRegistrationIdentifier', $legal)"/>
-      <xsl:sequence select="r:tax-registration('vatIdentifier', ., 'VA')"/>
-      <xsl:sequence select="r:tax-registration('taxRegistrationIdentifier', ., 'FC')"/>
-      <xsl:sequence select="r:leaf('electronicAddress', $uri)"/>
-      <xsl:sequence select="r:leaf('electronicAddressSchemeId', $uri/@schemeID)"/>
-      <xsl:apply-templates select="ram:PostalTradeAddress[1]" mode="address"/>
-      <xsl:apply-templates select="ram:DefinedTradeContact[1]" mode="contact"/>
-      <xsl:sequence select="r:leaf('identifierSchemeId', $ids[1]/@schemeID)"/>
-      <xsl:sequence select="r:leaf('legalRegistrationIdentifierSchemeId', $legal/@schemeID)"/>
-      <xsl:sequence select="r:leaf('additionalLegalInformation', ram:Description)"/>
-      <xsl:for-each select="$ids[position() gt 1]">
-        <xsl:sequence select="r:group('additionalIdentifier', (r:leaf('identifier', .), r:leaf('identifierSchemeId', @schemeID)))"/>
-      </xsl:for-each>
-    </xsl:variable>
-    <xsl:sequence select="r:group($party-names(local-name()), $content[local-name() = $party-fields(local-name(current()))])"/>
+    <!-- only the fields of this party (written straight into the party element, not built and filtered) -->
+    <xsl:variable name="fields" select="$party-fields(local-name())"/>
+    <xsl:where-populated>
+      <xsl:element name="{$party-names(local-name())}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:leaf('name', ram:Name)"/>
+        <xsl:if test="'tradingName' = $fields">
+          <xsl:sequence select="r:leaf('tradingName', ram:SpecifiedLegalOrganization/ram:TradingBusinessName)"/>
+        </xsl:if>
+        <xsl:if test="'identifier' = $fields">
+          <xsl:sequence select="r:leaf('identifier', $ids[1])"/>
+        </xsl:if>
+        <xsl:if test="'legalRegistrationIdentifier' = $fields">
+          <xsl:sequence select="r:leaf('legalRegistrationIdentifier', $legal)"/>
+        </xsl:if>
+        <xsl:if test="'vatIdentifier' = $fields">
+          <xsl:sequence select="r:tax-registration('vatIdentifier', ., 'VA')"/>
+        </xsl:if>
+        <xsl:if test="'taxRegistrationIdentifier' = $fields">
+          <xsl:sequence select="r:tax-registration('taxRegistrationIdentifier', ., 'FC')"/>
+        </xsl:if>
+        <xsl:if test="'electronicAddress' = $fields">
+          <xsl:sequence select="r:leaf('electronicAddress', $uri)"/>
+          <xsl:sequence select="r:leaf('electronicAddressSchemeId', $uri/@schemeID)"/>
+        </xsl:if>
+        <xsl:if test="'postalAddress' = $fields">
+          <xsl:apply-templates select="ram:PostalTradeAddress[1]" mode="address"/>
+        </xsl:if>
+        <xsl:if test="'contact' = $fields">
+          <xsl:apply-templates select="ram:DefinedTradeContact[1]" mode="contact"/>
+        </xsl:if>
+        <xsl:if test="'identifierSchemeId' = $fields">
+          <xsl:sequence select="r:leaf('identifierSchemeId', $ids[1]/@schemeID)"/>
+        </xsl:if>
+        <xsl:if test="'legalRegistrationIdentifierSchemeId' = $fields">
+          <xsl:sequence select="r:leaf('legalRegistrationIdentifierSchemeId', $legal/@schemeID)"/>
+        </xsl:if>
+        <xsl:if test="'additionalLegalInformation' = $fields">
+          <xsl:sequence select="r:leaf('additionalLegalInformation', ram:Description)"/>
+        </xsl:if>
+        <xsl:if test="'additionalIdentifier' = $fields">
+          <xsl:for-each select="$ids[position() gt 1]">
+            <xsl:where-populated>
+              <additionalIdentifier>
+                <xsl:sequence select="r:leaf('identifier', .), r:leaf('identifierSchemeId', @schemeID)"/>
+              </additionalIdentifier>
+            </xsl:where-populated>
+          </xsl:for-each>
+        </xsl:if>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BT-31 (VA), BT-32 (FC), BT-48, BT-63: the tax registration with that scheme, read with the scheme -->
@@ -189,22 +224,28 @@
   <!-- BG-5, BG-8, BG-12 (postalAddress), BG-15 (address of the ship-to party) -->
   <xsl:template match="ram:PostalTradeAddress" mode="address">
     <xsl:param name="name" as="xs:string" select="'postalAddress'"/>
-    <xsl:sequence select="r:group($name, (
-        r:leaf('addressLine1', ram:LineOne),
-        r:leaf('addressLine2', ram:LineTwo),
-        r:leaf('addressLine3', ram:LineThree),
-        r:leaf('city', ram:CityName),
-        r:leaf('postcode', ram:PostcodeCode),
-        r:leaf('countrySubdivision', ram:CountrySubDivisionName),
-        r:leaf('countryCode', ram:CountryID)))"/>
+    <xsl:where-populated>
+      <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:leaf('addressLine1', ram:LineOne),
+            r:leaf('addressLine2', ram:LineTwo),
+            r:leaf('addressLine3', ram:LineThree),
+            r:leaf('city', ram:CityName),
+            r:leaf('postcode', ram:PostcodeCode),
+            r:leaf('countrySubdivision', ram:CountrySubDivisionName),
+            r:leaf('countryCode', ram:CountryID)"/>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BG-6, BG-9 (the contact point is a person or, without one, a department) -->
   <xsl:template match="ram:DefinedTradeContact" mode="contact">
-    <xsl:sequence select="r:group('contact', (
-        r:leaf('contactPoint', (ram:PersonName, ram:DepartmentName)),
-        r:leaf('telephone', ram:TelephoneUniversalCommunication/ram:CompleteNumber),
-        r:leaf('email', ram:EmailURIUniversalCommunication/ram:URIID)))"/>
+    <xsl:where-populated>
+      <contact>
+        <xsl:sequence select="r:leaf('contactPoint', (ram:PersonName, ram:DepartmentName)),
+            r:leaf('telephone', ram:TelephoneUniversalCommunication/ram:CompleteNumber),
+            r:leaf('email', ram:EmailURIUniversalCommunication/ram:URIID)"/>
+      </contact>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-13 delivery, BG-14 / BG-26 periods, BG-3 preceding invoices, BG-1 further notes ===== -->
@@ -212,49 +253,63 @@
   <xsl:template name="delivery-information">
     <xsl:variable name="ship-to" select="$delivery/ram:ShipToTradeParty[1]"/>
     <xsl:variable name="location" select="r:first($ship-to/(ram:ID | ram:GlobalID))"/>
-    <xsl:variable name="content" as="element()*">
-      <xsl:sequence select="r:leaf('partyName', $ship-to/ram:Name)"/>
-      <xsl:sequence select="r:leaf('locationIdentifier', $location)"/>
-      <xsl:sequence select="r:leaf('actualDeliveryDate',
-          $delivery/ram:ActualDeliverySupplyChainEvent/ram:OccurrenceDateTime/udt:DateTimeString, 'date')"/>
-      <xsl:apply-templates select="$ship-to/ram:PostalTradeAddress[1]" mode="address">
-        <xsl:with-param name="name" select="'address'"/>
-      </xsl:apply-templates>
-      <xsl:sequence select="r:leaf('locationIdentifierSchemeId', $location/@schemeID)"/>
-    </xsl:variable>
-    <xsl:sequence select="r:group('deliveryInformation', $content)"/>
+    <xsl:where-populated>
+      <deliveryInformation>
+        <xsl:sequence select="r:leaf('partyName', $ship-to/ram:Name)"/>
+        <xsl:sequence select="r:leaf('locationIdentifier', $location)"/>
+        <xsl:sequence select="r:leaf('actualDeliveryDate',
+            $delivery/ram:ActualDeliverySupplyChainEvent/ram:OccurrenceDateTime/udt:DateTimeString, 'date')"/>
+        <xsl:apply-templates select="$ship-to/ram:PostalTradeAddress[1]" mode="address">
+          <xsl:with-param name="name" select="'address'"/>
+        </xsl:apply-templates>
+        <xsl:sequence select="r:leaf('locationIdentifierSchemeId', $location/@schemeID)"/>
+      </deliveryInformation>
+    </xsl:where-populated>
   </xsl:template>
 
   <xsl:template match="ram:BillingSpecifiedPeriod" mode="period">
     <xsl:param name="name" as="xs:string"/>
-    <xsl:sequence select="r:group($name, (
-        r:leaf('startDate', ram:StartDateTime/udt:DateTimeString, 'date'),
-        r:leaf('endDate', ram:EndDateTime/udt:DateTimeString, 'date')))"/>
+    <xsl:where-populated>
+      <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:leaf('startDate', ram:StartDateTime/udt:DateTimeString, 'date'),
+            r:leaf('endDate', ram:EndDateTime/udt:DateTimeString, 'date')"/>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <xsl:template match="ram:InvoiceReferencedDocument" mode="preceding-invoice">
     <xsl:param name="name" as="xs:string"/>
-    <xsl:sequence select="r:group($name, (
-        r:leaf('documentReference', ram:IssuerAssignedID),
-        r:leaf('issueDate', ram:FormattedIssueDateTime/qdt:DateTimeString, 'date')))"/>
+    <xsl:where-populated>
+      <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:leaf('documentReference', ram:IssuerAssignedID),
+            r:leaf('issueDate', ram:FormattedIssueDateTime/qdt:DateTimeString, 'date')"/>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <xsl:template match="ram:IncludedNote" mode="further-note">
-    <xsl:sequence select="r:group('additionalInvoiceNote', (
-        r:leaf('invoiceNote', ram:Content),
-        r:leaf('invoiceNoteSubjectCode', ram:SubjectCode)))"/>
+    <xsl:where-populated>
+      <additionalInvoiceNote>
+        <xsl:sequence select="r:leaf('invoiceNote', ram:Content),
+            r:leaf('invoiceNoteSubjectCode', ram:SubjectCode)"/>
+      </additionalInvoiceNote>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-24 ===== -->
   <xsl:template match="ram:AdditionalReferencedDocument" mode="supporting-document">
     <xsl:variable name="attachment" select="r:first(ram:AttachmentBinaryObject)"/>
-    <xsl:sequence select="r:group('additionalSupportingDocument', (
-        r:leaf('reference', ram:IssuerAssignedID),
-        r:leaf('description', ram:Name),
-        r:leaf('externalLocation', ram:URIID),
-        r:leaf('attachedDocument', $attachment),
-        r:leaf('attachedDocumentMimeType', $attachment/@mimeCode),
-        r:leaf('attachedDocumentFilename', $attachment/@filename)), ram:TypeCode)"/>
+    <xsl:where-populated>
+      <additionalSupportingDocument>
+        <xsl:sequence select="r:src(ram:TypeCode)"/>
+        <xsl:sequence select="r:leaf('reference', ram:IssuerAssignedID),
+            r:leaf('description', ram:Name),
+            r:leaf('externalLocation', ram:URIID),
+            r:leaf('attachedDocument', $attachment),
+            r:leaf('attachedDocumentMimeType', $attachment/@mimeCode),
+            r:leaf('attachedDocumentFilename', $attachment/@filename)"/>
+      </additionalSupportingDocument>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-16 payment instructions with BG-17, BG-18, BG-19 ===== -->
@@ -265,63 +320,80 @@
     <xsl:variable name="means" select="$settlement/ram:SpecifiedTradeSettlementPaymentMeans"/>
     <xsl:variable name="transfers" select="$means[ram:PayeePartyCreditorFinancialAccount]"/>
     <xsl:variable name="card" select="$means/ram:ApplicableTradeSettlementFinancialCard[1]"/>
-    <xsl:variable name="content" as="element()*">
-      <xsl:sequence select="r:leaf('meansCode', $means/ram:TypeCode)"/>
-      <xsl:sequence select="r:leaf('meansText', $means/ram:Information)"/>
-      <xsl:sequence select="r:leaf('remittanceInformation', $settlement/ram:PaymentReference)"/>
-      <xsl:apply-templates select="$transfers[1]" mode="credit-transfer">
-        <xsl:with-param name="name" select="'creditTransfer'"/>
-      </xsl:apply-templates>
-      <xsl:sequence select="r:group('paymentCardInformation', (
-          r:leaf('primaryAccountNumber', $card/ram:ID),
-          r:leaf('cardHolderName', $card/ram:CardholderName)))"/>
-      <xsl:sequence select="r:group('directDebit', (
-          r:leaf('mandateReferenceIdentifier', $settlement/ram:SpecifiedTradePaymentTerms/ram:DirectDebitMandateID),
-          r:leaf('debtorAccountIdentifier', $means/ram:PayerPartyDebtorFinancialAccount/ram:IBANID),
-          r:leaf('creditorIdentifier', $settlement/ram:CreditorReferenceID)))"/>
-      <xsl:apply-templates select="$transfers[position() gt 1]" mode="credit-transfer">
-        <xsl:with-param name="name" select="'additionalCreditTransfer'"/>
-      </xsl:apply-templates>
-    </xsl:variable>
-    <xsl:sequence select="r:group('paymentInstructions', $content)"/>
+    <xsl:where-populated>
+      <paymentInstructions>
+        <xsl:sequence select="r:leaf('meansCode', $means/ram:TypeCode)"/>
+        <xsl:sequence select="r:leaf('meansText', $means/ram:Information)"/>
+        <xsl:sequence select="r:leaf('remittanceInformation', $settlement/ram:PaymentReference)"/>
+        <xsl:apply-templates select="$transfers[1]" mode="credit-transfer">
+          <xsl:with-param name="name" select="'creditTransfer'"/>
+        </xsl:apply-templates>
+        <xsl:where-populated>
+          <paymentCardInformation>
+            <xsl:sequence select="r:leaf('primaryAccountNumber', $card/ram:ID),
+                r:leaf('cardHolderName', $card/ram:CardholderName)"/>
+          </paymentCardInformation>
+        </xsl:where-populated>
+        <xsl:where-populated>
+          <directDebit>
+            <xsl:sequence select="r:leaf('mandateReferenceIdentifier', $settlement/ram:SpecifiedTradePaymentTerms/ram:DirectDebitMandateID),
+                r:leaf('debtorAccountIdentifier', $means/ram:PayerPartyDebtorFinancialAccount/ram:IBANID),
+                r:leaf('creditorIdentifier', $settlement/ram:CreditorReferenceID)"/>
+          </directDebit>
+        </xsl:where-populated>
+        <xsl:apply-templates select="$transfers[position() gt 1]" mode="credit-transfer">
+          <xsl:with-param name="name" select="'additionalCreditTransfer'"/>
+        </xsl:apply-templates>
+      </paymentInstructions>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BG-17: an IBAN or, without one, a proprietary account id -->
   <xsl:template match="ram:SpecifiedTradeSettlementPaymentMeans" mode="credit-transfer">
     <xsl:param name="name" as="xs:string"/>
     <xsl:variable name="account" select="ram:PayeePartyCreditorFinancialAccount[1]"/>
-    <xsl:sequence select="r:group($name, (
-        r:leaf('accountIdentifier', ($account/ram:IBANID, $account/ram:ProprietaryID)),
-        r:leaf('accountName', $account/ram:AccountName),
-        r:leaf('serviceProviderIdentifier', ram:PayeeSpecifiedCreditorFinancialInstitution/ram:BICID)))"/>
+    <xsl:where-populated>
+      <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:leaf('accountIdentifier', ($account/ram:IBANID, $account/ram:ProprietaryID)),
+            r:leaf('accountName', $account/ram:AccountName),
+            r:leaf('serviceProviderIdentifier', ram:PayeeSpecifiedCreditorFinancialInstitution/ram:BICID)"/>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-22 totals (BT-110 in the invoice currency, BT-111 in the VAT accounting currency) ===== -->
   <xsl:template match="ram:SpecifiedTradeSettlementHeaderMonetarySummation" mode="totals">
     <xsl:variable name="tax-totals" select="ram:TaxTotalAmount"/>
-    <xsl:sequence select="r:group('documentTotals', (
-        r:amount('lineExtensionAmount', ram:LineTotalAmount, $currency),
-        r:amount('allowanceTotalAmount', ram:AllowanceTotalAmount, $currency),
-        r:amount('chargeTotalAmount', ram:ChargeTotalAmount, $currency),
-        r:amount('taxExclusiveAmount', ram:TaxBasisTotalAmount, $currency),
-        r:amount('taxInclusiveAmount', ram:GrandTotalAmount, $currency),
-        r:amount('prepaidAmount', ram:TotalPrepaidAmount, $currency),
-        r:amount('payableRoundingAmount', ram:RoundingAmount, $currency),
-        r:amount('payableAmount', ram:DuePayableAmount, $currency),
-        r:amount('taxTotalAmount', $tax-totals[empty(@currencyID) or normalize-space(@currencyID) eq $currency], $currency),
-        r:amount('taxTotalAmountInAccountingCurrency',
-                 $tax-totals[$tax-currency ne $currency][normalize-space(@currencyID) eq $tax-currency], $tax-currency)))"/>
+    <xsl:where-populated>
+      <documentTotals>
+        <xsl:sequence select="r:amount('lineExtensionAmount', ram:LineTotalAmount, $currency),
+            r:amount('allowanceTotalAmount', ram:AllowanceTotalAmount, $currency),
+            r:amount('chargeTotalAmount', ram:ChargeTotalAmount, $currency),
+            r:amount('taxExclusiveAmount', ram:TaxBasisTotalAmount, $currency),
+            r:amount('taxInclusiveAmount', ram:GrandTotalAmount, $currency),
+            r:amount('prepaidAmount', ram:TotalPrepaidAmount, $currency),
+            r:amount('payableRoundingAmount', ram:RoundingAmount, $currency),
+            r:amount('payableAmount', ram:DuePayableAmount, $currency),
+            r:amount('taxTotalAmount', $tax-totals[empty(@currencyID) or normalize-space(@currencyID) eq $currency], $currency),
+            r:amount('taxTotalAmountInAccountingCurrency',
+            $tax-totals[$tax-currency ne $currency][normalize-space(@currencyID) eq $tax-currency], $tax-currency)"/>
+      </documentTotals>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-23 ===== -->
   <xsl:template match="ram:ApplicableTradeTax" mode="vat-breakdown">
-    <xsl:sequence select="r:group('vatBreakdown', (
-        r:leaf('vatCategoryCode', ram:CategoryCode),
-        r:leaf('vatCategoryRate', ram:RateApplicablePercent, 'decimal'),
-        r:amount('vatCategoryTaxableAmount', ram:BasisAmount, $currency),
-        r:amount('vatCategoryTaxAmount', ram:CalculatedAmount, $currency),
-        r:leaf('exemptionReason', ram:ExemptionReason),
-        r:leaf('exemptionReasonCode', ram:ExemptionReasonCode)), ram:TypeCode)"/>
+    <xsl:where-populated>
+      <vatBreakdown>
+        <xsl:sequence select="r:src(ram:TypeCode)"/>
+        <xsl:sequence select="r:leaf('vatCategoryCode', ram:CategoryCode),
+            r:leaf('vatCategoryRate', ram:RateApplicablePercent, 'decimal'),
+            r:amount('vatCategoryTaxableAmount', ram:BasisAmount, $currency),
+            r:amount('vatCategoryTaxAmount', ram:CalculatedAmount, $currency),
+            r:leaf('exemptionReason', ram:ExemptionReason),
+            r:leaf('exemptionReasonCode', ram:ExemptionReasonCode)"/>
+      </vatBreakdown>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-20, BG-21 (documentLevel), BG-27, BG-28 (invoiceLine): the charge indicator picks the element
@@ -340,14 +412,18 @@
   <xsl:template match="ram:SpecifiedTradeAllowanceCharge" mode="allowance-charge">
     <xsl:param name="name" as="xs:string"/>
     <xsl:variable name="tax" select="ram:CategoryTradeTax[1][starts-with($name, 'documentLevel')][r:is-vat(.)]"/>
-    <xsl:sequence select="r:group($name, (
-        r:amount('amount', ram:ActualAmount, $currency),
-        r:leaf('percentage', ram:CalculationPercent, 'decimal'),
-        r:amount('baseAmount', ram:BasisAmount, $currency),
-        r:leaf('vatCategoryCode', $tax/ram:CategoryCode),
-        r:leaf('vatRate', $tax/ram:RateApplicablePercent, 'decimal'),
-        r:leaf('reason', ram:Reason),
-        r:leaf('reasonCode', ram:ReasonCode)), (ram:ChargeIndicator/udt:Indicator, $tax/ram:TypeCode))"/>
+    <xsl:where-populated>
+      <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:src((ram:ChargeIndicator/udt:Indicator, $tax/ram:TypeCode))"/>
+        <xsl:sequence select="r:amount('amount', ram:ActualAmount, $currency),
+            r:leaf('percentage', ram:CalculationPercent, 'decimal'),
+            r:amount('baseAmount', ram:BasisAmount, $currency),
+            r:leaf('vatCategoryCode', $tax/ram:CategoryCode),
+            r:leaf('vatRate', $tax/ram:RateApplicablePercent, 'decimal'),
+            r:leaf('reason', ram:Reason),
+            r:leaf('reasonCode', ram:ReasonCode)"/>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-25 invoice line ===== -->
@@ -358,57 +434,66 @@
     <xsl:variable name="quantity" select="r:first(ram:SpecifiedLineTradeDelivery/ram:BilledQuantity)"/>
     <!-- BT-128: the line's referenced document of type 130 -->
     <xsl:variable name="object" select="$line-settlement/ram:AdditionalReferencedDocument[r:type-code(.) eq '130'][1]"/>
-    <xsl:variable name="content" as="element()*">
-      <xsl:sequence select="r:leaf('lineIdentifier', $line-document/ram:LineID)"/>
-      <xsl:apply-templates select="ram:SpecifiedTradeProduct[1]" mode="item"/>
-      <xsl:sequence select="r:leaf('note', $line-document/ram:IncludedNote/ram:Content)"/>
-      <xsl:sequence select="r:leaf('quantity', $quantity, 'decimal')"/>
-      <xsl:sequence select="r:leaf('unitCode', $quantity/@unitCode)"/>
-      <xsl:sequence select="r:amount('netAmount',
-          $line-settlement/ram:SpecifiedTradeSettlementLineMonetarySummation/ram:LineTotalAmount, $currency)"/>
-      <xsl:sequence select="r:leaf('referencedPurchaseOrderLine', $line-agreement/ram:BuyerOrderReferencedDocument/ram:LineID)"/>
-      <xsl:sequence select="r:leaf('buyerAccountingReference', $line-settlement/ram:ReceivableSpecifiedTradeAccountingAccount/ram:ID)"/>
-      <xsl:apply-templates select="$line-settlement/ram:BillingSpecifiedPeriod[1]" mode="period">
-        <xsl:with-param name="name" select="'invoiceLinePeriod'"/>
-      </xsl:apply-templates>
-      <xsl:call-template name="allowances-and-charges">
-        <xsl:with-param name="level" select="'invoiceLine'"/>
-        <xsl:with-param name="items" select="$line-settlement/ram:SpecifiedTradeAllowanceCharge"/>
-      </xsl:call-template>
-      <xsl:apply-templates select="$line-agreement" mode="price"/>
-      <xsl:apply-templates select="$line-settlement/ram:ApplicableTradeTax[r:is-vat(.)][1]" mode="line-vat"/>
-      <xsl:sequence select="r:leaf('objectIdentifier', $object/ram:IssuerAssignedID, 'text', $object/ram:TypeCode)"/>
-      <xsl:sequence select="r:leaf('objectIdentifierSchemeId', $object/ram:ReferenceTypeCode)"/>
-    </xsl:variable>
-    <xsl:sequence select="r:group('invoiceLine', $content)"/>
+    <xsl:where-populated>
+      <invoiceLine>
+        <xsl:sequence select="r:leaf('lineIdentifier', $line-document/ram:LineID)"/>
+        <xsl:apply-templates select="ram:SpecifiedTradeProduct[1]" mode="item"/>
+        <xsl:sequence select="r:leaf('note', $line-document/ram:IncludedNote/ram:Content)"/>
+        <xsl:sequence select="r:leaf('quantity', $quantity, 'decimal')"/>
+        <xsl:sequence select="r:leaf('unitCode', $quantity/@unitCode)"/>
+        <xsl:sequence select="r:amount('netAmount',
+            $line-settlement/ram:SpecifiedTradeSettlementLineMonetarySummation/ram:LineTotalAmount, $currency)"/>
+        <xsl:sequence select="r:leaf('referencedPurchaseOrderLine', $line-agreement/ram:BuyerOrderReferencedDocument/ram:LineID)"/>
+        <xsl:sequence select="r:leaf('buyerAccountingReference', $line-settlement/ram:ReceivableSpecifiedTradeAccountingAccount/ram:ID)"/>
+        <xsl:apply-templates select="$line-settlement/ram:BillingSpecifiedPeriod[1]" mode="period">
+          <xsl:with-param name="name" select="'invoiceLinePeriod'"/>
+        </xsl:apply-templates>
+        <xsl:call-template name="allowances-and-charges">
+          <xsl:with-param name="level" select="'invoiceLine'"/>
+          <xsl:with-param name="items" select="$line-settlement/ram:SpecifiedTradeAllowanceCharge"/>
+        </xsl:call-template>
+        <xsl:apply-templates select="$line-agreement" mode="price"/>
+        <xsl:apply-templates select="$line-settlement/ram:ApplicableTradeTax[r:is-vat(.)][1]" mode="line-vat"/>
+        <xsl:sequence select="r:leaf('objectIdentifier', $object/ram:IssuerAssignedID, 'text', $object/ram:TypeCode)"/>
+        <xsl:sequence select="r:leaf('objectIdentifierSchemeId', $object/ram:ReferenceTypeCode)"/>
+      </invoiceLine>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BG-31 with BG-32 and the classifications (the first is BT-158, further ones additionalClassifiedIdentifier) -->
   <xsl:template match="ram:SpecifiedTradeProduct" mode="item">
     <xsl:variable name="standard" select="r:first(ram:GlobalID)"/>
     <xsl:variable name="classes" select="ram:DesignatedProductClassification/ram:ClassCode[exists(r:first(.))]"/>
-    <xsl:variable name="content" as="element()*">
-      <xsl:sequence select="r:leaf('name', ram:Name)"/>
-      <xsl:sequence select="r:leaf('description', ram:Description)"/>
-      <xsl:sequence select="r:leaf('sellersIdentifier', ram:SellerAssignedID)"/>
-      <xsl:sequence select="r:leaf('buyersIdentifier', ram:BuyerAssignedID)"/>
-      <xsl:sequence select="r:leaf('standardIdentifier', $standard)"/>
-      <xsl:sequence select="r:leaf('classifiedIdentifier', $classes[1])"/>
-      <xsl:sequence select="r:leaf('countryOfOrigin', ram:OriginTradeCountry/ram:ID)"/>
-      <xsl:for-each select="ram:ApplicableProductCharacteristic">
-        <xsl:sequence select="r:group('itemAttribute', (r:leaf('name', ram:Description), r:leaf('value', ram:Value)))"/>
-      </xsl:for-each>
-      <xsl:sequence select="r:leaf('standardIdentifierSchemeId', $standard/@schemeID)"/>
-      <xsl:sequence select="r:leaf('classifiedIdentifierSchemeId', $classes[1]/@listID)"/>
-      <xsl:sequence select="r:leaf('classifiedIdentifierVersion', $classes[1]/@listVersionID)"/>
-      <xsl:for-each select="$classes[position() gt 1]">
-        <xsl:sequence select="r:group('additionalClassifiedIdentifier', (
-            r:leaf('classifiedIdentifier', .),
-            r:leaf('classifiedIdentifierSchemeId', @listID),
-            r:leaf('classifiedIdentifierVersion', @listVersionID)))"/>
-      </xsl:for-each>
-    </xsl:variable>
-    <xsl:sequence select="r:group('itemInformation', $content)"/>
+    <xsl:where-populated>
+      <itemInformation>
+        <xsl:sequence select="r:leaf('name', ram:Name)"/>
+        <xsl:sequence select="r:leaf('description', ram:Description)"/>
+        <xsl:sequence select="r:leaf('sellersIdentifier', ram:SellerAssignedID)"/>
+        <xsl:sequence select="r:leaf('buyersIdentifier', ram:BuyerAssignedID)"/>
+        <xsl:sequence select="r:leaf('standardIdentifier', $standard)"/>
+        <xsl:sequence select="r:leaf('classifiedIdentifier', $classes[1])"/>
+        <xsl:sequence select="r:leaf('countryOfOrigin', ram:OriginTradeCountry/ram:ID)"/>
+        <xsl:for-each select="ram:ApplicableProductCharacteristic">
+          <xsl:where-populated>
+            <itemAttribute>
+              <xsl:sequence select="r:leaf('name', ram:Description), r:leaf('value', ram:Value)"/>
+            </itemAttribute>
+          </xsl:where-populated>
+        </xsl:for-each>
+        <xsl:sequence select="r:leaf('standardIdentifierSchemeId', $standard/@schemeID)"/>
+        <xsl:sequence select="r:leaf('classifiedIdentifierSchemeId', $classes[1]/@listID)"/>
+        <xsl:sequence select="r:leaf('classifiedIdentifierVersion', $classes[1]/@listVersionID)"/>
+        <xsl:for-each select="$classes[position() gt 1]">
+          <xsl:where-populated>
+            <additionalClassifiedIdentifier>
+              <xsl:sequence select="r:leaf('classifiedIdentifier', .),
+                  r:leaf('classifiedIdentifierSchemeId', @listID),
+                  r:leaf('classifiedIdentifierVersion', @listVersionID)"/>
+            </additionalClassifiedIdentifier>
+          </xsl:where-populated>
+        </xsl:for-each>
+      </itemInformation>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BG-29: net price (BT-146), gross price (BT-148) with its discount (BT-147), base quantity (BT-149/150,
@@ -418,20 +503,27 @@
     <xsl:variable name="gross" select="ram:GrossPriceProductTradePrice[1]"/>
     <xsl:variable name="basis" select="$net/ram:BasisQuantity, $gross/ram:BasisQuantity"/>
     <xsl:variable name="discount" select="$gross/ram:AppliedTradeAllowanceCharge[r:is-false(ram:ChargeIndicator/udt:Indicator)][1]"/>
-    <xsl:sequence select="r:group('priceDetails', (
-        r:amount('netPrice', $net/ram:ChargeAmount, $currency),
-        r:amount('grossPrice', $gross/ram:ChargeAmount, $currency),
-        r:leaf('priceBasisQuantity', $basis, 'decimal'),
-        r:leaf('basisUnitCode', $basis ! @unitCode),
-        r:leaf('priceDiscount', $discount/ram:ActualAmount, 'decimal',
-               ($discount/ram:ActualAmount/@currencyID[normalize-space(.) eq $currency], $discount/ram:ChargeIndicator/udt:Indicator))))"/>
+    <xsl:where-populated>
+      <priceDetails>
+        <xsl:sequence select="r:amount('netPrice', $net/ram:ChargeAmount, $currency),
+            r:amount('grossPrice', $gross/ram:ChargeAmount, $currency),
+            r:leaf('priceBasisQuantity', $basis, 'decimal'),
+            r:leaf('basisUnitCode', $basis ! @unitCode),
+            r:leaf('priceDiscount', $discount/ram:ActualAmount, 'decimal',
+            ($discount/ram:ActualAmount/@currencyID[normalize-space(.) eq $currency], $discount/ram:ChargeIndicator/udt:Indicator))"/>
+      </priceDetails>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BG-30 -->
   <xsl:template match="ram:ApplicableTradeTax" mode="line-vat">
-    <xsl:sequence select="r:group('lineVatInformation', (
-        r:leaf('vatCategoryCode', ram:CategoryCode),
-        r:leaf('vatRate', ram:RateApplicablePercent, 'decimal')), ram:TypeCode)"/>
+    <xsl:where-populated>
+      <lineVatInformation>
+        <xsl:sequence select="r:src(ram:TypeCode)"/>
+        <xsl:sequence select="r:leaf('vatCategoryCode', ram:CategoryCode),
+            r:leaf('vatRate', ram:RateApplicablePercent, 'decimal')"/>
+      </lineVatInformation>
+    </xsl:where-populated>
   </xsl:template>
 
 </xsl:stylesheet>

@@ -81,7 +81,11 @@
       <xsl:sequence select="r:leaf('invoicedObjectIdentifier', $invoiced-object/cbc:ID, 'text', $invoiced-object/cbc:DocumentTypeCode)"/>
       <xsl:sequence select="r:leaf('paymentTerms', cac:PaymentTerms/cbc:Note)"/>
       <xsl:sequence select="$notes[1] ! r:note(., 'invoiceNote', 2)"/>
-      <xsl:sequence select="r:group('processControl', r:leaf('businessProcessType', cbc:ProfileID))"/>
+      <xsl:where-populated>
+        <processControl>
+          <xsl:sequence select="r:leaf('businessProcessType', cbc:ProfileID)"/>
+        </processControl>
+      </xsl:where-populated>
       <xsl:apply-templates select="(cac:BillingReference/cac:InvoiceDocumentReference)[1]" mode="preceding-invoice">
         <xsl:with-param name="name" select="'precedingInvoiceReference'"/>
       </xsl:apply-templates>
@@ -102,7 +106,11 @@
       <xsl:sequence select="r:leaf('paymentDueDate', (cbc:DueDate, cac:PaymentMeans/cbc:PaymentDueDate), 'date')"/>
       <xsl:sequence select="$notes[1] ! r:note(., 'invoiceNoteSubjectCode', 1)"/>
       <xsl:for-each select="$notes[position() gt 1]">
-        <xsl:sequence select="r:group('additionalInvoiceNote', (r:note(., 'invoiceNote', 2), r:note(., 'invoiceNoteSubjectCode', 1)))"/>
+        <xsl:where-populated>
+          <additionalInvoiceNote>
+            <xsl:sequence select="r:note(., 'invoiceNote', 2), r:note(., 'invoiceNoteSubjectCode', 1)"/>
+          </additionalInvoiceNote>
+        </xsl:where-populated>
       </xsl:for-each>
       <xsl:apply-templates select="(cac:BillingReference/cac:InvoiceDocumentReference)[position() gt 1]" mode="preceding-invoice">
         <xsl:with-param name="name" select="'additionalPrecedingInvoiceReference'"/>
@@ -170,88 +178,136 @@
     <xsl:variable name="ids" select="cac:PartyIdentification/cbc:ID[not(normalize-space(@schemeID) eq 'SEPA')][exists(r:first(.))]"/>
     <xsl:variable name="legal" select="r:first(cac:PartyLegalEntity/cbc:CompanyID)"/>
     <xsl:variable name="endpoint" select="r:first(cbc:EndpointID)"/>
-    <xsl:variable name="content" as="element()*">
-      <xsl:sequence select="r:leaf('name', if ($legal-name) then cac:PartyLegalEntity/cbc:RegistrationName else cac:PartyName/cbc:Name)"/>
-      <xsl:sequence select="r:leaf('tradingName', cac:PartyName/cbc:Name[$legal-name])"/>
-      <xsl:sequence select="r:leaf('identifier', $ids[1])"/>
-      <xsl:sequence select="r:leaf('legalRegistrationIdentifier', $legal)"/>
-      <xsl:variable name="vat" select="cac:PartyTaxScheme[exists(r:vat-scheme(.))]"/>
-      <xsl:sequence select="r:leaf('vatIdentifier', $vat/cbc:CompanyID, 'text', r:vat-scheme($vat[1]))"/>
-      <xsl:variable name="tax" select="cac:PartyTaxScheme[empty(r:vat-scheme(.))]"/>
-      <xsl:sequence select="r:leaf('taxRegistrationIdentifier', $tax/cbc:CompanyID, 'text',
-                                   $tax[1]/cac:TaxScheme/cbc:ID[normalize-space(.) eq 'FC'])"/>
-      <xsl:sequence select="r:leaf('electronicAddress', $endpoint)"/>
-      <xsl:sequence select="r:leaf('electronicAddressSchemeId', $endpoint/@schemeID)"/>
-      <xsl:apply-templates select="cac:PostalAddress[1]" mode="address"/>
-      <xsl:apply-templates select="cac:Contact[1]" mode="contact"/>
-      <xsl:sequence select="r:leaf('identifierSchemeId', $ids[1]/@schemeID)"/>
-      <xsl:sequence select="r:leaf('legalRegistrationIdentifierSchemeId', $legal/@schemeID)"/>
-      <xsl:sequence select="r:leaf('additionalLegalInformation', cac:PartyLegalEntity/cbc:CompanyLegalForm)"/>
-      <xsl:for-each select="$ids[position() gt 1]">
-        <xsl:sequence select="r:group('additionalIdentifier', (r:leaf('identifier', .), r:leaf('identifierSchemeId', @schemeID)))"/>
-      </xsl:for-each>
-    </xsl:variable>
-    <xsl:sequence select="r:group($role, $content[local-name() = $party-fields($role)])"/>
+    <!-- only the fields of this party (written straight into the party element, not built and filtered) -->
+    <xsl:variable name="fields" select="$party-fields($role)"/>
+    <xsl:where-populated>
+      <xsl:element name="{$role}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:leaf('name', if ($legal-name) then cac:PartyLegalEntity/cbc:RegistrationName else cac:PartyName/cbc:Name)"/>
+        <xsl:if test="'tradingName' = $fields">
+          <xsl:sequence select="r:leaf('tradingName', cac:PartyName/cbc:Name[$legal-name])"/>
+        </xsl:if>
+        <xsl:if test="'identifier' = $fields">
+          <xsl:sequence select="r:leaf('identifier', $ids[1])"/>
+        </xsl:if>
+        <xsl:if test="'legalRegistrationIdentifier' = $fields">
+          <xsl:sequence select="r:leaf('legalRegistrationIdentifier', $legal)"/>
+        </xsl:if>
+        <xsl:if test="'vatIdentifier' = $fields">
+          <xsl:variable name="vat" select="cac:PartyTaxScheme[exists(r:vat-scheme(.))]"/>
+          <xsl:sequence select="r:leaf('vatIdentifier', $vat/cbc:CompanyID, 'text', r:vat-scheme($vat[1]))"/>
+        </xsl:if>
+        <xsl:if test="'taxRegistrationIdentifier' = $fields">
+          <xsl:variable name="tax" select="cac:PartyTaxScheme[empty(r:vat-scheme(.))]"/>
+          <xsl:sequence select="r:leaf('taxRegistrationIdentifier', $tax/cbc:CompanyID, 'text',
+                                       $tax[1]/cac:TaxScheme/cbc:ID[normalize-space(.) eq 'FC'])"/>
+        </xsl:if>
+        <xsl:if test="'electronicAddress' = $fields">
+          <xsl:sequence select="r:leaf('electronicAddress', $endpoint)"/>
+          <xsl:sequence select="r:leaf('electronicAddressSchemeId', $endpoint/@schemeID)"/>
+        </xsl:if>
+        <xsl:if test="'postalAddress' = $fields">
+          <xsl:apply-templates select="cac:PostalAddress[1]" mode="address"/>
+        </xsl:if>
+        <xsl:if test="'contact' = $fields">
+          <xsl:apply-templates select="cac:Contact[1]" mode="contact"/>
+        </xsl:if>
+        <xsl:if test="'identifierSchemeId' = $fields">
+          <xsl:sequence select="r:leaf('identifierSchemeId', $ids[1]/@schemeID)"/>
+        </xsl:if>
+        <xsl:if test="'legalRegistrationIdentifierSchemeId' = $fields">
+          <xsl:sequence select="r:leaf('legalRegistrationIdentifierSchemeId', $legal/@schemeID)"/>
+        </xsl:if>
+        <xsl:if test="'additionalLegalInformation' = $fields">
+          <xsl:sequence select="r:leaf('additionalLegalInformation', cac:PartyLegalEntity/cbc:CompanyLegalForm)"/>
+        </xsl:if>
+        <xsl:if test="'additionalIdentifier' = $fields">
+          <xsl:for-each select="$ids[position() gt 1]">
+            <xsl:where-populated>
+              <additionalIdentifier>
+                <xsl:sequence select="r:leaf('identifier', .), r:leaf('identifierSchemeId', @schemeID)"/>
+              </additionalIdentifier>
+            </xsl:where-populated>
+          </xsl:for-each>
+        </xsl:if>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BG-5, BG-8, BG-12 (cac:PostalAddress), BG-15 (cac:Address of the delivery location) -->
   <xsl:template match="cac:PostalAddress | cac:Address" mode="address">
-    <xsl:sequence select="r:group(if (self::cac:Address) then 'address' else 'postalAddress', (
-        r:leaf('addressLine1', cbc:StreetName),
-        r:leaf('addressLine2', cbc:AdditionalStreetName),
-        r:leaf('addressLine3', cac:AddressLine/cbc:Line),
-        r:leaf('city', cbc:CityName),
-        r:leaf('postcode', cbc:PostalZone),
-        r:leaf('countrySubdivision', cbc:CountrySubentity),
-        r:leaf('countryCode', cac:Country/cbc:IdentificationCode)))"/>
+    <xsl:where-populated>
+      <xsl:element name="{if (self::cac:Address) then 'address' else 'postalAddress'}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:leaf('addressLine1', cbc:StreetName),
+            r:leaf('addressLine2', cbc:AdditionalStreetName),
+            r:leaf('addressLine3', cac:AddressLine/cbc:Line),
+            r:leaf('city', cbc:CityName),
+            r:leaf('postcode', cbc:PostalZone),
+            r:leaf('countrySubdivision', cbc:CountrySubentity),
+            r:leaf('countryCode', cac:Country/cbc:IdentificationCode)"/>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BG-6, BG-9 -->
   <xsl:template match="cac:Contact" mode="contact">
-    <xsl:sequence select="r:group('contact', (
-        r:leaf('contactPoint', cbc:Name),
-        r:leaf('telephone', cbc:Telephone),
-        r:leaf('email', cbc:ElectronicMail)))"/>
+    <xsl:where-populated>
+      <contact>
+        <xsl:sequence select="r:leaf('contactPoint', cbc:Name),
+            r:leaf('telephone', cbc:Telephone),
+            r:leaf('email', cbc:ElectronicMail)"/>
+      </contact>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-13 delivery, BG-14 / BG-26 periods, BG-3 preceding invoices ===== -->
 
   <xsl:template match="cac:Delivery" mode="delivery">
     <xsl:variable name="location" select="r:first(cac:DeliveryLocation/cbc:ID)"/>
-    <xsl:variable name="content" as="element()*">
-      <xsl:sequence select="r:leaf('partyName', cac:DeliveryParty/cac:PartyName/cbc:Name)"/>
-      <xsl:sequence select="r:leaf('locationIdentifier', $location)"/>
-      <xsl:sequence select="r:leaf('actualDeliveryDate', cbc:ActualDeliveryDate, 'date')"/>
-      <xsl:apply-templates select="cac:DeliveryLocation[1]/cac:Address[1]" mode="address"/>
-      <xsl:sequence select="r:leaf('locationIdentifierSchemeId', $location/@schemeID)"/>
-    </xsl:variable>
-    <xsl:sequence select="r:group('deliveryInformation', $content)"/>
+    <xsl:where-populated>
+      <deliveryInformation>
+        <xsl:sequence select="r:leaf('partyName', cac:DeliveryParty/cac:PartyName/cbc:Name)"/>
+        <xsl:sequence select="r:leaf('locationIdentifier', $location)"/>
+        <xsl:sequence select="r:leaf('actualDeliveryDate', cbc:ActualDeliveryDate, 'date')"/>
+        <xsl:apply-templates select="cac:DeliveryLocation[1]/cac:Address[1]" mode="address"/>
+        <xsl:sequence select="r:leaf('locationIdentifierSchemeId', $location/@schemeID)"/>
+      </deliveryInformation>
+    </xsl:where-populated>
   </xsl:template>
 
   <xsl:template match="cac:InvoicePeriod" mode="period">
     <xsl:param name="name" as="xs:string"/>
-    <xsl:sequence select="r:group($name, (
-        r:leaf('startDate', cbc:StartDate, 'date'),
-        r:leaf('endDate', cbc:EndDate, 'date')))"/>
+    <xsl:where-populated>
+      <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:leaf('startDate', cbc:StartDate, 'date'),
+            r:leaf('endDate', cbc:EndDate, 'date')"/>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <xsl:template match="cac:InvoiceDocumentReference" mode="preceding-invoice">
     <xsl:param name="name" as="xs:string"/>
-    <xsl:sequence select="r:group($name, (
-        r:leaf('documentReference', cbc:ID),
-        r:leaf('issueDate', cbc:IssueDate, 'date')))"/>
+    <xsl:where-populated>
+      <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:leaf('documentReference', cbc:ID),
+            r:leaf('issueDate', cbc:IssueDate, 'date')"/>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-24 ===== -->
   <xsl:template match="cac:AdditionalDocumentReference" mode="supporting-document">
     <xsl:variable name="attachment" select="r:first(cac:Attachment/cbc:EmbeddedDocumentBinaryObject)"/>
-    <xsl:sequence select="r:group('additionalSupportingDocument', (
-        r:leaf('reference', cbc:ID),
-        r:leaf('description', cbc:DocumentDescription),
-        r:leaf('externalLocation', cac:Attachment/cac:ExternalReference/cbc:URI),
-        r:leaf('attachedDocument', $attachment),
-        r:leaf('attachedDocumentMimeType', $attachment/@mimeCode),
-        r:leaf('attachedDocumentFilename', $attachment/@filename)), cbc:DocumentTypeCode[normalize-space(.) eq '916'])"/>
+    <xsl:where-populated>
+      <additionalSupportingDocument>
+        <xsl:sequence select="r:src(cbc:DocumentTypeCode[normalize-space(.) eq '916'])"/>
+        <xsl:sequence select="r:leaf('reference', cbc:ID),
+            r:leaf('description', cbc:DocumentDescription),
+            r:leaf('externalLocation', cac:Attachment/cac:ExternalReference/cbc:URI),
+            r:leaf('attachedDocument', $attachment),
+            r:leaf('attachedDocumentMimeType', $attachment/@mimeCode),
+            r:leaf('attachedDocumentFilename', $attachment/@filename)"/>
+      </additionalSupportingDocument>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-16 payment instructions with BG-17, BG-18, BG-19 ===== -->
@@ -267,66 +323,83 @@
     <xsl:variable name="sepa" select="(cac:PayeeParty, cac:AccountingSupplierParty/cac:Party)
                                       /cac:PartyIdentification/cbc:ID[normalize-space(@schemeID) eq 'SEPA']"/>
     <xsl:variable name="creditor" select="r:value(r:first($sepa), 'text')"/>
-    <xsl:variable name="content" as="element()*">
-      <xsl:sequence select="r:leaf('meansCode', $means/cbc:PaymentMeansCode)"/>
-      <xsl:sequence select="r:leaf('meansText', $means/cbc:PaymentMeansCode/@name)"/>
-      <xsl:sequence select="r:leaf('remittanceInformation', $means/cbc:PaymentID)"/>
-      <xsl:apply-templates select="$transfers[1]" mode="credit-transfer">
-        <xsl:with-param name="name" select="'creditTransfer'"/>
-      </xsl:apply-templates>
-      <xsl:sequence select="r:group('paymentCardInformation', (
-          r:leaf('primaryAccountNumber', $card/cbc:PrimaryAccountNumberID, 'text',
-                 $card/cbc:NetworkID[normalize-space(.) eq $card-network-id]),
-          r:leaf('cardHolderName', $card/cbc:HolderName)))"/>
-      <xsl:sequence select="r:group('directDebit', (
-          r:leaf('mandateReferenceIdentifier', $mandate/cbc:ID),
-          r:leaf('debtorAccountIdentifier', $mandate/cac:PayerFinancialAccount/cbc:ID),
-          r:leaf('creditorIdentifier', $sepa, 'text', $sepa[r:value(., 'text') = $creditor]/@schemeID)))"/>
-      <xsl:apply-templates select="$transfers[position() gt 1]" mode="credit-transfer">
-        <xsl:with-param name="name" select="'additionalCreditTransfer'"/>
-      </xsl:apply-templates>
-    </xsl:variable>
-    <xsl:sequence select="r:group('paymentInstructions', $content)"/>
+    <xsl:where-populated>
+      <paymentInstructions>
+        <xsl:sequence select="r:leaf('meansCode', $means/cbc:PaymentMeansCode)"/>
+        <xsl:sequence select="r:leaf('meansText', $means/cbc:PaymentMeansCode/@name)"/>
+        <xsl:sequence select="r:leaf('remittanceInformation', $means/cbc:PaymentID)"/>
+        <xsl:apply-templates select="$transfers[1]" mode="credit-transfer">
+          <xsl:with-param name="name" select="'creditTransfer'"/>
+        </xsl:apply-templates>
+        <xsl:where-populated>
+          <paymentCardInformation>
+            <xsl:sequence select="r:leaf('primaryAccountNumber', $card/cbc:PrimaryAccountNumberID, 'text',
+                $card/cbc:NetworkID[normalize-space(.) eq $card-network-id]),
+                r:leaf('cardHolderName', $card/cbc:HolderName)"/>
+          </paymentCardInformation>
+        </xsl:where-populated>
+        <xsl:where-populated>
+          <directDebit>
+            <xsl:sequence select="r:leaf('mandateReferenceIdentifier', $mandate/cbc:ID),
+                r:leaf('debtorAccountIdentifier', $mandate/cac:PayerFinancialAccount/cbc:ID),
+                r:leaf('creditorIdentifier', $sepa, 'text', $sepa[r:value(., 'text') = $creditor]/@schemeID)"/>
+          </directDebit>
+        </xsl:where-populated>
+        <xsl:apply-templates select="$transfers[position() gt 1]" mode="credit-transfer">
+          <xsl:with-param name="name" select="'additionalCreditTransfer'"/>
+        </xsl:apply-templates>
+      </paymentInstructions>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BG-17 -->
   <xsl:template match="cac:PaymentMeans" mode="credit-transfer">
     <xsl:param name="name" as="xs:string"/>
     <xsl:variable name="account" select="cac:PayeeFinancialAccount[1]"/>
-    <xsl:sequence select="r:group($name, (
-        r:leaf('accountIdentifier', $account/cbc:ID),
-        r:leaf('accountName', $account/cbc:Name),
-        r:leaf('serviceProviderIdentifier', $account/cac:FinancialInstitutionBranch/cbc:ID)))"/>
+    <xsl:where-populated>
+      <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:leaf('accountIdentifier', $account/cbc:ID),
+            r:leaf('accountName', $account/cbc:Name),
+            r:leaf('serviceProviderIdentifier', $account/cac:FinancialInstitutionBranch/cbc:ID)"/>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-22 totals, BT-110 (the tax total in the document currency), BT-111 (in the VAT accounting currency) ===== -->
   <xsl:template name="document-totals">
     <xsl:variable name="totals" select="cac:LegalMonetaryTotal[1]"/>
     <xsl:variable name="tax-amounts" select="cac:TaxTotal/cbc:TaxAmount"/>
-    <xsl:sequence select="r:group('documentTotals', (
-        r:amount('lineExtensionAmount', $totals/cbc:LineExtensionAmount, $currency),
-        r:amount('allowanceTotalAmount', $totals/cbc:AllowanceTotalAmount, $currency),
-        r:amount('chargeTotalAmount', $totals/cbc:ChargeTotalAmount, $currency),
-        r:amount('taxExclusiveAmount', $totals/cbc:TaxExclusiveAmount, $currency),
-        r:amount('taxInclusiveAmount', $totals/cbc:TaxInclusiveAmount, $currency),
-        r:amount('prepaidAmount', $totals/cbc:PrepaidAmount, $currency),
-        r:amount('payableRoundingAmount', $totals/cbc:PayableRoundingAmount, $currency),
-        r:amount('payableAmount', $totals/cbc:PayableAmount, $currency),
-        r:amount('taxTotalAmount', $tax-amounts[r:in-currency(., $currency)], $currency),
-        r:amount('taxTotalAmountInAccountingCurrency',
-                 $tax-amounts[$tax-currency ne $currency][normalize-space(@currencyID) eq $tax-currency], $tax-currency)))"/>
+    <xsl:where-populated>
+      <documentTotals>
+        <xsl:sequence select="r:amount('lineExtensionAmount', $totals/cbc:LineExtensionAmount, $currency),
+            r:amount('allowanceTotalAmount', $totals/cbc:AllowanceTotalAmount, $currency),
+            r:amount('chargeTotalAmount', $totals/cbc:ChargeTotalAmount, $currency),
+            r:amount('taxExclusiveAmount', $totals/cbc:TaxExclusiveAmount, $currency),
+            r:amount('taxInclusiveAmount', $totals/cbc:TaxInclusiveAmount, $currency),
+            r:amount('prepaidAmount', $totals/cbc:PrepaidAmount, $currency),
+            r:amount('payableRoundingAmount', $totals/cbc:PayableRoundingAmount, $currency),
+            r:amount('payableAmount', $totals/cbc:PayableAmount, $currency),
+            r:amount('taxTotalAmount', $tax-amounts[r:in-currency(., $currency)], $currency),
+            r:amount('taxTotalAmountInAccountingCurrency',
+            $tax-amounts[$tax-currency ne $currency][normalize-space(@currencyID) eq $tax-currency], $tax-currency)"/>
+      </documentTotals>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-23 ===== -->
   <xsl:template match="cac:TaxSubtotal" mode="vat-breakdown">
     <xsl:variable name="category" select="cac:TaxCategory[1]"/>
-    <xsl:sequence select="r:group('vatBreakdown', (
-        r:leaf('vatCategoryCode', $category/cbc:ID),
-        r:leaf('vatCategoryRate', $category/cbc:Percent, 'decimal'),
-        r:amount('vatCategoryTaxableAmount', cbc:TaxableAmount, $currency),
-        r:amount('vatCategoryTaxAmount', cbc:TaxAmount, $currency),
-        r:leaf('exemptionReason', $category/cbc:TaxExemptionReason),
-        r:leaf('exemptionReasonCode', $category/cbc:TaxExemptionReasonCode)), r:vat-scheme($category))"/>
+    <xsl:where-populated>
+      <vatBreakdown>
+        <xsl:sequence select="r:src(r:vat-scheme($category))"/>
+        <xsl:sequence select="r:leaf('vatCategoryCode', $category/cbc:ID),
+            r:leaf('vatCategoryRate', $category/cbc:Percent, 'decimal'),
+            r:amount('vatCategoryTaxableAmount', cbc:TaxableAmount, $currency),
+            r:amount('vatCategoryTaxAmount', cbc:TaxAmount, $currency),
+            r:leaf('exemptionReason', $category/cbc:TaxExemptionReason),
+            r:leaf('exemptionReasonCode', $category/cbc:TaxExemptionReasonCode)"/>
+      </vatBreakdown>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-20, BG-21 (documentLevel), BG-27, BG-28 (invoiceLine): the charge indicator picks the element
@@ -344,14 +417,18 @@
   <xsl:template match="cac:AllowanceCharge" mode="allowance-charge">
     <xsl:param name="name" as="xs:string"/>
     <xsl:variable name="category" select="cac:TaxCategory[1][starts-with($name, 'documentLevel')]"/>
-    <xsl:sequence select="r:group($name, (
-        r:amount('amount', cbc:Amount, $currency),
-        r:leaf('percentage', cbc:MultiplierFactorNumeric, 'decimal'),
-        r:amount('baseAmount', cbc:BaseAmount, $currency),
-        r:leaf('vatCategoryCode', $category/cbc:ID),
-        r:leaf('vatRate', $category/cbc:Percent, 'decimal'),
-        r:leaf('reason', cbc:AllowanceChargeReason),
-        r:leaf('reasonCode', cbc:AllowanceChargeReasonCode)), (cbc:ChargeIndicator, r:vat-scheme($category)))"/>
+    <xsl:where-populated>
+      <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
+        <xsl:sequence select="r:src((cbc:ChargeIndicator, r:vat-scheme($category)))"/>
+        <xsl:sequence select="r:amount('amount', cbc:Amount, $currency),
+            r:leaf('percentage', cbc:MultiplierFactorNumeric, 'decimal'),
+            r:amount('baseAmount', cbc:BaseAmount, $currency),
+            r:leaf('vatCategoryCode', $category/cbc:ID),
+            r:leaf('vatRate', $category/cbc:Percent, 'decimal'),
+            r:leaf('reason', cbc:AllowanceChargeReason),
+            r:leaf('reasonCode', cbc:AllowanceChargeReasonCode)"/>
+      </xsl:element>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- ===== BG-25 invoice line ===== -->
@@ -359,55 +436,64 @@
     <xsl:variable name="quantity" select="r:first(cbc:InvoicedQuantity | cbc:CreditedQuantity)"/>
     <!-- BT-128: the line's document reference of type 130 (written so; the CEN examples leave the type out) -->
     <xsl:variable name="object" select="cac:DocumentReference[r:type-code(.) = ('', '130')][1]"/>
-    <xsl:variable name="content" as="element()*">
-      <xsl:sequence select="r:leaf('lineIdentifier', cbc:ID)"/>
-      <xsl:apply-templates select="cac:Item[1]" mode="item"/>
-      <xsl:sequence select="r:leaf('note', cbc:Note)"/>
-      <xsl:sequence select="r:leaf('quantity', $quantity, 'decimal')"/>
-      <xsl:sequence select="r:leaf('unitCode', $quantity/@unitCode)"/>
-      <xsl:sequence select="r:amount('netAmount', cbc:LineExtensionAmount, $currency)"/>
-      <xsl:sequence select="r:leaf('referencedPurchaseOrderLine', cac:OrderLineReference/cbc:LineID)"/>
-      <xsl:sequence select="r:leaf('buyerAccountingReference', cbc:AccountingCost)"/>
-      <xsl:apply-templates select="cac:InvoicePeriod[1]" mode="period">
-        <xsl:with-param name="name" select="'invoiceLinePeriod'"/>
-      </xsl:apply-templates>
-      <xsl:call-template name="allowances-and-charges">
-        <xsl:with-param name="level" select="'invoiceLine'"/>
-      </xsl:call-template>
-      <xsl:apply-templates select="cac:Price[1]" mode="price"/>
-      <xsl:apply-templates select="cac:Item[1]/cac:ClassifiedTaxCategory[1]" mode="line-vat"/>
-      <xsl:sequence select="r:leaf('objectIdentifier', $object/cbc:ID, 'text', $object/cbc:DocumentTypeCode)"/>
-      <xsl:sequence select="r:leaf('objectIdentifierSchemeId', $object/cbc:ID/@schemeID)"/>
-    </xsl:variable>
-    <xsl:sequence select="r:group('invoiceLine', $content)"/>
+    <xsl:where-populated>
+      <invoiceLine>
+        <xsl:sequence select="r:leaf('lineIdentifier', cbc:ID)"/>
+        <xsl:apply-templates select="cac:Item[1]" mode="item"/>
+        <xsl:sequence select="r:leaf('note', cbc:Note)"/>
+        <xsl:sequence select="r:leaf('quantity', $quantity, 'decimal')"/>
+        <xsl:sequence select="r:leaf('unitCode', $quantity/@unitCode)"/>
+        <xsl:sequence select="r:amount('netAmount', cbc:LineExtensionAmount, $currency)"/>
+        <xsl:sequence select="r:leaf('referencedPurchaseOrderLine', cac:OrderLineReference/cbc:LineID)"/>
+        <xsl:sequence select="r:leaf('buyerAccountingReference', cbc:AccountingCost)"/>
+        <xsl:apply-templates select="cac:InvoicePeriod[1]" mode="period">
+          <xsl:with-param name="name" select="'invoiceLinePeriod'"/>
+        </xsl:apply-templates>
+        <xsl:call-template name="allowances-and-charges">
+          <xsl:with-param name="level" select="'invoiceLine'"/>
+        </xsl:call-template>
+        <xsl:apply-templates select="cac:Price[1]" mode="price"/>
+        <xsl:apply-templates select="cac:Item[1]/cac:ClassifiedTaxCategory[1]" mode="line-vat"/>
+        <xsl:sequence select="r:leaf('objectIdentifier', $object/cbc:ID, 'text', $object/cbc:DocumentTypeCode)"/>
+        <xsl:sequence select="r:leaf('objectIdentifierSchemeId', $object/cbc:ID/@schemeID)"/>
+      </invoiceLine>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BG-31 with BG-32 and the classifications (the first is BT-158, further ones additionalClassifiedIdentifier) -->
   <xsl:template match="cac:Item" mode="item">
     <xsl:variable name="standard" select="r:first(cac:StandardItemIdentification/cbc:ID)"/>
     <xsl:variable name="classes" select="cac:CommodityClassification/cbc:ItemClassificationCode[exists(r:first(.))]"/>
-    <xsl:variable name="content" as="element()*">
-      <xsl:sequence select="r:leaf('name', cbc:Name)"/>
-      <xsl:sequence select="r:leaf('description', cbc:Description)"/>
-      <xsl:sequence select="r:leaf('sellersIdentifier', cac:SellersItemIdentification/cbc:ID)"/>
-      <xsl:sequence select="r:leaf('buyersIdentifier', cac:BuyersItemIdentification/cbc:ID)"/>
-      <xsl:sequence select="r:leaf('standardIdentifier', $standard)"/>
-      <xsl:sequence select="r:leaf('classifiedIdentifier', $classes[1])"/>
-      <xsl:sequence select="r:leaf('countryOfOrigin', cac:OriginCountry/cbc:IdentificationCode)"/>
-      <xsl:for-each select="cac:AdditionalItemProperty">
-        <xsl:sequence select="r:group('itemAttribute', (r:leaf('name', cbc:Name), r:leaf('value', cbc:Value)))"/>
-      </xsl:for-each>
-      <xsl:sequence select="r:leaf('standardIdentifierSchemeId', $standard/@schemeID)"/>
-      <xsl:sequence select="r:leaf('classifiedIdentifierSchemeId', $classes[1]/@listID)"/>
-      <xsl:sequence select="r:leaf('classifiedIdentifierVersion', $classes[1]/@listVersionID)"/>
-      <xsl:for-each select="$classes[position() gt 1]">
-        <xsl:sequence select="r:group('additionalClassifiedIdentifier', (
-            r:leaf('classifiedIdentifier', .),
-            r:leaf('classifiedIdentifierSchemeId', @listID),
-            r:leaf('classifiedIdentifierVersion', @listVersionID)))"/>
-      </xsl:for-each>
-    </xsl:variable>
-    <xsl:sequence select="r:group('itemInformation', $content)"/>
+    <xsl:where-populated>
+      <itemInformation>
+        <xsl:sequence select="r:leaf('name', cbc:Name)"/>
+        <xsl:sequence select="r:leaf('description', cbc:Description)"/>
+        <xsl:sequence select="r:leaf('sellersIdentifier', cac:SellersItemIdentification/cbc:ID)"/>
+        <xsl:sequence select="r:leaf('buyersIdentifier', cac:BuyersItemIdentification/cbc:ID)"/>
+        <xsl:sequence select="r:leaf('standardIdentifier', $standard)"/>
+        <xsl:sequence select="r:leaf('classifiedIdentifier', $classes[1])"/>
+        <xsl:sequence select="r:leaf('countryOfOrigin', cac:OriginCountry/cbc:IdentificationCode)"/>
+        <xsl:for-each select="cac:AdditionalItemProperty">
+          <xsl:where-populated>
+            <itemAttribute>
+              <xsl:sequence select="r:leaf('name', cbc:Name), r:leaf('value', cbc:Value)"/>
+            </itemAttribute>
+          </xsl:where-populated>
+        </xsl:for-each>
+        <xsl:sequence select="r:leaf('standardIdentifierSchemeId', $standard/@schemeID)"/>
+        <xsl:sequence select="r:leaf('classifiedIdentifierSchemeId', $classes[1]/@listID)"/>
+        <xsl:sequence select="r:leaf('classifiedIdentifierVersion', $classes[1]/@listVersionID)"/>
+        <xsl:for-each select="$classes[position() gt 1]">
+          <xsl:where-populated>
+            <additionalClassifiedIdentifier>
+              <xsl:sequence select="r:leaf('classifiedIdentifier', .),
+                  r:leaf('classifiedIdentifierSchemeId', @listID),
+                  r:leaf('classifiedIdentifierVersion', @listVersionID)"/>
+            </additionalClassifiedIdentifier>
+          </xsl:where-populated>
+        </xsl:for-each>
+      </itemInformation>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BG-29: net price (BT-146), base quantity (BT-149/150), gross price (BT-148) as the base of the price
@@ -415,21 +501,28 @@
   <xsl:template match="cac:Price" mode="price">
     <xsl:variable name="allowance" select="cac:AllowanceCharge[r:is-false(cbc:ChargeIndicator)][1]"/>
     <xsl:variable name="basis" select="r:first(cbc:BaseQuantity)"/>
-    <xsl:sequence select="r:group('priceDetails', (
-        r:amount('netPrice', cbc:PriceAmount, $currency),
-        r:leaf('grossPrice', $allowance/cbc:BaseAmount, 'decimal',
-               ($allowance/cbc:BaseAmount/@currencyID[normalize-space(.) eq $currency], $allowance/cbc:ChargeIndicator)),
-        r:leaf('priceBasisQuantity', $basis, 'decimal'),
-        r:leaf('basisUnitCode', $basis/@unitCode),
-        r:leaf('priceDiscount', $allowance/cbc:Amount, 'decimal',
-               ($allowance/cbc:Amount/@currencyID[normalize-space(.) eq $currency], $allowance/cbc:ChargeIndicator))))"/>
+    <xsl:where-populated>
+      <priceDetails>
+        <xsl:sequence select="r:amount('netPrice', cbc:PriceAmount, $currency),
+            r:leaf('grossPrice', $allowance/cbc:BaseAmount, 'decimal',
+            ($allowance/cbc:BaseAmount/@currencyID[normalize-space(.) eq $currency], $allowance/cbc:ChargeIndicator)),
+            r:leaf('priceBasisQuantity', $basis, 'decimal'),
+            r:leaf('basisUnitCode', $basis/@unitCode),
+            r:leaf('priceDiscount', $allowance/cbc:Amount, 'decimal',
+            ($allowance/cbc:Amount/@currencyID[normalize-space(.) eq $currency], $allowance/cbc:ChargeIndicator))"/>
+      </priceDetails>
+    </xsl:where-populated>
   </xsl:template>
 
   <!-- BG-30 -->
   <xsl:template match="cac:ClassifiedTaxCategory" mode="line-vat">
-    <xsl:sequence select="r:group('lineVatInformation', (
-        r:leaf('vatCategoryCode', cbc:ID),
-        r:leaf('vatRate', cbc:Percent, 'decimal')), r:vat-scheme(.))"/>
+    <xsl:where-populated>
+      <lineVatInformation>
+        <xsl:sequence select="r:src(r:vat-scheme(.))"/>
+        <xsl:sequence select="r:leaf('vatCategoryCode', cbc:ID),
+            r:leaf('vatRate', cbc:Percent, 'decimal')"/>
+      </lineVatInformation>
+    </xsl:where-populated>
   </xsl:template>
 
 </xsl:stylesheet>

@@ -35,8 +35,40 @@
   <xsl:function name="r:src" as="attribute()?">
     <xsl:param name="nodes" as="node()*"/>
     <xsl:if test="$provenance and exists($nodes)">
-      <xsl:attribute name="s:src" namespace="{$r:source-ns}" select="string-join(($nodes/.) ! path(.), ' ')"/>
+      <xsl:attribute name="s:src" namespace="{$r:source-ns}"
+                     select="string-join(if ($r:large) then ($nodes/.) ! r:path(.) else ($nodes/.) ! path(.), ' ')"/>
     </xsl:if>
+  </xsl:function>
+
+  <!-- path() walks every ancestor of a node and counts each one's preceding siblings of the same name, on
+       every call: in a large document (a 1,000-line invoice: each line's index counts the lines before it) that
+       is quadratic (seconds). There r:path builds the same string from the (cached) path of the parent; in a
+       small one path() itself is cheaper than the cache (Saxon function calls and caching cost more per step). -->
+  <xsl:variable name="r:large" as="xs:boolean" select="exists(/descendant::*[2000])"/>
+
+  <!-- path($node), from the cached path of its parent. Element and attribute steps are written as path()
+       writes them; other nodes are left to path(). -->
+  <xsl:function name="r:path" as="xs:string" cache="yes">
+    <xsl:param name="node" as="node()"/>
+    <xsl:sequence select="
+        if ($node instance of element()) then
+          (if ($node/.. instance of element()) then r:path($node/..) else if ($node/.. instance of document-node()) then ''
+           else path($node/..))
+          || '/Q{' || namespace-uri($node) || '}' || local-name($node) || '[' || r:index($node) || ']'
+        else if ($node instance of attribute() and $node/.. instance of element()) then
+          r:path($node/..) || '/@' || (if (namespace-uri($node) eq '') then local-name($node)
+                                       else 'Q{' || namespace-uri($node) || '}' || local-name($node))
+        else path($node)"/>
+  </xsl:function>
+
+  <!-- The position of $element among its siblings of the same name (the [n] of its path() step), counted back
+       64 such siblings at a time from a cached position (linear in the siblings, recursion depth n / 64). -->
+  <xsl:function name="r:index" as="xs:integer" cache="yes">
+    <xsl:param name="element" as="element()"/>
+    <xsl:variable name="name" select="node-name($element)"/>
+    <xsl:variable name="back" select="$element/preceding-sibling::*[node-name() eq $name][64]"/>
+    <xsl:sequence select="if (exists($back)) then r:index($back) + 64
+                          else count($element/preceding-sibling::*[node-name() eq $name]) + 1"/>
   </xsl:function>
 
   <!-- ===== values ===== -->
@@ -63,8 +95,15 @@
 
   <!-- $text without leading and trailing whitespace (inner whitespace kept: notes keep their lines). A regular
        expression over a whole long text (an attached document of megabytes) takes seconds in Saxon, so the
-       expressions only look at its ends. -->
+       expressions only look at its ends, and only when the first or last character is whitespace (\s: space, tab,
+       CR, LF): most values have none, and two regular expressions per value were a quarter of the run. -->
   <xsl:function name="r:trim" as="xs:string">
+    <xsl:param name="text" as="xs:string"/>
+    <xsl:sequence select="if (not(substring($text, 1, 1) = $r:whitespace or substring($text, string-length($text)) = $r:whitespace))
+                          then $text else r:trim-ends($text)"/>
+  </xsl:function>
+  <xsl:variable name="r:whitespace" as="xs:string+" select="' ', '&#9;', '&#10;', '&#13;'"/>
+  <xsl:function name="r:trim-ends" as="xs:string">
     <xsl:param name="text" as="xs:string"/>
     <xsl:variable name="length" select="string-length($text)"/>
     <xsl:variable name="head" select="substring($text, 1, 100)"/>
@@ -111,10 +150,11 @@
     <xsl:param name="nodes" as="node()*"/>
     <xsl:param name="kind" as="xs:string"/>
     <xsl:param name="with" as="node()*"/>
-    <xsl:variable name="first" select="$nodes[exists(r:value(., $kind))][1]"/>
-    <xsl:if test="exists($first)">
-      <xsl:variable name="value" select="r:value($first, $kind)"/>
-      <xsl:variable name="same" select="$nodes[r:value(., $kind) = $value]"/>
+    <!-- each node's value once ('' for none: r:value never returns '') -->
+    <xsl:variable name="values" as="xs:string*" select="$nodes ! string(r:value(., $kind))"/>
+    <xsl:variable name="value" select="$values[. ne ''][1]"/>
+    <xsl:if test="exists($value)">
+      <xsl:variable name="same" select="for $i in index-of($values, $value) return $nodes[$i]"/>
       <xsl:sequence select="r:element($name, $value, ($same, $same/@format[$kind eq 'date'], $with))"/>
     </xsl:if>
   </xsl:function>
@@ -139,24 +179,10 @@
     <xsl:sequence select="r:leaf($name, $nodes, 'decimal', $nodes/@currencyID[normalize-space(.) eq $currency])"/>
   </xsl:function>
 
-  <!-- A group element around $content, with s:src naming $src; nothing when $content is empty (an object whose
-       fields are all absent is itself absent, docs/canonical.md rule 6). -->
-  <xsl:function name="r:group" as="element()?">
-    <xsl:param name="name" as="xs:string"/>
-    <xsl:param name="content" as="element()*"/>
-    <xsl:param name="src" as="node()*"/>
-    <xsl:if test="exists($content)">
-      <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
-        <xsl:sequence select="r:src($src)"/>
-        <xsl:sequence select="$content"/>
-      </xsl:element>
-    </xsl:if>
-  </xsl:function>
-  <xsl:function name="r:group" as="element()?">
-    <xsl:param name="name" as="xs:string"/>
-    <xsl:param name="content" as="element()*"/>
-    <xsl:sequence select="r:group($name, $content, ())"/>
-  </xsl:function>
+  <!-- Group elements (vatBreakdown, documentLevelAllowance, ...) are written by the stylesheets as
+       xsl:where-populated around the element, its s:src (r:src) and its content: an object whose fields are all
+       absent is itself absent (docs/canonical.md rule 6). They are written in place, not built as a tree that is
+       then copied into its parent (which a function taking the content as a parameter costs, at every level). -->
 
   <!-- The first of $nodes that holds a text (to read an identifier together with its own attributes). -->
   <xsl:function name="r:first" as="node()?">
