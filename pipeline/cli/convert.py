@@ -54,7 +54,8 @@ def _each(args, suffix: str, one) -> int:
         try:
             code = one(read_input(path), output_for(path, args.output, len(files) > 1, suffix))
         except ApiError as err:
-            print(f"{path}:", file=sys.stderr)
+            if len(files) > 1:
+                print(f"{path}:", file=sys.stderr)
             code = _answer(err)
         worst = max(worst, code)
     return worst

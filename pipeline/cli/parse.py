@@ -30,17 +30,19 @@ def run(args) -> int:
     if len(files) > 1 and args.output is None:
         print("pipeline parse: several files need -o FOLDER", file=sys.stderr)
         return 2
-    return max((_one(path, output_for(path, args.output, len(files) > 1, ".json"), args) for path in progress(files)),
+    many = len(files) > 1
+    return max((_one(path, output_for(path, args.output, many, ".json"), args, many) for path in progress(files)),
                default=0)
 
 
-def _one(path: Path, output: Path | None, args) -> int:
+def _one(path: Path, output: Path | None, args, many: bool) -> int:
     from pipeline.flows.parse import parse_report  # lazy: Saxon and pikepdf only for this command
 
     try:
         result = parse_report(read_input(path), args.validate)
     except ApiError as err:
-        print(f"{path}:", file=sys.stderr)
+        if many:
+            print(f"{path}:", file=sys.stderr)
         print_api_error(err)
         return 2
     complete = result["complete"]
