@@ -26,6 +26,8 @@ from pipeline.write.transform import transform, transform_to_tree
 
 SPECS = model.XML_SPECS
 log = logging.getLogger("pipeline.generate")
+# Our own canonical XML; huge_tree for an attached document (BT-125) over libxml2's 10 MB text node limit.
+_CANONICAL_PARSER = etree.XMLParser(huge_tree=True, resolve_entities=False, no_network=True)
 __all__ = ["parse", "calculate", "to_canonical", "normalize", "check_content", "transform", "validate",
            "generate_xml"]
 
@@ -59,7 +61,7 @@ def check_content(request: model.InvoiceRequest, canonical: bytes, spec: str) ->
     Warnings; with `config.strict` any finding is ApiError 400 INVALID_INPUT naming field and business term."""
     config = request.config
     xrechnung = spec == "xrechnung" or (spec == "zugferd" and str(config.profile or "").upper() == "XRECHNUNG")
-    root = etree.fromstring(canonical)
+    root = etree.fromstring(canonical, _CANONICAL_PARSER)
     findings = content.check(root, lambda element: Location(xpath=content.json_field(element)), xrechnung)
     if findings and config.strict:
         raise invalid_input(
