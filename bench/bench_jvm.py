@@ -142,7 +142,7 @@ def rounds_for(size: int, runs: int) -> tuple[int, int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=40, help="timed rounds of the small documents (fewer for big ones)")
     ap.add_argument("--sizes", default="100,1000,5000", help="line counts of the synthetic documents")
     ap.add_argument("--syntaxes", default="CII,UBL")
