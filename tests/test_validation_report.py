@@ -81,3 +81,52 @@ def test_a_pdf_report_names_the_pdf_findings(tmp_path):
     text = _text(html)
     assert not report.valid and all(i.code in text for i in report.issues)
     assert json.dumps(report.to_dict())  # the JSON report is unchanged by having a page
+
+
+# ---- through the endpoints and the CLI ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def client():
+    import falcon.testing
+
+    from pipeline.service.app import create_app
+    return falcon.testing.TestClient(create_app(platform=False))
+
+
+@pytest.mark.parametrize("path", ["/v1/invoice/xrechnung/validate", "/v1/invoice/en16931/validate"])
+def test_the_xml_endpoints_answer_the_report_for_people_on_request(client, path):
+    from test_parse import upload
+    data = INVALID[1].read_bytes()
+    json_report = upload(client, data, {}, path=path).json
+    html = upload(client, data, {"metadataLanguage": "de"}, name="lieferant.xml", path=path,
+                  headers={"Accept": "text/html"})
+    assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
+    text = _text(html.content)
+    assert "lieferant.xml" in text and ("Ungültig" if not json_report["valid"] else "Gültig") in text
+    assert all(i["code"] in text for i in json_report["issues"])
+    pdf = upload(client, data, {}, path=path, headers={"Accept": "application/pdf"})
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF-")
+    assert upload(client, data, {}, path=path, headers={"Accept": "image/png"}).status_code == 406
+    assert upload(client, data, {}, path=path, headers={"Accept": "*/*"}).headers["content-type"] == "application/json"
+
+
+def test_the_zugferd_endpoint_answers_the_report_for_people_on_request(client):
+    from test_parse import upload
+    data = (CORPUS / "mustangproject/validator/invalidXRechnung.pdf").read_bytes()
+    html = upload(client, data, {}, name="invalid.pdf", path="/v1/invoice/zugferd/validate",
+                  headers={"Accept": "text/html"})
+    assert html.status_code == 200 and "Invalid" in _text(html.content)
+    assert upload(client, data, {"metadataLanguage": "fr"}, path="/v1/invoice/zugferd/validate",
+                  headers={"Accept": "text/html"}).status_code == 400
+
+
+def test_cli_writes_the_report_for_people(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    out_html, out_pdf = tmp_path / "r.html", tmp_path / "r.pdf"
+    done = subprocess.run([sys.executable, "-m", "pipeline", "validate", str(INVALID[0]), "--html", str(out_html),
+                           "--pdf", str(out_pdf)], capture_output=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode in (0, 1), done.stderr
+    assert INVALID[0].name in _text(out_html.read_bytes()) and out_pdf.read_bytes().startswith(b"%PDF-")

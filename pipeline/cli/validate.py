@@ -1,5 +1,6 @@
-"""`pipeline validate FILE [--spec xrechnung|en16931] [--version V] [--json] [--strict]`: exit 0 valid, 1 invalid,
-2 error.
+"""`pipeline validate FILE [--spec xrechnung|en16931] [--version V] [--json] [--strict] [--html OUT] [--pdf OUT]
+[--lang de]`: exit 0 valid, 1 invalid, 2 error. --html / --pdf also write the report for people (as the validate
+endpoints answer Accept: text/html / application/pdf).
 
 A PDF (by its `%PDF-` header) is checked as ZUGFeRD / Factur-X: PDF/A-3, XMP and the embedded invoice XML
 against its profile's rules, as POST /v1/invoice/zugferd/validate does; `--spec` and `--version` then do not apply.
@@ -21,6 +22,9 @@ def register(sub) -> None:
     p.add_argument("--spec", choices=("xrechnung", "en16931"), default="xrechnung", help="rules for an XML file")
     p.add_argument("--version", default=None, help="validation package version (default: latest active)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
+    p.add_argument("--html", type=Path, metavar="OUT", help="also write the report for people as HTML here")
+    p.add_argument("--pdf", type=Path, metavar="OUT", help="also write the report for people as PDF here")
+    p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the --html / --pdf report")
     p.add_argument("--strict", action="store_true",
                    help="content-check findings (CHECK-IBAN, CHECK-VAT-ID, ...) are errors, not warnings")
     p.set_defaults(func=_run)
@@ -41,6 +45,12 @@ def _run(args) -> int:
     except ApiError as exc:
         print(f"pipeline validate: {exc.error_code}: {exc.message}", file=sys.stderr)
         return 2
+    if args.html or args.pdf:
+        from pipeline.flows.validation_report import readable_report  # lazy: as above
+
+        for out, pdf in ((args.html, False), (args.pdf, True)):
+            if out:
+                out.write_bytes(readable_report(data, report, args.file.name, args.lang, pdf=pdf))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:

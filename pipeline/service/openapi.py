@@ -150,20 +150,24 @@ def _validation(path: str, summary: str, cost: int) -> dict:
             "request": {"$ref": REF.format(model="XRechnungValidationRequest")},
         },
     }
-    statuses = [400, 401, 402, 413, 415, 429, 500, 503] if cost else [400, 401, 413, 415, 429, 500, 503]
+    statuses = [400, 401, 402, 406, 413, 415, 429, 500, 503] if cost else [400, 401, 406, 413, 415, 429, 500, 503]
     return {"post": {
         "operationId": f"validate_{name}",
         "summary": summary,
         "description": "HTTP 200 means validation completed; read `valid`. Warnings never make a document invalid. "
                        "The report adds the content checks (`CHECK-...`, see the API description) as WARNINGs, "
-                       "ERRORs with `request.strict: true`."
+                       "ERRORs with `request.strict: true`. JSON by default; `Accept: text/html` or `application/pdf` "
+                       "answers the same report for people (verdict, every finding with its business term and a code "
+                       "frame of the source, a valid document's invoice page), in `request.metadataLanguage`."
                        + (f" Costs {cost} credit(s)." if cost else " Costs no credits."),
         "tags": ["validation"],
         "parameters": [_REQUEST_ID_PARAM],
         "requestBody": {"required": True, "content": {"multipart/form-data": {
             "schema": multipart, "encoding": {"request": {"contentType": "application/json"}}}}},
-        "responses": {"200": _ok("Validation report.", {"application/json": {
-            "schema": {"$ref": REF.format(model="XRechnungValidationResponse")}}}),
+        "responses": {"200": _ok("Validation report.", {
+            "application/json": {"schema": {"$ref": REF.format(model="XRechnungValidationResponse")}},
+            "text/html": {"schema": {"type": "string"}},
+            "application/pdf": {"schema": {"type": "string", "contentMediaType": "application/pdf"}}}),
             **{str(s): _error(s, True) for s in statuses}},
     }}
 

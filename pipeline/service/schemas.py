@@ -67,6 +67,8 @@ class XRechnungValidationRequest(BaseModel):
     strict: bool = Field(False, description="The checks the official rules miss (codes `CHECK-...`, listed in the "
                                             "API description) are WARNINGs by default and never change `valid`; "
                                             "true reports them as ERRORs, so a finding makes the document invalid.")
+    metadataLanguage: Literal["en", "de"] | None = Field(None, description="Language of the report for people "
+                                                                           "(Accept: text/html or application/pdf).")
 
 
 # ---- the reading side ---------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import json
 import falcon
 
 from pipeline.errors import ApiError, ErrorDetail
+from pipeline.flows.validation_report import readable_report
 from pipeline.settings import get_settings
 
 # Room for the multipart framing and the request part on top of the file itself.
@@ -64,6 +65,7 @@ def read_validation_upload(req: falcon.Request, max_bytes: int | None = None,
     try:
         for part in req.get_media():
             if part.name == "file" and file_bytes is None:
+                req.context.upload_name = part.filename  # named in a report for people
                 file_bytes = _read_bounded(part.stream, limit)
                 if file_bytes is None:
                     raise _too_large(limit)
@@ -105,3 +107,35 @@ def strict_flag(request: dict) -> bool:
     if strict is not None and not isinstance(strict, bool):
         raise _bad("INVALID_STRICT", "'strict' must be true or false.", field="request.strict", rejected=strict)
     return bool(strict)
+
+
+REPORT_MEDIA = ("application/json", "text/html", "application/pdf")
+
+
+def report_media(req: falcon.Request) -> str:
+    """What the validation report is answered as, by the Accept header: JSON (default, and for */*), HTML or PDF
+    for people (406 when the header allows none of the three)."""
+    media = req.client_prefers(list(REPORT_MEDIA))
+    if media is None:
+        raise ApiError(406, "NOT_ACCEPTABLE", "The validation report is application/json, text/html or "
+                       "application/pdf; the Accept header excludes all three.")
+    return media
+
+
+def report_language(request: dict) -> str:
+    """`request.metadataLanguage` of a validation request: the language of an HTML / PDF report (en | de)."""
+    language = request.get("metadataLanguage") or "en"
+    if language not in ("en", "de"):
+        raise _bad("UNSUPPORTED_LANGUAGE", "'metadataLanguage' must be en or de.", field="request.metadataLanguage",
+                   rejected=language)
+    return language
+
+
+def answer_report(req: falcon.Request, resp: falcon.Response, data: bytes, request: dict, report, media: str) -> None:
+    """The report as the client asked for it: JSON, or the page for people (`pipeline.flows.validation_report`)."""
+    if media == "application/json":
+        resp.media = report.to_dict()
+        return
+    name = getattr(req.context, "upload_name", None) or "upload"
+    resp.data = readable_report(data, report, name, report_language(request), pdf=media == "application/pdf")
+    resp.content_type = media + ("; charset=utf-8" if media == "text/html" else "")

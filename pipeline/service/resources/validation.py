@@ -1,10 +1,11 @@
 """POST /v1/invoice/xrechnung/validate and /v1/invoice/en16931/validate (service spec 4.2).
 
 200 = validation completed (read `valid`); request-level problems are 400/413 ErrorResponses. The report adds the
-checks the official rules miss (`CHECK-...`): WARNINGs, ERRORs with `request.strict: true`."""
+checks the official rules miss (`CHECK-...`): WARNINGs, ERRORs with `request.strict: true`. JSON by default;
+`Accept: text/html` or `application/pdf` answers the report for people (`request.metadataLanguage` en | de)."""
 from __future__ import annotations
 
-from pipeline.service.upload import read_validation_upload, strict_flag
+from pipeline.service.upload import answer_report, read_validation_upload, report_media, strict_flag
 from pipeline.flows.validate_xml import validate_xml
 
 
@@ -13,10 +14,11 @@ class XmlValidation:
         self.spec = spec
 
     def on_post(self, req, resp):
+        media = report_media(req)
         data, request = read_validation_upload(req)
         report = validate_xml(data, self.spec, request.get("version"), getattr(req.context, "request_id", None),
                               content_checks=True, strict=strict_flag(request))
-        resp.media = report.to_dict()
+        answer_report(req, resp, data, request, report, media)
 
 
 def add_routes(app) -> None:

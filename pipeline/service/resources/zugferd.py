@@ -11,7 +11,7 @@ from pipeline.errors import ApiError
 from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.service.resources.generation import check_media, read_body, set_content_warnings
-from pipeline.service.upload import read_validation_upload, strict_flag
+from pipeline.service.upload import answer_report, read_validation_upload, report_media, strict_flag
 
 PDF = "application/pdf"
 SUPPORTED_VERSIONS = ("1.09",)  # request.version on the validate endpoint: the Factur-X rules release
@@ -28,13 +28,15 @@ class GenerateZugferd:
 
 class ValidateZugferd:
     def on_post(self, req, resp):
+        media = report_media(req)
         data, request = read_validation_upload(req)
         version = request.get("version")
         if version is not None and version not in SUPPORTED_VERSIONS:
             raise ApiError(400, "UNSUPPORTED_VERSION", f"ZUGFeRD validation version {version!r} is not supported; "
                            f"supported: {', '.join(SUPPORTED_VERSIONS)}")
-        resp.media = validate_pdf(data, getattr(req.context, "request_id", None), content_checks=True,
-                                  strict=strict_flag(request)).to_dict()
+        report = validate_pdf(data, getattr(req.context, "request_id", None), content_checks=True,
+                              strict=strict_flag(request))
+        answer_report(req, resp, data, request, report, media)
 
 
 def add_routes(app: falcon.App) -> None:
