@@ -15,7 +15,7 @@ from decimal import ROUND_HALF_UP, localcontext
 from pipeline.write.calc import EXACT, calculate, money
 from pipeline.write.canonical import to_canonical, with_derived
 from pipeline.errors import ApiError
-from pipeline.invoice.model import KEPT_AMOUNTS, validate_request
+from pipeline.invoice.model import validate_request
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "tests" / "data" / "request-standard.json"
@@ -141,15 +141,17 @@ def test_auto_keeps_sent_totals_and_derives_the_rest_from_them():
     """AUTO never overwrites: sent totals stay (the rules judge them); absent ones follow the sent ones; the kept
     amounts that differ from what AUTO computes are recorded, with both values, for the 422."""
     data = base_request([line(1, 1, 10)], documentTotals={"payableAmount": D("999"), "lineExtensionAmount": D(1)})
-    t = calc(data).invoice.documentTotals
+    kept: dict = {}
+    t = calculate(validate_request(copy.deepcopy(data), "xrechnung"), kept).invoice.documentTotals
     assert (t.lineExtensionAmount, t.taxExclusiveAmount, t.taxTotalAmount, t.taxInclusiveAmount, t.payableAmount) == (
         D("1"), D("1.00"), D("1.90"), D("2.90"), D("999"))
-    assert KEPT_AMOUNTS.get() == {
+    assert kept == {
         "invoice.documentTotals.lineExtensionAmount": ("invoice.documentTotals.lineExtensionAmount", D(1), D("10.00")),
         "invoice.documentTotals.payableAmount": ("invoice.documentTotals.payableAmount", D(999), D("2.90"))}
     data["config"]["calculationMode"] = "MANUAL"
-    calc(data)
-    assert KEPT_AMOUNTS.get() == {}
+    kept = {}
+    calculate(validate_request(copy.deepcopy(data), "xrechnung"), kept)
+    assert kept == {}
 
 
 def test_auto_needs_price_or_net_amount():

@@ -3,7 +3,6 @@ is charged exactly once, an undelivered one never; the access log says what the 
 disconnects before its answer is written is charged (the documented policy)."""
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time

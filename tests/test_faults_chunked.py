@@ -3,7 +3,6 @@ endpoint reads a chunked body like a sized one, with the same size limit (413 PA
 under `pipeline serve` and under plain gunicorn (`gunicorn app:app`, the WSGI entry)."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

@@ -1,6 +1,6 @@
 """A failed report of a document we generated -> 422 VALIDATION_FAILED, one entry per failed rule, pointing at the
 JSON field and business term the rule maps to (the business-term table, `pipeline.invoice.terms`). When that field is
-an amount AUTO kept as sent although the other amounts give another value (`pipeline.invoice.model.KEPT_AMOUNTS`), the
+an amount AUTO kept as sent although the other amounts give another value (`kept`, from the calculation), the
 entry names the field as sent, with the sent value (rejectedValue) and the computed one in the message."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 from pipeline.check.report import ERROR, Issue, Report
 from pipeline.errors import ApiError, ErrorDetail, validation_failed
 from pipeline.invoice import terms
-from pipeline.invoice.model import KEPT_AMOUNTS, KeptAmount
+from pipeline.invoice.model import KeptAmount
 from pipeline.invoice.specs import Profile
 
 # The line step of a finding's XPath, plain (`InvoiceLine[2]`) or Saxon's (`*:InvoiceLine[namespace-uri()='…'][2]`).
@@ -23,9 +23,9 @@ _BREAKDOWN_STEP = {"CII": re.compile(r"ApplicableHeaderTradeSettlement(?:\[[^\]]
 _ARRAY_STEPS = (("invoiceLines[]", _LINE_STEP), ("vatBreakdowns[]", _BREAKDOWN_STEP))
 
 
-def rejection(report: Report, syntax: str) -> ApiError:
-    """422 VALIDATION_FAILED listing every failed rule of a report."""
-    kept = KEPT_AMOUNTS.get()   # set by the calculation of the request whose document this is
+def rejection(report: Report, syntax: str, kept: dict[str, KeptAmount] | None = None) -> ApiError:
+    """422 VALIDATION_FAILED listing every failed rule of a report (`kept`: the amounts the calculation of the
+    request kept as sent, see `error_detail`)."""
     errors = [error_detail(i, syntax, kept) for i in report.issues if i.severity == ERROR]
     rules = ", ".join(dict.fromkeys(e.code for e in errors))
     return validation_failed(f"The generated document failed validation ({report.version}): {rules}", errors)
@@ -66,12 +66,12 @@ def _kept_amount(field: str | None, kept: dict[str, KeptAmount]) -> KeptAmount |
     return None
 
 
-def profile_rejection(report: Report, profile: Profile, request) -> ApiError:
+def profile_rejection(report: Report, profile: Profile, request, kept: dict[str, KeptAmount] | None = None) -> ApiError:
     """`rejection` for a Factur-X profile document. When the cause is a rounding amount the profile cannot carry,
     the message says so and what to send instead: the subsets BASIC and BASIC WL have no BT-114, so the amount due
     (BT-115, which includes the rounding) no longer equals BT-112 - BT-113 in their XML and BR-CO-16 fails
     (MINIMUM's rules do not check BR-CO-16)."""
-    error = rejection(report, "CII")
+    error = rejection(report, "CII", kept)
     rounding = request.invoice.documentTotals.payableRoundingAmount
     if profile.rounding or not rounding or not any("BR-CO-16" in e.code + e.message for e in error.errors):
         return error

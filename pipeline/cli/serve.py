@@ -490,7 +490,6 @@ class BufferedWorker(_worker_base()):
 
     def _serve(self, conn):
         from gunicorn import http
-        from gunicorn.http import wsgi
 
         if conn.sock is None:
             return

@@ -39,9 +39,10 @@ def parse(body: bytes, spec: str) -> model.InvoiceRequest:
     return model.parse_request(body, spec)
 
 
-def calculate(request: model.InvoiceRequest) -> model.InvoiceRequest:
-    """Stage 2, calculation: fill the derived amounts (AUTO) or keep them as sent (MANUAL)."""
-    return write.calculate(request)
+def calculate(request: model.InvoiceRequest, kept: dict | None = None) -> model.InvoiceRequest:
+    """Stage 2, calculation: fill the derived amounts (AUTO) or keep them as sent (MANUAL); `kept` receives the
+    sent amounts AUTO kept although it computes others (for the 422's message)."""
+    return write.calculate(request, kept)
 
 
 def to_canonical(request: model.InvoiceRequest, indent: bool = False) -> bytes:
@@ -49,9 +50,10 @@ def to_canonical(request: model.InvoiceRequest, indent: bool = False) -> bytes:
     return write.to_canonical(write.with_derived(request), indent)
 
 
-def normalize(body: bytes, spec: str, indent: bool = False) -> tuple[model.InvoiceRequest, bytes]:
+def normalize(body: bytes, spec: str, indent: bool = False,
+              kept: dict | None = None) -> tuple[model.InvoiceRequest, bytes]:
     """Stages 1-3: (InvoiceRequest after calculation and derivation, canonical XML bytes; `indent` for people)."""
-    request = write.with_derived(calculate(parse(body, spec)))
+    request = write.with_derived(calculate(parse(body, spec), kept))
     return request, write.to_canonical(request, indent)
 
 
@@ -87,7 +89,8 @@ def generate_xml(body: bytes, spec: str, request_id: str | None = None) -> tuple
     located at their JSON fields). Raises ApiError (400, 422, 500)."""
     if spec not in SPECS:
         raise ValueError(f"unknown specification {spec!r}")
-    request, canonical = normalize(body, spec)
+    kept: dict = {}
+    request, canonical = normalize(body, spec, kept=kept)
     findings = check_content(request, canonical, spec)
     syntax = str(request.config.syntax).upper()
     control = request.invoice.processControl  # BT-24 as sent (the model has checked it against the endpoint)
@@ -98,6 +101,6 @@ def generate_xml(body: bytes, spec: str, request_id: str | None = None) -> tuple
         raise ApiError(500, "GENERATION_FAILED", "The document could not be generated.") from exc
     report = validate(out.xml, spec, request.config.version, request_id, out.tree)
     if not report.valid:
-        raise rejection(report, syntax)
+        raise rejection(report, syntax, kept)
     report.issues += findings
     return out.xml, report

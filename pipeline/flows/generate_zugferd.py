@@ -60,7 +60,8 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
         marks[stage] = marks.get(stage, 0.0) + t - started
         started = t
 
-    request, canonical = normalize(body, "zugferd")
+    kept: dict = {}
+    request, canonical = normalize(body, "zugferd", kept=kept)
     findings = check_content(request, canonical, "zugferd")
     profile = profile_named(request.config.profile)
     language = page.language_of(request.config.metadataLanguage)
@@ -74,7 +75,7 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     report = Report(f"{RULES_VERSION} {profile.name}", "CII", profile_rules.validate_profile_xml(xml, profile),
                     request_id)
     if not report.valid:
-        raise profile_rejection(report, profile, request)
+        raise profile_rejection(report, profile, request, kept)
     lap("validate")
     html = page.invoice_html(canonical, language, profile.level)
     lap("html")

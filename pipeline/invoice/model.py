@@ -13,7 +13,6 @@ import json
 import re
 import types
 import typing
-from contextvars import ContextVar
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, NamedTuple
@@ -541,12 +540,6 @@ class KeptAmount(NamedTuple):
     computed: Decimal
 
 
-# The sent amounts AUTO kept where it would have computed another value, of the request calculated last in this
-# context: place in the written document (JSON path; a breakdown's index is its position in the document) ->
-# KeptAmount. `pipeline.write.calc.calculate` sets it for every request (empty in MANUAL); the 422 of the same
-# request's document (`pipeline.check.rejection`) reads it to say what was sent and what would be computed. A context
-# variable because calculation and checks meet only in the flows, which hand the rejection the report alone.
-KEPT_AMOUNTS: ContextVar[dict[str, KeptAmount]] = ContextVar("kept_amounts", default={})
 
 
 def _walk(model: type[BaseModel], path: str, out: dict) -> None:

@@ -5,7 +5,7 @@ overwrites one it sends: a sent line net amount, allowance/charge amount, VAT br
 kept as sent, and the amounts derived from it are computed from the sent value (BT-106 from the sent BT-131, BT-117
 from a sent BT-116, BT-112 from a sent BT-109 and BT-110, ...). Contradicting sent amounts are left to the official
 rules (422); where a kept amount differs from what AUTO would have computed, `kept` records both for that answer
-(`pipeline.invoice.model.KEPT_AMOUNTS`). What AUTO computes where an amount is absent:
+(`pipeline.invoice.model.KeptAmount`). What AUTO computes where an amount is absent:
   line:      allowance/charge amount = round(base x percentage / 100, 2) where only percentage (+ base) is sent
              (base, also beside a sent amount, defaults to the line's quantity x price); net price = gross price where only gross is sent;
              BT-131 = round(quantity x net price / price base quantity, 2) - line allowances + line charges
@@ -27,7 +27,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 from pipeline.errors import invalid_input
-from pipeline.invoice.model import (KEPT_AMOUNTS, MAX_ERRORS, MAX_INTEGER_DIGITS, DocumentLevelAllowance,
+from pipeline.invoice.model import (MAX_ERRORS, MAX_INTEGER_DIGITS, DocumentLevelAllowance,
                                     DocumentTotals, InvoiceLine, InvoiceRequest, KeptAmount, VatBreakdown, detail)
 
 # Sums and products stay exact: the model bounds inputs to 15 integer and 10 fraction digits, so 100 digits
@@ -257,12 +257,10 @@ def calculate_manual(req: InvoiceRequest) -> InvoiceRequest:
     return req.model_copy(update={"invoice": inv.model_copy(update={"documentTotals": totals})})
 
 
-def calculate(req: InvoiceRequest) -> InvoiceRequest:
+def calculate(req: InvoiceRequest, kept: dict | None = None) -> InvoiceRequest:
     """The request with its derived amounts, per `config.calculationMode` (a new model; the input is unchanged).
-    Sets KEPT_AMOUNTS to the sent amounts AUTO kept where it would have computed another value (MANUAL: none), for
-    the 422 of this request's document if the rules refuse it."""
-    kept: dict = {}
-    KEPT_AMOUNTS.set(kept)
+    `kept`, when given, receives the sent amounts AUTO kept where it would have computed another value (MANUAL:
+    none), by their place in the written document, for the 422 of this request's document if the rules refuse it."""
     with localcontext(EXACT):
         if req.config.calculationMode == "MANUAL":
             return calculate_manual(req)
