@@ -134,3 +134,34 @@ def test_run_checks_primitive_with_custom_levels():
     lowered = engine.run_checks(doc, entry.xsd, entry.stylesheets, {"BR-CL-13": "information"})
     assert ("WARNING", "BR-CL-13") in [(i.severity, i.code) for i in lowered]
     assert not [i for i in lowered if i.severity == "ERROR"]
+
+
+WITH_ATTACHMENTS = sorted(p for p in CORPUS.rglob("*.xml") if b"BinaryObject" in p.read_bytes())
+
+
+@pytest.mark.parametrize("source", WITH_ATTACHMENTS, ids=[p.name for p in WITH_ATTACHMENTS])
+def test_the_rules_read_attachments_as_a_stand_in_with_the_same_findings(source, monkeypatch):
+    """engine.rules_view hands Saxon a short stand-in for an attached document's base64: every finding (code,
+    severity, text, location) is the same as with the content itself, on every official sample that attaches one."""
+    from pipeline.check import engine
+
+    data = source.read_bytes()
+    for spec in ("xrechnung", "en16931"):
+        fast = validate.validate_xml(data, spec)
+        monkeypatch.setattr(engine, "STAND_IN_FROM", 10 ** 12)
+        full = validate.validate_xml(data, spec)
+        monkeypatch.undo()
+        assert [i.to_dict() for i in fast.issues] == [i.to_dict() for i in full.issues]
+
+
+def test_the_stand_in_keeps_empty_and_small_contents_and_whitespace():
+    from pipeline.check import engine
+
+    big = "Q" * 5000
+    text = (f"<r><cbc:EmbeddedDocumentBinaryObject mimeCode='x'>\n  {big}\n</cbc:EmbeddedDocumentBinaryObject>"
+            "<ram:AttachmentBinaryObject/><ram:AttachmentBinaryObject>QUFB</ram:AttachmentBinaryObject>"
+            f"<ram:Other>{big}</ram:Other></r>")
+    view = engine.rules_view(text)
+    assert "<cbc:EmbeddedDocumentBinaryObject mimeCode='x'>\n  AAAA\n</cbc:EmbeddedDocumentBinaryObject>" in view
+    assert "<ram:AttachmentBinaryObject/><ram:AttachmentBinaryObject>QUFB</ram:AttachmentBinaryObject>" in view
+    assert f"<ram:Other>{big}</ram:Other>" in view
