@@ -28,6 +28,8 @@ class Settings:
     redis_url: str | None
     max_upload_bytes: int
     max_pdf_lines: int
+    # Documents in one batch (POST .../validate/batch, a ZIP or several file parts): 400 TOO_MANY_FILES above.
+    max_batch_files: int = 200
     # Slow clients (pipeline serve): the request head must arrive, and a connection that sends or reads nothing
     # is dropped, within this many seconds.
     client_timeout: float = 10.0
@@ -50,6 +52,7 @@ def get_settings() -> Settings:
         max_upload_bytes=int(env.get("EINVOICE_MAX_UPLOAD_BYTES") or 20 * 1024 * 1024),
         # WeasyPrint lays out ~10 ms per line: 2,000 lines take ~20 s, far more would outlast the worker timeout
         max_pdf_lines=int(env.get("EINVOICE_MAX_PDF_LINES") or 2_000),
+        max_batch_files=int(env.get("EINVOICE_MAX_BATCH_FILES") or 200),
         client_timeout=float(env.get("EINVOICE_CLIENT_TIMEOUT") or 10),
         db_connect_timeout=float(env.get("EINVOICE_DB_CONNECT_TIMEOUT") or 2),
         db_statement_timeout=float(env.get("EINVOICE_DB_STATEMENT_TIMEOUT") or 3),

@@ -1,0 +1,140 @@
+"""POST /v1/invoice/{xrechnung,en16931,zugferd}/validate/batch: many documents at once.
+
+The body is the single validate endpoints' multipart form: one `file` part holding a ZIP archive, or several
+`file` parts (one document each; a single part that is no ZIP is a batch of one), and the optional `request` JSON
+part (`version`, `strict` as on the single endpoints). 200 JSON `{"summary": {...}, "results": [...]}` in archive
+(or part) order; each report is exactly what the single endpoint answers for that file. The work is
+`pipeline.flows.validate_batch`; here only HTTP, the multipart parts and the credits.
+
+Bounds: the whole body as one upload (EINVOICE_MAX_UPLOAD_BYTES, 413), each document as one upload uncompressed
+(FILE_TOO_LARGE entry), all members together at most BATCH_TOTAL_FACTOR uploads uncompressed (413
+BATCH_TOO_LARGE: a zip bomb), at most EINVOICE_MAX_BATCH_FILES documents (400 TOO_MANY_FILES).
+
+Credits: a batch costs what its documents would cost one by one on the single endpoint (its configured cost,
+EINVOICE_CREDIT_COSTS `/v1/invoice/<spec>/validate=n`, default 0) for each document that gets a report;
+documents refused before validation (error entries) cost nothing. The platform middleware has reserved the batch
+path's own cost before the body was read; once the documents are known that reservation is exchanged for one of
+`documents x validate cost` (402 INSUFFICIENT_CREDITS if the balance does not cover it, nothing validated),
+which the middleware then charges on the 200 or gives back on any failure, as for every request.
+"""
+from __future__ import annotations
+
+import io
+import time
+
+import falcon
+
+from pipeline.errors import ApiError
+from pipeline.flows.validate_batch import Limits, Member, check_request, document, is_zip, read_archive, \
+    too_many_files, validate_batch
+from pipeline.service.platform import storage_unavailable
+from pipeline.service.resources.zugferd import SUPPORTED_VERSIONS as ZUGFERD_VERSIONS
+from pipeline.service.upload import _FRAMING_SLACK, _MAX_REQUEST_PART, _bad, _parse_request, _read_bounded, \
+    _too_large, strict_flag
+from pipeline.settings import get_settings
+from pipeline.storage import StorageUnavailable
+
+SPECS = ("xrechnung", "en16931", "zugferd")
+BATCH_TOTAL_FACTOR = 5  # all members together decompress to at most 5 uploads' worth
+
+
+def limits() -> Limits:
+    settings = get_settings()
+    return Limits(settings.max_batch_files, settings.max_upload_bytes, BATCH_TOTAL_FACTOR * settings.max_upload_bytes)
+
+
+def read_batch_upload(req: falcon.Request, bounds: Limits) -> tuple[list[Member], dict]:
+    """(documents in order, request object) from the multipart body: `file` parts and an optional `request`.
+    The body is read under one upload's bound (413), as on the single endpoints."""
+    limit = get_settings().max_upload_bytes
+    if req.content_length is not None and req.content_length > limit + _FRAMING_SLACK:
+        raise _too_large(limit)
+    if not (req.content_type or "").lower().startswith("multipart/form-data"):
+        raise _bad("NOT_MULTIPART", "Send multipart/form-data with a 'file' part (a ZIP archive, or one part per "
+                   "document) and an optional 'request' JSON part.", rejected=req.content_type)
+    if req.content_length is None and "chunked" in (req.get_header("Transfer-Encoding") or "").lower():
+        body = _read_bounded(req.stream, limit + _FRAMING_SLACK)
+        if body is None:
+            raise _too_large(limit)
+        req.stream = req.env["wsgi.input"] = io.BytesIO(body)  # the parser reads this copy, with its length
+        req.env["CONTENT_LENGTH"] = str(len(body))
+    files: list[tuple[str, bytes]] = []
+    request_raw, left = None, limit
+    try:
+        for part in req.get_media():
+            if part.name == "file":
+                if len(files) >= bounds.max_files:
+                    raise too_many_files(len(files) + 1, bounds.max_files)
+                data = _read_bounded(part.stream, left)
+                if data is None:
+                    raise _too_large(limit)
+                left -= len(data)
+                files.append((part.filename or f"file-{len(files) + 1}", data))
+            elif part.name == "request" and request_raw is None:
+                request_raw = _read_bounded(part.stream, _MAX_REQUEST_PART)
+                if request_raw is None:
+                    raise _bad("REQUEST_TOO_LARGE", "The 'request' part is too large.", field="request")
+            elif _read_bounded(part.stream, limit) is None:  # other parts are skipped, but bounded too
+                raise _too_large(limit)
+    except falcon.MediaMalformedError as exc:
+        raise _bad("MALFORMED_MULTIPART", f"The multipart body could not be read: {exc.description or exc}") from exc
+    if not files:
+        raise _bad("MISSING_PART", "The 'file' part is missing (a ZIP archive, or one part per document).",
+                   field="file")
+    request = _parse_request(request_raw) if request_raw is not None else {}
+    if len(files) == 1 and is_zip(files[0][1]):
+        return read_archive(files[0][1], bounds), request
+    return [document(name, data, bounds.max_member) for name, data in files], request
+
+
+def settle_per_document(req: falcon.Request, spec: str, documents: int) -> None:
+    """Exchange the middleware's reservation (the batch path's cost) for `documents` x the single validate
+    endpoint's cost (module docstring). Without the platform layer (create_app(platform=False)) nothing to do."""
+    ctx = req.context
+    backends = getattr(ctx, "platform", None)
+    if backends is None or getattr(ctx, "key_id", None) is None:
+        return
+    _, config = backends.limiter_and_config()
+    cost = documents * config.cost("POST", f"/v1/invoice/{spec}/validate")
+    held = getattr(ctx, "reservation", None)
+    if held is not None and cost == ctx.reservation_cost:
+        return
+    store = backends.store()
+    if held is not None:
+        ctx.reservation = None
+        store.release(held)
+    if cost <= 0:
+        return
+    ctx.reserved_at = time.time()
+    reservation = store.reserve(ctx.key_id, cost, getattr(ctx, "request_id", None), req.path,
+                                config.reservation_ttl)
+    if reservation is None:
+        raise ApiError(402, "INSUFFICIENT_CREDITS", f"This batch costs {cost} credit(s) ({documents} document(s)); "
+                       "the key's balance is too low. Nothing was done or charged.")
+    ctx.reservation, ctx.reservation_cost, ctx.reservation_ttl = reservation, cost, config.reservation_ttl
+
+
+class BatchValidation:
+    def __init__(self, spec: str):
+        self.spec = spec
+
+    def on_post(self, req, resp):
+        if not req.client_accepts_json:
+            raise ApiError(406, "NOT_ACCEPTABLE", "The batch report is application/json; the Accept header "
+                           "excludes it.")
+        members, request = read_batch_upload(req, limits())
+        version, strict = request.get("version"), strict_flag(request)
+        if self.spec == "zugferd" and version is not None and version not in ZUGFERD_VERSIONS:
+            raise ApiError(400, "UNSUPPORTED_VERSION", f"ZUGFeRD validation version {version!r} is not supported; "
+                           f"supported: {', '.join(ZUGFERD_VERSIONS)}")
+        check_request(self.spec, version)
+        try:
+            settle_per_document(req, self.spec, sum(1 for m in members if m.error is None))
+        except StorageUnavailable:
+            raise storage_unavailable() from None
+        resp.media = validate_batch(members, self.spec, version, getattr(req.context, "request_id", None), strict)
+
+
+def add_routes(app: falcon.App) -> None:
+    for spec in SPECS:
+        app.add_route(f"/v1/invoice/{spec}/validate/batch", BatchValidation(spec))
