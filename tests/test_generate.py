@@ -111,6 +111,33 @@ def test_unknown_version_is_a_400():
     assert err.value.http_status == 400
 
 
+@pytest.mark.parametrize("spec,version", [("xrechnung", "0.0.1"), ("en16931", "3.0.2"), ("xrechnung", "1.3.16")])
+def test_unknown_generation_version_is_an_invalid_input_entry_on_config_version(client, spec, version):
+    resp = client.simulate_post(f"/v1/invoice/{spec}", body=with_config(SMALL.read_bytes(), version=version),
+                                headers={"Content-Type": "application/json"})
+    assert resp.status_code == 400 and resp.json["errorCode"] == "INVALID_INPUT", resp.text
+    [entry] = resp.json["errors"]
+    assert (entry["field"], entry["rejectedValue"]) == ("config.version", version)
+    assert "validation package" not in resp.json["message"]
+
+
+@pytest.mark.parametrize("spec", ["xrechnung", "en16931"])
+def test_a_known_generation_version_is_honoured(spec):
+    from pipeline.check import packs
+
+    version = packs.latest_active(spec).version
+    xml, report = generate.generate_xml(with_config(SMALL.read_bytes(), version=version), spec)
+    assert report.valid and report.version == version
+
+
+@pytest.mark.parametrize("spec", ["xrechnung", "en16931"])
+def test_profile_is_refused_on_the_xml_endpoints(client, spec):
+    resp = client.simulate_post(f"/v1/invoice/{spec}", body=with_config(SMALL.read_bytes(), profile="BASIC"),
+                                headers={"Content-Type": "application/json"})
+    assert resp.status_code == 400 and resp.json["errorCode"] == "INVALID_INPUT", resp.text
+    assert [(e["field"], e["rejectedValue"]) for e in resp.json["errors"]] == [("config.profile", "BASIC")]
+
+
 def test_stages_chain_to_the_same_document():
     body = SMALL.read_bytes()
     request = generate.calculate(generate.parse(body, "en16931"))

@@ -369,3 +369,22 @@ def test_too_many_lines_for_a_pdf_is_400_before_any_work(client, monkeypatch):
         assert resp.status_code == 200, resp.text
     finally:
         get_settings.cache_clear()
+
+
+@pytest.mark.parametrize("version", ["3.0.2", "1.0", "Factur-X 2.0", "1.09 NOPROFILE"])
+def test_an_unknown_zugferd_version_is_refused_on_config_version(client, version):
+    body = invoice_request(2)
+    body["config"]["version"] = version
+    resp = post(client, body)
+    assert resp.status_code == 400 and resp.json["errorCode"] == "INVALID_INPUT", resp.text
+    [entry] = resp.json["errors"]
+    assert (entry["field"], entry["rejectedValue"]) == ("config.version", version)
+
+
+@pytest.mark.parametrize("version", ["1.09", "Factur-X 1.09", "Factur-X 1.09 EN16931"])
+def test_the_factur_x_release_is_honoured_as_config_version(client, version):
+    body = invoice_request(2)
+    body["config"]["version"] = version
+    resp = post(client, body)
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["content-type"] == "application/pdf"

@@ -16,7 +16,7 @@ import logging
 from lxml import etree
 
 from pipeline import write
-from pipeline.check import content
+from pipeline.check import content, engine, packs
 from pipeline.check.rejection import rejection
 from pipeline.check.report import Location, Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, invalid_input
@@ -35,8 +35,21 @@ __all__ = ["parse", "calculate", "to_canonical", "normalize", "check_content", "
 # ---- stages ---------------------------------------------------------------------------------------------
 
 def parse(body: bytes, spec: str) -> model.InvoiceRequest:
-    """Stage 1, model: request bytes -> InvoiceRequest (ApiError 400 INVALID_INPUT with field paths)."""
-    return model.parse_request(body, spec)
+    """Stage 1, model: request bytes -> InvoiceRequest (ApiError 400 INVALID_INPUT with field paths). On the XML
+    endpoints config.version must name a rule pack version of the spec that is installed here: an unknown one is
+    an INVALID_INPUT entry on config.version (with every other invalid field), a known one this server lacks too."""
+    request = model.parse_request(body, spec, tuple(packs.known_versions(spec)) if spec in SPECS else None)
+    version = request.config.version
+    if spec in SPECS and version is not None:
+        try:
+            engine.pick_pack(spec, version, str(request.config.syntax).upper())
+        except ApiError as exc:
+            if exc.error_code != "UNSUPPORTED_VERSION":
+                raise
+            raise invalid_input("The request has 1 invalid field(s).", [model.detail(
+                "UNSUPPORTED_VERSION", "config.version", f"is not installed on this server ({exc.message})",
+                version)]) from exc
+    return request
 
 
 def calculate(request: model.InvoiceRequest, kept: dict | None = None) -> model.InvoiceRequest:

@@ -5,7 +5,7 @@ model or a 400 INVALID_INPUT with one ErrorDetail per problem.
 Amounts are `Decimal` end to end: JSON numbers are parsed as Decimal (never float), NaN/Infinity are rejected,
 and number fields accept JSON numbers only. Dates are strict `YYYY-MM-DD`. Unknown fields and empty strings are
 rejected. Error codes in `errors[]`: REQUIRED, UNKNOWN_FIELD, INVALID_TYPE, INVALID_FORMAT, INVALID_VALUE,
-OUT_OF_RANGE, TOO_LONG, MALFORMED_JSON, EMPTY_BODY; every entry with a field carries its business term.
+OUT_OF_RANGE, TOO_LONG, MALFORMED_JSON, EMPTY_BODY, UNSUPPORTED_VERSION (config.version); every entry with a field carries its business term.
 """
 from __future__ import annotations
 
@@ -516,6 +516,12 @@ _CONFIG_TEXT = {
     "spec": "Specification: xrechnung, en16931 or zugferd (case-insensitive); must match the endpoint, "
             "which is the default.",
     "syntax": "XML syntax: CII or UBL (case-insensitive). ZUGFeRD requires CII.",
+    "version": "Version of the specification to generate, omitted: the latest active. XML endpoints: a rule pack "
+               "version of the endpoint's specification installed on the server (GET /readyz lists the active "
+               "ones); ZUGFeRD: the Factur-X rules release (1.09; `Factur-X 1.09` and a report's version are "
+               "accepted too). Any other value: 400 INVALID_INPUT with an entry on config.version.",
+    "profile": "ZUGFeRD / Factur-X profile (MINIMUM, BASIC WL, BASIC, EN16931 = default, EXTENDED, XRECHNUNG). Only "
+               "on the ZUGFeRD endpoint; rejected with 400 on the XML endpoints.",
     "metadataLanguage": "PDF presentation language: en (default) or de, case-insensitive. Only on the ZUGFeRD "
                         "endpoint; rejected with 400 on the XML endpoints and for region-qualified codes.",
     "calculationMode": "Extension. AUTO (default): the service fills in every derived amount the request leaves "
@@ -663,7 +669,23 @@ def _from_pydantic(err: ValidationError) -> list[ErrorDetail]:
     return details
 
 
-def _endpoint_errors(config: Any, endpoint_spec: str) -> list[ErrorDetail]:
+def _version_error(version: Any, endpoint_spec: str, versions: tuple[str, ...] | None) -> ErrorDetail | None:
+    """config.version: on /zugferd a Factur-X rules release (specs.facturx_release), on the XML endpoints one of
+    `versions` (the caller's rule packs; None = not checked here). Unknown -> an entry on config.version."""
+    if version is None or not isinstance(version, str):
+        return None  # absent, or the model reports the wrong type
+    if endpoint_spec == "zugferd":
+        if specs.facturx_release(version) is not None:
+            return None
+        versions = specs.VERSIONS
+    elif versions is None or version in versions:
+        return None
+    return detail("UNSUPPORTED_VERSION", "config.version",
+                  f"is not a {endpoint_spec} version this server generates; supported: "
+                  f"{', '.join(versions) or 'none'}", version)
+
+
+def _endpoint_errors(config: Any, endpoint_spec: str, versions: tuple[str, ...] | None = None) -> list[ErrorDetail]:
     """Config checks that need the endpoint. They read the raw config so that they are reported together with
     any other invalid field (the model may have failed elsewhere)."""
     if not isinstance(config, dict):
@@ -676,6 +698,13 @@ def _endpoint_errors(config: Any, endpoint_spec: str) -> list[ErrorDetail]:
     if language is not None and endpoint_spec in XML_SPECS:
         errors.append(detail("INVALID_VALUE", "config.metadataLanguage",
                              "applies to PDF output only and is not accepted on the XML endpoints", language))
+    if config.get("profile") is not None and endpoint_spec in XML_SPECS:
+        errors.append(detail("INVALID_VALUE", "config.profile",
+                             "names a ZUGFeRD / Factur-X profile and is not accepted on the XML endpoints",
+                             config.get("profile")))
+    version_error = _version_error(config.get("version"), endpoint_spec, versions)
+    if version_error is not None:
+        errors.append(version_error)
     if endpoint_spec == "zugferd" and isinstance(syntax, str) and syntax.strip().upper() == "UBL":
         errors.append(detail("INVALID_VALUE", "config.syntax", "ZUGFeRD embeds CII: syntax must be CII", syntax))
     return errors
@@ -768,10 +797,12 @@ def _specification_id_problem(spec_id: str, endpoint_spec: str, profile: str | N
     return None
 
 
-def parse_request(body: bytes, endpoint_spec: str) -> InvoiceRequest:
+def parse_request(body: bytes, endpoint_spec: str, versions: tuple[str, ...] | None = None) -> InvoiceRequest:
     """Request body -> InvoiceRequest, or ApiError 400 INVALID_INPUT listing every problem.
 
-    `endpoint_spec` is xrechnung, en16931 or zugferd; `config.spec` defaults to it."""
+    `endpoint_spec` is xrechnung, en16931 or zugferd; `config.spec` defaults to it. `versions`: the versions
+    config.version may name on an XML endpoint (the flow knows the rule packs; None = not checked here); on
+    zugferd the Factur-X release is checked always."""
     if endpoint_spec not in SPECS:
         raise ValueError(f"unknown endpoint spec {endpoint_spec!r}")
     if not body or not body.strip():
@@ -782,17 +813,18 @@ def parse_request(body: bytes, endpoint_spec: str) -> InvoiceRequest:
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise invalid_input("The request body is not valid JSON.",
                             [detail("MALFORMED_JSON", None, f"malformed JSON: {exc}")])
-    return validate_request(data, endpoint_spec)
+    return validate_request(data, endpoint_spec, versions)
 
 
-def validate_request(data: Any, endpoint_spec: str) -> InvoiceRequest:
-    """Parsed JSON (Decimals for fractions) -> InvoiceRequest, or ApiError 400 INVALID_INPUT."""
+def validate_request(data: Any, endpoint_spec: str, versions: tuple[str, ...] | None = None) -> InvoiceRequest:
+    """Parsed JSON (Decimals for fractions) -> InvoiceRequest, or ApiError 400 INVALID_INPUT (`versions`: as in
+    parse_request)."""
     if not isinstance(data, dict):
         raise invalid_input("The request body must be a JSON object.",
                             [detail("INVALID_TYPE", None, "the request body must be a JSON object (InvoiceRequest)",
                                     data)])
-    endpoint_errors = _endpoint_errors(data.get("config"), endpoint_spec) + _pdf_size_errors(data.get("invoice"),
-                                                                                              endpoint_spec)
+    endpoint_errors = (_endpoint_errors(data.get("config"), endpoint_spec, versions)
+                       + _pdf_size_errors(data.get("invoice"), endpoint_spec))
     try:
         req = InvoiceRequest.model_validate(data)
     except ValidationError as exc:

