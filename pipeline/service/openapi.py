@@ -30,6 +30,9 @@ VALIDATION = {
     "/v1/invoice/en16931/validate": "Validate EN 16931 XML (CII or UBL, detected) on the official EN 16931 rules.",
     "/v1/invoice/zugferd/validate": "Validate a ZUGFeRD PDF/A-3: PDF/A-3 conformance and the embedded CII XML.",
 }
+BATCH = {f"/v1/invoice/{spec}/validate/batch": f"Validate many {name} documents at once: a ZIP archive or several "
+                                                f"`file` parts." for spec, name in
+         (("xrechnung", "XRechnung"), ("en16931", "EN 16931"), ("zugferd", "ZUGFeRD PDF"))}
 READING = {
     "/v1/invoice/parse": ("parse", "Read an e-invoice (CII, UBL, ZUGFeRD / Factur-X PDF) into the JSON invoice the "
                           "generation endpoints take.", "ParseRequest",
@@ -172,6 +175,40 @@ def _validation(path: str, summary: str, cost: int) -> dict:
     }}
 
 
+def _batch(path: str, summary: str, cost: int) -> dict:
+    """A batch: the single endpoint's report per document (pipeline.service.resources.batch)."""
+    op = _validation(path.removesuffix("/batch"), summary, cost)["post"]
+    op["requestBody"]["content"]["multipart/form-data"]["schema"]["required"] = ["file"]
+    op["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]["file"]["description"] = (
+        "A ZIP archive of documents, or one document per `file` part (repeat the part).")
+    count = {"type": "integer", "minimum": 0}
+    result = {"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string", "description": "The member's name in the archive, or the part's filename."},
+        "report": {"$ref": REF.format(model="XRechnungValidationResponse")},
+        "error": {"type": "object", "required": ["code", "message"], "properties": {
+            "code": {"type": "string"}, "message": {"type": "string"}}}}}
+    op.update(operationId=f"validate_batch_{path.split('/')[3]}", description=(
+        "HTTP 200: every document got an entry in `results`, in archive (or part) order: `report` exactly as the "
+        "single validate endpoint answers it (content checks and `request.strict` included), or `error` (code, "
+        "message) when it could not be validated: `UNSAFE_NAME` (a `..` or absolute name; not read), "
+        "`NESTED_ARCHIVE` (a ZIP inside the batch; not opened), `FILE_TOO_LARGE` (a member over "
+        "EINVOICE_MAX_UPLOAD_BYTES uncompressed; read no further), `ENCRYPTED_MEMBER`, `DAMAGED_MEMBER`, "
+        "`INVALID_PDF`. One bad document never fails the others. The whole batch is refused with 400 "
+        "`TOO_MANY_FILES` (more than EINVOICE_MAX_BATCH_FILES documents, default 200) or `INVALID_ARCHIVE`, and "
+        "413 when the body exceeds EINVOICE_MAX_UPLOAD_BYTES or the archive decompresses to more than 5 times it "
+        "(`BATCH_TOO_LARGE`, a zip bomb). JSON only. "
+        + (f"Costs {cost} credit(s) per validated document (refused members cost nothing); 402 before any "
+           "validation when the balance does not cover the batch." if cost else
+           "Costs no credits (the single validate endpoint's cost, per validated document).")))
+    op["responses"] = {"200": _ok("Summary and one entry per document.", {"application/json": {"schema": {
+        "type": "object", "required": ["summary", "results"], "properties": {
+            "summary": {"type": "object", "required": ["files", "valid", "invalid", "errors"],
+                        "properties": {k: count for k in ("files", "valid", "invalid", "errors")}},
+            "results": {"type": "array", "items": result}}}}}),
+        **{str(s): _error(s, True) for s in (400, 401, 402, 406, 413, 415, 429, 500, 503)}}
+    return {"post": op}
+
+
 def _reading(path: str, cost: int) -> dict:
     name, summary, request_model, ok = READING[path]
     multipart = {
@@ -244,6 +281,9 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict
     for path, summary in VALIDATION.items():
         if path in mounted_paths:
             paths[path] = _validation(path, summary, config.cost("POST", path))
+    for path, summary in BATCH.items():
+        if path in mounted_paths:
+            paths[path] = _batch(path, summary, config.cost("POST", path.removesuffix("/batch")))
     for path in READING:
         if path in mounted_paths:
             paths[path] = _reading(path, config.cost("POST", path))
