@@ -39,3 +39,40 @@ def progress(files: list[Path]) -> Iterator[Path]:
         yield path
     if show:
         sys.stderr.write("\r\x1b[K")
+
+
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+
+
+def is_archive(path: Path) -> bool:
+    """A ZIP archive by its first bytes (a file that cannot be read is not one: its reader names the error)."""
+    try:
+        with path.open("rb") as f:
+            return f.read(4) in ZIP_MAGIC
+    except OSError:
+        return False
+
+
+def safe_name(name: str) -> str:
+    """A document's name (a path, an archive member) as one file name in an output folder: no separators, no `..`."""
+    flat = name.replace("\\", "/").strip("/").replace("/", "_")
+    return flat.replace("..", "_") or "document"
+
+
+class Progress:
+    """A `[done/total] name` line on stderr while results come in, when stderr is a terminal and there are several."""
+
+    def __init__(self, total: int):
+        self.total, self.done = total, 0
+        self.show = total > 1 and sys.stderr.isatty()
+
+    def step(self, name: str) -> None:
+        self.done += 1
+        if self.show:
+            sys.stderr.write(f"\r\x1b[K[{self.done}/{self.total}] {name[-60:]}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.show:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()

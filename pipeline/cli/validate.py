@@ -2,6 +2,13 @@
 [--lang de]`: exit 0 valid, 1 invalid, 2 error. --html / --pdf also write the report for people (as the validate
 endpoints answer Accept: text/html / application/pdf).
 
+`pipeline validate DIR | FILES... | archive.zip [--jobs N] [--html-dir OUT]`: many documents (a folder's *.xml and
+*.pdf, recursively; an archive's members, read as POST .../validate/batch reads them: `pipeline.flows.validate_batch`)
+validated in N worker processes (default: CPU cores; forkserver / spawn, never fork: Saxon must not cross a fork),
+a progress line on a terminal, one line per document and a summary table (--json: the batch endpoint's
+`{"summary", "results"}`); --html-dir writes each document's report for people there. Exit 2 if any document could
+not be validated, else 1 if any is invalid, else 0.
+
 A PDF (by its `%PDF-` header) is checked as ZUGFeRD / Factur-X: PDF/A-3, XMP and the embedded invoice XML
 against its profile's rules, as POST /v1/invoice/zugferd/validate does; `--spec` and `--version` then do not apply.
 The report has the content checks (`CHECK-...`, `pipeline.check.content`) as the endpoints do: WARNINGs, ERRORs
@@ -10,15 +17,21 @@ with `--strict` (then a finding makes the exit code 1).
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from pipeline.cli.files import Progress, expand, is_archive, safe_name
 from pipeline.errors import ApiError
+from pipeline.settings import get_settings
 
 
 def register(sub) -> None:
     p = sub.add_parser("validate", help="validate an e-invoice (CII / UBL XML, or a ZUGFeRD PDF) on the official rules")
-    p.add_argument("file", type=Path, help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF")
+    p.add_argument("file", type=Path, nargs="+",
+                   help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF; several, a folder or a ZIP archive")
     p.add_argument("--spec", choices=("xrechnung", "en16931"), default="xrechnung", help="rules for an XML file")
     p.add_argument("--version", default=None, help="validation package version (default: latest active)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
@@ -27,7 +40,18 @@ def register(sub) -> None:
     p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the --html / --pdf report")
     p.add_argument("--strict", action="store_true",
                    help="content-check findings (CHECK-IBAN, CHECK-VAT-ID, ...) are errors, not warnings")
-    p.set_defaults(func=_run)
+    p.add_argument("--html-dir", type=Path, metavar="OUT", help="write each document's report for people here")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes for several documents (default: CPU cores)")
+    p.set_defaults(func=_dispatch)
+
+
+def _dispatch(args) -> int:
+    paths = args.file
+    if len(paths) == 1 and not paths[0].is_dir() and not is_archive(paths[0]):
+        args.file = paths[0]
+        return _run(args)
+    return _run_many(args)
 
 
 def _run(args) -> int:
@@ -51,6 +75,8 @@ def _run(args) -> int:
         for out, pdf in ((args.html, False), (args.pdf, True)):
             if out:
                 out.write_bytes(readable_report(data, report, args.file.name, args.lang, pdf=pdf))
+    if args.html_dir:
+        _write_html(args.html_dir, args.file.name, data, report, args.lang)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -62,3 +88,122 @@ def _run(args) -> int:
             where = f" line {loc.line}" + (f":{loc.column}" if loc.column else "") if loc and loc.line else ""
             print(f"  {i.severity:7} {i.code}{where}: {i.message}")
     return 0 if report.valid else 1
+
+
+def _write_html(folder: Path, name: str, data: bytes, report, language: str) -> None:
+    from pipeline.flows.validation_report import readable_report  # lazy: WeasyPrint / Saxon only when asked
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / (safe_name(name) + ".html")).write_bytes(readable_report(data, report, Path(name).name, language))
+
+
+def _spec_of(data: bytes, spec: str) -> str:
+    """As for one FILE: a PDF (by its header) is ZUGFeRD / Factur-X, anything else XML on `spec`'s rules."""
+    return "zugferd" if data.lstrip()[:5] == b"%PDF-" else spec
+
+
+def validate_one(job: tuple) -> dict:
+    """One document in a worker process: its results[] entry, plus `spec` (the rules applied).
+    job = (name, path or None, bytes or None, spec, version, strict, html_dir or None, language)."""
+    from pipeline.flows.validate_batch import document_outcome  # lazy: Saxon is loaded in the worker, not the parent
+
+    name, path, data, spec, version, strict, html_dir, language = job
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return {"name": name, "error": {"code": "UNREADABLE", "message": f"{exc.strerror or exc}"}}
+    spec = _spec_of(data, spec)
+    outcome, report = document_outcome(data, spec, version, None, strict)
+    if html_dir is not None and report is not None:
+        _write_html(html_dir, name, data, report, language)
+    return {"name": name, **outcome, "spec": spec}
+
+
+def _warm() -> None:
+    """Worker start: load Saxon in this process (never inherited)."""
+    import pipeline.flows.validate_batch  # noqa: F401 - lazy: the heavy imports, once per worker
+
+
+def run_jobs(jobs: list[tuple], workers: int, progress: Progress | None = None) -> list[dict]:
+    """Every job through validate_one, in `workers` processes (1: in this process), results in job order."""
+    results: list[dict | None] = [None] * len(jobs)
+    if workers <= 1 or len(jobs) <= 1:
+        for n, job in enumerate(jobs):
+            results[n] = validate_one(job)
+            if progress:
+                progress.step(job[0])
+        return results
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_warm) as pool:
+        futures = {pool.submit(validate_one, job): n for n, job in enumerate(jobs)}
+        for future in as_completed(futures):
+            n = futures[future]
+            try:
+                results[n] = future.result()
+            except Exception as exc:  # noqa: BLE001 - a worker that died costs its document only
+                results[n] = {"name": jobs[n][0], "error": {"code": "INTERNAL_ERROR", "message": str(exc)}}
+            if progress:
+                progress.step(jobs[n][0])
+    return results
+
+
+def _jobs_of(args) -> list[tuple | dict]:
+    """A job per document (validate_one's tuple), or the results[] entry of an archive member refused unread."""
+    from pipeline.flows.validate_batch import Limits, read_archive  # lazy: as above
+
+    common = (args.spec, args.version, args.strict, args.html_dir, args.lang)
+    jobs = []
+    for path in args.file:
+        if path.is_file() and is_archive(path):
+            limits = Limits(max_files=1 << 20, max_member=get_settings().max_upload_bytes, max_total=1 << 34)
+            for m in read_archive(path.read_bytes(), limits):
+                if m.error:
+                    jobs.append({"name": m.name, "error": {"code": m.error[0], "message": m.error[1]}})
+                else:
+                    jobs.append((m.name, None, m.data) + common)
+        else:
+            jobs += [(str(p.relative_to(path)) if path.is_dir() else str(p), p, None) + common for p in expand([path])]
+    return jobs
+
+
+def _run_many(args) -> int:
+    try:
+        jobs = _jobs_of(args)
+    except ApiError as exc:
+        print(f"pipeline validate: {exc.error_code}: {exc.message}", file=sys.stderr)
+        return 2
+    refused = {n: j for n, j in enumerate(jobs) if isinstance(j, dict)}
+    todo = [j for n, j in enumerate(jobs) if n not in refused]
+    progress = Progress(len(todo))
+    try:
+        done = iter(run_jobs(todo, args.jobs or os.cpu_count() or 1, progress))
+    finally:
+        progress.close()
+    results = [refused[n] if n in refused else next(done) for n in range(len(jobs))]
+    from pipeline.flows.validate_batch import summary  # lazy: as above
+
+    total = summary(results)
+    if args.json:
+        clean = [{k: v for k, v in r.items() if k != "spec"} for r in results]
+        print(json.dumps({"summary": total, "results": clean}, indent=2, ensure_ascii=False))
+    else:
+        _table(results, total)
+    return 2 if total["errors"] else 1 if total["invalid"] else 0
+
+
+def _table(results: list[dict], total: dict) -> None:
+    """One line per document, then the summary."""
+    width = min(max([len(r["name"]) for r in results] + [8]), 70)
+    print(f"{'document':{width}}  {'verdict':8} {'rules':10} {'errors':>6} {'warnings':>8}")
+    for r in results:
+        name = r["name"] if len(r["name"]) <= width else "..." + r["name"][-width + 3:]
+        if "report" in r:
+            rep = r["report"]
+            verdict = "VALID" if rep["valid"] else "INVALID"
+            print(f"{name:{width}}  {verdict:8} {r['spec']:10} {rep['summary']['errors']:>6} "
+                  f"{rep['summary']['warnings']:>8}")
+        else:
+            print(f"{name:{width}}  {'ERROR':8} {'':10} {'':>6} {'':>8}  {r['error']['code']}: {r['error']['message']}")
+    print(f"\n{total['files']} document(s): {total['valid']} valid, {total['invalid']} invalid, "
+          f"{total['errors']} could not be validated")

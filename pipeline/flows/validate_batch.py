@@ -23,6 +23,7 @@ import zipfile
 from dataclasses import dataclass
 
 from pipeline.check import engine
+from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import validate_xml
@@ -102,7 +103,8 @@ def read_archive(data: bytes, limits: Limits) -> list[Member]:
         raise ApiError(400, "INVALID_ARCHIVE", message, [ErrorDetail("INVALID_ARCHIVE", message, field="file")])
     if len(infos) > limits.max_files:
         raise too_many_files(len(infos), limits.max_files)
-    if sum(i.file_size for i in infos) > limits.max_total:  # the declared sizes: an early no, never a yes
+    # the declared sizes: an early no, never a yes (a member declared over max_member is refused unread below)
+    if sum(i.file_size for i in infos if i.file_size <= limits.max_member) > limits.max_total:
         raise _too_large_total(limits.max_total)
     budget = [limits.max_total]
     members = []
@@ -154,18 +156,24 @@ def validate_document(data: bytes, spec: str, version: str | None = None, reques
                       strict: bool = False) -> dict:
     """The report of one document as its single validate path answers it (JSON shape), or {"error": ...} when
     that path refuses the document itself (a file that is not a PDF on the ZUGFeRD path: INVALID_PDF)."""
+    return document_outcome(data, spec, version, request_id, strict)[0]
+
+
+def document_outcome(data: bytes, spec: str, version: str | None = None, request_id: str | None = None,
+                     strict: bool = False) -> tuple[dict, Report | None]:
+    """`validate_document` and the Report itself (None for an error entry), for a report for people."""
     try:
         if spec == "zugferd":
             report = validate_pdf(data, request_id, content_checks=True, strict=strict)
         else:
             report = validate_xml(data, spec, version, request_id, content_checks=True, strict=strict)
     except ApiError as exc:
-        return {"error": {"code": exc.error_code, "message": exc.message}}
+        return {"error": {"code": exc.error_code, "message": exc.message}}, None
     except Exception as exc:  # noqa: BLE001 - one document's crash must not cost the others their reports
         log.exception("validating a batch member failed request_id=%s", request_id)
         return {"error": {"code": "INTERNAL_ERROR", "message": f"The document could not be validated: "
-                                                               f"{type(exc).__name__}"}}
-    return {"report": report.to_dict()}
+                                                               f"{type(exc).__name__}"}}, None
+    return {"report": report.to_dict()}, report
 
 
 def entry(member: Member, outcome: dict | None) -> dict:
