@@ -323,3 +323,16 @@ def test_warm_up_compiles_the_generation_stylesheets():
     transform.warm_up()
     key = {str(transform.CII_XSL.resolve()), str(transform.UBL_XSL.resolve())}
     assert key <= set(saxon._get()["compiled"])
+
+
+def test_a_failed_rule_carries_the_value_sent_at_its_field(client):
+    """MANUAL amounts are used as sent: a payable amount of 1.0 fails BR-CO-16, and the entry says 1.0 was sent."""
+    request = load_request((FIXTURES / "manual-totals.json").read_bytes())
+    assert request["config"]["calculationMode"] == "MANUAL"
+    request["invoice"]["documentTotals"]["payableAmount"] = load_request(b'{"v": 1.0}')["v"]
+    resp = client.simulate_post("/v1/invoice/en16931", body=dump_request(request),
+                                headers={"Content-Type": "application/json"})
+    assert resp.status_code == 422, resp.text
+    entry = next(e for e in resp.json["errors"] if e["code"] == "BR-CO-16")
+    assert (entry["field"], entry["rejectedValue"]) == ("invoice.documentTotals.payableAmount", "1.0")
+    assert [e["code"] for e in resp.json["errors"]].count("BR-CO-16") == 1

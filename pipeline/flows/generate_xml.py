@@ -22,6 +22,7 @@ from pipeline.check.report import Location, Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, invalid_input
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice import model
+from pipeline.invoice.request_json import load_request
 from pipeline.write.transform import transform, transform_to_tree
 
 SPECS = model.XML_SPECS
@@ -114,6 +115,6 @@ def generate_xml(body: bytes, spec: str, request_id: str | None = None) -> tuple
         raise ApiError(500, "GENERATION_FAILED", "The document could not be generated.") from exc
     report = validate(out.xml, spec, request.config.version, request_id, out.tree)
     if not report.valid:
-        raise rejection(report, syntax, kept)
+        raise rejection(report, syntax, kept, load_request(body))
     report.issues += findings
     return out.xml, report

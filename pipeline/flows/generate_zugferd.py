@@ -17,6 +17,7 @@ from pipeline.check.rejection import profile_rejection
 from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, invalid_input
 from pipeline.flows.generate_xml import check_content, normalize
+from pipeline.invoice.request_json import load_request
 from pipeline.invoice.specs import RULES_VERSION, profile_named
 from pipeline.pdf import checks, page
 from pipeline.pdf.assemble import Attachment, embed_facturx
@@ -75,7 +76,7 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     report = Report(f"{RULES_VERSION} {profile.name}", "CII", profile_rules.validate_profile_xml(xml, profile),
                     request_id)
     if not report.valid:
-        raise profile_rejection(report, profile, request, kept)
+        raise profile_rejection(report, profile, request, kept, load_request(body))
     lap("validate")
     html = page.invoice_html(canonical, language, profile.level)
     lap("html")
