@@ -240,6 +240,15 @@ def test_unsupported_version_is_400(client, own_pdf):
     assert resp.status_code == 400 and resp.json["errorCode"] == "UNSUPPORTED_VERSION"
 
 
+def test_the_version_a_report_names_is_accepted_back(client, own_pdf):
+    report = upload(client, own_pdf).json
+    assert report["version"].startswith("Factur-X 1.09")
+    for version in (report["version"], "Factur-X 1.09", "1.09"):
+        again = upload(client, own_pdf, {"version": version})
+        assert again.status_code == 200, again.text
+        assert again.json["version"] == report["version"]
+
+
 def test_missing_request_part_is_400(client):
     resp = client.simulate_post("/v1/invoice/zugferd/validate", body=b"x",
                                 headers={"Content-Type": "application/pdf"})

@@ -10,11 +10,14 @@ import falcon
 from pipeline.errors import ApiError
 from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.validate_pdf import validate_pdf
+from pipeline.invoice.specs import VERSIONS, facturx_release
 from pipeline.service.resources.generation import check_media, read_body, set_content_warnings
 from pipeline.service.upload import answer_report, read_validation_upload, report_media, strict_flag
 
 PDF = "application/pdf"
-SUPPORTED_VERSIONS = ("1.09",)  # request.version on the validate endpoint: the Factur-X rules release
+# request.version on the validate endpoint: the Factur-X rules release, also spelled as a report's `version` names
+# it (`Factur-X 1.09 EN16931`), so that the version of a report can be sent back (specs.facturx_release).
+SUPPORTED_VERSIONS = VERSIONS
 
 
 class GenerateZugferd:
@@ -31,7 +34,7 @@ class ValidateZugferd:
         media = report_media(req)
         data, request = read_validation_upload(req)
         version = request.get("version")
-        if version is not None and version not in SUPPORTED_VERSIONS:
+        if version is not None and facturx_release(version) is None:
             raise ApiError(400, "UNSUPPORTED_VERSION", f"ZUGFeRD validation version {version!r} is not supported; "
                            f"supported: {', '.join(SUPPORTED_VERSIONS)}")
         report = validate_pdf(data, getattr(req.context, "request_id", None), content_checks=True,
