@@ -135,17 +135,25 @@ def run_jobs(jobs: list[tuple], workers: int, progress: Progress | None = None) 
                 progress.step(job[0])
         return results
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    size = max(1, min(16, len(jobs) // (workers * 8)))  # small chunks: little IPC, the workers stay even
+    chunks = [list(range(n, min(n + size, len(jobs)))) for n in range(0, len(jobs), size)]
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_warm) as pool:
-        futures = {pool.submit(validate_one, job): n for n, job in enumerate(jobs)}
+        futures = {pool.submit(validate_chunk, [jobs[n] for n in chunk]): chunk for chunk in chunks}
         for future in as_completed(futures):
-            n = futures[future]
+            chunk = futures[future]
             try:
-                results[n] = future.result()
-            except Exception as exc:  # noqa: BLE001 - a worker that died costs its document only
-                results[n] = {"name": jobs[n][0], "error": {"code": "INTERNAL_ERROR", "message": str(exc)}}
-            if progress:
-                progress.step(jobs[n][0])
+                done = future.result()
+            except Exception as exc:  # noqa: BLE001 - a worker that died costs its documents only
+                done = [{"name": jobs[n][0], "error": {"code": "INTERNAL_ERROR", "message": str(exc)}} for n in chunk]
+            for n, result in zip(chunk, done):
+                results[n] = result
+                if progress:
+                    progress.step(jobs[n][0])
     return results
+
+
+def validate_chunk(jobs: list[tuple]) -> list[dict]:
+    return [validate_one(job) for job in jobs]
 
 
 def _jobs_of(args) -> list[tuple | dict]:
