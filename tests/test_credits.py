@@ -174,3 +174,51 @@ def test_the_service_gives_back_expired_reservations_by_itself(store):
     assert r.status_code == 200
     assert store.get_key(key_id).balance == 0 and store.pending(key_id) == 0
     assert [e.request_id for e in store.usage(key_id) if e.kind == "charge"] == [r.headers["X-Request-Id"]]
+
+
+@pytest.mark.parametrize("path", ["/v1/invoice/en16931", "/v1/invoice/xrechnung", "/v1/invoice/zugferd"])
+@pytest.mark.parametrize("body,content_type,status", [
+    (b'{"invoice": ', "application/json", 400),                  # malformed JSON
+    (b'{"invoice": {}, "config": {"syntax": "CII"}}', "application/json", 400),  # the model refuses it
+    (b'{}', "text/plain", 415)])
+def test_input_validation_comes_before_credits(store, path, body, content_type, status):
+    """A request that is wrong in itself is told so whatever the balance (400, not 402), and reserves nothing;
+    a valid request with a zero balance is still 402 before any work."""
+    p = Platform(store)
+    key_id, token = p.key(credits=0)
+    r = p.post(token, path=path, body=body, headers={"Content-Type": content_type})
+    assert r.status_code == status, r.text
+    assert store.get_key(key_id).balance == 0 and store.pending(key_id) == 0
+    rich, rich_token = p.key(credits=1)
+    assert p.post(rich_token, path=path, body=body, headers={"Content-Type": content_type}).status_code == status
+    assert store.get_key(rich).balance == 1 and store.pending(rich) == 0
+    assert [e for e in store.usage(rich) if e.kind == "charge"] == []
+
+
+def test_a_malformed_conversion_request_is_400_before_credits(store):
+    p = Platform(store)
+    key_id, token = p.key(credits=0)
+    r = p.post(token, path="/v1/invoice/convert", body=b"not multipart",
+               headers={"Content-Type": "multipart/form-data; boundary=x"})
+    assert r.status_code == 400, r.text
+    assert store.get_key(key_id).balance == 0 and store.pending(key_id) == 0
+
+
+def test_a_valid_generation_request_without_credits_is_402():
+    from pipeline.cli.golden import FIXTURES
+    from pipeline.storage.sqlite import SqliteStore
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SqliteStore(Path(tmp) / "s.sqlite3")
+        p = Platform(store)
+        _, token = p.key(credits=0)
+        r = p.post(token, path="/v1/invoice/en16931", body=(FIXTURES / "vat-g-export.json").read_bytes(),
+                   headers={"Content-Type": "application/json"})
+        assert r.status_code == 402, r.text
+        _, token = p.key(credits=1)
+        r = p.post(token, path="/v1/invoice/en16931", body=(FIXTURES / "vat-g-export.json").read_bytes(),
+                   headers={"Content-Type": "application/json"})
+        assert r.status_code == 200, r.text
+        store.close()

@@ -64,10 +64,12 @@ def to_canonical(request: model.InvoiceRequest, indent: bool = False) -> bytes:
     return write.to_canonical(write.with_derived(request), indent)
 
 
-def normalize(body: bytes, spec: str, indent: bool = False,
-              kept: dict | None = None) -> tuple[model.InvoiceRequest, bytes]:
-    """Stages 1-3: (InvoiceRequest after calculation and derivation, canonical XML bytes; `indent` for people)."""
-    request = write.with_derived(calculate(parse(body, spec), kept))
+def normalize(body: bytes, spec: str, indent: bool = False, kept: dict | None = None,
+              parsed: model.InvoiceRequest | None = None) -> tuple[model.InvoiceRequest, bytes]:
+    """Stages 1-3: (InvoiceRequest after calculation and derivation, canonical XML bytes; `indent` for people).
+    `parsed`: stage 1's result for `body`, when the caller has it already (the service checks the request before
+    it reserves credits)."""
+    request = write.with_derived(calculate(parsed if parsed is not None else parse(body, spec), kept))
     return request, write.to_canonical(request, indent)
 
 
@@ -98,13 +100,15 @@ def validate(xml: bytes, spec: str, version: str | None = None, request_id: str 
 
 # ---- the whole path -------------------------------------------------------------------------------------
 
-def generate_xml(body: bytes, spec: str, request_id: str | None = None) -> tuple[bytes, Report]:
+def generate_xml(body: bytes, spec: str, request_id: str | None = None,
+                 parsed: model.InvoiceRequest | None = None) -> tuple[bytes, Report]:
     """JSON request -> (validated XML, report with any warnings: the official rules', then the content checks'
-    located at their JSON fields). Raises ApiError (400, 422, 500)."""
+    located at their JSON fields). `parsed`: `parse(body, spec)` when the caller has it. Raises ApiError (400,
+    422, 500)."""
     if spec not in SPECS:
         raise ValueError(f"unknown specification {spec!r}")
     kept: dict = {}
-    request, canonical = normalize(body, spec, kept=kept)
+    request, canonical = normalize(body, spec, kept=kept, parsed=parsed)
     findings = check_content(request, canonical, spec)
     syntax = str(request.config.syntax).upper()
     control = request.invoice.processControl  # BT-24 as sent (the model has checked it against the endpoint)

@@ -46,11 +46,12 @@ def supporting_files(request) -> list[Attachment]:
 
 
 def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict | None = None,
-                     clock=None, warnings: list | None = None) -> bytes:
+                     clock=None, warnings: list | None = None, request=None) -> bytes:
     """JSON InvoiceRequest -> checked Factur-X PDF/A-3 bytes. ApiError 400 / 422 (VALIDATION_FAILED for the XML,
     PDF_A3_VALIDATION_FAILED for the PDF) / 500. `timings`, when given, receives seconds per stage as measured
     by `clock` (default: wall clock; the bench also uses process CPU time). `warnings`, when given, receives the
-    content-check findings (`pipeline.check.content`, located at their JSON fields)."""
+    content-check findings (`pipeline.check.content`, located at their JSON fields). `request`: the body already
+    parsed (`generate_xml.parse(body, "zugferd")`), when the caller has it."""
     now = clock or time.perf_counter
     started = now()
     marks = timings if timings is not None else {}
@@ -62,7 +63,7 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
         started = t
 
     kept: dict = {}
-    request, canonical = normalize(body, "zugferd", kept=kept)
+    request, canonical = normalize(body, "zugferd", kept=kept, parsed=request)
     findings = check_content(request, canonical, "zugferd")
     profile = profile_named(request.config.profile)
     language = page.language_of(request.config.metadataLanguage)

@@ -8,6 +8,12 @@ Resources know nothing of it. A resource opts out of authentication with a class
 3. reserves the route's cost in credits (402 INSUFFICIENT_CREDITS), then the resource runs;
 4. afterwards the reservation is committed on a 2xx (a ledger charge) and released on anything else.
 Rejected requests never reach the resource, so they do no work and cost nothing.
+Input validation comes before credits: a resource with a cost may offer `read_input(req)`, which reads the body
+and checks it (media type, size, the request model: the cheap part, no document is produced) and keeps the
+result on `req.context` for the responder. The middleware calls it between the rate limit and the reservation, so
+a malformed request answers its 400 (or 406 / 413 / 415) whatever the balance, and a valid one still reserves its
+credits before any work. (Reserving after the model inside the resource would have put credit calls into the
+resources and the flows; validating first keeps the credits here, and a 400 never touches the credit store.)
 
 Charged exactly once: the charge is settled before the answer leaves the worker. A settlement that fails
 (connection reset, database gone) is retried once on a fresh connection; a reservation found gone on the
@@ -238,6 +244,9 @@ class PlatformMiddleware:
                            headers={"Retry-After": str(decision.reset)})
 
         cost = config.cost(req.method, req.path)
+        read_input = getattr(resource, "read_input", None)
+        if cost > 0 and read_input is not None:
+            read_input(req)  # the request's own faults (400, 406, 413, 415) before credits: see the module doc
         try:
             self.backends.sweep(store)
         except StorageUnavailable as exc:  # the request's own calls below decide whether it can go on

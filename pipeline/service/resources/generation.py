@@ -10,7 +10,7 @@ import falcon
 
 from pipeline.check import content
 from pipeline.errors import ApiError
-from pipeline.flows.generate_xml import SPECS, generate_xml
+from pipeline.flows.generate_xml import SPECS, generate_xml, parse
 from pipeline.settings import get_settings
 
 XML = "application/xml"
@@ -56,13 +56,28 @@ def read_body(req) -> bytes:
     return body
 
 
+def read_invoice_request(req, spec: str, produces: str):
+    """(body, InvoiceRequest) of a generation request: media types, size and the request model, once per request
+    (kept on req.context). The platform calls it before it reserves credits (`read_input`), so that a malformed
+    request is a 400 whatever the balance; without the platform the responder calls it."""
+    read = getattr(req.context, "invoice_request", None)
+    if read is None:
+        check_media(req, produces)
+        body = read_body(req)
+        read = req.context.invoice_request = (body, parse(body, spec))
+    return read
+
+
 class GenerateXml:
     def __init__(self, spec: str):
         self.spec = spec
 
+    def read_input(self, req):
+        return read_invoice_request(req, self.spec, XML)
+
     def on_post(self, req, resp):
-        check_media(req)
-        xml, report = generate_xml(read_body(req), self.spec, getattr(req.context, "request_id", None))
+        body, request = self.read_input(req)
+        xml, report = generate_xml(body, self.spec, getattr(req.context, "request_id", None), request)
         resp.content_type = XML
         resp.set_header("X-Validation-Warnings", str(report.warnings))
         set_content_warnings(resp, [i for i in report.issues if content.is_content_issue(i)])

@@ -58,7 +58,12 @@ class Parse:
 
 
 class Convert:
-    def on_post(self, req, resp):
+    def read_input(self, req) -> tuple:
+        """(document, to, spec, profile, language, allowLoss): the upload and its options, checked once per request.
+        The platform calls it before it reserves credits (a malformed request is a 400 whatever the balance)."""
+        read = getattr(req.context, "convert_input", None)
+        if read is not None:
+            return read
         data, request = read_validation_upload(req, request_optional=True)
         to = _choice(request, "to", TARGETS, upper=True)
         if to is None:
@@ -69,8 +74,13 @@ class Convert:
                 profile = profile_named(profile).name
             except ApiError:
                 raise _bad("profile", "names no ZUGFeRD / Factur-X profile", profile) from None
-        result = convert(data, to, _choice(request, "spec", SPECS), profile,
-                         _choice(request, "metadataLanguage", LANGUAGES), _flag(request, "allowLoss"), _request_id(req))
+        read = req.context.convert_input = (data, to, _choice(request, "spec", SPECS), profile,
+                                            _choice(request, "metadataLanguage", LANGUAGES),
+                                            _flag(request, "allowLoss"))
+        return read
+
+    def on_post(self, req, resp):
+        result = convert(*self.read_input(req), _request_id(req))
         resp.data, resp.content_type = result.document, result.media_type
         if result.losses:
             resp.set_header("X-Conversion-Losses", str(len(result.losses)))

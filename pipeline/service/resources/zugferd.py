@@ -11,7 +11,7 @@ from pipeline.errors import ApiError
 from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.invoice.specs import VERSIONS, facturx_release
-from pipeline.service.resources.generation import check_media, read_body, set_content_warnings
+from pipeline.service.resources.generation import read_invoice_request, set_content_warnings
 from pipeline.service.upload import answer_report, read_validation_upload, report_media, strict_flag
 
 PDF = "application/pdf"
@@ -21,10 +21,14 @@ SUPPORTED_VERSIONS = VERSIONS
 
 
 class GenerateZugferd:
+    def read_input(self, req):
+        return read_invoice_request(req, "zugferd", PDF)
+
     def on_post(self, req, resp):
-        check_media(req, PDF)
+        body, request = self.read_input(req)
         findings: list = []
-        resp.data = generate_zugferd(read_body(req), getattr(req.context, "request_id", None), warnings=findings)
+        resp.data = generate_zugferd(body, getattr(req.context, "request_id", None), warnings=findings,
+                                     request=request)
         resp.content_type = PDF
         set_content_warnings(resp, findings)
 
