@@ -88,6 +88,33 @@ def test_real_reports_match_the_described_schema():
     assert body["valid"] is False and body["issues"][0]["location"]["line"] == 1
 
 
+def test_report_fields_keep_their_meaning():
+    """`syntax` is CII, UBL or absent (never null); a PDF finding's position is `location.pdfObject`, not xpath."""
+    import io
+
+    import pikepdf
+    from pydantic import ValidationError
+
+    from pipeline.flows.validate_pdf import validate_pdf
+    from pipeline.flows.validate_xml import validate_xml
+
+    for data in (b"<Invoice><unclosed></Invoice>", b"<NoInvoice/>"):
+        body = validate_xml(data, "en16931").to_dict()
+        assert "syntax" not in body
+        schemas.XRechnungValidationResponse.model_validate(body)
+        with pytest.raises(ValidationError):
+            schemas.XRechnungValidationResponse.model_validate({**body, "syntax": None})
+    pdf = pikepdf.new()
+    pdf.add_blank_page()
+    out = io.BytesIO()
+    pdf.save(out)
+    body = validate_pdf(out.getvalue()).to_dict()
+    schemas.XRechnungValidationResponse.model_validate(body)
+    assert "syntax" not in body  # no embedded invoice
+    located = [i["location"] for i in body["issues"] if "location" in i]
+    assert located and all(set(loc) == {"pdfObject"} and loc["pdfObject"] for loc in located)
+
+
 def test_real_errors_match_the_described_schema():
     err = ApiError(400, "INVALID_INPUT", "bad", [ErrorDetail("REQUIRED", "missing", "invoice.seller.name", "BT-27",
                                                              {"any": ["json"]})])

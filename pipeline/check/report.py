@@ -30,12 +30,20 @@ def severity_of_flag(flag: str | None) -> str:
 
 @dataclass
 class Location:
+    """Where a finding is: in an XML document its `xpath` (and line, column); in a PDF the object it concerns
+    (`pdfObject`, e.g. `obj 12 0` or a PDF/A validator's path), never in `xpath`."""
     xpath: str | None = None
     line: int | None = None
     column: int | None = None
+    pdfObject: str | None = None
 
     def to_dict(self) -> dict:
-        return {"xpath": _text(self.xpath), "line": self.line, "column": self.column}
+        if self.pdfObject is not None and self.xpath is None and self.line is None:
+            return {"pdfObject": _text(self.pdfObject)}  # a PDF finding: no xpath, line or column to state
+        d = {"xpath": _text(self.xpath), "line": self.line, "column": self.column}
+        if self.pdfObject is not None:
+            d["pdfObject"] = _text(self.pdfObject)
+        return d
 
 
 @dataclass
@@ -72,11 +80,11 @@ class Report:
         return self.errors == 0
 
     def to_dict(self) -> dict:
-        return {
-            "valid": self.valid,
-            "version": self.version,
-            "syntax": self.syntax,
-            "summary": {"errors": self.errors, "warnings": self.warnings},
-            "issues": [i.to_dict() for i in self.issues],
-            "requestId": self.request_id,
-        }
+        """The report as JSON; `syntax` (CII or UBL) is absent when no invoice syntax was found (an unreadable
+        document, a PDF without an embedded invoice), never null."""
+        d = {"valid": self.valid, "version": self.version}
+        if self.syntax is not None:
+            d["syntax"] = self.syntax
+        d.update(summary={"errors": self.errors, "warnings": self.warnings},
+                 issues=[i.to_dict() for i in self.issues], requestId=self.request_id)
+        return d

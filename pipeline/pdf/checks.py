@@ -95,7 +95,8 @@ class Inspection:
     other_files: list[OtherFile] = field(default_factory=list)
 
     def add(self, severity: str, code: str, message: str, where: str | None = None) -> None:
-        self.issues.append(Issue(severity, code, message, Location(xpath=where) if where else None))
+        """A finding; `where` = the PDF object it concerns (`location.pdfObject`; no xpath: a PDF has none)."""
+        self.issues.append(Issue(severity, code, message, Location(pdfObject=where) if where else None))
 
     @property
     def errors(self) -> list[Issue]:
@@ -185,7 +186,9 @@ def gate_generated(data: bytes, xml: bytes, profile: Profile, attachments=()) ->
     _check_attachments(result, attachments)
     if result.errors:
         raise pdf_validation_failed("The generated PDF failed the PDF/A-3 / Factur-X checks.", [
-            ErrorDetail(i.code, i.message, field=i.location.xpath if i.location else None) for i in result.errors])
+            ErrorDetail(i.code, i.message + (f" (PDF object: {i.location.pdfObject})"
+                                             if i.location and i.location.pdfObject else ""))
+            for i in result.errors])
     return result
 
 

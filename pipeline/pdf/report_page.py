@@ -64,7 +64,7 @@ def _finding(issue: Issue, lines: list[str]) -> dict:
     line = location.line if location else None
     frame, column = _frame(lines, line, location.column if location else None)
     return {"message": issue.message, "term": f"{bt} {term.name}" if bt and term else bt,
-            "xpath": location.xpath if location else None, "line": line,
+            "xpath": (location.xpath or location.pdfObject) if location else None, "line": line,
             "column": column, "frame": frame}
 
 

@@ -35,9 +35,12 @@ class ErrorResponse(_Strict):
 
 
 class Location(_Strict):
-    xpath: str | None = None
+    xpath: str | None = Field(None, description="XML documents: where the finding is (the document's own "
+                                                "prefixes, or Saxon's `*:Name[namespace-uri()=...]` steps).")
     line: int | None = None
     column: int | None = None
+    pdfObject: str | None = Field(None, description="PDF findings: the PDF object concerned (`obj 12 0`, or the "
+                                                    "PDF/A validator's object path). Absent for XML findings.")
 
 
 class Issue(_Strict):
@@ -55,7 +58,9 @@ class ValidationSummary(_Strict):
 class XRechnungValidationResponse(_Strict):
     valid: bool
     version: str | None
-    syntax: str | None
+    syntax: Literal["CII", "UBL"] = Field(None, description="The syntax of the validated invoice: CII or UBL. Absent "
+                                                            "(never null) when the document is no readable CII or "
+                                                            "UBL invoice, or a PDF carries none.")
     summary: ValidationSummary
     issues: list[Issue]
     requestId: str | None
