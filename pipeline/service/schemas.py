@@ -60,7 +60,8 @@ class XRechnungValidationResponse(_Strict):
     version: str | None
     syntax: Literal["CII", "UBL"] = Field(None, description="The syntax of the validated invoice: CII or UBL. Absent "
                                                             "(never null) when the document is no readable CII or "
-                                                            "UBL invoice, or a PDF carries none.")
+                                                            "UBL invoice, or a PDF carries none.",
+                                          json_schema_extra=lambda schema: schema.pop("default", None))
     summary: ValidationSummary
     issues: list[Issue]
     requestId: str | None
