@@ -124,6 +124,95 @@ def test_real_errors_match_the_described_schema():
         schemas.ErrorResponse.model_validate(err.to_dict(None))
 
 
+def _multipart(file: bytes, request: dict | None = None, boundary: str = "b0undary") -> tuple[bytes, str]:
+    import json
+
+    parts = [("file", "upload", "application/octet-stream", file)]
+    if request is not None:
+        parts.append(("request", None, "application/json", json.dumps(request).encode()))
+    body = b""
+    for name, filename, media, data in parts:
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
+        body += (f"--{boundary}\r\nContent-Disposition: {disposition}\r\nContent-Type: {media}\r\n\r\n"
+                 .encode() + data + b"\r\n")
+    return body + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+_OUR_HEADERS = ("x-", "ratelimit-", "retry-after", "www-authenticate")
+
+
+def test_every_answer_is_described_with_its_code_and_headers(tmp_path):
+    """Real answers of every kind of endpoint, the error codes the issue names among them: each status is listed
+    for its operation, each errorCode in that response's list, each header of ours declared there."""
+    import json
+
+    from test_platform_helpers import REPO
+
+    s = make_store("sqlite", tmp_path)
+    p = Platform(s)
+    d = p.client.simulate_get("/v1/openapi.json").json
+    _, token = p.key(credits=1000)
+    _, broke = p.key(credits=0)
+    invoice = (REPO / "fixtures" / "invoice-all-fields.json").read_bytes()
+    with_finding = json.loads(invoice)
+    with_finding["invoice"]["paymentInstructions"]["creditTransfer"] = {"accountIdentifier": "DE00123456780000000000"}
+    xml = sorted((CORPUS / "xrechnung-testsuite").rglob("*.xml"))[0].read_bytes()
+    text, _ = _multipart(b"just text", {})
+    json_type = {"Content-Type": "application/json"}
+    calls = []  # (path, body, headers, expected status, expected errorCode)
+    for path in ("/v1/invoice/xrechnung", "/v1/invoice/en16931", "/v1/invoice/zugferd"):
+        calls += [(path, invoice, json_type, 200, None),  # X-Validation-Warnings (XML), RateLimit-*: required
+                  (path, json.dumps(with_finding).encode(), json_type, 200, None),
+                  (path, b'{"invoice": ', json_type, 400, "INVALID_INPUT"),
+                  (path, invoice, {"Content-Type": "text/plain"}, 415, "UNSUPPORTED_MEDIA_TYPE"),
+                  (path, invoice, {**json_type, "Accept": "image/png"}, 406, "NOT_ACCEPTABLE"),
+                  (path, b"x" * 100, {**json_type, "Content-Length": str(10 ** 10)}, 413, "PAYLOAD_TOO_LARGE")]
+    body, media = _multipart(xml, {"version": "9.99"})
+    for path in ("/v1/invoice/xrechnung/validate", "/v1/invoice/en16931/validate", "/v1/invoice/zugferd/validate"):
+        calls += [(path, body, {"Content-Type": media}, 400, "UNSUPPORTED_VERSION"),
+                  (path, body, {"Content-Type": media, "Accept": "image/png"}, 406, "NOT_ACCEPTABLE")]
+    body, media = _multipart(b"not a pdf", {})
+    calls.append(("/v1/invoice/zugferd/validate", body, {"Content-Type": media}, 400, "INVALID_PDF"))
+    for path, request in (("/v1/invoice/parse", {}), ("/v1/invoice/convert", {"to": "UBL"}),
+                          ("/v1/invoice/render", {})):
+        body, media = _multipart(b"just text", request)
+        calls.append((path, body, {"Content-Type": media}, 400, "NOT_AN_EINVOICE"))
+    body, media = _multipart(xml, {"to": "CII", "spec": "en16931"})
+    calls.append(("/v1/invoice/convert", body, {"Content-Type": media}, None, None))
+    seen = set()
+    for path, body, headers, status, code in calls:
+        r = p.post(token, path=path, body=body, headers=headers)
+        assert status is None or r.status_code == status, (path, r.status_code, r.text[:300])
+        _check_described(d, path, r)
+        seen.add(r.json["errorCode"] if r.status_code >= 400 else None)
+        assert code is None or r.json["errorCode"] == code
+    r = p.post(broke, path="/v1/invoice/en16931", body=invoice, headers=json_type)
+    assert r.status_code == 402
+    _check_described(d, "/v1/invoice/en16931", r)
+    r = p.post("einv_test_nokey.nosecret", path="/v1/invoice/en16931", body=invoice, headers=json_type)
+    assert r.status_code == 401
+    _check_described(d, "/v1/invoice/en16931", r)
+    assert {"UNSUPPORTED_VERSION", "INVALID_PDF", "NOT_ACCEPTABLE", "UNSUPPORTED_MEDIA_TYPE", "PAYLOAD_TOO_LARGE",
+            "NOT_AN_EINVOICE"} <= seen
+    s.close()
+
+
+def _check_described(d: dict, path: str, r) -> None:
+    responses = d["paths"][path]["post"]["responses"]
+    assert str(r.status_code) in responses, (path, r.status_code, r.text[:200])
+    described = responses[str(r.status_code)]
+    if r.status_code >= 400:
+        schema = described["content"]["application/json"]["schema"]
+        assert r.json["errorCode"] in schema["properties"]["errorCode"]["enum"], (path, r.status_code, r.json)
+        assert f"`{r.json['errorCode']}`" in described["description"]
+    ours = {h.lower() for h in r.headers if h.lower().startswith(_OUR_HEADERS)}
+    declared = {h.lower() for h in described.get("headers", {})}
+    assert ours <= declared, (path, r.status_code, ours - declared)
+    required = {h.lower() for h, ref in described.get("headers", {}).items()
+                if d["components"]["headers"][ref["$ref"].rsplit("/", 1)[1]].get("required")}
+    assert required <= {h.lower() for h in r.headers}, (path, r.status_code, required - set(r.headers))
+
+
 # -- schemathesis against the live service ------------------------------------------------------------------
 
 MAX_EXAMPLES = 15

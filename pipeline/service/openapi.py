@@ -65,24 +65,64 @@ _ERROR_TEXT = {
          "STORAGE_UNAVAILABLE; nothing was done or charged, retry after `Retry-After` seconds.",
 }
 
+# Every errorCode an endpoint can answer, per kind of endpoint and HTTP status (the statuses every authenticated
+# endpoint shares in _COMMON_CODES). Each error response's schema narrows `errorCode` to its list, so the schemathesis
+# run and tests/test_openapi.py hold real answers against it: a new code must be added here.
+_RULES_MISSING = ("RULES_NOT_INSTALLED", "RULES_UNAVAILABLE")
+_COMMON_CODES = {
+    400: ("INVALID_INPUT",),
+    401: tuple(apikeys.AUTH_CODES),
+    402: ("INSUFFICIENT_CREDITS",),
+    406: ("NOT_ACCEPTABLE",),
+    413: ("PAYLOAD_TOO_LARGE",),
+    415: ("UNSUPPORTED_MEDIA_TYPE",),
+    422: (),
+    429: ("RATE_LIMIT_EXCEEDED",),
+    500: ("INTERNAL_ERROR",),
+    503: ("RATE_LIMIT_CONFIGURATION_UNAVAILABLE", "STORAGE_UNAVAILABLE"),
+}
+_READING_400 = ("NOT_AN_EINVOICE", "INVALID_PDF")
+ERROR_CODES = {
+    "generate_xml": {422: ("VALIDATION_FAILED",), 500: ("GENERATION_FAILED",) + _RULES_MISSING},
+    "generate_pdf": {422: ("VALIDATION_FAILED", "PDF_A3_VALIDATION_FAILED"), 500: ("GENERATION_FAILED",)
+                     + _RULES_MISSING},
+    "validate_xml": {400: ("UNSUPPORTED_VERSION",), 500: _RULES_MISSING},
+    "validate_pdf": {400: ("UNSUPPORTED_VERSION", "INVALID_PDF"), 500: _RULES_MISSING},
+    "batch": {400: ("UNSUPPORTED_VERSION", "UNSUPPORTED_SPEC", "TOO_MANY_FILES", "INVALID_ARCHIVE"),
+              500: _RULES_MISSING},
+    "parse": {400: _READING_400, 500: ("READ_FAILED",) + _RULES_MISSING},
+    "convert": {400: _READING_400, 422: ("SOURCE_INVALID", "SOURCE_NOT_CONVERTIBLE", "CONVERSION_LOSS",
+                                         "VALIDATION_FAILED", "PDF_A3_VALIDATION_FAILED"),
+                500: ("READ_FAILED", "GENERATION_FAILED") + _RULES_MISSING},
+    "render": {400: _READING_400, 500: ("READ_FAILED",) + _RULES_MISSING},
+    "readyz": {503: ("NOT_READY",)},
+}
+
+
+def error_codes(kind: str, status: int) -> tuple[str, ...]:
+    """The errorCodes an endpoint of `kind` answers with `status` (public endpoints: their own only)."""
+    common = _COMMON_CODES.get(status, ()) if kind != "readyz" else ()
+    return tuple(dict.fromkeys(common + ERROR_CODES.get(kind, {}).get(status, ())))
+
+
 _HEADERS = {
     "X-Request-Id": {"description": "The client's id if valid (<= 128 of `A-Za-z0-9._:-`), else a new one.",
-                     "schema": {"type": "string", "maxLength": 128}},
-    "RateLimit-Limit": {"description": "Requests allowed in the current window for this key.",
+                     "required": True, "schema": {"type": "string", "maxLength": 128}},
+    "RateLimit-Limit": {"description": "Requests allowed in the current window for this key.", "required": True,
                         "schema": {"type": "integer", "minimum": 1}},
-    "RateLimit-Remaining": {"description": "Requests left in the current window.",
+    "RateLimit-Remaining": {"description": "Requests left in the current window.", "required": True,
                             "schema": {"type": "integer", "minimum": 0}},
-    "RateLimit-Reset": {"description": "Seconds until the current window ends.",
+    "RateLimit-Reset": {"description": "Seconds until the current window ends.", "required": True,
                         "schema": {"type": "integer", "minimum": 1}},
-    "Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer", "minimum": 0}},
+    "Retry-After": {"description": "Seconds to wait before retrying.", "required": True, "schema": {"type": "integer", "minimum": 0}},
     "X-Conversion-Losses": {"description": "convert with allowLoss: how many source values the target does not "
                                            "carry.", "schema": {"type": "integer", "minimum": 1}},
     "X-Conversion-Lost": {"description": "convert with allowLoss: their xpaths in the source, `; `-separated "
                                          "(cut after 2000 characters).", "schema": {"type": "string"}},
-    "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "schema": {"type": "string"}},
+    "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "required": True, "schema": {"type": "string"}},
     "X-Validation-Warnings": {"description": "XML generation: how many warnings the report of the returned document "
                                              "has (the official rules' and the content checks').",
-                              "schema": {"type": "integer", "minimum": 0}},
+                              "required": True, "schema": {"type": "integer", "minimum": 0}},
     "X-Content-Warnings": {"description": "Generation: the content checks' findings (see the API description), each "
                                           "as `CODE field (BT)`, `; `-separated (cut after 2000 characters); absent "
                                           "when there are none. `config.strict: true` refuses such a request with "
@@ -102,7 +142,8 @@ def _schemas() -> dict:
     return top.get("$defs", {})
 
 
-def _error(status: int, authenticated: bool) -> dict:
+def _error(status: int, authenticated: bool, kind: str | None = None) -> dict:
+    """An error response; with `kind` (see ERROR_CODES) its description and schema list the errorCodes."""
     headers = ["X-Request-Id"]
     if authenticated and status not in (401, 503):
         headers += ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]
@@ -110,8 +151,14 @@ def _error(status: int, authenticated: bool) -> dict:
         headers.append("Retry-After")
     if status == 401:
         headers.append("WWW-Authenticate")
-    return {"description": f"`{STATUS_TEXT[status]}`: {_ERROR_TEXT[status]}", "headers": _headers(*headers),
-            "content": {"application/json": {"schema": {"$ref": REF.format(model="ErrorResponse")}}}}
+    schema: dict = {"$ref": REF.format(model="ErrorResponse")}
+    description = f"`{STATUS_TEXT[status]}`: {_ERROR_TEXT[status]}"
+    codes = error_codes(kind, status) if kind else ()
+    if codes:
+        schema["properties"] = {"errorCode": {"enum": list(codes)}}
+        description += " errorCode: " + ", ".join(f"`{c}`" for c in codes) + "."
+    return {"description": description, "headers": _headers(*headers),
+            "content": {"application/json": {"schema": schema}}}
 
 
 def _ok(description: str, content: dict) -> dict:
@@ -127,7 +174,9 @@ _REQUEST_ID_PARAM = {"name": "X-Request-Id", "in": "header", "required": False,
 def _generation(spec: str, media: str, summary: str, cost: int) -> dict:
     body = {"$ref": REF.format(model="InvoiceRequest")}
     ok = {"type": "string"} if media == "application/xml" else {"type": "string", "contentMediaType": media}
-    statuses = [400, 401, 402, 406, 413, 415, 422, 429, 500, 503]
+    statuses = [400, 401, 402, 406, 413, 415, 422, 429, 500, 503] if cost else [400, 401, 406, 413, 415, 422, 429,
+                                                                                500, 503]
+    kind = "generate_xml" if media == "application/xml" else "generate_pdf"
     ok_response = _ok(summary, {media: {"schema": ok}})
     ok_response["headers"].update(_headers(*(("X-Validation-Warnings",) if media == "application/xml" else ())
                                            + ("X-Content-Warnings",)))
@@ -138,7 +187,7 @@ def _generation(spec: str, media: str, summary: str, cost: int) -> dict:
         "tags": ["generation"],
         "parameters": [_REQUEST_ID_PARAM],
         "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
-        "responses": {"200": ok_response, **{str(s): _error(s, True) for s in statuses}},
+        "responses": {"200": ok_response, **{str(s): _error(s, True, kind) for s in statuses}},
     }}
 
 
@@ -171,7 +220,7 @@ def _validation(path: str, summary: str, cost: int) -> dict:
             "application/json": {"schema": {"$ref": REF.format(model="XRechnungValidationResponse")}},
             "text/html": {"schema": {"type": "string"}},
             "application/pdf": {"schema": {"type": "string", "contentMediaType": "application/pdf"}}}),
-            **{str(s): _error(s, True) for s in statuses}},
+            **{str(s): _error(s, True, "validate_pdf" if name == "zugferd" else "validate_xml") for s in statuses}},
     }}
 
 
@@ -205,7 +254,7 @@ def _batch(path: str, summary: str, cost: int) -> dict:
             "summary": {"type": "object", "required": ["files", "valid", "invalid", "errors"],
                         "properties": {k: count for k in ("files", "valid", "invalid", "errors")}},
             "results": {"type": "array", "items": result}}}}}),
-        **{str(s): _error(s, True) for s in (400, 401, 402, 406, 413, 415, 429, 500, 503)}}
+        **{str(s): _error(s, True, "batch") for s in (400, 401, 402, 406, 413, 415, 429, 500, 503)}}
     return {"post": op}
 
 
@@ -220,8 +269,11 @@ def _reading(path: str, cost: int) -> dict:
             "request": {"$ref": REF.format(model=request_model)},
         },
     }
-    statuses = [400, 401, 402, 406, 413, 415, 422, 429, 500, 503] if name != "parse" else [400, 401, 413, 415, 429,
-                                                                                           500, 503]
+    statuses = {"parse": [400, 401, 413, 415, 429, 500, 503],
+                "render": [400, 401, 406, 413, 415, 429, 500, 503]}.get(name, [400, 401, 406, 413, 415, 422, 429,
+                                                                          500, 503])
+    if cost:
+        statuses = sorted(statuses + [402])
     ok_response = _ok(summary, ok)
     if name == "convert":
         ok_response["headers"].update(_headers("X-Conversion-Losses", "X-Conversion-Lost"))
@@ -233,7 +285,7 @@ def _reading(path: str, cost: int) -> dict:
         "parameters": [_REQUEST_ID_PARAM],
         "requestBody": {"required": True, "content": {"multipart/form-data": {
             "schema": multipart, "encoding": {"request": {"contentType": "application/json"}}}}},
-        "responses": {"200": ok_response, **{str(s): _error(s, True) for s in statuses}},
+        "responses": {"200": ok_response, **{str(s): _error(s, True, name) for s in statuses}},
     }}
 
 
@@ -242,7 +294,7 @@ def _public(op_id: str, summary: str, schema: dict, statuses=()) -> dict:
         "operationId": op_id, "summary": summary, "tags": ["service"], "security": [],
         "responses": {"200": {"description": summary, "headers": _headers("X-Request-Id"),
                               "content": {"application/json": {"schema": schema}}},
-                      **{str(s): _error(s, False) for s in statuses}},
+                      **{str(s): _error(s, False, op_id) for s in statuses}},
     }}
 
 
