@@ -248,3 +248,38 @@ def test_an_embedded_invoice_over_the_upload_limit_is_a_413(monkeypatch):
     finally:
         monkeypatch.delenv("EINVOICE_MAX_UPLOAD_BYTES")
         get_settings.cache_clear()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3))
+def test_damaged_documents_never_get_a_server_error_on_the_reading_endpoints(client, seed):
+    """Official documents damaged at random (elements removed, duplicated, text and attributes replaced by junk):
+    parse, convert and render answer 200, 400 or 422, never 5xx."""
+    import random
+
+    from lxml import etree
+
+    rng = random.Random(seed)
+    junk = ["", " ", "x" * 300, "-1", "1e9999", "NaN", "2024-13-45", "<>&", "99999999999999999999.99", "0"]
+    sources = sorted(p for p in CORPUS.glob("*/**/*.xml") if p.stat().st_size < 300_000
+                     and b"testSet" not in p.read_bytes()[:3000])
+    for _ in range(12):
+        root = etree.fromstring(rng.choice(sources).read_bytes())
+        for _ in range(rng.randint(1, 4)):
+            element = rng.choice(list(root.iter(etree.Element)))
+            parent, roll = element.getparent(), rng.random()
+            if roll < 0.3 and parent is not None:
+                parent.remove(element)
+            elif roll < 0.6:
+                element.text = rng.choice(junk)
+            elif roll < 0.8 and parent is not None:
+                parent.append(etree.fromstring(etree.tostring(element)))
+            else:
+                for name in element.attrib:
+                    element.attrib[name] = rng.choice(junk)
+        data = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+        for path, request in (("/v1/invoice/parse", {"validate": True}),
+                              ("/v1/invoice/convert", {"to": rng.choice(["CII", "UBL", "ZUGFERD"]), "allowLoss": True}),
+                              ("/v1/invoice/render", {"validate": True, "showBusinessTerms": True})):
+            resp = upload(client, data, request, path=path)
+            assert resp.status_code in (200, 400, 422), (path, resp.status_code, resp.text[:300])

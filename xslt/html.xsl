@@ -193,11 +193,11 @@
 
   <!-- IBAN-like identifiers in groups of four; anything else as sent. -->
   <xsl:function name="f:account" as="xs:string">
-    <xsl:param name="v" as="xs:string"/>
-    <xsl:variable name="s" select="replace($v, '\s', '')"/>
+    <xsl:param name="v" as="xs:string?"/>  <!-- empty for a received invoice without the account -->
+    <xsl:variable name="s" select="replace(string($v), '\s', '')"/>
     <xsl:sequence select="if (matches($s, '^[A-Z]{2}[0-9]{2}[A-Z0-9]{8,30}$'))
         then string-join(for $i in 0 to (string-length($s) - 1) idiv 4 return substring($s, $i * 4 + 1, 4), ' ')
-        else $v"/>
+        else string($v)"/>
   </xsl:function>
 
   <xsl:variable name="inv" select="/invoice"/>

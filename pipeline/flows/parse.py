@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass, field
 
 from pipeline import write
-from pipeline.check import xmlinput
+from pipeline.check import engine, xmlinput
 from pipeline.check.profiles import validate_profile_xml
 from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, bad_request
@@ -117,7 +117,16 @@ def to_canonical(source: Source, stylesheet=None) -> bytes:
     """Stage 2: canonical XML with provenance (`s:src` on every element read from the source)."""
     try:
         return reading.to_canonical(source.xml, source.doc, stylesheet)
-    except TransformError as exc:  # a reading stylesheet failed on a document xmlinput accepted: our bug
+    except TransformError as exc:
+        # The reading stylesheets follow the syntax's schema (one settlement, one indicator, ...). A document that
+        # breaks it is the sender's problem, said with the schema's findings; one that follows it is our bug.
+        schema = engine.pick_pack("en16931", None, source.doc.syntax).rules_for(source.doc.syntax).xsd
+        findings = engine.xsd_issues(source.doc, schema)
+        if findings:
+            raise _refuse(f"The document does not follow the {source.syntax} schema, so it cannot be read: "
+                          f"{findings[0].message}", findings[0].code, "; ".join(
+                              f"line {f.location.line}: {f.message}" if f.location and f.location.line else f.message
+                              for f in findings[:10])) from exc
         log.error("reading failed: %s", exc)
         raise ApiError(500, "READ_FAILED", "The document could not be read.") from exc
 
