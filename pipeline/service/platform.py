@@ -75,7 +75,7 @@ def default_cost(method: str, path: str) -> int:
     """Generation and conversion cost 1; validation, parsing and rendering (reading what one received) cost 0."""
     if method != "POST" or not path.startswith("/v1/invoice/"):
         return 0
-    return 0 if path.endswith(("/validate", "/parse", "/render")) else 1
+    return 0 if path.endswith(("/validate", "/validate/batch", "/parse", "/render")) else 1
 
 
 @dataclass(frozen=True)

@@ -44,31 +44,35 @@ def _read_bounded(stream, limit: int) -> bytes | None:
             return None
 
 
-def read_validation_upload(req: falcon.Request, max_bytes: int | None = None,
-                           request_optional: bool = False) -> tuple[bytes, dict]:
-    """(file bytes, request object) from a multipart/form-data validation request (`request_optional`: a missing
-    request part means {}, as on the reading endpoints).
-    Raises ApiError 400 (not multipart, missing part, malformed JSON, bad `version`) or 413 (file too large)."""
-    limit = max_bytes or get_settings().max_upload_bytes
+def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
+               too_many=None) -> tuple[list[tuple[str | None, bytes]], bytes | None]:
+    """The `file` parts (name, bytes) and the raw `request` part of a multipart/form-data upload, read under one
+    upload's bound: 413 when the body or the files together exceed `limit`; a second `file` part is skipped when
+    `max_files` is 1, and `too_many(n)` is raised beyond `max_files` otherwise. Shared by the single and the batch
+    validation endpoints and the reading endpoints."""
     if req.content_length is not None and req.content_length > limit + _FRAMING_SLACK:
         raise _too_large(limit)
     if not (req.content_type or "").lower().startswith("multipart/form-data"):
         raise _bad("NOT_MULTIPART", "Send multipart/form-data with a 'file' part and a 'request' JSON part.",
                    rejected=req.content_type)
-    file_bytes = request_raw = None
     if req.content_length is None and "chunked" in (req.get_header("Transfer-Encoding") or "").lower():
         body = _read_bounded(req.stream, limit + _FRAMING_SLACK)
         if body is None:
             raise _too_large(limit)
         req.stream = req.env["wsgi.input"] = io.BytesIO(body)  # the parser reads this copy, with its length
         req.env["CONTENT_LENGTH"] = str(len(body))
+    files: list[tuple[str | None, bytes]] = []
+    request_raw, left = None, limit
     try:
         for part in req.get_media():
-            if part.name == "file" and file_bytes is None:
-                req.context.upload_name = part.filename  # named in a report for people
-                file_bytes = _read_bounded(part.stream, limit)
-                if file_bytes is None:
+            if part.name == "file" and (max_files != 1 or not files):
+                if max_files is not None and len(files) >= max_files:
+                    raise too_many(len(files) + 1)
+                data = _read_bounded(part.stream, left)
+                if data is None:
                     raise _too_large(limit)
+                left -= len(data)
+                files.append((part.filename, data))
             elif part.name == "request" and request_raw is None:
                 request_raw = _read_bounded(part.stream, _MAX_REQUEST_PART)
                 if request_raw is None:
@@ -77,16 +81,27 @@ def read_validation_upload(req: falcon.Request, max_bytes: int | None = None,
                 raise _too_large(limit)
     except falcon.MediaMalformedError as exc:
         raise _bad("MALFORMED_MULTIPART", f"The multipart body could not be read: {exc.description or exc}") from exc
-    if file_bytes is None:
+    if not files:
         raise _bad("MISSING_PART", "The 'file' part is missing.", field="file")
+    return files, request_raw
+
+
+def read_validation_upload(req: falcon.Request, max_bytes: int | None = None,
+                           request_optional: bool = False) -> tuple[bytes, dict]:
+    """(file bytes, request object) from a multipart/form-data validation request (`request_optional`: a missing
+    request part means {}, as on the reading endpoints).
+    Raises ApiError 400 (not multipart, missing part, malformed JSON, bad `version`) or 413 (file too large)."""
+    files, request_raw = read_parts(req, max_bytes or get_settings().max_upload_bytes)
+    (name, file_bytes), = files
+    req.context.upload_name = name  # named in a report for people
     if request_raw is None:
         if request_optional:
             return file_bytes, {}
         raise _bad("MISSING_PART", "The 'request' part is missing (send {} for the defaults).", field="request")
-    return file_bytes, _parse_request(request_raw)
+    return file_bytes, parse_request_part(request_raw)
 
 
-def _parse_request(raw: bytes) -> dict:
+def parse_request_part(raw: bytes) -> dict:
     try:
         request = json.loads(raw.decode("utf-8-sig") if raw.strip() else "null")
     except (UnicodeDecodeError, ValueError) as exc:

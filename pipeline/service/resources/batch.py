@@ -19,7 +19,6 @@ which the middleware then charges on the 200 or gives back on any failure, as fo
 """
 from __future__ import annotations
 
-import io
 import time
 
 import falcon
@@ -28,9 +27,9 @@ from pipeline.errors import ApiError
 from pipeline.flows.validate_batch import Limits, Member, check_request, document, is_zip, read_archive, \
     too_many_files, validate_batch
 from pipeline.service.platform import storage_unavailable
+from pipeline.invoice.specs import facturx_release
 from pipeline.service.resources.zugferd import SUPPORTED_VERSIONS as ZUGFERD_VERSIONS
-from pipeline.service.upload import _FRAMING_SLACK, _MAX_REQUEST_PART, _bad, _parse_request, _read_bounded, \
-    _too_large, strict_flag
+from pipeline.service.upload import parse_request_part, read_parts, strict_flag
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
 
@@ -46,42 +45,10 @@ def limits() -> Limits:
 def read_batch_upload(req: falcon.Request, bounds: Limits) -> tuple[list[Member], dict]:
     """(documents in order, request object) from the multipart body: `file` parts and an optional `request`.
     The body is read under one upload's bound (413), as on the single endpoints."""
-    limit = get_settings().max_upload_bytes
-    if req.content_length is not None and req.content_length > limit + _FRAMING_SLACK:
-        raise _too_large(limit)
-    if not (req.content_type or "").lower().startswith("multipart/form-data"):
-        raise _bad("NOT_MULTIPART", "Send multipart/form-data with a 'file' part (a ZIP archive, or one part per "
-                   "document) and an optional 'request' JSON part.", rejected=req.content_type)
-    if req.content_length is None and "chunked" in (req.get_header("Transfer-Encoding") or "").lower():
-        body = _read_bounded(req.stream, limit + _FRAMING_SLACK)
-        if body is None:
-            raise _too_large(limit)
-        req.stream = req.env["wsgi.input"] = io.BytesIO(body)  # the parser reads this copy, with its length
-        req.env["CONTENT_LENGTH"] = str(len(body))
-    files: list[tuple[str, bytes]] = []
-    request_raw, left = None, limit
-    try:
-        for part in req.get_media():
-            if part.name == "file":
-                if len(files) >= bounds.max_files:
-                    raise too_many_files(len(files) + 1, bounds.max_files)
-                data = _read_bounded(part.stream, left)
-                if data is None:
-                    raise _too_large(limit)
-                left -= len(data)
-                files.append((part.filename or f"file-{len(files) + 1}", data))
-            elif part.name == "request" and request_raw is None:
-                request_raw = _read_bounded(part.stream, _MAX_REQUEST_PART)
-                if request_raw is None:
-                    raise _bad("REQUEST_TOO_LARGE", "The 'request' part is too large.", field="request")
-            elif _read_bounded(part.stream, limit) is None:  # other parts are skipped, but bounded too
-                raise _too_large(limit)
-    except falcon.MediaMalformedError as exc:
-        raise _bad("MALFORMED_MULTIPART", f"The multipart body could not be read: {exc.description or exc}") from exc
-    if not files:
-        raise _bad("MISSING_PART", "The 'file' part is missing (a ZIP archive, or one part per document).",
-                   field="file")
-    request = _parse_request(request_raw) if request_raw is not None else {}
+    files, request_raw = read_parts(req, get_settings().max_upload_bytes, bounds.max_files,
+                                    lambda n: too_many_files(n, bounds.max_files))
+    files = [(name or f"file-{n}", data) for n, (name, data) in enumerate(files, start=1)]
+    request = parse_request_part(request_raw) if request_raw is not None else {}
     if len(files) == 1 and is_zip(files[0][1]):
         return read_archive(files[0][1], bounds), request
     return [document(name, data, bounds.max_member) for name, data in files], request
@@ -124,7 +91,7 @@ class BatchValidation:
                            "excludes it.")
         members, request = read_batch_upload(req, limits())
         version, strict = request.get("version"), strict_flag(request)
-        if self.spec == "zugferd" and version is not None and version not in ZUGFERD_VERSIONS:
+        if self.spec == "zugferd" and version is not None and facturx_release(version) is None:
             raise ApiError(400, "UNSUPPORTED_VERSION", f"ZUGFeRD validation version {version!r} is not supported; "
                            f"supported: {', '.join(ZUGFERD_VERSIONS)}")
         check_request(self.spec, version)
