@@ -330,3 +330,13 @@ def test_cli_render(tmp_path):
     assert done.returncode == 0, done.stderr
     text = pdftotext(out.read_bytes(), tmp_path, "-raw")
     assert "Gültig" in text and "123456XX" in text
+
+
+def test_an_attached_document_is_listed_by_its_size_not_its_base64():
+    """showBusinessTerms on an invoice with a ~200 KB attachment: the list names its size (laying out the base64
+    took WeasyPrint minutes)."""
+    from pipeline.flows.render import render
+    source = next((CORPUS / "xrechnung-testsuite").rglob("01.15a-INVOICE_uncefact.xml")).read_bytes()
+    html = render(source, "en", business_terms=True, html=True)
+    assert b"bytes (base64)" in html and len(html) < 100_000
+    assert render(source, "en", business_terms=True).startswith(b"%PDF-")

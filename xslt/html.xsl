@@ -619,7 +619,10 @@
             <xsl:variable name="term" select="$terms(string-join(ancestor-or-self::*/local-name(), '/'))"/>
             <tr>
               <td class="bt wrap"><xsl:value-of select="($term, local-name())[1]"/></td>
-              <td class="wrap"><xsl:value-of select="."/></td>
+              <!-- an attached document (BT-125) is named by its size: its base64 is no text for a person -->
+              <td class="wrap"><xsl:value-of select="if (self::attachedDocument)
+                  then format-number(string-length(normalize-space(.)) * 3 idiv 4, '#,##0') || ' bytes (base64)'
+                  else ."/></td>
             </tr>
           </xsl:for-each>
         </tbody>
