@@ -85,11 +85,16 @@ def test_a_stalled_database_gives_503_within_seconds_and_healthz_stays_up(node):
     assert _timed_get(n.server.url + "/readyz")[0] == 200
 
 
-def test_reset_connections_cost_at_most_one_503_then_recover(node):
+def test_reset_connections_cost_503s_only_until_the_cooldown_then_recover(node):
+    """Each worker's connection is reset: its next request is a 503 and it answers 503 for the fail-fast cooldown
+    (2 s), then reconnects. Which worker gets which request is gunicorn's choice, so the test asks until two answers
+    in a row are 200, within a bound: recovery, never another status."""
     n, _, token = node
     assert _generate(n, token, "reset-before")[0] == 200
     n.proxy.reset()
-    outcomes = [_generate(n, token, f"reset-{i}")[0] for i in range(4)]
+    outcomes, deadline = [], time.monotonic() + 15
+    while outcomes[-2:] != [200, 200] and time.monotonic() < deadline:
+        outcomes.append(_generate(n, token, f"reset-{len(outcomes)}")[0])
     assert outcomes[-2:] == [200, 200], outcomes
     assert set(outcomes) <= {200, 503}
 
