@@ -15,8 +15,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from lxml import etree
-
 from pipeline.check import content, engine, xmlinput
 from pipeline.check.report import Issue, Location, Report
 from pipeline.check.xmlinput import ParsedXml, XmlInputError
@@ -39,14 +37,7 @@ def _source_location(doc: ParsedXml, path: str) -> Location:
     element = doc.element_at(path)
     if element is None:
         return Location(xpath=path)
-    steps = []
-    node = element
-    while node is not None:
-        index = 1 + sum(1 for s in node.itersiblings(preceding=True) if s.tag == node.tag)
-        local = etree.QName(node).localname
-        steps.append(f"{node.prefix}:{local}[{index}]" if node.prefix else f"{local}[{index}]")
-        node = node.getparent()
-    xpath = "/" + "/".join(reversed(steps))
+    xpath = provenance.path_of(element, readable=True)
     last = path.rsplit("/", 1)[-1]
     if last.startswith("@"):
         xpath += "/@" + last.rsplit("}", 1)[-1].lstrip("@")

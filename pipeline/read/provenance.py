@@ -104,12 +104,14 @@ def _step(element, index: int) -> tuple[str, str]:
     return f"Q{{{q.namespace or ''}}}{q.localname}[{index}]", readable
 
 
-def path_of(element) -> str:
-    """XPath 3.1 `path()` of an element of the source."""
+def path_of(element, readable: bool = False) -> str:
+    """XPath 3.1 `path()` of an element of the source; `readable`: with the document's own prefixes
+    (`/rsm:CrossIndustryInvoice[1]/...`)."""
     steps = []
     while element is not None:
         index = 1 + sum(1 for s in element.itersiblings(preceding=True) if s.tag == element.tag)
-        steps.append(_step(element, index)[0])
+        path_step, shown = _step(element, index)
+        steps.append(f"{shown}[{index}]" if readable else path_step)
         element = element.getparent()
     return "/" + "/".join(reversed(steps))
 
