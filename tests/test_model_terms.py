@@ -93,7 +93,9 @@ def test_table_xpaths_find_every_sent_field(path):
 
 
 # CII D16B has one InvoiceReferencedDocument: further preceding invoices (BG-3) are UBL only (CII refuses them).
-UBL_ONLY = "invoice.additionalPrecedingInvoiceReferences[]"
+# XRechnung binds its extension's sub-invoice lines and third-party payments in UBL only (docs/canonical.md).
+UBL_ONLY = ("invoice.additionalPrecedingInvoiceReferences[]", "invoice.invoiceLines[].subInvoiceLines[]",
+            "invoice.thirdPartyPayments[]")
 
 
 def test_every_leaf_term_has_both_bindings():

@@ -421,6 +421,15 @@ class InvoiceLine(_Model):
     lineVatInformation: LineVatInformation | None = None
     objectIdentifier: Text | None = None           # extension BT-128
     objectIdentifierSchemeId: Text | None = None   # extension BT-128-1
+    # extension BG-DEX-01 (XRechnung extension, UBL only): lines that detail this one, each shaped like a line
+    subInvoiceLines: list[InvoiceLine] | None = _items()
+
+
+class ThirdPartyPayment(_Model):
+    """XRechnung extension BG-DEX-09: an amount collected for a third party (added to BT-115, BR-DEX-09)."""
+    paymentType: Text        # BT-DEX-001
+    amount: Number           # BT-DEX-002
+    description: Text        # BT-DEX-003
 
 
 class ProcessControl(_Model):
@@ -490,6 +499,7 @@ class Invoice(_Model):
     valueAddedTaxPointDateCode: TaxPointDateCode | None = None   # extension BT-8 (excludes BT-7: BR-CO-03)
     invoicedObjectIdentifierSchemeId: Text | None = None         # extension BT-18-1
     buyerAccountingReference: Text | None = None                 # extension BT-19
+    thirdPartyPayments: list[ThirdPartyPayment] | None = _items()   # extension BG-DEX-09 (XRechnung extension)
 
 
 class GenerationConfig(_Model):
@@ -548,7 +558,8 @@ class KeptAmount(NamedTuple):
 
 
 
-def _walk(model: type[BaseModel], path: str, out: dict) -> None:
+def _walk(model: type[BaseModel], path: str, out: dict, outer: tuple = ()) -> None:
+    """(model, field) -> the JSON paths it is used at; a model nested in itself (sub-invoice lines) once."""
     for name, field in model.model_fields.items():
         child = f"{path}.{name}" if path else name
         inner = field.annotation
@@ -556,8 +567,8 @@ def _walk(model: type[BaseModel], path: str, out: dict) -> None:
         out.setdefault((model, name), []).append(child + ("[]" if many else ""))
         for arg in typing.get_args(inner) or (inner,):
             for sub in typing.get_args(arg) or (arg,):
-                if isinstance(sub, type) and issubclass(sub, BaseModel):
-                    _walk(sub, child + ("[]" if many else ""), out)
+                if isinstance(sub, type) and issubclass(sub, BaseModel) and sub not in outer + (model,):
+                    _walk(sub, child + ("[]" if many else ""), out, outer + (model,))
 
 
 _DESCRIPTIONS: dict | None = None
@@ -753,7 +764,50 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail
         problem = _specification_id_problem(spec_id.strip(), endpoint_spec, cfg.profile)
         if problem:
             errors.append(detail("INVALID_VALUE", "invoice.processControl.specificationIdentifier", problem, spec_id))
-    return errors
+    return errors + _extension_errors(inv, cfg, endpoint_spec, (spec_id or "").strip())
+
+
+MAX_SUB_LINE_DEPTH = 10   # sub-invoice lines below sub-invoice lines (the official cases nest 3 deep)
+
+
+def _extension_errors(inv: Invoice, cfg: GenerationConfig, endpoint_spec: str, spec_id: str) -> list[ErrorDetail]:
+    """The XRechnung extension's groups (sub-invoice lines BG-DEX-01, third-party payments BG-DEX-09) belong to
+    documents that say so in BT-24, and XRechnung binds them in UBL only: its CII extension scenario runs the EN 16931
+    rules, which sum every CII line into BT-106 (BR-CO-10) and BT-115 without third-party payments (BR-CO-16), and
+    D16B has no place for a payment's type and description (XRechnung's own BR-DEX-15 warns of CII sub-lines)."""
+    used = [f"invoice.invoiceLines[{i}].subInvoiceLines" for i, line in enumerate(inv.invoiceLines)
+            if line.subInvoiceLines]
+    if inv.thirdPartyPayments:
+        used.append("invoice.thirdPartyPayments")
+    if not used:
+        return []
+    if endpoint_spec != "xrechnung" or spec_id != specs.XRECHNUNG_EXTENSION_ID:
+        problem = ("is part of the XRechnung extension: accepted on the xrechnung endpoint only, with "
+                   f"invoice.processControl.specificationIdentifier {specs.XRECHNUNG_EXTENSION_ID}")
+    elif cfg.syntax == "CII":
+        problem = ("XRechnung binds the extension's sub-invoice lines and third-party payments in UBL only (in CII "
+                   "the EN 16931 rules would count sub-lines into BT-106 and refuse the payments in BT-115): "
+                   "send config.syntax UBL")
+    else:
+        return _sub_line_depth_errors(inv)
+    return [detail("INVALID_VALUE", path, problem) for path in used]
+
+
+def _sub_line_depth_errors(inv: Invoice) -> list[ErrorDetail]:
+    errors: list[ErrorDetail] = []
+
+    def walk(line: InvoiceLine, path: str, depth: int) -> None:
+        for j, sub in enumerate(line.subInvoiceLines or []):
+            where = f"{path}.subInvoiceLines[{j}]"
+            if depth >= MAX_SUB_LINE_DEPTH:
+                errors.append(detail("OUT_OF_RANGE", where, f"sub-invoice lines nest at most {MAX_SUB_LINE_DEPTH} "
+                                     "levels deep"))
+                return
+            walk(sub, where, depth + 1)
+
+    for i, line in enumerate(inv.invoiceLines):
+        walk(line, f"invoice.invoiceLines[{i}]", 1)
+    return errors[:MAX_ERRORS]
 
 
 # Extension arrays that carry the further occurrences of a business term section 2 has one field for, and that

@@ -18,6 +18,8 @@ ZUGFERD1_NS = "urn:ferd:CrossIndustryDocument:invoice:1p0"
 EN16931_ID = "urn:cen.eu:en16931:2017"
 XRECHNUNG_ID_PREFIX = EN16931_ID + "#compliant#urn:xeinkauf.de:kosit:xrechnung_"
 XRECHNUNG_ID = XRECHNUNG_ID_PREFIX + "3.0"
+# The XRechnung extension (sub-invoice lines BG-DEX-01, third-party payments BG-DEX-09): its own scenario and rules.
+XRECHNUNG_EXTENSION_ID = XRECHNUNG_ID + "#conformant#urn:xeinkauf.de:kosit:extension:xrechnung_3.0"
 PEPPOL_BILLING = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"  # BT-23 XRechnung defaults to
 
 

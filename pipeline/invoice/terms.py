@@ -35,6 +35,9 @@ ARRAY_ITEMS = {
     "additionalIdentifiers": "additionalIdentifier",
     "additionalCreditTransfers": "additionalCreditTransfer",
     "additionalClassifiedIdentifiers": "additionalClassifiedIdentifier",
+    # the XRechnung extension (docs/canonical.md): sub-invoice lines (BG-DEX-01), third-party payments (BG-DEX-09)
+    "subInvoiceLines": "subInvoiceLine",
+    "thirdPartyPayments": "thirdPartyPayment",
 }
 
 
@@ -590,6 +593,31 @@ TERMS: tuple[Term, ...] = tuple([
                      further="Further item classification identifiers"),
 ])
 
+# ---- the XRechnung extension: UBL only (model._extension_errors says why), so no CII binding -----------------------
+_SUB = f"{_L}.subInvoiceLines[]"
+U_SUB_LINE = f"{U_LINE}//cac:SubInvoiceLine"   # at any depth: nested sub-lines share the rows (pattern_of)
+# A sub-invoice line has the terms of a line; its groups are the extension's (XRechnung 3.0, BG-DEX-01..08).
+_SUB_GROUPS = {"BG-25": "BG-DEX-01", "BG-31": "BG-DEX-02", "BG-27": "BG-DEX-03", "BG-28": "BG-DEX-04",
+               "BG-26": "BG-DEX-05", "BG-30": "BG-DEX-06", "BG-29": "BG-DEX-07", "BG-32": "BG-DEX-08"}
+
+
+def _sub_line(row: Term) -> Term:
+    name = "Sub-invoice line" if row.json_path == _L else f"{row.name} (sub-invoice line)"
+    return Term(_SUB + row.json_path[len(_L):], _SUB_GROUPS.get(row.bt, row.bt), name,
+                None, row.ubl and row.ubl.replace(U_LINE, U_SUB_LINE), extension=True)
+
+
+_U_THIRD_PARTY = f"{_U}/cac:PrepaidPayment"
+TERMS += tuple(_sub_line(t) for t in TERMS if t.json_path == _L or t.json_path.startswith(_L + ".")) + (
+    Term(f"{_I}.thirdPartyPayments[]", "BG-DEX-09", "Third party payment", None, _U_THIRD_PARTY, extension=True),
+    Term(f"{_I}.thirdPartyPayments[].paymentType", "BT-DEX-001", "Third party payment type", None,
+         f"{_U_THIRD_PARTY}/cbc:ID", extension=True),
+    Term(f"{_I}.thirdPartyPayments[].amount", "BT-DEX-002", "Third party payment amount", None,
+         f"{_U_THIRD_PARTY}/cbc:PaidAmount", extension=True),
+    Term(f"{_I}.thirdPartyPayments[].description", "BT-DEX-003", "Third party payment description", None,
+         f"{_U_THIRD_PARTY}/cbc:InstructionID", extension=True),
+)
+
 BY_PATH: dict[str, Term] = {t.json_path: t for t in TERMS}
 
 # Rules whose message names no business term (code-list rules): the terms their context binds, written by hand
@@ -621,6 +649,9 @@ _UNNAMED_RULE_TERMS: dict[str, tuple[str, ...]] = {
     "PEPPOL-EN16931-R101": ("BT-128",), "PEPPOL-EN16931-R110": ("BT-134", "BT-73"),
     "PEPPOL-EN16931-R111": ("BT-135", "BT-74"), "PEPPOL-EN16931-R120": ("BT-131",),
     "PEPPOL-EN16931-R121": ("BT-149",), "PEPPOL-EN16931-R130": ("BT-150", "BT-130"),
+    # the XRechnung extension's rules name extension terms (BT-DEX-nnn), which the generated table does not read
+    "BR-DEX-03": ("BG-DEX-06",), "BR-DEX-10": ("BT-DEX-001",), "BR-DEX-11": ("BT-DEX-002",),
+    "BR-DEX-12": ("BT-DEX-003",), "BR-DEX-13": ("BT-DEX-002",), "BR-DEX-14": ("BT-DEX-002",),
 }
 
 # Rule id -> business terms (generated from the official rule messages, plus the hand-written tables above for
@@ -631,11 +662,14 @@ RULE_TERMS: dict[str, tuple[str, ...]] = {
 }
 
 _INDEX_RE = re.compile(r"\[\d+\]")
+_NESTED_SUB_LINES = re.compile(r"(?:\.subInvoiceLines\[\])+")
 
 
 def pattern_of(field: str) -> str:
-    """`invoice.invoiceLines[2].quantity` -> `invoice.invoiceLines[].quantity`."""
-    return _INDEX_RE.sub("[]", field)
+    """`invoice.invoiceLines[2].quantity` -> `invoice.invoiceLines[].quantity`; sub-invoice lines at any depth
+    share one pattern (`...invoiceLines[].subInvoiceLines[].quantity`)."""
+    pattern = _INDEX_RE.sub("[]", field)
+    return _NESTED_SUB_LINES.sub(".subInvoiceLines[]", pattern) if "subInvoiceLines" in pattern else pattern
 
 
 def term_for(field: str | None) -> Term | None:

@@ -15,7 +15,10 @@ rules (422); where a kept amount differs from what AUTO would have computed, `ke
              BT-117 = round(BT-116 x rate / 100, 2) per breakdown (BR-CO-17, BR-S-09), BT-110 = sum BT-117
              (BR-CO-14); category O groups regardless of rate (BR-O-05..07: no line rate) and O/E/AE/K/G/Z carry no tax
   totals:    BT-112 = BT-109 + BT-110 (BR-CO-15, in the invoice currency even when BT-6 differs: BT-111 is sent),
-             BT-115 = BT-112 - BT-113 + BT-114 (BR-CO-16)
+             BT-115 = BT-112 - BT-113 + BT-114 (BR-CO-16) + the third-party payments BT-DEX-002 (BR-DEX-09)
+  XRechnung extension: a sub-invoice line's amounts as a line's; a line (or sub-line) with sub-lines: BT-131 = the
+             sum of the BT-131 of the sub-lines directly below it (BR-DEX-02); sub-lines count in no total or VAT
+             breakdown (the lines carry them)
 Rounding is half-up to 2 decimals. Breakdowns sent with only category, rate and exemption reason are completed;
 (category, rate) pairs used by lines or document allowances/charges but missing from vatBreakdowns are added; a sent
 breakdown whose (category, rate) nothing has is left out when it sends no amount or only zeros, and kept (for the
@@ -86,12 +89,13 @@ def _complete_allowance(item, default_base: Decimal | None, kept: dict | None = 
     return item.model_copy(update={"baseAmount": base, "amount": amount})
 
 
-def _line_path(index: int, field: str) -> str:
-    return f"invoice.invoiceLines[{index}].{field}"
-
-
-def calculate_line(line: InvoiceLine, index: int = 0, kept: dict | None = None) -> InvoiceLine:
-    """AUTO amounts of one line: net price, allowance/charge amounts, BT-131, each where it is not sent."""
+def calculate_line(line: InvoiceLine, index: int = 0, kept: dict | None = None, path: str | None = None) -> InvoiceLine:
+    """AUTO amounts of one line (or sub-invoice line at `path`): net price, allowance/charge amounts, BT-131, each
+    where it is not sent, and the same for its sub-invoice lines (XRechnung extension BG-DEX-01). A line with
+    sub-lines and no sent BT-131 gets the sum of the BT-131 of the sub-lines directly below it (BR-DEX-02)."""
+    path = path or f"invoice.invoiceLines[{index}]"
+    subs = [calculate_line(sub, kept=kept, path=f"{path}.subInvoiceLines[{j}]")
+            for j, sub in enumerate(line.subInvoiceLines or [])] or None
     price = line.priceDetails
     net_price = price.netPrice if price else None
     if price is not None and net_price is None and price.grossPrice is not None:
@@ -101,22 +105,24 @@ def calculate_line(line: InvoiceLine, index: int = 0, kept: dict | None = None) 
     if net_price is not None and line.quantity is not None:
         base_qty = price.priceBasisQuantity if price.priceBasisQuantity is not None else Decimal(1)
         gross_amount = money(line.quantity * net_price / base_qty)
-    allowances = [_complete_allowance(a, gross_amount, kept, _line_path(index, f"invoiceLineAllowances[{j}]"))
+    allowances = [_complete_allowance(a, gross_amount, kept, f"{path}.invoiceLineAllowances[{j}]")
                   for j, a in enumerate(line.invoiceLineAllowances or [])] or None
-    charges = [_complete_allowance(c, gross_amount, kept, _line_path(index, f"invoiceLineCharges[{j}]"))
+    charges = [_complete_allowance(c, gross_amount, kept, f"{path}.invoiceLineCharges[{j}]")
                for j, c in enumerate(line.invoiceLineCharges or [])] or None
     computed = None
-    if gross_amount is not None:
+    if subs:
+        computed = money(_sum(sub.netAmount for sub in subs))
+    elif gross_amount is not None:
         computed = money(gross_amount - _sum(a.amount or ZERO for a in allowances or [])
                          + _sum(c.amount or ZERO for c in charges or []))
-    net_amount = _keep(kept, _line_path(index, "netAmount"), line.netAmount, computed)
+    net_amount = _keep(kept, f"{path}.netAmount", line.netAmount, computed)
     if net_amount is None:
         missing = "quantity" if line.quantity is None else "priceDetails.netPrice"
         raise invalid_input("AUTO calculation needs the line quantity and price.", [detail(
-            "REQUIRED", _line_path(index, missing),
+            "REQUIRED", f"{path}.{missing}",
             "is required to compute the line net amount (BT-131) in AUTO mode; send it, or send netAmount")])
     return line.model_copy(update={"priceDetails": price, "invoiceLineAllowances": allowances,
-                                   "invoiceLineCharges": charges, "netAmount": net_amount})
+                                   "invoiceLineCharges": charges, "netAmount": net_amount, "subInvoiceLines": subs})
 
 
 def _line_key(line: InvoiceLine):
@@ -203,8 +209,10 @@ def calculate_auto(req: InvoiceRequest, kept: dict | None = None) -> InvoiceRequ
     tax_exclusive = total("taxExclusiveAmount", money(line_total - (allowance_total or ZERO) + (charge_total or ZERO)))
     tax_total = total("taxTotalAmount", money(_sum(b.vatCategoryTaxAmount for b in breakdowns)))
     tax_inclusive = total("taxInclusiveAmount", money(tax_exclusive + tax_total))
+    # third-party payments (XRechnung extension BG-DEX-09) are collected with the invoice: added (BR-DEX-09)
+    third_party = _sum(p.amount for p in inv.thirdPartyPayments or [])
     payable = total("payableAmount", money(tax_inclusive - (sent.prepaidAmount or ZERO)
-                                           + (sent.payableRoundingAmount or ZERO)))
+                                           + (sent.payableRoundingAmount or ZERO) + third_party))
     totals = DocumentTotals.model_construct(
         lineExtensionAmount=line_total, allowanceTotalAmount=allowance_total, chargeTotalAmount=charge_total,
         taxExclusiveAmount=tax_exclusive, taxInclusiveAmount=tax_inclusive,
@@ -230,11 +238,16 @@ def _out_of_range(inv) -> list:
             found.append(detail("OUT_OF_RANGE", field, f"the computed amount has more than {MAX_INTEGER_DIGITS} "
                                 "integer digits (check quantities, prices and percentages)", value))
 
-    for i, line in enumerate(inv.invoiceLines):
-        check(line.netAmount, _line_path(i, "netAmount"))
+    def check_line(line, path):
+        check(line.netAmount, f"{path}.netAmount")
         for kind in ("invoiceLineAllowances", "invoiceLineCharges"):
             for j, item in enumerate(getattr(line, kind) or []):
-                check(item.amount, _line_path(i, f"{kind}[{j}].amount"))
+                check(item.amount, f"{path}.{kind}[{j}].amount")
+        for j, sub in enumerate(line.subInvoiceLines or []):
+            check_line(sub, f"{path}.subInvoiceLines[{j}]")
+
+    for i, line in enumerate(inv.invoiceLines):
+        check_line(line, f"invoice.invoiceLines[{i}]")
     for kind in ("documentLevelAllowances", "documentLevelCharges"):
         for j, item in enumerate(getattr(inv, kind) or []):
             check(item.amount, f"invoice.{kind}[{j}].amount")

@@ -16,7 +16,7 @@ from lxml import etree
 from pydantic import BaseModel
 
 from pipeline.invoice.model import AdditionalSupportingDocument, Invoice, InvoiceRequest, PriceDetails, field_kind
-from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, term_for
+from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, pattern_of, term_for
 from pipeline.settings import XSLT_DIR
 from pipeline.write.calc import CENT, EXACT, NO_RATE_CATEGORIES
 
@@ -102,6 +102,7 @@ def _invoice(obj: dict) -> dict:
 _COMPUTED = {
     "invoice": _invoice,
     "invoice.invoiceLines[].priceDetails": _price_details,
+    "invoice.invoiceLines[].subInvoiceLines[].priceDetails": _price_details,   # at any depth (pattern_of)
 }
 _NOT_WRITTEN_NAMES = frozenset(p.rsplit(".", 1)[1] for p in NOT_WRITTEN)
 
@@ -123,7 +124,7 @@ def _write(out: list[str], name: str, obj: dict, path: str) -> None:
 
 
 def _write_children(out: list[str], obj: dict, path: str) -> None:
-    derive = _COMPUTED.get(path)
+    derive = _COMPUTED.get(pattern_of(path) if "subInvoiceLines" in path else path)
     if derive is not None:
         obj = derive(obj)
     no_rate = obj.get("vatCategoryCode") in NO_RATE_CATEGORIES
@@ -183,7 +184,8 @@ def _doc(el: etree._Element, path: str, extra: str = "") -> None:
         etree.SubElement(ann, _XS + "documentation").text = f"{text} (JSON {path})"
 
 
-def _xs_element(seq: etree._Element, name: str, typ, path: str, min_occurs: int, many: bool) -> None:
+def _xs_element(seq: etree._Element, name: str, typ, path: str, min_occurs: int, many: bool,
+                outer: tuple = ()) -> None:
     el = etree.SubElement(seq, _XS + "element", name=name)
     if min_occurs != 1:
         el.set("minOccurs", str(min_occurs))
@@ -191,13 +193,28 @@ def _xs_element(seq: etree._Element, name: str, typ, path: str, min_occurs: int,
         el.set("maxOccurs", "unbounded")
     _doc(el, path)
     if isinstance(typ, type) and issubclass(typ, BaseModel):
-        _xs_complex(el, typ, path)
+        if typ in outer:   # a model nested in itself (sub-invoice lines): a named type that refers to itself
+            el.set("type", f"c:{name}")
+            _named_type(seq.getroottree().getroot(), name, typ, path)
+        else:
+            _xs_complex(el, typ, path, outer)
     else:
         el.set("type", {Decimal: "xs:decimal", date: "xs:date"}.get(typ, "c:text"))
 
 
-def _xs_complex(el: etree._Element, model: type[BaseModel], path: str) -> None:
-    seq = etree.SubElement(etree.SubElement(el, _XS + "complexType"), _XS + "sequence")
+def _named_type(root: etree._Element, name: str, model: type[BaseModel], path: str) -> None:
+    """The top-level complex type `name` (once), its nested occurrences referring to it."""
+    if root.find(f"{_XS}complexType[@name='{name}']") is None:
+        _xs_sequence(etree.SubElement(root, _XS + "complexType", name=name), model, path, (model,))
+
+
+def _xs_complex(el: etree._Element, model: type[BaseModel], path: str, outer: tuple = ()) -> None:
+    _xs_sequence(etree.SubElement(el, _XS + "complexType"), model, path, outer)
+
+
+def _xs_sequence(complex_type: etree._Element, model: type[BaseModel], path: str, outer: tuple) -> None:
+    outer += (model,)
+    seq = etree.SubElement(complex_type, _XS + "sequence")
     for name, field in model.model_fields.items():
         child_path = f"{path}.{name}"
         if child_path in NOT_WRITTEN:
@@ -207,9 +224,10 @@ def _xs_complex(el: etree._Element, model: type[BaseModel], path: str) -> None:
             isinstance(typ, type) and issubclass(typ, BaseModel) and not _has_required(typ))
         if kind == "list":   # required only when the model demands items (invoiceLines), not just the key
             min_items = max((getattr(m, "min_length", 0) or 0 for m in field.metadata), default=0)
-            _xs_element(seq, ARRAY_ITEMS[name], typ, f"{child_path}[]", 1 if required and min_items else 0, True)
+            _xs_element(seq, ARRAY_ITEMS[name], typ, f"{child_path}[]", 1 if required and min_items else 0, True,
+                        outer)
         else:
-            _xs_element(seq, name, typ, child_path, 1 if required else 0, False)
+            _xs_element(seq, name, typ, child_path, 1 if required else 0, False, outer)
     for name, typ in COMPUTED_ELEMENTS.get(model, []):
         _xs_element(seq, name, typ, f"{path}.{name}", 0, False)
 
