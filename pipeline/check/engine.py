@@ -20,7 +20,7 @@ from pathlib import Path
 from lxml import etree
 
 from pipeline import saxon
-from pipeline.check import packs, scenarios, xmlinput
+from pipeline.check import optimise, packs, scenarios, xmlinput
 from pipeline.check.report import ERROR, Issue, Location, severity_of_flag
 from pipeline.check.xmlinput import ParsedXml, XmlInputError
 from pipeline.errors import ApiError
@@ -98,7 +98,7 @@ def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | No
     except Exception as exc:  # saxonche raises PySaxonApiError for XSLT dynamic errors
         message = " ".join(str(exc).split()) or type(exc).__name__
         return [Issue(ERROR, RULE_ENGINE_ERROR,
-                      f"The official rules ({Path(stylesheet).name}) stopped with a dynamic error on this document: "
+                      f"The official rules ({optimise.original_name(Path(stylesheet).name)}) stopped with a dynamic error on this document: "
                       f"{message}", None)]
     if found is None:
         return []
@@ -200,7 +200,7 @@ def pick_pack(spec: str, version: str | None, syntax: str | None) -> packs.Pack:
 
 def pack_issues(doc: ParsedXml, pack: packs.Pack, sdoc) -> tuple[list[Issue], str | None]:
     """XSD + Schematron of one rule pack on a document (`sdoc`: the same document as a Saxon tree) -> (issues,
-    name of the XRechnung scenario applied or None)."""
+    name of the XRechnung scenario applied or None). The pack's optimised stylesheets run where it has them."""
     if pack.scenarios is not None:
         scenario = scenarios.select_scenario(scenarios.load_scenarios(pack.scenarios), sdoc)
         if scenario is None:
@@ -210,12 +210,13 @@ def pack_issues(doc: ParsedXml, pack: packs.Pack, sdoc) -> tuple[list[Issue], st
                           "DocumentContextParameter/ID, UBL CustomizationID) is not one of XRechnung "
                           "3.0 (standard, extension, CVD) or EN 16931.",
                           doc.locate("/*[1]"))], None
-        return run_checks(doc, scenario.xsd, scenario.stylesheets, scenario.custom_levels, sdoc=sdoc), scenario.name
+        sheets = [pack.runnable(s) for s in scenario.stylesheets]
+        return run_checks(doc, scenario.xsd, sheets, scenario.custom_levels, sdoc=sdoc), scenario.name
     if doc.syntax not in pack.syntaxes:
         return [Issue(ERROR, SYNTAX_NOT_COVERED, f"{pack.spec} {pack.version} has no rules for {doc.syntax} documents.",
                       None)], None
     entry = pack.rules_for(doc.syntax)
-    return run_checks(doc, entry.xsd, entry.stylesheets, sdoc=sdoc), None
+    return run_checks(doc, entry.xsd, [pack.runnable(s) for s in entry.stylesheets], sdoc=sdoc), None
 
 
 def warm_up(specs=packs.SPECS) -> int:
@@ -226,7 +227,7 @@ def warm_up(specs=packs.SPECS) -> int:
         if pack.spec in specs and pack.status == packs.ACTIVE:
             for entry in pack.syntaxes.values():
                 load_schema(entry.xsd)
-                sheets.update(entry.stylesheets)
+                sheets.update(pack.runnable(s) for s in entry.stylesheets)
             if pack.scenarios is not None:
                 scenarios.warm_up(scenarios.load_scenarios(pack.scenarios))
     for sheet in sorted(sheets):

@@ -5,6 +5,11 @@ Installed layout: `<rules_home>/<spec>/<version>/` holds the official files unch
 release, so `scenarios.xml` resolves its resources) plus `.pack.json`, our manifest: sha256 of every file and
 the content hash pinned in the registry. A pack's hashes are verified once per process, when it is first used.
 
+Beside each official rule stylesheet the install writes an optimised copy (`pipeline.check.optimise`: the same
+rules without the SVRL elements that carry no finding), recorded in the manifest with its own hash, the original's
+hash and the name of the transformation; the engine runs the copy (`Pack.runnable`). `install(optimise=False)`
+(`pipeline rules install --no-optimise`) keeps the originals only.
+
 "Latest active" = the highest version (numeric comparison, `1.3.16` > `1.3.9`) among installed packs whose
 registry status is `active` and that cover the requested syntax.
 """
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pipeline.check import optimise as optimiser
 from pipeline.settings import REPO_ROOT, get_settings
 
 REGISTRY_PATH = REPO_ROOT / "registry" / "packs.json"
@@ -55,6 +61,11 @@ class Pack:
     content_sha256: str
     syntaxes: dict[str, SyntaxRules] = field(default_factory=dict)
     scenarios: Path | None = None
+    optimised: dict[Path, Path] = field(default_factory=dict)  # original stylesheet -> its optimised copy
+
+    def runnable(self, stylesheet: Path) -> Path:
+        """The stylesheet the engine runs for an official one: its optimised copy when the pack has one."""
+        return self.optimised.get(Path(stylesheet), Path(stylesheet))
 
     @property
     def key(self) -> str:
@@ -75,6 +86,7 @@ class Pack:
             "contentSha256": self.content_sha256,
             "syntaxes": sorted(self.syntaxes),
             "scenarios": str(self.scenarios) if self.scenarios else None,
+            "optimised": sorted(p.relative_to(self.root).as_posix() for p in self.optimised.values()),
         }
 
 
@@ -126,10 +138,11 @@ def _sha256_file(path: Path) -> str:
 
 
 def _hash_tree(root: Path) -> dict[str, str]:
+    """sha256 of the pack's official files (our manifest and optimised copies left out)."""
     return {
         p.relative_to(root).as_posix(): _sha256_file(p)
         for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != MANIFEST_NAME
+        if p.is_file() and p.name != MANIFEST_NAME and not optimiser.is_copy(p.name)
     }
 
 
@@ -152,13 +165,15 @@ def _read_sha256sums(path: Path) -> dict[str, str]:
 # ---------------------------------------------------------------- install
 
 def install(source_dir: str | Path | None = None, *, registry: Path | None = None,
-            rules_home: Path | None = None, specs: tuple[str, ...] | None = None) -> list[Pack]:
+            rules_home: Path | None = None, specs: tuple[str, ...] | None = None,
+            optimise: bool = True) -> list[Pack]:
     """Install every registry pack (or those of `specs`) into the rules home.
 
     With `source_dir` the packs are copied from a local copy of the official artefacts laid out as
     `<source_path>` of each registry entry (checked against the folder's SHA256SUMS when present); without it
     the pinned official releases are downloaded. Either way the installed content must match the registry's
-    `content_sha256`, and an existing pack of the same version is replaced atomically.
+    `content_sha256`, and an existing pack of the same version is replaced atomically. `optimise`: write the
+    optimised copies of the rule stylesheets (see the module docstring).
     """
     home = Path(rules_home or get_settings().rules_home)
     entries = [e for e in load_registry(registry) if specs is None or e["spec"] in specs]
@@ -170,7 +185,7 @@ def install(source_dir: str | Path | None = None, *, registry: Path | None = Non
                 _stage_from_dir(Path(source_dir), entry, staging)
             else:
                 _stage_from_download(entry, staging)
-            installed.append(_commit(entry, staging, home, source=str(source_dir or "download")))
+            installed.append(_commit(entry, staging, home, str(source_dir or "download"), optimise))
     _loaded.clear()
     _listed.clear()
     _latest.clear()
@@ -230,7 +245,7 @@ def _stage_from_download(entry: dict, staging: Path) -> None:
                         break
 
 
-def _commit(entry: dict, staging: Path, home: Path, source: str) -> Pack:
+def _commit(entry: dict, staging: Path, home: Path, source: str, optimise: bool = True) -> Pack:
     files = _hash_tree(staging)
     digest = content_hash(files, entry.get("unpinned", ()))
     pinned = entry.get("content_sha256")
@@ -250,8 +265,12 @@ def _commit(entry: dict, staging: Path, home: Path, source: str) -> Pack:
         "files": files,
     }
     target = _ensure_dir(home / entry["spec"]) / entry["version"]
-    if _same_content(target, files):
-        return _pack_from(entry, target, digest)  # already installed: leave it (and its users) alone
+    if _same_content(target, files, optimiser.TRANSFORM if optimise else None):
+        return _pack_from(entry, target, digest, _read_manifest(target))  # already installed: leave it alone
+    for stray in [p for p in staging.rglob("*") if p.is_file() and optimiser.is_copy(p.name)]:
+        stray.unlink()  # not official (left out of the hashes): only copies made here are kept
+    if optimise:
+        manifest["optimised"] = _write_copies(entry, staging, files)
     (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1), "utf-8")
     if target.exists():
         old = target.with_name(f".{entry['version']}.old")
@@ -261,12 +280,41 @@ def _commit(entry: dict, staging: Path, home: Path, source: str) -> Pack:
         shutil.rmtree(old, ignore_errors=True)
     else:
         staging.rename(target)
-    return _pack_from(entry, target, digest)
+    return _pack_from(entry, target, digest, manifest)
 
 
-def _same_content(target: Path, files: dict[str, str]) -> bool:
+def _write_copies(entry: dict, root: Path, files: dict[str, str]) -> dict:
+    """Write the optimised copy of each rule stylesheet of the entry beside it; the manifest's record of them.
+    A stylesheet `optimise` does not know stays without a copy (the original runs)."""
+    copies = {}
+    for rel in sorted({rel for rules in entry.get("syntaxes", {}).values() for rel in rules["stylesheets"]}):
+        made = optimiser.optimise((root / rel).read_bytes())
+        if made is None:
+            continue
+        copy = optimiser.copy_name(rel)
+        (root / copy).write_bytes(made)
+        copies[rel] = {"path": copy, "sha256": hashlib.sha256(made).hexdigest(), "originalSha256": files[rel]}
+    return {"transform": optimiser.TRANSFORM, "copies": copies}
+
+
+def _read_manifest(root: Path) -> dict:
+    return json.loads((root / MANIFEST_NAME).read_text("utf-8"))
+
+
+def _copies_intact(root: Path, manifest: dict) -> bool:
+    """Every optimised copy the manifest records is there unchanged, made from the official file installed."""
+    copies = (manifest.get("optimised") or {}).get("copies") or {}
+    return all((root / c["path"]).is_file() and _sha256_file(root / c["path"]) == c["sha256"]
+               and manifest["files"].get(rel) == c["originalSha256"] for rel, c in copies.items())
+
+
+def _same_content(target: Path, files: dict[str, str], transform: str | None) -> bool:
+    """The target holds these official files, with the optimised copies of `transform` (None: without copies)."""
     try:
-        return json.loads((target / MANIFEST_NAME).read_text("utf-8"))["files"] == files == _hash_tree(target)
+        manifest = _read_manifest(target)
+        recorded = (manifest.get("optimised") or {}).get("transform")
+        return (manifest["files"] == files == _hash_tree(target) and recorded == transform
+                and _copies_intact(target, manifest))
     except (OSError, ValueError, KeyError):
         return False
 
@@ -277,7 +325,11 @@ _loaded: dict[tuple[str, str, str], Pack] = {}
 _lock = threading.Lock()
 
 
-def _pack_from(entry: dict, root: Path, digest: str) -> Pack:
+def _pack_from(entry: dict, root: Path, digest: str, manifest: dict | None = None) -> Pack:
+    """The pack as installed at `root`; its optimised copies are used only when made by this code's
+    transformation (copies made by another are ignored until the pack is installed again)."""
+    record = (manifest or {}).get("optimised") or {}
+    copies = record.get("copies", {}) if record.get("transform") == optimiser.TRANSFORM else {}
     return Pack(
         spec=entry["spec"],
         version=entry["version"],
@@ -289,6 +341,7 @@ def _pack_from(entry: dict, root: Path, digest: str) -> Pack:
             for s, r in entry.get("syntaxes", {}).items()
         },
         scenarios=root / entry["scenarios"] if entry.get("scenarios") else None,
+        optimised={root / rel: root / c["path"] for rel, c in copies.items()},
     )
 
 
@@ -310,8 +363,8 @@ def _scan_installed(registry: Path | None, home: Path) -> list[Pack]:
     for entry in _registry_cached(registry):
         manifest = home / entry["spec"] / entry["version"] / MANIFEST_NAME
         if manifest.is_file():
-            digest = json.loads(manifest.read_text("utf-8")).get("contentSha256", "")
-            packs.append(_pack_from(entry, manifest.parent, digest))
+            recorded = json.loads(manifest.read_text("utf-8"))
+            packs.append(_pack_from(entry, manifest.parent, recorded.get("contentSha256", ""), recorded))
     packs.sort(key=lambda p: (p.spec, version_key(p.version)), reverse=True)
     return packs
 
@@ -340,7 +393,10 @@ def get_pack(spec: str, version: str, *, registry: Path | None = None, rules_hom
                              "reinstall it with: pipeline rules install")
         if entry.get("content_sha256") and manifest["contentSha256"] != entry["content_sha256"]:
             raise RulesError(f"installed pack {spec} {version} is not the content the registry pins; reinstall it")
-        pack = _loaded[cache_key] = _pack_from(entry, root, manifest["contentSha256"])
+        if not _copies_intact(root, manifest):
+            raise RulesError(f"an optimised stylesheet of the installed pack {spec} {version} in {root} is missing or "
+                             "was modified; reinstall it with: pipeline rules install")
+        pack = _loaded[cache_key] = _pack_from(entry, root, manifest["contentSha256"], manifest)
     return pack
 
 

@@ -1,4 +1,4 @@
-"""`pipeline rules install [--from DIR]` and `pipeline rules list [--json]`."""
+"""`pipeline rules install [--from DIR] [--no-optimise]` and `pipeline rules list [--json]`."""
 from __future__ import annotations
 
 import json
@@ -16,6 +16,9 @@ def register(sub) -> None:
     inst = rsub.add_parser("install", help="install the registry's packs into the rules home")
     inst.add_argument("--from", dest="source", metavar="DIR",
                       help="local copy of the official artefacts (e.g. ../shared/rules); default: download")
+    inst.add_argument("--no-optimise", dest="optimise", action="store_false",
+                      help="install the official stylesheets only, without the optimised copies the engine "
+                           "otherwise runs (same findings, less SVRL bookkeeping)")
     inst.set_defaults(func=_install)
 
     lst = rsub.add_parser("list", help="show installed packs with version and status")
@@ -25,12 +28,13 @@ def register(sub) -> None:
 
 def _install(args) -> int:
     try:
-        packs = rules.install(args.source)
+        packs = rules.install(args.source, optimise=args.optimise)
     except rules.RulesError as exc:
         print(f"pipeline rules install: {exc}", file=sys.stderr)
         return 2
     for p in packs:
-        print(f"installed {p.spec} {p.version} ({p.status}) -> {p.root}  sha256 {p.content_sha256[:16]}…")
+        print(f"installed {p.spec} {p.version} ({p.status}) -> {p.root}  sha256 {p.content_sha256[:16]}…  "
+              f"optimised copies: {len(p.optimised)}")
     return 0
 
 

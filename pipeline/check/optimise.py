@@ -1,0 +1,165 @@
+"""Optimised copies of the official compiled Schematron stylesheets, made by `pipeline rules install`.
+
+The engine reads only the failed asserts and successful reports of a stylesheet's SVRL (id, flag, location, text).
+The official compilations also write an element for every rule that fired on every node (svrl:fired-rule), for
+every rule a preceding one shadowed (svrl:suppressed-rule) and for every pattern (svrl:active-pattern): on a
+1,000-line invoice that is nearly all of the SVRL, and SchXslt builds it twice (an intermediate report, then the
+SVRL assembled pattern by pattern). The copy leaves out exactly these elements; everything that decides a finding
+(match patterns, priorities, xsl:next-match chains, lets, asserts and reports, functions) stays as it was.
+
+Two compilations are known, and anything else is left unoptimised (`optimise` returns None):
+- SchXslt 1.x (the XRechnung pack): every rule writes `<schxslt:rule pattern="..">` with its bookkeeping and its
+  findings into the intermediate report; the copy writes that element only when the rule found something.
+- The ISO skeleton (the CEN pack): besides the fired rules, each svrl:active-pattern applies templates to the whole
+  document in the default mode, which outputs nothing when that mode only drops text; the copy leaves it out then.
+
+Equality of the findings, original against copy, on every document of the official corpus: tests/test_rules_optimised.py.
+"""
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from lxml import etree
+
+TRANSFORM = "svrl-findings-only/1"  # recorded in the pack manifest; a new transformation gets a new name
+SUFFIX = ".optimised"
+
+XSL = "http://www.w3.org/1999/XSL/Transform"
+SVRL = "http://purl.oclc.org/dsdl/svrl"
+SCHXSLT = "https://doi.org/10.5281/zenodo.1495494"
+_BOOKKEEPING = {f"{{{SVRL}}}fired-rule", f"{{{SVRL}}}suppressed-rule"}
+_ACTIVE_PATTERN = f"{{{SVRL}}}active-pattern"
+_NS = {"xsl": XSL, "svrl": SVRL, "schxslt": SCHXSLT}
+# The SchXslt rule body becomes a variable first, so that an empty result writes no element.
+_FOUND = "schxslt-optimised-found"
+
+
+class NotOptimisable(Exception):
+    """The stylesheet is not a compilation this module knows; the original is used as it is."""
+
+
+def copy_name(relative: str) -> str:
+    """Path of the optimised copy, beside the original: `a/b.xsl` -> `a/b.optimised.xsl`."""
+    path = PurePosixPath(relative)
+    return str(path.with_name(f"{path.stem}{SUFFIX}{path.suffix}"))
+
+
+def optimise(data: bytes) -> bytes | None:
+    """The optimised stylesheet, or None when it is not a compilation known here (then the original runs)."""
+    try:
+        root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True,
+                                                     remove_blank_text=False, huge_tree=True))
+    except etree.XMLSyntaxError:
+        return None
+    if root.tag not in (f"{{{XSL}}}stylesheet", f"{{{XSL}}}transform"):
+        return None
+    try:
+        if root.xpath("xsl:template[@match = 'root()']//schxslt:report", namespaces=_NS):
+            _schxslt(root)
+        elif root.xpath("xsl:template[@match = '/']/svrl:schematron-output", namespaces=_NS):
+            _iso_skeleton(root)
+        else:
+            return None
+    except NotOptimisable:
+        return None
+    return etree.tostring(root, encoding="UTF-8", xml_declaration=True)
+
+
+def _remove(element) -> None:
+    """Take an element out of the stylesheet, keeping the text that followed it."""
+    parent, tail = element.getparent(), element.tail
+    if tail:
+        prev = element.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(element)
+
+
+def _drop_bookkeeping(root) -> None:
+    for el in [e for e in root.iter(*_BOOKKEEPING)]:
+        _remove(el)
+
+
+def _schxslt(root) -> None:
+    _drop_bookkeeping(root)
+    for pattern in root.iter(_ACTIVE_PATTERN):
+        if any(child.tag != f"{{{XSL}}}attribute" for child in pattern):
+            raise NotOptimisable("an active-pattern that does more than name itself")
+    for el in list(root.iter(_ACTIVE_PATTERN)):
+        holder = el.getparent()
+        _remove(el)
+        # the `xsl:for-each select="root()"` that only wrote the active-pattern is empty now
+        if holder.tag == f"{{{XSL}}}for-each" and len(holder) == 0 and not (holder.text or "").strip():
+            _remove(holder)
+    for rule in list(root.iter(f"{{{SCHXSLT}}}rule")):
+        for comment in rule.findall(f"{{{XSL}}}comment"):  # "rule shadowed" notes of the suppressed branch
+            _remove(comment)
+        if len(rule) == 0 and not (rule.text or "").strip():
+            _remove(rule)  # a shadowed rule: it wrote only bookkeeping
+            continue
+        _write_only_when_found(rule)
+
+
+def _write_only_when_found(rule) -> None:
+    """<schxslt:rule pattern="p">BODY</schxslt:rule> becomes
+    <xsl:variable name="found" as="node()*">BODY</xsl:variable>
+    <xsl:if test="exists($found)"><schxslt:rule pattern="p"><xsl:sequence select="$found"/></schxslt:rule></xsl:if>
+    so that the intermediate report holds only rules with findings (the assembly in root() scans it per pattern)."""
+    parent, index = rule.getparent(), rule.getparent().index(rule)
+    variable = etree.Element(f"{{{XSL}}}variable", name=_FOUND, **{"as": "node()*"})
+    variable.text = rule.text
+    for child in list(rule):
+        variable.append(child)  # moves it, with its tail
+    rule.text = None
+    guard = etree.Element(f"{{{XSL}}}if", test=f"exists(${_FOUND})")
+    guard.append(rule)
+    etree.SubElement(rule, f"{{{XSL}}}sequence", select=f"${_FOUND}")
+    variable.tail, guard.tail = rule.tail, rule.tail
+    rule.tail = None
+    parent.insert(index, variable)
+    parent.insert(index + 1, guard)
+
+
+def _default_mode_is_silent(root) -> bool:
+    """True when the default mode has no template but the document node's and an empty one for text: applying
+    templates in it then walks the document and writes nothing."""
+    for template in root.findall(f"{{{XSL}}}template"):
+        if template.get("match") is None or template.get("mode") not in (None, "#default", "#all"):
+            continue
+        if template.get("mode") == "#all" and not _writes_nothing(template):
+            return False
+        if template.get("match") == "/":
+            continue
+        if template.get("match") != "text()" or not _writes_nothing(template):
+            return False
+    return True
+
+
+def _writes_nothing(template) -> bool:
+    return len(template) == 0 and not (template.text or "").strip()
+
+
+def _iso_skeleton(root) -> None:
+    _drop_bookkeeping(root)
+    silent = _default_mode_is_silent(root)
+    for pattern in list(root.iter(_ACTIVE_PATTERN)):
+        for child in pattern:
+            if child.tag == f"{{{XSL}}}attribute":
+                continue
+            if child.tag == f"{{{XSL}}}apply-templates" and child.get("mode") is None and silent:
+                continue
+            raise NotOptimisable("an active-pattern whose content may write something")
+        _remove(pattern)
+
+
+def original_name(name: str) -> str:
+    """The file name of the official stylesheet a copy was made from (messages name the official rules)."""
+    stem, suffix = PurePosixPath(name).stem, PurePosixPath(name).suffix
+    return stem[:-len(SUFFIX)] + suffix if stem.endswith(SUFFIX) else name
+
+
+def is_copy(name: str) -> bool:
+    """A file name `copy_name` makes (left out of the pack's official file hashes)."""
+    return PurePosixPath(name).stem.endswith(SUFFIX)

@@ -1,0 +1,189 @@
+"""Optimised copies of the official rule stylesheets (`pipeline.check.optimise`, written by `pipeline rules install`):
+beside the untouched originals, both hashes in the manifest, run by the engine, and the same findings as the
+originals on every document of the official corpus."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+from lxml import etree
+
+from conftest import CORPUS, RULES_SOURCE
+from pipeline.check import engine, optimise, packs, xmlinput
+from pipeline.check.xmlinput import XmlInputError
+
+REGISTRY_SPECS = ("en16931", "xrechnung")
+
+
+def _sha256(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    """Both registry packs installed with their optimised copies into a home of this module's own."""
+    home = tmp_path_factory.mktemp("rules-home")
+    packs.install(RULES_SOURCE, rules_home=home)
+    return home
+
+
+def _installed(home) -> list[packs.Pack]:
+    return [packs.get_pack(e["spec"], e["version"], rules_home=home) for e in packs.load_registry()]
+
+
+def test_install_writes_copies_beside_the_untouched_originals_with_both_hashes(home):
+    for pack in _installed(home):
+        manifest = json.loads((pack.root / packs.MANIFEST_NAME).read_text("utf-8"))
+        record = manifest["optimised"]
+        assert record["transform"] == optimise.TRANSFORM
+        sheets = {p for rules in pack.syntaxes.values() for p in rules.stylesheets}
+        assert {pack.root / rel for rel in record["copies"]} == sheets  # every rule stylesheet got its copy
+        for rel, copy in record["copies"].items():
+            original, made = pack.root / rel, pack.root / copy["path"]
+            source = RULES_SOURCE / pack.spec / pack.version / rel
+            assert made.parent == original.parent and made.name != original.name
+            assert _sha256(original) == copy["originalSha256"] == manifest["files"][rel] == _sha256(source)
+            assert _sha256(made) == copy["sha256"] and made.read_bytes() != original.read_bytes()
+            assert copy["path"] not in manifest["files"]  # the official content hash covers the originals only
+            assert pack.runnable(original) == made
+        assert pack.content_sha256 == next(e for e in packs.load_registry() if e["spec"] == pack.spec and
+                                           e["version"] == pack.version)["content_sha256"]
+
+
+def test_the_copies_leave_out_only_svrl_bookkeeping(home):
+    pack = packs.get_pack("xrechnung", "3.0.2", rules_home=home)
+    for original, made in pack.optimised.items():
+        before, after = original.read_text("utf-8"), made.read_text("utf-8")
+        assert len(after) < len(before)
+        for bookkeeping in ("fired-rule", "suppressed-rule", "active-pattern"):
+            assert f"svrl:{bookkeeping}" not in after
+        # every assert and report is still there, with its rule id
+        for kind in ("svrl:failed-assert", "svrl:successful-report"):
+            assert after.count(kind) == before.count(kind)
+
+
+def test_the_engine_runs_the_copies(home, monkeypatch):
+    ran = []
+    real = engine.schematron_issues
+
+    def recording(sdoc, stylesheet, *args, **kwargs):
+        ran.append(stylesheet)
+        return real(sdoc, stylesheet, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "schematron_issues", recording)
+    doc = xmlinput.load((CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml")
+                        .read_bytes())
+    pack = packs.get_pack("xrechnung", "3.0.2", rules_home=home)
+    issues, scenario = engine.pack_issues(doc, pack, engine.saxon_document(doc))
+    assert scenario == "EN16931 XRechnung (CII)"
+    assert ran and set(ran) <= set(pack.optimised.values()) and len(ran) == 2
+    assert not [i for i in issues if i.severity == "ERROR"]
+
+
+def test_a_dynamic_error_names_the_official_stylesheet(home):
+    doc = xmlinput.load((CORPUS / "mustangproject/library/Extended_fremdwaehrung.xml").read_bytes())
+    pack = packs.get_pack("en16931", "1.3.16", rules_home=home)
+    [sheet] = pack.rules_for("CII").stylesheets
+    [error] = [i for i in engine.schematron_issues(engine.saxon_document(doc), pack.runnable(sheet))
+               if i.code == engine.RULE_ENGINE_ERROR]
+    assert f"({sheet.name})" in error.message and "optimised" not in error.message
+
+
+def test_a_modified_copy_is_refused_and_reinstalling_repairs_it(tmp_path):
+    home = tmp_path / "home"
+    packs.install(RULES_SOURCE, rules_home=home, specs=("en16931",))
+    pack = packs.get_pack("en16931", "1.3.16", rules_home=home)
+    made = pack.optimised[pack.rules_for("CII").stylesheets[0]]
+    made.write_bytes(made.read_bytes().replace(b"BR-65", b"BR-XX"))
+    packs._loaded.clear()
+    with pytest.raises(packs.RulesError, match="optimised stylesheet .* modified"):
+        packs.get_pack("en16931", "1.3.16", rules_home=home)
+    packs.install(RULES_SOURCE, rules_home=home, specs=("en16931",))
+    assert b"BR-XX" not in made.read_bytes()
+    assert packs.get_pack("en16931", "1.3.16", rules_home=home).runnable(pack.rules_for("CII").stylesheets[0]) == made
+
+
+def test_no_optimise_keeps_the_originals_only_and_switches_both_ways(tmp_path):
+    home = tmp_path / "home"
+    env = {"EINVOICE_RULES_HOME": str(home), "PATH": "/usr/bin:/bin"}
+    run = subprocess.run([sys.executable, "-m", "pipeline", "rules", "install", "--from", str(RULES_SOURCE),
+                          "--no-optimise"], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert not [p for p in home.rglob("*") if optimise.is_copy(p.name)]
+    for pack in _installed(home):
+        assert "optimised" not in json.loads((pack.root / packs.MANIFEST_NAME).read_text("utf-8"))
+        sheet = next(iter(pack.syntaxes.values())).stylesheets[0]
+        assert pack.optimised == {} and pack.runnable(sheet) == sheet
+    packs._loaded.clear()
+    packs.install(RULES_SOURCE, rules_home=home, specs=("en16931",))  # optimising again, same official files
+    assert len(packs.get_pack("en16931", "1.3.16", rules_home=home).optimised) == 2
+    packs.install(RULES_SOURCE, rules_home=home, specs=("en16931",), optimise=False)
+    packs._loaded.clear()
+    assert packs.get_pack("en16931", "1.3.16", rules_home=home).optimised == {}
+    assert not [p for p in home.rglob("*") if optimise.is_copy(p.name)]
+
+
+def test_a_compilation_not_known_is_not_optimised():
+    plain = (b'<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">'
+             b'<xsl:template match="/"><out/></xsl:template></xsl:stylesheet>')
+    assert optimise.optimise(plain) is None
+    assert optimise.optimise(b"not xml") is None
+    assert optimise.optimise(b"<root/>") is None
+
+
+VEFA_NS = "http://difi.no/xsd/vefa/validator/1.0"
+
+
+def _documents():
+    """(name, bytes) of every XML document of the corpus, of every test document inside a CEN unit test set (VEFA
+    testSet: one small invoice per rule case) and of every invoice embedded in one of its PDFs."""
+    from pipeline.pdf import checks  # pikepdf: only for the PDFs of the corpus
+
+    for path in sorted(p for p in CORPUS.rglob("*") if p.is_file()):
+        name, suffix = path.relative_to(CORPUS).as_posix(), path.suffix.lower()
+        if suffix == ".pdf":
+            embedded = checks.inspect(path.read_bytes(), validate_xml=False, check_pdfa=False).xml
+            if embedded is not None:
+                yield name + "#embedded", embedded
+        elif suffix == ".xml" and f"<testSet xmlns=\"{VEFA_NS}\"".encode() in path.read_bytes()[:2000]:
+            tests = etree.parse(str(path), etree.XMLParser(resolve_entities=False, no_network=True))
+            for n, test in enumerate(tests.getroot().iterfind(f"{{{VEFA_NS}}}test"), 1):
+                for doc in test:
+                    if isinstance(doc.tag, str) and doc.tag != f"{{{VEFA_NS}}}assert":
+                        yield f"{name}#test{n}", etree.tostring(doc, encoding="utf-8")
+        elif suffix == ".xml":
+            yield name, path.read_bytes()
+
+
+@pytest.mark.slow
+def test_every_corpus_document_gets_the_same_findings_from_original_and_copy(home):
+    """Pairwise in one process: each document is parsed once, then every official stylesheet of its syntax (both
+    packs) runs as the original and as the optimised copy; the finding lists (rule id, severity, text, location
+    with line and column, and a dynamic error's message) must be identical."""
+    pairs = {}  # syntax -> [(original, copy)]
+    for pack in _installed(home):
+        for syntax, rules in pack.syntaxes.items():
+            pairs.setdefault(syntax, []).extend((s, pack.runnable(s)) for s in rules.stylesheets)
+    compared, unreadable, findings = 0, [], 0
+    for name, data in _documents():
+        try:
+            doc = xmlinput.load(data)
+            sdoc = engine.saxon_document(doc) if doc.syntax else None
+        except XmlInputError:
+            sdoc = None
+        if sdoc is None:
+            unreadable.append(name)
+            continue
+        for original, copy in pairs[doc.syntax]:
+            assert copy != original
+            want = [i.to_dict() for i in engine.schematron_issues(sdoc, original, None, doc)]
+            got = [i.to_dict() for i in engine.schematron_issues(sdoc, copy, None, doc)]
+            assert got == want, (name, original.name)
+            findings += len(want)
+        compared += 1
+    # unreadable: ZUGFeRD 1 documents, dummies and a binary file (no CII / UBL root, or no XML)
+    assert compared >= 900 and len(unreadable) <= 12, (compared, unreadable)
+    assert findings > 20000  # the corpus exercises the rules, not only their silence
