@@ -118,6 +118,16 @@
       <xsl:sequence select="r:leaf('valueAddedTaxPointDateCode', cac:InvoicePeriod/cbc:DescriptionCode)"/>
       <xsl:sequence select="r:leaf('invoicedObjectIdentifierSchemeId', $invoiced-object/cbc:ID/@schemeID)"/>
       <xsl:sequence select="r:leaf('buyerAccountingReference', cbc:AccountingCost)"/>
+      <!-- XRechnung extension BG-DEX-09 -->
+      <xsl:for-each select="cac:PrepaidPayment">
+        <xsl:where-populated>
+          <thirdPartyPayment>
+            <xsl:sequence select="r:leaf('paymentType', cbc:ID),
+                r:amount('amount', cbc:PaidAmount, $currency),
+                r:leaf('description', cbc:InstructionID)"/>
+          </thirdPartyPayment>
+        </xsl:where-populated>
+      </xsl:for-each>
     </invoice>
   </xsl:template>
 
@@ -431,13 +441,14 @@
     </xsl:where-populated>
   </xsl:template>
 
-  <!-- ===== BG-25 invoice line ===== -->
-  <xsl:template match="cac:InvoiceLine | cac:CreditNoteLine" mode="line">
+  <!-- ===== BG-25 invoice line, and nested in it the XRechnung extension's sub-invoice lines (BG-DEX-01) ===== -->
+  <xsl:template match="cac:InvoiceLine | cac:CreditNoteLine | cac:SubInvoiceLine | cac:SubCreditNoteLine" mode="line">
     <xsl:variable name="quantity" select="r:first(cbc:InvoicedQuantity | cbc:CreditedQuantity)"/>
     <!-- BT-128: the line's document reference of type 130 (written so; the CEN examples leave the type out) -->
     <xsl:variable name="object" select="cac:DocumentReference[r:type-code(.) = ('', '130')][1]"/>
     <xsl:where-populated>
-      <invoiceLine>
+      <xsl:element name="{if (self::cac:InvoiceLine or self::cac:CreditNoteLine) then 'invoiceLine' else 'subInvoiceLine'}"
+                   namespace="{$r:canonical-ns}">
         <xsl:sequence select="r:leaf('lineIdentifier', cbc:ID)"/>
         <xsl:apply-templates select="cac:Item[1]" mode="item"/>
         <xsl:sequence select="r:leaf('note', cbc:Note)"/>
@@ -456,7 +467,8 @@
         <xsl:apply-templates select="cac:Item[1]/cac:ClassifiedTaxCategory[1]" mode="line-vat"/>
         <xsl:sequence select="r:leaf('objectIdentifier', $object/cbc:ID, 'text', $object/cbc:DocumentTypeCode)"/>
         <xsl:sequence select="r:leaf('objectIdentifierSchemeId', $object/cbc:ID/@schemeID)"/>
-      </invoiceLine>
+        <xsl:apply-templates select="cac:SubInvoiceLine | cac:SubCreditNoteLine" mode="line"/>
+      </xsl:element>
     </xsl:where-populated>
   </xsl:template>
 

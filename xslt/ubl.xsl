@@ -129,6 +129,14 @@
     <xsl:for-each select="paymentTerms">
       <cac:PaymentTerms><cbc:Note><xsl:value-of select="."/></cbc:Note></cac:PaymentTerms>
     </xsl:for-each>
+    <!-- XRechnung extension BG-DEX-09: BT-DEX-001 type, BT-DEX-002 amount, BT-DEX-003 description -->
+    <xsl:for-each select="thirdPartyPayment">
+      <cac:PrepaidPayment>
+        <cbc:ID><xsl:value-of select="paymentType"/></cbc:ID>
+        <cbc:PaidAmount currencyID="{$currency}"><xsl:value-of select="f:num(amount)"/></cbc:PaidAmount>
+        <cbc:InstructionID><xsl:value-of select="description"/></cbc:InstructionID>
+      </cac:PrepaidPayment>
+    </xsl:for-each>
     <xsl:apply-templates select="documentLevelAllowance | documentLevelCharge"/>
     <cac:TaxTotal>
       <cbc:TaxAmount currencyID="{$currency}">
@@ -436,8 +444,9 @@
   </xsl:template>
 
   <!-- BG-25 -->
-  <xsl:template match="invoiceLine">
-    <xsl:element name="cac:{$line-name}">
+  <!-- BG-25, and the XRechnung extension's sub-invoice lines (BG-DEX-01), the same shape nested at the line's end -->
+  <xsl:template match="invoiceLine | subInvoiceLine">
+    <xsl:element name="cac:{if (self::subInvoiceLine) then 'Sub' else ''}{$line-name}">
       <cbc:ID><xsl:value-of select="lineIdentifier"/></cbc:ID>
       <xsl:for-each select="note"><cbc:Note><xsl:value-of select="."/></cbc:Note></xsl:for-each>
       <xsl:for-each select="quantity">
@@ -456,6 +465,7 @@
       <xsl:apply-templates select="invoiceLineAllowance | invoiceLineCharge"/>
       <xsl:apply-templates select="itemInformation"/>
       <xsl:apply-templates select="priceDetails"/>
+      <xsl:apply-templates select="subInvoiceLine"/>
     </xsl:element>
   </xsl:template>
 
