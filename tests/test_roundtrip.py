@@ -120,6 +120,8 @@ BLOCKED: dict[tuple[str, str | None], tuple[int, str, str]] = {
     **{(name, "CII"): (400, "INVALID_VALUE invoice.additionalPrecedingInvoiceReferences",
                        "several preceding invoices (BG-3): CII D16B has one InvoiceReferencedDocument")
        for name in ("01.01_comprehensive_test_ubl.xml", "04.03a-INVOICE_ubl.xml")},
+    ("04.01a-INVOICE_ubl.xml", "CII"): (400, "INVALID_VALUE invoice.invoiceLines[0].subInvoiceLines",
+                                        "XRechnung binds sub-invoice lines (BG-DEX-01) in UBL only"),
 }
 
 

@@ -8,8 +8,9 @@ stylesheets drop or alter shows up as a difference.
 The further occurrences of a repeatable term (notes, preceding invoices, seller identifiers, credit transfers,
 item classifications) are read into the model's `additional...` extension arrays, the first into the single
 field. A term that occurs more often than the JSON model can carry (e.g. two buyer identifiers) or that the
-model has no field for at all (XRechnung extensions, line references other than BT-128) is listed in
-`losses`; those are limits of the model, not of the reader.
+model has no field for at all (CII sub-lines and advance payments, line references other than BT-128) is listed
+in `losses`; those are limits of the model, not of the reader. The XRechnung extension's sub-invoice lines and
+third-party payments are read from UBL, where XRechnung binds them.
 """
 from __future__ import annotations
 
@@ -149,6 +150,69 @@ def _allowance_charge(name: str, bg: str, charge: bool, line: bool) -> G:
     ]
     return G(name, bg, cii, ubl, tuple(terms), many=True)
 
+
+def _line(name: str, bg: str, cii: str | None, ubl: str, depth: int) -> G:
+    """BG-25, or (name subInvoiceLines) the XRechnung extension's sub-invoice lines BG-DEX-01, which nest in UBL
+    (`cac:SubInvoiceLine`) and have no CII binding; read `depth` levels deep."""
+    sub = (_line("subInvoiceLines", "BG-DEX-01", None, "cac:SubInvoiceLine|cac:SubCreditNoteLine", depth - 1),) \
+        if depth else ()
+    return G(name, bg, cii, ubl, (
+        T("lineIdentifier", "BT-126", "ram:AssociatedDocumentLineDocument/ram:LineID", "cbc:ID"),
+        T("note", "BT-127", "ram:AssociatedDocumentLineDocument/ram:IncludedNote/ram:Content", "cbc:Note"),
+        T("quantity", "BT-129", "ram:SpecifiedLineTradeDelivery/ram:BilledQuantity",
+          "cbc:InvoicedQuantity|cbc:CreditedQuantity", NUM),
+        T("unitCode", "BT-130", "ram:SpecifiedLineTradeDelivery/ram:BilledQuantity/@unitCode",
+          "cbc:InvoicedQuantity/@unitCode|cbc:CreditedQuantity/@unitCode"),
+        T("netAmount", "BT-131",
+          "ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeSettlementLineMonetarySummation/ram:LineTotalAmount",
+          "cbc:LineExtensionAmount", NUM),
+        T("referencedPurchaseOrderLine", "BT-132", "ram:SpecifiedLineTradeAgreement/ram:BuyerOrderReferencedDocument/ram:LineID",
+          "cac:OrderLineReference/cbc:LineID"),
+        T("buyerAccountingReference", "BT-133",
+          "ram:SpecifiedLineTradeSettlement/ram:ReceivableSpecifiedTradeAccountingAccount/ram:ID", "cbc:AccountingCost"),
+        T("objectIdentifier", "BT-128", _LINE_OBJECT + "/ram:IssuerAssignedID", _U_LINE_OBJECT + "/cbc:ID"),
+        T("objectIdentifierSchemeId", "BT-128-1", _LINE_OBJECT + "/ram:ReferenceTypeCode",
+          _U_LINE_OBJECT + "/cbc:ID/@schemeID"),
+        G("invoiceLinePeriod", "BG-26", "ram:SpecifiedLineTradeSettlement/ram:BillingSpecifiedPeriod", "cac:InvoicePeriod", (
+            T("startDate", "BT-134", "ram:StartDateTime/udt:DateTimeString", "cbc:StartDate", DATE),
+            T("endDate", "BT-135", "ram:EndDateTime/udt:DateTimeString", "cbc:EndDate", DATE),
+        )),
+        _allowance_charge("invoiceLineAllowances", "BG-27", charge=False, line=True),
+        _allowance_charge("invoiceLineCharges", "BG-28", charge=True, line=True),
+        G("priceDetails", "BG-29", "ram:SpecifiedLineTradeAgreement", "cac:Price", (
+            T("netPrice", "BT-146", "ram:NetPriceProductTradePrice/ram:ChargeAmount", "cbc:PriceAmount", NUM),
+            T("grossPrice", "BT-148", "ram:GrossPriceProductTradePrice/ram:ChargeAmount",
+              "cac:AllowanceCharge/cbc:BaseAmount", NUM),
+            T("priceDiscount", "BT-147", "ram:GrossPriceProductTradePrice/ram:AppliedTradeAllowanceCharge/ram:ActualAmount",
+              "cac:AllowanceCharge/cbc:Amount", NUM),  # gross - net: derived, not sent
+            # BT-149/150 on the net price, or on the gross price where only that has them (the XRechnung
+            # testsuite writes them there)
+            T("priceBasisQuantity", "BT-149", _BASIS, "cbc:BaseQuantity", NUM),
+            T("basisUnitCode", "BT-150", f"{_BASIS}/@unitCode", "cbc:BaseQuantity/@unitCode"),
+        )),
+        G("lineVatInformation", "BG-30", "ram:SpecifiedLineTradeSettlement/ram:ApplicableTradeTax",
+          "cac:Item/cac:ClassifiedTaxCategory", (
+              T("vatCategoryCode", "BT-151", "ram:CategoryCode", "cbc:ID"),
+              T("vatRate", "BT-152", "ram:RateApplicablePercent", "cbc:Percent", NUM),
+          )),
+        G("itemInformation", "BG-31", "ram:SpecifiedTradeProduct", "cac:Item", (
+            T("name", "BT-153", "ram:Name", "cbc:Name"),
+            T("description", "BT-154", "ram:Description", "cbc:Description"),
+            T("sellersIdentifier", "BT-155", "ram:SellerAssignedID", "cac:SellersItemIdentification/cbc:ID"),
+            T("buyersIdentifier", "BT-156", "ram:BuyerAssignedID", "cac:BuyersItemIdentification/cbc:ID"),
+            T("standardIdentifier", "BT-157", "ram:GlobalID", "cac:StandardItemIdentification/cbc:ID"),
+            T("standardIdentifierSchemeId", "BT-157-1", "ram:GlobalID/@schemeID",
+              "cac:StandardItemIdentification/cbc:ID/@schemeID"),
+            *_classification("ram:DesignatedProductClassification[1]/", "cac:CommodityClassification[1]/"),
+            T("countryOfOrigin", "BT-159", "ram:OriginTradeCountry/ram:ID", "cac:OriginCountry/cbc:IdentificationCode"),
+            G("itemAttributes", "BG-32", "ram:ApplicableProductCharacteristic", "cac:AdditionalItemProperty", (
+                T("name", "BT-160", "ram:Description", "cbc:Name"),
+                T("value", "BT-161", "ram:Value", "cbc:Value"),
+            ), many=True),
+            G("additionalClassifiedIdentifiers", "BT-158", "ram:DesignatedProductClassification[position() > 1]",
+              "cac:CommodityClassification[position() > 1]", _classification("", ""), many=True),
+        )),
+    ) + sub, many=True)
 
 
 INVOICE = G("invoice", "", ".", ".", (
@@ -348,64 +412,13 @@ INVOICE = G("invoice", "", ".", ".", (
           T("attachedDocumentFilename", "BT-125-2", "ram:AttachmentBinaryObject/@filename",
             "cac:Attachment/cbc:EmbeddedDocumentBinaryObject/@filename"),
       ), many=True),
-    G("invoiceLines", "BG-25", "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem",
-      "cac:InvoiceLine|cac:CreditNoteLine", (
-          T("lineIdentifier", "BT-126", "ram:AssociatedDocumentLineDocument/ram:LineID", "cbc:ID"),
-          T("note", "BT-127", "ram:AssociatedDocumentLineDocument/ram:IncludedNote/ram:Content", "cbc:Note"),
-          T("quantity", "BT-129", "ram:SpecifiedLineTradeDelivery/ram:BilledQuantity",
-            "cbc:InvoicedQuantity|cbc:CreditedQuantity", NUM),
-          T("unitCode", "BT-130", "ram:SpecifiedLineTradeDelivery/ram:BilledQuantity/@unitCode",
-            "cbc:InvoicedQuantity/@unitCode|cbc:CreditedQuantity/@unitCode"),
-          T("netAmount", "BT-131",
-            "ram:SpecifiedLineTradeSettlement/ram:SpecifiedTradeSettlementLineMonetarySummation/ram:LineTotalAmount",
-            "cbc:LineExtensionAmount", NUM),
-          T("referencedPurchaseOrderLine", "BT-132", "ram:SpecifiedLineTradeAgreement/ram:BuyerOrderReferencedDocument/ram:LineID",
-            "cac:OrderLineReference/cbc:LineID"),
-          T("buyerAccountingReference", "BT-133",
-            "ram:SpecifiedLineTradeSettlement/ram:ReceivableSpecifiedTradeAccountingAccount/ram:ID", "cbc:AccountingCost"),
-          T("objectIdentifier", "BT-128", _LINE_OBJECT + "/ram:IssuerAssignedID", _U_LINE_OBJECT + "/cbc:ID"),
-          T("objectIdentifierSchemeId", "BT-128-1", _LINE_OBJECT + "/ram:ReferenceTypeCode",
-            _U_LINE_OBJECT + "/cbc:ID/@schemeID"),
-          G("invoiceLinePeriod", "BG-26", "ram:SpecifiedLineTradeSettlement/ram:BillingSpecifiedPeriod", "cac:InvoicePeriod", (
-              T("startDate", "BT-134", "ram:StartDateTime/udt:DateTimeString", "cbc:StartDate", DATE),
-              T("endDate", "BT-135", "ram:EndDateTime/udt:DateTimeString", "cbc:EndDate", DATE),
-          )),
-          _allowance_charge("invoiceLineAllowances", "BG-27", charge=False, line=True),
-          _allowance_charge("invoiceLineCharges", "BG-28", charge=True, line=True),
-          G("priceDetails", "BG-29", "ram:SpecifiedLineTradeAgreement", "cac:Price", (
-              T("netPrice", "BT-146", "ram:NetPriceProductTradePrice/ram:ChargeAmount", "cbc:PriceAmount", NUM),
-              T("grossPrice", "BT-148", "ram:GrossPriceProductTradePrice/ram:ChargeAmount",
-                "cac:AllowanceCharge/cbc:BaseAmount", NUM),
-              T("priceDiscount", "BT-147", "ram:GrossPriceProductTradePrice/ram:AppliedTradeAllowanceCharge/ram:ActualAmount",
-                "cac:AllowanceCharge/cbc:Amount", NUM),  # gross - net: derived, not sent
-              # BT-149/150 on the net price, or on the gross price where only that has them (the XRechnung
-              # testsuite writes them there)
-              T("priceBasisQuantity", "BT-149", _BASIS, "cbc:BaseQuantity", NUM),
-              T("basisUnitCode", "BT-150", f"{_BASIS}/@unitCode", "cbc:BaseQuantity/@unitCode"),
-          )),
-          G("lineVatInformation", "BG-30", "ram:SpecifiedLineTradeSettlement/ram:ApplicableTradeTax",
-            "cac:Item/cac:ClassifiedTaxCategory", (
-                T("vatCategoryCode", "BT-151", "ram:CategoryCode", "cbc:ID"),
-                T("vatRate", "BT-152", "ram:RateApplicablePercent", "cbc:Percent", NUM),
-            )),
-          G("itemInformation", "BG-31", "ram:SpecifiedTradeProduct", "cac:Item", (
-              T("name", "BT-153", "ram:Name", "cbc:Name"),
-              T("description", "BT-154", "ram:Description", "cbc:Description"),
-              T("sellersIdentifier", "BT-155", "ram:SellerAssignedID", "cac:SellersItemIdentification/cbc:ID"),
-              T("buyersIdentifier", "BT-156", "ram:BuyerAssignedID", "cac:BuyersItemIdentification/cbc:ID"),
-              T("standardIdentifier", "BT-157", "ram:GlobalID", "cac:StandardItemIdentification/cbc:ID"),
-              T("standardIdentifierSchemeId", "BT-157-1", "ram:GlobalID/@schemeID",
-                "cac:StandardItemIdentification/cbc:ID/@schemeID"),
-              *_classification("ram:DesignatedProductClassification[1]/", "cac:CommodityClassification[1]/"),
-              T("countryOfOrigin", "BT-159", "ram:OriginTradeCountry/ram:ID", "cac:OriginCountry/cbc:IdentificationCode"),
-              G("itemAttributes", "BG-32", "ram:ApplicableProductCharacteristic", "cac:AdditionalItemProperty", (
-                  T("name", "BT-160", "ram:Description", "cbc:Name"),
-                  T("value", "BT-161", "ram:Value", "cbc:Value"),
-              ), many=True),
-              G("additionalClassifiedIdentifiers", "BT-158", "ram:DesignatedProductClassification[position() > 1]",
-                "cac:CommodityClassification[position() > 1]", _classification("", ""), many=True),
-          )),
-      ), many=True),
+    _line("invoiceLines", "BG-25", "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem",
+          "cac:InvoiceLine|cac:CreditNoteLine", depth=10),
+    G("thirdPartyPayments", "BG-DEX-09", None, "cac:PrepaidPayment", (
+        T("paymentType", "BT-DEX-001", None, "cbc:ID"),
+        T("amount", "BT-DEX-002", None, "cbc:PaidAmount", NUM),
+        T("description", "BT-DEX-003", None, "cbc:InstructionID"),
+    ), many=True),
 ))
 
 
@@ -419,17 +432,17 @@ NOT_CARRIED = {
             "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem/ram:SpecifiedLineTradeSettlement"
             "/ram:AdditionalReferencedDocument[not(ram:TypeCode='130')]",
         "BT-11 project name": _AGREE + "/ram:SpecifiedProcuringProject/ram:Name[. != 'Project reference']",
-        "XRechnung extension: sub-invoice lines (BG-DEX-01)":
+        # XRechnung binds its extension in UBL only (docs/canonical.md): CII's line hierarchy (EXTENDED) and
+        # advance payments have no field
+        "sub-invoice lines (ram:ParentLineID; XRechnung binds BG-DEX-01 in UBL only)":
             "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem"
             "/ram:AssociatedDocumentLineDocument/ram:ParentLineID",
-        "XRechnung extension: third-party payment (BG-DEX-09)":
+        "advance payment (ram:SpecifiedAdvancePayment; XRechnung binds BG-DEX-09 in UBL only)":
             _SETTLE + "/ram:SpecifiedAdvancePayment",
     },
     "UBL": {
         "line document reference that is no BT-128 (type 130)":
             "(cac:InvoiceLine|cac:CreditNoteLine)/cac:DocumentReference[cbc:DocumentTypeCode != '130']",
-        "XRechnung extension: sub-invoice lines (BG-DEX-01)": "cac:InvoiceLine/cac:SubInvoiceLine",
-        "XRechnung extension: third-party payment (BG-DEX-09)": "cac:PrepaidPayment",
     },
 }
 
@@ -521,7 +534,7 @@ def _split_subject_code(note: dict) -> None:
 def _o_rates(terms: dict) -> None:
     """BR-O-05/06/07 forbid a VAT rate on lines, allowances and charges of category O, while the model
     requires one (0): read the absent rate back as the 0 the request carried."""
-    items = [line.get("lineVatInformation", {}) for line in terms.get("invoiceLines", [])]
+    items = [line.get("lineVatInformation", {}) for line in _all_lines(terms)]
     items += terms.get("documentLevelAllowances", []) + terms.get("documentLevelCharges", [])
     for item in items:
         if item.get("vatCategoryCode") == "O":
@@ -543,15 +556,29 @@ def _drop_lone_schemes(value) -> None:
 def _underivable_price_discounts(terms: dict, losses: list[str]) -> None:
     """BT-147 has no request field: the pipeline derives it as gross price - net price (BT-148 - BT-146).
     A source discount that is not that difference cannot be carried; it is reported and not compared."""
-    for i, line in enumerate(terms.get("invoiceLines", [])):
+    for i, line in enumerate(_all_lines(terms)):
         price = line.get("priceDetails", {})
         discount = price.get("priceDiscount")
         if discount is None:
             continue
         gross, net = price.get("grossPrice"), price.get("netPrice")
         if gross is None or net is None or gross - net != discount:
-            losses.append(f"invoiceLines[{i}].priceDetails (BT-147): discount {discount} is not gross - net")
+            losses.append(f"line {line.get('lineIdentifier', i)} priceDetails (BT-147): discount {discount} is not "
+                          "gross - net")
             del price["priceDiscount"]
+
+
+def _all_lines(terms: dict) -> list[dict]:
+    """The invoice lines and, depth first, their sub-invoice lines (XRechnung extension)."""
+    out = []
+
+    def walk(lines: list[dict]) -> None:
+        for line in lines:
+            out.append(line)
+            walk(line.get("subInvoiceLines", []))
+
+    walk(terms.get("invoiceLines", []))
+    return out
 
 
 
@@ -606,6 +633,7 @@ _ARRAYS = {  # canonical item element -> JSON array name (docs/canonical.md rule
     "additionalPrecedingInvoiceReference": "additionalPrecedingInvoiceReferences",
     "additionalIdentifier": "additionalIdentifiers", "additionalCreditTransfer": "additionalCreditTransfers",
     "additionalClassifiedIdentifier": "additionalClassifiedIdentifiers",
+    "subInvoiceLine": "subInvoiceLines", "thirdPartyPayment": "thirdPartyPayments",
 }
 
 
