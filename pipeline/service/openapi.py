@@ -50,11 +50,25 @@ READING = {
                             "text/html": {"schema": {"type": "string"}}}),
 }
 
+# The pages for people and their files (pipeline.service.resources.web): no key, no credits.
+PAGES = {
+    "/": ("page", "The page for people: validate a received invoice, read it, generate one from JSON (en / de)."),
+    "/docs": ("page_docs", "This reference as a page (Swagger UI), with the bearer scheme for \"Try it out\"."),
+}
+PAGE_FILES = {
+    "/static/{name}": ("page_file", "A script or stylesheet of the pages.", ("text/javascript", "text/css")),
+    "/static/swagger-ui/{name}": ("swagger_ui_file", "A file of the Swagger UI bundle that /docs uses.",
+                                  ("text/javascript", "text/css")),
+    "/examples/{name}": ("example_request", "An example InvoiceRequest as the page offers it (`fixtures/*.json`).",
+                         ("application/json",)),
+}
+
 _ERROR_TEXT = {
     400: "Invalid request (INVALID_INPUT and other 400 codes); `errors[]` names the field and business term.",
     401: "Missing or rejected API key: " + ", ".join(f"`{c}`" for c in apikeys.AUTH_CODES) + ".",
     402: "INSUFFICIENT_CREDITS: the key's balance does not cover the request; nothing was done.",
     406: "The Accept header allows no representation this endpoint produces.",
+    404: "No such file.",
     413: "The upload exceeds the size limit.",
     415: "Unsupported Content-Type.",
     422: "VALIDATION_FAILED (or PDF_A3_VALIDATION_FAILED): the generated document failed the official rules; "
@@ -96,6 +110,7 @@ ERROR_CODES = {
                 500: ("READ_FAILED", "GENERATION_FAILED") + _RULES_MISSING},
     "render": {400: _READING_400, 500: ("READ_FAILED",) + _RULES_MISSING},
     "readyz": {503: ("NOT_READY",)},
+    **{kind: {404: ("NOT_FOUND",)} for kind, _, _ in PAGE_FILES.values()},
 }
 
 
@@ -298,6 +313,23 @@ def _public(op_id: str, summary: str, schema: dict, statuses=()) -> dict:
     }}
 
 
+
+def _page(path: str) -> dict:
+    """A page (HTML, `?lang=`) or a file of the pages (by name; 404 for any other)."""
+    if path in PAGES:
+        op_id, summary = PAGES[path]
+        media, parameters, statuses = ("text/html",), [{"name": "lang", "in": "query", "required": False, "schema": {
+            "enum": ["en", "de"]}, "description": "Language (default: by Accept-Language, else en)."}], ()
+    else:
+        op_id, summary, media = PAGE_FILES[path]
+        parameters, statuses = [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}], (404,)
+    ok = {m: {"schema": {"type": "object"} if m == "application/json" else {"type": "string"}} for m in media}
+    return {"get": {
+        "operationId": op_id, "summary": summary, "tags": ["pages"], "security": [], "parameters": parameters,
+        "responses": {"200": {"description": summary, "headers": _headers("X-Request-Id"), "content": ok},
+                      **{str(s): _error(s, False, op_id) for s in statuses}},
+    }}
+
 _DESCRIPTION = """\
 Generate XRechnung / EN 16931 (CII or UBL) and ZUGFeRD/Factur-X documents from a JSON invoice, and validate
 e-invoices on the official rules.
@@ -343,6 +375,9 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict
     paths["/readyz"] = _public("readyz", "Rule packs loaded and storage reachable (503 otherwise).",
                                {"type": "object"}, statuses=(503,))
     paths["/v1/openapi.json"] = _public("openapi", "This document.", {"type": "object"})
+    for path in (*PAGES, *PAGE_FILES):
+        if path in mounted_paths:
+            paths[path] = _page(path)
     return {
         "openapi": "3.1.0",
         "info": {

@@ -1,0 +1,23 @@
+// GET /docs: Swagger UI over our OpenAPI document, started from this file (the CSP allows no inline script).
+// The key entered on the validation page (sessionStorage of this tab) is set for "Try it out"; "Authorize"
+// takes another one. No online validator badge: the page fetches nothing from elsewhere.
+"use strict";
+
+(function () {
+  const key = sessionStorage.getItem("einvoice.apiKey");
+  const ui = SwaggerUIBundle({
+    url: "/v1/openapi.json",
+    dom_id: "#swagger-ui",
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: "BaseLayout",
+    deepLinking: true,
+    displayRequestDuration: true,
+    validatorUrl: null,
+    onComplete() {
+      if (!key) return;
+      ui.preauthorizeApiKey("bearerAuth", key);
+      document.getElementById("docs-key").hidden = false;
+    },
+  });
+  window.ui = ui;
+})();

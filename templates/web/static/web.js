@@ -1,0 +1,448 @@
+// The page for people (GET /): validate a received invoice, generate one from JSON. Plain script, loaded from our
+// origin (the CSP allows no inline script). Every action is a call of the public API with the key the person
+// entered; the page itself decides nothing: verdicts, findings and pages are the service's own answers.
+"use strict";
+
+(function () {
+  const data = JSON.parse(document.getElementById("page-data").textContent);
+  const t = data.strings;
+  const KEY = "einvoice.apiKey"; // sessionStorage: this tab only, gone when it closes; never a cookie or a URL
+  const $ = (id) => document.getElementById(id);
+
+  function fmt(text, values) {
+    return text.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
+  }
+
+  function el(tag, text, className) {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (className) node.className = className;
+    return node;
+  }
+
+  // ---- the key ------------------------------------------------------------------------------------------------
+  const keyInput = $("api-key");
+  keyInput.value = sessionStorage.getItem(KEY) || "";
+  keyInput.addEventListener("input", () => {
+    const value = keyInput.value.trim();
+    if (value) sessionStorage.setItem(KEY, value);
+    else sessionStorage.removeItem(KEY);
+  });
+  $("forget-key").addEventListener("click", () => {
+    sessionStorage.removeItem(KEY);
+    keyInput.value = "";
+    keyInput.focus();
+  });
+  const apiKey = () => keyInput.value.trim();
+
+  // ---- tabs (WAI-ARIA tab pattern: arrow keys move between the tabs, Tab goes on into the panel) ---------------
+  const tabs = Array.from(document.querySelectorAll('[role="tab"]'));
+
+  function selectTab(tab, focus) {
+    for (const other of tabs) {
+      const on = other === tab;
+      other.setAttribute("aria-selected", String(on));
+      other.tabIndex = on ? 0 : -1;
+      $(other.getAttribute("aria-controls")).hidden = !on;
+    }
+    if (focus) tab.focus();
+  }
+
+  tabs.forEach((tab, i) => {
+    tab.addEventListener("click", () => selectTab(tab, false));
+    tab.addEventListener("keydown", (event) => {
+      const to = {ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1}[event.key];
+      if (to === undefined) return;
+      event.preventDefault();
+      selectTab(tabs[(to + tabs.length) % tabs.length], true);
+    });
+  });
+
+  // ---- calling the API ----------------------------------------------------------------------------------------
+  class ApiFailure extends Error {
+    constructor(status, error) {
+      super(error.message || "");
+      this.status = status;
+      this.error = error; // the ErrorResponse (or a stand-in with a message when the answer was none)
+    }
+  }
+
+  async function call(path, body, accept) {
+    const headers = {Authorization: "Bearer " + apiKey()};
+    if (accept) headers.Accept = accept;
+    if (typeof body === "string") headers["Content-Type"] = "application/json";
+    let response;
+    try {
+      response = await fetch(path, {method: "POST", headers, body, credentials: "omit", cache: "no-store"});
+    } catch (err) {
+      throw new ApiFailure(0, {message: fmt(t.network_error, {detail: err.message})});
+    }
+    if (!response.ok) {
+      let error;
+      try {
+        error = await response.json();
+      } catch (_) {
+        error = {};
+      }
+      if (!error || typeof error !== "object") error = {};
+      if (!error.message) error.message = fmt(t.error_status, {status: response.status});
+      throw new ApiFailure(response.status, error);
+    }
+    return response;
+  }
+
+  function upload(file, request) {
+    const form = new FormData();
+    form.append("file", file, file.name);
+    form.append("request", new Blob([JSON.stringify(request)], {type: "application/json"}));
+    return form;
+  }
+
+  function save(blob, name) {
+    const url = URL.createObjectURL(blob);
+    const link = el("a");
+    link.href = url;
+    link.download = name;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+  }
+
+  // ---- progress and errors ------------------------------------------------------------------------------------
+  // A status line says what runs; a clock beside it (hidden from screen readers, which hear the line once)
+  // shows that slow work (a ZUGFeRD PDF, a long invoice) is still going.
+  function progress(box) {
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    const line = el("span");
+    const clock = el("span", fmt(t.working, {seconds: 0}), "clock");
+    clock.setAttribute("aria-hidden", "true");
+    const bar = el("progress");
+    bar.setAttribute("aria-hidden", "true");
+    box.replaceChildren(bar, line, clock);
+    box.classList.add("busy");
+    const timer = setInterval(() => { clock.textContent = fmt(t.working, {seconds: seconds().toFixed(0)}); }, 500);
+    return {
+      say(text) { line.textContent = text; },
+      stop(ok) {
+        clearInterval(timer);
+        box.classList.remove("busy");
+        box.replaceChildren(ok ? el("span", fmt(t.done, {seconds: seconds().toFixed(1)})) : "");
+      },
+    };
+  }
+
+  function showMessage(box, text) {
+    box.replaceChildren(el("p", text));
+    box.hidden = false;
+  }
+
+  function showFailure(box, failure, area) {
+    const error = failure.error;
+    const head = el("p");
+    const what = [failure.status || "", error.errorCode || ""].join(" ").trim();
+    if (what) head.append(el("strong", what + ": "));
+    head.append(error.message);
+    box.replaceChildren(head);
+    if (Array.isArray(error.errors) && error.errors.length) box.append(errorTable(error.errors, area));
+    if (error.requestId) box.append(el("p", t.request_id + ": " + error.requestId, "small"));
+    box.hidden = false;
+  }
+
+  // ErrorResponse.errors[] as a table: the JSON field (a button that selects it in the request, where there is
+  // one), its business term, the message and the value sent.
+  function errorTable(errors, area) {
+    const table = el("table", null, "findings");
+    const head = el("tr");
+    for (const name of [t.field, t.term, t.message, t.rejected]) {
+      const th = el("th", name);
+      th.scope = "col";
+      head.append(th);
+    }
+    table.append(el("thead"), el("tbody"));
+    table.tHead.append(head);
+    for (const entry of errors) {
+      const row = el("tr");
+      const field = el("td");
+      if (entry.field && area) {
+        const button = el("button", entry.field, "link");
+        button.type = "button";
+        button.addEventListener("click", () => selectField(area, entry.field));
+        field.append(button);
+      } else {
+        field.append(el("code", entry.field || "–"));
+      }
+      const rejected = entry.rejectedValue === undefined || entry.rejectedValue === null ? "" :
+        JSON.stringify(entry.rejectedValue);
+      row.append(field, el("td", entry.businessTerm || ""), el("td", `${entry.message} (${entry.code})`),
+        el("td", rejected));
+      table.tBodies[0].append(row);
+    }
+    return table;
+  }
+
+  // Where a JSON path (`invoice.invoiceLines[1].quantity`) is in the request text: each key in turn after the
+  // last; the n-th element of an array is where the next key occurs for the (n+1)-th time. Good enough to point at
+  // the field in a request as people write it; nothing depends on it.
+  function selectField(area, path) {
+    const text = area.value;
+    let at = 0;
+    let start = -1;
+    let key = "";
+    let repeat = 1;
+    for (const step of path.split(".")) {
+      const m = /^(.*?)((?:\[\d+\])?)$/.exec(step);
+      key = JSON.stringify(m[1]);
+      for (let n = 0; n < repeat; n++) {
+        start = text.indexOf(key, at);
+        if (start < 0) return;
+        at = start + key.length;
+      }
+      repeat = m[2] ? Number(m[2].slice(1, -1)) + 1 : 1;
+    }
+    area.focus();
+    area.setSelectionRange(start, start + key.length);
+  }
+
+  // ---- validate -----------------------------------------------------------------------------------------------
+  const SPEC_NAMES = {xrechnung: t.spec_xrechnung, en16931: t.spec_en16931, zugferd: t.spec_zugferd};
+  const fileInput = $("file");
+  const drop = $("drop");
+  const validateStatus = $("validate-status");
+  const validateError = $("validate-error");
+  let current = null; // the validated file: {file, spec, other}
+
+  // The spec from the file: a PDF is ZUGFeRD / Factur-X; XML naming XRechnung (its BT-24) is XRechnung, any other
+  // EN 16931. `other` is the syntax to convert to.
+  async function sniff(file) {
+    const start = await file.slice(0, 65536).text();
+    if (start.startsWith("%PDF-")) return {spec: "zugferd", other: "UBL"};
+    return {spec: /xrechnung/i.test(start) ? "xrechnung" : "en16931",
+            other: /CrossIndustryInvoice/.test(start) ? "UBL" : "CII"};
+  }
+
+  drop.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    drop.classList.add("over");
+  });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (event) => {
+    event.preventDefault();
+    drop.classList.remove("over");
+    if (event.dataTransfer && event.dataTransfer.files.length) {
+      fileInput.files = event.dataTransfer.files;
+      fileInput.dispatchEvent(new Event("change"));
+    }
+  });
+  fileInput.addEventListener("change", () => {
+    if (fileInput.files.length && apiKey()) $("validate-form").requestSubmit();
+  });
+
+  function baseName(name) {
+    return name.replace(/\.[^.]*$/, "") || "invoice";
+  }
+
+  function showReport(html) {
+    const doc = new DOMParser().parseFromString(html, "text/html"); // inert: nothing runs, nothing loads
+    const verdict = doc.querySelector("section.verdict");
+    const valid = !!verdict && verdict.classList.contains("valid");
+    const box = $("verdict");
+    box.className = "verdict " + (valid ? "valid" : "invalid");
+    $("verdict-title").textContent = valid ? t.valid : t.invalid;
+    const lines = $("verdict-lines");
+    lines.replaceChildren();
+    if (verdict) {
+      for (const line of verdict.querySelectorAll(":scope > div")) {
+        const parts = line.querySelectorAll("span");
+        lines.append(el("p", parts.length ? Array.from(parts, (p) => p.textContent.trim()).join(", ") :
+          line.textContent.trim()));
+      }
+    }
+    const firstError = doc.querySelector(".finding .severity.ERROR");
+    const rule = firstError && firstError.closest(".finding").querySelector(".rule");
+    $("first-failed").hidden = !rule;
+    $("first-failed-rule").textContent = rule ? rule.textContent.trim() : "";
+    // The readable page is shown beside the findings (styled); the report's own copy below a valid verdict goes.
+    doc.querySelectorAll("section.invoice-page").forEach((node) => node.remove());
+    $("report-frame").srcdoc = "<!DOCTYPE html>\n" + doc.documentElement.outerHTML;
+  }
+
+  // The readable page with the invoice page's stylesheet (html.xsl's HTML carries none; WeasyPrint adds it).
+  function showInvoice(html) {
+    const doc = new DOMParser().parseFromString(html, "text/html");
+    const link = doc.createElement("link");
+    link.rel = "stylesheet";
+    link.href = new URL(data.invoiceCss, location.href).href;
+    const screen = doc.createElement("style");
+    screen.textContent = "body { margin: 16px; }";
+    doc.head.append(link, screen);
+    $("invoice-frame").srcdoc = "<!DOCTYPE html>\n" + doc.documentElement.outerHTML;
+  }
+
+  $("validate-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    validateError.hidden = true;
+    const file = fileInput.files[0];
+    if (!apiKey()) return showMessage(validateError, t.need_key), keyInput.focus();
+    if (!file) return showMessage(validateError, t.need_file), fileInput.focus();
+    const sniffed = await sniff(file);
+    const spec = $("spec").value === "auto" ? sniffed.spec : $("spec").value;
+    current = {file, spec, other: sniffed.other};
+    $("result").hidden = true;
+    $("validate-button").disabled = true;
+    const work = progress(validateStatus);
+    work.say(fmt(t.validating, {name: file.name, spec: SPEC_NAMES[spec]}));
+    const request = {metadataLanguage: data.lang};
+    // The report and the page are asked at once; the page's answer is read after the report's.
+    const reportCall = call(`/v1/invoice/${spec}/validate`, upload(file, request), "text/html");
+    const pageCall = call("/v1/invoice/render", upload(file, request), "text/html");
+    pageCall.catch(() => {}); // read below, or dropped when the report failed
+    try {
+      showReport(await (await reportCall).text());
+      $("convert-button").textContent = fmt(t.dl_convert, {syntax: current.other});
+      $("invoice-error").hidden = true;
+      $("result").hidden = false;
+      work.say(t.rendering);
+      try {
+        showInvoice(await (await pageCall).text());
+        $("invoice-frame").hidden = false;
+      } catch (failure) {
+        if (!(failure instanceof ApiFailure)) throw failure;
+        $("invoice-frame").hidden = true;
+        showMessage($("invoice-error"), fmt(t.no_invoice_page, {message: failure.error.message}));
+      }
+      work.stop(true);
+      $("verdict").focus();
+    } catch (failure) {
+      work.stop(false);
+      if (!(failure instanceof ApiFailure)) throw failure;
+      showFailure(validateError, failure);
+    } finally {
+      $("validate-button").disabled = false;
+    }
+  });
+
+  // The downloads: each asks the API again for the representation it names.
+  const DOWNLOADS = {
+    json: (c) => [`/v1/invoice/${c.spec}/validate`, {metadataLanguage: data.lang}, "application/json", ".report.json"],
+    pdf: (c) => [`/v1/invoice/${c.spec}/validate`, {metadataLanguage: data.lang}, "application/pdf", ".report.pdf"],
+    parsed: () => ["/v1/invoice/parse", {}, "application/json", ".json"],
+    convert: (c) => ["/v1/invoice/convert", c.spec === "zugferd" ? {to: c.other} : {to: c.other, spec: c.spec},
+      "application/xml", "." + c.other.toLowerCase() + ".xml"],
+  };
+
+  for (const button of document.querySelectorAll("[data-download]")) {
+    button.addEventListener("click", async () => {
+      if (!current) return;
+      const [path, request, accept, suffix] = DOWNLOADS[button.dataset.download](current);
+      $("download-error").hidden = true;
+      button.disabled = true;
+      const work = progress($("download-status"));
+      work.say(fmt(t.downloading, {what: button.textContent}));
+      try {
+        const response = await call(path, upload(current.file, request), accept);
+        save(await response.blob(), baseName(current.file.name) + suffix);
+        work.stop(true);
+      } catch (failure) {
+        work.stop(false);
+        if (!(failure instanceof ApiFailure)) throw failure;
+        showFailure($("download-error"), failure);
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+
+  // ---- generate -----------------------------------------------------------------------------------------------
+  const requestArea = $("request");
+  const endpoint = $("endpoint");
+  const generateError = $("generate-error");
+  let generatedUrl = null;
+
+  function syncOptions() {
+    const pdf = endpoint.value === "zugferd"; // profile and page language are the PDF's; the XML endpoints refuse them
+    $("profile").disabled = !pdf;
+    $("doc-language").disabled = !pdf;
+  }
+  endpoint.addEventListener("change", syncOptions);
+  syncOptions();
+
+  $("load-example").addEventListener("click", async () => {
+    generateError.hidden = true;
+    try {
+      const response = await fetch("/examples/" + encodeURIComponent($("example").value), {credentials: "omit"});
+      if (!response.ok) throw new Error(fmt(t.error_status, {status: response.status}));
+      requestArea.value = await response.text();
+      requestArea.focus();
+    } catch (err) {
+      showMessage(generateError, fmt(t.network_error, {detail: err.message}));
+    }
+  });
+
+  $("request-file").addEventListener("change", async (event) => {
+    const file = event.target.files[0];
+    if (file) requestArea.value = await file.text();
+  });
+
+  // The request as typed, byte for byte; only when an option overrides a config field is it parsed and written
+  // again (JSON.parse reads amounts as doubles: exact for amounts of up to 15 digits).
+  function requestBody() {
+    const overrides = {};
+    if ($("syntax").value) overrides.syntax = $("syntax").value;
+    if (!$("profile").disabled && $("profile").value) overrides.profile = $("profile").value;
+    if (!$("doc-language").disabled && $("doc-language").value) overrides.metadataLanguage = $("doc-language").value;
+    if (!Object.keys(overrides).length) return requestArea.value;
+    const parsed = JSON.parse(requestArea.value);
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+      parsed.config = Object.assign({}, parsed.config, overrides);
+    }
+    return JSON.stringify(parsed, null, 2);
+  }
+
+  $("generate-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    generateError.hidden = true;
+    if (!apiKey()) return showMessage(generateError, t.need_key), keyInput.focus();
+    if (!requestArea.value.trim()) return showMessage(generateError, t.need_request), requestArea.focus();
+    let body;
+    try {
+      body = requestBody();
+    } catch (err) {
+      return showMessage(generateError, fmt(t.not_json, {detail: err.message})), requestArea.focus();
+    }
+    const spec = endpoint.value;
+    const pdf = spec === "zugferd";
+    $("generated").hidden = true;
+    $("generate-button").disabled = true;
+    const work = progress($("generate-status"));
+    work.say(fmt(t.generating, {endpoint: `/v1/invoice/${spec}`}));
+    try {
+      const response = await call(`/v1/invoice/${spec}`, body, pdf ? "application/pdf" : "application/xml");
+      const blob = await response.blob();
+      const name = `invoice-${spec}${pdf ? ".pdf" : ".xml"}`;
+      if (generatedUrl) URL.revokeObjectURL(generatedUrl);
+      generatedUrl = URL.createObjectURL(blob);
+      $("generated-title").textContent = fmt(t.generated, {name, size: blob.size});
+      const link = $("generated-link");
+      link.href = generatedUrl;
+      link.download = name;
+      link.textContent = fmt(t.download_document, {name});
+      const warnings = (response.headers.get("X-Content-Warnings") || "").split("; ").filter(Boolean);
+      $("generated-warning-list").replaceChildren(...warnings.map((w) => el("li", w)));
+      $("generated-warnings").hidden = !warnings.length;
+      const preview = $("generated-preview");
+      preview.hidden = pdf;
+      preview.textContent = pdf ? "" : (await blob.text()).slice(0, 200000);
+      $("generated").hidden = false;
+      work.stop(true);
+      $("generated-title").focus();
+    } catch (failure) {
+      work.stop(false);
+      if (!(failure instanceof ApiFailure)) throw failure;
+      showFailure(generateError, failure, requestArea);
+    } finally {
+      $("generate-button").disabled = false;
+    }
+  });
+})();
