@@ -134,6 +134,20 @@ def test_a_compilation_not_known_is_not_optimised():
     assert optimise.optimise(b"<root/>") is None
 
 
+@pytest.mark.parametrize("expr, hoistable", [
+    ("not(/rsm:A/rsm:B/ram:C[@schemeID = ('VA', 'FC')] or /rsm:A/ram:D[@x = 'VA'])", True),
+    ("count(//ram:X[ends-with(name(), 'ID')]) = 1", True),
+    ("/a/b[. = $g] and $g/ram:X and $g * 2 > 1 and /a/* > 1 and /a/text() = 'x'", True),
+    ("if (/a) then string-length(/b) div 2 else (/c, /d)[1]", True),
+    ("ram:X", False), ("not(ram:X)", False), (".", False), ("@a", False), ("../ram:x", False), ("* > 1", False),
+    ("name() = 'x'", False), ("string-length() > 3", False), ("position() = 1", False),
+    ("/a/b[c = current()/d]", False), ("/a/b[. = $local]", False), ("exists(/a) and ram:B", False),
+    ("every $x in /a satisfies $x", False), ("/a (: a comment :)", False),
+])
+def test_only_tests_with_the_same_value_on_every_node_are_hoisted(expr, hoistable):
+    assert optimise.context_free(expr, {"g"}) is hoistable
+
+
 VEFA_NS = "http://difi.no/xsd/vefa/validator/1.0"
 
 

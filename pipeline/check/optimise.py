@@ -13,15 +13,19 @@ Two compilations are known, and anything else is left unoptimised (`optimise` re
 - The ISO skeleton (the CEN pack): besides the fired rules, each svrl:active-pattern applies templates to the whole
   document in the default mode, which outputs nothing when that mode only drops text; the copy leaves it out then.
 
+And in both: an assert test that reads only absolute paths and global variables (same value on every node) is
+evaluated once, as a global variable, instead of once per node its rule fires on (see `_hoist`).
+
 Equality of the findings, original against copy, on every document of the official corpus: tests/test_rules_optimised.py.
 """
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 
 from lxml import etree
 
-TRANSFORM = "svrl-findings-only/1"  # recorded in the pack manifest; a new transformation gets a new name
+TRANSFORM = "svrl-findings-only+hoisted-tests/2"  # recorded in the manifest; a changed transformation gets a new name
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
@@ -60,6 +64,7 @@ def optimise(data: bytes) -> bytes | None:
             _iso_skeleton(root)
         else:
             return None
+        _hoist(root)
     except NotOptimisable:
         return None
     return etree.tostring(root, encoding="UTF-8", xml_declaration=True)
@@ -163,3 +168,105 @@ def original_name(name: str) -> str:
 def is_copy(name: str) -> bool:
     """A file name `copy_name` makes (left out of the pack's official file hashes)."""
     return PurePosixPath(name).stem.endswith(SUFFIX)
+
+
+# ---------------------------------------------------------------- hoisting document-wide tests
+# An assert of a per-line rule that tests only absolute paths (e.g. BR-S-02: the seller's VAT identifier, under
+# /rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/...) is evaluated once per line, and each evaluation
+# walks the children of SupplyChainTradeTransaction, i.e. every line: quadratic in the lines. Such a test has the
+# same value on every node of the document, so the copy evaluates it once, as a global variable (lazily, on first
+# use: a dynamic error still happens where and when it did). A test is hoisted only when a small XPath tokenizer
+# finds no step, function or variable that could depend on the rule's context node.
+
+_TOKEN = re.compile(r"""\s*(?:(?P<string>"[^"]*"|'[^']*')|(?P<number>\d+(?:\.\d*)?|\.\d+)
+    |(?P<var>\$[\w.-]+(?::[\w.-]+)?)|(?P<axis>[\w.-]+(?::[\w.-]+)?\s*::)|(?P<name>[\w.-]+(?::[\w.-]+|:\*)?|\*:[\w.-]+)
+    |(?P<op>//|/|\.\.|\.|\[|\]|\(|\)|,|!=|<=|>=|=|<|>|\|\||\||\+|-|\*|@|!|\?))""", re.X)
+_OPERATORS = {"and", "or", "div", "idiv", "mod", "eq", "ne", "lt", "le", "gt", "ge", "is", "to", "union",
+              "intersect", "except", "instance", "of", "treat", "as", "castable", "cast", "if", "then", "else"}
+_RANGE = {"for", "some", "every", "let", "return", "satisfies", "in"}
+_CONTEXT_FREE_CALLS = {"true", "false", "current-date", "current-dateTime", "current-time", "implicit-timezone"}
+_PATH_OPS = {"/", "//", "!", "@", "::"}  # a step after one of these is relative to that path, not to the rule
+
+
+def _tokens(expr: str) -> list[tuple[str, str]] | None:
+    out, pos = [], 0
+    while expr[pos:].strip():
+        m = _TOKEN.match(expr, pos)
+        if m is None:
+            return None
+        kind = m.lastgroup
+        out.append((kind, "::" if kind == "axis" else m.group(kind)))
+        pos = m.end()
+    return out
+
+
+def context_free(expr: str, global_names: set[str]) -> bool:
+    """True when `expr` has the same value for every context node of one document: every path outside predicates
+    starts at the root (`/`, `//`) or at a global variable, no function outside predicates reads the context item,
+    `current()` and range variables appear nowhere, and every variable is global. Conservative: whatever it does
+    not recognise counts as depending on the context."""
+    tokens = _tokens(expr)
+    if not tokens:
+        return False
+    depth, prev, operand_ended = 0, None, False
+    for i, (kind, text) in enumerate(tokens):
+        nxt = tokens[i + 1][1] if i + 1 < len(tokens) else None
+        if kind == "var" and text[1:] not in global_names or kind == "name" and text in _RANGE:
+            return False
+        if kind == "name" and nxt == "(":  # a function call or a kind test
+            if text == "current":
+                return False
+            zero_args = i + 2 < len(tokens) and tokens[i + 2][1] == ")"
+            if depth == 0 and zero_args and text not in _CONTEXT_FREE_CALLS and prev not in _PATH_OPS:
+                return False  # name(), string(), position(), text() ... of the rule's node
+        elif kind == "name" and text in _OPERATORS:
+            pass
+        elif kind in ("name", "axis") or text in ("@", ".", "..") or text == "*" and not operand_ended:
+            if depth == 0 and prev not in _PATH_OPS:
+                return False  # a step from the rule's node
+        elif text == "[":
+            depth += 1
+        elif text == "]":
+            depth -= 1
+        operand_ended = (kind in ("string", "number", "var") or text in (")", "]", ".", "..")
+                         or kind == "name" and text not in _OPERATORS and nxt != "("
+                         or text == "*" and not operand_ended)
+        prev = text
+    return depth == 0
+
+
+_HOISTED = "schxslt-optimised-test-"
+_SCOPE_ATTRIBUTES = ("version", "xpath-default-namespace", "default-collation", f"{{{XSL}}}version",
+                     f"{{{XSL}}}xpath-default-namespace", f"{{{XSL}}}default-collation")
+
+
+def _hoist(root) -> None:
+    """Assert tests of rule templates that `context_free` accepts become global variables (one per distinct test),
+    the test reads the variable."""
+    local = {el.get("name") for el in root.iter(f"{{{XSL}}}variable", f"{{{XSL}}}param")
+             if el.getparent() is not root}
+    global_names = {el.get("name") for el in root if el.tag in (f"{{{XSL}}}variable", f"{{{XSL}}}param")} - local
+    made: dict[tuple, str] = {}
+    for template in root.findall(f"{{{XSL}}}template[@match][@mode]"):
+        for test in template.iter(f"{{{XSL}}}if", f"{{{XSL}}}when"):
+            expr = test.get("test")
+            if "/" not in expr or not context_free(expr, global_names) or _scoped(test, root):
+                continue
+            key = (expr, tuple(sorted((k or "", v) for k, v in test.nsmap.items())))
+            name = made.get(key)
+            if name is None:
+                name = made[key] = f"{_HOISTED}{len(made) + 1}"
+                variable = etree.Element(f"{{{XSL}}}variable", nsmap=test.nsmap, name=name, select=expr)
+                variable.tail = "\n   "
+                root.append(variable)
+            test.set("test", f"${name}")
+
+
+def _scoped(element, root) -> bool:
+    """An ancestor changes how XPath in it is read (version, default namespace, collation): keep the test there."""
+    node = element.getparent()
+    while node is not None and node is not root:
+        if any(node.get(a) is not None for a in _SCOPE_ATTRIBUTES):
+            return True
+        node = node.getparent()
+    return False
