@@ -799,7 +799,7 @@ def _sub_line_depth_errors(inv: Invoice) -> list[ErrorDetail]:
     def walk(line: InvoiceLine, path: str, depth: int) -> None:
         for j, sub in enumerate(line.subInvoiceLines or []):
             where = f"{path}.subInvoiceLines[{j}]"
-            if depth >= MAX_SUB_LINE_DEPTH:
+            if depth > MAX_SUB_LINE_DEPTH:
                 errors.append(detail("OUT_OF_RANGE", where, f"sub-invoice lines nest at most {MAX_SUB_LINE_DEPTH} "
                                      "levels deep"))
                 return
