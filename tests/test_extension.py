@@ -216,3 +216,11 @@ def test_an_auto_sub_line_without_quantity_or_price_names_its_path():
         generate_xml(dump_request(request), "xrechnung")
     assert err.value.http_status == 400
     assert [e.field for e in err.value.errors] == ["invoice.invoiceLines[0].subInvoiceLines[0].subInvoiceLines[0].quantity"]
+
+
+def test_the_openapi_text_says_where_the_groups_are_accepted():
+    from pipeline.invoice.model import InvoiceRequest
+    defs = InvoiceRequest.model_json_schema()["$defs"]
+    for text in (defs["InvoiceLine"]["properties"]["subInvoiceLines"]["description"],
+                 defs["Invoice"]["properties"]["thirdPartyPayments"]["description"]):
+        assert "Extension" in text and XRECHNUNG_EXTENSION_ID in text and "UBL" in text

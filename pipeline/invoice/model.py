@@ -549,6 +549,11 @@ _CONFIG_TEXT = {
 }
 
 
+_XRECHNUNG_EXTENSION_TEXT = (
+    " XRechnung extension: accepted on /v1/invoice/xrechnung with invoice.processControl.specificationIdentifier "
+    f"{specs.XRECHNUNG_EXTENSION_ID} and config.syntax UBL (XRechnung binds it in UBL only); else 400.")
+
+
 class KeptAmount(NamedTuple):
     """An amount AUTO kept as sent although it computes another value from the other amounts."""
     field: str            # JSON path in the request
@@ -591,6 +596,8 @@ def field_descriptions() -> dict[tuple[type, str], str]:
                 text = rows[0].name.split(" (")[0] + (f" - {bts}" if bts else "") + "."
                 if rows[0].extension:
                     text += " Extension field (not in service spec section 2)."
+                if (rows[0].bt or "").startswith(("BG-DEX", "BT-DEX")):
+                    text += _XRECHNUNG_EXTENSION_TEXT
                 _DESCRIPTIONS[key] = text
     return _DESCRIPTIONS
 
