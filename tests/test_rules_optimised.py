@@ -148,6 +148,16 @@ def test_only_tests_with_the_same_value_on_every_node_are_hoisted(expr, hoistabl
     assert optimise.context_free(expr, {"g"}) is hoistable
 
 
+@pytest.mark.parametrize("pattern, elements", [
+    ("(/ubl:Invoice | /cn:CreditNote)[$isCVD]", True), ("//ram:X[@a = /b/c]", True), ("ram:B[@a] | ram:C", True),
+    ("//*[not(*)]", True), ("/", True), ("root()", True), ("element(x)", True),
+    ("@*", False), ("node() | @*", False), ("text()", False), ("ram:A/@b", False), ("a/(b|@c)", False),
+    ("attribute::x", False), ("ram:A | comment()", False),
+])
+def test_the_walk_skips_attributes_and_text_only_when_no_template_could_match_them(pattern, elements):
+    assert optimise.matches_elements_only(pattern) is elements
+
+
 VEFA_NS = "http://difi.no/xsd/vefa/validator/1.0"
 
 

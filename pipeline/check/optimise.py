@@ -14,7 +14,8 @@ Two compilations are known, and anything else is left unoptimised (`optimise` re
   document in the default mode, which outputs nothing when that mode only drops text; the copy leaves it out then.
 
 And in both: an assert test that reads only absolute paths and global variables (same value on every node) is
-evaluated once, as a global variable, instead of once per node its rule fires on (see `_hoist`).
+evaluated once, as a global variable, instead of once per node its rule fires on (see `_hoist`); and when no
+template can match an attribute or a text node, the walk through the document visits elements only.
 
 Equality of the findings, original against copy, on every document of the official corpus: tests/test_rules_optimised.py.
 """
@@ -25,7 +26,7 @@ from pathlib import PurePosixPath
 
 from lxml import etree
 
-TRANSFORM = "svrl-findings-only+hoisted-tests/2"  # recorded in the manifest; a changed transformation gets a new name
+TRANSFORM = "svrl-findings-only+hoisted-tests+element-walk/3"  # recorded in the manifest; a changed transformation gets a new name
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
@@ -65,6 +66,7 @@ def optimise(data: bytes) -> bytes | None:
         else:
             return None
         _hoist(root)
+        _walk_elements_only(root)
     except NotOptimisable:
         return None
     return etree.tostring(root, encoding="UTF-8", xml_declaration=True)
@@ -270,3 +272,81 @@ def _scoped(element, root) -> bool:
             return True
         node = node.getparent()
     return False
+
+
+# ---------------------------------------------------------------- walking elements only
+# Both compilations walk every attribute and text node too (SchXslt: `apply-templates select="@*"` and
+# `select="node()"` in its traversal; the ISO skeleton: `select="@*|*"` after each rule), and every one of them is
+# matched against the rules before an empty template takes it. When no template those walks reach could do anything
+# with such a node, the copy walks the elements alone.
+
+_ELEMENT_STEP = re.compile(r"^(?:\*|[\w.-]+:\*|\*:[\w.-]+|[\w.-]+(?::[\w.-]+)?|element\([^()]*\))$")
+_DOCUMENT_PATTERNS = {"/", "root()"}
+
+
+def _top_level(text: str, separator: str) -> list[str]:
+    """`text` split at `separator` outside brackets, parentheses and string literals."""
+    parts, depth, quote, start = [], 0, None, 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == separator and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
+
+
+def matches_elements_only(pattern: str) -> bool:
+    """Every alternative of the match pattern ends in an element test (or is the document node)."""
+    for alternative in _top_level(pattern, "|"):
+        alternative = alternative.strip()
+        if alternative in _DOCUMENT_PATTERNS:
+            continue
+        last = _top_level(alternative, "/")[-1].strip()
+        step = _top_level(last.replace("[", "|[", 1), "|")[0].strip()  # the step without its predicates
+        if "[" in last and not last.endswith("]"):
+            return False
+        if step.startswith("(") and step.endswith(")"):  # (a | b)[p]
+            if not matches_elements_only(step[1:-1]):
+                return False
+        elif not _ELEMENT_STEP.match(step):
+            return False
+    return True
+
+
+def _harmless_on_other_nodes(template) -> bool:
+    """Applied to an attribute or text node the template writes nothing: it is empty, or it only applies templates
+    to children and attributes (which such a node does not have)."""
+    return all(child.tag == f"{{{XSL}}}apply-templates" and len(child) == 0 and
+               child.get("select", "node()").replace(" ", "") in ("@*|*", "@*", "*", "node()", "@*|node()")
+               for child in template) and not (template.text or "").strip()
+
+
+def _walk_elements_only(root) -> None:
+    templates = root.findall(f"{{{XSL}}}template[@match]")
+    walks = [t for t in templates if t.get("mode") == "#all" and t.get("match") in ("*", "/")] or \
+        [t for t in templates if (t.get("mode") or "").startswith("M") and t.get("match") == "@*|node()"]
+    if not walks:
+        return
+    reached = {"#all"} if walks[0].get("mode") == "#all" else {t.get("mode") for t in walks} | {"#all"}
+    for template in templates:
+        if walks[0].get("mode") == "#all" or template.get("mode") in reached:
+            if not matches_elements_only(template.get("match")) and not _harmless_on_other_nodes(template):
+                return
+    for template in templates:
+        if not (walks[0].get("mode") == "#all" and template in walks or template.get("mode") in reached):
+            continue
+        for apply in template.iter(f"{{{XSL}}}apply-templates"):
+            mode, select = apply.get("mode"), (apply.get("select") or "node()").replace(" ", "")
+            if mode not in ("#current", template.get("mode")):
+                continue
+            if select == "@*":
+                _remove(apply)
+            elif select in ("node()", "@*|*", "@*|node()"):
+                apply.set("select", "*")
