@@ -51,15 +51,16 @@ _TREE_WRAPPER = """<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/19
 
 
 def run_stylesheet(path: str | Path, xml_bytes: bytes, params: Mapping[str, str] | None = None,
-                   indent: bool | None = None) -> bytes:
+                   indent: bool | None = None, tree: PyXdmNode | None = None) -> bytes:
     """Run one XSLT 3.0 stylesheet on XML bytes; string parameters; returns the serialised result.
 
     The serialisation (encoding, declaration) is the stylesheet's own `xsl:output`; `indent` overrides its
-    indentation for this call (e.g. for a human reading `pipeline run transform`).
+    indentation for this call (e.g. for a human reading `pipeline run transform`). `tree`: the same document
+    already parsed by Saxon (checked for DTDs when it was read), so it is not parsed again.
     """
     path = Path(path)
     out = _run(path, lambda: saxon.compile_stylesheet(path), xml_bytes, params, indent,
-               lambda exe, doc: exe.transform_to_string(xdm_node=doc))
+               lambda exe, doc: exe.transform_to_string(xdm_node=doc), tree)
     return out.encode("utf-8")
 
 
@@ -83,20 +84,22 @@ def run_to_tree(path: str | Path, xml_bytes: bytes, params: Mapping[str, str] | 
     return Output(value.item_at(1).string_value.encode("utf-8"), value.item_at(0))
 
 
-def _run(path: Path, compile, xml_bytes: bytes, params: Mapping[str, str] | None, indent: bool | None, call):
-    """Compile (once), parse the input, set parameters, run `call(executable, document)` under the lock and
-    turn every failure into a TransformError naming the stylesheet."""
+def _run(path: Path, compile, xml_bytes: bytes, params: Mapping[str, str] | None, indent: bool | None, call,
+         doc: PyXdmNode | None = None):
+    """Compile (once), parse the input (unless `doc` is its tree), set parameters, run `call(executable,
+    document)` under the lock and turn every failure into a TransformError naming the stylesheet."""
     try:
         exe = compile()
     except saxon.StylesheetError as exc:
         raise TransformError(path, f"does not compile: {exc}") from exc
     proc = saxon.processor()
-    if _DOCTYPE.search(xml_bytes[:65536]):  # Saxon's parser would read DTDs and expand entities
-        raise TransformError(path, "input carries a DOCTYPE; refused (no DTDs or entity declarations)")
-    try:
-        doc = saxon.parse(xml_bytes)
-    except Exception as exc:  # saxonche raises PySaxonApiError for malformed input
-        raise TransformError(path, f"input is not well-formed XML: {exc}") from exc
+    if doc is None:
+        if _DOCTYPE.search(xml_bytes[:65536]):  # Saxon's parser would read DTDs and expand entities
+            raise TransformError(path, "input carries a DOCTYPE; refused (no DTDs or entity declarations)")
+        try:
+            doc = saxon.parse(xml_bytes)
+        except Exception as exc:  # saxonche raises PySaxonApiError for malformed input
+            raise TransformError(path, f"input is not well-formed XML: {exc}") from exc
     with _lock:
         exe.clear_parameters()
         exe.clear_xsl_messages()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from pipeline import write
+from pipeline import saxon, write
 from pipeline.check import engine, xmlinput
 from pipeline.check.profiles import validate_profile_xml
 from pipeline.check.report import Report
@@ -41,6 +41,25 @@ class Source:
     profile: Profile | None = None      # Factur-X / ZUGFeRD profile its BT-24 names (CII only)
     embedded_file_name: str | None = None  # the PDF's invoice file
     pdf: bytes | None = None
+    _trees: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def reading_tree(self):
+        """The document as a Saxon tree for the reading stylesheet when the official rules read the same characters
+        (`engine.rules_view` stood in for no attachment): then parsed once for both (`rules_tree`). None when they
+        differ or Saxon refuses the document (the stylesheet then parses and reports as it does alone)."""
+        if "reading" not in self._trees:
+            view = engine.rules_view(self.doc.text)
+            self._trees["reading"] = None
+            if view == self.doc.text:
+                self._trees["reading"] = self._trees["rules"] = _saxon_tree(view)
+        return self._trees["reading"]
+
+    def rules_tree(self):
+        """The document as the Saxon tree the official rules read, parsed once per source (None when Saxon refuses
+        it: validation then parses and reports as it does alone)."""
+        if "rules" not in self._trees:
+            self._trees["rules"] = _saxon_tree(engine.rules_view(self.doc.text))
+        return self._trees["rules"]
 
     def to_dict(self) -> dict:
         return {"syntax": self.syntax, "specificationIdentifier": self.specification_id,
@@ -70,6 +89,13 @@ class Parsed:
         if self.problems:
             out["problems"] = [p.to_dict() for p in self.problems]
         return out
+
+
+def _saxon_tree(text: str):
+    try:
+        return saxon.parse(text)
+    except Exception:  # noqa: BLE001 - saxonche raises PySaxonApiError; the stage that needs the tree says why
+        return None
 
 
 def _refuse(message: str, code: str, detail: str) -> ApiError:
@@ -116,7 +142,7 @@ def source_of(data: bytes) -> Source:
 def to_canonical(source: Source, stylesheet=None) -> bytes:
     """Stage 2: canonical XML with provenance (`s:src` on every element read from the source)."""
     try:
-        return reading.to_canonical(source.xml, source.doc, stylesheet)
+        return reading.to_canonical(source.xml, source.doc, stylesheet, tree=source.reading_tree())
     except TransformError as exc:
         # The reading stylesheets follow the syntax's schema (one settlement, one indicator, ...). A document that
         # breaks it is the sender's problem, said with the schema's findings; one that follows it is our bug.
@@ -192,7 +218,7 @@ def validate_source(source: Source, request_id: str | None = None) -> Report:
     if source.profile is not None:
         issues = validate_profile_xml(source.xml, source.profile, source.specification_id)
         return Report(f"{RULES_VERSION} {source.profile.name}", "CII", issues, request_id)
-    return validate_xml(source.xml, source_spec(source), request_id=request_id)
+    return validate_xml(source.xml, source_spec(source), request_id=request_id, tree=source.rules_tree())
 
 
 def parse_report(data: bytes, validate: bool = False, request_id: str | None = None) -> dict:
