@@ -134,15 +134,20 @@ def _stand_in(match: re.Match) -> str:
 
 
 def rules_view(text: str) -> str:
-    """The document as the rules read it: attached documents' base64 replaced by a stand-in."""
-    return _BINARY.sub(_stand_in, text) if len(text) > STAND_IN_FROM else text
+    """The document as the rules read it: attached documents' base64 replaced by a stand-in (`text` itself, the
+    same object, when there is nothing to replace)."""
+    if len(text) <= STAND_IN_FROM:
+        return text
+    view, replaced = _BINARY.subn(_stand_in, text)
+    return text if not replaced or view == text else view
 
 
-def saxon_document(doc: ParsedXml):
-    """The document as a Saxon tree for the rules (`rules_view`). XmlInputError (XML-MALFORMED) when Saxon's parser
-    refuses what lxml read, e.g. more than 100 levels of nesting (its JAXP limit; lxml allows more)."""
+def saxon_document(doc: ParsedXml, view: str | None = None):
+    """The document as a Saxon tree for the rules (`view`: `rules_view(doc.text)` when the caller has it).
+    XmlInputError (XML-MALFORMED) when Saxon's parser refuses what lxml read, e.g. more than 100 levels of
+    nesting (its JAXP limit; lxml allows more)."""
     try:
-        return saxon.parse(rules_view(doc.text))
+        return saxon.parse(rules_view(doc.text) if view is None else view)
     except Exception as exc:  # saxonche raises PySaxonApiError
         message = " ".join(str(exc).split())
         raise XmlInputError(Issue(ERROR, xmlinput.XML_MALFORMED, f"The XML could not be read: {message}",

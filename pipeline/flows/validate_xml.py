@@ -45,15 +45,17 @@ def _source_location(doc: ParsedXml, path: str) -> Location:
     return Location(xpath, line, column)
 
 
-def content_issues(data: bytes, doc: ParsedXml, xrechnung: bool = False, strict: bool = False) -> list[Issue]:
+def content_issues(data: bytes, doc: ParsedXml, xrechnung: bool = False, strict: bool = False,
+                   tree=None) -> list[Issue]:
     """The content findings (`pipeline.check.content`) of a CII / UBL document read safely as `doc`, each located
-    at the source node its value was read from (xpath, line, column). `xrechnung`: also when BT-24 names XRechnung.
+    at the source node its value was read from (xpath, line, column). `xrechnung`: also when BT-24 names XRechnung;
+    `tree`: the document as a Saxon tree of exactly its characters, when the caller has one (not parsed again).
     A document the reading stylesheets cannot read gets none: these checks come on top of the official rules and
     must never cost the report."""
     if doc.syntax is None:
         return []
     try:
-        read = provenance.split(reading.to_canonical(data, doc))
+        read = provenance.split(reading.to_canonical(data, doc, tree=tree))
     except TransformError as exc:
         log.warning("content checks skipped, the document could not be read: %s", exc)
         return []
@@ -87,14 +89,15 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
                               [xmlinput.unknown_root_issue(doc)], request_id))
     pack = engine.pick_pack(spec, version, doc.syntax)
     report = Report(pack.version, doc.report_syntax, [], request_id)
+    view = engine.rules_view(doc.text) if tree is None else doc.text
     try:
-        sdoc = tree if tree is not None else engine.saxon_document(doc)
+        sdoc = tree if tree is not None else engine.saxon_document(doc, view)
     except XmlInputError as exc:  # lxml accepted it but Saxon does not: report, do not crash
         report.issues.append(exc.issue)
         return Outcome(report)
     report.issues, scenario = engine.pack_issues(doc, pack, sdoc)
-    if content_checks:
-        report.issues += content_issues(data, doc, spec == "xrechnung", strict)
+    if content_checks:  # one Saxon parse for both, unless the rules read attachments as a stand-in
+        report.issues += content_issues(data, doc, spec == "xrechnung", strict, sdoc if view is doc.text else None)
     return Outcome(report, scenario)
 
 
