@@ -1,8 +1,9 @@
 """Load run on loopback: `pipeline serve --workers 2` in its own process, this process as the client.
 
-For POST /v1/invoice/xrechnung/validate (a typical official invoice) and POST /v1/invoice/xrechnung (a fixture
-request) it prints throughput and p50/p99 latency with the full platform layer on (SQLite store, keys,
-credits, rate limits). Then it drives the service to 10,000 requests in total and prints each worker's
+For POST /v1/invoice/xrechnung/validate (a typical official invoice), the same endpoint on the corpus mix (every
+XRechnung business case of ../shared/corpus, CII and UBL, 14 of 37 with an attachment, in turn) and
+POST /v1/invoice/xrechnung (a fixture request) it prints throughput (requests/s) and p50/p99 latency with the full
+platform layer on (SQLite store, keys, credits, rate limits). Then it drives the service to 10,000 requests in total and prints each worker's
 resident memory at checkpoints (growth would show a leak). Last, POST /v1/invoice/zugferd (the all-fields
 fixture as a PDF/A-3 with its attachments) with memory before and after. Bounded in count and in time.
 
@@ -36,6 +37,11 @@ def sample_invoice() -> bytes:
     raise SystemExit("no UBL sample in ../shared/corpus")
 
 
+def corpus_mix() -> list[bytes]:
+    """Every XRechnung business case of the corpus (standard and extension, CII and UBL), in a fixed order."""
+    return [p.read_bytes() for p in sorted((CORPUS / "xrechnung-testsuite" / "business-cases").rglob("*.xml"))]
+
+
 def multipart(xml: bytes) -> tuple[bytes, str]:
     b = "loadboundary7f3a"
     body = (f"--{b}\r\nContent-Disposition: form-data; name=\"request\"\r\nContent-Type: application/json\r\n\r\n"
@@ -65,9 +71,11 @@ def workers_of(master: int) -> list[int]:
 
 
 def drive(port, path, body, headers, count, concurrency, deadline) -> tuple[list[float], dict, float]:
-    """Send `count` requests from `concurrency` threads (stopping at `deadline`); latencies and statuses."""
+    """Send `count` requests from `concurrency` threads (stopping at `deadline`); latencies and statuses.
+    `body` may be a list of bodies, sent in turn."""
     latencies, statuses, lock = [], {}, threading.Lock()
     left = [count]
+    bodies = body if isinstance(body, list) else [body]
 
     def worker():
         while True:
@@ -75,6 +83,7 @@ def drive(port, path, body, headers, count, concurrency, deadline) -> tuple[list
                 if left[0] <= 0 or time.monotonic() > deadline:
                     return
                 left[0] -= 1
+                body = bodies[left[0] % len(bodies)]
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             t = time.perf_counter()
             conn.request("POST", path, body=body, headers=headers)
@@ -136,11 +145,14 @@ def main() -> int:
 
         auth = {"Authorization": f"Bearer {token}"}
         vbody, vtype = multipart(sample_invoice())
+        mix = [multipart(x)[0] for x in corpus_mix()]  # the same boundary: one Content-Type for all
         gbody = (REPO / "fixtures" / "xrechnung-spec-id.json").read_bytes()
         endpoints = [
             ("POST /v1/invoice/xrechnung/validate", "/v1/invoice/xrechnung/validate", vbody, {**auth, "Content-Type": vtype}),
             ("POST /v1/invoice/xrechnung", "/v1/invoice/xrechnung", gbody, {**auth, "Content-Type": "application/json"}),
         ]
+        corpus = (f"POST .../validate, corpus mix ({len(mix)})", "/v1/invoice/xrechnung/validate", mix,
+                  {**auth, "Content-Type": vtype})
         print(f"pipeline serve --workers 2 on 127.0.0.1:{args.port}; client: this process, "
               f"{args.concurrency} connections; SQLite store, platform layer on")
         # warm both workers (first requests compile nothing: the workers warm the rule packs at start)
@@ -148,7 +160,7 @@ def main() -> int:
             drive(args.port, path, body, headers, 20, args.concurrency, deadline)
         sent = 40
         print("\nthroughput and latency")
-        for label, path, body, headers in endpoints:
+        for label, path, body, headers in [endpoints[0], corpus, endpoints[1]]:
             lat, st, el = drive(args.port, path, body, headers, args.requests, args.concurrency, deadline)
             sent += len(lat)
             report(label, lat, st, el)

@@ -1,0 +1,146 @@
+"""The validate endpoint over HTTP against the same validation in process (issue 15: at most 1.15 x).
+
+    python3 bench/bench_http.py [--runs 60] [--port 8973] [--profile]
+
+Starts `pipeline serve --workers 1` (the full platform layer: API key, rate limit, credits on a SQLite store in a
+temporary folder) and sends POST /v1/invoice/xrechnung/validate over ONE keep-alive connection. Each round
+interleaves, on the same document: **in-process** = `validate_xml(data, content_checks=True)`, the work the
+endpoint does (official rules + our content checks); **rules only** = `validate_xml(data)`; **HTTP** = the POST
+from send to the last byte of the JSON report. Ratio = HTTP / in-process, medians. Documents: XRechnung business
+cases 01.01a (typical) and 01.15a (a ~200 KB attachment), CII and UBL.
+
+`--profile`: cProfile of 200 requests through Falcon's TestClient with the platform layer off (what the request
+path costs besides validation: multipart parsing, middleware, the JSON report), grouped by module.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import http.client
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+CASES = REPO.parent / "shared" / "corpus" / "xrechnung-testsuite" / "business-cases" / "standard"
+DOCUMENTS = {f"{syntax} {case}": CASES / f"{case}-INVOICE_{suffix}.xml"
+             for case in ("01.01a", "01.15a") for syntax, suffix in (("CII", "uncefact"), ("UBL", "ubl"))}
+
+from bench_validate import multipart  # noqa: E402
+from pipeline.check import engine  # noqa: E402
+from pipeline.flows.validate_xml import validate_xml  # noqa: E402
+
+
+def start_server(port: int) -> tuple[subprocess.Popen, str]:
+    """`pipeline serve --workers 1` with its own SQLite store and an API key with credits; (process, key)."""
+    data = Path(tempfile.mkdtemp(prefix="einvoice-http-"))
+    env = {**os.environ, "EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
+           "EINVOICE_RATE_LIMIT": "1000000/min"}
+    token = subprocess.run([sys.executable, "-m", "pipeline", "keys", "create", "--name", "bench", "--env", "test",
+                            "--credits", "1000000"], env=env, cwd=REPO, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    log = open(data / "serve.log", "wb")
+    server = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(port), "--workers", "1"],
+                              env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(300):
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            c.request("GET", "/readyz")
+            if c.getresponse().status == 200:
+                return server, token
+        except OSError:
+            pass
+        time.sleep(0.2)
+    server.terminate()
+    raise SystemExit(f"service did not become ready (log: {data / 'serve.log'})")
+
+
+def post(conn: http.client.HTTPConnection, body: bytes, headers: dict) -> bytes:
+    conn.request("POST", "/v1/invoice/xrechnung/validate", body=body, headers=headers)
+    resp = conn.getresponse()
+    answer = resp.read()
+    if resp.status != 200:
+        raise SystemExit(f"HTTP {resp.status}: {answer[:300]!r}")
+    return answer
+
+
+def profile_request_path(n: int = 200) -> None:
+    import falcon.testing
+
+    from pipeline.service.app import create_app
+
+    client = falcon.testing.TestClient(create_app(platform=False))
+    body, ctype = multipart(DOCUMENTS["CII 01.01a"].read_bytes())
+    for _ in range(20):
+        client.simulate_post("/v1/invoice/xrechnung/validate", body=body, headers={"Content-Type": ctype})
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(n):
+        client.simulate_post("/v1/invoice/xrechnung/validate", body=body, headers={"Content-Type": ctype})
+    prof.disable()
+    stats = pstats.Stats(prof)
+    by_module: dict[str, float] = {}
+    for (file, _, _), (_, _, tottime, _, _) in stats.stats.items():
+        key = file if "site-packages" not in file else file.split("site-packages/")[1].split("/")[0]
+        key = key.replace(str(REPO) + "/", "")
+        by_module[key] = by_module.get(key, 0.0) + tottime
+    total = sum(by_module.values())
+    print(f"\nprofile: {n} requests (CII 01.01a) through TestClient, platform off; own time per module, ms/request")
+    for key, t in sorted(by_module.items(), key=lambda kv: -kv[1])[:18]:
+        print(f"  {t / n * 1000:7.3f}  {100 * t / total:5.1f} %  {key}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=60)
+    ap.add_argument("--port", type=int, default=8973)
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+
+    engine.warm_up()
+    server, token = start_server(args.port)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", args.port, timeout=60)
+        load = os.getloadavg()
+        print(f"pipeline serve --workers 1, one keep-alive connection, platform layer on (SQLite); load "
+              f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
+        print(f"\n{'document':12} {'KB':>5} {'rules only':>10} {'in-process':>10} {'HTTP':>8} {'HTTP/in-process':>15}")
+        for name, path in DOCUMENTS.items():
+            data = path.read_bytes()
+            body, ctype = multipart(data)
+            headers = {"Authorization": f"Bearer {token}", "Content-Type": ctype}
+            times = {"rules": [], "inproc": [], "http": []}
+            for r in range(5 + args.runs):
+                t = time.perf_counter()
+                validate_xml(data)
+                t1 = time.perf_counter()
+                validate_xml(data, content_checks=True)
+                t2 = time.perf_counter()
+                post(conn, body, headers)
+                t3 = time.perf_counter()
+                if r >= 5:
+                    times["rules"].append((t1 - t) * 1000)
+                    times["inproc"].append((t2 - t1) * 1000)
+                    times["http"].append((t3 - t2) * 1000)
+            m = {k: statistics.median(v) for k, v in times.items()}
+            print(f"{name:12} {len(data) / 1024:5.0f} {m['rules']:10.2f} {m['inproc']:10.2f} {m['http']:8.2f} "
+                  f"{m['http'] / m['inproc']:15.2f}", flush=True)
+        conn.close()
+    finally:
+        server.terminate()
+        server.wait(60)
+    load = os.getloadavg()
+    print(f"\nload after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; medians of {args.runs} interleaved rounds")
+    if args.profile:
+        profile_request_path()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
