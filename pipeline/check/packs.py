@@ -65,7 +65,7 @@ class Pack:
 
     def runnable(self, stylesheet: Path) -> Path:
         """The stylesheet the engine runs for an official one: its optimised copy when the pack has one."""
-        return self.optimised.get(Path(stylesheet), Path(stylesheet))
+        return self.optimised.get(stylesheet, stylesheet)  # Paths: no conversion on the request path
 
     @property
     def key(self) -> str:
