@@ -1,0 +1,366 @@
+"""The pages in a real browser: headless Debian chromium driven through /usr/bin/chromedriver (selenium never
+downloads a browser or a driver) against a started `pipeline serve` with a temporary SQLite store and a real key.
+
+What a person does: enter the key, drop an official sample, read the verdict and the first failed rule (held against
+the service's own JSON report of the same file), a ZUGFeRD PDF, a generation from an example (and its 422 findings
+on the JSON fields), a wrong key, the API reference listing every operation, keyboard-only use, a 375 px screen.
+Every wait is bounded; every test saves a screenshot (printed path) and fails on a CSP violation in the console.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import CORPUS
+from test_platform_helpers import REPO, Server, cli
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+VALID = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml"
+INVALID = CORPUS / "kosit-validator-configuration-tests/instances/ubl002.xml"  # the source states: not valid
+ZUGFERD = CORPUS / "mustangproject/validator/validXRechnung.pdf"
+WAIT = 120  # seconds: the longest any step may take (a ZUGFeRD PDF on a loaded 2-core machine)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    data = tmp_path_factory.mktemp("web-browser")
+    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
+           "EINVOICE_RATE_LIMIT": "10000/min"}
+    token = cli(env, "keys", "create", "--name", "browser", "--env", "test", "--credits", "50").stdout.strip()
+    assert token.startswith("einv_test_"), token
+    server = Server(env, workers=2, warm=True, log_path=data / "serve.log")
+    yield server, token
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory):
+    return tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    assert CHROMIUM.exists() and CHROMEDRIVER.exists(), "install Debian's chromium and chromium-driver (scripts/setup.sh)"
+    os.environ["SE_OFFLINE"] = "true"  # selenium manager: never reach for the network
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    downloads = tmp_path_factory.mktemp("downloads")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1280,1000", "--lang=en-US", "--no-first-run", "--disable-extensions"):
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                              "download.prompt_for_download": False,
+                                              "intl.accept_languages": "en-US,en"})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.set_page_load_timeout(60)
+    driver.set_script_timeout(30)
+    driver.downloads = downloads
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def page(browser, live, screenshots, request):
+    """The browser on a fresh tab state (empty sessionStorage, 1280 px); after the test: a screenshot and no CSP
+    violation in the console."""
+    server, _ = live
+    browser.set_window_size(1280, 1000)
+    browser.get(server.url + "/?lang=en")
+    browser.execute_script("sessionStorage.clear()")
+    browser.get_log("browser")  # drop what earlier tests left
+    yield browser
+    path = screenshots / f"{request.node.name}.png"
+    width = browser.execute_script("return window.innerWidth")
+    tall = browser.execute_script("return document.documentElement.scrollHeight")
+    browser.set_window_size(max(width, 375), max(1000, min(tall, 1800)))  # the result below the form too
+    browser.save_screenshot(str(path))
+    print(f"screenshot: {path}")
+    violations = [e["message"] for e in browser.get_log("browser") if "Content Security Policy" in e["message"]]
+    assert not violations, violations
+
+
+def wait(driver, condition, timeout=WAIT):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(condition)
+
+
+def by_id(driver, element_id):
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.ID, element_id)
+
+
+def visible(element_id):
+    def check(driver):
+        element = by_id(driver, element_id)
+        return element if element.is_displayed() else False
+    return check
+
+
+def enter_key(driver, token):
+    key = by_id(driver, "api-key")
+    key.clear()
+    key.send_keys(token)
+
+
+def validate(driver, path: Path):
+    """Pick the file (as the file dialog or a drop does); the page validates at once when a key is set."""
+    by_id(driver, "file").send_keys(str(path))
+    return wait(driver, lambda d: visible("result")(d) or visible("validate-error")(d))
+
+
+def json_report(server, token, spec, path: Path) -> dict:
+    r = requests.post(f"{server.url}/v1/invoice/{spec}/validate", headers={"Authorization": f"Bearer {token}"},
+                      files={"file": (path.name, path.read_bytes()), "request": (None, "{}", "application/json")},
+                      timeout=WAIT)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def frame_text(driver, frame_id):
+    """The text of a sandboxed frame the page filled (WebDriver may enter it; the page's scripts may not)."""
+    from selenium.webdriver.common.by import By
+
+    driver.switch_to.frame(by_id(driver, frame_id))
+    try:
+        return driver.find_element(By.TAG_NAME, "body").text
+    finally:
+        driver.switch_to.default_content()
+
+
+def test_valid_official_sample_shows_verdict_findings_invoice_and_downloads(page, live):
+    server, token = live
+    enter_key(page, token)
+    validate(page, VALID)
+    report = json_report(server, token, "xrechnung", VALID)
+    assert report["valid"] is True
+    assert by_id(page, "verdict-title").text == "Valid"
+    assert "valid" in by_id(page, "verdict").get_attribute("class").split()
+    assert not by_id(page, "first-failed").is_displayed()
+    assert f"{report['summary']['warnings']} warnings" in by_id(page, "verdict").text
+    assert VALID.name in frame_text(page, "report-frame")
+    wait(page, lambda d: by_id(d, "invoice-frame").get_attribute("srcdoc"))
+    parsed = requests.post(f"{server.url}/v1/invoice/parse", headers={"Authorization": f"Bearer {token}"},
+                           files={"file": (VALID.name, VALID.read_bytes())}, timeout=WAIT).json()
+    assert parsed["invoice"]["invoiceNumber"] in frame_text(page, "invoice-frame")
+    # the readable page has the invoice page's stylesheet (html.xsl's HTML carries none)
+    assert "/static/invoice.css?v=" in by_id(page, "invoice-frame").get_attribute("srcdoc")
+    # the JSON report download is the service's report
+    for old in page.downloads.iterdir():
+        old.unlink()
+    page.find_element("css selector", '[data-download="json"]').click()
+    target = page.downloads / (VALID.stem + ".report.json")
+    wait(page, lambda d: target.exists() and target.stat().st_size > 0, 60)
+    time.sleep(0.3)  # chromium renames the finished download into place; let it settle
+    downloaded = json.loads(target.read_text())
+    assert downloaded["valid"] is True and downloaded["summary"] == report["summary"]
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_invalid_official_sample_shows_the_first_failed_rule(page, live, lang):
+    server, token = live
+    page.get(f"{server.url}/?lang={lang}")
+    enter_key(page, token)
+    validate(page, INVALID)
+    report = json_report(server, token, "xrechnung", INVALID)  # the page detects XRechnung from BT-24
+    first = next(i["code"] for i in report["issues"] if i["severity"] == "ERROR")
+    assert report["valid"] is False
+    assert by_id(page, "verdict-title").text == {"en": "Invalid", "de": "Ungültig"}[lang]
+    assert by_id(page, "first-failed-rule").text == first
+    findings = frame_text(page, "report-frame")
+    assert first in findings and {"en": "Invalid", "de": "Ungültig"}[lang] in findings
+    # focus moved to the verdict, so a screen reader reads it next
+    assert page.switch_to.active_element.get_attribute("id") == "verdict"
+
+
+def test_zugferd_pdf(page, live):
+    server, token = live
+    enter_key(page, token)
+    started = time.monotonic()
+    validate(page, ZUGFERD)
+    print(f"ZUGFeRD validation in the page: {time.monotonic() - started:.1f} s")
+    report = json_report(server, token, "zugferd", ZUGFERD)
+    assert by_id(page, "verdict-title").text == ("Valid" if report["valid"] else "Invalid")
+    assert "ZUGFeRD" in by_id(page, "validate-status").text or by_id(page, "validate-status").text.startswith("Done")
+    assert by_id(page, "convert-button").text.startswith("Convert to UBL")
+    wait(page, lambda d: by_id(d, "invoice-frame").get_attribute("srcdoc") or visible("invoice-error")(d))
+    assert frame_text(page, "report-frame")
+
+
+def test_generation_with_an_example_and_its_422_on_the_fields(page, live):
+    from selenium.webdriver.support.ui import Select
+
+    server, token = live
+    enter_key(page, token)
+    by_id(page, "tab-generate").click()
+    Select(by_id(page, "example")).select_by_value("invoice-all-fields.json")
+    by_id(page, "load-example").click()
+    fixture = (REPO / "fixtures" / "invoice-all-fields.json").read_text()
+    wait(page, lambda d: by_id(d, "request").get_attribute("value").strip() == fixture.strip(), 30)
+    Select(by_id(page, "endpoint")).select_by_value("xrechnung")
+    by_id(page, "generate-button").click()
+    wait(page, lambda d: visible("generated")(d) or visible("generate-error")(d))
+    assert by_id(page, "generated").is_displayed(), by_id(page, "generate-error").text
+    preview = by_id(page, "generated-preview").text
+    assert "CrossIndustryInvoice" in preview  # the fixture asks for CII
+    assert by_id(page, "generated-link").get_attribute("download") == "invoice-xrechnung.xml"
+
+    # without BT-10 the XRechnung rules refuse the document: the findings name the JSON fields
+    request = json.loads(fixture)
+    del request["invoice"]["buyerReference"]
+    body = json.dumps(request, indent=2)
+    page.execute_script("arguments[0].value = arguments[1]", by_id(page, "request"), body)  # as a paste would
+    by_id(page, "generate-button").click()
+    wait(page, visible("generate-error"))
+    api = requests.post(f"{server.url}/v1/invoice/xrechnung", data=body, timeout=WAIT,
+                        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}).json()
+    assert api["errorCode"] == "VALIDATION_FAILED"
+    error = by_id(page, "generate-error")
+    assert "422 VALIDATION_FAILED" in error.text
+    rows = error.find_elements("css selector", "table.findings tbody tr")
+    fields = [row.find_elements("css selector", "td")[0].text for row in rows]
+    assert fields == [e["field"] or "–" for e in api["errors"]] and "invoice.buyerReference" in fields
+    # a field of the request is selected in the text when its name is pressed
+    request["invoice"]["seller"]["name"] = ""
+    page.execute_script("arguments[0].value = arguments[1]", by_id(page, "request"), json.dumps(request, indent=2))
+    by_id(page, "generate-button").click()
+    wait(page, lambda d: "400" in by_id(d, "generate-error").text)
+    button = next(b for b in by_id(page, "generate-error").find_elements("css selector", "button.link")
+                  if b.text == "invoice.seller.name")
+    button.click()
+    selected = page.execute_script("const a = arguments[0]; return [a.selectionStart, a.selectionEnd, "
+                                   "a.value.slice(a.selectionStart, a.selectionEnd), document.activeElement.id]",
+                                   by_id(page, "request"))
+    assert selected[2] == '"name"' and selected[3] == "request"
+    seller = json.dumps(request, indent=2).index('"seller"')
+    assert selected[0] > seller
+
+
+def test_a_wrong_key_shows_the_401_message(page, live):
+    server, _ = live
+    wrong = "einv_test_000000000000.wrongsecretwrongsecretwrongsecret"
+    enter_key(page, wrong)
+    validate(page, VALID)
+    error = by_id(page, "validate-error")
+    assert error.is_displayed() and not by_id(page, "result").is_displayed()
+    api = requests.post(f"{server.url}/v1/invoice/xrechnung/validate", headers={"Authorization": f"Bearer {wrong}"},
+                        files={"file": ("x.xml", b"<x/>"), "request": (None, "{}")}, timeout=30).json()
+    assert f"401 {api['errorCode']}" in error.text and api["message"] in error.text
+    # the key stays in this tab only: sessionStorage, no cookie, not in the URL
+    assert page.execute_script("return sessionStorage.getItem('einvoice.apiKey')") == wrong
+    assert page.get_cookies() == [] and wrong not in page.current_url
+
+
+def test_docs_lists_every_operation_with_the_key_set(page, live):
+    from selenium.webdriver.common.by import By
+
+    server, token = live
+    enter_key(page, token)  # kept in sessionStorage: /docs sets it for "Try it out"
+    page.get(server.url + "/docs")
+    document = requests.get(server.url + "/v1/openapi.json", timeout=30).json()
+    expected = {(method.upper(), path) for path, item in document["paths"].items() for method in item}
+    wait(page, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock")) >= len(expected), 60)
+    shown = set()
+    for block in page.find_elements(By.CSS_SELECTOR, ".opblock"):
+        method = block.find_element(By.CSS_SELECTOR, ".opblock-summary-method").text.strip()
+        path = block.find_element(By.CSS_SELECTOR, ".opblock-summary-path").get_attribute("data-path")
+        shown.add((method, path))
+    assert shown == expected
+    assert by_id(page, "docs-key").is_displayed()
+    assert page.find_elements(By.CSS_SELECTOR, ".btn.authorize.locked")  # the bearer scheme holds the key
+    # "Try it out" on an authenticated operation sends the key: the access log names the key id
+    token_id = token.split(".")[0].removeprefix("einv_test_")
+    block = page.find_element(By.CSS_SELECTOR, "#operations-validation-validate_xrechnung")
+    block.find_element(By.CSS_SELECTOR, ".opblock-summary").click()
+    wait(page, lambda d: block.find_elements(By.CSS_SELECTOR, ".try-out__btn"), 30)[0].click()
+    block.find_element(By.CSS_SELECTOR, 'input[type="file"]').send_keys(str(VALID))
+    block.find_element(By.CSS_SELECTOR, ".execute").click()
+    answered = ".live-responses-table tbody .response-col_status"
+    wait(page, lambda d: block.find_elements(By.CSS_SELECTOR, answered), 60)
+    status = block.find_element(By.CSS_SELECTOR, answered).text.strip()
+    assert status.startswith("200"), status
+    log = [json.loads(x) for x in server.log_path.read_text().splitlines() if x.startswith('{"event"')]
+    assert any(x["path"] == "/v1/invoice/xrechnung/validate" and x["keyId"] and token_id in x["keyId"]
+               for x in log)
+
+
+def _focused(driver) -> str:
+    return driver.execute_script(
+        "const e = document.activeElement; return e.id || e.getAttribute('href') || e.tagName")
+
+
+def test_keyboard_only(page, live):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    server, token = live
+
+    def press(*keys):
+        ActionChains(page).send_keys(*keys).perform()
+
+    # every control has a label
+    unlabelled = page.execute_script(
+        "return Array.from(document.querySelectorAll('input, select, textarea'))"
+        ".filter(e => !e.labels.length && !e.getAttribute('aria-label')).map(e => e.id)")
+    assert unlabelled == []
+    order = []
+    page.get(server.url + "/?lang=en")  # focus starts at the top of a freshly loaded page
+    for _ in range(11):
+        press(Keys.TAB)
+        order.append(_focused(page))
+    assert order == ["#main", "/?lang=en", "/?lang=en", "/docs?lang=en", "?lang=en", "?lang=de", "api-key",
+                     "forget-key", "tab-validate", "file", "spec"], order
+    # the tabs: arrow keys move between them, the panel follows
+    page.execute_script("document.getElementById('tab-validate').focus()")
+    press(Keys.ARROW_RIGHT)
+    assert _focused(page) == "tab-generate" and by_id(page, "panel-generate").is_displayed()
+    press(Keys.ARROW_LEFT)
+    assert _focused(page) == "tab-validate" and by_id(page, "panel-validate").is_displayed()
+    # a validation with the keyboard alone: key typed, file chosen (the dialog), Validate pressed with Enter
+    page.execute_script("document.getElementById('api-key').focus()")
+    press(token)
+    press(Keys.TAB, Keys.TAB, Keys.TAB)
+    assert _focused(page) == "file"
+    by_id(page, "file").send_keys(str(INVALID))  # what the file dialog does; with a key set the page starts
+    wait(page, visible("result"))
+    press(Keys.TAB)  # from the verdict (focused after the answer) on to the downloads
+    assert page.switch_to.active_element.get_attribute("data-download") == "json"
+    page.execute_script("document.getElementById('validate-button').focus()")
+    press(Keys.ENTER)
+    wait(page, lambda d: by_id(d, "validate-button").is_enabled() and visible("result")(d))
+    assert by_id(page, "verdict-title").text == "Invalid"
+
+
+def test_usable_375_px_wide(page, live, screenshots):
+    server, token = live
+    page.set_window_size(375, 812)
+    page.get(server.url + "/?lang=de")
+    width = page.execute_script("return document.documentElement.clientWidth")
+    assert width <= 375
+    enter_key(page, token)
+    validate(page, INVALID)
+    assert by_id(page, "verdict-title").text == "Ungültig"
+    # nothing wider than the screen: no sideways scrolling, the two panes stacked
+    assert page.execute_script("return document.documentElement.scrollWidth") <= width
+    frames = [by_id(page, f).rect for f in ("report-frame", "invoice-frame")]
+    assert frames[0]["width"] <= width and frames[1]["y"] > frames[0]["y"] + frames[0]["height"] - 1
+    for control in ("api-key", "file", "spec", "validate-button"):
+        rect = by_id(page, control).rect
+        assert rect["x"] >= 0 and rect["x"] + rect["width"] <= width, control
+    page.save_screenshot(str(screenshots / "validate-375.png"))
+    page.get(server.url + "/docs")
+    wait(page, lambda d: d.find_elements("css selector", ".opblock"), 60)
+    assert page.execute_script("return document.documentElement.scrollWidth") <= width
+    page.save_screenshot(str(screenshots / "docs-375.png"))
+    page.set_window_size(1280, 1000)
+
