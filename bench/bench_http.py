@@ -20,9 +20,7 @@ import http.client
 import os
 import pstats
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,32 +31,9 @@ DOCUMENTS = {f"{syntax} {case}": CASES / f"{case}-INVOICE_{suffix}.xml"
              for case in ("01.01a", "01.15a") for syntax, suffix in (("CII", "uncefact"), ("UBL", "ubl"))}
 
 from bench_validate import multipart  # noqa: E402
+from load import start_server  # noqa: E402
 from pipeline.check import engine  # noqa: E402
 from pipeline.flows.validate_xml import validate_xml  # noqa: E402
-
-
-def start_server(port: int) -> tuple[subprocess.Popen, str]:
-    """`pipeline serve --workers 1` with its own SQLite store and an API key with credits; (process, key)."""
-    data = Path(tempfile.mkdtemp(prefix="einvoice-http-"))
-    env = {**os.environ, "EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
-           "EINVOICE_RATE_LIMIT": "1000000/min"}
-    token = subprocess.run([sys.executable, "-m", "pipeline", "keys", "create", "--name", "bench", "--env", "test",
-                            "--credits", "1000000"], env=env, cwd=REPO, capture_output=True, text=True,
-                           check=True).stdout.strip()
-    log = open(data / "serve.log", "wb")
-    server = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(port), "--workers", "1"],
-                              env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(300):
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            c.request("GET", "/readyz")
-            if c.getresponse().status == 200:
-                return server, token
-        except OSError:
-            pass
-        time.sleep(0.2)
-    server.terminate()
-    raise SystemExit(f"service did not become ready (log: {data / 'serve.log'})")
 
 
 def post(conn: http.client.HTTPConnection, body: bytes, headers: dict) -> bytes:
@@ -104,7 +79,7 @@ def main() -> int:
     args = ap.parse_args()
 
     engine.warm_up()
-    server, token = start_server(args.port)
+    server, token, _ = start_server(args.port, 1)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", args.port, timeout=60)
         load = os.getloadavg()

@@ -70,6 +70,31 @@ def workers_of(master: int) -> list[int]:
     return sorted(pids)
 
 
+def start_server(port: int, workers: int) -> tuple[subprocess.Popen, str, dict]:
+    """`pipeline serve` with its own SQLite store (a temporary folder, log in serve.log) and an API key holding
+    1,000,000 credits, once /readyz answers 200: (process, key, environment)."""
+    data = Path(tempfile.mkdtemp(prefix="einvoice-load-"))
+    env = {**os.environ, "EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
+           "EINVOICE_RATE_LIMIT": "1000000/min"}
+    token = subprocess.run([sys.executable, "-m", "pipeline", "keys", "create", "--name", "load", "--env", "test",
+                            "--credits", "1000000"], env=env, cwd=REPO, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    with open(data / "serve.log", "wb") as log:
+        server = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(port), "--workers",
+                                   str(workers)], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(300):
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            c.request("GET", "/readyz")
+            if c.getresponse().status == 200:
+                return server, token, env
+        except OSError:
+            pass
+        time.sleep(0.2)
+    server.terminate()
+    raise SystemExit(f"service did not become ready (log: {data / 'serve.log'})")
+
+
 def drive(port, path, body, headers, count, concurrency, deadline) -> tuple[list[float], dict, float]:
     """Send `count` requests from `concurrency` threads (stopping at `deadline`); latencies and statuses.
     `body` may be a list of bodies, sent in turn."""
@@ -121,28 +146,8 @@ def main() -> int:
     args = ap.parse_args()
     deadline = time.monotonic() + args.seconds
 
-    data = Path(tempfile.mkdtemp(prefix="einvoice-load-"))
-    env = {**os.environ, "EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
-           "EINVOICE_RATE_LIMIT": "1000000/min"}
-    token = subprocess.run([sys.executable, "-m", "pipeline", "keys", "create", "--name", "load", "--env", "test",
-                            "--credits", "1000000"], env=env, cwd=REPO, capture_output=True, text=True,
-                           check=True).stdout.strip()
-    log = open(data / "serve.log", "wb")
-    server = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(args.port), "--workers", "2"],
-                              env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    server, token, env = start_server(args.port, 2)
     try:
-        for _ in range(300):
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", args.port, timeout=2)
-                c.request("GET", "/readyz")
-                if c.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.2)
-        else:
-            raise SystemExit("service did not become ready")
-
         auth = {"Authorization": f"Bearer {token}"}
         vbody, vtype = multipart(sample_invoice())
         mix = [multipart(x)[0] for x in corpus_mix()]  # the same boundary: one Content-Type for all
@@ -209,7 +214,6 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(60)
-        log.close()
     return 0
 
 
