@@ -239,11 +239,12 @@ def test_generation_with_an_example_and_its_422_on_the_fields(page, live):
                   if b.text == "invoice.seller.name")
     button.click()
     selected = page.execute_script("const a = arguments[0]; return [a.selectionStart, a.selectionEnd, "
-                                   "a.value.slice(a.selectionStart, a.selectionEnd), document.activeElement.id]",
+                                   "a.value.slice(a.selectionStart, a.selectionEnd), document.activeElement.id, "
+                                   "a.scrollTop]",
                                    by_id(page, "request"))
     assert selected[2] == '"name"' and selected[3] == "request"
     seller = json.dumps(request, indent=2).index('"seller"')
-    assert selected[0] > seller
+    assert selected[0] > seller and selected[4] > 0  # scrolled to it
 
 
 def test_a_wrong_key_shows_the_401_message(page, live):

@@ -203,6 +203,8 @@
     }
     area.focus();
     area.setSelectionRange(start, start + key.length);
+    const line = text.slice(0, start).split("\n").length;
+    area.scrollTop = Math.max(0, (line - 3) * (parseFloat(getComputedStyle(area).lineHeight) || 18));
   }
 
   // ---- validate -----------------------------------------------------------------------------------------------
@@ -243,6 +245,23 @@
     return name.replace(/\.[^.]*$/, "") || "invoice";
   }
 
+  // A document of the service for a sandboxed frame, with the invoice page's stylesheet (html.xsl's HTML carries
+  // none, WeasyPrint adds it for the PDF; the report takes its fonts and headings from it too).
+  function framed(doc) {
+    const link = doc.createElement("link");
+    link.rel = "stylesheet";
+    link.href = new URL(data.invoiceCss, location.href).href;
+    const screen = doc.createElement("style");
+    screen.textContent = "body { margin: 16px; }";
+    doc.head.prepend(link);
+    doc.head.append(screen);
+    return "<!DOCTYPE html>\n" + doc.documentElement.outerHTML;
+  }
+
+  function showInvoice(html) {
+    $("invoice-frame").srcdoc = framed(new DOMParser().parseFromString(html, "text/html"));
+  }
+
   function showReport(html) {
     const doc = new DOMParser().parseFromString(html, "text/html"); // inert: nothing runs, nothing loads
     const verdict = doc.querySelector("section.verdict");
@@ -265,19 +284,7 @@
     $("first-failed-rule").textContent = rule ? rule.textContent.trim() : "";
     // The readable page is shown beside the findings (styled); the report's own copy below a valid verdict goes.
     doc.querySelectorAll("section.invoice-page").forEach((node) => node.remove());
-    $("report-frame").srcdoc = "<!DOCTYPE html>\n" + doc.documentElement.outerHTML;
-  }
-
-  // The readable page with the invoice page's stylesheet (html.xsl's HTML carries none; WeasyPrint adds it).
-  function showInvoice(html) {
-    const doc = new DOMParser().parseFromString(html, "text/html");
-    const link = doc.createElement("link");
-    link.rel = "stylesheet";
-    link.href = new URL(data.invoiceCss, location.href).href;
-    const screen = doc.createElement("style");
-    screen.textContent = "body { margin: 16px; }";
-    doc.head.append(link, screen);
-    $("invoice-frame").srcdoc = "<!DOCTYPE html>\n" + doc.documentElement.outerHTML;
+    $("report-frame").srcdoc = framed(doc);
   }
 
   $("validate-form").addEventListener("submit", async (event) => {
