@@ -315,6 +315,41 @@ def test_link_annotations_get_the_print_flag():
     checks.gate_generated(data, xml, p)  # passes: no PDF/A violation left
 
 
+@pytest.mark.parametrize("content, merged", [
+    (b"[<002c>0<0051>0<0059>0] TJ", b"[<002c00510059>] TJ"),                  # WeasyPrint's rounding residue
+    (b"[<002c>0<0051>-91<0059>0] TJ", b"[<002c0051>-91<0059>] TJ"),           # a real kerning pair stays
+    (b"[<0a>0.5<0b>] TJ", b"[<0a>0.5<0b>] TJ"),                               # 0.5 moves the glyph: kept
+    (b"[<0a>10<0b>0<0c>]TJ", b"[<0a>10<0b0c>] TJ"),
+    (b"[<0a1>0<0b>] TJ", b"[<0a1>0<0b>] TJ"),                                 # odd digits read as <0a10>: not joined
+    (b"[(ab)0(cd)] TJ", b"[(ab)0(cd)] TJ"),                                   # literal strings: left alone
+    (b"BT [<0a>0 <0b>] TJ ET", b"BT [<0a>0 <0b>] TJ ET"),
+])
+def test_zero_adjustments_are_dropped_from_text_arrays_and_nothing_else(content, merged):
+    assert assemble.merge_zero_adjustments(content) == merged
+
+
+def png_pages(data: bytes, tmp_path, name: str) -> list[bytes]:
+    (tmp_path / f"{name}.pdf").write_bytes(data)
+    subprocess.run(["pdftoppm", "-r", "100", "-png", str(tmp_path / f"{name}.pdf"), str(tmp_path / name)], check=True)
+    return [p.read_bytes() for p in sorted(tmp_path.glob(f"{name}-*.png"))]
+
+
+def test_embedding_draws_every_page_as_weasyprint_drew_it(tmp_path):
+    """The Factur-X container (zero kerning adjustments dropped, XMP, files) draws the same pixels as WeasyPrint's
+    pages, and its text arrays no longer split after each glyph."""
+    from pipeline.flows.generate_xml import normalize
+    from pipeline.pdf import page
+    _, canonical = normalize(json.dumps(invoice_request(10, "EN16931")).encode(), "zugferd")
+    pages = page.html_to_pdf(page.invoice_html(canonical, "en", "EN 16931"))
+    xml = (REPO.parent / "shared" / "corpus" / "en16931-cen" / "cii" / "examples" / "CII_example1.xml").read_bytes()
+    data = assemble.embed_facturx(pages, xml, specs.PROFILES["EN16931"], "Invoice 1", "Seller")
+    before, after = png_pages(pages, tmp_path, "weasyprint"), png_pages(data, tmp_path, "facturx")
+    assert len(before) == len(after) >= 2 and before == after
+    with pikepdf.open(io.BytesIO(data)) as doc:
+        text = b"".join(p.Contents.read_bytes() for p in doc.pages)
+    assert b"TJ" in text and b">0<" not in text
+
+
 # --- profiles without a rounding amount (BT-114) ----------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", PROFILES)
