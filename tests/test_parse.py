@@ -122,6 +122,26 @@ def test_a_discount_other_than_gross_minus_net_is_unmapped():
     assert {u["value"] for u in lost} >= {"225.00", "0.75"}
 
 
+@pytest.mark.parametrize("name, shared", [("01.01a-INVOICE_uncefact.xml", True), ("01.01a-INVOICE_ubl.xml", True),
+                                          ("03.07a-INVOICE_uncefact.xml", False)])  # 03.07a: a 400 KB attachment
+def test_the_source_is_parsed_once_for_reading_and_rules_when_they_read_the_same_text(name, shared):
+    """A source read and validated (convert, render with validation) is one Saxon tree for the reading stylesheet and
+    the official rules, unless the rules read an attachment as a stand-in: then reading keeps the real base64. Either
+    way the canonical document and the report are those of the stages run alone."""
+    from pipeline.flows import parse as parse_flow
+    from pipeline.flows.validate_xml import validate_xml
+    from pipeline.read import canonical as reading
+
+    data = (CORPUS / "xrechnung-testsuite/business-cases/standard" / name).read_bytes()
+    source = parse_flow.source_of(data)
+    assert (source.reading_tree() is source.rules_tree()) is shared
+    assert (source.reading_tree() is None) is not shared
+    assert parse_flow.to_canonical(source) == reading.to_canonical(source.xml, source.doc)
+    shared_report = parse_flow.validate_source(source).to_dict()
+    alone = validate_xml(data, parse_flow.source_spec(source)).to_dict()
+    assert shared_report == alone and shared_report["valid"]
+
+
 def test_an_incomplete_document_answers_200_with_the_missing_paths(client):
     resp = upload(client, INCOMPLETE.read_bytes())
     assert resp.status_code == 200
