@@ -9,7 +9,7 @@ from openapi_spec_validator import validate as validate_openapi
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.service import schemas
 from pipeline.service.openapi import GENERATION
-from test_platform_helpers import Platform, Server, cli, make_store
+from test_platform_helpers import Platform, make_store, serve_with_key
 
 from conftest import CORPUS
 
@@ -220,11 +220,7 @@ MAX_EXAMPLES = 15
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    data = tmp_path_factory.mktemp("schemathesis")
-    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
-           "EINVOICE_RATE_LIMIT": "100000/min"}
-    token = cli(env, "keys", "create", "--name", "schemathesis", "--env", "test", "--credits", "100000").stdout.strip()
-    server = Server(env, workers=2, warm=True, log_path=data / "serve.log")
+    server, _, token = serve_with_key(tmp_path_factory.mktemp("schemathesis"), "schemathesis", 100000, "100000/min")
     yield server, token
     server.stop()
 

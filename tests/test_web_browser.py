@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from conftest import CORPUS
-from test_platform_helpers import REPO, Server, cli
+from test_platform_helpers import REPO, serve_with_key
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 VALID = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml"
@@ -28,12 +28,7 @@ WAIT = 120  # seconds: the longest any step may take (a ZUGFeRD PDF on a loaded 
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    data = tmp_path_factory.mktemp("web-browser")
-    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
-           "EINVOICE_RATE_LIMIT": "10000/min"}
-    token = cli(env, "keys", "create", "--name", "browser", "--env", "test", "--credits", "50").stdout.strip()
-    assert token.startswith("einv_test_"), token
-    server = Server(env, workers=2, warm=True, log_path=data / "serve.log")
+    server, _, token = serve_with_key(tmp_path_factory.mktemp("web-browser"), "browser", 50)
     yield server, token
     server.stop()
 
@@ -164,6 +159,14 @@ def test_valid_official_sample_shows_verdict_findings_invoice_and_downloads(page
     time.sleep(0.3)  # chromium renames the finished download into place; let it settle
     downloaded = json.loads(target.read_text())
     assert downloaded["valid"] is True and downloaded["summary"] == report["summary"]
+    # the PDF report, and the document converted to the other syntax (UBL -> CII)
+    for kind, name, start in (("pdf", ".report.pdf", b"%PDF-"), ("convert", ".cii.xml", b"<?xml")):
+        page.find_element("css selector", f'[data-download="{kind}"]').click()
+        target = page.downloads / (VALID.stem + name)
+        wait(page, lambda d: target.exists() and target.stat().st_size > 0, WAIT)
+        time.sleep(0.3)
+        assert target.read_bytes().startswith(start), kind
+    assert b"CrossIndustryInvoice" in target.read_bytes()
 
 
 @pytest.mark.parametrize("lang", ["en", "de"])
@@ -186,12 +189,17 @@ def test_invalid_official_sample_shows_the_first_failed_rule(page, live, lang):
 def test_zugferd_pdf(page, live):
     server, token = live
     enter_key(page, token)
+    # slow work shows its progress: record whether a progress bar appeared while the page waited
+    page.execute_script("""window.sawProgress = false;
+        new MutationObserver(() => { if (document.querySelector('#validate-status progress')) window.sawProgress = true; })
+          .observe(document.getElementById('validate-status'), {childList: true, subtree: true});""")
     started = time.monotonic()
     validate(page, ZUGFERD)
     print(f"ZUGFeRD validation in the page: {time.monotonic() - started:.1f} s")
     report = json_report(server, token, "zugferd", ZUGFERD)
     assert by_id(page, "verdict-title").text == ("Valid" if report["valid"] else "Invalid")
-    assert "ZUGFeRD" in by_id(page, "validate-status").text or by_id(page, "validate-status").text.startswith("Done")
+    assert page.execute_script("return window.sawProgress") is True
+    assert by_id(page, "validate-status").text.startswith("Done in")
     assert by_id(page, "convert-button").text.startswith("Convert to UBL")
     wait(page, lambda d: by_id(d, "invoice-frame").get_attribute("srcdoc") or visible("invoice-error")(d))
     assert frame_text(page, "report-frame")

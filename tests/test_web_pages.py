@@ -10,7 +10,7 @@ import re
 import pytest
 import requests
 
-from test_platform_helpers import Server, cli
+from test_platform_helpers import cli, serve_with_key
 
 from pipeline.service.resources.web import CSP, language, strings, takes_gzip
 
@@ -20,10 +20,7 @@ ASSET = re.compile(r'<(?:script|link)\b[^>]*(?:src|href)="([^"]+)"')
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    data = tmp_path_factory.mktemp("web-pages")
-    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": ""}
-    token = cli(env, "keys", "create", "--name", "web", "--env", "test", "--credits", "5").stdout.strip()
-    server = Server(env, workers=1, log_path=data / "serve.log")
+    server, env, token = serve_with_key(tmp_path_factory.mktemp("web-pages"), "web", 5, workers=1, warm=False)
     yield server, env, token
     server.stop()
 
