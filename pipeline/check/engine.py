@@ -160,14 +160,14 @@ def run_checks(doc: ParsedXml, xsd_path: Path | None, stylesheet_paths, custom_l
     level (error/warning/information) overriding the stylesheet's flag. Schematron runs even when the XSD
     fails, so the report lists every finding. `sdoc` = the document already parsed by Saxon (parsed here
     if omitted)."""
-    issues = xsd_issues(doc, Path(xsd_path)) if xsd_path else []
+    issues = xsd_issues(doc, xsd_path) if xsd_path else []
     if sdoc is None and stylesheet_paths:
         try:
             sdoc = saxon_document(doc)
         except XmlInputError as exc:
             return issues + [exc.issue]
     for sheet in stylesheet_paths:
-        issues.extend(schematron_issues(sdoc, Path(sheet), custom_levels, doc))
+        issues.extend(schematron_issues(sdoc, sheet, custom_levels, doc))
     return issues
 
 
