@@ -21,6 +21,7 @@ import argparse
 import html as html_text
 import io
 import json
+import os
 import statistics
 import sys
 import time
@@ -78,7 +79,8 @@ def main() -> None:
     ap.add_argument("--profile", default="EN16931")
     args = ap.parse_args()
     print(f"ZUGFeRD {args.profile}: median of {args.runs} runs (300 lines: {max(3, args.runs // 2)}), milliseconds")
-    print("wall = latency; cpu = process CPU time (steadier on a shared machine)")
+    print("wall = latency; cpu = process CPU time (steadier on a shared machine); load average "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + " (2 cores)")
     print(f"{'lines':>6} {'clock':>5} " + " ".join(f"{s:>8}" for s in COLUMNS) +
           f" {'XML part':>9} {'PDF part':>9} {'PDF/XML':>8} {'floor/XML':>9} {'total':>8}")
     for lines, runs in ((10, args.runs), (300, max(3, args.runs // 2))):
@@ -90,6 +92,7 @@ def main() -> None:
             print(f"{lines:>6} {name:>5} " + " ".join(f"{m[s] * 1000:>8.1f}" for s in COLUMNS) +
                   f" {xml * 1000:>9.1f} {pdf * 1000:>9.1f} {pdf / xml:>8.2f} {floor / xml:>9.2f}"
                   f" {m['total'] * 1000:>8.1f}")
+    print("load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":
