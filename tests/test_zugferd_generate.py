@@ -319,10 +319,11 @@ def test_link_annotations_get_the_print_flag():
     (b"[<002c>0<0051>0<0059>0] TJ", b"[<002c00510059>] TJ"),                  # WeasyPrint's rounding residue
     (b"[<002c>0<0051>-91<0059>0] TJ", b"[<002c0051>-91<0059>] TJ"),           # a real kerning pair stays
     (b"[<0a>0.5<0b>] TJ", b"[<0a>0.5<0b>] TJ"),                               # 0.5 moves the glyph: kept
-    (b"[<0a>10<0b>0<0c>]TJ", b"[<0a>10<0b0c>] TJ"),
+    (b"[<0a>10<0b>0<0c>]TJ", b"[<0a>10<0b0c>]TJ"),
     (b"[<0a1>0<0b>] TJ", b"[<0a1>0<0b>] TJ"),                                 # odd digits read as <0a10>: not joined
     (b"[(ab)0(cd)] TJ", b"[(ab)0(cd)] TJ"),                                   # literal strings: left alone
     (b"BT [<0a>0 <0b>] TJ ET", b"BT [<0a>0 <0b>] TJ ET"),
+    (b"/P <</MCID 0>> BDC [<0a>0<0b>0]TJ EMC", b"/P <</MCID 0>> BDC [<0a0b>] TJ EMC"),  # array by array
 ])
 def test_zero_adjustments_are_dropped_from_text_arrays_and_nothing_else(content, merged):
     assert assemble.merge_zero_adjustments(content) == merged

@@ -139,7 +139,9 @@ def _drop_empty_resources(pdf: pikepdf.Pdf) -> None:
 # A TJ array of hex strings and numbers, as WeasyPrint writes each run of text: [<002c>0<0051>-91<0059>0] TJ
 _TJ_ARRAY = re.compile(rb"\[((?:<[0-9A-Fa-f]*>|-?[0-9]*\.?[0-9]+)+)\]\s*TJ")
 _ZERO = re.compile(rb">0(?=<|$)")
+_ZERO_LAST = re.compile(rb">0\]\s*TJ")
 _ODD_HEX = re.compile(rb"<(?:[0-9A-Fa-f]{2})*[0-9A-Fa-f]>")  # a final digit alone reads as d0: never joined
+_INLINE_IMAGE = re.compile(rb"(?:^|\s)BI\s")  # (searched only where "BI" occurs at all: slow at every byte)
 
 
 def _merged(match: re.Match) -> bytes:
@@ -156,7 +158,11 @@ def merge_zero_adjustments(content: bytes) -> bytes:
     rounded width, which is 0 after its int() for almost all glyphs; each one still splits the array into
     one-glyph strings. A 0 moves nothing (ISO 32000-1 9.4.3), so the page is drawn the same; the PDF/A check
     decodes each string separately (300 lines: about 40,000 strings per file, a quarter of its time)."""
-    return _TJ_ARRAY.sub(_merged, content)
+    if b"<<" in content or b"BI" in content and _INLINE_IMAGE.search(content) or _ODD_HEX.search(content):
+        return _TJ_ARRAY.sub(_merged, content)  # array by array (16 ms for a 300-line invoice)
+    # No dictionary, inline image or string of half a byte (WeasyPrint's pages): hex strings stand only in TJ
+    # arrays, and ">0<" only between two of them. Two passes in C (4 ms).
+    return _ZERO_LAST.sub(b">] TJ", content.replace(b">0<", b""))
 
 
 def _merge_page_text(pdf: pikepdf.Pdf) -> None:
