@@ -84,6 +84,17 @@ def run_to_tree(path: str | Path, xml_bytes: bytes, params: Mapping[str, str] | 
     return Output(value.item_at(1).string_value.encode("utf-8"), value.item_at(0))
 
 
+def source_tree(xml_bytes: bytes, path: str | Path = "input") -> PyXdmNode:
+    """XML bytes as the Saxon tree a stylesheet reads (`tree=` of `run_stylesheet`), for a document that several
+    stylesheets read. TransformError naming `path` for a DOCTYPE or malformed input."""
+    if _DOCTYPE.search(xml_bytes[:65536]):  # Saxon's parser would read DTDs and expand entities
+        raise TransformError(path, "input carries a DOCTYPE; refused (no DTDs or entity declarations)")
+    try:
+        return saxon.parse(xml_bytes)
+    except Exception as exc:  # saxonche raises PySaxonApiError for malformed input
+        raise TransformError(path, f"input is not well-formed XML: {exc}") from exc
+
+
 def _run(path: Path, compile, xml_bytes: bytes, params: Mapping[str, str] | None, indent: bool | None, call,
          doc: PyXdmNode | None = None):
     """Compile (once), parse the input (unless `doc` is its tree), set parameters, run `call(executable,
@@ -94,12 +105,7 @@ def _run(path: Path, compile, xml_bytes: bytes, params: Mapping[str, str] | None
         raise TransformError(path, f"does not compile: {exc}") from exc
     proc = saxon.processor()
     if doc is None:
-        if _DOCTYPE.search(xml_bytes[:65536]):  # Saxon's parser would read DTDs and expand entities
-            raise TransformError(path, "input carries a DOCTYPE; refused (no DTDs or entity declarations)")
-        try:
-            doc = saxon.parse(xml_bytes)
-        except Exception as exc:  # saxonche raises PySaxonApiError for malformed input
-            raise TransformError(path, f"input is not well-formed XML: {exc}") from exc
+        doc = source_tree(xml_bytes, path)
     with _lock:
         exe.clear_parameters()
         exe.clear_xsl_messages()

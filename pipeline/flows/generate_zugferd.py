@@ -22,6 +22,7 @@ from pipeline.invoice.specs import RULES_VERSION, profile_named
 from pipeline.pdf import checks, page
 from pipeline.pdf.assemble import Attachment, embed_facturx
 from pipeline.write.transform import to_profile, warm_up as _warm_transform
+from pipeline.xslt import source_tree
 
 _TITLE = {"en": "Invoice", "de": "Rechnung"}
 
@@ -70,7 +71,8 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     attachments = supporting_files(request)
     lap("model")
     try:
-        xml = to_profile(canonical, profile)
+        tree = source_tree(canonical)  # one Saxon parse of the canonical document for the CII and the page
+        xml = to_profile(canonical, profile, tree)
     except TransformError as exc:
         raise ApiError(500, "GENERATION_FAILED", "The invoice XML could not be generated.") from exc
     lap("cii")
@@ -79,7 +81,7 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     if not report.valid:
         raise profile_rejection(report, profile, request, kept, load_request(body))
     lap("validate")
-    html = page.invoice_html(canonical, language, profile.level)
+    html = page.invoice_html(canonical, language, profile.level, tree=tree)
     lap("html")
     pages = page.html_to_pdf(html)
     lap("render")

@@ -119,16 +119,16 @@ def drawable(text: str) -> str:
 
 
 def invoice_html(canonical: bytes, language: str = "en", profile_label: str = "", xslt=HTML_XSL,
-                 business_terms: bool = False, verdict: Report | None = None) -> bytes:
+                 business_terms: bool = False, verdict: Report | None = None, tree=None) -> bytes:
     """Canonical XML -> the page (`xslt`: another page stylesheet, for template authors). `business_terms` adds the
     list of every value with its business term; `verdict` a box with a validation report's verdict and failed rules
-    (both for the reading side)."""
+    (both for the reading side). `tree`: the canonical document already parsed by Saxon (`pipeline.xslt`)."""
     params = {"lang": language, "profile": profile_label}
     if business_terms:
         params["business-terms"] = _business_term_labels()
     if verdict is not None:
         params["verdict"] = json.dumps(_verdict(verdict), ensure_ascii=False)
-    return run_stylesheet(xslt, canonical, params)
+    return run_stylesheet(xslt, canonical, params, tree=tree)
 
 
 @lru_cache(maxsize=1)

@@ -67,9 +67,11 @@ def transform_to_tree(canonical: bytes, syntax: str, spec: str, specification_id
     return xslt.run_to_tree(stylesheet_for(syntax), canonical, params)
 
 
-def to_cii(canonical: bytes, params: Mapping[str, str] | None = None, indent: bool | None = None) -> bytes:
-    """Canonical invoice -> CII D16B CrossIndustryInvoice (UTF-8 bytes)."""
-    return xslt.run_stylesheet(CII_XSL, canonical, params, indent)
+def to_cii(canonical: bytes, params: Mapping[str, str] | None = None, indent: bool | None = None,
+           tree=None) -> bytes:
+    """Canonical invoice -> CII D16B CrossIndustryInvoice (UTF-8 bytes); `tree`: the canonical document already
+    parsed by Saxon (`xslt.source_tree`)."""
+    return xslt.run_stylesheet(CII_XSL, canonical, params, indent, tree=tree)
 
 
 def to_ubl(canonical: bytes, params: Mapping[str, str] | None = None, indent: bool | None = None) -> bytes:
@@ -85,11 +87,12 @@ def reduce_to_profile(cii: bytes, profile: Profile) -> bytes:
                                                   "guideline-id": profile.guideline_id, "profile": profile.name})
 
 
-def to_profile(canonical: bytes, profile: Profile) -> bytes:
-    """Canonical XML -> the profile's CII: the EN 16931 (or XRechnung) mapping, then the profile subset."""
+def to_profile(canonical: bytes, profile: Profile, tree=None) -> bytes:
+    """Canonical XML -> the profile's CII: the EN 16931 (or XRechnung) mapping, then the profile subset. `tree`:
+    as for `to_cii`."""
     spec = "xrechnung" if profile.xrechnung else "en16931"
     params = params_for(spec, **({} if profile.subset else {"specification-id": profile.guideline_id}))
-    return reduce_to_profile(to_cii(canonical, params), profile)
+    return reduce_to_profile(to_cii(canonical, params, tree=tree), profile)
 
 
 def warm_up() -> None:
