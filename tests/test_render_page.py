@@ -263,8 +263,9 @@ def test_fast_path_renders_the_same_pdf_as_weasyprints_entry_point(source, lang)
 
 
 def test_the_garbage_collector_is_paused_for_a_render_and_restored_after_it(monkeypatch):
-    """WeasyPrint renders with Python's cyclic collector off (its passes cost 8-10% of a long page); afterwards the
-    collector is as it was, also when the render fails, and a caller that had turned it off keeps it off."""
+    """WeasyPrint renders with Python's cyclic collector off (`pipeline.pdf.collector`: its passes cost 8-10% of a
+    long page); afterwards the collector is as it was, also when the render fails, and a caller that had turned it
+    off keeps it off."""
     import gc
 
     seen = []

@@ -351,6 +351,25 @@ def test_embedding_draws_every_page_as_weasyprint_drew_it(tmp_path):
     assert b"TJ" in text and b">0<" not in text
 
 
+def test_the_pdfa_walk_pauses_the_collector_for_our_pdfs_only(generated, monkeypatch):
+    """The gate on a PDF we made walks it with the cyclic collector off (`pipeline.pdf.collector`); an uploaded PDF,
+    whose size nothing but the upload limit bounds, is checked with the collector on."""
+    import gc
+
+    seen = []
+    walk = pdfa.validate_written
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return walk(*args, **kwargs)
+
+    monkeypatch.setattr(pdfa, "validate_written", spy)
+    data = generated("EN16931", "en")
+    result = checks.inspect(data, validate_xml=False)
+    checks.gate_generated(data, result.xml, specs.PROFILES["EN16931"])
+    assert seen == [True, False] and gc.isenabled()
+
+
 # --- profiles without a rounding amount (BT-114) ----------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", PROFILES)

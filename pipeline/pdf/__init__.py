@@ -1,6 +1,7 @@
 """The PDF side: the readable page (`page`: canonical XML -> HTML -> PDF/A-3b with WeasyPrint), the ZUGFeRD
 container (`assemble`: XMP, embedded XML and attachments), the checks of any PDF (`checks`: PDF/A-3, Factur-X XMP,
-the embedded invoice) and the validation report for people (`report_page`). The profiles themselves are data in
+the embedded invoice), the validation report for people (`report_page`) and the garbage collector paused around
+the pure-Python work on a PDF we make (`collector`). The profiles themselves are data in
 `pipeline.invoice.specs`. Import the module you need: each loads its own heavy library (WeasyPrint, pikepdf)."""
 
-__all__ = ["assemble", "checks", "page", "report_page"]
+__all__ = ["assemble", "checks", "collector", "page", "report_page"]

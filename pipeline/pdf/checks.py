@@ -35,6 +35,7 @@ from pipeline.check.report import ERROR, WARNING, Issue, Location
 from pipeline.check.xmlinput import XmlInputError, load as load_xml
 from pipeline.errors import ApiError, ErrorDetail, bad_request, pdf_validation_failed
 from pipeline.invoice.specs import CII_NS, INVOICE_FILE_NAMES, ZUGFERD1_NS, Profile, profile_for_guideline
+from pipeline.pdf import collector
 from pipeline.pdf.assemble import attachment_names, subtype_for
 from pipeline.settings import get_settings
 
@@ -165,7 +166,8 @@ def gate_generated(data: bytes, xml: bytes, profile: Profile, attachments=()) ->
     byte for byte the XML we validated, with the profile's file name, relationship and XMP level; the
     supporting documents (`pdf.Attachment`s) must be embedded byte for byte as /Supplement files."""
     try:
-        result = inspect(data, validate_xml=False, read_other_files=bool(attachments))
+        with collector.paused():  # a PDF we made, bounded by the line limit (`pipeline.pdf.collector`)
+            result = inspect(data, validate_xml=False, read_other_files=bool(attachments))
     except NotAPdf as exc:
         raise pdf_validation_failed("The generated PDF cannot be read back.", [
             ErrorDetail("PDF_UNREADABLE", str(exc))]) from exc

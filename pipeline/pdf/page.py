@@ -16,18 +16,17 @@ Unifont for the rest of the BMP). A character no font has would be drawn as .not
 from __future__ import annotations
 
 import bisect
-import gc
 import json
 import logging
 import subprocess
 import threading
-from contextlib import contextmanager
 from functools import lru_cache
 
 from pipeline import saxon
 from pipeline.check.report import ERROR, Report
 from pipeline.errors import ErrorDetail, invalid_input
 from pipeline.invoice.terms import ARRAY_ITEMS, TERMS
+from pipeline.pdf import collector
 from pipeline.settings import TEMPLATES_DIR, XSLT_DIR
 from pipeline.xslt import run_stylesheet
 
@@ -208,27 +207,11 @@ def parse_page(html: bytes):
     return ElementTree.fromstring(etree.tostring(root, encoding="utf-8"))
 
 
-@contextmanager
-def _collector_paused():
-    """Python's cyclic garbage collector off for one render. WeasyPrint builds a tree of boxes that stays alive
-    until the PDF is written, and each collection pass walks it again: 8-10% of a 300-line page, for the few
-    cycles the render leaves (~15,000 objects, collected at the next pass after it; the rest is freed by reference
-    counting). Peak memory of a 2,000-line page (the EINVOICE_MAX_PDF_LINES default): +29 MiB of 430."""
-    if not gc.isenabled():  # (another thread's render has paused it and turns it on again)
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def html_to_pdf(html: bytes) -> bytes:
     """HTML -> PDF/A-3b bytes (fonts embedded as subsets, sRGB OutputIntent by WeasyPrint). Made for the pages
     html.xsl writes: elements that templates/page-ua.css does not name get no browser defaults."""
     w = _weasyprint()
-    with _collector_paused():
+    with collector.paused():  # (the box tree is walked by every collection pass)
         page = w["page"](parse_page(html), w["fetcher"], w["ua"])
         return page.write_pdf(stylesheets=[w["css"]], font_config=w["fonts"], pdf_variant="pdf/a-3b",
                               pdf_identifier=None, custom_metadata=False)
