@@ -356,6 +356,7 @@ def test_the_pdfa_walk_pauses_the_collector_for_our_pdfs_only(generated, monkeyp
     whose size nothing but the upload limit bounds, is checked with the collector on."""
     import gc
 
+    data = generated("EN16931", "en")
     seen = []
     walk = pdfa.validate_written
 
@@ -364,7 +365,6 @@ def test_the_pdfa_walk_pauses_the_collector_for_our_pdfs_only(generated, monkeyp
         return walk(*args, **kwargs)
 
     monkeypatch.setattr(pdfa, "validate_written", spy)
-    data = generated("EN16931", "en")
     result = checks.inspect(data, validate_xml=False)
     checks.gate_generated(data, result.xml, specs.PROFILES["EN16931"])
     assert seen == [True, False] and gc.isenabled()
