@@ -53,7 +53,7 @@ def test_install_writes_copies_beside_the_untouched_originals_with_both_hashes(h
                                            e["version"] == pack.version)["content_sha256"]
 
 
-def test_the_copies_leave_out_only_svrl_bookkeeping(home):
+def test_the_copies_keep_every_assert_and_report_and_drop_the_bookkeeping(home):
     pack = packs.get_pack("xrechnung", "3.0.2", rules_home=home)
     for original, made in pack.optimised.items():
         before, after = original.read_text("utf-8"), made.read_text("utf-8")
