@@ -133,6 +133,19 @@ def test_nothing_is_cut_off_or_overlaps(source, lang, tmp_path):
     assert layout_faults(pdf, tmp_path) == []
 
 
+@pytest.mark.parametrize("lang, counter", [("en", "Page 1 of 3"), ("de", "Seite 1 von 3")])
+def test_the_page_counter_stays_on_one_line_beside_a_long_footer(lang, counter, tmp_path):
+    """The footer's two boxes have set widths (82% / 18%; WeasyPrint then measures neither on every page): a seller
+    name long enough to wrap the footer line does not squeeze the page counter into two lines."""
+    request = invoice_request(10, "EN16931", lang)
+    request["invoice"]["seller"]["name"] = "Muster Consulting und Beratung fuer sehr lange Firmennamen im " \
+                                           "Handelsregister eingetragene GmbH & Co. KG Niederlassung Sued"
+    pdf = page.html_to_pdf(page.invoice_html(canonical_of(request), lang, "EN 16931"))
+    pages = pdf_pages(pdf, tmp_path)
+    assert len(pages) == 3 and all(counter.replace("1", str(i)) in p for i, p in enumerate(pages, 1))
+    assert layout_faults(pdf, tmp_path) == []
+
+
 # Free-text fields (names, addresses, references, notes, descriptions): the codes, dates, numbers, identifiers
 # and addresses with a format of their own keep their fixture values.
 FORMATTED = re.compile(r"Code|SchemeId|Date|country|currency|^vat|unit|Identifier$|attachedDocument|Mime|Origin|"
