@@ -128,18 +128,10 @@ def unmapped(doc: ParsedXml, used: set[str]) -> tuple[list[dict], bool]:
     """Every source leaf (an element with text and no child elements, or an attribute) that `used` does not name
     -> ([{"xpath", "line", "column", "value"}], truncated)."""
     found: list[dict] = []
-    names: dict[tuple[str, str | None], tuple[str, str]] = {}  # (tag, prefix) -> (path() name, readable name)
-
-    def name_of(element) -> tuple[str, str]:
-        key = (element.tag, element.prefix)
-        if key not in names:
-            step, shown = _step(element, 1)
-            names[key] = step[:-3], shown  # without the "[1]"
-        return names[key]
 
     def visit(element, path: str, readable: str) -> None:
         line, column = None, None
-        for name, value in element.items():  # (a list of pairs: no attribute proxy per element)
+        for name, value in element.attrib.items():
             if name in _FORMAL:
                 continue
             step, shown = _attribute_step(name, element)
@@ -148,11 +140,8 @@ def unmapped(doc: ParsedXml, used: set[str]) -> tuple[list[dict], bool]:
                     line, column = doc.start_of(element)
                 found.append({"xpath": f"{readable}/{shown}", "line": line, "column": column, "value": value,
                               "businessTerm": business_term_of(f"{readable}/{shown}")})
-        totals: dict[str, int] = {}
-        for child in element:
-            if isinstance(child.tag, str):
-                totals[child.tag] = totals.get(child.tag, 0) + 1
-        if not totals:
+        children = [c for c in element if isinstance(c.tag, str)]
+        if not children:
             if (element.text or "").strip() and path not in used:
                 if line is None:
                     line, column = doc.start_of(element)
@@ -160,13 +149,14 @@ def unmapped(doc: ParsedXml, used: set[str]) -> tuple[list[dict], bool]:
                               "businessTerm": business_term_of(readable)})
             return
         counts: dict[str, int] = {}
-        for child in element:
-            tag = child.tag
-            if isinstance(tag, str):
-                n = counts[tag] = counts.get(tag, 0) + 1
-                step, shown = name_of(child)
-                visit(child, f"{path}/{step}[{n}]", f"{readable}/{shown}[{n}]" if totals[tag] > 1 else
-                      f"{readable}/{shown}")
+        totals: dict[str, int] = {}
+        for child in children:
+            totals[child.tag] = totals.get(child.tag, 0) + 1
+        for child in children:
+            counts[child.tag] = counts.get(child.tag, 0) + 1
+            step, shown = _step(child, counts[child.tag])
+            shown += f"[{counts[child.tag]}]" if totals[child.tag] > 1 else ""
+            visit(child, f"{path}/{step}", f"{readable}/{shown}")
 
     root = doc.tree.getroot()
     step, shown = _step(root, 1)
