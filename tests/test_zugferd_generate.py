@@ -351,6 +351,15 @@ def test_embedding_draws_every_page_as_weasyprint_drew_it(tmp_path):
     assert b"TJ" in text and b">0<" not in text
 
 
+def test_every_stream_is_compressed_but_the_xmp(generated):
+    """WeasyPrint renders the pages uncompressed for the container (`html_to_pdf(compress=False)`), which pikepdf
+    compresses as it saves: nothing leaves uncompressed but the XMP packet (readable by design)."""
+    with pikepdf.open(io.BytesIO(generated("EN16931", "en"))) as doc:
+        streams = [o for o in doc.objects if isinstance(o, pikepdf.Stream)]
+        plain = [o.get("/Type") for o in streams if o.get("/Filter") is None]
+        assert len(streams) > 5 and plain == [pikepdf.Name.Metadata]
+
+
 def test_the_pdfa_walk_pauses_the_collector_for_our_pdfs_only(generated, monkeypatch):
     """The gate on a PDF we made walks it with the cyclic collector off (`pipeline.pdf.collector`); an uploaded PDF,
     whose size nothing but the upload limit bounds, is checked with the collector on."""

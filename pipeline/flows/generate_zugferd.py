@@ -83,7 +83,7 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     lap("validate")
     html = page.invoice_html(canonical, language, profile.level, tree=tree)
     lap("html")
-    pages = page.html_to_pdf(html)
+    pages = page.html_to_pdf(html, compress=False)  # embed_facturx compresses every stream as it saves
     lap("render")
     title = f"{_TITLE[language]} {request.invoice.invoiceNumber}"
     document = embed_facturx(pages, xml, profile, title, request.invoice.seller.name, attachments=attachments)

@@ -238,7 +238,9 @@ def _embed_file(pdf: pikepdf.Pdf, data: bytes, name: str, subtype: Name, relatio
 
 def embed_facturx(pages_pdf: bytes, xml: bytes, profile: Profile, title: str, author: str,
                   when: datetime | None = None, attachments: tuple[Attachment, ...] | list[Attachment] = ()) -> bytes:
-    """WeasyPrint PDF/A-3b bytes + validated XML (+ supporting documents) -> the Factur-X PDF (bytes)."""
+    """WeasyPrint PDF/A-3b bytes + validated XML (+ supporting documents) -> the Factur-X PDF (bytes). Every stream
+    comes out Flate-compressed (pikepdf `compress_streams`; the XMP packet stays readable), also those of pages
+    rendered uncompressed."""
     when = (when or datetime.now(timezone.utc)).replace(microsecond=0)
     with pikepdf.open(io.BytesIO(pages_pdf)) as pdf:
         if "/Names" in pdf.Root and "/EmbeddedFiles" in pdf.Root.Names:
