@@ -23,10 +23,12 @@ FRAME_LINES = 2          # source lines shown before and after a finding's line
 MAX_FRAME_CHARS = 240    # of one source line (minified XML is one long line: show the part around the column)
 LABELS = {
     "en": {"title": "Validation report", "valid": "Valid", "invalid": "Invalid", "rules": "Rules",
-           "syntax": "Syntax", "errors": "errors", "warnings": "warnings", ERROR: "Error", WARNING: "Warning",
+           "syntax": "Syntax", "errors": "errors", "warnings": "warnings", "error": "error", "warning": "warning",
+           ERROR: "Error", WARNING: "Warning",
            "line": "line", "column": "column", "page": "Page", "of": "of"},
     "de": {"title": "Prüfbericht", "valid": "Gültig", "invalid": "Ungültig", "rules": "Regeln",
-           "syntax": "Syntax", "errors": "Fehler", "warnings": "Warnungen", ERROR: "Fehler", WARNING: "Warnung",
+           "syntax": "Syntax", "errors": "Fehler", "warnings": "Warnungen", "error": "Fehler", "warning": "Warnung",
+           ERROR: "Fehler", WARNING: "Warnung",
            "line": "Zeile", "column": "Spalte", "page": "Seite", "of": "von"},
 }
 
