@@ -1,16 +1,32 @@
-"""X-Request-Id: keep a valid client value (<= 128 safe characters), otherwise mint a new one."""
+"""X-Request-Id: keep a valid client value (<= 128 safe characters), otherwise mint a new one.
+
+A minted id is 32 hex characters, as a uuid4's: 80 random bits drawn once per process (after fork: each worker
+its own) and a 48-bit counter. Unique like a uuid4 without drawing from the OS per request (that, cold after a
+validation, was ~15 us of a request); request ids name requests, they guard nothing.
+"""
 from __future__ import annotations
 
+import itertools
+import os
 import re
-import uuid
+import secrets
 
 _SAFE = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+_minting: tuple[int, str, itertools.count] = (-1, "", itertools.count())   # pid, random prefix, counter
+
+
+def new_id() -> str:
+    global _minting
+    pid, prefix, counter = _minting
+    if pid != os.getpid():
+        pid, prefix, counter = _minting = (os.getpid(), secrets.token_hex(10), itertools.count())
+    return f"{prefix}{next(counter) & 0xFFFFFFFFFFFF:012x}"
 
 
 def accept_or_new(value: str | None) -> str:
     if value and _SAFE.match(value):
         return value
-    return uuid.uuid4().hex
+    return new_id()
 
 
 class RequestIdMiddleware:
