@@ -11,12 +11,16 @@ cases 01.01a (typical) and 01.15a (a ~200 KB attachment), CII and UBL.
 
 `--profile`: cProfile of 200 requests through Falcon's TestClient with the platform layer off (what the request
 path costs besides validation: multipart parsing, middleware, the JSON report), grouped by module.
+`--parts`: each step of the request path timed in process, with the platform layer on (SQLite in a temporary
+folder): every request follows a validation, as in a worker, so the steps run with the caches the validation left
+(cold: several times their cost in a tight loop). Medians in microseconds.
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
 import http.client
+import logging
 import os
 import pstats
 import statistics
@@ -71,11 +75,72 @@ def profile_request_path(n: int = 200) -> None:
         print(f"  {t / n * 1000:7.3f}  {100 * t / total:5.1f} %  {key}")
 
 
+def time_request_path(n: int = 200) -> None:
+    import falcon.testing
+    import tempfile
+
+    from pipeline.service import accesslog, platform, requestid, upload
+    from pipeline.service.app import create_app
+    from pipeline.storage import ratelimit, sql
+
+    os.environ.update({"EINVOICE_DATA_DIR": tempfile.mkdtemp(prefix="einvoice-parts-"), "EINVOICE_DATABASE_URL": "",
+                       "EINVOICE_REDIS_URL": "", "EINVOICE_RATE_LIMIT": "1000000/min"})
+    from pipeline.settings import get_settings
+    getattr(get_settings, "cache_clear", lambda: None)()
+    from pipeline.service import apikeys
+    key_id, token, secret_hash = apikeys.mint("test")
+    platform.shared().store().create_key(key_id, "parts", "test", secret_hash, 0, None)
+    # the access log as the service writes it (pipeline.cli.serve: INFO, one line per request), to a file here
+    handler = logging.FileHandler(os.path.join(os.environ["EINVOICE_DATA_DIR"], "access.log"))
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logging.getLogger("pipeline").addHandler(handler)
+    logging.getLogger("pipeline").setLevel(logging.INFO)
+    logging.getLogger("pipeline").propagate = False
+    spent: dict[str, list[float]] = {}
+
+    def timed(owner, name, label):
+        original = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent.setdefault(label, []).append(time.perf_counter() - t)
+        setattr(owner, name, wrapper)
+    for owner, name, label in (
+            (requestid.RequestIdMiddleware, "process_request", "request id"),
+            (platform.PlatformMiddleware, "process_resource", "platform: all before the resource"),
+            (sql.SqlStore, "get_key", "  key lookup (SQLite)"),
+            (ratelimit.SqliteLimiter, "hit", "  rate limit hit (SQLite upsert)"),
+            (platform.Backends, "sweep", "  sweep (owed charges, expired reservations)"),
+            (upload, "read_validation_upload", "multipart upload"),
+            (upload, "answer_report", "report: to_dict (Falcon dumps the JSON after it)"),
+            (platform.PlatformMiddleware, "process_response", "platform: after the resource"),
+            (accesslog.AccessLogMiddleware, "process_response", "access log line")):
+        timed(owner, name, label)
+    from pipeline.service.resources import validation
+    validation.read_validation_upload, validation.answer_report = upload.read_validation_upload, upload.answer_report
+    client = falcon.testing.TestClient(create_app(platform=True))
+    data = DOCUMENTS["CII 01.01a"].read_bytes()
+    body, ctype = multipart(data)
+    headers = {"Content-Type": ctype, "Authorization": f"Bearer {token}"}
+    for r in range(20 + n):
+        if r == 20:
+            spent.clear()
+        validate_xml(data, content_checks=True)
+        client.simulate_post("/v1/invoice/xrechnung/validate", body=body, headers=headers)
+    print(f"\nrequest path steps after a validation (CII 01.01a, TestClient, platform on, SQLite), medians of {n}, us")
+    for label, values in spent.items():
+        print(f"  {statistics.median(values) * 1e6:7.1f}  {label}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--port", type=int, default=8973)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--parts", action="store_true")
     args = ap.parse_args()
 
     engine.warm_up()
@@ -114,6 +179,8 @@ def main() -> int:
     print(f"\nload after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; medians of {args.runs} interleaved rounds")
     if args.profile:
         profile_request_path()
+    if args.parts:
+        time_request_path()
     return 0
 
 
