@@ -138,3 +138,49 @@ def test_an_xlsx_that_names_its_parts_beyond_the_first_4_kib_is_still_an_xlsx():
     assert content._attached_kind(base64.b64encode(zipped).decode()) == "xlsx"
     assert content._attached_kind(base64.b64encode(zipped.replace(b"xl/", b"zz/")).decode()) == "zip"
     assert content.sniff(zipped) == "xlsx" and declared in content._SNIFFED
+
+
+XR = "/work/shared/corpus/xrechnung-testsuite/business-cases/standard/01.09a-INVOICE_{}.xml"
+# (syntax, old, new): values at the edges of what the reading stylesheets read: dates they reject or take from a
+# later node, text around comments, NBSP, padding, an empty VAT scheme before a filled one, a SEPA id on the
+# payee, a duplicate line id beside a line without any value, an IBAN left empty beside a proprietary id.
+MUTATIONS = [
+    ("ubl", "<cbc:DueDate>2016-04-20</cbc:DueDate>", "<cbc:DueDate> 2016-13-20 </cbc:DueDate>"),
+    ("ubl", "<cbc:DueDate>2016-04-20</cbc:DueDate>", "<cbc:DueDate>20160401</cbc:DueDate>"),
+    ("ubl", "<cbc:IssueDate>2016-04-06</cbc:IssueDate>", "<cbc:IssueDate>0000-02-29</cbc:IssueDate>"),
+    ("ubl", "<cbc:IssueDate>2016-04-06</cbc:IssueDate>", "<cbc:IssueDate>2016-04-06Z</cbc:IssueDate>"),
+    ("ubl", "<cbc:BuyerReference>04011000-12350-85</cbc:BuyerReference>",
+     "<cbc:BuyerReference>\n 04011000-<!-- c -->12350-86\t</cbc:BuyerReference>"),
+    ("ubl", "<cbc:BuyerReference>04011000-12350-85</cbc:BuyerReference>",
+     "<cbc:BuyerReference>\u00a004011000-12350-86</cbc:BuyerReference>"),
+    ("ubl", "<cac:PartyTaxScheme>\n                <cbc:CompanyID>DE123456789</cbc:CompanyID>",
+     "<cac:PartyTaxScheme><cbc:CompanyID> </cbc:CompanyID><cac:TaxScheme><cbc:ID> VAT </cbc:ID></cac:TaxScheme>"
+     "</cac:PartyTaxScheme><cac:PartyTaxScheme>\n                <cbc:CompanyID>DE123456788</cbc:CompanyID>"),
+    ("ubl", "<cac:InvoiceLine>", "<cac:InvoiceLine/><cac:InvoiceLine><cbc:ID>0010</cbc:ID></cac:InvoiceLine>"
+     "<cac:InvoiceLine>"),
+    ("cii", "<ram:IncludedSupplyChainTradeLineItem>",
+     "<ram:IncludedSupplyChainTradeLineItem> <!-- --> </ram:IncludedSupplyChainTradeLineItem>"
+     "<ram:IncludedSupplyChainTradeLineItem><ram:AssociatedDocumentLineDocument><ram:LineID>0010</ram:LineID>"
+     "</ram:AssociatedDocumentLineDocument></ram:IncludedSupplyChainTradeLineItem>"
+     "<ram:IncludedSupplyChainTradeLineItem>"),
+    ("cii", "<ram:IBANID>DE79000000001234567890</ram:IBANID>",
+     "<ram:IBANID> </ram:IBANID><ram:ProprietaryID>DE79000000001234567891</ram:ProprietaryID>"),
+    ("cii", "<ram:BuyerReference>04011000-12350-85</ram:BuyerReference>",
+     "<ram:BuyerReference/><ram:BuyerReference>04011000-12350-86</ram:BuyerReference>"),
+]
+
+
+@pytest.mark.parametrize("syntax, old, new", MUTATIONS)
+def test_edge_values_read_as_the_reading_stylesheets_read_them(syntax, old, new):
+    text = open(XR.format("ubl" if syntax == "ubl" else "uncefact"), encoding="utf-8").read()
+    assert old in text
+    data = text.replace(old, new, 1).encode()
+    doc = xmlinput.load(data)
+    root, locate = _reference(data, doc)
+    read = content_source.skeleton(doc.tree, doc.syntax)
+
+    def own(element):
+        return validate._source_location(doc, read.sources[element]) if element in read.sources else None
+
+    assert _values(read.root, own, read.texts) == _values(root, locate)
+    assert _findings(read.root, own, doc, read.texts) == _findings(root, locate, doc)

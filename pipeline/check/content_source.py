@@ -30,6 +30,7 @@ _EIGHT_DIGITS = re.compile(r"[0-9]{8}")
 _ISO_DATE_START = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _XML_RUN = re.compile(r"[ \t\n\r]+")
 
+
 @dataclass
 class Skeleton:
     root: etree._Element                                   # canonical `invoice` with only the checked terms
@@ -67,8 +68,8 @@ def _date(text: str, form: str | None) -> str:
         iso = text[:10]
     else:
         return ""
-    try:
-        dt.date.fromisoformat(iso)
+    try:   # castable as xs:date; XSD 1.1 has a year 0000 (1 BCE, a leap year), Python's dates do not
+        dt.date.fromisoformat("2000" + iso[4:] if iso.startswith("0000") else iso)
     except ValueError:
         return ""
     return iso
@@ -188,8 +189,7 @@ def _cii(doc_root) -> Skeleton:
             uri = _first(_path([party], _RAM + "URIUniversalCommunication", _RAM + "URIID"))
             if uri is not None:
                 b.leaf(element, "electronicAddress", _leaf([uri]))
-                if uri.get("schemeID") is not None:
-                    b.leaf(element, "electronicAddressSchemeId", _leaf([(uri, "schemeID")]))
+                b.leaf(element, "electronicAddressSchemeId", _leaf([(uri, "schemeID")]))
 
     means = _children(settlement, _RAM + "SpecifiedTradeSettlementPaymentMeans")
     payment = b.group(root, "paymentInstructions")
@@ -214,9 +214,7 @@ def _cii(doc_root) -> Skeleton:
     for reference in _children(agreement, _RAM + "AdditionalReferencedDocument"):
         if _code(reference, _RAM + "TypeCode") == "916":
             binary = _first(reference.iterchildren(_RAM + "AttachmentBinaryObject"))
-            mime = _leaf([(binary, "mimeCode")]) if binary is not None and binary.get("mimeCode") is not None \
-                else None
-            b.attachment(root, binary, mime)
+            b.attachment(root, binary, _leaf([(binary, "mimeCode")]) if binary is not None else None)
     return b.out
 
 
@@ -243,8 +241,7 @@ def _ubl(doc_root) -> Skeleton:
             endpoint = _first(party.iterchildren(_CBC + "EndpointID"))
             if endpoint is not None:
                 b.leaf(element, "electronicAddress", _leaf([endpoint]))
-                if endpoint.get("schemeID") is not None:
-                    b.leaf(element, "electronicAddressSchemeId", _leaf([(endpoint, "schemeID")]))
+                b.leaf(element, "electronicAddressSchemeId", _leaf([(endpoint, "schemeID")]))
 
     means = list(doc_root.iterchildren(_CAC + "PaymentMeans"))
     payment = b.group(root, "paymentInstructions")
@@ -273,9 +270,7 @@ def _ubl(doc_root) -> Skeleton:
     for reference in doc_root.iterchildren(_CAC + "AdditionalDocumentReference"):
         if _code(reference, _CBC + "DocumentTypeCode") not in ("130", "50"):
             binary = _first(_path([reference], _CAC + "Attachment", _CBC + "EmbeddedDocumentBinaryObject"))
-            mime = _leaf([(binary, "mimeCode")]) if binary is not None and binary.get("mimeCode") is not None \
-                else None
-            b.attachment(root, binary, mime)
+            b.attachment(root, binary, _leaf([(binary, "mimeCode")]) if binary is not None else None)
     return b.out
 
 
