@@ -9,6 +9,7 @@ import base64
 
 import pytest
 
+from conftest import CORPUS
 from pipeline.check import content, content_source, xmlinput
 from pipeline.check.report import Location
 from pipeline.check.xmlinput import XmlInputError
@@ -140,7 +141,7 @@ def test_an_xlsx_that_names_its_parts_beyond_the_first_4_kib_is_still_an_xlsx():
     assert content.sniff(zipped) == "xlsx" and declared in content._SNIFFED
 
 
-XR = "/work/shared/corpus/xrechnung-testsuite/business-cases/standard/01.09a-INVOICE_{}.xml"
+XR = str(CORPUS / "xrechnung-testsuite/business-cases/standard/01.09a-INVOICE_{}.xml")
 # (syntax, old, new): values at the edges of what the reading stylesheets read: dates they reject or take from a
 # later node, text around comments, NBSP, padding, an empty VAT scheme before a filled one, a SEPA id on the
 # payee, a duplicate line id beside a line without any value, an IBAN left empty beside a proprietary id.
