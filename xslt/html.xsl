@@ -71,7 +71,9 @@
       'totalVat': 'VAT', 'none': '-',
       'valid': 'Valid', 'invalid': 'Invalid', 'errors': 'errors', 'warnings': 'warnings', 'rule': 'Rule',
       'line': 'Line', 'finding': 'Finding', 'businessTerms': 'Business terms', 'term': 'Business term',
-      'value': 'Value'
+      'value': 'Value',
+      'subLines': 'Sub-lines', 'subLinesNote': 'part of the line above them, not added to the totals.',
+      'thirdParty': 'Third-party payment'
     },
     'de': map {
       'page': 'Seite', 'of': 'von', 'seller': 'Verkäufer', 'buyer': 'Käufer', 'payee': 'Zahlungsempfänger',
@@ -109,7 +111,9 @@
       'totalVat': 'USt.', 'none': '-',
       'valid': 'Gültig', 'invalid': 'Ungültig', 'errors': 'Fehler', 'warnings': 'Warnungen', 'rule': 'Regel',
       'line': 'Zeile', 'finding': 'Befund', 'businessTerms': 'Geschäftsbegriffe', 'term': 'Geschäftsbegriff',
-      'value': 'Wert'
+      'value': 'Wert',
+      'subLines': 'Unterpositionen', 'subLinesNote': 'Teil der Position darüber, nicht in den Summen enthalten.',
+      'thirdParty': 'Zahlung Dritter'
     }
   }"/>
   <xsl:variable name="L" select="$labels($lang)"/>
@@ -373,15 +377,26 @@
         </thead>
         <xsl:apply-templates select="invoiceLine"/>
       </table>
+      <xsl:if test="invoiceLine/subInvoiceLine">
+        <p class="sub-note"><xsl:value-of select="'↳ ' || f:l('subLines') || ($business-terms[.] ! ' (BG-DEX-01)') || ': '
+            || f:l('subLinesNote')"/></p>
+      </xsl:if>
     </section>
   </xsl:template>
 
-  <xsl:template match="invoiceLine">
-    <tbody class="line">
+  <!-- A line, then its sub-lines (BG-DEX-01, XRechnung extension) under it, one step further in per level. A sub-line
+       shows what a line shows, its number beside its name (the No. column is too narrow for "3.10.160."), and is
+       part of the line above it: it counts in no total (BR-DEX-02: its line carries its amount). -->
+  <xsl:template match="invoiceLine | subInvoiceLine">
+    <xsl:param name="level" as="xs:integer" select="0"/>
+    <tbody class="{if ($level eq 0) then 'line' else 'line sub level-' || $level}">
       <tr class="main">
-        <td class="pos"><xsl:value-of select="lineIdentifier"/></td>
+        <td class="pos"><xsl:if test="$level eq 0"><xsl:value-of select="lineIdentifier"/></xsl:if></td>
         <td class="item">
-          <div class="item-name"><xsl:value-of select="itemInformation/name"/></div>
+          <div class="item-name">
+            <xsl:if test="$level gt 0"><span class="sub-id">↳ <xsl:value-of select="lineIdentifier"/></span><xsl:text> </xsl:text></xsl:if>
+            <xsl:value-of select="itemInformation/name"/>
+          </div>
           <xsl:for-each select="itemInformation/description"><div class="item-desc"><xsl:value-of select="."/></div></xsl:for-each>
           <xsl:variable name="facts" as="element()*">
             <xsl:variable name="i" select="itemInformation"/>
@@ -426,6 +441,9 @@
         </tr>
       </xsl:for-each>
     </tbody>
+    <xsl:apply-templates select="subInvoiceLine">
+      <xsl:with-param name="level" select="$level + 1"/>
+    </xsl:apply-templates>
   </xsl:template>
 
   <!-- "Allowance: reason (code) · 10 % of 100.00" -->
@@ -497,25 +515,39 @@
     </div>
   </xsl:template>
 
+  <!-- Third-party payments (BG-DEX-09) are added to the amount due (BR-DEX-09: BT-115 = BT-112 - BT-113 + BT-114
+       + sum of BT-DEX-002): a row each between the paid amount and the amount due, so that the column adds up. -->
   <xsl:template match="documentTotals">
     <div class="totals">
       <h2><xsl:value-of select="f:l('totals')"/></h2>
       <table class="totals">
-        <xsl:for-each select="lineExtensionAmount, allowanceTotalAmount, chargeTotalAmount, taxExclusiveAmount,
-                              taxTotalAmount, taxTotalAmountInAccountingCurrency, taxInclusiveAmount, prepaidAmount,
-                              payableRoundingAmount, payableAmount">
-          <xsl:variable name="key" select="map { 'lineExtensionAmount': 'lineTotal', 'allowanceTotalAmount': 'allowanceTotal',
-              'chargeTotalAmount': 'chargeTotal', 'taxExclusiveAmount': 'taxExclusive', 'taxTotalAmount': 'taxTotal',
-              'taxTotalAmountInAccountingCurrency': 'taxTotalAccounting', 'taxInclusiveAmount': 'taxInclusive',
-              'prepaidAmount': 'prepaid', 'payableRoundingAmount': 'rounding', 'payableAmount': 'payable' }(local-name())"/>
-          <tr class="{local-name()}">
-            <th><xsl:value-of select="f:l($key)"/></th>
-            <td class="num"><xsl:value-of select="f:amount(.) || ' ' ||
-                (if (self::taxTotalAmountInAccountingCurrency) then $inv/vatAccountingCurrencyCode else $currency)"/></td>
+        <xsl:apply-templates mode="total" select="lineExtensionAmount, allowanceTotalAmount, chargeTotalAmount,
+            taxExclusiveAmount, taxTotalAmount, taxTotalAmountInAccountingCurrency, taxInclusiveAmount, prepaidAmount"/>
+        <xsl:for-each select="$inv/thirdPartyPayment">
+          <tr class="thirdPartyPayment">
+            <th>
+              <xsl:value-of select="description"/>
+              <div class="small"><xsl:value-of select="string-join((f:l('thirdParty') || ($business-terms[.] ! ' (BG-DEX-09)'),
+                  paymentType), ' · ')"/></div>
+            </th>
+            <td class="num"><xsl:value-of select="'+' || f:money(amount)"/></td>
           </tr>
         </xsl:for-each>
+        <xsl:apply-templates mode="total" select="payableRoundingAmount, payableAmount"/>
       </table>
     </div>
+  </xsl:template>
+
+  <xsl:template mode="total" match="documentTotals/*">
+    <xsl:variable name="key" select="map { 'lineExtensionAmount': 'lineTotal', 'allowanceTotalAmount': 'allowanceTotal',
+        'chargeTotalAmount': 'chargeTotal', 'taxExclusiveAmount': 'taxExclusive', 'taxTotalAmount': 'taxTotal',
+        'taxTotalAmountInAccountingCurrency': 'taxTotalAccounting', 'taxInclusiveAmount': 'taxInclusive',
+        'prepaidAmount': 'prepaid', 'payableRoundingAmount': 'rounding', 'payableAmount': 'payable' }(local-name())"/>
+    <tr class="{local-name()}">
+      <th><xsl:value-of select="f:l($key)"/></th>
+      <td class="num"><xsl:value-of select="f:amount(.) || ' ' ||
+          (if (self::taxTotalAmountInAccountingCurrency) then $inv/vatAccountingCurrencyCode else $currency)"/></td>
+    </tr>
   </xsl:template>
 
   <xsl:template match="paymentInstructions">
@@ -616,7 +648,9 @@
         </tr></thead>
         <tbody>
           <xsl:for-each select="$inv//*[not(*)][normalize-space()]">
-            <xsl:variable name="term" select="$terms(string-join(ancestor-or-self::*/local-name(), '/'))"/>
+            <!-- nested sub-lines (BG-DEX-01 in BG-DEX-01 ...) have the terms of the first level's -->
+            <xsl:variable name="term" select="$terms(replace(string-join(ancestor-or-self::*/local-name(), '/'),
+                '(/subInvoiceLine)+', '/subInvoiceLine'))"/>
             <tr>
               <td class="bt wrap"><xsl:value-of select="($term, local-name())[1]"/></td>
               <!-- an attached document (BT-125) is named by its size: its base64 is no text for a person -->
