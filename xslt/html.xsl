@@ -436,7 +436,13 @@
       <xsl:for-each select="invoiceLineAllowance, invoiceLineCharge">
         <tr class="ac">
           <td/>
-          <td class="item" colspan="5"><xsl:sequence select="f:ac-text(.)"/></td>
+          <td class="item" colspan="5">
+            <!-- a sub-line's allowance or charge starts under its number, past the arrow, to read as its own -->
+            <xsl:choose>
+              <xsl:when test="$level gt 0"><div class="sub-ac"><xsl:sequence select="f:ac-text(.)"/></div></xsl:when>
+              <xsl:otherwise><xsl:sequence select="f:ac-text(.)"/></xsl:otherwise>
+            </xsl:choose>
+          </td>
           <td class="num"><xsl:value-of select="(if (self::invoiceLineAllowance) then '−' else '+') || f:amount(amount)"/></td>
         </tr>
       </xsl:for-each>
