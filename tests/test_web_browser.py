@@ -111,7 +111,10 @@ def enter_key(driver, token):
 def validate(driver, path: Path):
     """Pick the file (as the file dialog or a drop does); the page validates at once when a key is set."""
     by_id(driver, "file").send_keys(str(path))
-    return wait(driver, lambda d: visible("result")(d) or visible("validate-error")(d))
+    # Done when the button is enabled again: the report shows before the invoice page (asked at the same time)
+    # has answered, and the focus moves to the verdict only after both.
+    return wait(driver, lambda d: (visible("result")(d) or visible("validate-error")(d))
+                and d.find_element("id", "validate-button").is_enabled())
 
 
 def json_report(server, token, spec, path: Path) -> dict:
