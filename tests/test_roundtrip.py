@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS
-from pipeline.cli.golden import FIXTURES
+from pipeline.cli.golden import FIXTURES, syntaxes_of
 from pipeline.invoice import terms
 from pipeline.errors import ApiError
 from pipeline.invoice.specs import EN16931_ID, XRECHNUNG_ID
@@ -37,8 +37,10 @@ def _subset_diff(expected: dict[str, str], actual: dict[str, str]) -> list[str]:
     return diff_lines(wrong, {k: actual[k] for k in wrong if k in actual})
 
 
-@pytest.mark.parametrize("syntax", ["CII", "UBL"])
-@pytest.mark.parametrize("fixture", FIXTURE_FILES, ids=[f.stem for f in FIXTURE_FILES])
+FIXTURE_CASES = [(f, syntax) for f in FIXTURE_FILES for syntax in syntaxes_of(f)]
+
+
+@pytest.mark.parametrize(("fixture", "syntax"), FIXTURE_CASES, ids=[f"{f.stem}-{s}" for f, s in FIXTURE_CASES])
 def test_fixture_round_trip(fixture: Path, syntax: str):
     body = with_config(fixture.read_bytes(), syntax=syntax)
     request = load_request(body)

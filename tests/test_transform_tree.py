@@ -8,9 +8,9 @@ import pytest
 
 from pipeline.flows import generate_xml as generate
 from pipeline.invoice.request_json import with_config
-from pipeline.cli.golden import FIXTURES
+from pipeline.cli.golden import FIXTURES, syntaxes_of
 
-CASES = [(f, syntax, spec) for f in sorted(FIXTURES.glob("*.json")) for syntax in ("CII", "UBL")
+CASES = [(f, syntax, spec) for f in sorted(FIXTURES.glob("*.json")) for syntax in syntaxes_of(f)
          for spec in ("xrechnung", "en16931") if not (f.stem.startswith("xrechnung") and spec == "en16931")]
 
 
