@@ -30,7 +30,8 @@ EXAMPLES_DIR = REPO_ROOT / "fixtures"
 LANGUAGES = ("en", "de")
 SPECS = ("xrechnung", "en16931", "zugferd")
 SWAGGER_FILES = ("swagger-ui-bundle.js", "swagger-ui.css")
-MEDIA_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".json": "application/json"}
+MEDIA_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".json": "application/json",
+               ".svg": "image/svg+xml"}
 
 # Styles may be inline: the validation report and the invoice page carry their stylesheet in a <style> element and
 # are shown in sandboxed srcdoc frames, which inherit this policy; Swagger UI sets style attributes and draws its
