@@ -61,8 +61,8 @@ def parse_stages(data: bytes) -> dict[str, float]:
     """parse, stage by stage (the same calls as pipeline.flows.parse.parse)."""
     t = {}
     source, t["source"] = timed(parse_flow.source_of, data)
-    traced, t["read"] = timed(parse_flow.to_canonical, source)
-    read, t["split"] = timed(provenance.split, traced)
+    traced, t["read"] = timed(lambda: parse_flow.to_canonical(source, ids=True))
+    read, t["split"] = timed(provenance.split, traced, source.doc.tree.getroot())
     invoice, t["json"] = timed(invoice_json, read.root)
     config = parse_flow.config_for(source)
     (request, _, _), t["model"] = timed(parse_flow.completeness, invoice, config)

@@ -52,6 +52,7 @@
     <xsl:variable name="document" select="rsm:ExchangedDocument"/>
     <invoice>
       <xsl:sequence select="r:source-namespace()"/>
+      <xsl:sequence select="r:source-ids(.)"/>
       <xsl:sequence select="r:leaf('invoiceNumber', $document/ram:ID)"/>
       <xsl:sequence select="r:leaf('issueDate', $document/ram:IssueDateTime/udt:DateTimeString, 'date')"/>
       <xsl:sequence select="r:leaf('invoiceTypeCode', $document/ram:TypeCode)"/>

@@ -51,6 +51,7 @@
   <xsl:template match="inv:Invoice | cn:CreditNote">
     <invoice>
       <xsl:sequence select="r:source-namespace()"/>
+      <xsl:sequence select="r:source-ids(.)"/>
       <xsl:sequence select="r:leaf('invoiceNumber', cbc:ID)"/>
       <xsl:sequence select="r:leaf('issueDate', cbc:IssueDate, 'date')"/>
       <xsl:sequence select="r:leaf('invoiceTypeCode', (cbc:InvoiceTypeCode, cbc:CreditNoteTypeCode))"/>

@@ -139,10 +139,11 @@ def source_of(data: bytes) -> Source:
     return Source(data, doc, doc.report_syntax, spec_id, profile, name, pdf)
 
 
-def to_canonical(source: Source, stylesheet=None) -> bytes:
-    """Stage 2: canonical XML with provenance (`s:src` on every element read from the source)."""
+def to_canonical(source: Source, stylesheet=None, ids: bool = False) -> bytes:
+    """Stage 2: canonical XML with provenance (`s:src` on every element read from the source; `ids`: naming the
+    source nodes by id, for `read_canonical`)."""
     try:
-        return reading.to_canonical(source.xml, source.doc, stylesheet, tree=source.reading_tree())
+        return reading.to_canonical(source.xml, source.doc, stylesheet, tree=source.reading_tree(), ids=ids)
     except TransformError as exc:
         # The reading stylesheets follow the syntax's schema (one settlement, one indicator, ...). A document that
         # breaks it is the sender's problem, said with the schema's findings; one that follows it is our bug.
@@ -155,6 +156,13 @@ def to_canonical(source: Source, stylesheet=None) -> bytes:
                               for f in findings[:10])) from exc
         log.error("reading failed: %s", exc)
         raise ApiError(500, "READ_FAILED", "The document could not be read.") from exc
+
+
+def read_canonical(source: Source) -> provenance.Split:
+    """Stages 2 and 3: the canonical document read and its provenance taken off, as path()s. The stylesheet names
+    the source nodes by id and `split` pairs the ids with the path()s of the lxml tree: path() in the stylesheet
+    was half of its run."""
+    return provenance.split(to_canonical(source, ids=True), source.doc.tree.getroot())
 
 
 def config_for(source: Source) -> dict:
@@ -193,7 +201,7 @@ def unmapped_of(source: Source, read: provenance.Split, request: InvoiceRequest 
 def parse(data: bytes) -> Parsed:
     """An uploaded e-invoice -> Parsed (invoice JSON, config, source, unmapped, completeness). ApiError 400."""
     source = source_of(data)
-    read = provenance.split(to_canonical(source))
+    read = read_canonical(source)
     invoice = invoice_json(read.root)
     config = config_for(source)
     if config["spec"] == "xrechnung" and (source.specification_id or "").startswith(XRECHNUNG_3_PREFIX):

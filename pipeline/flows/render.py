@@ -5,16 +5,15 @@
 """
 from __future__ import annotations
 
-from pipeline.flows.parse import source_of, to_canonical, validate_source
+from pipeline.flows.parse import read_canonical, source_of, validate_source
 from pipeline.pdf import page
-from pipeline.read import provenance
 
 
 def render(data: bytes, language: str = "en", business_terms: bool = False, validate: bool = False,
            html: bool = False, request_id: str | None = None) -> bytes:
     """An uploaded e-invoice -> its page as PDF/A-3b (or HTML). ApiError 400 when it is no e-invoice."""
     source = source_of(data)
-    canonical = provenance.split(to_canonical(source)).canonical
+    canonical = read_canonical(source).canonical
     verdict = validate_source(source, request_id) if validate else None
     label = source.profile.level if source.profile else ""
     out = page.invoice_html(canonical, page.language_of(language), label, business_terms=business_terms,

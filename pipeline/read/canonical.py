@@ -32,11 +32,15 @@ def stylesheet_for(syntax: str) -> Path:
     return READ_CII_XSL if syntax == "CII" else READ_UBL_XSL
 
 
-def to_canonical(data: bytes, doc: ParsedXml, stylesheet: str | Path | None = None, tree=None) -> bytes:
+def to_canonical(data: bytes, doc: ParsedXml, stylesheet: str | Path | None = None, tree=None,
+                 ids: bool = False) -> bytes:
     """The document (`data`, already read safely as `doc`) as canonical XML with `s:src` provenance. `stylesheet`
     runs another reading stylesheet instead (for stylesheet authors); `tree`: the document as a Saxon tree, when
-    the caller has one of exactly these characters. TransformError when a stylesheet fails."""
-    return xslt.run_stylesheet(stylesheet or stylesheet_for(doc.syntax), data, tree=tree)
+    the caller has one of exactly these characters; `ids`: s:src names source nodes by id (the stylesheets'
+    `$src = 'id'`, cheaper than path()), which `provenance.split(..., doc.tree.getroot())` turns into path()s.
+    TransformError when a stylesheet fails."""
+    return xslt.run_stylesheet(stylesheet or stylesheet_for(doc.syntax), data, {"src": "id"} if ids else None,
+                               tree=tree)
 
 
 def specification_id(doc: ParsedXml):

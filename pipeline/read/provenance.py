@@ -19,6 +19,7 @@ from pipeline.invoice.terms import TERMS
 from pipeline.read.canonical import SOURCE_NS
 
 _SRC = f"{{{SOURCE_NS}}}src"
+_IDS = f"{{{SOURCE_NS}}}ids"  # the source's element ids in document order, with the stylesheets' $src = 'id'
 PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
 # Attributes that say how the document is written, not what it says.
 _FORMAL = {"{http://www.w3.org/2001/XMLSchema-instance}schemaLocation"}
@@ -84,15 +85,58 @@ def leaves(root) -> dict[str, etree._Element]:
     return out
 
 
-def split(traced: bytes) -> Split:
-    """Take the provenance off the canonical document the reading stylesheets wrote."""
+def source_paths(root) -> list[str]:
+    """XPath 3.1 `path()` of every element of a source tree, in document order."""
+    out: list[str] = []
+
+    def visit(element, path: str) -> None:
+        out.append(path)
+        seen: dict[str, int] = {}
+        for child in element:
+            tag = child.tag
+            if isinstance(tag, str):
+                n = seen[tag] = seen.get(tag, 0) + 1
+                visit(child, f"{path}/Q{tag}[{n}]" if tag[0] == "{" else f"{path}/Q{{}}{tag}[{n}]")
+
+    tag = root.tag
+    visit(root, f"/Q{tag}[1]" if tag[0] == "{" else f"/Q{{}}{tag}[1]")
+    return out
+
+
+def _paths_of_ids(ids: str, source) -> dict[str, str]:
+    """The s:ids of a canonical root (written with $src = 'id') -> {element id: its path()} over `source`."""
+    listed = ids.split()
+    paths = source_paths(source)
+    if len(listed) != len(paths):  # not the document that was read: the ids would name the wrong nodes
+        raise ValueError(f"s:ids lists {len(listed)} elements, the source has {len(paths)}")
+    return dict(zip(listed, paths))
+
+
+def split(traced: bytes, source=None) -> Split:
+    """Take the provenance off the canonical document the reading stylesheets wrote. `source`: the root of the
+    document read (lxml), needed when they named its nodes by id (`$src = 'id'`): the ids become path()s here."""
     root = etree.fromstring(traced, PARSER)
-    found = {path: ((el.text or "").strip(), el.get(_SRC) or "") for path, el in leaves(root).items()}
+    ids = root.attrib.pop(_IDS, None)
+    if ids is None:
+        def named(src: str) -> str:
+            return src
+    else:
+        if source is None:
+            raise ValueError("the canonical document names its sources by id: split needs the source tree")
+        by_id = _paths_of_ids(ids, source)
+
+        def token(t: str) -> str:  # 'd1e42' / 'd1e42/@schemeID' -> path(); a path() as it is
+            head, slash, rest = t.partition("/")
+            return by_id[head] + slash + rest if head else t
+
+        def named(src: str) -> str:
+            return " ".join(map(token, src.split()))
+    found = {path: ((el.text or "").strip(), named(el.get(_SRC) or "")) for path, el in leaves(root).items()}
     used: set[str] = set()
     for element in root.iter(etree.Element):
         src = element.attrib.pop(_SRC, None)
         if src:
-            used.update(src.split())
+            used.update(named(src).split())
     etree.cleanup_namespaces(root)
     return Split(etree.tostring(root, xml_declaration=True, encoding="UTF-8"), root, used, found)
 

@@ -11,7 +11,8 @@
      equal to the document currency, a qualifier such as schemeID="VA"). A group element (vatBreakdown,
      documentLevelAllowance, ...) carries s:src when the binding identifies it by a fixed source value (a type
      code, a charge indicator, a tax scheme "VAT"). A source leaf that no s:src names was not read.
-     Parameter $provenance = false() writes no s:src (and no s namespace). -->
+     Parameter $provenance = false() writes no s:src (and no s namespace). Parameter $src = 'id' names the nodes
+     by cheaper tokens the caller turns into the same path()s (r:id); pipeline.read.provenance.split does. -->
 <xsl:stylesheet version="3.0"
     xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
     xmlns:xs="http://www.w3.org/2001/XMLSchema"
@@ -20,6 +21,8 @@
     exclude-result-prefixes="#all">
 
   <xsl:param name="provenance" as="xs:boolean" select="true()"/>
+  <xsl:param name="src" as="xs:string" select="'path'"/>
+  <xsl:variable name="r:ids" as="xs:boolean" select="$src eq 'id'"/>
 
   <xsl:variable name="r:canonical-ns" as="xs:string" select="'urn:einvoice-pipeline:canonical:1'"/>
   <xsl:variable name="r:source-ns" as="xs:string" select="'urn:einvoice-pipeline:source:1'"/>
@@ -36,7 +39,31 @@
     <xsl:param name="nodes" as="node()*"/>
     <xsl:if test="$provenance and exists($nodes)">
       <xsl:attribute name="s:src" namespace="{$r:source-ns}"
-                     select="string-join(if ($r:large) then ($nodes/.) ! r:path(.) else ($nodes/.) ! path(.), ' ')"/>
+                     select="string-join(if ($r:ids) then ($nodes/.) ! r:id(.) else if ($r:large) then ($nodes/.) ! r:path(.)
+                                         else ($nodes/.) ! path(.), ' ')"/>
+    </xsl:if>
+  </xsl:function>
+
+  <!-- With $src = 'id': an element as its generate-id(), an attribute as its element's id and its path() step
+       ('d1e42/@schemeID'), any other node as its path(); the canonical root's s:ids (r:source-ids) lists the ids
+       of all source elements in document order, so the caller pairs them with the path()s of its own tree of the
+       same document. path() walks the ancestors and counts each one's same-named preceding siblings on every
+       call: on a typical invoice half of this stylesheet's time, against a tenth for the ids. -->
+  <xsl:function name="r:id" as="xs:string">
+    <xsl:param name="node" as="node()"/>
+    <xsl:sequence select="
+        if ($node instance of element()) then generate-id($node)
+        else if ($node instance of attribute() and $node/.. instance of element()) then
+          generate-id($node/..) || '/@' || (if (namespace-uri($node) eq '') then local-name($node)
+                                            else 'Q{' || namespace-uri($node) || '}' || local-name($node))
+        else path($node)"/>
+  </xsl:function>
+
+  <!-- s:ids on the canonical root ($node: any node of the source), with $src = 'id'. -->
+  <xsl:function name="r:source-ids" as="attribute()?">
+    <xsl:param name="node" as="node()"/>
+    <xsl:if test="$provenance and $r:ids">
+      <xsl:attribute name="s:ids" namespace="{$r:source-ns}" select="string-join(root($node)//* ! generate-id(), ' ')"/>
     </xsl:if>
   </xsl:function>
 
