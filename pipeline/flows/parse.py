@@ -193,7 +193,7 @@ def unmapped_of(source: Source, read: provenance.Split, request: InvoiceRequest 
         used = used | {provenance.path_of(spec_element)}
     if request is not None:
         used = used - losses.lost_sources(read.leaves, write.to_canonical(write.with_derived(write.calculate(request))))
-    return provenance.unmapped(source.doc, used)
+    return provenance.unmapped(source.doc, used, read.source_paths)
 
 
 # ---- the whole path -----------------------------------------------------------------------------------------

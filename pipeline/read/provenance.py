@@ -65,6 +65,7 @@ class Split:
     root: etree._Element                    # the same, parsed (the JSON stage reads it)
     used: set[str]                          # every source path some element was read from
     leaves: dict[str, tuple[str, str]]      # leaf path (`invoiceLine[2]/netAmount[1]`) -> (value, its s:src)
+    source_paths: list[str] | None = None   # `source_paths` of the source, when split worked them out
 
 
 def leaves(root) -> dict[str, etree._Element]:
@@ -103,13 +104,6 @@ def source_paths(root) -> list[str]:
     return out
 
 
-def _paths_of_ids(ids: str, source) -> dict[str, str]:
-    """The s:ids of a canonical root (written with $src = 'id') -> {element id: its path()} over `source`."""
-    listed = ids.split()
-    paths = source_paths(source)
-    if len(listed) != len(paths):  # not the document that was read: the ids would name the wrong nodes
-        raise ValueError(f"s:ids lists {len(listed)} elements, the source has {len(paths)}")
-    return dict(zip(listed, paths))
 
 
 def split(traced: bytes, source=None) -> Split:
@@ -117,13 +111,17 @@ def split(traced: bytes, source=None) -> Split:
     document read (lxml), needed when they named its nodes by id (`$src = 'id'`): the ids become path()s here."""
     root = etree.fromstring(traced, PARSER)
     ids = root.attrib.pop(_IDS, None)
+    paths = None
     if ids is None:
         def named(src: str) -> str:
             return src
     else:
         if source is None:
             raise ValueError("the canonical document names its sources by id: split needs the source tree")
-        by_id = _paths_of_ids(ids, source)
+        listed, paths = ids.split(), source_paths(source)
+        if len(listed) != len(paths):  # not the document that was read: the ids would name the wrong nodes
+            raise ValueError(f"s:ids lists {len(listed)} elements, the source has {len(paths)}")
+        by_id = dict(zip(listed, paths))
 
         def token(t: str) -> str:  # 'd1e42' / 'd1e42/@schemeID' -> path(); a path() as it is
             head, slash, rest = t.partition("/")
@@ -138,7 +136,7 @@ def split(traced: bytes, source=None) -> Split:
         if src:
             used.update(named(src).split())
     etree.cleanup_namespaces(root)
-    return Split(etree.tostring(root, xml_declaration=True, encoding="UTF-8"), root, used, found)
+    return Split(etree.tostring(root, xml_declaration=True, encoding="UTF-8"), root, used, found, paths)
 
 
 def _step(element, index: int) -> tuple[str, str]:
@@ -168,41 +166,44 @@ def _attribute_step(name: str, element) -> tuple[str, str]:
     return f"@Q{{{q.namespace}}}{q.localname}", f"@{prefix}:{q.localname}" if prefix else f"@{q.localname}"
 
 
-def unmapped(doc: ParsedXml, used: set[str]) -> tuple[list[dict], bool]:
-    """Every source leaf (an element with text and no child elements, or an attribute) that `used` does not name
-    -> ([{"xpath", "line", "column", "value"}], truncated)."""
-    found: list[dict] = []
+def _readable(element) -> str:
+    """The readable XPath of a source element: the document's prefixes, a position only where the parent has
+    several children of its name (`/rsm:CrossIndustryInvoice/.../ram:IncludedNote[2]/ram:Content`)."""
+    steps = []
+    while element is not None:
+        parent = element.getparent()
+        shown = f"{element.prefix}:{etree.QName(element).localname}" if element.prefix else etree.QName(element).localname
+        if parent is not None:
+            same = [c for c in parent if c.tag == element.tag]
+            if len(same) > 1:
+                shown += f"[{same.index(element) + 1}]"
+        steps.append(shown)
+        element = parent
+    return "/" + "/".join(reversed(steps))
 
-    def visit(element, path: str, readable: str) -> None:
+
+def unmapped(doc: ParsedXml, used: set[str], paths: list[str] | None = None) -> tuple[list[dict], bool]:
+    """Every source leaf (an element with text and no child elements, or an attribute) that `used` does not name
+    -> ([{"xpath", "line", "column", "value"}], truncated). `paths`: `source_paths` of the document, when the
+    caller has them. Readable paths and lines are worked out only for what is listed (most leaves are used)."""
+    found: list[dict] = []
+    root = doc.tree.getroot()
+    for element, path in zip(root.iter(etree.Element), paths if paths is not None else source_paths(root)):
         line, column = None, None
         for name, value in element.attrib.items():
-            if name in _FORMAL:
-                continue
-            step, shown = _attribute_step(name, element)
-            if f"{path}/{step}" not in used:
-                if line is None:
-                    line, column = doc.start_of(element)
-                found.append({"xpath": f"{readable}/{shown}", "line": line, "column": column, "value": value,
-                              "businessTerm": business_term_of(f"{readable}/{shown}")})
-        children = [c for c in element if isinstance(c.tag, str)]
-        if not children:
-            if (element.text or "").strip() and path not in used:
-                if line is None:
-                    line, column = doc.start_of(element)
-                found.append({"xpath": readable, "line": line, "column": column, "value": element.text.strip(),
-                              "businessTerm": business_term_of(readable)})
-            return
-        counts: dict[str, int] = {}
-        totals: dict[str, int] = {}
-        for child in children:
-            totals[child.tag] = totals.get(child.tag, 0) + 1
-        for child in children:
-            counts[child.tag] = counts.get(child.tag, 0) + 1
-            step, shown = _step(child, counts[child.tag])
-            shown += f"[{counts[child.tag]}]" if totals[child.tag] > 1 else ""
-            visit(child, f"{path}/{step}", f"{readable}/{shown}")
-
-    root = doc.tree.getroot()
-    step, shown = _step(root, 1)
-    visit(root, "/" + step, "/" + shown)
+            if name in _FORMAL or (f"{path}/@Q{name}" if name[0] == "{" else f"{path}/@{name}") in used:
+                continue  # ('{ns}local' is the path() step '@Q{ns}local')
+            if line is None:
+                line, column = doc.start_of(element)
+            readable = f"{_readable(element)}/{_attribute_step(name, element)[1]}"
+            found.append({"xpath": readable, "line": line, "column": column, "value": value,
+                          "businessTerm": business_term_of(readable)})
+        if len(element) and any(isinstance(c.tag, str) for c in element):
+            continue  # not a leaf (comments and processing instructions are no children here)
+        if (element.text or "").strip() and path not in used:
+            if line is None:
+                line, column = doc.start_of(element)
+            readable = _readable(element)
+            found.append({"xpath": readable, "line": line, "column": column, "value": element.text.strip(),
+                          "businessTerm": business_term_of(readable)})
     return found[:MAX_UNMAPPED], len(found) > MAX_UNMAPPED
