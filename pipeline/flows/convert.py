@@ -87,7 +87,9 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     try:
         if endpoint == "zugferd":
             return Conversion(generate_zugferd(body, request_id), "application/pdf", parsed.unmapped)
-        return Conversion(generate_xml(body, endpoint, request_id)[0], "application/xml", parsed.unmapped)
+        # the report's warnings are not returned, so the content checks that only make them are left out
+        return Conversion(generate_xml(body, endpoint, request_id, content_checks=False)[0], "application/xml",
+                          parsed.unmapped)
     except ApiError as err:
         fields = [e.field or "" for e in err.errors]
         if err.http_status != 400 or not fields or not all(f.startswith("invoice.") for f in fields):

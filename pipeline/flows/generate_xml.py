@@ -101,15 +101,16 @@ def validate(xml: bytes, spec: str, version: str | None = None, request_id: str 
 # ---- the whole path -------------------------------------------------------------------------------------
 
 def generate_xml(body: bytes, spec: str, request_id: str | None = None,
-                 parsed: model.InvoiceRequest | None = None) -> tuple[bytes, Report]:
+                 parsed: model.InvoiceRequest | None = None, content_checks: bool = True) -> tuple[bytes, Report]:
     """JSON request -> (validated XML, report with any warnings: the official rules', then the content checks'
-    located at their JSON fields). `parsed`: `parse(body, spec)` when the caller has it. Raises ApiError (400,
-    422, 500)."""
+    located at their JSON fields). `parsed`: `parse(body, spec)` when the caller has it. `content_checks` False
+    leaves out the content checks of a request without config.strict (a caller that drops the report's
+    warnings; with strict they run, as they may refuse it). Raises ApiError (400, 422, 500)."""
     if spec not in SPECS:
         raise ValueError(f"unknown specification {spec!r}")
     kept: dict = {}
     request, canonical = normalize(body, spec, kept=kept, parsed=parsed)
-    findings = check_content(request, canonical, spec)
+    findings = check_content(request, canonical, spec) if content_checks or request.config.strict else []
     syntax = str(request.config.syntax).upper()
     control = request.invoice.processControl  # BT-24 as sent (the model has checked it against the endpoint)
     try:
