@@ -142,6 +142,38 @@ def test_the_source_is_parsed_once_for_reading_and_rules_when_they_read_the_same
     assert shared_report == alone and shared_report["valid"]
 
 
+def _large_documents() -> list[bytes]:
+    """A 300-line invoice in both syntaxes: over the 2,000 elements from which read.xsl builds path()s itself."""
+    from pipeline import write
+    from test_zugferd_samples import invoice_request
+
+    _, canonical = normalize(json.dumps(invoice_request(300)).encode(), "zugferd")
+    return [write.to_cii(canonical), write.to_ubl(canonical)]
+
+
+def test_sources_named_by_id_split_into_the_path_s_path_itself_writes():
+    """parse has the reading stylesheets name source nodes by generate-id() (`$src = 'id'`, cheaper than path())
+    and `provenance.split` turns the ids into path()s over the lxml tree: the same canonical document, the same
+    source paths and the same leaves as with path(), for small and large documents, attributes and CreditNotes."""
+    from pipeline.flows import parse as parse_flow
+    from pipeline.read import provenance
+
+    names = ["xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml",
+             "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml",
+             "xrechnung-testsuite/business-cases/extension/04.01a-INVOICE_ubl.xml",
+             "mustangproject/library/subinvoicelines/Extended_SubInvoiceLines_Hardware_Bsp2.xml",
+             "en16931-cen/ubl/examples/ubl-tc434-creditnote1.xml"]
+    for data in [(CORPUS / n).read_bytes() for n in names] + _large_documents():
+        source = parse_flow.source_of(data)
+        by_path = provenance.split(parse_flow.to_canonical(source))
+        by_id = provenance.split(parse_flow.to_canonical(source, ids=True), source.doc.tree.getroot())
+        assert by_id.used and any("/@" in p for p in by_id.used)
+        assert (by_id.canonical, by_id.used, by_id.leaves) == (by_path.canonical, by_path.used, by_path.leaves)
+        assert by_id.source_paths == [provenance.path_of(e) for e in source.doc.tree.getroot().iter("{*}*")]
+    with pytest.raises(ValueError):  # ids without the tree they name
+        provenance.split(parse_flow.to_canonical(parse_flow.source_of(data), ids=True))
+
+
 def test_an_incomplete_document_answers_200_with_the_missing_paths(client):
     resp = upload(client, INCOMPLETE.read_bytes())
     assert resp.status_code == 200
