@@ -8,6 +8,7 @@ documents (BR-O-05..07), where the model requires the line rate; it reads as 0, 
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from lxml import etree
 from pydantic import BaseModel
@@ -30,26 +31,38 @@ def _value(typ, text: str):
     return text
 
 
+@lru_cache(maxsize=None)
+def _fields(model: type[BaseModel]) -> tuple[dict, frozenset]:
+    """({field name: (field name, kind, type, is a model)}, required rate fields) of a model:
+    the type walk once per model, not once per element read."""
+    by_element = {}
+    for field_name, field in model.model_fields.items():
+        kind, typ = field_kind(field.annotation)
+        entry = (field_name, kind, typ, isinstance(typ, type) and issubclass(typ, BaseModel))
+        by_element[field_name] = entry
+    rates = frozenset(RATE_FIELDS & {n for n, f in model.model_fields.items() if f.is_required()})
+    return by_element, rates
+
+
 def _object(element, model: type[BaseModel]) -> dict:
-    fields = model.model_fields
+    fields, rates = _fields(model)
     out: dict = {}
     for child in element:
-        if not isinstance(child.tag, str):
+        tag = child.tag
+        if not isinstance(tag, str):
             continue
-        name = etree.QName(child).localname
-        field_name = _LIST_OF.get(name, name)
-        field = fields.get(field_name)
-        if field is None:
+        name = tag.rpartition("}")[2]
+        found = fields.get(_LIST_OF.get(name, name))
+        if found is None:
             continue  # computed-only element
-        kind, typ = field_kind(field.annotation)
-        is_model = isinstance(typ, type) and issubclass(typ, BaseModel)
+        field_name, kind, typ, is_model = found
         value = _object(child, typ) if is_model else _value(typ, (child.text or "").strip())
         if kind == "list":
             out.setdefault(field_name, []).append(value)
         else:
             out[field_name] = value
     if out.get("vatCategoryCode") in NO_RATE_CATEGORIES:
-        for name in RATE_FIELDS & {n for n, f in fields.items() if f.is_required()} - set(out):
+        for name in rates - set(out):
             out[name] = Decimal(0)
     return out
 
