@@ -1,7 +1,8 @@
 """Nothing is dropped silently: the source nodes that no canonical element was read from.
 
 The reading stylesheets name, on every canonical element that carries a value, the source node(s) it came from
-(`s:src`, XPath 3.1 `path()`: `/Q{ns}local[n]/.../@name`). `split` takes those names off the canonical document;
+(`s:src`, XPath 3.1 `path()`: `/Q{ns}local[n]/.../@name`; or, cheaper for the stylesheet, an id per node that `split`
+turns into that path()). `split` takes those names off the canonical document;
 `unmapped` lists every source element with text and every attribute whose path no element named, with a readable
 XPath (the document's own prefixes), its line and column, its value, and the business term the binding gives that
 place where it has one (a term in a place the model cannot carry, e.g. a second buyer identifier).
@@ -129,12 +130,24 @@ def split(traced: bytes, source=None) -> Split:
 
         def named(src: str) -> str:
             return " ".join(map(token, src.split()))
-    found = {path: ((el.text or "").strip(), named(el.get(_SRC) or "")) for path, el in leaves(root).items()}
+    found: dict[str, tuple[str, str]] = {}
     used: set[str] = set()
-    for element in root.iter(etree.Element):
+
+    def visit(element, path: str) -> None:  # one walk: s:src off every element, the leaves as `leaves` has them
         src = element.attrib.pop(_SRC, None)
         if src:
-            used.update(named(src).split())
+            src = named(src)
+            used.update(src.split())
+        seen: dict[str, int] = {}
+        for child in element:
+            tag = child.tag
+            if isinstance(tag, str):
+                n = seen[tag] = seen.get(tag, 0) + 1
+                visit(child, f"{path}/{tag.rpartition('}')[2]}[{n}]")
+        if not seen:
+            found[path] = ((element.text or "").strip(), src or "")
+
+    visit(root, "")
     etree.cleanup_namespaces(root)
     return Split(etree.tostring(root, xml_declaration=True, encoding="UTF-8"), root, used, found, paths)
 
