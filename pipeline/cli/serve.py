@@ -97,6 +97,10 @@ def _json_protocol_error(sock, status_int, reason, mesg) -> None:
 _HEAD_LIMIT = 64 * 1024  # request line + headers; gunicorn's own limits (4094 per line, 8190 per field) come first
 _CHUNK_LINE_LIMIT = 4096
 _BODY_SLACK = 64 * 1024  # multipart framing on top of the upload limit (pipeline.service.upload)
+_READING = ("idle", "head", "body")
+_EVENT_READ, _EVENT_WRITE = 1, 2  # selectors.EVENT_READ / EVENT_WRITE
+_NOTIFY_EVERY = 0.5  # s between heartbeats to the arbiter (its timeout is minutes; a utime per loop is waste)
+_EXPIRE_EVERY = 0.05  # s between deadline sweeps (deadlines are seconds; a sweep walks every connection)
 
 
 class _Sink:
@@ -190,7 +194,7 @@ class _Framing:
 
 class _Conn:
     __slots__ = ("sock", "addr", "buf", "state", "head_end", "framing", "pos", "total", "deadline", "out",
-                 "out_pos", "close_after", "started", "continue_sent", "request_end", "last_io", "scanned")
+                 "out_pos", "close_after", "started", "continue_sent", "request_end", "last_io", "scanned", "mask")
 
     def __init__(self, sock, addr):
         self.sock, self.addr = sock, addr
@@ -198,6 +202,7 @@ class _Conn:
         self.out = bytearray()
         self.out_pos = 0  # bytes of `out` already sent (sent bytes are dropped once all are out)
         self.close_after = False
+        self.mask = 0  # the events the selector holds for this socket (0: not registered)
         self.reset()
 
     def reset(self):
@@ -215,6 +220,21 @@ def _error_bytes(status: int, reason: str, code: str, message: str) -> bytes:
                        "errorCode": code, "message": message, "errors": []}).encode()
     return (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
             f"X-Request-Id: {request_id}\r\nContent-Length: {len(body)}\r\n\r\n").encode("latin-1") + body
+
+
+_date_cache = [-1, ""]  # second, its Date header
+
+
+def _http_date(timestamp=None) -> str:
+    """gunicorn formats the Date header anew for every answer (email.utils, several us); it changes once a second."""
+    from email.utils import formatdate
+
+    if timestamp is not None:
+        return formatdate(timestamp, usegmt=True)
+    now = int(time.time())
+    if now != _date_cache[0]:
+        _date_cache[:] = [now, formatdate(now, usegmt=True)]
+    return _date_cache[1]
 
 
 def _worker_base():
@@ -236,6 +256,9 @@ class BufferedWorker(_worker_base()):
         self.client_timeout = float(settings.client_timeout)
         self.body_limit = settings.max_upload_bytes + _BODY_SLACK
         self.framing = _Framing(self.body_limit)
+        import gunicorn.util
+
+        gunicorn.util.http_date = _http_date  # this worker process only
         super().init_process()
 
     # -- loop --------------------------------------------------------------------------------------------------
@@ -251,9 +274,17 @@ class BufferedWorker(_worker_base()):
             self.sel.register(s, selectors.EVENT_READ, ("listen", s))
         self.sel.register(self.PIPE[0], selectors.EVENT_READ, ("pipe", None))
         self.accepting = True
+        self.listener_name = self.sockets[0].getsockname() if self.sockets else ("", 0)
         stop_by = None
+        notified = expired = 0.0
         while True:
-            self.notify()
+            now = time.monotonic()
+            if now - notified >= _NOTIFY_EVERY:
+                notified = now
+                self.notify()
+                if self.ppid != os.getppid():
+                    self.log.info("Parent changed, shutting down: %s", self)
+                    break
             if not self.alive:
                 if stop_by is None:
                     stop_by = time.monotonic() + self.cfg.graceful_timeout
@@ -280,14 +311,17 @@ class BufferedWorker(_worker_base()):
                     except OSError:
                         pass
                 else:
-                    if mask & selectors.EVENT_READ:
-                        self._read(obj)
-                    if mask & selectors.EVENT_WRITE and obj.sock is not None:
+                    if mask & _EVENT_READ:
+                        if obj.state in _READING:
+                            self._read(obj)
+                        else:  # a request of its own is queued or being answered: stop watching its input now
+                            self._events(obj)
+                    if mask & _EVENT_WRITE and obj.sock is not None:
                         self._flush(obj)
-            self._expire()
-            if self.ppid != os.getppid():
-                self.log.info("Parent changed, shutting down: %s", self)
-                break
+            now = time.monotonic()
+            if now - expired >= _EXPIRE_EVERY:
+                expired = now
+                self._expire()
         for conn in list(self.conns.values()):
             self._close(conn)
 
@@ -320,27 +354,28 @@ class BufferedWorker(_worker_base()):
         conn.last_io = time.monotonic()
         self.conns[sock.fileno()] = conn
         self.sel.register(sock, selectors.EVENT_READ, ("conn", conn))
+        conn.mask = selectors.EVENT_READ
         self._read(conn)  # the request usually arrived with the connection
 
     def _events(self, conn):
-        import selectors
-
-        mask = 0
-        if conn.state in ("idle", "head", "body"):
-            mask |= selectors.EVENT_READ
-        if conn.out:
-            mask |= selectors.EVENT_WRITE
-        try:
-            if mask:
-                self.sel.modify(conn.sock, mask, ("conn", conn))
-            else:
-                self.sel.unregister(conn.sock)
-        except (KeyError, ValueError):
-            if mask:
-                self.sel.register(conn.sock, mask, ("conn", conn))
+        """Tell the selector what the connection waits for, only when that changed: a keep-alive request read
+        and answered at once ends where it began (reading), with no epoll_ctl. A connection whose request is
+        queued keeps reading registered until an event says there is input (see `run`): usually none comes."""
+        if conn.sock is None:
+            return
+        mask = (_EVENT_READ if conn.state in _READING else 0) | (_EVENT_WRITE if conn.out else 0)
+        if mask == conn.mask:
+            return
+        if not mask:
+            self.sel.unregister(conn.sock)
+        elif not conn.mask:
+            self.sel.register(conn.sock, mask, ("conn", conn))
+        else:
+            self.sel.modify(conn.sock, mask, ("conn", conn))
+        conn.mask = mask
 
     def _read(self, conn):
-        if conn.sock is None or conn.state not in ("idle", "head", "body"):
+        if conn.sock is None or conn.state not in _READING:
             return
         try:
             data = conn.sock.recv(256 * 1024)
@@ -408,7 +443,6 @@ class BufferedWorker(_worker_base()):
                     conn.request_end = end
             conn.state = "ready"
             self.ready.append(conn)
-            self._events(conn)
 
     def _reject(self, conn, status, reason, code, message):
         self.log.warning("client %s: %s %s", conn.addr[0] if conn.addr else "?", status, message)
@@ -473,10 +507,11 @@ class BufferedWorker(_worker_base()):
         if sock is None:
             return
         self.conns.pop(sock.fileno(), None)
-        try:
-            self.sel.unregister(sock)
-        except (KeyError, ValueError):
-            pass
+        if conn.mask:
+            try:
+                self.sel.unregister(sock)
+            except (KeyError, ValueError):
+                pass
         if conn in self.ready:
             self.ready.remove(conn)
         try:
@@ -526,8 +561,7 @@ class BufferedWorker(_worker_base()):
         try:
             self.cfg.pre_request(self, req)
             started = datetime.now()
-            listener = self.sockets[0].getsockname() if self.sockets else ("", 0)
-            resp, environ = wsgi.create(req, sink, conn.addr, listener, self.cfg)
+            resp, environ = wsgi.create(req, sink, conn.addr, self.listener_name, self.cfg)
             if not self.alive or not self.cfg.keepalive:
                 resp.force_close()
             self.nr += 1
