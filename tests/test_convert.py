@@ -16,7 +16,7 @@ from pipeline.errors import ApiError
 from pipeline.flows.convert import convert
 from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.parse import parse, validate_source
-from pipeline.invoice.request_json import with_config
+from pipeline.invoice.request_json import dump_request, with_config
 from pipeline.service.app import create_app
 from roundtrip.reader import diff_lines, flatten, read_terms
 from test_parse import upload
@@ -136,3 +136,18 @@ def test_cli_convert(tmp_path):
     refused = subprocess.run([sys.executable, "-m", "pipeline", "convert", str(CORPUS / "en16931-cen/ubl/examples/"
                               "guide-example2.xml"), "--to", "cii"], capture_output=True, cwd=REPO, timeout=120)
     assert refused.returncode == 1 and json.loads(refused.stderr)["errorCode"] == "CONVERSION_LOSS"
+
+
+def test_convert_leaves_out_the_content_checks_whose_warnings_it_drops(monkeypatch):
+    """The converted document is the same without them; a strict request still runs them (they may refuse it)."""
+    from pipeline.flows import generate_xml as generation
+
+    data = (CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml").read_bytes()
+    expected = convert(data, "UBL").document
+    ran = []
+    monkeypatch.setattr(generation, "check_content", lambda *a: ran.append(a) or [])
+    assert convert(data, "UBL").document == expected and not ran
+    parsed = parse(data)
+    body = dump_request({"invoice": parsed.invoice, "config": dict(parsed.config, strict=True)})
+    generation.generate_xml(body, parsed.config["spec"], content_checks=False)
+    assert ran
