@@ -126,7 +126,9 @@ def split(traced: bytes, source=None) -> Split:
 
         def token(t: str) -> str:  # 'd1e42' / 'd1e42/@schemeID' -> path(); a path() as it is
             head, slash, rest = t.partition("/")
-            return by_id[head] + slash + rest if head else t
+            if not head or head not in by_id:  # (a node of no source element, as path() would name none either)
+                return t
+            return by_id[head] + slash + rest
 
         def named(src: str) -> str:
             return " ".join(map(token, src.split()))
