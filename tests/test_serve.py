@@ -198,3 +198,54 @@ def test_the_serving_process_holds_no_saxon_processor_before_fork():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                          env={k: v for k, v in os.environ.items() if not k.startswith("EINVOICE_")}).stdout.split()
     assert out == ["None", str(os.cpu_count()), "8000", "127.0.0.1"]
+
+
+PLAIN_HEADS = [
+    b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"GET /v1/a%20b?x=1&y=%2F HTTP/1.0\r\nHost: x:8000\r\nConnection: keep-alive\r\n\r\n",
+    b"POST /v1/invoice/xrechnung/validate HTTP/1.1\r\nHost: 127.0.0.1:8973\r\nContent-Length: 3\r\n"
+    b"Authorization: Bearer abc \r\nContent-Type: multipart/form-data; boundary=xx\r\nConnection: close\r\n\r\n",
+    b"GET /a? HTTP/1.1\r\nHost:x\r\nAccept:\t*/*\r\nEmpty:\r\n\r\n",
+]
+GUNICORN_HEADS = [  # odd or proxy-dependent heads: gunicorn's parser decides (it rejects the last three)
+    b"GET //a HTTP/1.1\r\n\r\n", b"GET /a#f HTTP/1.1\r\n\r\n", b"GET /a HTTP/1.1\r\nX_Y: 1\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nX-Forwarded-Proto: https\r\n\r\n", b"GET /a HTTP/1.1\r\nA: 1\r\nA: 2\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nA: \x80\r\n\r\n", b"GET /a HTTP/1.1\r\nA : 1\r\n\r\n", b"get /a HTTP/1.1\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nA: 1\r\n b\r\n\r\n",
+]
+
+
+def test_the_workers_own_head_parser_gives_gunicorns_environ_and_answer():
+    """BufferedWorker parses plain heads itself (pipeline.cli.serve._plain_head): the WSGI environ, keep-alive
+    and answer bytes must be those gunicorn's parser gives; anything else goes to gunicorn's parser."""
+    import io
+
+    from gunicorn import http
+    from gunicorn.config import Config
+    from gunicorn.http import wsgi
+
+    from pipeline.cli.serve import _GUNICORN_ONLY, _plain_head, _Sink
+
+    cfg = Config()
+    limits = (cfg.limit_request_line, cfg.limit_request_fields, cfg.limit_request_field_size,
+              _GUNICORN_ONLY.union(cfg.secure_scheme_headers, cfg.forwarder_headers))
+    for head in GUNICORN_HEADS:
+        assert _plain_head(head, b"", limits) is None, head
+    for head in PLAIN_HEADS:
+        body = b"abc" if b"Content-Length: 3" in head else b""
+        ours = _plain_head(head, body, limits)
+        theirs = next(http.get_parser(cfg, iter([head]), ("127.0.0.1", 5)))
+        theirs.body = io.BytesIO(body)
+        answers, environs = [], []
+        for req in (theirs, ours):
+            resp, environ = wsgi.create(req, _Sink(), ("127.0.0.1", 5), ("127.0.0.1", 8000), cfg)
+            environs.append({k: v for k, v in environ.items()
+                             if k not in ("wsgi.errors", "wsgi.early_hints", "gunicorn.socket")})
+            assert environ["wsgi.input"].read() == body
+            resp.start_response("200 OK", [("Content-Length", "2"), ("X-Request-Id", "r")])
+            resp.write(b"ok")
+            resp.close()
+            answers.append((re.sub(rb"Date: [^\r]*", b"", bytes(resp.sock.data)), resp.should_close()))
+        del environs[0]["wsgi.input"], environs[1]["wsgi.input"]
+        assert environs[0] == environs[1], head
+        assert answers[0] == answers[1] and ours.should_close() == theirs.should_close(), head
