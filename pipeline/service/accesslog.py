@@ -11,6 +11,7 @@ import logging
 import time
 
 log = logging.getLogger("pipeline.access")
+_encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps(separators=...) builds an encoder per call
 
 
 class AccessLogMiddleware:
@@ -34,4 +35,4 @@ class AccessLogMiddleware:
         }
         if getattr(ctx, "charge_pending", 0):
             line["chargePending"] = ctx.charge_pending
-        log.info(json.dumps(line, separators=(",", ":")))
+        log.info(_encode(line))
