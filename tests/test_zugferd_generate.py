@@ -15,6 +15,7 @@ import pikepdf
 import pytest
 from pikepdf import pdfa
 
+from pipeline.cli.golden import syntaxes_of
 from pipeline.invoice import specs
 from pipeline.pdf import assemble, checks
 from pipeline.service.app import create_app
@@ -278,7 +279,10 @@ def test_gate_rejects_wrong_relationship_and_unspecified_attachments(generated):
 
 # --- the team's request fixtures (every VAT category, payment means, credit note, MANUAL totals) -------------
 
-FIXTURES = sorted(p for p in (REPO / "fixtures").glob("*.json") if p.stem != "xrechnung-spec-id")
+# ZUGFeRD embeds CII: fixtures CII cannot carry (golden.syntaxes_of: the XRechnung extension's groups) are refused,
+# see the next test.
+FIXTURES = sorted(p for p in (REPO / "fixtures").glob("*.json")
+                  if p.stem != "xrechnung-spec-id" and "CII" in syntaxes_of(p))
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
@@ -290,6 +294,15 @@ def test_every_fixture_becomes_a_valid_zugferd_pdf(client, path):
     result = checks.inspect(resp.content)
     assert [i for i in result.issues if i.severity == "ERROR"] == []
     assert result.profile is specs.PROFILES["EN16931"]
+
+
+def test_a_fixture_cii_cannot_carry_is_refused_with_the_field(client):
+    body = json.loads((REPO / "fixtures" / "xrechnung-extension.json").read_text())
+    body["config"] = {"syntax": "CII", "profile": "XRECHNUNG"}
+    resp = post(client, body)
+    assert resp.status_code == 400, resp.text
+    fields = {e["field"] for e in resp.json["errors"]}
+    assert {"invoice.invoiceLines[0].subInvoiceLines", "invoice.thirdPartyPayments"} <= fields, fields
 
 
 def test_xrechnung_spec_id_fixture_with_the_xrechnung_profile(client):
