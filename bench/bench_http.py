@@ -52,7 +52,8 @@ from pipeline.flows.validate_xml import validate_xml  # noqa: E402
 
 ECHO = """
 import socket, sys
-answer = b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: 16\\r\\n\\r\\n{\\"status\\": \\"ok\\"}"
+answer = (b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: 16\\r\\n\\r\\n"
+          b'{"status": "ok"}')
 listener = socket.create_server(("127.0.0.1", int(sys.argv[1])))
 while True:
     conn, _ = listener.accept()
