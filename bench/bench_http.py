@@ -6,7 +6,8 @@ Starts `pipeline serve --workers 1` (the full platform layer: API key, rate limi
 temporary folder) and sends POST /v1/invoice/xrechnung/validate over ONE keep-alive connection. Each round
 interleaves, on the same document: **in-process** = `validate_xml(data, content_checks=True)`, the work the
 endpoint does (official rules + our content checks); **rules only** = `validate_xml(data)`; **HTTP** = the POST
-from send to the last byte of the JSON report. Ratio = HTTP / in-process, medians. Documents: XRechnung business
+from send to the last byte of the JSON report; **app** = the access log's durationMs of that POST (the app's own
+time in the worker). Ratio = HTTP / in-process, medians. Documents: XRechnung business
 cases 01.01a (typical) and 01.15a (a ~200 KB attachment), CII and UBL.
 
 `--baseline DIR`: a second server from another checkout (e.g. `git worktree add /tmp/old HEAD`) on port+1, same
