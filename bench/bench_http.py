@@ -1,6 +1,6 @@
 """The validate endpoint over HTTP against the same validation in process (issue 15: at most 1.15 x).
 
-    python3 bench/bench_http.py [--runs 60] [--port 8973] [--profile] [--parts] [--baseline DIR]
+    python3 bench/bench_http.py [--runs 60] [--port 8973] [--profile] [--parts] [--baseline DIR] [--pin] [--gaps]
 
 Starts `pipeline serve --workers 1` (the full platform layer: API key, rate limit, credits on a SQLite store in a
 temporary folder) and sends POST /v1/invoice/xrechnung/validate over ONE keep-alive connection. Each round
