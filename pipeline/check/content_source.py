@@ -139,6 +139,12 @@ class _Builder:
             element = etree.SubElement(parent, _C + name)
             element.text, self.out.sources[element] = found
 
+    def electronic_address(self, party, address) -> None:
+        """BT-49 and its scheme (BT-49-1) from the one source element that carries both."""
+        if address is not None:
+            self.leaf(party, "electronicAddress", _leaf([address]))
+            self.leaf(party, "electronicAddressSchemeId", _leaf([(address, "schemeID")]))
+
     def attachment(self, parent, binary, mime) -> None:
         document = self.group(parent, "additionalSupportingDocument")
         if binary is not None:
@@ -186,10 +192,7 @@ def _cii(doc_root) -> Skeleton:
         if vat is not None:
             b.leaf(element, "vatIdentifier", _leaf([vat]))   # with its @schemeID, which comes after it
         if name == "buyer":
-            uri = _first(_path([party], _RAM + "URIUniversalCommunication", _RAM + "URIID"))
-            if uri is not None:
-                b.leaf(element, "electronicAddress", _leaf([uri]))
-                b.leaf(element, "electronicAddressSchemeId", _leaf([(uri, "schemeID")]))
+            b.electronic_address(element, _first(_path([party], _RAM + "URIUniversalCommunication", _RAM + "URIID")))
 
     means = _children(settlement, _RAM + "SpecifiedTradeSettlementPaymentMeans")
     payment = b.group(root, "paymentInstructions")
@@ -238,10 +241,7 @@ def _ubl(doc_root) -> Skeleton:
             first_ids = next(ids for ids in schemes if ids)
             b.leaf(element, "vatIdentifier", _leaf(_children(vat, _CBC + "CompanyID"), with_=first_ids))
         if name == "buyer":
-            endpoint = _first(party.iterchildren(_CBC + "EndpointID"))
-            if endpoint is not None:
-                b.leaf(element, "electronicAddress", _leaf([endpoint]))
-                b.leaf(element, "electronicAddressSchemeId", _leaf([(endpoint, "schemeID")]))
+            b.electronic_address(element, _first(party.iterchildren(_CBC + "EndpointID")))
 
     means = list(doc_root.iterchildren(_CAC + "PaymentMeans"))
     payment = b.group(root, "paymentInstructions")
