@@ -103,7 +103,7 @@ def test_every_corpus_document_gives_the_values_locations_and_findings_of_the_re
         assert _values(read.root, own, read.texts) == expected, name
         expected_findings = _findings(root, locate, doc)
         assert _findings(read.root, own, doc, read.texts) == expected_findings, name
-        assert [i.to_dict() for i in validate.content_issues(data, doc, True)] == \
+        assert [i.to_dict() for i in validate.content_issues(doc, True)] == \
             [f.to_dict() for f in content.check(root, locate, True)], name
         compared, values, findings = compared + 1, values + len(expected), findings + len(expected_findings)
         attachments += sum(1 for path, _, _ in expected if path.endswith("/attachedDocument"))

@@ -19,7 +19,7 @@ def _embedded_content_issues(xml: bytes, strict: bool) -> list[Issue]:
         doc = xmlinput.load(xml)
     except xmlinput.XmlInputError:
         return []
-    return content_issues(xml, doc, strict=strict)
+    return content_issues(doc, strict=strict)
 
 
 def validate_pdf(data: bytes, request_id: str | None = None, content_checks: bool = False,

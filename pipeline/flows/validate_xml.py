@@ -42,13 +42,12 @@ def _source_location(doc: ParsedXml, source) -> Location:
     return Location(xpath, line, column)
 
 
-def content_issues(data: bytes, doc: ParsedXml, xrechnung: bool = False, strict: bool = False,
-                   tree=None) -> list[Issue]:
+def content_issues(doc: ParsedXml, xrechnung: bool = False, strict: bool = False) -> list[Issue]:
     """The content findings (`pipeline.check.content`) of a CII / UBL document read safely as `doc`, each located
     at the source node its value was read from (xpath, line, column). `xrechnung`: also when BT-24 names XRechnung.
     The values come straight from doc's lxml tree (`pipeline.check.content_source`: the nodes the reading
-    stylesheets would read, ~0.1 ms instead of a reading transform); `data` and `tree` (a Saxon tree of the
-    document) are no longer read. These checks come on top of the official rules and must never cost the report."""
+    stylesheets would read, ~0.1 ms instead of a reading transform). These checks come on top of the official rules
+    and must never cost the report."""
     if doc.syntax is None:
         return []
     spec_id, _ = reading.specification_id(doc)
@@ -88,7 +87,7 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
         return Outcome(report)
     report.issues, scenario = engine.pack_issues(doc, pack, sdoc)
     if content_checks:  # on the lxml tree already parsed: no Saxon work
-        report.issues += content_issues(data, doc, spec == "xrechnung", strict)
+        report.issues += content_issues(doc, spec == "xrechnung", strict)
     return Outcome(report, scenario)
 
 
