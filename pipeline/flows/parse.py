@@ -226,7 +226,8 @@ def validate_source(source: Source, request_id: str | None = None) -> Report:
     if source.profile is not None:
         issues = validate_profile_xml(source.xml, source.profile, source.specification_id)
         return Report(f"{RULES_VERSION} {source.profile.name}", "CII", issues, request_id)
-    return validate_xml(source.xml, source_spec(source), request_id=request_id, tree=source.rules_tree())
+    return validate_xml(source.xml, source_spec(source), request_id=request_id, tree=source.rules_tree(),
+                        doc=source.doc)
 
 
 def parse_report(data: bytes, validate: bool = False, request_id: str | None = None) -> dict:

@@ -66,12 +66,14 @@ def content_issues(doc: ParsedXml, xrechnung: bool = False, strict: bool = False
 
 
 def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
-             request_id: str | None = None, tree=None, content_checks: bool = False, strict: bool = False) -> Outcome:
+             request_id: str | None = None, tree=None, content_checks: bool = False, strict: bool = False,
+             doc: xmlinput.ParsedXml | None = None) -> Outcome:
     """`validate_xml` plus the name of the XRechnung scenario applied (for the CLI and the corpus tests).
-    `tree` = the same document as a Saxon tree when the caller already has one (a transform's result)."""
+    `tree` = the same document as a Saxon tree when the caller already has one (a transform's result); `doc` = it
+    as `xmlinput.load(data)` read it, likewise (the reading side has read its source so)."""
     engine.check_spec(spec, version)
     try:
-        doc = xmlinput.load(data)
+        doc = doc if doc is not None else xmlinput.load(data)
     except XmlInputError as exc:
         return Outcome(Report(engine.pick_pack(spec, version, None).version, None, [exc.issue], request_id))
     if doc.syntax is None:
@@ -93,9 +95,10 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
 
 def validate_xml(data: bytes, spec: str = "xrechnung", version: str | None = None,
                  request_id: str | None = None, tree=None, content_checks: bool = False,
-                 strict: bool = False) -> Report:
+                 strict: bool = False, doc: xmlinput.ParsedXml | None = None) -> Report:
     """Validate an XML e-invoice on the official rules of `spec` (xrechnung | en16931); `version=None` = the
-    latest active pack for the detected syntax; `tree` = the document already parsed by Saxon, if at hand.
+    latest active pack for the detected syntax; `tree` = the document already parsed by Saxon, if at hand; `doc`:
+    it as read by `xmlinput.load`, likewise.
     `content_checks` adds the checks the official rules miss (WARNINGs; ERRORs with `strict`).
     Raises ApiError 400 for an unsupported spec/version."""
-    return validate(data, spec, version, request_id, tree, content_checks, strict).report
+    return validate(data, spec, version, request_id, tree, content_checks, strict, doc).report
