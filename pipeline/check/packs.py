@@ -272,15 +272,21 @@ def _commit(entry: dict, staging: Path, home: Path, source: str, optimise: bool 
     if optimise:
         manifest["optimised"] = _write_copies(entry, staging, files)
     (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1), "utf-8")
+    replace_dir(staging, target)
+    return _pack_from(entry, target, digest, manifest)
+
+
+def replace_dir(staging: Path, target: Path) -> None:
+    """Put the finished `staging` folder in `target`'s place with renames, so that a reader sees the old or the new
+    content, never a half-written one."""
     if target.exists():
-        old = target.with_name(f".{entry['version']}.old")
+        old = target.with_name(f".{target.name}.old")
         shutil.rmtree(old, ignore_errors=True)
         target.rename(old)
         staging.rename(target)
         shutil.rmtree(old, ignore_errors=True)
     else:
         staging.rename(target)
-    return _pack_from(entry, target, digest, manifest)
 
 
 def _write_copies(entry: dict, root: Path, files: dict[str, str]) -> dict:

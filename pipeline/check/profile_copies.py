@@ -16,13 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import tempfile
 import threading
 from pathlib import Path
 
 from lxml import etree
 
 from pipeline.check import optimise as optimiser
-from pipeline.check.packs import RulesError
+from pipeline.check.packs import RulesError, replace_dir
 from pipeline.invoice.specs import PROFILES, RULES_RELEASE
 from pipeline.settings import get_settings
 
@@ -39,14 +40,23 @@ def _sha256(data: bytes) -> str:
 
 
 def install(rules_home: Path | None = None, optimise: bool = True) -> list[Path]:
-    """Write the copies of every profile's stylesheet (replacing earlier ones); `optimise=False` removes them.
-    Returns the copies written."""
+    """Write the copies of every profile's stylesheet (replacing earlier ones at once); `optimise=False` removes
+    them. Returns the copies written."""
     target = copies_dir(rules_home)
-    shutil.rmtree(target, ignore_errors=True)
     _runnable.clear()
     if not optimise:
+        shutil.rmtree(target, ignore_errors=True)
         return []
-    target.mkdir(parents=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".install-", dir=target.parent) as tmp:
+        staging = Path(tmp) / "copies"
+        staging.mkdir()
+        copies = _write_copies(staging)
+        replace_dir(staging, target)  # a running service's new worker reads the old copies or the new ones
+    return [target / c["path"] for c in copies.values()]
+
+
+def _write_copies(staging: Path) -> dict:
     copies = {}
     for original in sorted({p.schematron_path for p in PROFILES.values()}):
         data = original.read_bytes()
@@ -56,13 +66,13 @@ def install(rules_home: Path | None = None, optimise: bool = True) -> list[Path]
         root = etree.fromstring(made, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
         root.set(_XML_BASE, original.as_uri())
         made = etree.tostring(root, encoding="UTF-8", xml_declaration=True)
-        copy = target / optimiser.copy_name(original.name)
+        copy = staging / optimiser.copy_name(original.name)
         copy.write_bytes(made)
         copies[original.name] = {"path": copy.name, "sha256": _sha256(made), "original": str(original),
                                   "originalSha256": _sha256(data)}
-    (target / MANIFEST_NAME).write_text(json.dumps({"transform": optimiser.TRANSFORM, "copies": copies}, indent=1),
-                                        "utf-8")
-    return [target / c["path"] for c in copies.values()]
+    (staging / MANIFEST_NAME).write_text(json.dumps({"transform": optimiser.TRANSFORM, "copies": copies}, indent=1),
+                                         "utf-8")
+    return copies
 
 
 _runnable: dict[tuple[str, Path], Path] = {}
