@@ -107,6 +107,15 @@ def test_cli_install_and_list(tmp_path):
     assert out.returncode == 0, out.stderr
     listed = {(p["spec"], p["version"], p["status"]) for p in json.loads(out.stdout)["packs"]}
     assert listed == {("en16931", "1.3.16", "active"), ("xrechnung", "3.0.2", "active")}
+    # the Factur-X profile rules: every stylesheet runs as its optimised copy
+    profile_rules = json.loads(out.stdout)["profileRules"]
+    assert profile_rules["path"] == str(tmp_path / "home" / "facturx" / "1.09")
+    assert profile_rules["stylesheets"] and all(".optimised." in copy and copy != name
+                                               for name, copy in profile_rules["stylesheets"].items())
+    assert f"{len(profile_rules['stylesheets'])} optimised copies" in run("list").stdout
+    assert run("install", "--from", str(RULES_SOURCE), "--no-optimise").returncode == 0
+    profile_rules = json.loads(run("list", "--json").stdout)["profileRules"]
+    assert all(copy == name for name, copy in profile_rules["stylesheets"].items())
 
 
 def _zip(path, members):

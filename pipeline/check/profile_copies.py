@@ -75,6 +75,13 @@ def _write_copies(staging: Path) -> dict:
     return copies
 
 
+def listed(rules_home: Path | None = None) -> dict:
+    """What `pipeline rules list` shows: each profile stylesheet and the file that runs for it."""
+    return {"path": str(copies_dir(rules_home)),
+            "stylesheets": {s.name: runnable(s, rules_home).name for s in sorted({p.schematron_path
+                                                                                    for p in PROFILES.values()})}}
+
+
 _runnable: dict[tuple[str, Path], Path] = {}
 _lock = threading.Lock()
 

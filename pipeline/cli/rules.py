@@ -5,6 +5,7 @@ import json
 import sys
 
 from pipeline.check import packs as rules, profile_copies
+from pipeline.invoice.specs import RULES_RELEASE
 from pipeline.settings import get_settings
 
 
@@ -46,13 +47,20 @@ def _list(args) -> int:
     except rules.RulesError as exc:
         print(f"pipeline rules list: {exc}", file=sys.stderr)
         return 2
+    try:
+        profile_rules = profile_copies.listed()
+    except rules.RulesError as exc:
+        print(f"pipeline rules list: {exc}", file=sys.stderr)
+        return 2
     if args.json:
-        print(json.dumps({"rulesHome": str(get_settings().rules_home), "packs": [p.to_dict() for p in packs]},
-                         indent=2))
+        print(json.dumps({"rulesHome": str(get_settings().rules_home), "packs": [p.to_dict() for p in packs],
+                          "profileRules": profile_rules}, indent=2))
         return 0
     if not packs:
         print(f"no rule packs installed in {get_settings().rules_home}; run: pipeline rules install --from DIR")
         return 0
     for p in packs:
         print(f"{p.spec:10} {p.version:8} {p.status:10} {', '.join(sorted(p.syntaxes)):32} {p.root}")
+    copies = sum(1 for name, runs in profile_rules["stylesheets"].items() if runs != name)
+    print(f"{'factur-x':10} {RULES_RELEASE:8} {'profiles':10} {f'{copies} optimised copies':32} {profile_rules['path']}")
     return 0
