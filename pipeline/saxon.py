@@ -68,10 +68,11 @@ def compile_stylesheet(path: str | Path) -> PyXsltExecutable:
     return exe
 
 
-def compile_generated(key, build, keep=None) -> PyXsltExecutable:
+def compile_generated(key, build, keep=None, prepare=None) -> PyXsltExecutable:
     """A stylesheet we generate as text (a wrapper importing a file, a chooser), compiled once per process under
     `key`; it returns its items as raw values, not a tree built from them. `keep` = the object an id() in the
-    key stands for: held with the executable, so the id cannot be reused."""
+    key stands for: held with the executable, so the id cannot be reused. `prepare(executable)` runs once, right
+    after compiling (e.g. to set parameters every run shares)."""
     st = _get()
     hit = st["generated"].get(key)
     if hit is None:
@@ -83,6 +84,8 @@ def compile_generated(key, build, keep=None) -> PyXsltExecutable:
                 except Exception as exc:  # saxonche raises PySaxonApiError
                     raise StylesheetError(f"{key[0]}: {exc}") from exc
                 exe.set_result_as_raw_value(True)
+                if prepare is not None:
+                    prepare(exe)
                 hit = st["generated"][key] = (exe, keep)
     return hit[0]
 

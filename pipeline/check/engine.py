@@ -85,7 +85,15 @@ def xsd_issues(doc: ParsedXml, xsd_path: Path) -> list[Issue]:
 def rules_executable(stylesheet: Path):
     """The official stylesheet wrapped to return its findings (see _RULES_WRAPPER); compiled once per process."""
     return saxon.compile_generated(("rules", str(stylesheet)),
-                         lambda: _RULES_WRAPPER.format(svrl=SVRL_NS, href=Path(stylesheet).resolve().as_uri()))
+                                   lambda: _RULES_WRAPPER.format(svrl=SVRL_NS, href=Path(stylesheet).resolve().as_uri()),
+                                   prepare=lambda exe: _bind_documents(exe, Path(stylesheet)))
+
+
+def _bind_documents(exe, stylesheet: Path) -> None:
+    """The documents an optimised copy reads as parameters (its code lists), parsed once per process instead of
+    by every run (`optimise.document_parameters`); an official stylesheet has none."""
+    for name, path in optimise.document_parameters(stylesheet).items():
+        exe.set_parameter(name, saxon.processor().parse_xml(xml_file_name=str(path)))
 
 
 def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | None = None,
