@@ -319,10 +319,10 @@ def document_parameters(stylesheet: Path) -> dict[str, Path]:
     """The parameters `_documents_as_parameters` wrote into a copy -> the files they stand for, resolved as the
     copy's `document()` calls would be (against its root's xml:base, else its own folder). Empty for a stylesheet
     that is no copy."""
-    if not is_copy(stylesheet.name):
-        return {}
-    root = etree.parse(str(stylesheet), etree.XMLParser(resolve_entities=False, no_network=True,
-                                                        huge_tree=True)).getroot()
+    data = stylesheet.read_bytes() if is_copy(stylesheet.name) else b""
+    if _DOCUMENT_PARAMETER.encode() not in data:
+        return {}  # (most copies: no need to parse a megabyte of stylesheet at every worker's start)
+    root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
     base = root.get(_XML_BASE)
     folder = Path(url2pathname(urlparse(base).path)).parent if base else stylesheet.parent
     found = {}
