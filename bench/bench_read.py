@@ -68,7 +68,7 @@ def parse_stages(data: bytes) -> dict[str, float]:
     (request, _, _), t["model"] = timed(parse_flow.completeness, invoice, config)
     written, t["write"] = timed(lambda: write.to_canonical(write.with_derived(write.calculate(request))))
     lost, t["losses"] = timed(losses.lost_sources, read.leaves, written)
-    _, t["unmapped"] = timed(provenance.unmapped, source.doc, read.used - lost, read.source_paths)
+    _, t["unmapped"] = timed(provenance.unmapped, source.doc, read.used - lost, read.names)
     return t
 
 

@@ -153,8 +153,9 @@ def _large_documents() -> list[bytes]:
 
 def test_sources_named_by_id_split_into_the_path_s_path_itself_writes():
     """parse has the reading stylesheets name source nodes by generate-id() (`$src = 'id'`, cheaper than path())
-    and `provenance.split` turns the ids into path()s over the lxml tree: the same canonical document, the same
-    source paths and the same leaves as with path(), for small and large documents, attributes and CreditNotes."""
+    and `provenance.in_paths` turns the ids into path()s over the lxml tree: the same canonical document, the same
+    source paths and the same leaves as with path(), for small and large documents, attributes and CreditNotes;
+    and the unmapped walk, which pairs the ids with the elements, lists what it lists with path()s."""
     from pipeline.flows import parse as parse_flow
     from pipeline.read import provenance
 
@@ -166,10 +167,17 @@ def test_sources_named_by_id_split_into_the_path_s_path_itself_writes():
     for data in [(CORPUS / n).read_bytes() for n in names] + _large_documents():
         source = parse_flow.source_of(data)
         by_path = provenance.split(parse_flow.to_canonical(source))
-        by_id = provenance.split(parse_flow.to_canonical(source, ids=True), source.doc.tree.getroot())
-        assert by_id.used and any("/@" in p for p in by_id.used)
-        assert (by_id.canonical, by_id.used, by_id.leaves) == (by_path.canonical, by_path.used, by_path.leaves)
-        assert by_id.source_paths == [provenance.path_of(e) for e in source.doc.tree.getroot().iter("{*}*")]
+        root = source.doc.tree.getroot()
+        by_id = provenance.split(parse_flow.to_canonical(source, ids=True), root)
+        assert len(by_id.names) == len(list(root.iter("{*}*"))) and not by_id.used & set(by_path.used)
+        as_paths = provenance.in_paths(by_id, root)
+        assert as_paths.used and any("/@" in p for p in as_paths.used)
+        assert (by_id.canonical, as_paths.used, as_paths.leaves) == (by_path.canonical, by_path.used, by_path.leaves)
+        assert provenance.source_paths(root) == [provenance.path_of(e) for e in root.iter("{*}*")]
+        some = set(sorted(by_path.used)[::3])  # (two thirds left out, so that there is something to list)
+        path = provenance.path_namer(by_id.names, root)
+        assert (provenance.unmapped(source.doc, {t for t in by_id.used if path(t) in some}, by_id.names)
+                == provenance.unmapped(source.doc, some))
     with pytest.raises(ValueError):  # ids without the tree they name
         provenance.split(parse_flow.to_canonical(parse_flow.source_of(data), ids=True))
 

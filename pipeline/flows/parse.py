@@ -76,6 +76,10 @@ class Parsed:
     unmapped_truncated: bool = False
     missing: list[str] = field(default_factory=list)
     problems: list[ErrorDetail] = field(default_factory=list)
+    # the model of a complete invoice (with `config`) and the canonical XML writing it again gives (the loss
+    # check's), for `convert`, which writes it in the target syntax
+    request: InvoiceRequest | None = field(default=None, repr=False, compare=False)
+    written: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def complete(self) -> bool:
@@ -159,9 +163,8 @@ def to_canonical(source: Source, stylesheet=None, ids: bool = False) -> bytes:
 
 
 def read_canonical(source: Source) -> provenance.Split:
-    """Stages 2 and 3: the canonical document read and its provenance taken off, as path()s. The stylesheet names
-    the source nodes by id and `split` pairs the ids with the path()s of the lxml tree: path() in the stylesheet
-    was half of its run."""
+    """Stages 2 and 3: the canonical document read and its provenance taken off. The stylesheet names the source
+    nodes by id (path() in the stylesheet was half of its run); `provenance.in_paths` gives their path()s."""
     return provenance.split(to_canonical(source, ids=True), source.doc.tree.getroot())
 
 
@@ -183,17 +186,19 @@ def completeness(invoice: dict, config: dict) -> tuple[InvoiceRequest | None, li
         return None, missing, [e for e in err.errors if not (e.code == "REQUIRED" and e.field)]
 
 
-def unmapped_of(source: Source, read: provenance.Split, request: InvoiceRequest | None):
+def written_again(request: InvoiceRequest) -> bytes:
+    """The canonical XML generation writes for the read invoice (amounts as stated)."""
+    return write.to_canonical(write.with_derived(write.calculate(request)))
+
+
+def unmapped_of(source: Source, read: provenance.Split, written: bytes | None):
     """The source nodes no field carries: those no canonical element was read from, BT-24 aside (carried by
-    source.specificationIdentifier and config.spec), plus those whose value writing the invoice again would not
-    reproduce (`pipeline.read.losses`; judged when the invoice is complete)."""
+    source.specificationIdentifier and config.spec), plus those whose value writing the invoice again (`written`,
+    when the invoice is complete) would not reproduce (`pipeline.read.losses`)."""
     used = read.used
-    _, spec_element = reading.specification_id(source.doc)
-    if spec_element is not None:
-        used = used | {provenance.path_of(spec_element)}
-    if request is not None:
-        used = used - losses.lost_sources(read.leaves, write.to_canonical(write.with_derived(write.calculate(request))))
-    return provenance.unmapped(source.doc, used, read.source_paths)
+    if written is not None:
+        used = used - losses.lost_sources(read.leaves, written)
+    return provenance.unmapped(source.doc, used, read.names, reading.specification_id(source.doc)[1])
 
 
 # ---- the whole path -----------------------------------------------------------------------------------------
@@ -208,8 +213,9 @@ def parse(data: bytes) -> Parsed:
         # an extension or CVD id must be sent to be kept; an XRechnung 1.x / 2.x id is written as today's 3.0
         invoice.setdefault("processControl", {})["specificationIdentifier"] = source.specification_id
     request, missing, problems = completeness(invoice, config)
-    unmapped, truncated = unmapped_of(source, read, request)
-    return Parsed(source, read.canonical, invoice, config, unmapped, truncated, missing, problems)
+    written = written_again(request) if request is not None else None
+    unmapped, truncated = unmapped_of(source, read, written)
+    return Parsed(source, read.canonical, invoice, config, unmapped, truncated, missing, problems, request, written)
 
 
 def source_spec(source: Source) -> str:

@@ -37,7 +37,7 @@ def to_canonical(data: bytes, doc: ParsedXml, stylesheet: str | Path | None = No
     """The document (`data`, already read safely as `doc`) as canonical XML with `s:src` provenance. `stylesheet`
     runs another reading stylesheet instead (for stylesheet authors); `tree`: the document as a Saxon tree, when
     the caller has one of exactly these characters; `ids`: s:src names source nodes by id (the stylesheets'
-    `$src = 'id'`, cheaper than path()), which `provenance.split(..., doc.tree.getroot())` turns into path()s.
+    `$src = 'id'`, cheaper than path(); `provenance.split(..., doc.tree.getroot())` checks them against the tree).
     TransformError when a stylesheet fails."""
     return xslt.run_stylesheet(stylesheet or stylesheet_for(doc.syntax), data, {"src": "id"} if ids else None,
                                tree=tree)

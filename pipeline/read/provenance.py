@@ -1,8 +1,8 @@
 """Nothing is dropped silently: the source nodes that no canonical element was read from.
 
 The reading stylesheets name, on every canonical element that carries a value, the source node(s) it came from
-(`s:src`, XPath 3.1 `path()`: `/Q{ns}local[n]/.../@name`; or, cheaper for the stylesheet, an id per node that `split`
-turns into that path()). `split` takes those names off the canonical document;
+(`s:src`, XPath 3.1 `path()`: `/Q{ns}local[n]/.../@name`; or, cheaper for the stylesheet, an id per node, which
+`in_paths` turns into that path()). `split` takes those names off the canonical document;
 `unmapped` lists every source element with text and every attribute whose path no element named, with a readable
 XPath (the document's own prefixes), its line and column, its value, and the business term the binding gives that
 place where it has one (a term in a place the model cannot carry, e.g. a second buyer identifier).
@@ -10,6 +10,7 @@ place where it has one (a term in a place the model cannot carry, e.g. a second 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -61,12 +62,14 @@ def business_term_of(xpath: str) -> str | None:
 
 @dataclass
 class Split:
-    """The canonical document read, without provenance, and what the provenance said."""
+    """The canonical document read, without provenance, and what the provenance said. Source nodes are named as
+    s:src names them: by path(), or (`$src = 'id'`) by the ids `names` lists (`in_paths` turns those into
+    path()s; the unmapped walk needs none: it pairs the ids with the elements, so no path is built per element)."""
     canonical: bytes                        # serialised
     root: etree._Element                    # the same, parsed (the JSON stage reads it)
-    used: set[str]                          # every source path some element was read from
+    used: set[str]                          # every source node some element was read from
     leaves: dict[str, tuple[str, str]]      # leaf path (`invoiceLine[2]/netAmount[1]`) -> (value, its s:src)
-    source_paths: list[str] | None = None   # `source_paths` of the source, when split worked them out
+    names: list[str] | None = None          # ids: every source element's, in document order; None: path()s
 
 
 def leaves(root) -> dict[str, etree._Element]:
@@ -105,40 +108,26 @@ def source_paths(root) -> list[str]:
     return out
 
 
-
-
 def split(traced: bytes, source=None) -> Split:
     """Take the provenance off the canonical document the reading stylesheets wrote. `source`: the root of the
-    document read (lxml), needed when they named its nodes by id (`$src = 'id'`): the ids become path()s here."""
+    document read (lxml), needed when they named its nodes by id (`$src = 'id'`), to check that the ids are its
+    elements'."""
     root = etree.fromstring(traced, PARSER)
     ids = root.attrib.pop(_IDS, None)
-    paths = None
-    if ids is None:
-        def named(src: str) -> str:
-            return src
-    else:
+    names = None
+    if ids is not None:
         if source is None:
             raise ValueError("the canonical document names its sources by id: split needs the source tree")
-        listed, paths = ids.split(), source_paths(source)
-        if len(listed) != len(paths):  # not the document that was read: the ids would name the wrong nodes
-            raise ValueError(f"s:ids lists {len(listed)} elements, the source has {len(paths)}")
-        by_id = dict(zip(listed, paths))
-
-        def token(t: str) -> str:  # 'd1e42' / 'd1e42/@schemeID' -> path(); a path() as it is
-            head, slash, rest = t.partition("/")
-            if not head or head not in by_id:  # (a node of no source element, as path() would name none either)
-                return t
-            return by_id[head] + slash + rest
-
-        def named(src: str) -> str:
-            return " ".join(map(token, src.split()))
+        names = ids.split()
+        count = sum(1 for _ in source.iter(etree.Element))
+        if len(names) != count:  # not the document that was read: the ids would name the wrong nodes
+            raise ValueError(f"s:ids lists {len(names)} elements, the source has {count}")
     found: dict[str, tuple[str, str]] = {}
     used: set[str] = set()
 
     def visit(element, path: str) -> None:  # one walk: s:src off every element, the leaves as `leaves` has them
         src = element.attrib.pop(_SRC, None)
         if src:
-            src = named(src)
             used.update(src.split())
         seen: dict[str, int] = {}
         for child in element:
@@ -151,7 +140,28 @@ def split(traced: bytes, source=None) -> Split:
 
     visit(root, "")
     etree.cleanup_namespaces(root)
-    return Split(etree.tostring(root, xml_declaration=True, encoding="UTF-8"), root, used, found, paths)
+    return Split(etree.tostring(root, xml_declaration=True, encoding="UTF-8"), root, used, found, names)
+
+
+def path_namer(names: list[str], source) -> Callable[[str], str]:
+    """The path() of a token of s:src written with `$src = 'id'` (`names`: `Split.names`; `source`: the root of
+    the document read): an id names its element, 'id/@step' an attribute of it; any other token is a path()."""
+    by_id = dict(zip(names, source_paths(source)))
+
+    def path(token: str) -> str:
+        head, slash, rest = token.partition("/")
+        return by_id[head] + slash + rest if head in by_id else token
+    return path
+
+
+def in_paths(read: Split, source) -> Split:
+    """`read` with its source nodes named by path() (as without `$src = 'id'`); `source`: the root of the
+    document read."""
+    if read.names is None:
+        return read
+    path = path_namer(read.names, source)
+    return Split(read.canonical, read.root, set(map(path, read.used)),
+                 {leaf: (value, " ".join(map(path, src.split()))) for leaf, (value, src) in read.leaves.items()})
 
 
 def _step(element, index: int) -> tuple[str, str]:
@@ -197,25 +207,28 @@ def _readable(element) -> str:
     return "/" + "/".join(reversed(steps))
 
 
-def unmapped(doc: ParsedXml, used: set[str], paths: list[str] | None = None) -> tuple[list[dict], bool]:
+def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
+             carried: etree._Element | None = None) -> tuple[list[dict], bool]:
     """Every source leaf (an element with text and no child elements, or an attribute) that `used` does not name
-    -> ([{"xpath", "line", "column", "value"}], truncated). `paths`: `source_paths` of the document, when the
-    caller has them. Readable paths and lines are worked out only for what is listed (most leaves are used)."""
+    -> ([{"xpath", "line", "column", "value"}], truncated). `names`: what `used` calls each source element in
+    document order (`Split.names`; None: their path()s); `carried`: an element whose text a field carries that
+    no s:src names (BT-24). Readable paths and lines are worked out only for what is listed (most leaves are used)."""
     found: list[dict] = []
     root = doc.tree.getroot()
-    for element, path in zip(root.iter(etree.Element), paths if paths is not None else source_paths(root)):
+    for element, name in zip(root.iter(etree.Element), names if names is not None else source_paths(root)):
         line, column = None, None
-        for name, value in element.attrib.items():
-            if name in _FORMAL or (f"{path}/@Q{name}" if name[0] == "{" else f"{path}/@{name}") in used:
+        for attribute, value in element.attrib.items():
+            if attribute in _FORMAL or (f"{name}/@Q{attribute}" if attribute[0] == "{" else
+                                        f"{name}/@{attribute}") in used:
                 continue  # ('{ns}local' is the path() step '@Q{ns}local')
             if line is None:
                 line, column = doc.start_of(element)
-            readable = f"{_readable(element)}/{_attribute_step(name, element)[1]}"
+            readable = f"{_readable(element)}/{_attribute_step(attribute, element)[1]}"
             found.append({"xpath": readable, "line": line, "column": column, "value": value,
                           "businessTerm": business_term_of(readable)})
         if len(element) and any(isinstance(c.tag, str) for c in element):
             continue  # not a leaf (comments and processing instructions are no children here)
-        if (element.text or "").strip() and path not in used:
+        if (element.text or "").strip() and name not in used and element is not carried:
             if line is None:
                 line, column = doc.start_of(element)
             readable = _readable(element)
