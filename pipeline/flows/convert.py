@@ -3,6 +3,10 @@
     parse (the reading path) -> the source judged by the official rules -> what the target cannot carry -> the
     parsed invoice generated again (the generation path: canonical -> CII / UBL / PDF -> official validation)
 
+To CII / UBL the parsed model and the canonical XML its loss check wrote go straight to the generation stylesheets
+(the model checked for the target's config only): the same document as sending the parse's JSON to the XML
+endpoint gives (tests/test_convert.py), without writing and reading that JSON and the canonical XML again.
+
 Two refusals a user must be able to tell apart: the source itself is invalid (422 SOURCE_INVALID, with the source's
 findings) and the target cannot carry something the source has (422 CONVERSION_LOSS, each unmapped value with its
 xpath and business term; `allow_loss` converts anyway and hands the losses back).
@@ -14,9 +18,10 @@ from dataclasses import dataclass, field
 from pipeline.check.rejection import error_detail
 from pipeline.check.report import ERROR
 from pipeline.errors import ApiError, ErrorDetail
-from pipeline.flows.generate_xml import generate_xml
+from pipeline.flows.generate_xml import write_validated
 from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.parse import Parsed, parse, source_spec, validate_source
+from pipeline.invoice.model import InvoiceRequest, validate_request
 from pipeline.invoice.request_json import dump_request
 
 TARGETS = ("CII", "UBL", "ZUGFERD")
@@ -62,6 +67,19 @@ def request_for(parsed: Parsed, to: str, spec: str, profile: str | None, languag
     return {"invoice": invoice, "config": config}, spec
 
 
+def target_model(parsed: Parsed, request: dict, spec: str) -> InvoiceRequest:
+    """`request` (of `request_for`) as the model generation builds from its JSON: the invoice parse validated
+    (its BT-24 as `request` has it) with the target's config, checked as the XML endpoint of `spec` checks a
+    request (config and the checks across fields; ApiError 400 as there). The content checks are left out: the
+    report's warnings are not returned (with config.strict they would refuse; convert sends none)."""
+    invoice = parsed.request.invoice
+    spec_id = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
+    if invoice.processControl is not None and invoice.processControl.specificationIdentifier != spec_id:
+        invoice = invoice.model_copy(update={"processControl": invoice.processControl.model_copy(
+            update={"specificationIdentifier": spec_id})})
+    return validate_request({"invoice": invoice, "config": request["config"]}, spec)
+
+
 def convert(data: bytes, to: str, spec: str | None = None, profile: str | None = None, language: str | None = None,
             allow_loss: bool = False, request_id: str | None = None) -> Conversion:
     """An uploaded e-invoice -> the validated document in the target syntax. ApiError 400 (no e-invoice, bad
@@ -83,13 +101,12 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
         raise _refusal("CONVERSION_LOSS", f"The target cannot carry {len(parsed.unmapped)} value(s) of the source; "
                        "send request.allowLoss true to convert without them.", loss_details(parsed.unmapped))
     request, endpoint = request_for(parsed, to, spec, profile, language)
-    body = dump_request(request)
     try:
         if endpoint == "zugferd":
-            return Conversion(generate_zugferd(body, request_id), "application/pdf", parsed.unmapped)
-        # the report's warnings are not returned, so the content checks that only make them are left out
-        return Conversion(generate_xml(body, endpoint, request_id, content_checks=False)[0], "application/xml",
-                          parsed.unmapped)
+            return Conversion(generate_zugferd(dump_request(request), request_id), "application/pdf", parsed.unmapped)
+        document, _ = write_validated(target_model(parsed, request, endpoint), parsed.written, endpoint, request_id,
+                                      sent=lambda: request)
+        return Conversion(document, "application/xml", parsed.unmapped)
     except ApiError as err:
         fields = [e.field or "" for e in err.errors]
         if err.http_status != 400 or not fields or not all(f.startswith("invoice.") for f in fields):

@@ -30,7 +30,7 @@ log = logging.getLogger("pipeline.generate")
 # Our own canonical XML; huge_tree for an attached document (BT-125) over libxml2's 10 MB text node limit.
 _CANONICAL_PARSER = etree.XMLParser(huge_tree=True, resolve_entities=False, no_network=True)
 __all__ = ["parse", "calculate", "to_canonical", "normalize", "check_content", "transform", "validate",
-           "generate_xml"]
+           "generate_xml", "write_validated"]
 
 
 # ---- stages ---------------------------------------------------------------------------------------------
@@ -101,16 +101,25 @@ def validate(xml: bytes, spec: str, version: str | None = None, request_id: str 
 # ---- the whole path -------------------------------------------------------------------------------------
 
 def generate_xml(body: bytes, spec: str, request_id: str | None = None,
-                 parsed: model.InvoiceRequest | None = None, content_checks: bool = True) -> tuple[bytes, Report]:
+                 parsed: model.InvoiceRequest | None = None) -> tuple[bytes, Report]:
     """JSON request -> (validated XML, report with any warnings: the official rules', then the content checks'
-    located at their JSON fields). `parsed`: `parse(body, spec)` when the caller has it. `content_checks` False
-    leaves out the content checks of a request without config.strict (a caller that drops the report's
-    warnings; with strict they run, as they may refuse it). Raises ApiError (400, 422, 500)."""
+    located at their JSON fields). `parsed`: `parse(body, spec)` when the caller has it. Raises ApiError (400,
+    422, 500)."""
     if spec not in SPECS:
         raise ValueError(f"unknown specification {spec!r}")
     kept: dict = {}
     request, canonical = normalize(body, spec, kept=kept, parsed=parsed)
-    findings = check_content(request, canonical, spec) if content_checks or request.config.strict else []
+    findings = check_content(request, canonical, spec)
+    xml, report = write_validated(request, canonical, spec, request_id, kept, lambda: load_request(body))
+    report.issues += findings
+    return xml, report
+
+
+def write_validated(request: model.InvoiceRequest, canonical: bytes, spec: str, request_id: str | None = None,
+                    kept: dict | None = None, sent=None) -> tuple[bytes, Report]:
+    """Stages 4-5: the canonical XML of `request` (calculated) -> (XML of its syntax, the official report). A
+    document the rules refuse is ApiError 422 VALIDATION_FAILED (`kept`: the amounts the calculation kept as sent;
+    `sent()`: the request JSON, for the entries' rejectedValue; called only then)."""
     syntax = str(request.config.syntax).upper()
     control = request.invoice.processControl  # BT-24 as sent (the model has checked it against the endpoint)
     try:
@@ -120,6 +129,5 @@ def generate_xml(body: bytes, spec: str, request_id: str | None = None,
         raise ApiError(500, "GENERATION_FAILED", "The document could not be generated.") from exc
     report = validate(out.xml, spec, request.config.version, request_id, out.tree)
     if not report.valid:
-        raise rejection(report, syntax, kept, load_request(body))
-    report.issues += findings
+        raise rejection(report, syntax, kept, sent() if sent else None)
     return out.xml, report
