@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -357,6 +358,31 @@ def test_render_answers_html_on_request_and_406_for_neither(client):
     assert upload(client, RECEIVED.read_bytes(), path="/v1/invoice/render",
                   headers={"Accept": "application/json"}).status_code == 406
     assert upload(client, b"<a/>", path="/v1/invoice/render").status_code == 400
+
+
+def test_a_pdf_page_past_the_line_limit_is_refused_before_layout_html_is_not(client, monkeypatch):
+    """WeasyPrint lays out ~7 ms a line: the 18,000 lines an upload may hold would outlast the worker timeout.
+    The render answers as ZUGFeRD generation does past EINVOICE_MAX_PDF_LINES; HTML has no layout cost."""
+    from pipeline.settings import get_settings
+    from test_parse import upload
+
+    monkeypatch.setenv("EINVOICE_MAX_PDF_LINES", "1")
+    get_settings.cache_clear()
+    try:
+        started = time.perf_counter()
+        resp = upload(client, RECEIVED.read_bytes(), path="/v1/invoice/render")
+        refused_in = time.perf_counter() - started
+        html = upload(client, RECEIVED.read_bytes(), path="/v1/invoice/render", headers={"Accept": "text/html"})
+    finally:
+        monkeypatch.delenv("EINVOICE_MAX_PDF_LINES")
+        get_settings.cache_clear()
+    assert resp.status_code == 400, resp.text
+    [err] = resp.json["errors"]
+    assert (err["code"], err["field"], err["businessTerm"], err["rejectedValue"]) == ("TOO_MANY_LINES", "file",
+                                                                                      "BG-25", 2)
+    assert "Accept: text/html" in resp.json["message"] and refused_in < 2
+    assert html.status_code == 200 and "123456XX" in page_text(html.content)
+    assert upload(client, RECEIVED.read_bytes(), path="/v1/invoice/render").status_code == 200
 
 
 def test_business_terms_and_the_verdict_are_on_the_page_when_asked(client):

@@ -24,10 +24,10 @@ from functools import lru_cache
 
 from pipeline import saxon
 from pipeline.check.report import ERROR, Report
-from pipeline.errors import ErrorDetail, invalid_input
-from pipeline.invoice.terms import ARRAY_ITEMS, TERMS
+from pipeline.errors import ApiError, ErrorDetail, invalid_input
+from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, TERMS
 from pipeline.pdf import collector
-from pipeline.settings import TEMPLATES_DIR, XSLT_DIR
+from pipeline.settings import TEMPLATES_DIR, XSLT_DIR, get_settings
 from pipeline.xslt import run_stylesheet
 
 HTML_XSL = XSLT_DIR / "html.xsl"
@@ -128,6 +128,28 @@ def invoice_html(canonical: bytes, language: str = "en", profile_label: str = ""
     if verdict is not None:
         params["verdict"] = json.dumps(_verdict(verdict), ensure_ascii=False)
     return run_stylesheet(xslt, canonical, params, tree=tree)
+
+
+_LINES = (f"{{{CANONICAL_NS}}}invoiceLine", f"{{{CANONICAL_NS}}}subInvoiceLine")
+
+
+def line_count(root) -> int:
+    """The invoice lines (sub-invoice lines included) the page of a canonical document (its lxml root) lays out:
+    what its PDF costs (WeasyPrint takes ~7-10 ms a line)."""
+    return sum(1 for _ in root.iter(*_LINES))
+
+
+def too_many_lines(lines: int) -> ApiError | None:
+    """400 TOO_MANY_LINES (as on the ZUGFeRD path) for a received invoice whose PDF page would hold more lines than
+    EINVOICE_MAX_PDF_LINES: far more would hold a worker for minutes and outlast its timeout. None if it fits."""
+    limit = get_settings().max_pdf_lines
+    if lines <= limit:
+        return None
+    return invalid_input(f"The invoice has {lines} lines; its PDF page is drawn up to {limit} "
+                         "(EINVOICE_MAX_PDF_LINES). HTML (Accept: text/html) has no such limit.",
+                         [ErrorDetail("TOO_MANY_LINES", f"file (Invoice line, BG-25): a PDF page holds at most "
+                                      f"{limit} invoice lines", field="file", businessTerm="BG-25",
+                                      rejectedValue=lines)])
 
 
 @lru_cache(maxsize=1)

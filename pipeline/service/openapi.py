@@ -45,7 +45,8 @@ READING = {
                                                "application/pdf": {"schema": {"type": "string",
                                                                               "contentMediaType": "application/pdf"}}}),
     "/v1/invoice/render": ("render", "The readable page of any e-invoice, valid or not: PDF (default) or HTML "
-                           "(Accept: text/html).", "RenderRequest",
+                           "(Accept: text/html). A PDF holds at most EINVOICE_MAX_PDF_LINES invoice lines "
+                           "(default 2000; 400 TOO_MANY_LINES above, before any layout); HTML has no such limit.", "RenderRequest",
                            {"application/pdf": {"schema": {"type": "string", "contentMediaType": "application/pdf"}},
                             "text/html": {"schema": {"type": "string"}}}),
 }
