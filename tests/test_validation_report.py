@@ -11,7 +11,7 @@ from conftest import CORPUS
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.flows.validation_report import readable_report
-from test_render_page import layout_faults
+from test_render_page import layout_faults, pdf_pages, pdftotext
 
 INVALID = sorted((CORPUS / "xrechnung-schematron-tests" / "cii").glob("*.xml"))[:6] + sorted(
     (CORPUS / "xrechnung-schematron-tests" / "ubl-inv").glob("*.xml"))[:6]
@@ -81,6 +81,75 @@ def test_a_pdf_report_names_the_pdf_findings(tmp_path):
     text = _text(html)
     assert not report.valid and all(i.code in text for i in report.issues)
     assert json.dumps(report.to_dict())  # the JSON report is unchanged by having a page
+
+
+def _many_findings(lines: int) -> bytes:
+    """A generated CII invoice of `lines` lines whose every line has an unknown unit code (BR-CL-23 each)."""
+    import re
+
+    from pipeline.flows.generate_xml import generate_xml
+    from test_zugferd_samples import invoice_request
+
+    request = dict(invoice_request(lines), config={"syntax": "CII"})
+    xml = generate_xml(json.dumps(request).encode(), "en16931")[0]
+    return re.sub(rb'unitCode="[A-Z0-9]+"', b'unitCode="QQQQ"', xml)
+
+
+def test_a_report_with_a_finding_per_line_shows_the_first_ones_and_lists_the_rest(tmp_path):
+    """A large invoice broken on every line gave a PDF of a page per four findings (500 findings: 126 pages, 6.9 s,
+    minutes for the 18,000 lines an upload may hold). The first findings of a rule are shown in full, the rest listed
+    by place under the rule; the counts and the JSON report keep every finding."""
+    from pipeline.pdf.report_page import LISTED_LINES, SHOWN_PER_RULE
+
+    data = _many_findings(120)
+    report = validate_xml(data, "en16931")
+    assert [i.code for i in report.issues] == ["BR-CL-23"] * 120 and len(report.to_dict()["issues"]) == 120
+    html = readable_report(data, report, "big.xml")
+    root = lxml_html.fromstring(html)
+    assert len(root.xpath("//pre[@class='frame']")) == SHOWN_PER_RULE
+    text = _text(html)
+    assert "120 errors" in text and f"{120 - SHOWN_PER_RULE} more of this rule, not shown in full" in text
+    rest = [i.location for i in report.issues[SHOWN_PER_RULE:]]
+    assert f"{rest[0].line}:{rest[0].column}" in text and f"(+{len(rest) - LISTED_LINES})" in text
+    assert "the JSON report lists every finding" in text
+    pdf = readable_report(data, report, "big.xml", pdf=True)
+    assert len(pdf_pages(pdf, tmp_path)) <= 4 and layout_faults(pdf, tmp_path) == []
+
+
+def test_the_report_shows_findings_in_full_up_to_its_budget_then_each_rule_once():
+    """Many rules with many findings each: at most SHOWN_IN_ALL in full, and every rule after the budget is still
+    named with its text, count and places."""
+    from pipeline.check.report import ERROR, Issue, Location, Report
+    from pipeline.pdf.report_page import SHOWN_IN_ALL, SHOWN_PER_RULE
+
+    issues = [Issue(ERROR, f"R-{r:03d}", f"rule {r} text", Location(line=r * 100 + k, column=1))
+              for r in range(40) for k in range(12)]
+    html = readable_report(b"<x/>", Report("test", "CII", issues), "synthetic.xml")
+    root = lxml_html.fromstring(html)
+    full = root.xpath("//div[@class='finding']")
+    assert len(full) == SHOWN_IN_ALL == 20 * SHOWN_PER_RULE
+    rests = root.xpath("//div[@class='finding rest']")
+    assert len(rests) == 40  # the 20 rules shown in part, the 20 after the budget named once
+    text = _text(html)
+    assert "rule 39 text" in text and "12 more of this rule" in text and "3900:1" in text
+
+
+def test_a_valid_invoice_too_long_for_a_pdf_page_gets_its_report_without_the_page(monkeypatch, tmp_path):
+    from pipeline.settings import get_settings
+
+    data = VALID.read_bytes()
+    report = validate_xml(data, "xrechnung")
+    monkeypatch.setenv("EINVOICE_MAX_PDF_LINES", "1")
+    get_settings.cache_clear()
+    try:
+        pdf = readable_report(data, report, "01.01a.xml", pdf=True)
+        html = readable_report(data, report, "01.01a.xml")
+    finally:
+        monkeypatch.delenv("EINVOICE_MAX_PDF_LINES")
+        get_settings.cache_clear()
+    text = " ".join(pdftotext(pdf, tmp_path, "-raw").split())
+    assert "Valid" in text and "its page is left out of this PDF above 1 lines" in text and "123456XX" not in text
+    assert "123456XX" in _text(html)  # HTML has no layout cost: the page stays
 
 
 # ---- through the endpoints and the CLI ---------------------------------------------------------------------------

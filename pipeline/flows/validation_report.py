@@ -1,7 +1,8 @@
 """Product path: the validation report as a page for people (HTML or PDF) instead of JSON.
 
     the report (validate_xml / validate_pdf) -> the source read (a PDF's embedded invoice; for code frames) ->
-    a valid document's readable page (the reading side's canonical XML -> html.xsl) -> report page (Jinja2) -> PDF
+    a valid document's readable page (the reading side's canonical XML -> html.xsl; in a PDF up to
+    EINVOICE_MAX_PDF_LINES lines, as every PDF page) -> report page (Jinja2) -> PDF
 """
 from __future__ import annotations
 
@@ -15,15 +16,20 @@ from pipeline.read import provenance
 def readable_report(data: bytes, report: Report, name: str = "", language: str = "en", pdf: bool = False) -> bytes:
     """The report on `data` as HTML (or PDF): code frames from the document's text, and below a valid verdict the
     invoice page. A document that cannot be read (not an e-invoice) gets the report alone."""
-    text, invoice_html = None, None
+    text, invoice_html, left_out = None, None, None
     try:
         source = source_of(data)
         text = source.doc.text
         if report.valid:
-            canonical = provenance.split(to_canonical(source)).canonical
-            invoice_html = page.invoice_html(canonical, language, source.profile.level if source.profile else "")
+            read = provenance.split(to_canonical(source))
+            lines = page.line_count(read.root)
+            if pdf and page.too_many_lines(lines):
+                left_out = lines
+            else:
+                invoice_html = page.invoice_html(read.canonical, language,
+                                                 source.profile.level if source.profile else "")
     except ApiError:
         if not data.startswith(b"%PDF"):
             text = data.decode("utf-8", "replace")
     render = report_page.report_pdf if pdf else report_page.report_html
-    return render(report, name, text, language, invoice_html)
+    return render(report, name, text, language, invoice_html, left_out)

@@ -17,19 +17,35 @@ from markupsafe import Markup
 from pipeline.check.report import ERROR, WARNING, Issue, Report
 from pipeline.invoice.terms import field_for_rule, term_for
 from pipeline.pdf import page
-from pipeline.settings import TEMPLATES_DIR
+from pipeline.settings import TEMPLATES_DIR, get_settings
 
 FRAME_LINES = 2          # source lines shown before and after a finding's line
 MAX_FRAME_CHARS = 240    # of one source line (minified XML is one long line: show the part around the column)
+# Findings shown in full (text, place, code frame): the first of each rule, and so many in all. The rest are listed
+# by line under their rule. WeasyPrint lays out ~14 ms a finding: a document with thousands of findings (one per
+# line of a large invoice) would hold a worker for minutes; the JSON report lists every finding.
+SHOWN_PER_RULE = 10
+SHOWN_IN_ALL = 200
+LISTED_LINES = 50        # places (line:column) listed per rule for the findings not shown in full
 LABELS = {
     "en": {"title": "Validation report", "valid": "Valid", "invalid": "Invalid", "rules": "Rules",
            "syntax": "Syntax", "errors": "errors", "warnings": "warnings", "error": "error", "warning": "warning",
            ERROR: "Error", WARNING: "Warning",
-           "line": "line", "column": "column", "page": "Page", "of": "of"},
+           "line": "line", "column": "column", "page": "Page", "of": "of", "lines": "at line:column",
+           "more": "{n} more of this rule, not shown in full",
+           "cut": "Shown in full: the first {per_rule} findings of each rule, {total} in all; the JSON report lists "
+                  "every finding.",
+           "no_page": "The invoice has {lines} lines: its page is left out of this PDF above {limit} lines "
+                      "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render with Accept: text/html draws it."},
     "de": {"title": "Prüfbericht", "valid": "Gültig", "invalid": "Ungültig", "rules": "Regeln",
            "syntax": "Syntax", "errors": "Fehler", "warnings": "Warnungen", "error": "Fehler", "warning": "Warnung",
            ERROR: "Fehler", WARNING: "Warnung",
-           "line": "Zeile", "column": "Spalte", "page": "Seite", "of": "von"},
+           "line": "Zeile", "column": "Spalte", "page": "Seite", "of": "von", "lines": "bei Zeile:Spalte",
+           "more": "{n} weitere dieser Regel, nicht einzeln gezeigt",
+           "cut": "Einzeln gezeigt: die ersten {per_rule} Befunde je Regel, insgesamt {total}; der JSON-Bericht "
+                  "listet jeden Befund.",
+           "no_page": "Die Rechnung hat {lines} Positionen: Ihre Seite fehlt in diesem PDF über {limit} Positionen "
+                      "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render mit Accept: text/html zeigt sie."},
 }
 
 
@@ -76,26 +92,48 @@ def _invoice_body(invoice_html: bytes) -> Markup:
     return Markup("".join(etree.tostring(child, encoding="unicode", method="xml") for child in body))
 
 
+def _rest(rule_issues: list[Issue]) -> dict:
+    """The findings of a rule not shown in full: their number, the first lines, the rule's text and term once."""
+    lines = list(dict.fromkeys(f"{i.location.line}:{i.location.column}" if i.location.column else str(i.location.line)
+                               for i in rule_issues if i.location and i.location.line))
+    field, bt = field_for_rule(rule_issues[0].code)
+    term = term_for(field)
+    return {"count": len(rule_issues), "lines": lines[:LISTED_LINES], "unlisted": max(0, len(lines) - LISTED_LINES),
+            "message": rule_issues[0].message, "term": f"{bt} {term.name}" if bt and term else bt}
+
+
 def report_html(report: Report, name: str, source_text: str | None = None, language: str = "en",
-                invoice_html: bytes | None = None) -> bytes:
+                invoice_html: bytes | None = None, page_left_out: int | None = None) -> bytes:
     """The report as HTML. `source_text` = the document as decoded text (for code frames); `invoice_html` = the
-    readable page of the document (shown below a valid verdict)."""
+    readable page of the document (shown below a valid verdict); `page_left_out`: the line count of a valid
+    invoice whose page was left out (too many lines for a PDF)."""
     lines = source_text.split("\n") if source_text else []
-    groups, counts = [], {}
+    groups, counts, budget, cut = [], {}, SHOWN_IN_ALL, False
     for severity in (ERROR, WARNING):
-        rules: dict[str, list[dict]] = {}
+        rules: dict[str, list[Issue]] = {}
         for issue in report.issues:
             if issue.severity == severity:
-                rules.setdefault(issue.code, []).append(_finding(issue, lines))
+                rules.setdefault(issue.code, []).append(issue)
+        shown = []
+        for rule, issues in rules.items():
+            full = min(len(issues), SHOWN_PER_RULE, budget)
+            budget -= full
+            rest = _rest(issues[full:]) if len(issues) > full else None
+            cut = cut or rest is not None
+            shown.append((rule, [_finding(i, lines) for i in issues[:full]], rest))
         if rules:
-            groups.append((severity, list(rules.items())))
-            counts[severity] = sum(len(found) for found in rules.values())
-    html = _template().render(report=report, name=name, lang=language, t=LABELS[language], groups=groups,
-                              counts=counts, invoice_page=_invoice_body(invoice_html) if invoice_html else None)
+            groups.append((severity, shown))
+            counts[severity] = sum(len(issues) for issues in rules.values())
+    t = LABELS[language]
+    notes = [t["cut"].format(per_rule=SHOWN_PER_RULE, total=SHOWN_IN_ALL)] if cut else []
+    if page_left_out:
+        notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
+    html = _template().render(report=report, name=name, lang=language, t=t, groups=groups, counts=counts,
+                              notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None)
     return html.encode("utf-8")
 
 
 def report_pdf(report: Report, name: str, source_text: str | None = None, language: str = "en",
-               invoice_html: bytes | None = None) -> bytes:
+               invoice_html: bytes | None = None, page_left_out: int | None = None) -> bytes:
     """The same report as PDF (WeasyPrint with the invoice page's stylesheet; nothing fetched)."""
-    return page.html_to_pdf(report_html(report, name, source_text, language, invoice_html))
+    return page.html_to_pdf(report_html(report, name, source_text, language, invoice_html, page_left_out))
