@@ -17,6 +17,7 @@ import pytest
 import requests
 
 from conftest import CORPUS
+from pipeline.flows.validate_pdf import validate_pdf
 from test_platform_helpers import REPO, serve_with_key
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
@@ -162,14 +163,19 @@ def test_valid_official_sample_shows_verdict_findings_invoice_and_downloads(page
     time.sleep(0.3)  # chromium renames the finished download into place; let it settle
     downloaded = json.loads(target.read_text())
     assert downloaded["valid"] is True and downloaded["summary"] == report["summary"]
-    # the PDF report, and the document converted to the other syntax (UBL -> CII)
-    for kind, name, start in (("pdf", ".report.pdf", b"%PDF-"), ("convert", ".cii.xml", b"<?xml")):
-        page.find_element("css selector", f'[data-download="{kind}"]').click()
+    # the PDF report, the document converted to the other syntax (UBL -> CII) and to a ZUGFeRD PDF
+    assert [by_id(page, b).text for b in ("convert-button", "convert-button-2")] == [
+        "Convert to CII (1 credit)", "Convert to ZUGFeRD PDF (1 credit)"]
+    for button, name, start in (('[data-download="pdf"]', ".report.pdf", b"%PDF-"),
+                                ("#convert-button", ".cii.xml", b"<?xml"),
+                                ("#convert-button-2", ".zugferd.pdf", b"%PDF-")):
+        page.find_element("css selector", button).click()
         target = page.downloads / (VALID.stem + name)
         wait(page, lambda d: target.exists() and target.stat().st_size > 0, WAIT)
         time.sleep(0.3)
-        assert target.read_bytes().startswith(start), kind
-    assert b"CrossIndustryInvoice" in target.read_bytes()
+        assert target.read_bytes().startswith(start), button
+    assert b"CrossIndustryInvoice" in (page.downloads / (VALID.stem + ".cii.xml")).read_bytes()
+    assert validate_pdf(target.read_bytes()).valid  # the ZUGFeRD PDF passes the official checks
 
 
 @pytest.mark.parametrize("lang", ["en", "de"])
@@ -203,7 +209,8 @@ def test_zugferd_pdf(page, live):
     assert by_id(page, "verdict-title").text == ("Valid" if report["valid"] else "Invalid")
     assert page.execute_script("return window.sawProgress") is True
     assert by_id(page, "validate-status").text.startswith("Done in")
-    assert by_id(page, "convert-button").text.startswith("Convert to UBL")
+    assert [by_id(page, b).text for b in ("convert-button", "convert-button-2")] == [
+        "Convert to CII (1 credit)", "Convert to UBL (1 credit)"]
     wait(page, lambda d: by_id(d, "invoice-frame").get_attribute("srcdoc") or visible("invoice-error")(d))
     assert frame_text(page, "report-frame")
 

@@ -213,15 +213,18 @@
   const drop = $("drop");
   const validateStatus = $("validate-status");
   const validateError = $("validate-error");
-  let current = null; // the validated file: {file, spec, other}
+  let current = null; // the validated file: {file, spec, targets}
 
   // The spec from the file: a PDF is ZUGFeRD / Factur-X; XML naming XRechnung (its BT-24) is XRechnung, any other
-  // EN 16931. `other` is the syntax to convert to.
+  // EN 16931. `targets` are what the convert buttons offer: a PDF's embedded CII (validated) and UBL; an XML
+  // document's other syntax and a ZUGFeRD PDF.
+  const TARGET_NAMES = {CII: "CII", UBL: "UBL", ZUGFERD: "ZUGFeRD PDF"};
+  const convertButtons = [$("convert-button"), $("convert-button-2")];
   async function sniff(file) {
     const start = await file.slice(0, 65536).text();
-    if (start.startsWith("%PDF-")) return {spec: "zugferd", other: "UBL"};
+    if (start.startsWith("%PDF-")) return {spec: "zugferd", targets: ["CII", "UBL"]};
     return {spec: /xrechnung/i.test(start) ? "xrechnung" : "en16931",
-            other: /CrossIndustryInvoice/.test(start) ? "UBL" : "CII"};
+            targets: [/CrossIndustryInvoice/.test(start) ? "UBL" : "CII", "ZUGFERD"]};
   }
 
   drop.addEventListener("dragover", (event) => {
@@ -295,7 +298,7 @@
     if (!file) return showMessage(validateError, t.need_file), fileInput.focus();
     const sniffed = await sniff(file);
     const spec = $("spec").value === "auto" ? sniffed.spec : $("spec").value;
-    current = {file, spec, other: sniffed.other};
+    current = {file, spec, targets: sniffed.targets};
     $("result").hidden = true;
     $("validate-button").disabled = true;
     const work = progress(validateStatus);
@@ -307,7 +310,10 @@
     pageCall.catch(() => {}); // read below, or dropped when the report failed
     try {
       showReport(await (await reportCall).text());
-      $("convert-button").textContent = fmt(t.dl_convert, {syntax: current.other});
+      convertButtons.forEach((button, i) => {
+        button.dataset.to = current.targets[i];
+        button.textContent = fmt(t.dl_convert, {syntax: TARGET_NAMES[current.targets[i]]});
+      });
       $("invoice-error").hidden = true;
       $("result").hidden = false;
       work.say(t.rendering);
@@ -335,14 +341,15 @@
     json: (c) => [`/v1/invoice/${c.spec}/validate`, {metadataLanguage: data.lang}, "application/json", ".report.json"],
     pdf: (c) => [`/v1/invoice/${c.spec}/validate`, {metadataLanguage: data.lang}, "application/pdf", ".report.pdf"],
     parsed: () => ["/v1/invoice/parse", {}, "application/json", ".json"],
-    convert: (c) => ["/v1/invoice/convert", c.spec === "zugferd" ? {to: c.other} : {to: c.other, spec: c.spec},
-      "application/xml", "." + c.other.toLowerCase() + ".xml"],
+    convert: (c, to) => ["/v1/invoice/convert",
+      {to, ...(c.spec === "zugferd" ? {} : {spec: c.spec}), ...(to === "ZUGFERD" ? {metadataLanguage: data.lang} : {})},
+      to === "ZUGFERD" ? "application/pdf" : "application/xml", to === "ZUGFERD" ? ".zugferd.pdf" : `.${to.toLowerCase()}.xml`],
   };
 
   for (const button of document.querySelectorAll("[data-download]")) {
     button.addEventListener("click", async () => {
       if (!current) return;
-      const [path, request, accept, suffix] = DOWNLOADS[button.dataset.download](current);
+      const [path, request, accept, suffix] = DOWNLOADS[button.dataset.download](current, button.dataset.to);
       $("download-error").hidden = true;
       button.disabled = true;
       const work = progress($("download-status"));
