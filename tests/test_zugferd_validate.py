@@ -25,14 +25,14 @@ def client():
     return falcon.testing.TestClient(create_app(platform=False))
 
 
-def upload(client, data: bytes, request: dict | None = None):
+def upload(client, data: bytes, request: dict | None = None, headers: dict | None = None):
     boundary = "----h5boundary7MA4YWxkTrZu0gW"
     body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"invoice.pdf\"\r\n"
             f"Content-Type: application/pdf\r\n\r\n").encode() + data + (
             f"\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"request\"\r\n"
             f"Content-Type: application/json\r\n\r\n{json.dumps(request or {})}\r\n--{boundary}--\r\n").encode()
     return client.simulate_post("/v1/invoice/zugferd/validate", body=body,
-                                headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+                                headers={"Content-Type": f"multipart/form-data; boundary={boundary}", **(headers or {})})
 
 
 def errors(report: dict, side: str | None = None) -> list[str]:
@@ -306,13 +306,30 @@ def test_decompression_bombs_behind_predictors_and_filter_chains(client, own_pdf
     assert report["valid"] is False and "PDF_STREAM_TOO_LARGE" in errors(report)
 
 
-def test_undecodable_text_in_a_pdf_is_reported_as_json(own_pdf):
-    """Names and strings of a damaged file can decode to lone surrogates; the report replaces them."""
+def test_undecodable_text_in_a_pdf_is_reported_as_json_and_as_a_page(own_pdf):
+    """Names and strings of a damaged file can decode to lone surrogates; a finding holds U+FFFD instead, so the
+    JSON report and the report page (UTF-8) both carry it. The page gave a 500 (found by fuzzing: a key name
+    /Resour\x84es in a page dictionary)."""
     from pipeline.check.report import Issue, Location, Report
+    from pipeline.pdf.report_page import report_html, report_pdf
 
-    report = Report("v", None, [Issue("ERROR", "X\udcc4", "bad \udcc4 name", Location(xpath="/a\ud800"))])
+    report = Report("v", None, [Issue("ERROR", "X\udcc4", "bad \udcc4 name", Location(xpath="/a\ud800",
+                                                                                    pdfObject="obj \udc84"))])
     text = json.dumps(report.to_dict(), ensure_ascii=False).encode("utf-8")
-    assert "\ufffd".encode() in text
+    assert "\ufffd".encode() in text and "\\ud" not in json.dumps(report.to_dict())
+    assert "bad \ufffd name" in report_html(report, "x.pdf").decode("utf-8")
+    assert report_pdf(report, "x.pdf").startswith(b"%PDF-")
+
+
+def test_a_pdf_with_an_undecodable_key_name_gets_its_report_page(own_pdf, client):
+    with pikepdf.open(io.BytesIO(own_pdf)) as doc:  # objects in plain sight, then one byte of a key name changed
+        out = io.BytesIO()
+        doc.save(out, object_stream_mode=pikepdf.ObjectStreamMode.disable, compress_streams=False)
+    data = out.getvalue().replace(b"/Resources", b"/Resour\x84es", 1)
+    assert "PDFA_NOT_CHECKED" in json.dumps(upload(client, data).json)  # the finding that names the key
+    for accept in ("text/html", "application/pdf"):
+        resp = upload(client, data, headers={"Accept": accept})
+        assert resp.status_code == 200 and resp.headers["content-type"].startswith(accept), resp.text[:300]
 
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402

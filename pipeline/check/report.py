@@ -15,7 +15,8 @@ WARNING = "WARNING"
 _FLAG_SEVERITY = {"fatal": ERROR, "error": ERROR, "warning": WARNING, "information": WARNING, "info": WARNING}
 
 
-# Lone surrogates: what a damaged PDF's undecodable names and strings can turn into; JSON text cannot carry them.
+# Lone surrogates: what a damaged PDF's undecodable names and strings can turn into; neither JSON nor the report
+# page's UTF-8 can carry them, so a finding holds U+FFFD in their place from the start.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -37,12 +38,15 @@ class Location:
     column: int | None = None
     pdfObject: str | None = None
 
+    def __post_init__(self):
+        self.xpath, self.pdfObject = _text(self.xpath), _text(self.pdfObject)
+
     def to_dict(self) -> dict:
         if self.pdfObject is not None and self.xpath is None and self.line is None:
-            return {"pdfObject": _text(self.pdfObject)}  # a PDF finding: no xpath, line or column to state
-        d = {"xpath": _text(self.xpath), "line": self.line, "column": self.column}
+            return {"pdfObject": self.pdfObject}  # a PDF finding: no xpath, line or column to state
+        d = {"xpath": self.xpath, "line": self.line, "column": self.column}
         if self.pdfObject is not None:
-            d["pdfObject"] = _text(self.pdfObject)
+            d["pdfObject"] = self.pdfObject
         return d
 
 
@@ -53,8 +57,11 @@ class Issue:
     message: str
     location: Location | None = None
 
+    def __post_init__(self):
+        self.code, self.message = _text(self.code), _text(self.message)
+
     def to_dict(self) -> dict:
-        d = {"severity": self.severity, "code": _text(self.code), "message": _text(self.message)}
+        d = {"severity": self.severity, "code": self.code, "message": self.message}
         if self.location is not None:
             d["location"] = self.location.to_dict()
         return d
