@@ -200,6 +200,7 @@ def test_only_characters_no_font_can_draw_are_replaced():
     # default-ignorable characters need no glyph (joiner, variation selector, soft hyphen, bidi mark): kept
     assert page.drawable("a\u200db\ufe0fc\u00add\u200fe") == "a\u200db\ufe0fc\u00add\u200fe"
     assert page.drawable("x\U00013000y\U0010FFFDz") == "x\ufffdy\ufffdz"
+    assert page.drawable("a\x01b\x00c\x1fd\te\nf") == "a\ufffdb\ufffdc\ufffdd\te\nf"  # XML cannot carry them
 
 
 def test_labels_and_formats_follow_the_language_content_is_not_translated():

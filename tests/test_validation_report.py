@@ -179,6 +179,19 @@ def test_the_xml_endpoints_answer_the_report_for_people_on_request(client, path)
     assert upload(client, data, {}, path=path, headers={"Accept": "*/*"}).headers["content-type"] == "application/json"
 
 
+def test_a_malformed_upload_with_a_control_character_gets_its_pdf_report(client, tmp_path):
+    """XML-MALFORMED for a control character; the report's code frame shows the line with U+FFFD in its place
+    (the PDF report gave a 500: found by fuzzing)."""
+    from test_parse import upload
+    data = VALID.read_bytes().replace(b"123456XX", b"1234\x0156XX", 1)
+    json_report = upload(client, data, {}, path="/v1/invoice/xrechnung/validate").json
+    assert [i["code"] for i in json_report["issues"]] == ["XML-MALFORMED"]
+    pdf = upload(client, data, {}, path="/v1/invoice/xrechnung/validate", headers={"Accept": "application/pdf"})
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF-"), pdf.text[:300]
+    text = pdftotext(pdf.content, tmp_path, "-raw")
+    assert "XML-MALFORMED" in text and "1234\ufffd56XX" in text
+
+
 def test_the_zugferd_endpoint_answers_the_report_for_people_on_request(client):
     from test_parse import upload
     data = (CORPUS / "mustangproject/validator/invalidXRechnung.pdf").read_bytes()

@@ -62,13 +62,13 @@ def field_kind(annotation) -> tuple[str, Any]:
 # ---- field types ---------------------------------------------------------------------------------------------
 
 # Characters XML 1.0 cannot carry (C0 controls other than tab/LF/CR, surrogates, U+FFFE/U+FFFF).
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _clean_text(value: str) -> str:
     if not value.strip():
         raise PydanticCustomError("INVALID_VALUE", "must not be empty")
-    bad = _NOT_XML.search(value)
+    bad = NOT_XML.search(value)
     if bad:
         raise PydanticCustomError("INVALID_VALUE", "contains a character XML cannot carry (U+{code:04X})",
                                   {"code": ord(bad.group())})

@@ -25,6 +25,7 @@ from functools import lru_cache
 from pipeline import saxon
 from pipeline.check.report import ERROR, Report
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
+from pipeline.invoice.model import NOT_XML
 from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, TERMS
 from pipeline.pdf import collector
 from pipeline.settings import TEMPLATES_DIR, XSLT_DIR, get_settings
@@ -105,7 +106,9 @@ def _drawable_ranges() -> tuple[list[int], list[int]]:
 
 
 def drawable(text: str) -> str:
-    """`text` with each character that no installed font can draw replaced by U+FFFD."""
+    """`text` with each character that no installed font can draw, or XML cannot carry (a control character in the
+    code frame of a malformed upload), replaced by U+FFFD."""
+    text = NOT_XML.sub(NO_GLYPH, text)
     if text.isascii():
         return text
     starts, ends = _drawable_ranges()
