@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from pipeline.check.report import Report
 from pipeline.errors import ApiError
-from pipeline.flows.parse import source_of, to_canonical
+from pipeline.flows.parse import read_canonical, source_of
 from pipeline.pdf import page, report_page
-from pipeline.read import provenance
 
 
 def readable_report(data: bytes, report: Report, name: str = "", language: str = "en", pdf: bool = False) -> bytes:
@@ -21,7 +20,7 @@ def readable_report(data: bytes, report: Report, name: str = "", language: str =
         source = source_of(data)
         text = source.doc.text
         if report.valid:
-            read = provenance.split(to_canonical(source))
+            read = read_canonical(source)  # the provenance as ids: path()s cost half the reading stylesheet
             lines = page.line_count(read.root)
             if pdf and page.too_many_lines(lines):
                 left_out = lines
