@@ -1,6 +1,7 @@
 """The reading side against what it is built from, on the same documents in the same run (issue 13's budgets):
 
     python3 bench/bench_read.py [--runs 30]
+    python3 bench/bench_read.py --big [LINES ...]
 
   parse     pipeline.flows.parse.parse of a typical official invoice (CII and UBL)    budget: <= its validation
   validate  the official validation of the same document (pipeline.flows.validate_xml)
@@ -8,6 +9,11 @@
   gen       generation of the target from the parsed request (generate_xml)                    source + gen target)
   render    the page of a received 10-line invoice (flows.render, PDF)                budget: <= the ZUGFeRD page
   zugferd   the page of the same invoice on the ZUGFeRD path (html.xsl + WeasyPrint)          (html + render)
+
+With --big the endpoints' cost per line on long generated CII invoices (1,000 and 5,000 lines by default), through
+the app in process: a figure that grows with the lines shows work that is not linear (parse answered 5,000 lines in
+15 s of which 14 s were the JSON writer's number substitution, quadratic; the report page read the invoice with
+path()s, quadratic in Saxon).
 
 Parse stages are timed too (source: safe parse + BT-24; read: read-*.xsl; split: provenance off; json: typed JSON;
 model: completeness; write + losses: writing the invoice again + compare; unmapped), so that the budget's margin has
@@ -80,13 +86,50 @@ def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+BIG_CALLS = {
+    "validate": ("/v1/invoice/en16931/validate", {}, None),
+    "parse": ("/v1/invoice/parse", {}, None),
+    "convert": ("/v1/invoice/convert", {"to": "UBL"}, None),
+    "render html": ("/v1/invoice/render", {}, {"Accept": "text/html"}),
+    "report html": ("/v1/invoice/en16931/validate", {}, {"Accept": "text/html"}),
+}
+
+
+def scaling(line_counts: list[int]) -> None:
+    """ms per invoice line of each endpoint on generated CII invoices of `line_counts` lines (one run each, after a
+    warm-up on the smallest)."""
+    import falcon.testing
+
+    from pipeline.service.app import create_app
+    sys.path.insert(0, str(REPO / "tests"))  # the tests' multipart upload helper and its conftest
+    from test_parse import upload
+
+    client = falcon.testing.TestClient(create_app(platform=False))
+    docs = {n: generate_xml(json.dumps(dict(invoice_request(n), config={"syntax": "CII"})).encode(), "en16931")[0]
+            for n in line_counts}
+    for path, request, headers in BIG_CALLS.values():
+        upload(client, docs[line_counts[0]], request, path=path, headers=headers)
+    print(f"{'lines':>6} {'KB':>6} " + " ".join(f"{k:>12}" for k in BIG_CALLS) + "   (s; ms per line)")
+    for n, data in docs.items():
+        cells = []
+        for path, request, headers in BIG_CALLS.values():
+            resp, ms = timed(upload, client, data, request, "invoice.xml", path, headers)
+            assert resp.status_code == 200, resp.text[:200]
+            cells.append(f"{ms / 1000:5.1f} {ms / n:5.2f}")
+        print(f"{n:6} {len(data) // 1024:6} " + " ".join(f"{c:>12}" for c in cells))
+
+
 def main() -> None:
     global clock
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--clock", choices=sorted(CLOCK), default="wall")
+    ap.add_argument("--big", type=int, nargs="*", help="lines of the long invoices (default 1000 5000)")
     args = ap.parse_args()
     clock = CLOCK[args.clock]
+    if args.big is not None:
+        scaling(args.big or [1000, 5000])
+        return
 
     print(f"{load()} (2 cores); clock: {args.clock}")
     print(f"{'document':10} {'parse':>7} {'validate':>9} {'ratio':>6} | {'convert':>8} {'val+gen':>8} {'ratio':>6}"
