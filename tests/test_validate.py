@@ -77,6 +77,29 @@ def test_locations_in_a_one_line_document():
             data.decode()[issue.location.column - 1:].startswith("<ubl:Invoice")
 
 
+def test_a_finding_per_line_of_a_long_one_line_document_points_at_each_line():
+    """A generated (one-line) invoice of 300 lines, each with an unknown unit code: every BR-CL-23 finding points at
+    its own line's BilledQuantity start tag (a long line is located by counting start tags, once for all findings;
+    searching the line per finding was quadratic)."""
+    import json
+    import re
+
+    from pipeline.check.xmlinput import LONG_LINE
+    from pipeline.flows.generate_xml import generate_xml
+    from test_zugferd_samples import invoice_request
+
+    xml = generate_xml(json.dumps(dict(invoice_request(300), config={"syntax": "CII"})).encode(), "en16931")[0]
+    data = re.sub(rb'unitCode="[A-Z0-9]+"', b'unitCode="QQQQ"', xml)
+    text = data.decode()
+    assert text.count("\n") <= 1 and len(text) > 50 * LONG_LINE
+    found = [i.location for i in validate.validate_xml(data, "en16931").issues if i.code == "BR-CL-23"]
+    assert len(found) == 300
+    lines = text.split("\n")
+    offsets = [sum(len(x) + 1 for x in lines[:loc.line - 1]) + loc.column - 1 for loc in found]
+    assert all(text.startswith("<ram:BilledQuantity", at) for at in offsets)
+    assert sorted(offsets) == [m.start() for m in re.finditer("<ram:BilledQuantity", text)]
+
+
 def test_xsd_findings_carry_line_and_column():
     text = UBL_STD.read_text("utf-8").replace("<cbc:IssueDate>", "<cbc:Bogus>x</cbc:Bogus><cbc:IssueDate>", 1)
     r = validate.validate_xml(text.encode(), "xrechnung")
