@@ -343,3 +343,24 @@ def test_damaged_documents_never_get_a_server_error_on_the_reading_endpoints(cli
                               ("/v1/invoice/render", {"validate": True, "showBusinessTerms": True})):
             resp = upload(client, data, request, path=path)
             assert resp.status_code in (200, 400, 422), (path, resp.status_code, resp.text[:300])
+
+
+def test_an_unmapped_value_on_every_line_is_listed_up_to_the_limit_with_each_lines_position():
+    """A value no field carries on each of 1,500 lines: the first MAX_UNMAPPED are listed, each with its line's
+    position in its xpath and its own line and column; the list says it was cut (positions counted once per
+    parent: counting siblings per value was quadratic)."""
+    import re
+
+    from pipeline.read.provenance import MAX_UNMAPPED
+    from test_zugferd_samples import invoice_request
+
+    xml = generate_xml(json.dumps(dict(invoice_request(1500), config={"syntax": "CII"})).encode(), "en16931")[0]
+    odd = xml.replace(b"<ram:BilledQuantity ", b'<ram:BilledQuantity extra="x" ')
+    parsed = parse(odd)
+    listed = [u for u in parsed.unmapped if u["xpath"].endswith("/@extra")]
+    assert len(listed) == len(parsed.unmapped) == MAX_UNMAPPED < 1500 and parsed.unmapped_truncated
+    text = odd.decode()
+    starts = [m.start() for m in re.finditer("<ram:BilledQuantity ", text)]
+    for n, entry in enumerate(listed, 1):
+        assert f"/ram:IncludedSupplyChainTradeLineItem[{n}]/" in entry["xpath"]
+        assert (entry["line"], entry["column"], entry["value"]) == (1, starts[n - 1] - text.rfind("\n", 0, starts[n - 1]), "x")

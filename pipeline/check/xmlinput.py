@@ -79,6 +79,7 @@ class ParsedXml:
     _line_starts: list[int] | None = None  # lazy, for locate()
     _scan: tuple | None = None  # lazy, for locate() in minified XML: start tags and elements in document order
     _children: dict = field(default_factory=dict)  # (parent, tag) -> its children of that tag, for element_at
+    _positions: dict = field(default_factory=dict)  # element -> (n, of), for position
 
     @property
     def report_syntax(self) -> str | None:
@@ -114,6 +115,24 @@ class ParsedXml:
             if node is None:
                 return None
         return node
+
+    def position(self, element) -> tuple[int, int]:
+        """(n, of): `element` is the n-th of `of` children of its parent with its tag. Each parent's children are
+        counted once (the keys keep the lxml proxies alive): counting preceding siblings per finding or unmapped
+        value was quadratic over a value per line."""
+        hit = self._positions.get(element)
+        if hit is None:
+            parent = element.getparent()
+            if parent is None:
+                return 1, 1
+            groups: dict[str, list] = {}
+            for child in parent.iterchildren(etree.Element):
+                groups.setdefault(child.tag, []).append(child)
+            for same in groups.values():
+                for n, child in enumerate(same, 1):
+                    self._positions[child] = (n, len(same))
+            hit = self._positions[element]
+        return hit
 
     def _children_named(self, parent, tag: str) -> list:
         """The children of `parent` with `tag`, listed once per document: a finding on the n-th of thousands of

@@ -171,12 +171,21 @@ def _step(element, index: int) -> tuple[str, str]:
     return f"Q{{{q.namespace or ''}}}{q.localname}[{index}]", readable
 
 
-def path_of(element, readable: bool = False) -> str:
+def _counted(element) -> tuple[int, int]:
+    """(n, of) of an element among its parent's children of its tag, counted here (see ParsedXml.position)."""
+    parent = element.getparent()
+    if parent is None:
+        return 1, 1
+    same = [c for c in parent if c.tag == element.tag]
+    return same.index(element) + 1, len(same)
+
+
+def path_of(element, readable: bool = False, position: Callable = _counted) -> str:
     """XPath 3.1 `path()` of an element of the source; `readable`: with the document's own prefixes
-    (`/rsm:CrossIndustryInvoice[1]/...`)."""
+    (`/rsm:CrossIndustryInvoice[1]/...`). `position`: (n, of) of an element, `ParsedXml.position` for many calls."""
     steps = []
     while element is not None:
-        index = 1 + sum(1 for s in element.itersiblings(preceding=True) if s.tag == element.tag)
+        index = position(element)[0]
         path_step, shown = _step(element, index)
         steps.append(f"{shown}[{index}]" if readable else path_step)
         element = element.getparent()
@@ -191,19 +200,15 @@ def _attribute_step(name: str, element) -> tuple[str, str]:
     return f"@Q{{{q.namespace}}}{q.localname}", f"@{prefix}:{q.localname}" if prefix else f"@{q.localname}"
 
 
-def _readable(element) -> str:
+def _readable(element, position: Callable) -> str:
     """The readable XPath of a source element: the document's prefixes, a position only where the parent has
     several children of its name (`/rsm:CrossIndustryInvoice/.../ram:IncludedNote[2]/ram:Content`)."""
     steps = []
     while element is not None:
-        parent = element.getparent()
         shown = f"{element.prefix}:{etree.QName(element).localname}" if element.prefix else etree.QName(element).localname
-        if parent is not None:
-            same = [c for c in parent if c.tag == element.tag]
-            if len(same) > 1:
-                shown += f"[{same.index(element) + 1}]"
-        steps.append(shown)
-        element = parent
+        n, of = position(element)
+        steps.append(f"{shown}[{n}]" if of > 1 else shown)
+        element = element.getparent()
     return "/" + "/".join(reversed(steps))
 
 
@@ -216,6 +221,8 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
     found: list[dict] = []
     root = doc.tree.getroot()
     for element, name in zip(root.iter(etree.Element), names if names is not None else source_paths(root)):
+        if len(found) > MAX_UNMAPPED:
+            break  # truncated: what is not listed needs no path or line
         line, column = None, None
         for attribute, value in element.attrib.items():
             if attribute in _FORMAL or (f"{name}/@Q{attribute}" if attribute[0] == "{" else
@@ -223,7 +230,7 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
                 continue  # ('{ns}local' is the path() step '@Q{ns}local')
             if line is None:
                 line, column = doc.start_of(element)
-            readable = f"{_readable(element)}/{_attribute_step(attribute, element)[1]}"
+            readable = f"{_readable(element, doc.position)}/{_attribute_step(attribute, element)[1]}"
             found.append({"xpath": readable, "line": line, "column": column, "value": value,
                           "businessTerm": business_term_of(readable)})
         if len(element) and any(isinstance(c.tag, str) for c in element):
@@ -231,7 +238,7 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
         if (element.text or "").strip() and name not in used and element is not carried:
             if line is None:
                 line, column = doc.start_of(element)
-            readable = _readable(element)
+            readable = _readable(element, doc.position)
             found.append({"xpath": readable, "line": line, "column": column, "value": element.text.strip(),
                           "businessTerm": business_term_of(readable)})
     return found[:MAX_UNMAPPED], len(found) > MAX_UNMAPPED
