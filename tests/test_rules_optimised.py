@@ -324,3 +324,28 @@ def test_the_profile_copies_read_their_code_lists_once_per_process_with_the_same
     sdoc = engine.saxon_document(doc)
     assert _same_findings("unknown codes", doc, sdoc, [(original, copy)]) >= 2
     assert len({i.code for i in engine.schematron_issues(sdoc, copy, None, doc)}) >= 2
+
+
+@pytest.mark.parametrize("syntax", ["CII", "UBL"])
+def test_findings_on_many_same_named_siblings_are_located_as_the_originals_locate_them(home, syntax):
+    """A finding on each of 80 lines (more than the 32 siblings from which the copies look positions up): every
+    stylesheet of both packs, and for CII each Factur-X profile's, gives the copy the original's finding list, with
+    each line's position in the location (the corpus has few parents that wide)."""
+    import json as json_
+    import re
+
+    from pipeline.flows.generate_xml import generate_xml
+    from test_zugferd_samples import invoice_request
+
+    xml = generate_xml(json_.dumps(dict(invoice_request(80), config={"syntax": syntax})).encode(), "en16931")[0]
+    data = re.sub(rb'unitCode="[A-Z0-9]+"', b'unitCode="QQQQ"', xml)
+    doc = xmlinput.load(data)
+    pairs = [(s, pack.runnable(s)) for pack in _installed(home) for s in pack.syntaxes[doc.syntax].stylesheets]
+    if syntax == "CII":
+        pairs += [(s, profile_copies.runnable(s, home)) for s in _profile_sheets()]
+    assert _same_findings("80 lines", doc, engine.saxon_document(doc), pairs) >= 80 * len(pairs) // 2
+    located = [i for i in engine.schematron_issues(engine.saxon_document(doc), pairs[0][1], None, doc)
+               if i.code == "BR-CL-23"]
+    line = "IncludedSupplyChainTradeLineItem" if syntax == "CII" else "InvoiceLine"
+    assert [re.search(line + r"[^/]*\[(\d+)\]", i.location.xpath).group(1) for i in located] == [
+        str(n) for n in range(1, 81)]
