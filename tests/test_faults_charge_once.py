@@ -139,13 +139,23 @@ def test_a_database_that_stalls_before_settling_still_charges_the_delivered_docu
 def test_a_client_that_disconnects_before_its_answer_is_charged(node):
     n = node
     key_id, token = n.key(credits=3)
-    rid = "gone-" + uuid.uuid4().hex[:6]
-    head = (f"POST /v1/invoice/xrechnung HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
-            f"Content-Type: application/json\r\nX-Request-Id: {rid}\r\nContent-Length: {len(BODY)}\r\n\r\n").encode()
-    with socket.create_connection(("127.0.0.1", n.server.port), timeout=10) as s:
-        s.sendall(head + BODY)
-        time.sleep(0.2)  # the work has started; the client leaves without reading anything
-    lines = wait_for(lambda: _logged(n, rid), 30)
-    assert lines and lines[0]["status"] == 200 and lines[0]["creditsCharged"] == 1
+    # As above: a worker an earlier test's stall left with a dead connection or in its cooldown answers 503 at once,
+    # reserving nothing (CI saw it once); leave again after the cooldown until a worker takes the work, within a bound.
+    deadline = time.monotonic() + 20
+    while True:
+        rid = "gone-" + uuid.uuid4().hex[:6]
+        head = (f"POST /v1/invoice/xrechnung HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                f"Content-Type: application/json\r\nX-Request-Id: {rid}\r\nContent-Length: {len(BODY)}\r\n\r\n"
+                ).encode()
+        with socket.create_connection(("127.0.0.1", n.server.port), timeout=10) as s:
+            s.sendall(head + BODY)
+            time.sleep(0.2)  # the work has started; the client leaves without reading anything
+        lines = wait_for(lambda: _logged(n, rid), 30)
+        assert lines, rid
+        if lines[0]["status"] != 503:
+            break
+        assert lines[0]["creditsCharged"] == 0 and time.monotonic() < deadline, lines
+        time.sleep(2.5)
+    assert lines[0]["status"] == 200 and lines[0]["creditsCharged"] == 1
     assert n.charges(key_id) == {rid: 1} and n.direct.get_key(key_id).balance == 2
     assert n.direct.pending(key_id) == 0
