@@ -24,7 +24,7 @@ def _reference_location(doc, path: str) -> Location:
     element = doc.element_at(path)
     if element is None:
         return Location(xpath=path)
-    xpath = provenance.path_of(element, readable=True)
+    xpath = provenance.path_of(element, doc.position, readable=True)
     last = path.rsplit("/", 1)[-1]
     if last.startswith("@"):
         xpath += "/@" + last.rsplit("}", 1)[-1].lstrip("@")

@@ -173,7 +173,7 @@ def test_sources_named_by_id_split_into_the_path_s_path_itself_writes():
         as_paths = provenance.in_paths(by_id, root)
         assert as_paths.used and any("/@" in p for p in as_paths.used)
         assert (by_id.canonical, as_paths.used, as_paths.leaves) == (by_path.canonical, by_path.used, by_path.leaves)
-        assert provenance.source_paths(root) == [provenance.path_of(e) for e in root.iter("{*}*")]
+        assert provenance.source_paths(root) == [provenance.path_of(e, source.doc.position) for e in root.iter("{*}*")]
         some = set(sorted(by_path.used)[::3])  # (two thirds left out, so that there is something to list)
         path = provenance.path_namer(by_id.names, root)
         assert (provenance.unmapped(source.doc, {t for t in by_id.used if path(t) in some}, by_id.names)

@@ -35,7 +35,7 @@ def _source_location(doc: ParsedXml, source) -> Location:
     """Where a source node is: a readable xpath with the document's own prefixes, and the line and column of its
     element (an attribute: `(element, name)`, located at its element)."""
     element, attribute = source if isinstance(source, tuple) else (source, None)
-    xpath = provenance.path_of(element, readable=True, position=doc.position)
+    xpath = provenance.path_of(element, doc.position, readable=True)
     if attribute:
         xpath += "/@" + attribute.rsplit("}", 1)[-1]
     line, column = doc.start_of(element)

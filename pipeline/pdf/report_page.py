@@ -75,13 +75,18 @@ def _frame(lines: list[str], line: int | None, column: int | None) -> tuple[list
     return shown, (column - offset + (1 if offset else 0)) if column else None
 
 
-def _finding(issue: Issue, lines: list[str]) -> dict:
-    field, bt = field_for_rule(issue.code)
+def _term_label(rule: str) -> str | None:
+    """"BT-n name" of the business term a rule is about (its BT alone when the table has no name for it)."""
+    field, bt = field_for_rule(rule)
     term = term_for(field)
+    return f"{bt} {term.name}" if bt and term else bt
+
+
+def _finding(issue: Issue, lines: list[str]) -> dict:
     location = issue.location
     line = location.line if location else None
     frame, column = _frame(lines, line, location.column if location else None)
-    return {"message": issue.message, "term": f"{bt} {term.name}" if bt and term else bt,
+    return {"message": issue.message, "term": _term_label(issue.code),
             "xpath": (location.xpath or location.pdfObject) if location else None, "line": line,
             "column": column, "frame": frame}
 
@@ -96,10 +101,8 @@ def _rest(rule_issues: list[Issue]) -> dict:
     """The findings of a rule not shown in full: their number, the first lines, the rule's text and term once."""
     lines = list(dict.fromkeys(f"{i.location.line}:{i.location.column}" if i.location.column else str(i.location.line)
                                for i in rule_issues if i.location and i.location.line))
-    field, bt = field_for_rule(rule_issues[0].code)
-    term = term_for(field)
     return {"count": len(rule_issues), "lines": lines[:LISTED_LINES], "unlisted": max(0, len(lines) - LISTED_LINES),
-            "message": rule_issues[0].message, "term": f"{bt} {term.name}" if bt and term else bt}
+            "message": rule_issues[0].message, "term": _term_label(rule_issues[0].code)}
 
 
 def report_html(report: Report, name: str, source_text: str | None = None, language: str = "en",

@@ -171,18 +171,9 @@ def _step(element, index: int) -> tuple[str, str]:
     return f"Q{{{q.namespace or ''}}}{q.localname}[{index}]", readable
 
 
-def _counted(element) -> tuple[int, int]:
-    """(n, of) of an element among its parent's children of its tag, counted here (see ParsedXml.position)."""
-    parent = element.getparent()
-    if parent is None:
-        return 1, 1
-    same = [c for c in parent if c.tag == element.tag]
-    return same.index(element) + 1, len(same)
-
-
-def path_of(element, readable: bool = False, position: Callable = _counted) -> str:
-    """XPath 3.1 `path()` of an element of the source; `readable`: with the document's own prefixes
-    (`/rsm:CrossIndustryInvoice[1]/...`). `position`: (n, of) of an element, `ParsedXml.position` for many calls."""
+def path_of(element, position: Callable, readable: bool = False) -> str:
+    """XPath 3.1 `path()` of an element of the source; `position`: the source's `ParsedXml.position`; `readable`:
+    with the document's own prefixes (`/rsm:CrossIndustryInvoice[1]/...`)."""
     steps = []
     while element is not None:
         index = position(element)[0]
