@@ -151,3 +151,13 @@ def test_unreadable_configuration_fails_closed(store, monkeypatch, var, value):
         assert store.get_key(store.list_keys()[0].key_id).balance == 5
     finally:
         get_settings.cache_clear()
+
+
+def test_a_full_window_resets_in_its_own_length_despite_float_error():
+    """(now + 60) - now is 60.000000000000007 for some clocks (monotonic 7.013): the reset said 61 s, and the
+    header test above failed in CI when the clock hit such a value."""
+    from pipeline.storage.ratelimit import _decision
+
+    assert (7.013 + 60) - 7.013 > 60
+    assert _decision(1, 3, (7.013 + 60) - 7.013).reset == 60
+    assert _decision(1, 3, 0.2).reset == 1 and _decision(1, 3, 59.2).reset == 60

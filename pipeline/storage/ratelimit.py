@@ -39,7 +39,8 @@ class LimiterUnavailable(Exception):
 
 
 def _decision(hits: int, limit: int, seconds_left: float) -> Decision:
-    return Decision(hits <= limit, limit, max(0, limit - hits), max(1, math.ceil(seconds_left)))
+    # rounded first: (now + window) - now can come out a hair above the window, and ceil made 60 s a reset of 61
+    return Decision(hits <= limit, limit, max(0, limit - hits), max(1, math.ceil(round(seconds_left, 6))))
 
 
 class Limiter(ABC):
