@@ -184,11 +184,10 @@ class SpecFields:
             if re.fullmatch(NAME, word) and rule and not array:   # "summary | ValidationSummary | errors (...)"
                 self._list(word, rule.rstrip("."))
                 continue
-            for sentence in re.split(r"\. ?", rule):
+            for sentence in re.split(r"\. ?", rule):   # "XML syntax: CII or UBL.", "Allowed values: en, de."
                 values = sentence.rsplit(": ", 1)[-1].strip()
                 listed = re.fullmatch(r"(\w+(?:, \w+)*)(?:,? or (\w+))?", values)
-                if listed and (listed.group(2) or ", " in values) and sentence != values or (
-                        listed and listed.group(2) and sentence == values):
+                if listed and (listed.group(2) or (values != sentence and ", " in values)):
                     f.type = ("enum", listed.group(1).split(", ") + ([listed.group(2)] if listed.group(2) else []))
 
 
