@@ -326,7 +326,8 @@ def test_warm_up_compiles_the_generation_stylesheets():
 
 
 def test_a_failed_rule_carries_the_value_sent_at_its_field(client):
-    """MANUAL amounts are used as sent: a payable amount of 1.0 fails BR-CO-16, and the entry says 1.0 was sent (a number, as sent)."""
+    """MANUAL amounts are used as sent: a payable amount of 1.0 fails BR-CO-16, and the entry says 1.0 was sent (the
+    number, as sent)."""
     request = load_request((FIXTURES / "manual-totals.json").read_bytes())
     assert request["config"]["calculationMode"] == "MANUAL"
     request["invoice"]["documentTotals"]["payableAmount"] = load_request(b'{"v": 1.0}')["v"]

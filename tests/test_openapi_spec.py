@@ -244,7 +244,8 @@ def test_the_parser_reads_every_object_of_section_2(spec):
     assert spec.objects["Seller"]["postalAddress"].type == ("ref", "SellerPostalAddress")
     assert spec.objects["Invoice"]["invoiceLines"].required and spec.objects["Invoice"]["invoiceLines"].type == (
         "array", "InvoiceLine")
-    assert spec.objects["PostalAddress"]["city"].required and spec.objects["PostalAddress"]["postcode"].required is False
+    address = spec.objects["PostalAddress"]
+    assert address["city"].required and address["postcode"].required is False
     assert spec.aliases == dict.fromkeys(("SellerPostalAddress", "BuyerPostalAddress",
                                           "SellerTaxRepresentativePostalAddress", "DeliveryAddress"), "PostalAddress")
 

@@ -575,8 +575,8 @@ _CONFIG_TEXT = {
 }
 
 
-# Where the service specification is silent, what we do (added to the field's description; tests/test_spec_conformance.py
-# holds each against the service).
+# Where the service specification is silent, what we do (added to the field's description;
+# tests/test_spec_conformance.py holds each against the service).
 _SILENT_SPEC_TEXT = {
     (Invoice, "vatAccountingCurrencyCode"): (
         "When it differs from currencyCode, the VAT total in this currency (BT-111, BR-53) cannot be computed without "
