@@ -388,6 +388,9 @@ with its JSON field and business term; without it generation names them in `X-Co
 {checks}
 
 **Errors** use the ErrorResponse shape. `status` is the reason class of the HTTP status: {statuses}.
+Where the service specification names a code for a case, `errorCode` is that code; a finer code of ours rides in
+`errors[0].code` (each response lists them as `x-refinements`, and codes the specification does not know as
+`x-codes-beyond-spec`). `rejectedValue` is the value as sent, in its JSON type.
 """
 
 
