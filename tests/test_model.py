@@ -150,6 +150,15 @@ def test_number_bounds(value):
     assert json.loads(written, parse_float=Decimal)["rejectedValue"] == Decimal(value) and len(written) < 1000
 
 
+def test_a_sent_text_shaped_like_a_number_marker_stays_text():
+    """request_json.dumps marks Decimals with a per-call random tag: a hostile string of the same shape is kept."""
+    from pipeline.invoice.request_json import dumps
+
+    fake = "\x00" + "0" * 16 + "0\x00"
+    assert json.loads(dumps({"s": fake, "n": Decimal("1.50"), "k": [fake]})) == {"s": fake, "n": 1.5, "k": [fake]}
+    assert '"n": 1.50' in dumps({"s": fake, "n": Decimal("1.50")})
+
+
 def test_unknown_field_is_rejected_not_dropped():
     data = sample()
     data["invoice"]["seller"]["postalAdress"] = data["invoice"]["seller"].pop("postalAddress")
