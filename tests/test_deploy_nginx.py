@@ -286,8 +286,9 @@ def test_a_slow_client_flood_is_absorbed_by_nginx(front):
             assert _validate(front, token, "flood-" + uuid.uuid4().hex[:8], timeout=10).status_code == 200
             timings.append((t1 - t, time.monotonic() - t1))
             during = {p: _established(p) for p in node_ports}
-            # ...and none of it at the nodes: what they hold is nginx's keep-alive pool (16 per nginx worker)
-            assert all(during[p] <= max(before[p], 2 * 16) + 2 for p in node_ports), (before, during)
+            # ...and none of it at the nodes: they hold the connections they held before (nginx's keep-alive
+            # pool), give or take the one our own request needed
+            assert all(during[p] <= before[p] + 2 for p in node_ports), (before, during)
             time.sleep(1)
         print(f"\nunder 350 trickling connections: /healthz, validation through nginx: "
               + ", ".join(f"{h * 1000:.0f} / {v * 1000:.0f} ms" for h, v in timings))
