@@ -167,6 +167,38 @@ def _connect_from(address: str, port: int) -> socket.socket:
     return s
 
 
+def _raw(port: int, request: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(request)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+            if b"\r\n\r\n" in data and b"}" in data:
+                break
+        return data
+
+
+def test_nginx_answers_what_it_refuses_in_the_error_shape(front):
+    """Refused by nginx before any node: a body above client_max_body_size (by its Content-Length, unread), a
+    request line above 16 KB. Each gets the service's ErrorResponse with its request id. (An unparsable request
+    line, and at times a header line above 16 KB, get nginx's own short 400 page: not asserted here.)"""
+    cases = [  # (status, request, errorCode)
+        (413, b"POST /v1/invoice/xrechnung HTTP/1.1\r\nHost: x\r\nX-Request-Id: big-1\r\nContent-Length: 30000000"
+              b"\r\n\r\n", "PAYLOAD_TOO_LARGE"),
+        (414, b"GET /healthz?" + b"a" * 20000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", "MALFORMED_HTTP_REQUEST"),
+    ]
+    for status, request, code in cases:
+        answer = _raw(front.port, request)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(f"HTTP/1.1 {status} ".encode()), answer[:200]
+        assert b"Content-Type: application/json" in head and b"X-Request-Id: " in head
+        error = json.loads(body)
+        assert error["errorCode"] == code and error["errors"] == [] and error["requestId"], error
+        if status == 413:
+            assert error["requestId"] == "big-1"
+    assert not any(x.get("requestId") == "big-1" for n in front.nodes for x in access_lines(n.log_path))
+
+
 def test_per_address_rate_limit_ignores_a_forged_x_forwarded_for(front):
     """nginx's flood guard (30 requests/s, burst 60 per address) keys on the TCP peer: a client that sends a new
     X-Forwarded-For with every request is still one address. Another address is not affected."""
