@@ -62,7 +62,8 @@ def wait_healthy(port: int, proc: subprocess.Popen, seconds: float = 120) -> Non
     raise SystemExit(f"nothing healthy on port {port}")
 
 
-def drive(ports: list[int], body: bytes | None, headers: dict, count: int, clients: int) -> tuple[list[float], dict, float]:
+def drive(ports: list[int], body: bytes | None, headers: dict, count: int,
+          clients: int) -> tuple[list[float], dict, float]:
     """`count` requests from `clients` threads, client i on ports[i % len(ports)] over one keep-alive connection."""
     latencies, statuses, lock, left = [], {}, threading.Lock(), [count]
 
@@ -122,9 +123,9 @@ def main() -> int:
         for port in node_ports:
             (tmp / str(port)).mkdir()
             log = open(tmp / f"node-{port}.log", "wb")
-            procs.append(subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(port),
-                                           "--workers", str(args.workers)], cwd=REPO, stdout=log,
-                                          stderr=subprocess.STDOUT, env={**env, "EINVOICE_DATA_DIR": str(tmp / str(port))}))
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "pipeline", "serve", "--port", str(port), "--workers", str(args.workers)],
+                cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env={**env, "EINVOICE_DATA_DIR": str(tmp / str(port))}))
         for port, proc in zip(node_ports, procs):
             wait_healthy(port, proc)
         front_port = free_port()
@@ -158,8 +159,8 @@ def main() -> int:
                 lat, statuses, elapsed = drive(ports, body, headers, args.requests, args.clients)
                 q = statistics.quantiles(lat, n=100)
                 rates[arm].append(len(lat) / elapsed)
-                line = (f"  round {r + 1} {arm:<7}{len(lat) / elapsed:8.1f} req/s   p50 {statistics.median(lat) * 1000:6.2f}"
-                        f" ms   p99 {q[98] * 1000:6.2f} ms   {statuses}")
+                line = (f"  round {r + 1} {arm:<7}{len(lat) / elapsed:8.1f} req/s   "
+                        f"p50 {statistics.median(lat) * 1000:6.2f} ms   p99 {q[98] * 1000:6.2f} ms   {statuses}")
                 if arm == "nginx":
                     shares: dict[str, int] = {}
                     for entry in access.read_text().splitlines()[seen:]:

@@ -335,7 +335,8 @@ def test_a_slow_client_flood_is_absorbed_by_nginx(front):
     finally:
         heads.close()
         bodies.close()
-    nodes_saw = [x for n in front.nodes for x in access_lines(n.log_path) if (x.get("requestId") or "").startswith("flood-")]
+    nodes_saw = [x for n in front.nodes for x in access_lines(n.log_path)
+                 if (x.get("requestId") or "").startswith("flood-")]
     assert len(nodes_saw) == 3 and all(x["status"] == 200 for x in nodes_saw)  # only the normal requests
 
 
