@@ -106,6 +106,15 @@ def _validate(front, token, rid, timeout=30):
                          headers={"Authorization": f"Bearer {token}", "X-Request-Id": rid})
 
 
+def test_run_local_refuses_nodes_without_a_shared_database(tmp_path):
+    """Nodes with SQLite each would count credits and limits apart: the script starts none without PostgreSQL."""
+    env = {k: v for k, v in os.environ.items() if k != "EINVOICE_DATABASE_URL"}
+    out = subprocess.run(["bash", str(REPO / "deploy" / "run-local.sh"), "--nodes", "2", "--dir", str(tmp_path)],
+                         env=env, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and "EINVOICE_DATABASE_URL" in out.stderr, out
+    assert not list(tmp_path.glob("node-*"))
+
+
 def test_requests_are_balanced_across_both_nodes(front):
     _, token = front.nodes[0].key(credits=0)
     rids = [f"balance-{i}-{uuid.uuid4().hex[:8]}" for i in range(20)]
