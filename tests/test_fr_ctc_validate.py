@@ -133,7 +133,7 @@ def test_realworld_documents_get_the_verdict_and_rule_ids_of_the_official_styles
 
 @pytest.mark.slow
 def test_corpus_documents_get_the_verdict_and_rule_ids_of_the_official_stylesheets_alone(home):
-    _agree(home, [CORPUS], 600)
+    _agree(home, [CORPUS], 380)
 
 
 # ---------------------------------------------------------------- endpoint, batch, command line

@@ -223,6 +223,7 @@ TERMS: tuple[Term, ...] = tuple([
     Term("config.syntax", None, "XML syntax", None, None),
     Term("config.version", None, "Specification version", None, None),
     Term("config.profile", None, "ZUGFeRD/Factur-X profile", None, None),
+    Term("config.rules", None, "National rules the PDF's invoice passes too (fr-ctc)", None, None, extension=True),
     Term("config.metadataLanguage", None, "PDF presentation language", None, None),
     Term("config.calculationMode", None, "Calculation mode (AUTO/MANUAL)", None, None, extension=True),
     Term("config.strict", None, "Content-check findings refuse the request", None, None, extension=True),
