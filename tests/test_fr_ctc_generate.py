@@ -187,3 +187,17 @@ def test_the_readable_page_shows_the_french_fields(client):
     assert r.status_code == 200, r.text
     for shown in ("732829320", "B1", "PMT", "Pénalités de retard", "0225"):
         assert shown in r.text, shown
+
+
+def test_cli_generates_and_validates_on_the_french_rules(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "avoir.xml"
+    run = subprocess.run([sys.executable, "-m", "pipeline", "generate", "--spec", "fr-ctc", "--syntax", "UBL",
+                          str(FIXTURES / "fr-credit-note.json"), "-o", str(out)], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    check = subprocess.run([sys.executable, "-m", "pipeline", "validate", "--spec", "fr-ctc", str(out)],
+                           capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0 and check.stdout.startswith("VALID"), check.stdout + check.stderr
