@@ -136,6 +136,48 @@ def test_corpus_documents_get_the_verdict_and_rule_ids_of_the_official_styleshee
     _agree(home, [CORPUS], 380)
 
 
+@pytest.mark.slow
+def test_factur_x_pdfs_get_the_zugferd_verdict_and_br_fr_of_the_official_stylesheet_alone(home):
+    """Every PDF of ../shared/realworld and ../shared/corpus: the report on fr-ctc holds the ZUGFeRD endpoint's
+    findings and, for an embedded CII, BR-FR's rule ids as the published BR-FR stylesheet alone finds them on that
+    invoice; valid = both valid. (The profile checks' agreement with the official rules is tested with the ZUGFeRD
+    endpoint.)"""
+    from pipeline.flows.validate_pdf import validate_pdf
+    from pipeline.pdf import checks
+
+    br_fr = home[0] / "cii" / "BR-FR-Flux2-Schematron-CII.xslt"
+    compared, disagree = 0, []
+    for path in sorted(p for root in (REALWORLD, CORPUS) for p in root.rglob("*") if p.suffix.lower() == ".pdf"):
+        data = path.read_bytes()
+        try:
+            german = validate_pdf(data)
+        except Exception:  # noqa: BLE001 - not a readable PDF: the French endpoint refuses it alike
+            continue
+        french = validate_fr_ctc(data)
+        xml = checks.inspect(data, validate_xml=False, check_pdfa=False).xml
+        ours = Counter(i.code for i in french.issues if i.code.startswith("BR-FR"))
+        official = Counter()
+        valid = german.valid
+        try:
+            is_cii = xml is not None and xmlinput.load(xml).syntax == "CII"
+        except XmlInputError:
+            is_cii = False
+        if is_cii:
+            try:
+                found = _official_findings(xml, br_fr)
+            except Exception:  # noqa: BLE001
+                continue
+            official = Counter(i for i, _ in found if i.startswith("BR-FR"))
+            valid = valid and not any(error for _, error in found)
+        german_codes = Counter(i.code for i in german.issues)
+        if ours != official or french.valid != valid or not german_codes <= Counter(i.code for i in french.issues):
+            disagree.append((str(path.relative_to(SHARED)), french.valid, valid, sorted((ours - official) +
+                                                                                      (official - ours))))
+        compared += 1
+    assert not disagree, disagree[:5]
+    assert compared >= 100, compared
+
+
 # ---------------------------------------------------------------- endpoint, batch, command line
 
 import falcon.testing  # noqa: E402
