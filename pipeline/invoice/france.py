@@ -12,7 +12,9 @@ from decimal import Decimal
 
 from pipeline.errors import ErrorDetail
 
-# BR-FR-08: billing frames (cadre de facturation, BT-23).
+# BR-FR-08: billing frames (cadre de facturation, BT-23): B goods, S services, M both; 1 an invoice, 2 one already
+# paid, 4 the final invoice after a down payment, 5 a subcontractor's, 6 a co-contractor's, 7 one whose VAT was
+# e-reported already (AFNOR XP Z12-012; 3 and 8/9 as the rules treat them).
 BILLING_FRAMES = ("B1", "S1", "M1", "B2", "S2", "M2", "S3", "B4", "S4", "M4", "S5", "S6", "B7", "S7", "B8", "S8",
                   "M8", "B9", "S9", "M9")
 SELF_BILLING_FRAMES = ("B9", "S9", "M9")
