@@ -256,3 +256,15 @@ def test_cli_spec_fr_ctc_for_xml_and_pdf():
         assert run.returncode == 1, run.stderr
         report = json.loads(run.stdout)
         assert report["version"] == "1.4.0.04" and "BR-FR-08_BT-23" in {i["code"] for i in report["issues"]}
+
+
+@pytest.mark.parametrize("data, code", [
+    (b"not xml", "XML-MALFORMED"), (b"<a/>", "XML-UNKNOWN-ROOT"),
+    (b'<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><x>&e;</x>', "XML-DTD-FORBIDDEN"),
+    (b"%PDF-1.7 garbage", "INVALID_PDF")])
+def test_bad_input_gets_the_report_or_400_of_the_other_endpoints_never_a_500(client, data, code):
+    r = post(client, "/v1/invoice/fr-ctc/validate", file=data, request="{}")
+    if code == "INVALID_PDF":
+        assert r.status_code == 400 and r.json["errorCode"] == code
+    else:
+        assert r.status_code == 200 and r.json["valid"] is False and [i["code"] for i in r.json["issues"]] == [code]
