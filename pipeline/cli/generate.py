@@ -1,5 +1,5 @@
-"""`pipeline generate request.json --spec xrechnung|en16931 [--syntax UBL] [-o out.xml]`
-`pipeline generate request.json --spec zugferd [--profile BASIC] [--lang de] -o invoice.pdf`"""
+"""`pipeline generate request.json --spec xrechnung|en16931|fr-ctc [--syntax UBL] [-o out.xml]`
+`pipeline generate request.json --spec zugferd [--profile BASIC] [--rules fr-ctc] [--lang de] -o invoice.pdf`"""
 from __future__ import annotations
 
 import sys
@@ -13,9 +13,10 @@ def register(sub) -> None:
     p = sub.add_parser("generate", help="generate and validate an XRechnung / EN 16931 document or a ZUGFeRD PDF "
                                         "from request JSON")
     p.add_argument("request", type=Path, help="InvoiceRequest JSON file ('-' for stdin)")
-    p.add_argument("--spec", choices=("xrechnung", "en16931", "zugferd"), default="xrechnung")
+    p.add_argument("--spec", choices=("xrechnung", "en16931", "zugferd", "fr-ctc"), default="xrechnung")
     p.add_argument("--syntax", type=str.upper, choices=("CII", "UBL"), help="override config.syntax")
     p.add_argument("--profile", help="zugferd: override config.profile (EN16931, BASIC, XRECHNUNG, ...)")
+    p.add_argument("--rules", help="zugferd: override config.rules (fr-ctc: France's reform rules too)")
     p.add_argument("--lang", help="zugferd: override config.metadataLanguage (en, de)")
     p.add_argument("-o", "--output", type=Path, help="write the document here (default: stdout)")
     p.set_defaults(func=run)
@@ -35,7 +36,7 @@ def run(args) -> int:
     from pipeline.flows import generate_xml, generate_zugferd  # lazy: Saxon and WeasyPrint only for this command
 
     body = read_input(args.request)
-    overrides = {"syntax": args.syntax, "profile": args.profile, "metadataLanguage": args.lang}
+    overrides = {"syntax": args.syntax, "profile": args.profile, "rules": args.rules, "metadataLanguage": args.lang}
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if overrides:
         body = with_config(body, **overrides)

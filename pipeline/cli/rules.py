@@ -52,15 +52,19 @@ def _list(args) -> int:
     except rules.RulesError as exc:
         print(f"pipeline rules list: {exc}", file=sys.stderr)
         return 2
+    notices = [n for n in (rules.package_drift(p.spec, p.version) for p in packs) if n]
     if args.json:
         print(json.dumps({"rulesHome": str(get_settings().rules_home), "packs": [p.to_dict() for p in packs],
-                          "profileRules": profile_rules}, indent=2))
+                          "profileRules": profile_rules, "notices": notices}, indent=2))
         return 0
     if not packs:
         print(f"no rule packs installed in {get_settings().rules_home}; run: pipeline rules install --from DIR")
         return 0
     for p in packs:
-        print(f"{p.spec:10} {p.version:8} {p.status:10} {', '.join(sorted(p.syntaxes)):32} {p.root}")
+        print(f"{p.spec:10} {p.version:8} {p.status:10} {', '.join(sorted(p.syntaxes)):32} {p.root}"
+              + (f"  ({p.release})" if p.release else ""))
     copies = sum(1 for name, runs in profile_rules["stylesheets"].items() if runs != name)
     print(f"{'factur-x':10} {RULES_RELEASE:8} {'profiles':10} {f'{copies} optimised copies':32} {profile_rules['path']}")
+    for notice in notices:
+        print(f"notice: {notice}")
     return 0

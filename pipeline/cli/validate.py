@@ -32,7 +32,8 @@ def register(sub) -> None:
     p = sub.add_parser("validate", help="validate an e-invoice (CII / UBL XML, or a ZUGFeRD PDF) on the official rules")
     p.add_argument("file", type=Path, nargs="+",
                    help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF; several, a folder or a ZIP archive")
-    p.add_argument("--spec", choices=("xrechnung", "en16931"), default="xrechnung", help="rules for an XML file")
+    p.add_argument("--spec", choices=("xrechnung", "en16931", "fr-ctc"), default="xrechnung",
+                   help="rules for an XML file; fr-ctc (France's reform: FNFE chain with BR-FR Flux 2) takes PDFs too")
     p.add_argument("--version", default=None, help="validation package version (default: latest active)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
     p.add_argument("--html", type=Path, metavar="OUT", help="also write the report for people as HTML here")
@@ -60,7 +61,12 @@ def _run(args) -> int:
 
     data = args.file.read_bytes()
     try:
-        if data.lstrip()[:5] == b"%PDF-":
+        if args.spec == "fr-ctc" and data.lstrip()[:5] == b"%PDF-":
+            from pipeline.flows.validate_fr_ctc import validate_fr_ctc  # lazy: as above
+
+            report = validate_fr_ctc(data, args.version, content_checks=True, strict=args.strict)
+            what = "fr-ctc (Factur-X PDF)"
+        elif data.lstrip()[:5] == b"%PDF-":
             report, what = validate_pdf(data, content_checks=True, strict=args.strict), "zugferd"
         else:
             outcome = validate(data, args.spec, args.version, content_checks=True, strict=args.strict)
@@ -98,8 +104,9 @@ def _write_html(folder: Path, name: str, data: bytes, report, language: str) -> 
 
 
 def _spec_of(data: bytes, spec: str) -> str:
-    """As for one FILE: a PDF (by its header) is ZUGFeRD / Factur-X, anything else XML on `spec`'s rules."""
-    return "zugferd" if data.lstrip()[:5] == b"%PDF-" else spec
+    """As for one FILE: a PDF (by its header) is ZUGFeRD / Factur-X (on fr-ctc: Factur-X on the French rules),
+    anything else XML on `spec`'s rules."""
+    return "zugferd" if data.lstrip()[:5] == b"%PDF-" and spec != "fr-ctc" else spec
 
 
 def validate_one(job: tuple) -> dict:

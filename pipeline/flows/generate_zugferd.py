@@ -6,13 +6,16 @@
 
 The first stages are those of the XML path (`pipeline.flows.generate_xml`), the content checks too: their findings
 go to the caller's `warnings` list, or refuse the request (400) with `config.strict`.
+
+`config.rules: "fr-ctc"` (France's reform): the request is checked for the French data first (400), and the
+profile's invoice must pass BR-FR Flux 2 as well as its profile rules (422), as French platforms check it.
 """
 from __future__ import annotations
 
 import base64
 import time
 
-from pipeline.check import profiles as profile_rules
+from pipeline.check import engine, fr_ctc, profiles as profile_rules, xmlinput
 from pipeline.check.rejection import profile_rejection
 from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, invalid_input
@@ -78,6 +81,10 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     lap("cii")
     report = Report(f"{RULES_VERSION} {profile.name}", "CII", profile_rules.validate_profile_xml(xml, profile),
                     request_id)
+    if request.config.rules == fr_ctc.SPEC:
+        french = engine.pick_pack(fr_ctc.SPEC, None, "CII")
+        report.version += f" + {fr_ctc.SPEC} {french.version}"
+        report.issues += fr_ctc.br_fr_issues(xmlinput.load(xml), french)
     if not report.valid:
         raise profile_rejection(report, profile, request, kept, load_request(body))
     lap("validate")

@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from pipeline.check import engine
 from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail
+from pipeline.flows.validate_fr_ctc import validate_fr_ctc
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import validate_xml
 
 log = logging.getLogger("pipeline.validate.batch")
 
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header; an empty archive's end record
-SPECS = ("xrechnung", "en16931", "zugferd")
+SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc")
 _CHUNK = 1 << 16
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -165,6 +166,8 @@ def document_outcome(data: bytes, spec: str, version: str | None = None, request
     try:
         if spec == "zugferd":
             report = validate_pdf(data, request_id, content_checks=True, strict=strict)
+        elif spec == "fr-ctc":
+            report = validate_fr_ctc(data, version, request_id, content_checks=True, strict=strict)
         else:
             report = validate_xml(data, spec, version, request_id, content_checks=True, strict=strict)
     except ApiError as exc:

@@ -3,10 +3,13 @@
     read the PDF (bounded) -> PDF/A-3 -> Factur-X XMP -> embedded invoice file -> its XML on the profile rules its
     guideline id names (XSD + Schematron, plus the EN 16931 / XRechnung packs) -> report
     (-> with `content_checks`: the checks the official rules miss on the embedded invoice, as for XML)
+
+On the French rules (`french`: the fr-ctc pack) the embedded invoice is also held to BR-FR Flux 2, and one whose
+BT-24 names EXTENDED-CTC-FR (no Factur-X profile) to the French chain for XML (`pipeline.check.fr_ctc`).
 """
 from __future__ import annotations
 
-from pipeline.check import xmlinput
+from pipeline.check import fr_ctc, packs, xmlinput
 from pipeline.check.report import Issue, Report
 from pipeline.flows.validate_xml import content_issues
 from pipeline.invoice.specs import RULES_VERSION
@@ -22,8 +25,23 @@ def _embedded_content_issues(xml: bytes, strict: bool) -> list[Issue]:
     return content_issues(doc, strict=strict)
 
 
+def _french_issues(result, pack: packs.Pack) -> list[Issue]:
+    """BR-FR Flux 2 on the embedded invoice; for EXTENDED-CTC-FR (which names no Factur-X profile) the French
+    chain in place of the profile finding."""
+    try:
+        doc = xmlinput.load(result.xml)
+    except xmlinput.XmlInputError:
+        return []  # the profile checks have reported it
+    if doc.syntax != "CII":
+        return []
+    if pack.profile_stylesheet(doc.syntax, result.guideline_id) is not None:
+        result.issues = [i for i in result.issues if i.code != "FX_UNKNOWN_PROFILE"]
+        return fr_ctc.chain_issues(doc, pack, None, result.guideline_id)
+    return fr_ctc.br_fr_issues(doc, pack)
+
+
 def validate_pdf(data: bytes, request_id: str | None = None, content_checks: bool = False,
-                 strict: bool = False) -> Report:
+                 strict: bool = False, french: packs.Pack | None = None) -> Report:
     """A ZUGFeRD / Factur-X PDF -> report (service spec 2.10). Not a PDF -> ApiError 400 INVALID_PDF.
     `content_checks` adds the checks the official rules miss on the embedded invoice (WARNINGs; ERRORs with
     `strict`); the XRechnung ones when its BT-24 names XRechnung."""
@@ -32,6 +50,10 @@ def validate_pdf(data: bytes, request_id: str | None = None, content_checks: boo
     except checks.NotAPdf as exc:
         raise checks.not_a_pdf(exc) from exc
     version = RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
+    if french is not None:
+        version = french.version  # the FNFE release: what a request may send back as `version`
+        french_issues = _french_issues(result, french) if result.xml is not None else []
+        result.issues += french_issues
     issues = list(result.issues)
     if content_checks and result.xml is not None:
         issues += _embedded_content_issues(result.xml, strict)

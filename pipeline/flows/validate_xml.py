@@ -3,7 +3,8 @@
     read safely (no DTD, entities, network) -> syntax from the root -> rule pack -> XSD + Schematron -> report
 
 XRechnung packs follow KoSIT's `scenarios.xml` (first matching scenario, its steps, its `customLevel`s); EN 16931
-packs use the CEN XSD and stylesheet of the document's syntax. A document that cannot be read, or is no CII / UBL
+packs use the CEN XSD and stylesheet of the document's syntax; `fr-ctc` runs the French reform's chain (XSD, the
+rules of the profile BT-24 names, BR-FR Flux 2: `pipeline.check.fr_ctc`). A document that cannot be read, or is no CII / UBL
 invoice, gets a report with that finding, never an exception.
 
 With `content_checks` the checks the official rules miss (`pipeline.check.content`: IBAN, VAT ids, ...) run on
@@ -16,7 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from pipeline.check import content, content_source, engine, xmlinput
+from pipeline.check import content, content_source, engine, fr_ctc, xmlinput
 from pipeline.check.report import Issue, Location, Report
 from pipeline.check.xmlinput import ParsedXml, XmlInputError
 from pipeline.invoice.specs import XRECHNUNG_ID_PREFIX
@@ -87,7 +88,10 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
     except XmlInputError as exc:  # lxml accepted it but Saxon does not: report, do not crash
         report.issues.append(exc.issue)
         return Outcome(report)
-    report.issues, scenario = engine.pack_issues(doc, pack, sdoc)
+    if spec == fr_ctc.SPEC:
+        report.issues, scenario = fr_ctc.chain_issues(doc, pack, sdoc, reading.specification_id(doc)[0]), None
+    else:
+        report.issues, scenario = engine.pack_issues(doc, pack, sdoc)
     if content_checks:  # on the lxml tree already parsed: no Saxon work
         report.issues += content_issues(doc, spec == "xrechnung", strict)
     return Outcome(report, scenario)
@@ -96,7 +100,7 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
 def validate_xml(data: bytes, spec: str = "xrechnung", version: str | None = None,
                  request_id: str | None = None, tree=None, content_checks: bool = False,
                  strict: bool = False, doc: xmlinput.ParsedXml | None = None) -> Report:
-    """Validate an XML e-invoice on the official rules of `spec` (xrechnung | en16931); `version=None` = the
+    """Validate an XML e-invoice on the official rules of `spec` (xrechnung | en16931 | fr-ctc); `version=None` = the
     latest active pack for the detected syntax; `tree` = the document already parsed by Saxon, if at hand; `doc`:
     it as read by `xmlinput.load`, likewise.
     `content_checks` adds the checks the official rules miss (WARNINGs; ERRORs with `strict`).

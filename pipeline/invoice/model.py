@@ -22,14 +22,16 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 from pydantic_core import PydanticCustomError
 
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
-from pipeline.invoice import specs
+from pipeline.invoice import france, specs
 from pipeline.invoice.codes import COUNTRY_CODES, CURRENCY_CODES, INVOICE_TYPE_CODES, VAT_CATEGORY_CODES
 from pipeline.invoice.request_json import dumps
 from pipeline.invoice.terms import ARRAY_ITEMS, BY_PATH, business_term, term_for
 from pipeline.settings import get_settings
 
-SPECS = ("xrechnung", "en16931", "zugferd")
-XML_SPECS = ("xrechnung", "en16931")
+SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc")
+XML_SPECS = ("xrechnung", "en16931", "fr-ctc")
+# config.rules on /zugferd: national rules the PDF's invoice must pass as well (fr-ctc: France's reform, BR-FR).
+RULES = ("fr-ctc",)
 METADATA_LANGUAGES = ("en", "de")
 CALCULATION_MODES = ("AUTO", "MANUAL")
 
@@ -169,7 +171,8 @@ VatCategoryCode = _code(VAT_CATEGORY_CODES, "VAT category code (UNCL 5305: S, Z,
                         enum=True)
 InvoiceTypeCode = _code(INVOICE_TYPE_CODES, "invoice type code (UNTDID 1001 subset of EN 16931, e.g. 380, 381)",
                         fold=str.strip)
-Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd)", fold=str.lower, enum=True)
+Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd, fr-ctc)", fold=str.lower, enum=True)
+Rules = _code(RULES, "national rules (fr-ctc)", fold=str.lower, enum=True)
 Syntax = _code(("CII", "UBL"), "syntax (CII or UBL)", enum=True)
 CalculationMode = _code(CALCULATION_MODES, "calculation mode (AUTO or MANUAL)", enum=True)
 TaxPointDateCode = _code(("3", "35", "432"), "VAT point date code (UNTDID 2005: 3 invoice issue date, 35 delivery "
@@ -529,6 +532,7 @@ class GenerationConfig(_Model):
     syntax: Syntax
     version: Text | None = None
     profile: ProfileName | None = None
+    rules: Rules | None = None                      # extension: /zugferd on national rules too (fr-ctc)
     metadataLanguage: MetadataLanguage | None = None
     calculationMode: CalculationMode = "AUTO"      # extension: AUTO fills in absent derived amounts, MANUAL none
     strict: bool = Field(False, strict=True)       # extension: content-check findings refuse the request (400)
@@ -545,8 +549,11 @@ _CONFIG_TEXT = {
               "(default): their findings are warnings (response header X-Content-Warnings) and the document is "
               "generated. true: any finding refuses the request with 400 INVALID_INPUT, one entry per finding with "
               "its code, JSON field and business term.",
-    "spec": "Specification: xrechnung, en16931 or zugferd (case-insensitive); must match the endpoint, "
+    "spec": "Specification: xrechnung, en16931, zugferd or fr-ctc (case-insensitive); must match the endpoint, "
             "which is the default.",
+    "rules": "Extension. ZUGFeRD endpoint only: national rules the embedded invoice must pass as well. fr-ctc: "
+             "France's reform (FNFE-MPE BR-FR Flux 2): the French data is required (400 with field paths, as on "
+             "POST /v1/invoice/fr-ctc) and the invoice is validated on BR-FR besides its profile rules (422).",
     "syntax": "XML syntax: CII or UBL (case-insensitive). ZUGFeRD requires CII.",
     "version": "Version of the specification to generate, omitted: the latest active. XML endpoints: a rule pack "
                "version of the endpoint's specification installed on the server (GET /readyz lists the active "
@@ -765,6 +772,10 @@ def _endpoint_errors(config: Any, endpoint_spec: str, versions: tuple[str, ...] 
         errors.append(detail("INVALID_VALUE", "config.profile",
                              "names a ZUGFeRD / Factur-X profile and is not accepted on the XML endpoints",
                              config.get("profile")))
+    if config.get("rules") is not None and endpoint_spec != "zugferd":
+        errors.append(detail("INVALID_VALUE", "config.rules",
+                             "chooses national rules for a ZUGFeRD PDF; on the XML endpoints the path names the "
+                             "rules (POST /v1/invoice/fr-ctc)", config.get("rules")))
     version_error = _version_error(config.get("version"), endpoint_spec, versions)
     if version_error is not None:
         errors.append(version_error)
@@ -889,8 +900,8 @@ def _additional_occurrence_errors(inv: Invoice) -> list[ErrorDetail]:
 
 def _specification_id_problem(spec_id: str, endpoint_spec: str, profile: str | None) -> str | None:
     """BT-24 is set by the endpoint (and profile); a sent value may only repeat it."""
-    if endpoint_spec == "en16931" and spec_id != specs.EN16931_ID:
-        return f"contradicts the en16931 endpoint, whose specification identifier is {specs.EN16931_ID}"
+    if endpoint_spec in ("en16931", "fr-ctc") and spec_id != specs.EN16931_ID:
+        return f"contradicts the {endpoint_spec} endpoint, whose specification identifier is {specs.EN16931_ID}"
     if endpoint_spec == "xrechnung" and not spec_id.startswith(specs.XRECHNUNG_ID_PREFIX):
         return ("contradicts the xrechnung endpoint, whose specification identifier starts with "
                 f"{specs.XRECHNUNG_ID_PREFIX}")
@@ -941,6 +952,8 @@ def validate_request(data: Any, endpoint_spec: str, versions: tuple[str, ...] | 
         shown = f" (the first {MAX_ERRORS} are listed)" if len(errors) > MAX_ERRORS else ""
         raise invalid_input(f"The request has {len(errors)} invalid field(s){shown}.", errors[:MAX_ERRORS])
     errors = endpoint_errors + _context_errors(req, endpoint_spec)
+    if endpoint_spec == "fr-ctc" or (endpoint_spec == "zugferd" and req.config.rules == "fr-ctc"):
+        errors += france.request_errors(req, detail)
     if errors:
         raise invalid_input(f"The request has {len(errors)} invalid field(s).", errors)
     if req.config.spec is None:

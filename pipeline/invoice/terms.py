@@ -223,6 +223,7 @@ TERMS: tuple[Term, ...] = tuple([
     Term("config.syntax", None, "XML syntax", None, None),
     Term("config.version", None, "Specification version", None, None),
     Term("config.profile", None, "ZUGFeRD/Factur-X profile", None, None),
+    Term("config.rules", None, "National rules the PDF's invoice passes too (fr-ctc)", None, None, extension=True),
     Term("config.metadataLanguage", None, "PDF presentation language", None, None),
     Term("config.calculationMode", None, "Calculation mode (AUTO/MANUAL)", None, None, extension=True),
     Term("config.strict", None, "Content-check findings refuse the request", None, None, extension=True),
@@ -697,9 +698,19 @@ def fields_for_bt(bt: str) -> tuple[str, ...]:
     return tuple(t.json_path for t in TERMS if t.bt == bt)
 
 
+# The French reform's rules (FNFE BR-FR Flux 2) carry the terms they judge in their ids: `BR-FR-05_BT-22_PMT`,
+# `BR-FR-15_BT-95_BT-102`, `BR-FR-23_EXT-FR-FE-12`; a trailing `-1`/`-2` there numbers variants of one rule.
+_FRENCH_RULE = re.compile(r"BR-FR-[A-Z0-9-]*?[_-](?=BT-|BG-|EXT-FR-FE-)")
+_FRENCH_TERM = re.compile(r"(?:EXT-FR-FE-(?:BG-)?\d+|BT-\d+|BG-\d+)")
+
+
 def terms_for_rule(rule_id: str) -> tuple[str, ...]:
-    """BT/BG ids an official rule names (empty for pure syntax rules)."""
-    return RULE_TERMS.get(rule_id, ())
+    """BT/BG ids an official rule names (empty for pure syntax rules); French rules (BR-FR-...) also name French
+    extension terms (EXT-FR-FE-...)."""
+    found = RULE_TERMS.get(rule_id)
+    if found is None and _FRENCH_RULE.match(rule_id):
+        return tuple(dict.fromkeys(_FRENCH_TERM.findall(rule_id[_FRENCH_RULE.match(rule_id).end():])))
+    return found or ()
 
 
 def field_for_rule(rule_id: str) -> tuple[str | None, str | None]:

@@ -21,6 +21,10 @@ REF = "#/components/schemas/{model}"
 GENERATION = {
     "/v1/invoice/xrechnung": ("xrechnung", "application/xml", "XRechnung document (CII or UBL per config.syntax)."),
     "/v1/invoice/en16931": ("en16931", "application/xml", "EN 16931 document (CII or UBL per config.syntax)."),
+    "/v1/invoice/fr-ctc": ("fr-ctc", "application/xml", "EN 16931 document for France's reform (CII or UBL per "
+                                                        "config.syntax), valid on the FNFE chain with BR-FR Flux 2; "
+                                                        "the French data (BT-23 billing frame, PMT/PMD/AAB notes, "
+                                                        "SIREN, electronic addresses, ...) is required (400)."),
     "/v1/invoice/zugferd": ("zugferd", "application/pdf", "ZUGFeRD/Factur-X PDF/A-3 with the embedded CII XML. "
                                                       "At most EINVOICE_MAX_PDF_LINES invoice lines (default 2000; "
                                                       "400 TOO_MANY_LINES above)."),
@@ -29,10 +33,14 @@ VALIDATION = {
     "/v1/invoice/xrechnung/validate": "Validate XRechnung XML (CII or UBL, detected) on the official XRechnung rules.",
     "/v1/invoice/en16931/validate": "Validate EN 16931 XML (CII or UBL, detected) on the official EN 16931 rules.",
     "/v1/invoice/zugferd/validate": "Validate a ZUGFeRD PDF/A-3: PDF/A-3 conformance and the embedded CII XML.",
+    "/v1/invoice/fr-ctc/validate": "Validate on France's reform rules (FNFE chain: XSD, the profile's rules, BR-FR "
+                                   "Flux 2): UBL or CII XML, or a Factur-X PDF (its checks plus BR-FR). The report's "
+                                   "version is the FNFE release; French rule texts as published.",
 }
 BATCH = {f"/v1/invoice/{spec}/validate/batch": f"Validate many {name} documents at once: a ZIP archive or several "
                                                 f"`file` parts." for spec, name in
-         (("xrechnung", "XRechnung"), ("en16931", "EN 16931"), ("zugferd", "ZUGFeRD PDF"))}
+         (("xrechnung", "XRechnung"), ("en16931", "EN 16931"), ("zugferd", "ZUGFeRD PDF"),
+          ("fr-ctc", "French (fr-ctc) XML or Factur-X PDF"))}
 READING = {
     "/v1/invoice/parse": ("parse", "Read an e-invoice (CII, UBL, ZUGFeRD / Factur-X PDF) into the JSON invoice the "
                           "generation endpoints take.", "ParseRequest",

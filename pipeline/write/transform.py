@@ -27,6 +27,8 @@ PROFILE_XSL = XSLT_DIR / "facturx-profile.xsl"
 # Parameters that differ between specifications; callers may override any of them.
 SPEC_PARAMS: dict[str, dict[str, str]] = {
     "en16931": {"specification-id": EN16931_ID},
+    # France's reform: EN 16931 invoices (BT-24 the CEN id) that also pass BR-FR; BT-23 is the billing frame.
+    "fr-ctc": {"specification-id": EN16931_ID},
     # XRechnung needs BT-23 in practice (BR-DE-?? via Peppol); default it when the document has none.
     "xrechnung": {"specification-id": XRECHNUNG_ID, "business-process": PEPPOL_BILLING},
 }

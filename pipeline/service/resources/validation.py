@@ -1,4 +1,5 @@
-"""POST /v1/invoice/xrechnung/validate and /v1/invoice/en16931/validate (service spec 4.2).
+"""POST /v1/invoice/xrechnung/validate, /v1/invoice/en16931/validate (service spec 4.2) and
+/v1/invoice/fr-ctc/validate (the French reform's rules: UBL, CII or a Factur-X PDF).
 
 200 = validation completed (read `valid`); request-level problems are 400/413 ErrorResponses. The report adds the
 checks the official rules miss (`CHECK-...`): WARNINGs, ERRORs with `request.strict: true`. JSON by default;
@@ -6,6 +7,7 @@ checks the official rules miss (`CHECK-...`): WARNINGs, ERRORs with `request.str
 from __future__ import annotations
 
 from pipeline.service.upload import answer_report, read_validation_upload, report_media, strict_flag
+from pipeline.flows.validate_fr_ctc import validate_fr_ctc
 from pipeline.flows.validate_xml import validate_xml
 
 
@@ -21,6 +23,16 @@ class XmlValidation:
         answer_report(req, resp, data, request, report, media)
 
 
+class FrCtcValidation:
+    def on_post(self, req, resp):
+        media = report_media(req)
+        data, request = read_validation_upload(req)
+        report = validate_fr_ctc(data, request.get("version"), getattr(req.context, "request_id", None),
+                                 content_checks=True, strict=strict_flag(request))
+        answer_report(req, resp, data, request, report, media)
+
+
 def add_routes(app) -> None:
     app.add_route("/v1/invoice/xrechnung/validate", XmlValidation("xrechnung"))
     app.add_route("/v1/invoice/en16931/validate", XmlValidation("en16931"))
+    app.add_route("/v1/invoice/fr-ctc/validate", FrCtcValidation())
