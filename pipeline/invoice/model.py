@@ -171,7 +171,7 @@ VatCategoryCode = _code(VAT_CATEGORY_CODES, "VAT category code (UNCL 5305: S, Z,
                         enum=True)
 InvoiceTypeCode = _code(INVOICE_TYPE_CODES, "invoice type code (UNTDID 1001 subset of EN 16931, e.g. 380, 381)",
                         fold=str.strip)
-Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd, fr-ctc)", fold=str.lower, enum=True)
+Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd; extension: fr-ctc)", fold=str.lower, enum=True)
 Rules = _code(RULES, "national rules (fr-ctc)", fold=str.lower, enum=True)
 Syntax = _code(("CII", "UBL"), "syntax (CII or UBL)", enum=True)
 CalculationMode = _code(CALCULATION_MODES, "calculation mode (AUTO or MANUAL)", enum=True)
@@ -549,7 +549,7 @@ _CONFIG_TEXT = {
               "(default): their findings are warnings (response header X-Content-Warnings) and the document is "
               "generated. true: any finding refuses the request with 400 INVALID_INPUT, one entry per finding with "
               "its code, JSON field and business term.",
-    "spec": "Specification: xrechnung, en16931, zugferd or fr-ctc (case-insensitive); must match the endpoint, "
+    "spec": "Specification: xrechnung, en16931 or zugferd (extension: fr-ctc), case-insensitive; must match the endpoint, "
             "which is the default.",
     "rules": "Extension. ZUGFeRD endpoint only: national rules the embedded invoice must pass as well. fr-ctc: "
              "France's reform (FNFE-MPE BR-FR Flux 2): the French data is required (400 with field paths, as on "
