@@ -212,3 +212,62 @@ def test_cli_writes_the_report_for_people(tmp_path):
                           cwd=Path(__file__).resolve().parents[1])
     assert done.returncode in (0, 1), done.stderr
     assert INVALID[0].name in _text(out_html.read_bytes()) and out_pdf.read_bytes().startswith(b"%PDF-")
+
+
+def test_one_line_xml_findings_show_their_real_columns_in_html_pdf_and_render(tmp_path):
+    """Generated XML is often one line: the report names each finding's column in the document (what the JSON
+    report says), not its column inside the cut code frame; the caret still points at it in the frame."""
+    from pipeline.flows.render import render
+
+    source = INVALID[6]  # UBL, a failed rule deep inside the document
+    tree = etree.fromstring(source.read_bytes(), etree.XMLParser(remove_blank_text=True))
+    data = etree.tostring(tree, xml_declaration=True, encoding="UTF-8")
+    assert data.count(b"\n") < 15  # line breaks inside text values only
+    report = validate_xml(data, "xrechnung", content_checks=True)
+    far = [i for i in report.issues if i.location and i.location.column and i.location.column > 1000]
+    assert far, [i.to_dict() for i in report.issues]
+    text = _text(readable_report(data, report, "one-line.xml"))
+    for issue in far:
+        assert f"column {issue.location.column}" in text, issue.to_dict()
+    pdf_text = pdftotext(readable_report(data, report, "one-line.xml", pdf=True), tmp_path, "-raw")
+    assert any(str(issue.location.column) in pdf_text for issue in far)
+    # the caret sits under the finding's column of the cut line
+    root = lxml_html.fromstring(readable_report(data, report, "one-line.xml"))
+    frame = next(f for f in root.xpath("//pre[@class='frame']") if f.xpath(".//span[@class='mark']"))
+    shown = frame.xpath(".//span[@class='at']")[0].text_content()
+    caret = frame.xpath(".//span[@class='mark']")[0].text_content()
+    assert shown[:8].strip().endswith("|") and len(caret) - 1 <= len(shown)
+    # render with validate names the real columns too
+    page = _text(render(data, validate=True, html=True))
+    for issue in far:
+        assert f"{issue.location.line}:{issue.location.column}" in page, issue.to_dict()
+
+
+@pytest.mark.parametrize("name", ["xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml",
+                                  "kosit-validator-configuration-tests/instances/ubl004.xml",
+                                  "mustangproject/validator/validXRechnung.pdf"])
+def test_render_and_parse_with_validate_give_the_validation_endpoints_answer(name, client):
+    """One answer: render's verdict box and parse's `validation` hold the findings the validate endpoint reports,
+    content checks included, and the box lists every one it counts (warnings too)."""
+    from pipeline.flows.parse import parse_report
+    from pipeline.flows.render import render
+
+    data = (CORPUS / name).read_bytes()
+    spec = "zugferd" if name.endswith(".pdf") else "xrechnung"
+    from test_parse import upload
+    answer = upload(client, data, {}, path=f"/v1/invoice/{spec}/validate")
+    assert answer.status_code == 200, answer.text
+    endpoint = answer.json
+    if "01.01a" in name:  # render skipped its content finding before
+        assert any(i["code"].startswith("CHECK-") for i in endpoint["issues"])
+    parsed = parse_report(data, validate=True)["validation"]
+    assert [(i["code"], i["severity"]) for i in parsed["issues"]] == [
+        (i["code"], i["severity"]) for i in endpoint["issues"]]
+    page = lxml_html.fromstring(render(data, validate=True, html=True))
+    box = page.xpath("//section[contains(@class, 'verdict')]")[0]
+    counts = " ".join(box.xpath(".//div[@class='verdict-line']")[0].text_content().split())
+    errors, warnings = endpoint["summary"]["errors"], endpoint["summary"]["warnings"]
+    assert f"{errors} error{'' if errors == 1 else 's'}, {warnings} warning{'' if warnings == 1 else 's'}" in counts
+    rows = box.xpath(".//table//tbody/tr")
+    assert len(rows) == len(endpoint["issues"])
+    assert sorted(r.xpath("./td")[0].text.strip() for r in rows) == sorted(i["code"] for i in endpoint["issues"])

@@ -23,7 +23,8 @@
        business-terms  {"invoice/seller/name": "BT-27 Seller name", ...} (canonical element path -> business term,
                        from the business-term table): a last section lists every value with its business term
        verdict         {"valid": bool, "version": "...", "errors": n, "warnings": n, "failed": [{"code", "message",
-                       "line"}]} (a validation report): a box at the top with the verdict and the failed rules -->
+                       "severity", "line", "column"}]} (a validation report, errors first): a box at the top with
+                       the verdict and every finding -->
   <xsl:param name="business-terms" as="xs:string" select="''"/>
   <xsl:param name="verdict" as="xs:string" select="''"/>
 
@@ -70,6 +71,7 @@
       'deliveryParty': 'Deliver to', 'locationId': 'Location ID', 'profile': 'Factur-X profile',
       'totalVat': 'VAT', 'none': '-',
       'valid': 'Valid', 'invalid': 'Invalid', 'errors': 'errors', 'warnings': 'warnings', 'rule': 'Rule',
+      'error': 'error', 'warning': 'warning', 'lineColumn': 'Line:col.',
       'line': 'Line', 'finding': 'Finding', 'businessTerms': 'Business terms', 'term': 'Business term',
       'value': 'Value',
       'subLines': 'Sub-lines', 'subLinesNote': 'part of the line above them, not added to the totals.',
@@ -110,6 +112,7 @@
       'deliveryParty': 'Lieferung an', 'locationId': 'Lieferort-ID', 'profile': 'Factur-X-Profil',
       'totalVat': 'USt.', 'none': '-',
       'valid': 'Gültig', 'invalid': 'Ungültig', 'errors': 'Fehler', 'warnings': 'Warnungen', 'rule': 'Regel',
+      'error': 'Fehler', 'warning': 'Warnung', 'lineColumn': 'Zeile:Sp.',
       'line': 'Zeile', 'finding': 'Befund', 'businessTerms': 'Geschäftsbegriffe', 'term': 'Geschäftsbegriff',
       'value': 'Wert',
       'subLines': 'Unterpositionen', 'subLinesNote': 'Teil der Position darüber, nicht in den Summen enthalten.',
@@ -618,21 +621,23 @@
     <section class="verdict {if ($report?valid) then 'valid' else 'invalid'}">
       <div class="verdict-line">
         <strong><xsl:value-of select="f:l(if ($report?valid) then 'valid' else 'invalid')"/></strong>
-        <xsl:value-of select="' · ' || $report?version || ' · ' || $report?errors || ' ' || f:l('errors') || ', '
-                              || $report?warnings || ' ' || f:l('warnings')"/>
+        <xsl:value-of select="' · ' || $report?version || ' · ' || $report?errors || ' '
+                              || f:l(if ($report?errors eq 1) then 'error' else 'errors') || ', '
+                              || $report?warnings || ' ' || f:l(if ($report?warnings eq 1) then 'warning' else 'warnings')"/>
       </div>
       <xsl:if test="array:size($report?failed) gt 0">
         <table class="plain findings">
           <thead><tr>
             <th class="rule"><xsl:value-of select="f:l('rule')"/></th>
-            <th class="at"><xsl:value-of select="f:l('line')"/></th>
+            <th class="at"><xsl:value-of select="f:l('lineColumn')"/></th>
             <th><xsl:value-of select="f:l('finding')"/></th>
           </tr></thead>
           <tbody>
             <xsl:for-each select="$report?failed?*">
               <tr>
-                <td class="rule"><xsl:value-of select="?code"/></td>
-                <td class="at"><xsl:value-of select="?line"/></td>
+                <td class="rule"><xsl:value-of select="?code"/>
+                  <xsl:if test="?severity = 'WARNING'"><br/><span class="small"><xsl:value-of select="f:l('warning')"/></span></xsl:if></td>
+                <td class="at"><xsl:value-of select="string-join((string(?line), string(?column)[. ne ''])[. ne ''], ':')"/></td>
                 <td class="wrap"><xsl:value-of select="?message"/></td>
               </tr>
             </xsl:for-each>

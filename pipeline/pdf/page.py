@@ -170,10 +170,12 @@ MAX_SHOWN_FINDINGS = 200  # on the page; the JSON report has them all
 
 
 def _verdict(report: Report) -> dict:
-    failed = [i for i in report.issues if i.severity == ERROR][:MAX_SHOWN_FINDINGS]
+    """Every finding, errors first: a count of warnings the box does not list would leave the reader guessing."""
+    shown = sorted(report.issues, key=lambda i: i.severity != ERROR)[:MAX_SHOWN_FINDINGS]
     return {"valid": report.valid, "version": report.version, "errors": report.errors, "warnings": report.warnings,
-            "failed": [{"code": i.code, "message": i.message, "line": i.location.line if i.location else None}
-                       for i in failed]}
+            "failed": [{"code": i.code, "message": i.message, "severity": i.severity,
+                        "line": i.location.line if i.location else None,
+                        "column": i.location.column if i.location else None} for i in shown]}
 
 
 def _weasyprint() -> dict:

@@ -85,10 +85,12 @@ def _term_label(rule: str) -> str | None:
 def _finding(issue: Issue, lines: list[str]) -> dict:
     location = issue.location
     line = location.line if location else None
-    frame, column = _frame(lines, line, location.column if location else None)
+    column = location.column if location else None
+    frame, caret = _frame(lines, line, column)
+    # `column` is the document's (what the JSON report says); `caret` is where it falls in the cut frame line.
     return {"message": issue.message, "term": _term_label(issue.code),
             "xpath": (location.xpath or location.pdfObject) if location else None, "line": line,
-            "column": column, "frame": frame}
+            "column": column, "caret": caret, "frame": frame}
 
 
 def _invoice_body(invoice_html: bytes) -> Markup:
