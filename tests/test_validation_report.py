@@ -271,3 +271,21 @@ def test_render_and_parse_with_validate_give_the_validation_endpoints_answer(nam
     rows = box.xpath(".//table//tbody/tr")
     assert len(rows) == len(endpoint["issues"])
     assert sorted(r.xpath("./td")[0].text.strip() for r in rows) == sorted(i["code"] for i in endpoint["issues"])
+
+
+def test_html_from_the_api_carries_the_page_style(client):
+    """Accept: text/html on validate, and render as HTML, answer a page with the invoice page's stylesheet in a
+    <style> element (a browser has nothing else: fonts, margins, headings); nothing is linked or fetched."""
+    from pipeline.pdf.page import CSS_FILE
+    from test_parse import upload
+
+    data = INVALID[1].read_bytes()
+    rule = "table.lines th.num.amount"  # a rule only invoice.css has
+    assert rule in CSS_FILE.read_text()
+    for path, request in (("/v1/invoice/xrechnung/validate", {}), ("/v1/invoice/render", {"validate": True})):
+        answer = upload(client, data, request, path=path, headers={"Accept": "text/html"})
+        assert answer.status_code == 200, answer.text
+        root = lxml_html.document_fromstring(answer.content)
+        styles = " ".join(s.text_content() for s in root.xpath("//head/style"))
+        assert rule in styles and "@media screen" in styles, path
+        assert not root.xpath("//link | //script"), path

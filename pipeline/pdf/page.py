@@ -133,6 +133,24 @@ def invoice_html(canonical: bytes, language: str = "en", profile_label: str = ""
     return run_stylesheet(xslt, canonical, params, tree=tree)
 
 
+# HTML answered to people (render as HTML, the report for people) carries the page's stylesheet, for the screen:
+# WeasyPrint adds it to a PDF, a browser has nothing else. The PDF paths never take this copy.
+SCREEN_CSS = "@media screen { body { max-width: 210mm; margin: 16px auto; padding: 0 16px; } }"
+
+
+@lru_cache(maxsize=1)
+def screen_style() -> str:
+    """The invoice page's stylesheet and the screen margins, as the text of one <style> element."""
+    return CSS_FILE.read_text(encoding="utf-8") + "\n" + SCREEN_CSS
+
+
+def styled(html: bytes) -> bytes:
+    """`html` (a page of html.xsl) with the stylesheet in its head, for a browser."""
+    style = ("<style>" + screen_style() + "</style>").encode("utf-8")
+    head_end = html.find(b"</head>")
+    return html[:head_end] + style + html[head_end:] if head_end >= 0 else style + html
+
+
 _LINES = (f"{{{CANONICAL_NS}}}invoiceLine", f"{{{CANONICAL_NS}}}subInvoiceLine")
 
 

@@ -108,10 +108,11 @@ def _rest(rule_issues: list[Issue]) -> dict:
 
 
 def report_html(report: Report, name: str, source_text: str | None = None, language: str = "en",
-                invoice_html: bytes | None = None, page_left_out: int | None = None) -> bytes:
+                invoice_html: bytes | None = None, page_left_out: int | None = None, screen: bool = True) -> bytes:
     """The report as HTML. `source_text` = the document as decoded text (for code frames); `invoice_html` = the
     readable page of the document (shown below a valid verdict); `page_left_out`: the line count of a valid
-    invoice whose page was left out (too many lines for a PDF)."""
+    invoice whose page was left out (too many lines for a PDF); `screen`: with the invoice page's stylesheet in it
+    (a browser has no other; the PDF gets it from WeasyPrint)."""
     lines = source_text.split("\n") if source_text else []
     groups, counts, budget, cut = [], {}, SHOWN_IN_ALL, False
     for severity in (ERROR, WARNING):
@@ -134,11 +135,13 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
     if page_left_out:
         notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
     html = _template().render(report=report, name=name, lang=language, t=t, groups=groups, counts=counts,
-                              notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None)
+                              notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None,
+                              screen_style=page.screen_style() if screen else None)
     return html.encode("utf-8")
 
 
 def report_pdf(report: Report, name: str, source_text: str | None = None, language: str = "en",
                invoice_html: bytes | None = None, page_left_out: int | None = None) -> bytes:
     """The same report as PDF (WeasyPrint with the invoice page's stylesheet; nothing fetched)."""
-    return page.html_to_pdf(report_html(report, name, source_text, language, invoice_html, page_left_out))
+    return page.html_to_pdf(report_html(report, name, source_text, language, invoice_html, page_left_out,
+                                        screen=False))
