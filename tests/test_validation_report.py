@@ -289,3 +289,32 @@ def test_html_from_the_api_carries_the_page_style(client):
         styles = " ".join(s.text_content() for s in root.xpath("//head/style"))
         assert rule in styles and "@media screen" in styles, path
         assert not root.xpath("//link | //script"), path
+
+
+def test_german_reports_name_business_terms_and_content_findings_in_german(tmp_path):
+    """German business-term names (KoSIT's XRechnung viewer labels, templates/term-names-de.json) on the report,
+    the render term table and the content findings; singular and plural counts in both languages."""
+    import json as json_module
+
+    from pipeline.flows.render import render
+    from pipeline.settings import TEMPLATES_DIR
+
+    names = json_module.loads((TEMPLATES_DIR / "term-names-de.json").read_text())
+    assert "itplr-kosit/xrechnung-visualization" in names["source"] and names["names"]["BT-1"] == "Rechnungsnummer"
+    data = (CORPUS / "kosit-validator-configuration-tests/instances/ubl004.xml").read_bytes()  # BR-DE-3: BT-37
+    report = validate_xml(data, "xrechnung", content_checks=True)
+    text = _text(readable_report(data, report, "x.xml", "de"))
+    assert "BT-37 Ort (Verkäufer)" in text and "BT-37 City" not in text
+    assert "1 Fehler" in text and "1 Warnung" in text and "1 Warnungen" not in text
+    english = _text(readable_report(data, report, "x.xml", "en"))
+    assert "BT-37 City" in english and "1 error" in english and "1 warning" in english and "1 warnings" not in english
+    # a content finding (CHECK-VAT-ID on the sample's placeholder VAT id) in German; the JSON keeps English
+    sample = (CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml").read_bytes()
+    checked = validate_xml(sample, "xrechnung", content_checks=True)
+    vat = next(i for i in checked.issues if i.code == "CHECK-VAT-ID")
+    assert "fails the check digits" in vat.to_dict()["message"] and "message_de" not in vat.to_dict()
+    german = _text(readable_report(sample, checked, "x.xml", "de"))
+    assert "BT-31 Umsatzsteuer-ID (Verkäufer) 'DE 123456789' hat falsche Prüfziffern" in german
+    assert "fails the check digits" not in german and "2 Warnungen" in german
+    page = _text(render(sample, language="de", business_terms=True, html=True))
+    assert "BT-1 Rechnungsnummer" in page and "BT-1 Invoice number" not in page

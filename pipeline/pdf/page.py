@@ -26,7 +26,7 @@ from pipeline import saxon
 from pipeline.check.report import ERROR, Report
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.invoice.model import NOT_XML
-from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, TERMS
+from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, TERMS, term_name
 from pipeline.pdf import collector
 from pipeline.settings import TEMPLATES_DIR, XSLT_DIR, get_settings
 from pipeline.xslt import run_stylesheet
@@ -127,7 +127,7 @@ def invoice_html(canonical: bytes, language: str = "en", profile_label: str = ""
     (both for the reading side). `tree`: the canonical document already parsed by Saxon (`pipeline.xslt`)."""
     params = {"lang": language, "profile": profile_label}
     if business_terms:
-        params["business-terms"] = _business_term_labels()
+        params["business-terms"] = _business_term_labels(language)
     if verdict is not None:
         params["verdict"] = json.dumps(_verdict(verdict), ensure_ascii=False)
     return run_stylesheet(xslt, canonical, params, tree=tree)
@@ -173,14 +173,14 @@ def too_many_lines(lines: int) -> ApiError | None:
                                       rejectedValue=lines)])
 
 
-@lru_cache(maxsize=1)
-def _business_term_labels() -> str:
-    """The business-term table as html.xsl looks it up: canonical element path -> "BT-n name"."""
+@lru_cache(maxsize=2)
+def _business_term_labels(language: str = "en") -> str:
+    """The business-term table as html.xsl looks it up: canonical element path -> "BT-n name" (in `language`)."""
     labels = {}
     for term in TERMS:
         if term.bt:
             steps = [ARRAY_ITEMS[s[:-2]] if s.endswith("[]") else s for s in term.json_path.split(".")]
-            labels["/".join(steps)] = f"{term.bt} {term.name}"
+            labels["/".join(steps)] = f"{term.bt} {term_name(term, language)}"
     return json.dumps(labels, ensure_ascii=False)
 
 

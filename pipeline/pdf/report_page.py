@@ -15,7 +15,7 @@ from lxml import etree, html as lxml_html
 from markupsafe import Markup
 
 from pipeline.check.report import ERROR, WARNING, Issue, Report
-from pipeline.invoice.terms import field_for_rule, term_for
+from pipeline.invoice.terms import field_for_rule, term_for, term_name
 from pipeline.pdf import page
 from pipeline.settings import TEMPLATES_DIR, get_settings
 
@@ -75,20 +75,27 @@ def _frame(lines: list[str], line: int | None, column: int | None) -> tuple[list
     return shown, (column - offset + (1 if offset else 0)) if column else None
 
 
-def _term_label(rule: str) -> str | None:
-    """"BT-n name" of the business term a rule is about (its BT alone when the table has no name for it)."""
+def _term_label(rule: str, language: str = "en") -> str | None:
+    """"BT-n name" of the business term a rule is about, in the report's language (its BT alone when the table
+    has no name for it)."""
     field, bt = field_for_rule(rule)
     term = term_for(field)
-    return f"{bt} {term.name}" if bt and term else bt
+    return f"{bt} {term_name(term, language)}" if bt and term else bt
 
 
-def _finding(issue: Issue, lines: list[str]) -> dict:
+def _message(issue: Issue, language: str) -> str:
+    """The finding's text in the report's language where we wrote it (CHECK-*: German beside the API's English);
+    the official rules' texts are what they are."""
+    return (getattr(issue, "message_de", None) if language == "de" else None) or issue.message
+
+
+def _finding(issue: Issue, lines: list[str], language: str) -> dict:
     location = issue.location
     line = location.line if location else None
     column = location.column if location else None
     frame, caret = _frame(lines, line, column)
     # `column` is the document's (what the JSON report says); `caret` is where it falls in the cut frame line.
-    return {"message": issue.message, "term": _term_label(issue.code),
+    return {"message": _message(issue, language), "term": _term_label(issue.code, language),
             "xpath": (location.xpath or location.pdfObject) if location else None, "line": line,
             "column": column, "caret": caret, "frame": frame}
 
@@ -99,12 +106,12 @@ def _invoice_body(invoice_html: bytes) -> Markup:
     return Markup("".join(etree.tostring(child, encoding="unicode", method="xml") for child in body))
 
 
-def _rest(rule_issues: list[Issue]) -> dict:
+def _rest(rule_issues: list[Issue], language: str) -> dict:
     """The findings of a rule not shown in full: their number, the first lines, the rule's text and term once."""
     lines = list(dict.fromkeys(f"{i.location.line}:{i.location.column}" if i.location.column else str(i.location.line)
                                for i in rule_issues if i.location and i.location.line))
     return {"count": len(rule_issues), "lines": lines[:LISTED_LINES], "unlisted": max(0, len(lines) - LISTED_LINES),
-            "message": rule_issues[0].message, "term": _term_label(rule_issues[0].code)}
+            "message": _message(rule_issues[0], language), "term": _term_label(rule_issues[0].code, language)}
 
 
 def report_html(report: Report, name: str, source_text: str | None = None, language: str = "en",
@@ -124,9 +131,9 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
         for rule, issues in rules.items():
             full = min(len(issues), SHOWN_PER_RULE, budget)
             budget -= full
-            rest = _rest(issues[full:]) if len(issues) > full else None
+            rest = _rest(issues[full:], language) if len(issues) > full else None
             cut = cut or rest is not None
-            shown.append((rule, [_finding(i, lines) for i in issues[:full]], rest))
+            shown.append((rule, [_finding(i, lines, language) for i in issues[:full]], rest))
         if rules:
             groups.append((severity, shown))
             counts[severity] = sum(len(issues) for issues in rules.values())
