@@ -211,7 +211,7 @@ def _validation(path: str, summary: str, cost: int) -> dict:
     name = path.split("/")[3]
     multipart = {
         "type": "object",
-        "required": ["file", "request"],
+        "required": ["file"],  # an absent request part means {}
         "properties": {
             "file": {"type": "string", "contentMediaType": "application/octet-stream",
                      "description": "The document to validate."},
