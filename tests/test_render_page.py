@@ -31,7 +31,8 @@ def canonical_of(request: dict) -> bytes:
 
 
 def page_text(html: bytes) -> str:
-    return " ".join(lxml_html.fromstring(html).text_content().split())
+    """What the page shows: its body's text (the head holds the stylesheet)."""
+    return " ".join(lxml_html.document_fromstring(html).body.text_content().split())
 
 
 def pdftotext(pdf: bytes, tmp_path: Path, option: str) -> str:

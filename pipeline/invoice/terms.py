@@ -690,7 +690,8 @@ _GERMAN_GROUPS = (
     ("invoice.buyer.", "Käufer"), ("invoice.payee.", "Zahlungsempfänger"), ("invoice.deliveryInformation.", "Lieferung"),
     ("invoice.invoicingPeriod.", "Abrechnungszeitraum"), ("invoice.precedingInvoiceReference.", "Vorausgegangene Rechnung"),
     ("invoice.paymentInstructions.creditTransfer.", "Überweisung"),
-    ("invoice.paymentInstructions.directDebit.", "Lastschrift"), ("invoice.invoiceLines[].", "Rechnungsposition"),
+    ("invoice.paymentInstructions.directDebit.", "Lastschrift"),
+    ("invoice.invoiceLines[].subInvoiceLines[].", "Unterposition"), ("invoice.invoiceLines[].", "Rechnungsposition"),
     ("invoice.documentLevelAllowances[].", "Nachlass"), ("invoice.documentLevelCharges[].", "Zuschlag"))
 
 
