@@ -318,3 +318,36 @@ def test_german_reports_name_business_terms_and_content_findings_in_german(tmp_p
     assert "fails the check digits" not in german and "2 Warnungen" in german
     page = _text(render(sample, language="de", business_terms=True, html=True))
     assert "BT-1 Rechnungsnummer" in page and "BT-1 Invoice number" not in page
+
+
+def test_findings_carry_their_class_after_the_bmf_letter(tmp_path):
+    """`category` in the JSON (format / business-rule / content / undetermined), a class on every finding of the
+    reports for people, and the verdict's sentence on what the worst class means, in English and German."""
+    from pipeline.check import categories
+    from pipeline.flows.render import render
+
+    assert [categories.category_of(c) for c in ("XML-MALFORMED", "XSD-SCHEMA", "BR-CO-10", "BR-DE-15", "CHECK-IBAN",
+                                                "UBL-CR-470", "CII-SR-475", "FX-SCH-A-000556", "PDFA:6.1.3-1",
+                                                "XRECHNUNG-NO-SCENARIO")] == [
+        "format", "format", "business-rule", "business-rule", "content", "undetermined", "undetermined",
+        "undetermined", "undetermined", "undetermined"]
+    malformed = b"<Invoice><unclosed></Invoice>"
+    cases = [(malformed, "format", "Formatfehler"),
+             ((CORPUS / "kosit-validator-configuration-tests/instances/ubl004.xml").read_bytes(), "business-rule",
+              "Geschäftsregelfehler"),
+             ((CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml").read_bytes(), "content",
+              "Inhaltsfehler")]
+    for data, worst, german in cases:
+        report = validate_xml(data, "xrechnung", content_checks=True)
+        assert all(i["category"] == categories.category_of(i["code"]) for i in report.to_dict()["issues"])
+        assert categories.worst_category(report.issues) == worst
+        english = lxml_html.fromstring(readable_report(data, report, "x.xml", "en"))
+        sentence = english.xpath("//section[contains(@class, 'verdict')]/p[@class='meaning']")[0].text_content()
+        assert sentence == categories.MEANING["en"][worst] and "BMF letter of 15 October 2025" in sentence
+        shown = english.xpath("//div[contains(@class, 'finding')]//span[@class='category']")
+        assert len(shown) == len(english.xpath("//div[contains(@class, 'finding')]"))
+        deutsch = _text(readable_report(data, report, "x.xml", "de"))
+        assert deutsch.count(german) >= 1 and "BMF-Schreiben vom 15. Oktober 2025" in deutsch
+    # render with validate: the class column and the sentence
+    page = _text(render(cases[1][0], validate=True, html=True))
+    assert "Class" in page and "business rule" in page and categories.MEANING["en"]["business-rule"] in page

@@ -23,8 +23,8 @@
        business-terms  {"invoice/seller/name": "BT-27 Seller name", ...} (canonical element path -> business term,
                        from the business-term table): a last section lists every value with its business term
        verdict         {"valid": bool, "version": "...", "errors": n, "warnings": n, "failed": [{"code", "message",
-                       "severity", "line", "column"}]} (a validation report, errors first): a box at the top with
-                       the verdict and every finding -->
+                       "severity", "category", "line", "column"}], "meaning"} (a validation report, errors
+                       first): a box at the top with the verdict, what its worst class means, every finding -->
   <xsl:param name="business-terms" as="xs:string" select="''"/>
   <xsl:param name="verdict" as="xs:string" select="''"/>
 
@@ -71,7 +71,7 @@
       'deliveryParty': 'Deliver to', 'locationId': 'Location ID', 'profile': 'Factur-X profile',
       'totalVat': 'VAT', 'none': '-',
       'valid': 'Valid', 'invalid': 'Invalid', 'errors': 'errors', 'warnings': 'warnings', 'rule': 'Rule',
-      'error': 'error', 'warning': 'warning', 'lineColumn': 'Line:col.',
+      'error': 'error', 'warning': 'warning', 'lineColumn': 'Line:col.', 'class': 'Class',
       'line': 'Line', 'finding': 'Finding', 'businessTerms': 'Business terms', 'term': 'Business term',
       'value': 'Value',
       'subLines': 'Sub-lines', 'subLinesNote': 'part of the line above them, not added to the totals.',
@@ -112,7 +112,7 @@
       'deliveryParty': 'Lieferung an', 'locationId': 'Lieferort-ID', 'profile': 'Factur-X-Profil',
       'totalVat': 'USt.', 'none': '-',
       'valid': 'Gültig', 'invalid': 'Ungültig', 'errors': 'Fehler', 'warnings': 'Warnungen', 'rule': 'Regel',
-      'error': 'Fehler', 'warning': 'Warnung', 'lineColumn': 'Zeile:Sp.',
+      'error': 'Fehler', 'warning': 'Warnung', 'lineColumn': 'Zeile:Sp.', 'class': 'Klasse',
       'line': 'Zeile', 'finding': 'Befund', 'businessTerms': 'Geschäftsbegriffe', 'term': 'Geschäftsbegriff',
       'value': 'Wert',
       'subLines': 'Unterpositionen', 'subLinesNote': 'Teil der Position darüber, nicht in den Summen enthalten.',
@@ -625,11 +625,15 @@
                               || f:l(if ($report?errors eq 1) then 'error' else 'errors') || ', '
                               || $report?warnings || ' ' || f:l(if ($report?warnings eq 1) then 'warning' else 'warnings')"/>
       </div>
+      <xsl:if test="$report?meaning">
+        <div class="verdict-meaning"><xsl:value-of select="$report?meaning"/></div>
+      </xsl:if>
       <xsl:if test="array:size($report?failed) gt 0">
         <table class="plain findings">
           <thead><tr>
             <th class="rule"><xsl:value-of select="f:l('rule')"/></th>
             <th class="at"><xsl:value-of select="f:l('lineColumn')"/></th>
+            <th class="class"><xsl:value-of select="f:l('class')"/></th>
             <th><xsl:value-of select="f:l('finding')"/></th>
           </tr></thead>
           <tbody>
@@ -638,6 +642,7 @@
                 <td class="rule"><xsl:value-of select="?code"/>
                   <xsl:if test="?severity = 'WARNING'"><br/><span class="small"><xsl:value-of select="f:l('warning')"/></span></xsl:if></td>
                 <td class="at"><xsl:value-of select="string-join((string(?line), string(?column)[. ne ''])[. ne ''], ':')"/></td>
+                <td class="class"><xsl:value-of select="?category"/></td>
                 <td class="wrap"><xsl:value-of select="?message"/></td>
               </tr>
             </xsl:for-each>

@@ -84,10 +84,13 @@ def _run(args) -> int:
         print(f"{verdict}: {args.file} ({what} {report.version}, {report.syntax or 'unknown syntax'}) "
               f"- {report.errors} error{'' if report.errors == 1 else 's'}, "
               f"{report.warnings} warning{'' if report.warnings == 1 else 's'}")
+        from pipeline.check.categories import meaning  # what the worst class means for the receiver
+
+        print(meaning(report.issues, args.lang))
         for i in report.issues:
             loc = i.location
             where = f" line {loc.line}" + (f":{loc.column}" if loc.column else "") if loc and loc.line else ""
-            print(f"  {i.severity:7} {i.code}{where}: {i.message}")
+            print(f"  {i.severity:7} {i.code} [{i.category}]{where}: {i.message}")
     return 0 if report.valid else 1
 
 

@@ -23,6 +23,7 @@ import threading
 from functools import lru_cache
 
 from pipeline import saxon
+from pipeline.check import categories
 from pipeline.check.report import ERROR, Report
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.invoice.model import NOT_XML
@@ -129,7 +130,7 @@ def invoice_html(canonical: bytes, language: str = "en", profile_label: str = ""
     if business_terms:
         params["business-terms"] = _business_term_labels(language)
     if verdict is not None:
-        params["verdict"] = json.dumps(_verdict(verdict), ensure_ascii=False)
+        params["verdict"] = json.dumps(_verdict(verdict, language), ensure_ascii=False)
     return run_stylesheet(xslt, canonical, params, tree=tree)
 
 
@@ -187,11 +188,14 @@ def _business_term_labels(language: str = "en") -> str:
 MAX_SHOWN_FINDINGS = 200  # on the page; the JSON report has them all
 
 
-def _verdict(report: Report) -> dict:
-    """Every finding, errors first: a count of warnings the box does not list would leave the reader guessing."""
+def _verdict(report: Report, language: str = "en") -> dict:
+    """Every finding, errors first: a count of warnings the box does not list would leave the reader guessing.
+    With each its class and the sentence on what the worst class means (`pipeline.check.categories`)."""
     shown = sorted(report.issues, key=lambda i: i.severity != ERROR)[:MAX_SHOWN_FINDINGS]
+    labels = categories.LABELS.get(language, categories.LABELS["en"])
     return {"valid": report.valid, "version": report.version, "errors": report.errors, "warnings": report.warnings,
-            "failed": [{"code": i.code, "message": i.message, "severity": i.severity,
+            "meaning": categories.meaning(report.issues, language),
+            "failed": [{"code": i.code, "message": i.message, "severity": i.severity, "category": labels[i.category],
                         "line": i.location.line if i.location else None,
                         "column": i.location.column if i.location else None} for i in shown]}
 

@@ -14,6 +14,7 @@ from functools import lru_cache
 from lxml import etree, html as lxml_html
 from markupsafe import Markup
 
+from pipeline.check import categories
 from pipeline.check.report import ERROR, WARNING, Issue, Report
 from pipeline.invoice.terms import field_for_rule, term_for, term_name
 from pipeline.pdf import page
@@ -30,7 +31,7 @@ LISTED_LINES = 50        # places (line:column) listed per rule for the findings
 LABELS = {
     "en": {"title": "Validation report", "valid": "Valid", "invalid": "Invalid", "rules": "Rules",
            "syntax": "Syntax", "errors": "errors", "warnings": "warnings", "error": "error", "warning": "warning",
-           ERROR: "Error", WARNING: "Warning",
+           ERROR: "Error", WARNING: "Warning", "class": "class",
            "line": "line", "column": "column", "page": "Page", "of": "of", "lines": "at line:column",
            "more": "{n} more of this rule, not shown in full",
            "cut": "Shown in full: the first {per_rule} findings of each rule, {total} in all; the JSON report lists "
@@ -39,7 +40,7 @@ LABELS = {
                       "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render with Accept: text/html draws it."},
     "de": {"title": "Prüfbericht", "valid": "Gültig", "invalid": "Ungültig", "rules": "Regeln",
            "syntax": "Syntax", "errors": "Fehler", "warnings": "Warnungen", "error": "Fehler", "warning": "Warnung",
-           ERROR: "Fehler", WARNING: "Warnung",
+           ERROR: "Fehler", WARNING: "Warnung", "class": "Klasse",
            "line": "Zeile", "column": "Spalte", "page": "Seite", "of": "von", "lines": "bei Zeile:Spalte",
            "more": "{n} weitere dieser Regel, nicht einzeln gezeigt",
            "cut": "Einzeln gezeigt: die ersten {per_rule} Befunde je Regel, insgesamt {total}; der JSON-Bericht "
@@ -96,6 +97,7 @@ def _finding(issue: Issue, lines: list[str], language: str) -> dict:
     frame, caret = _frame(lines, line, column)
     # `column` is the document's (what the JSON report says); `caret` is where it falls in the cut frame line.
     return {"message": _message(issue, language), "term": _term_label(issue.code, language),
+            "category": categories.LABELS[language][issue.category],
             "xpath": (location.xpath or location.pdfObject) if location else None, "line": line,
             "column": column, "caret": caret, "frame": frame}
 
@@ -111,7 +113,8 @@ def _rest(rule_issues: list[Issue], language: str) -> dict:
     lines = list(dict.fromkeys(f"{i.location.line}:{i.location.column}" if i.location.column else str(i.location.line)
                                for i in rule_issues if i.location and i.location.line))
     return {"count": len(rule_issues), "lines": lines[:LISTED_LINES], "unlisted": max(0, len(lines) - LISTED_LINES),
-            "message": _message(rule_issues[0], language), "term": _term_label(rule_issues[0].code, language)}
+            "message": _message(rule_issues[0], language), "term": _term_label(rule_issues[0].code, language),
+            "category": categories.LABELS[language][rule_issues[0].category]}
 
 
 def report_html(report: Report, name: str, source_text: str | None = None, language: str = "en",
@@ -142,6 +145,7 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
     if page_left_out:
         notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
     html = _template().render(report=report, name=name, lang=language, t=t, groups=groups, counts=counts,
+                              meaning=categories.meaning(report.issues, language),
                               notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None,
                               screen_style=page.screen_style() if screen else None)
     return html.encode("utf-8")

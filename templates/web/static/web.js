@@ -291,6 +291,9 @@
         lines.append(el("p", parts.length ? Array.from(parts, (p) => p.textContent.trim()).join(", ") :
           line.textContent.trim()));
       }
+      // what the worst class of the findings means for the receiver (BMF letter of 15 October 2025)
+      const meaning = verdict.querySelector(":scope > p.meaning");
+      if (meaning) lines.append(el("p", meaning.textContent.trim(), "meaning"));
     }
     const firstError = doc.querySelector(".finding .severity.ERROR");
     const rule = firstError && firstError.closest(".finding").querySelector(".rule");
