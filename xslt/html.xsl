@@ -366,7 +366,10 @@
   <xsl:template name="lines">
     <section class="lines">
       <h2><xsl:value-of select="f:l('lines')"/></h2>
-      <table class="lines">
+      <!-- The No. column as wide as the longest line id needs (up to ~12 characters a row): 9 mm took "1"-"999"
+           and wrapped longer ids a letter a row. -->
+      <xsl:variable name="id-length" select="max((0, invoiceLine/lineIdentifier/string-length(normalize-space())))"/>
+      <table class="lines{if ($id-length gt 7) then ' ids-long' else if ($id-length gt 3) then ' ids-medium' else ''}">
         <thead>
           <tr>
             <th class="pos"><xsl:value-of select="f:l('pos')"/></th>
