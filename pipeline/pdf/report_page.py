@@ -31,7 +31,7 @@ LISTED_LINES = 50        # places (line:column) listed per rule for the findings
 LABELS = {
     "en": {"title": "Validation report", "valid": "Valid", "invalid": "Invalid", "rules": "Rules",
            "syntax": "Syntax", "errors": "errors", "warnings": "warnings", "error": "error", "warning": "warning",
-           ERROR: "Error", WARNING: "Warning", "class": "class",
+           ERROR: "Error", WARNING: "Warning", "class": "class", ERROR + "S": "Errors", WARNING + "S": "Warnings",
            "line": "line", "column": "column", "page": "Page", "of": "of", "lines": "at line:column",
            "more": "{n} more of this rule, not shown in full",
            "cut": "Shown in full: the first {per_rule} findings of each rule, {total} in all; the JSON report lists "
@@ -40,7 +40,8 @@ LABELS = {
                       "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render with Accept: text/html draws it."},
     "de": {"title": "Prüfbericht", "valid": "Gültig", "invalid": "Ungültig", "rules": "Regeln",
            "syntax": "Syntax", "errors": "Fehler", "warnings": "Warnungen", "error": "Fehler", "warning": "Warnung",
-           ERROR: "Fehler", WARNING: "Warnung", "class": "Klasse",
+           ERROR: "Fehler", WARNING: "Warnung", "class": "Klasse", ERROR + "S": "Fehler",
+           WARNING + "S": "Warnungen",
            "line": "Zeile", "column": "Spalte", "page": "Seite", "of": "von", "lines": "bei Zeile:Spalte",
            "more": "{n} weitere dieser Regel, nicht einzeln gezeigt",
            "cut": "Einzeln gezeigt: die ersten {per_rule} Befunde je Regel, insgesamt {total}; der JSON-Bericht "
