@@ -38,8 +38,10 @@ def page_text(html: bytes) -> str:
 def pdftotext(pdf: bytes, tmp_path: Path, option: str) -> str:
     path = tmp_path / "page.pdf"
     path.write_bytes(pdf)
-    out = subprocess.run(["pdftotext", option, str(path), "-"], capture_output=True, check=True).stdout
-    return out.decode("utf-8")
+    out = subprocess.run(["pdftotext", option, str(path), "-"], capture_output=True, check=True).stdout.decode("utf-8")
+    # -raw (text in reading order): a word the page hyphenated at a line end (WeasyPrint's U+2010, never a hyphen
+    # of the text itself) is read whole again
+    return re.sub("\u2010\n", "", out) if option == "-raw" else out
 
 
 def pdf_pages(pdf: bytes, tmp_path: Path) -> list[str]:

@@ -37,7 +37,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
     p.add_argument("--html", type=Path, metavar="OUT", help="also write the report for people as HTML here")
     p.add_argument("--pdf", type=Path, metavar="OUT", help="also write the report for people as PDF here")
-    p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the --html / --pdf report")
+    p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the --html / --pdf report and of the verdict's sentence")
     p.add_argument("--strict", action="store_true",
                    help="content-check findings (CHECK-IBAN, CHECK-VAT-ID, ...) are errors, not warnings")
     p.add_argument("--html-dir", type=Path, metavar="OUT", help="write each document's report for people here")
