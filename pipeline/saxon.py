@@ -44,6 +44,28 @@ class StylesheetError(Exception):
     """A stylesheet failed to compile; message carries Saxon's text (with file and line)."""
 
 
+_COMMON_HREF = re.compile(r'(<xsl:(?:include|import)\s+href=")common/')
+
+
+def _compile_file(xp: PyXslt30Processor, path: Path) -> PyXsltExecutable:
+    """A stylesheet file; a copy of one of ours taken out of xslt/ (`--xslt my.xsl`) whose folder has no common/
+    still finds the shared modules there: its `common/...` includes are read from the repository's xslt/common/
+    (the text is otherwise compiled as it is, with its own folder as the base for anything else)."""
+    from pipeline.settings import REPO_ROOT  # lazy: this module sits below settings' users
+
+    common = REPO_ROOT / "xslt" / "common"
+    if (path.parent / "common").is_dir() or not common.is_dir():
+        return xp.compile_stylesheet(stylesheet_file=str(path))
+    text = path.read_text(encoding="utf-8")
+    if not _COMMON_HREF.search(text):
+        return xp.compile_stylesheet(stylesheet_file=str(path))
+    text = _COMMON_HREF.sub(lambda m: m.group(1) + common.as_uri() + "/", text)
+    builder = _get()["proc"].new_document_builder()
+    builder.set_line_numbering(True)
+    builder.set_base_uri(path.as_uri())  # errors name the copy's file and line; other hrefs stay relative to it
+    return xp.compile_stylesheet(stylesheet_node=builder.parse_xml(xml_text=text))
+
+
 def compile_stylesheet(path: str | Path) -> PyXsltExecutable:
     """Compile (once per process) and return the executable for a stylesheet file."""
     st = _get()
@@ -58,7 +80,7 @@ def compile_stylesheet(path: str | Path) -> PyXsltExecutable:
             if exe is None:
                 xp = st["xslt"]
                 try:
-                    exe = xp.compile_stylesheet(stylesheet_file=key)
+                    exe = _compile_file(xp, Path(key))
                 except Exception as exc:  # saxonche raises PySaxonApiError
                     raise StylesheetError(f"{key}: {exc}") from exc
                 if exe is None:

@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 
 import pikepdf
+import pytest
 
+from conftest import CORPUS
 from pipeline.cli import main
 from pipeline.cli.golden import FIXTURES
+from test_platform_helpers import REPO
 
 REQUEST = FIXTURES / "vat-g-export.json"
 
@@ -75,3 +78,78 @@ def test_files_that_cannot_be_read_or_written_are_named_not_a_traceback(tmp_path
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert err == f"pipeline {argv[0]}: {why}: {path}\n", argv
+
+
+# ---- what a newcomer trips over (issue 27) ----------------------------------------------------------------------
+
+def test_validate_an_empty_folder_is_an_error_and_skipped_files_are_named(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["validate", str(empty)]) == 2
+    assert "no e-invoice (*.xml, *.pdf) in" in capsys.readouterr().err
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("not an invoice")
+    (folder / "a.xml").write_bytes((CORPUS / "kosit-validator-configuration-tests/instances/ubl006.xml").read_bytes())
+    assert main(["validate", str(folder), "--jobs", "1", "--spec", "en16931"]) == 1
+    out = capsys.readouterr()
+    assert "skipped 1 file that is not *.xml or *.pdf: notes.txt" in out.err
+    # the summary table names each invalid document's first error code
+    row = next(line for line in out.out.splitlines() if line.startswith("a.xml"))
+    from pipeline.flows.validate_xml import validate_xml
+    report = validate_xml((folder / "a.xml").read_bytes(), "en16931", content_checks=True)
+    assert "INVALID" in row and row.split()[-1] == next(i.code for i in report.issues if i.severity == "ERROR")
+    assert "1 document: 0 valid, 1 invalid" in out.out
+
+
+def test_errors_of_parse_convert_render_are_readable_lines(tmp_path, capsys):
+    notes = tmp_path / "notes.xml"
+    notes.write_text("<notes>hello</notes>")
+    for argv in (["parse", str(notes)], ["convert", str(notes), "--to", "ubl", "-o", str(tmp_path / "x.xml")],
+                 ["render", str(notes), "-o", str(tmp_path / "x.pdf")]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"{notes}: NOT_AN_EINVOICE: "), err
+        assert "{" not in err and '"errorCode"' not in err  # no JSON blob
+
+
+def test_a_bad_flag_shows_the_subcommands_usage_and_help_states_exit_codes(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["validate", "--bogus", "x.xml"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: pipeline validate") and "unrecognized arguments: --bogus" in err
+    with pytest.raises(SystemExit):
+        main(["run", "transform", "--nope", "x.xml"])
+    assert capsys.readouterr().err.startswith("usage: pipeline run transform")
+    for argv in (["validate", "--help"], ["keys", "create", "--help"], ["serve", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert "exit codes: 0" in " ".join(capsys.readouterr().out.split()), argv
+
+
+def test_run_transform_names_the_input_and_says_it_once(tmp_path, capfd):
+    notes = tmp_path / "notes.xml"
+    notes.write_text("<notes>hello</notes>")
+    assert main(["run", "transform", str(notes)]) == 1
+    err = capfd.readouterr().err
+    assert err.strip() == (f"pipeline run transform: {notes}: cii.xsl: the input is not a canonical invoice "
+                           "(urn:einvoice-pipeline:canonical:1 invoice)")
+
+
+def test_a_stylesheet_copied_out_of_xslt_finds_common(tmp_path, capfd):
+    canonical = tmp_path / "canonical.xml"
+    assert main(["run", "normalize", str(REPO / "fixtures" / "vat-g-export.json")]) == 0
+    canonical.write_bytes(capfd.readouterr().out.encode())
+    copy = tmp_path / "my-cii.xsl"
+    copy.write_bytes((REPO / "xslt" / "cii.xsl").read_bytes())
+    assert main(["run", "transform", str(canonical), "--xslt", str(copy)]) == 0
+    ours = capfd.readouterr().out
+    assert main(["run", "transform", str(canonical)]) == 0
+    assert capfd.readouterr().out == ours and "CrossIndustryInvoice" in ours
+    # an error in a copy names the copy's file and line
+    broken = tmp_path / "broken-cii.xsl"
+    broken.write_text(copy.read_text().replace('<xsl:template match="/">',
+                                               '<xsl:template match="/"><xsl:value-of select="xs:integer(\'x\')"/>', 1))
+    assert main(["run", "transform", str(canonical), "--xslt", str(broken)]) == 2
+    assert "line 34" in capfd.readouterr().err

@@ -277,7 +277,7 @@ def test_due_date_not_before_the_issue_date():
     assert _check(_canonical(issueDate="2024-03-01", paymentDueDate="2024-03-31")) == []
     [f] = _check(_canonical(issueDate="2024-03-01", paymentDueDate="2024-02-28"))
     assert (f.code, f.business_term, f.location.xpath) == ("CHECK-DUE-DATE", "BT-9", "invoice.paymentDueDate")
-    assert "2 day(s) before" in f.message
+    assert "2 days before" in f.message
 
 
 def test_duplicate_line_ids():

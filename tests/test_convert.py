@@ -136,7 +136,7 @@ def test_cli_convert(tmp_path):
     assert parse(out.read_bytes()).source.syntax == "CII"
     refused = subprocess.run([sys.executable, "-m", "pipeline", "convert", str(CORPUS / "en16931-cen/ubl/examples/"
                               "guide-example2.xml"), "--to", "cii"], capture_output=True, cwd=REPO, timeout=120)
-    assert refused.returncode == 1 and json.loads(refused.stderr)["errorCode"] == "CONVERSION_LOSS"
+    assert refused.returncode == 1 and b" CONVERSION_LOSS: " in refused.stderr.splitlines()[0]
 
 
 def _errors(err: ApiError) -> list[dict]:

@@ -245,8 +245,9 @@ def test_cli_generate_reports_failed_rules(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_bytes(_without(SMALL, "buyerReference"))
     assert main(["generate", str(bad), "--spec", "xrechnung"]) == 1
-    err = json.loads(capsys.readouterr().err)
-    assert err["errorCode"] == "VALIDATION_FAILED" and any(e["code"] == "BR-DE-15" for e in err["errors"])
+    lines = capsys.readouterr().err.splitlines()  # one readable line, then one per failed rule
+    assert lines[0].startswith("VALIDATION_FAILED: ")
+    assert any(line.startswith("  BR-DE-15 invoice.buyerReference (BT-10): ") for line in lines[1:]), lines
 
 
 def test_cli_run_stages(tmp_path, capsys):

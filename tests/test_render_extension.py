@@ -156,7 +156,7 @@ def test_business_terms_name_the_groups(tmp_path):
     source = (EXTENSION / "04.01a-INVOICE_ubl.xml").read_bytes()
     text = page_text(render(source, "de", business_terms=True, html=True))
     assert "Unterpositionen (BG-DEX-01):" in text
-    assert re.search(r"BT-153 Item name \(sub-invoice line\)\s*Demontage TW-Rohrleitung DN 12-25", text)  # level 2
+    assert re.search(r"BT-153 Bezeichnung \(Unterposition\)\s*Demontage TW-Rohrleitung DN 12-25", text)  # level 2
     assert "BG-DEX" not in page_text(render(source, "de", html=True))
 
 

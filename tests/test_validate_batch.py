@@ -221,7 +221,7 @@ def test_cli_zip_with_jobs_2_table_and_exit_codes(tmp_path, capsys):
     archive.write_bytes(zipped([GOOD[0], ("../evil.xml", BROKEN), GOOD[1]]))
     assert main(["validate", str(archive), "--jobs", "2"]) == 2  # one member could not be validated
     text = capsys.readouterr().out
-    assert "UNSAFE_NAME" in text and "3 document(s): 2 valid, 0 invalid, 1 could not be validated" in text
+    assert "UNSAFE_NAME" in text and "3 documents: 2 valid, 0 invalid, 1 could not be validated" in text
     good = tmp_path / "good.zip"
     good.write_bytes(zipped([GOOD[0], GOOD[1]]))
     assert main(["validate", str(good), "--jobs", "2"]) == 0
@@ -232,6 +232,6 @@ def test_cli_several_files_and_a_single_file_keeps_its_output(tmp_path, capsys):
     a.write_bytes(UBL_STD.read_bytes())
     b.write_bytes(BROKEN)
     assert main(["validate", str(a), str(b), "--jobs", "1"]) == 1
-    assert "2 document(s): 1 valid, 1 invalid" in capsys.readouterr().out
+    assert "2 documents: 1 valid, 1 invalid" in capsys.readouterr().out
     assert main(["validate", str(a)]) == 0
     assert capsys.readouterr().out.startswith(f"VALID: {a} (xrechnung")

@@ -212,3 +212,142 @@ def test_cli_writes_the_report_for_people(tmp_path):
                           cwd=Path(__file__).resolve().parents[1])
     assert done.returncode in (0, 1), done.stderr
     assert INVALID[0].name in _text(out_html.read_bytes()) and out_pdf.read_bytes().startswith(b"%PDF-")
+
+
+def test_one_line_xml_findings_show_their_real_columns_in_html_pdf_and_render(tmp_path):
+    """Generated XML is often one line: the report names each finding's column in the document (what the JSON
+    report says), not its column inside the cut code frame; the caret still points at it in the frame."""
+    from pipeline.flows.render import render
+
+    source = INVALID[6]  # UBL, a failed rule deep inside the document
+    tree = etree.fromstring(source.read_bytes(), etree.XMLParser(remove_blank_text=True))
+    data = etree.tostring(tree, xml_declaration=True, encoding="UTF-8")
+    assert data.count(b"\n") < 15  # line breaks inside text values only
+    report = validate_xml(data, "xrechnung", content_checks=True)
+    far = [i for i in report.issues if i.location and i.location.column and i.location.column > 1000]
+    assert far, [i.to_dict() for i in report.issues]
+    text = _text(readable_report(data, report, "one-line.xml"))
+    for issue in far:
+        assert f"column {issue.location.column}" in text, issue.to_dict()
+    pdf_text = pdftotext(readable_report(data, report, "one-line.xml", pdf=True), tmp_path, "-raw")
+    assert any(str(issue.location.column) in pdf_text for issue in far)
+    # the caret sits under the finding's column of the cut line
+    root = lxml_html.fromstring(readable_report(data, report, "one-line.xml"))
+    frame = next(f for f in root.xpath("//pre[@class='frame']") if f.xpath(".//span[@class='mark']"))
+    shown = frame.xpath(".//span[@class='at']")[0].text_content()
+    caret = frame.xpath(".//span[@class='mark']")[0].text_content()
+    assert shown[:8].strip().endswith("|") and len(caret) - 1 <= len(shown)
+    # render with validate names the real columns too
+    page = _text(render(data, validate=True, html=True))
+    for issue in far:
+        assert f"{issue.location.line}:{issue.location.column}" in page, issue.to_dict()
+
+
+@pytest.mark.parametrize("name", ["xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml",
+                                  "kosit-validator-configuration-tests/instances/ubl004.xml",
+                                  "mustangproject/validator/validXRechnung.pdf"])
+def test_render_and_parse_with_validate_give_the_validation_endpoints_answer(name, client):
+    """One answer: render's verdict box and parse's `validation` hold the findings the validate endpoint reports,
+    content checks included, and the box lists every one it counts (warnings too)."""
+    from pipeline.flows.parse import parse_report
+    from pipeline.flows.render import render
+
+    data = (CORPUS / name).read_bytes()
+    spec = "zugferd" if name.endswith(".pdf") else "xrechnung"
+    from test_parse import upload
+    answer = upload(client, data, {}, path=f"/v1/invoice/{spec}/validate")
+    assert answer.status_code == 200, answer.text
+    endpoint = answer.json
+    if "01.01a" in name:  # render skipped its content finding before
+        assert any(i["code"].startswith("CHECK-") for i in endpoint["issues"])
+    parsed = parse_report(data, validate=True)["validation"]
+    assert [(i["code"], i["severity"]) for i in parsed["issues"]] == [
+        (i["code"], i["severity"]) for i in endpoint["issues"]]
+    page = lxml_html.fromstring(render(data, validate=True, html=True))
+    box = page.xpath("//section[contains(@class, 'verdict')]")[0]
+    counts = " ".join(box.xpath(".//div[@class='verdict-line']")[0].text_content().split())
+    errors, warnings = endpoint["summary"]["errors"], endpoint["summary"]["warnings"]
+    assert f"{errors} error{'' if errors == 1 else 's'}, {warnings} warning{'' if warnings == 1 else 's'}" in counts
+    rows = box.xpath(".//table//tbody/tr")
+    assert len(rows) == len(endpoint["issues"])
+    assert sorted(r.xpath("./td")[0].text.strip() for r in rows) == sorted(i["code"] for i in endpoint["issues"])
+
+
+def test_html_from_the_api_carries_the_page_style(client):
+    """Accept: text/html on validate, and render as HTML, answer a page with the invoice page's stylesheet in a
+    <style> element (a browser has nothing else: fonts, margins, headings); nothing is linked or fetched."""
+    from pipeline.pdf.page import CSS_FILE
+    from test_parse import upload
+
+    data = INVALID[1].read_bytes()
+    rule = "table.lines th.num.amount"  # a rule only invoice.css has
+    assert rule in CSS_FILE.read_text()
+    for path, request in (("/v1/invoice/xrechnung/validate", {}), ("/v1/invoice/render", {"validate": True})):
+        answer = upload(client, data, request, path=path, headers={"Accept": "text/html"})
+        assert answer.status_code == 200, answer.text
+        root = lxml_html.document_fromstring(answer.content)
+        styles = " ".join(s.text_content() for s in root.xpath("//head/style"))
+        assert rule in styles and "@media screen" in styles, path
+        assert not root.xpath("//link | //script"), path
+
+
+def test_german_reports_name_business_terms_and_content_findings_in_german(tmp_path):
+    """German business-term names (KoSIT's XRechnung viewer labels, templates/term-names-de.json) on the report,
+    the render term table and the content findings; singular and plural counts in both languages."""
+    import json as json_module
+
+    from pipeline.flows.render import render
+    from pipeline.settings import TEMPLATES_DIR
+
+    names = json_module.loads((TEMPLATES_DIR / "term-names-de.json").read_text())
+    assert "itplr-kosit/xrechnung-visualization" in names["source"] and names["names"]["BT-1"] == "Rechnungsnummer"
+    data = (CORPUS / "kosit-validator-configuration-tests/instances/ubl004.xml").read_bytes()  # BR-DE-3: BT-37
+    report = validate_xml(data, "xrechnung", content_checks=True)
+    text = _text(readable_report(data, report, "x.xml", "de"))
+    assert "BT-37 Ort (Verkäufer)" in text and "BT-37 City" not in text
+    assert "1 Fehler" in text and "1 Warnung" in text and "1 Warnungen" not in text
+    english = _text(readable_report(data, report, "x.xml", "en"))
+    assert "BT-37 City" in english and "1 error" in english and "1 warning" in english and "1 warnings" not in english
+    # a content finding (CHECK-VAT-ID on the sample's placeholder VAT id) in German; the JSON keeps English
+    sample = (CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml").read_bytes()
+    checked = validate_xml(sample, "xrechnung", content_checks=True)
+    vat = next(i for i in checked.issues if i.code == "CHECK-VAT-ID")
+    assert "fails the check digits" in vat.to_dict()["message"] and "message_de" not in vat.to_dict()
+    german = _text(readable_report(sample, checked, "x.xml", "de"))
+    assert "BT-31 Umsatzsteuer-ID (Verkäufer) 'DE 123456789' hat falsche Prüfziffern" in german
+    assert "fails the check digits" not in german and "2 Warnungen" in german
+    page = _text(render(sample, language="de", business_terms=True, html=True))
+    assert "BT-1 Rechnungsnummer" in page and "BT-1 Invoice number" not in page
+
+
+def test_findings_carry_their_class_after_the_bmf_letter(tmp_path):
+    """`category` in the JSON (format / business-rule / content / undetermined), a class on every finding of the
+    reports for people, and the verdict's sentence on what the worst class means, in English and German."""
+    from pipeline.check import categories
+    from pipeline.flows.render import render
+
+    assert [categories.category_of(c) for c in ("XML-MALFORMED", "XSD-SCHEMA", "BR-CO-10", "BR-DE-15", "CHECK-IBAN",
+                                                "UBL-CR-470", "CII-SR-475", "FX-SCH-A-000556", "PDFA:6.1.3-1",
+                                                "XRECHNUNG-NO-SCENARIO")] == [
+        "format", "format", "business-rule", "business-rule", "content", "undetermined", "undetermined",
+        "undetermined", "undetermined", "undetermined"]
+    malformed = b"<Invoice><unclosed></Invoice>"
+    cases = [(malformed, "format", "Formatfehler"),
+             ((CORPUS / "kosit-validator-configuration-tests/instances/ubl004.xml").read_bytes(), "business-rule",
+              "Geschäftsregelfehler"),
+             ((CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml").read_bytes(), "content",
+              "Inhaltsfehler")]
+    for data, worst, german in cases:
+        report = validate_xml(data, "xrechnung", content_checks=True)
+        assert all(i["category"] == categories.category_of(i["code"]) for i in report.to_dict()["issues"])
+        assert categories.worst_category(report.issues) == worst
+        english = lxml_html.fromstring(readable_report(data, report, "x.xml", "en"))
+        sentence = english.xpath("//section[contains(@class, 'verdict')]/p[@class='meaning']")[0].text_content()
+        assert sentence == categories.MEANING["en"][worst] and "BMF letter of 15 October 2025" in sentence
+        shown = english.xpath("//div[contains(@class, 'finding')]//span[@class='category']")
+        assert len(shown) == len(english.xpath("//div[contains(@class, 'finding')]"))
+        deutsch = _text(readable_report(data, report, "x.xml", "de"))
+        assert deutsch.count(german) >= 1 and "BMF-Schreiben vom 15. Oktober 2025" in deutsch
+    # render with validate: the class column and the sentence
+    page = _text(render(cases[1][0], validate=True, html=True))
+    assert "Class" in page and "business rule" in page and categories.MEANING["en"]["business-rule"] in page

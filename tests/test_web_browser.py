@@ -39,24 +39,30 @@ def screenshots(tmp_path_factory):
     return tmp_path_factory.mktemp("screenshots")
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def chromium(*args: str, prefs: dict | None = None):
+    """Debian's chromium through its chromedriver, headless, with `args` beyond that."""
     assert CHROMIUM.exists() and CHROMEDRIVER.exists(), "install Debian's chromium and chromium-driver (scripts/setup.sh)"
     os.environ["SE_OFFLINE"] = "true"  # selenium manager: never reach for the network
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    downloads = tmp_path_factory.mktemp("downloads")
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1280,1000", "--lang=en-US", "--no-first-run", "--disable-extensions"):
+    for arg in ("--headless=new", "--no-sandbox", *args):  # no sandbox: the tests run as root
         options.add_argument(arg)
-    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
-                                              "download.prompt_for_download": False,
-                                              "intl.accept_languages": "en-US,en"})
+    if prefs:
+        options.add_experimental_option("prefs", prefs)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    downloads = tmp_path_factory.mktemp("downloads")
+    driver = chromium("--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,1000", "--lang=en-US",
+                      "--no-first-run", "--disable-extensions",
+                      prefs={"download.default_directory": str(downloads), "download.prompt_for_download": False,
+                             "intl.accept_languages": "en-US,en"})
     driver.set_page_load_timeout(60)
     driver.set_script_timeout(30)
     driver.downloads = downloads
@@ -384,3 +390,41 @@ def test_usable_375_px_wide(page, live, screenshots):
     page.save_screenshot(str(screenshots / "docs-375.png"))
     page.set_window_size(1280, 1000)
 
+
+
+SHORT_INVALID = CORPUS / "kosit-validator-configuration-tests/instances/ubl006.xml"  # 1 error (BR-01), no warning
+
+
+def ink(driver, element) -> int:
+    """Pixels of text in an element as the screen shows it: dark pixels of its screenshot (a blank pane has none)."""
+    import io
+
+    from PIL import Image
+
+    driver.execute_script("arguments[0].scrollIntoView()", element)
+    picture = Image.open(io.BytesIO(element.screenshot_as_png)).convert("L")
+    return sum(count for count, value in picture.getcolors(1 << 16) or () if value < 110)
+
+
+def test_short_reports_are_painted(live, screenshots):
+    """The Findings pane in headless chromium at its default settings (no GPU switches, default window), looked
+    at as pixels: short reports (1 error; a valid invoice with 2 warnings) are drawn, also when a second and third
+    validation replace the first. Before, a sandboxed frame whose srcdoc changed while it was hidden stayed blank
+    until something in it scrolled, and the DOM-reading tests passed."""
+    server, token = live
+    driver = chromium()
+    try:
+        driver.get(server.url + "/?lang=en")
+        enter_key(driver, token)
+        for n, path in enumerate((SHORT_INVALID, VALID, SHORT_INVALID)):
+            validate(driver, path)
+            assert by_id(driver, "result").is_displayed()
+            time.sleep(0.5)  # a paint, not a DOM change: give the compositor a frame
+            frame = by_id(driver, "report-frame")
+            frame.screenshot(str(screenshots / f"short-report-{n}.png"))
+            assert ink(driver, frame) > 500, f"the Findings pane is blank after validating {path.name} ({n + 1}.)"
+            wait(driver, lambda d: by_id(d, "invoice-frame").get_attribute("srcdoc"))
+            time.sleep(0.5)
+            assert ink(driver, by_id(driver, "invoice-frame")) > 500, f"the invoice pane is blank ({path.name})"
+    finally:
+        driver.quit()

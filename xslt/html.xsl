@@ -23,7 +23,8 @@
        business-terms  {"invoice/seller/name": "BT-27 Seller name", ...} (canonical element path -> business term,
                        from the business-term table): a last section lists every value with its business term
        verdict         {"valid": bool, "version": "...", "errors": n, "warnings": n, "failed": [{"code", "message",
-                       "line"}]} (a validation report): a box at the top with the verdict and the failed rules -->
+                       "severity", "category", "line", "column"}], "meaning"} (a validation report, errors
+                       first): a box at the top with the verdict, what its worst class means, every finding -->
   <xsl:param name="business-terms" as="xs:string" select="''"/>
   <xsl:param name="verdict" as="xs:string" select="''"/>
 
@@ -70,6 +71,7 @@
       'deliveryParty': 'Deliver to', 'locationId': 'Location ID', 'profile': 'Factur-X profile',
       'totalVat': 'VAT', 'none': '-',
       'valid': 'Valid', 'invalid': 'Invalid', 'errors': 'errors', 'warnings': 'warnings', 'rule': 'Rule',
+      'error': 'error', 'warning': 'warning', 'lineColumn': 'Line:col.', 'class': 'Class',
       'line': 'Line', 'finding': 'Finding', 'businessTerms': 'Business terms', 'term': 'Business term',
       'value': 'Value',
       'subLines': 'Sub-lines', 'subLinesNote': 'part of the line above them, not added to the totals.',
@@ -110,6 +112,7 @@
       'deliveryParty': 'Lieferung an', 'locationId': 'Lieferort-ID', 'profile': 'Factur-X-Profil',
       'totalVat': 'USt.', 'none': '-',
       'valid': 'Gültig', 'invalid': 'Ungültig', 'errors': 'Fehler', 'warnings': 'Warnungen', 'rule': 'Regel',
+      'error': 'Fehler', 'warning': 'Warnung', 'lineColumn': 'Zeile:Sp.', 'class': 'Klasse',
       'line': 'Zeile', 'finding': 'Befund', 'businessTerms': 'Geschäftsbegriffe', 'term': 'Geschäftsbegriff',
       'value': 'Wert',
       'subLines': 'Unterpositionen', 'subLinesNote': 'Teil der Position darüber, nicht in den Summen enthalten.',
@@ -363,7 +366,10 @@
   <xsl:template name="lines">
     <section class="lines">
       <h2><xsl:value-of select="f:l('lines')"/></h2>
-      <table class="lines">
+      <!-- The No. column as wide as the longest line id needs (up to ~12 characters a row): 9 mm took "1"-"999"
+           and wrapped longer ids a letter a row. -->
+      <xsl:variable name="id-length" select="max((0, invoiceLine/lineIdentifier/string-length(normalize-space())))"/>
+      <table class="lines{if ($id-length gt 7) then ' ids-long' else if ($id-length gt 3) then ' ids-medium' else ''}">
         <thead>
           <tr>
             <th class="pos"><xsl:value-of select="f:l('pos')"/></th>
@@ -618,21 +624,28 @@
     <section class="verdict {if ($report?valid) then 'valid' else 'invalid'}">
       <div class="verdict-line">
         <strong><xsl:value-of select="f:l(if ($report?valid) then 'valid' else 'invalid')"/></strong>
-        <xsl:value-of select="' · ' || $report?version || ' · ' || $report?errors || ' ' || f:l('errors') || ', '
-                              || $report?warnings || ' ' || f:l('warnings')"/>
+        <xsl:value-of select="' · ' || $report?version || ' · ' || $report?errors || ' '
+                              || f:l(if ($report?errors eq 1) then 'error' else 'errors') || ', '
+                              || $report?warnings || ' ' || f:l(if ($report?warnings eq 1) then 'warning' else 'warnings')"/>
       </div>
+      <xsl:if test="$report?meaning">
+        <div class="verdict-meaning"><xsl:value-of select="$report?meaning"/></div>
+      </xsl:if>
       <xsl:if test="array:size($report?failed) gt 0">
         <table class="plain findings">
           <thead><tr>
             <th class="rule"><xsl:value-of select="f:l('rule')"/></th>
-            <th class="at"><xsl:value-of select="f:l('line')"/></th>
+            <th class="at"><xsl:value-of select="f:l('lineColumn')"/></th>
+            <th class="class"><xsl:value-of select="f:l('class')"/></th>
             <th><xsl:value-of select="f:l('finding')"/></th>
           </tr></thead>
           <tbody>
             <xsl:for-each select="$report?failed?*">
               <tr>
-                <td class="rule"><xsl:value-of select="?code"/></td>
-                <td class="at"><xsl:value-of select="?line"/></td>
+                <td class="rule"><xsl:value-of select="?code"/>
+                  <xsl:if test="?severity = 'WARNING'"><br/><span class="small"><xsl:value-of select="f:l('warning')"/></span></xsl:if></td>
+                <td class="at"><xsl:value-of select="string-join((string(?line), string(?column)[. ne ''])[. ne ''], ':')"/></td>
+                <td class="class"><xsl:value-of select="?category"/></td>
                 <td class="wrap"><xsl:value-of select="?message"/></td>
               </tr>
             </xsl:for-each>

@@ -36,7 +36,7 @@ from stdnum.eu import at_02, vat as eu_vat
 from stdnum.exceptions import InvalidChecksum, InvalidComponent, InvalidLength, ValidationError
 
 from pipeline.check.report import ERROR, WARNING, Issue, Location
-from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, TERMS
+from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, TERMS, term_name
 
 IBAN = "CHECK-IBAN"
 BIC = "CHECK-BIC"
@@ -100,9 +100,25 @@ _EU_VAT_PREFIXES = {cc.upper() for cc in eu_vat.MEMBER_STATES} - {"GR"} | {"EL"}
 
 @dataclass
 class Finding(Issue):
-    """An Issue with the business term and the value it is about (the generation flow names both in its 400)."""
+    """An Issue with the business term and the value it is about (the generation flow names both in its 400), and
+    its message in German for the report for people in German (the API's `message` is English)."""
     business_term: str | None = None
     value: str | None = None
+    message_de: str | None = None
+
+
+class Said(str):
+    """An English text (what the API says) that carries its German (`.de`, for the reports for people)."""
+    de: str
+
+    def __new__(cls, en: str, de: str):
+        said = super().__new__(cls, en)
+        said.de = de
+        return said
+
+
+def _de(text: str) -> str:
+    return getattr(text, "de", text)
 
 
 Locate = Callable[[etree._Element], "Location | None"]
@@ -111,9 +127,9 @@ Locate = Callable[[etree._Element], "Location | None"]
 # ---- the business terms of canonical elements -------------------------------------------------------------------
 
 @lru_cache(maxsize=1)
-def _terms_by_canonical() -> dict[str, tuple[str, str]]:
-    """Canonical path without prefixes (`/invoice/seller/vatIdentifier`) -> (BT id, name)."""
-    return {t.canonical.replace("c:", ""): (t.bt, t.name) for t in TERMS if t.bt}
+def _terms_by_canonical() -> dict[str, tuple[str, str, str]]:
+    """Canonical path without prefixes (`/invoice/seller/vatIdentifier`) -> (BT id, name, German name)."""
+    return {t.canonical.replace("c:", ""): (t.bt, t.name, term_name(t, "de")) for t in TERMS if t.bt}
 
 
 def _canonical_path(element) -> str:
@@ -126,7 +142,7 @@ def _canonical_path(element) -> str:
 
 def term_of(element) -> tuple[str | None, str]:
     """(BT id, name) of a canonical element, by the business-term table."""
-    bt, name = _terms_by_canonical().get(_canonical_path(element), (None, etree.QName(element).localname))
+    bt, name, _ = _terms_by_canonical().get(_canonical_path(element), (None, etree.QName(element).localname, ""))
     return bt, name
 
 
@@ -140,11 +156,14 @@ class _Collector:
         self.locate, self.severity, self.found = locate, ERROR if strict else WARNING, []
 
     def add(self, code: str, element, problem: str, why: str, value: str | None = None) -> None:
-        bt, name = term_of(element)
+        """`problem` and `why`: English, or Said (English with German)."""
+        local = etree.QName(element).localname
+        bt, name, name_de = _terms_by_canonical().get(_canonical_path(element), (None, local, local))
         value = (element.text or "").strip() if value is None else value
-        what = f"{bt} {name}" if bt else name
+        what, what_de = (f"{bt} {name}", f"{bt} {name_de}") if bt else (name, name_de)
         message = f"{what} '{_shown(value)}' {problem}. {why}"
-        self.found.append(Finding(self.severity, code, message, self.locate(element), bt, value))
+        message_de = f"{what_de} '{_shown(value)}' {_de(problem)}. {_de(why)}"
+        self.found.append(Finding(self.severity, code, message, self.locate(element), bt, value, message_de))
 
 
 def _text(element) -> str:
@@ -171,24 +190,32 @@ def iban_problem(value: str) -> str | None:
     ISO 7064 mod 97-10 (stdnum.iban). National check digits inside the BBAN are not judged."""
     number = iban.compact(value)
     if is_masked(number):
-        return "is masked: the payer cannot transfer to an account number they cannot read in full"
+        return Said("is masked: the payer cannot transfer to an account number they cannot read in full",
+                    "ist maskiert: auf eine Kontonummer, die man nicht ganz lesen kann, lässt sich nicht überweisen")
     if not _IBAN_FORM.fullmatch(number):
-        return ("is no IBAN: two letters (the country), two check digits and up to 30 letters or digits are "
-                "expected")
+        return Said("is no IBAN: two letters (the country), two check digits and up to 30 letters or digits are "
+                    "expected", "ist keine IBAN: erwartet werden zwei Buchstaben (das Land), zwei Prüfziffern und bis "
+                    "zu 30 Buchstaben oder Ziffern")
     info = numdb.get("iban").info(number)[0][1]
     if not info or "bban" not in info:
-        return f"is no IBAN: {number[:2]} is no country that issues IBANs"
+        return Said(f"is no IBAN: {number[:2]} is no country that issues IBANs",
+                    f"ist keine IBAN: {number[:2]} ist kein Land, das IBANs vergibt")
     expected = 4 + sum(int(n) for n in _BBAN_PART.findall(info["bban"]))
     if len(number) != expected:
-        return (f"has {len(number)} characters, but IBANs of {info.get('country', number[:2])} ({number[:2]}) have "
-                f"{expected}: a character is missing or one too many")
+        return Said(f"has {len(number)} characters, but IBANs of {info.get('country', number[:2])} ({number[:2]}) "
+                    f"have {expected}: a character is missing or one too many",
+                    f"hat {len(number)} Zeichen, IBANs aus {number[:2]} haben aber {expected}: ein Zeichen fehlt "
+                    "oder ist zu viel")
     try:
         iban.validate(number, check_country=False)
     except InvalidChecksum:
-        return "fails the IBAN check digits (mod 97): a character is mistyped or two are swapped"
+        return Said("fails the IBAN check digits (mod 97): a character is mistyped or two are swapped",
+                    "hat falsche IBAN-Prüfziffern (mod 97): ein Zeichen ist vertippt oder zwei sind vertauscht")
     except ValidationError:
-        return (f"does not have the form of an IBAN of {info.get('country', number[:2])} (letters where the bank "
-                "code or account number has digits, or the reverse)")
+        return Said(f"does not have the form of an IBAN of {info.get('country', number[:2])} (letters where the "
+                    "bank code or account number has digits, or the reverse)",
+                    f"hat nicht die Form einer IBAN aus {number[:2]} (Buchstaben, wo Bankleitzahl oder Kontonummer "
+                    "Ziffern haben, oder umgekehrt)")
     return None
 
 
@@ -197,11 +224,15 @@ def bic_problem(value: str) -> str | None:
     try:
         bic.validate(value)
     except InvalidLength:
-        return "is no BIC: a BIC has 8 or 11 characters (bank 4 letters, country 2, location 2, branch 3)"
+        return Said("is no BIC: a BIC has 8 or 11 characters (bank 4 letters, country 2, location 2, branch 3)",
+                    "ist keine BIC: eine BIC hat 8 oder 11 Zeichen (Bank 4 Buchstaben, Land 2, Ort 2, Filiale 3)")
     except InvalidComponent:
-        return f"is no BIC: its country code {bic.compact(value)[4:6]} is no ISO 3166 country"
+        return Said(f"is no BIC: its country code {bic.compact(value)[4:6]} is no ISO 3166 country",
+                    f"ist keine BIC: ihr Ländercode {bic.compact(value)[4:6]} ist kein Land nach ISO 3166")
     except ValidationError:
-        return "is no BIC: 4 letters (bank), 2 letters (country), 2 letters or digits (location), optional 3 (branch)"
+        return Said("is no BIC: 4 letters (bank), 2 letters (country), 2 letters or digits (location), optional 3 "
+                    "(branch)", "ist keine BIC: 4 Buchstaben (Bank), 2 Buchstaben (Land), 2 Buchstaben oder Ziffern "
+                    "(Ort), optional 3 (Filiale)")
     return None
 
 
@@ -216,9 +247,12 @@ def _check_account(out: _Collector, account, provider, means: str) -> None:
     if account is not None and sepa and number:
         problem = iban_problem(number)
         if problem:
-            kind = "SEPA credit transfer" if means in SEPA_CREDIT_TRANSFER else "SEPA direct debit"
-            out.add(IBAN, account, problem, f"The payment means is {means} ({kind}), which needs a valid IBAN: "
-                    "the payment would bounce or reach another account.")
+            kind, kind_de = (("SEPA credit transfer", "SEPA-Überweisung") if means in SEPA_CREDIT_TRANSFER
+                             else ("SEPA direct debit", "SEPA-Lastschrift"))
+            out.add(IBAN, account, problem, Said(
+                f"The payment means is {means} ({kind}), which needs a valid IBAN: the payment would bounce or "
+                "reach another account.", f"Die Zahlungsart ist {means} ({kind_de}), die eine gültige IBAN braucht: "
+                "die Zahlung käme zurück oder erreichte ein anderes Konto."))
     code = _text(provider)
     if provider is None or not code:
         return
@@ -228,13 +262,22 @@ def _check_account(out: _Collector, account, provider, means: str) -> None:
         return   # outside SEPA, BT-86 may be a national clearing code (e.g. SE:BANKGIRO)
     problem = bic_problem(code)
     if problem:
-        out.add(BIC, provider, problem, "A transfer to a wrong BIC is rejected or routed to another bank.")
+        out.add(BIC, provider, problem, Said("A transfer to a wrong BIC is rejected or routed to another bank.",
+                                             "Eine Überweisung an eine falsche BIC wird abgelehnt oder an eine "
+                                             "andere Bank geleitet."))
         return
     bic_country, iban_country = bic.compact(code)[4:6], compact[:2]
     if is_iban and _SAME_IBAN_COUNTRY.get(bic_country, bic_country) != _SAME_IBAN_COUNTRY.get(iban_country,
                                                                                              iban_country):
-        out.add(BIC, provider, f"is a bank in {bic_country}, but the IBAN {compact[:4]}... beside it is of "
-                f"{iban_country}", "One of the two is wrong: a BIC names the bank that keeps the account.")
+        out.add(BIC, provider, Said(f"is a bank in {bic_country}, but the IBAN {compact[:4]}... beside it is of "
+                                    f"{iban_country}", f"ist eine Bank in {bic_country}, die IBAN {compact[:4]}... "
+                                    f"daneben aber aus {iban_country}"),
+                Said("One of the two is wrong: a BIC names the bank that keeps the account.",
+                     "Eine der beiden ist falsch: die BIC nennt die Bank, die das Konto führt."))
+
+
+_CREDITOR_WHY = Said("The debtor's bank refuses a direct debit under a wrong creditor identifier.",
+                     "Die Bank des Zahlers lehnt eine Lastschrift unter einer falschen Gläubiger-ID ab.")
 
 
 def _check_payment(out: _Collector, root) -> None:
@@ -256,12 +299,13 @@ def _check_payment(out: _Collector, root) -> None:
         try:
             at_02.validate(_text(creditor))
         except InvalidChecksum:
-            out.add(CREDITOR_ID, creditor, "fails the check digits of a SEPA creditor identifier (mod 97)",
-                    "The debtor's bank refuses a direct debit under a wrong creditor identifier.")
+            out.add(CREDITOR_ID, creditor, Said("fails the check digits of a SEPA creditor identifier (mod 97)",
+                                                "hat falsche Prüfziffern einer SEPA-Gläubiger-ID (mod 97)"), _CREDITOR_WHY)
         except ValidationError:
-            out.add(CREDITOR_ID, creditor, "is no SEPA creditor identifier (country, 2 check digits, 3 characters "
-                    "business code, national identifier)",
-                    "The debtor's bank refuses a direct debit under a wrong creditor identifier.")
+            out.add(CREDITOR_ID, creditor, Said(
+                "is no SEPA creditor identifier (country, 2 check digits, 3 characters business code, national "
+                "identifier)", "ist keine SEPA-Gläubiger-ID (Land, 2 Prüfziffern, 3 Zeichen Geschäftsbereich, "
+                "nationale Kennung)"), _CREDITOR_WHY)
 
 
 # ---- VAT identifiers ---------------------------------------------------------------------------------------------
@@ -275,11 +319,15 @@ def vat_problem(value: str) -> str | None:
     try:
         eu_vat.validate(value)
     except InvalidChecksum:
-        return f"fails the check digits of {prefix} VAT identifiers: a digit is mistyped or two are swapped"
+        return Said(f"fails the check digits of {prefix} VAT identifiers: a digit is mistyped or two are swapped",
+                    f"hat falsche Prüfziffern für Umsatzsteuer-IDs aus {prefix}: eine Ziffer ist vertippt oder "
+                    "zwei sind vertauscht")
     except InvalidLength:
-        return f"has the wrong number of characters for {prefix} VAT identifiers"
+        return Said(f"has the wrong number of characters for {prefix} VAT identifiers",
+                    f"hat die falsche Zeichenzahl für Umsatzsteuer-IDs aus {prefix}")
     except ValidationError:
-        return f"does not have the form of {prefix} VAT identifiers"
+        return Said(f"does not have the form of {prefix} VAT identifiers",
+                    f"hat nicht die Form einer Umsatzsteuer-ID aus {prefix}")
     return None
 
 
@@ -289,8 +337,11 @@ def _check_vat_ids(out: _Collector, root) -> None:
         if _text(element):
             problem = vat_problem(_text(element))
             if problem:
-                out.add(VAT_ID, element, problem, "The buyer cannot deduct input VAT on an invoice with a wrong VAT "
-                        "identifier, and a VAT exemption (intra-community, reverse charge) needs a valid one.")
+                out.add(VAT_ID, element, problem, Said(
+                    "The buyer cannot deduct input VAT on an invoice with a wrong VAT identifier, and a VAT exemption "
+                    "(intra-community, reverse charge) needs a valid one.",
+                    "Aus einer Rechnung mit falscher Umsatzsteuer-ID kann der Käufer keine Vorsteuer abziehen, und "
+                    "eine Steuerbefreiung (innergemeinschaftlich, Reverse Charge) braucht eine gültige."))
 
 
 # ---- Leitweg-ID ----------------------------------------------------------------------------------------------
@@ -305,17 +356,23 @@ def leitweg_problem(value: str, known: bool = False) -> str | None:
     try:
         leitweg.validate(number)
     except InvalidChecksum:
-        return "fails the Leitweg-ID check digits (mod 97-10, the last two digits): a digit is mistyped"
+        return Said("fails the Leitweg-ID check digits (mod 97-10, the last two digits): a digit is mistyped",
+                    "hat falsche Prüfziffern der Leitweg-ID (mod 97-10, die letzten zwei Ziffern): eine Ziffer ist "
+                    "vertippt")
     except InvalidComponent:
-        return f"starts with {number[:2]}, which is no Leitweg-ID state code (01-16, 99)"
+        return Said(f"starts with {number[:2]}, which is no Leitweg-ID state code (01-16, 99)",
+                    f"beginnt mit {number[:2]}, das ist keine Länderkennung einer Leitweg-ID (01-16, 99)")
     except ValidationError:
-        return ("does not have the form of a Leitweg-ID (coarse address of 2-12 digits, optional fine address, "
-                "two check digits, separated by '-')")
+        return Said("does not have the form of a Leitweg-ID (coarse address of 2-12 digits, optional fine address, "
+                    "two check digits, separated by '-')", "hat nicht die Form einer Leitweg-ID (Grobadressierung "
+                    "aus 2-12 Ziffern, optional Feinadressierung, zwei Prüfziffern, getrennt durch '-')")
     return None
 
 
 def _check_leitweg(out: _Collector, root) -> None:
-    why = "Public buyers route XRechnung invoices by the Leitweg-ID; with a wrong one the invoice is rejected."
+    why = Said("Public buyers route XRechnung invoices by the Leitweg-ID; with a wrong one the invoice is rejected.",
+               "Öffentliche Auftraggeber leiten XRechnungen über die Leitweg-ID weiter; mit einer falschen wird die "
+               "Rechnung abgewiesen.")
     reference = _find(root, "buyerReference")
     if _text(reference):
         problem = leitweg_problem(_text(reference))
@@ -325,7 +382,8 @@ def _check_leitweg(out: _Collector, root) -> None:
     if _text(address) and _text(_find(root, "buyer", "electronicAddressSchemeId")) == LEITWEG_SCHEME:
         problem = leitweg_problem(_text(address), known=True)
         if problem:
-            out.add(LEITWEG_ID, address, problem, "Scheme 0204 says it is a Leitweg-ID. " + why)
+            out.add(LEITWEG_ID, address, problem, Said("Scheme 0204 says it is a Leitweg-ID. " + why,
+                                                       "Schema 0204 sagt, dass es eine Leitweg-ID ist. " + why.de))
 
 
 # ---- dates and lines -----------------------------------------------------------------------------------------
@@ -343,9 +401,13 @@ def _check_due_date(out: _Collector, root) -> None:
         return
     due_date, issue_date = _date(due), _date(issued)
     if due_date and issue_date and due_date < issue_date:
-        out.add(DUE_DATE, due, f"is {(issue_date - due_date).days} day(s) before the issue date {issue_date}",
-                "A payment cannot fall due before the invoice exists; the date is probably mistyped, and payment "
-                "runs, discounts and dunning use it.")
+        days = (issue_date - due_date).days
+        out.add(DUE_DATE, due, Said(f"is {days} day{'' if days == 1 else 's'} before the issue date {issue_date}",
+                                    f"liegt {days} Tag{'' if days == 1 else 'e'} vor dem Rechnungsdatum {issue_date}"),
+                Said("A payment cannot fall due before the invoice exists; the date is probably mistyped, and payment "
+                     "runs, discounts and dunning use it.", "Eine Zahlung kann nicht fällig werden, bevor die "
+                     "Rechnung existiert; das Datum ist wohl vertippt, und Zahlläufe, Skonto und Mahnwesen nutzen "
+                     "es."))
 
 
 def _check_line_ids(out: _Collector, root) -> None:
@@ -356,8 +418,12 @@ def _check_line_ids(out: _Collector, root) -> None:
         if not key:
             continue
         if key in first:
-            out.add(LINE_ID_DUPLICATE, element, f"of line {number} is also the id of line {first[key]}",
-                    "Credit notes, disputes and the buyer's matching refer to lines by their id.")
+            out.add(LINE_ID_DUPLICATE, element, Said(f"of line {number} is also the id of line {first[key]}",
+                                                     f"der Position {number} ist auch die Kennung der Position "
+                                                     f"{first[key]}"),
+                    Said("Credit notes, disputes and the buyer's matching refer to lines by their id.",
+                         "Gutschriften, Reklamationen und der Abgleich des Käufers verweisen über die Kennung auf "
+                         "Positionen."))
         else:
             first[key] = number
 
@@ -379,6 +445,10 @@ _SNIFFED = {  # declared mime code -> the kinds of content that fit it
 _KIND_TEXT = {"pdf": "a PDF document", "png": "a PNG image", "jpeg": "a JPEG image", "xlsx": "an XLSX workbook",
               "ods": "an OpenDocument spreadsheet", "zip": "a ZIP archive", "xml": "an XML document",
               "gif": "a GIF image", "tiff": "a TIFF image", "text": "text", "binary": "binary data of no known type"}
+_KIND_TEXT_DE = {"pdf": "ein PDF-Dokument", "png": "ein PNG-Bild", "jpeg": "ein JPEG-Bild",
+                 "xlsx": "eine XLSX-Arbeitsmappe", "ods": "eine OpenDocument-Tabelle", "zip": "ein ZIP-Archiv",
+                 "xml": "ein XML-Dokument", "gif": "ein GIF-Bild", "tiff": "ein TIFF-Bild", "text": "Text",
+                 "binary": "Binärdaten unbekannter Art"}
 
 
 def sniff(data: bytes) -> str:
@@ -447,7 +517,9 @@ def _attached_kind(text: str) -> str | None:
 
 
 def _check_attachments(out: _Collector, root, texts) -> None:
-    why = "A viewer opens an attachment by its declared type: a mislabelled file cannot be opened."
+    why = Said("A viewer opens an attachment by its declared type: a mislabelled file cannot be opened.",
+               "Ein Betrachter öffnet einen Anhang nach seinem angegebenen Typ: eine falsch bezeichnete Datei lässt "
+               "sich nicht öffnen.")
     for document in _findall(root, "additionalSupportingDocument"):
         content, mime = _find(document, "attachedDocument"), _find(document, "attachedDocumentMimeType")
         declared = _text(mime).lower()
@@ -456,11 +528,15 @@ def _check_attachments(out: _Collector, root, texts) -> None:
             continue   # nothing attached, or a mime code the rules judge (BR-CL-24) and we cannot
         kind = _attached_kind(text)
         if kind is None:
-            out.add(ATTACHMENT_MIME, mime, "is declared, but the attached document (BT-125) is no valid base64",
-                    "The receiver cannot decode the file at all.")
+            out.add(ATTACHMENT_MIME, mime, Said("is declared, but the attached document (BT-125) is no valid base64",
+                                                "ist angegeben, das Anhangsdokument (BT-125) ist aber kein gültiges "
+                                                "Base64"),
+                    Said("The receiver cannot decode the file at all.",
+                         "Der Empfänger kann die Datei gar nicht dekodieren."))
         elif kind and kind not in _SNIFFED[declared]:
-            out.add(ATTACHMENT_MIME, mime, f"is declared, but the attached document (BT-125) is {_KIND_TEXT[kind]}",
-                    why)
+            out.add(ATTACHMENT_MIME, mime, Said(f"is declared, but the attached document (BT-125) is {_KIND_TEXT[kind]}",
+                                                f"ist angegeben, das Anhangsdokument (BT-125) ist aber "
+                                                f"{_KIND_TEXT_DE[kind]}"), why)
 
 
 # ---- all of them ---------------------------------------------------------------------------------------------

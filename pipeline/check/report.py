@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from pipeline.check.categories import category_of
+
 
 ERROR = "ERROR"
 WARNING = "WARNING"
@@ -60,8 +62,14 @@ class Issue:
     def __post_init__(self):
         self.code, self.message = _text(self.code), _text(self.message)
 
+    @property
+    def category(self) -> str:
+        """format | business-rule | content | undetermined: the class of the BMF letter of 15.10.2025
+        (`pipeline.check.categories`)."""
+        return category_of(self.code)
+
     def to_dict(self) -> dict:
-        d = {"severity": self.severity, "code": self.code, "message": self.message}
+        d = {"severity": self.severity, "code": self.code, "category": self.category, "message": self.message}
         if self.location is not None:
             d["location"] = self.location.to_dict()
         return d

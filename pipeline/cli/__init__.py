@@ -11,8 +11,21 @@ import pkgutil
 import sys
 
 
+EXIT_CODES = "exit codes: 0 ok / valid, 1 invalid (a finding about the input), 2 error (could not run)"
+
+
+def _each_command(parser: argparse.ArgumentParser):
+    """Every (sub)command parser under `parser`, nested ones (`run transform`, `keys create`) included."""
+    for action in parser._actions:  # argparse keeps subparsers only here
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                yield command
+                yield from _each_command(command)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pipeline", description="E-invoice pipeline: generate and validate e-invoices.")
+    parser = argparse.ArgumentParser(prog="pipeline", description="E-invoice pipeline: generate and validate e-invoices.",
+                                     epilog=EXIT_CODES)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -20,11 +33,19 @@ def build_parser() -> argparse.ArgumentParser:
         register = getattr(module, "register", None)
         if register is not None:
             register(sub)
+    for command in _each_command(parser):
+        # `--help` of every command states the exit codes; an unknown option is reported by the command that
+        # was given, with its own usage (the innermost parser's default wins)
+        command.epilog = "\n".join(x for x in (command.epilog, EXIT_CODES) if x)
+        command.set_defaults(_parser=command)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         code = args.func(args)
     except KeyboardInterrupt:

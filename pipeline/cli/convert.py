@@ -17,7 +17,8 @@ def register(sub) -> None:
     p = sub.add_parser("convert", help="convert an e-invoice to CII, UBL or a ZUGFeRD PDF (validated)")
     p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), "
                                                      "or a folder")
-    p.add_argument("--to", required=True, type=str.upper, choices=("CII", "UBL", "ZUGFERD"))
+    p.add_argument("--to", required=True, type=str.upper, choices=("CII", "UBL", "ZUGFERD"),
+                   help="target: CII or UBL XML, or a ZUGFeRD PDF")
     p.add_argument("--spec", choices=("xrechnung", "en16931"), help="rules of the target (default: the source's)")
     p.add_argument("--profile", help="zugferd: the Factur-X profile (default: the source's, else EN16931)")
     p.add_argument("--lang", choices=("en", "de"), help="zugferd: the page's language")
@@ -29,7 +30,7 @@ def register(sub) -> None:
     p = sub.add_parser("render", help="the readable page of any e-invoice (PDF, or HTML)")
     p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), "
                                                      "or a folder")
-    p.add_argument("--lang", choices=("en", "de"), default="en")
+    p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the page (default: en)")
     p.add_argument("--html", action="store_true", help="write HTML instead of PDF")
     p.add_argument("--business-terms", action="store_true", help="list every value with its business term")
     p.add_argument("--validate", action="store_true", help="add the verdict and the failed rules on top")
@@ -38,8 +39,8 @@ def register(sub) -> None:
     p.set_defaults(func=run_render)
 
 
-def _answer(err: ApiError) -> int:
-    print_api_error(err)
+def _answer(err: ApiError, name=None) -> int:
+    print_api_error(err, name)
     return 1 if err.http_status == 422 else 2
 
 
@@ -54,9 +55,7 @@ def _each(args, suffix: str, one) -> int:
         try:
             code = one(read_input(path), output_for(path, args.output, len(files) > 1, suffix))
         except ApiError as err:
-            if len(files) > 1:
-                print(f"{path}:", file=sys.stderr)
-            code = _answer(err)
+            code = _answer(err, path)
         worst = max(worst, code)
     return worst
 

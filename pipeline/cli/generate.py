@@ -13,7 +13,9 @@ def register(sub) -> None:
     p = sub.add_parser("generate", help="generate and validate an XRechnung / EN 16931 document or a ZUGFeRD PDF "
                                         "from request JSON")
     p.add_argument("request", type=Path, help="InvoiceRequest JSON file ('-' for stdin)")
-    p.add_argument("--spec", choices=("xrechnung", "en16931", "zugferd", "fr-ctc"), default="xrechnung")
+    p.add_argument("--spec", choices=("xrechnung", "en16931", "zugferd", "fr-ctc"), default="xrechnung",
+                   help="what to generate: XRechnung, EN 16931 or French (fr-ctc) XML, or a ZUGFeRD PDF "
+                        "(default: xrechnung)")
     p.add_argument("--syntax", type=str.upper, choices=("CII", "UBL"), help="override config.syntax")
     p.add_argument("--profile", help="zugferd: override config.profile (EN16931, BASIC, XRECHNUNG, ...)")
     p.add_argument("--rules", help="zugferd: override config.rules (fr-ctc: France's reform rules too)")
@@ -26,9 +28,16 @@ def read_input(path: Path) -> bytes:
     return sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
 
 
-def print_api_error(err: ApiError) -> int:
-    """An ApiError as the service would answer it, on stderr. 4xx -> 1 (a finding about the input), else 2."""
-    print(dumps(err.to_dict(None), indent=2), file=sys.stderr)
+def print_api_error(err: ApiError, name: str | Path | None = None) -> int:
+    """An ApiError on stderr as a person reads it: one line `[name: ]CODE: message`, then one line per entry
+    (rule or field, business term, the value sent). 4xx -> 1 (a finding about the input), else 2."""
+    print(f"{f'{name}: ' if name else ''}{err.error_code}: {err.message}", file=sys.stderr)
+    for detail in err.to_dict(None).get("errors") or []:
+        where = " ".join(x for x in (detail.get("field"), f"({detail['businessTerm']})"
+                                     if detail.get("businessTerm") else None) if x)
+        sent = f" [sent: {dumps(detail['rejectedValue'])}]" \
+            if detail.get("rejectedValue") is not None else ""
+        print(f"  {detail.get('code')}{' ' + where if where else ''}: {detail.get('message')}{sent}", file=sys.stderr)
     return 1 if err.http_status < 500 else 2
 
 

@@ -118,27 +118,28 @@ def register(subparsers) -> None:
     sub.required = True
 
     c = sub.add_parser("create", help="create a key and print it once")
-    c.add_argument("--name", required=True)
-    c.add_argument("--env", choices=apikeys.ENVIRONMENTS, required=True)
-    c.add_argument("--credits", type=_non_negative, default=0)
+    c.add_argument("--name", required=True, help="who the key is for (shown in keys list)")
+    c.add_argument("--env", choices=apikeys.ENVIRONMENTS, required=True,
+                   help="test or live: part of the key (einv_test_... / einv_live_...), to tell them apart")
+    c.add_argument("--credits", type=_non_negative, default=0, help="starting balance (default: 0)")
     c.add_argument("--rate-limit", help="requests per minute for this key, e.g. 60/min (default: service default)")
     c.set_defaults(func=_run(_create))
 
     ls = sub.add_parser("list", help="list keys (never their secrets)")
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help="print JSON")
     ls.set_defaults(func=_run(_list))
 
     r = sub.add_parser("revoke", help="revoke a key")
-    r.add_argument("key_id")
+    r.add_argument("key_id", help="the key id (keys list)")
     r.set_defaults(func=_run(_revoke))
 
     cr = sub.add_parser("credit", help="add (or with a negative N take back) credits")
-    cr.add_argument("key_id")
-    cr.add_argument("amount", type=int)
+    cr.add_argument("key_id", help="the key id (keys list)")
+    cr.add_argument("amount", type=int, help="credits to add (negative: to take away)")
     cr.set_defaults(func=_run(_credit))
 
     u = sub.add_parser("usage", help="the key's ledger")
-    u.add_argument("key_id")
-    u.add_argument("--json", action="store_true")
-    u.add_argument("--limit", type=int, default=1000)
+    u.add_argument("key_id", help="the key id (keys list)")
+    u.add_argument("--json", action="store_true", help="print JSON")
+    u.add_argument("--limit", type=int, default=1000, help="newest ledger entries shown (default: 1000)")
     u.set_defaults(func=_run(_usage))

@@ -41,9 +41,7 @@ def _one(path: Path, output: Path | None, args, many: bool) -> int:
     try:
         result = parse_report(read_input(path), args.validate)
     except ApiError as err:
-        if many:
-            print(f"{path}:", file=sys.stderr)
-        print_api_error(err)
+        print_api_error(err, path)
         return 2
     complete = result["complete"]
     if args.request_only:

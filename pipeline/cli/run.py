@@ -11,7 +11,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.cli.generate import print_api_error, read_input
@@ -26,41 +29,41 @@ def register(sub) -> None:
     stages.required = True
 
     s = stages.add_parser("normalize", help="request JSON -> canonical XML (model, calculation, canonical)")
-    s.add_argument("request", type=Path)
+    s.add_argument("request", type=Path, help="InvoiceRequest JSON file ('-' for stdin)")
     s.add_argument("--spec", choices=SPECS, help="endpoint spec the request is checked against "
                                                  "(default: config.spec, else en16931)")
     s.set_defaults(func=run_normalize)
 
     s = stages.add_parser("transform", help="canonical XML -> CII / UBL (or your stylesheet)")
-    s.add_argument("canonical", type=Path)
-    s.add_argument("--to", type=str.upper, choices=("CII", "UBL"), default="CII")
+    s.add_argument("canonical", type=Path, help="canonical XML (run normalize's output; '-' for stdin)")
+    s.add_argument("--to", type=str.upper, choices=("CII", "UBL"), default="CII", help="syntax (default: CII)")
     s.add_argument("--xslt", type=Path, help="run this stylesheet instead of xslt/cii.xsl or xslt/ubl.xsl")
     s.add_argument("--spec", choices=SPECS, default="xrechnung", help="sets BT-24 and the BT-23 default")
     s.add_argument("--specification-id", help="write this BT-24 instead (e.g. an XRechnung extension id)")
     s.set_defaults(func=run_transform)
 
     s = stages.add_parser("validate", help="validate a CII / UBL document with a rule pack; prints the report")
-    s.add_argument("document", type=Path)
-    s.add_argument("--spec", choices=SPECS, default="xrechnung")
+    s.add_argument("document", type=Path, help="CII or UBL XML ('-' for stdin)")
+    s.add_argument("--spec", choices=SPECS, default="xrechnung", help="rule pack (default: xrechnung)")
     s.add_argument("--version", help="rule pack version (default: latest active)")
     s.set_defaults(func=run_validate)
 
     s = stages.add_parser("html", help="canonical XML -> the readable invoice page (HTML, ZUGFeRD path)")
-    s.add_argument("canonical", type=Path)
+    s.add_argument("canonical", type=Path, help="canonical XML ('-' for stdin)")
     s.add_argument("--lang", default="en", help="label language: en or de")
     s.add_argument("--profile-label", default="", help="profile named in the page footer, e.g. 'EN 16931'")
     s.add_argument("--xslt", type=Path, help="run this stylesheet instead of xslt/html.xsl")
     s.set_defaults(func=run_html)
 
     s = stages.add_parser("read", help="CII / UBL / ZUGFeRD PDF -> canonical XML (the reading direction)")
-    s.add_argument("document", type=Path)
+    s.add_argument("document", type=Path, help="CII / UBL XML or a ZUGFeRD PDF ('-' for stdin)")
     s.add_argument("--xslt", type=Path, help="run this stylesheet instead of xslt/read-cii.xsl or read-ubl.xsl")
     s.add_argument("--provenance", action="store_true", help="keep the s:src attributes (the source node of "
                                                              "each value)")
     s.set_defaults(func=run_read)
 
     s = stages.add_parser("pdf", help="HTML -> PDF/A-3b pages with WeasyPrint and templates/ (ZUGFeRD path)")
-    s.add_argument("html", type=Path)
+    s.add_argument("html", type=Path, help="the page as HTML (run html's output; '-' for stdin)")
     s.add_argument("-o", "--output", type=Path, help="write the PDF here (default: stdout)")
     s.set_defaults(func=run_pdf)
 
@@ -85,15 +88,42 @@ def run_normalize(args) -> int:
     return 0
 
 
+@contextmanager
+def _saxon_quiet():
+    """Saxon writes a failed transform's error to the process's stderr itself, and TransformError carries the
+    same text: hold Saxon's copy back so that the error is printed once."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def transform_failed(command: str, source: Path, err: TransformError) -> int:
+    """One report of a failed stage: the input named; the stylesheet's own verdict on it (an xsl:message that
+    stops the transform, e.g. "the input is not a canonical invoice") when it gave one, else Saxon's error with
+    the stylesheet's file and line (a fault of the stylesheet). Exit 1 for the input, 2 for the stylesheet."""
+    if err.xsl_messages:
+        for message in err.xsl_messages:
+            print(f"pipeline {command}: {source}: {message}", file=sys.stderr)
+        return 1
+    print(f"pipeline {command}: {source}: {err}", file=sys.stderr)
+    return 2
+
+
 def run_transform(args) -> int:
     from pipeline.write.transform import transform  # lazy: as above
 
     try:
-        out = transform(read_input(args.canonical), args.to, args.spec,
-                                 str(args.xslt) if args.xslt else None, args.specification_id)
+        with _saxon_quiet():
+            out = transform(read_input(args.canonical), args.to, args.spec,
+                            str(args.xslt) if args.xslt else None, args.specification_id)
     except TransformError as err:  # the message names the stylesheet file and line
-        print(err, file=sys.stderr)
-        return 2
+        return transform_failed("run transform", args.canonical, err)
     sys.stdout.buffer.write(out)
     return 0
 
@@ -113,13 +143,13 @@ def run_html(args) -> int:
     from pipeline.pdf import page  # lazy: as above
 
     try:
-        out = page.invoice_html(read_input(args.canonical), page.language_of(args.lang), args.profile_label,
-                                args.xslt or page.HTML_XSL)
+        with _saxon_quiet():
+            out = page.invoice_html(read_input(args.canonical), page.language_of(args.lang), args.profile_label,
+                                    args.xslt or page.HTML_XSL)
     except ApiError as err:
         return print_api_error(err)
     except TransformError as err:
-        print(err, file=sys.stderr)
-        return 2
+        return transform_failed("run html", args.canonical, err)
     sys.stdout.buffer.write(out)
     return 0
 
@@ -143,12 +173,12 @@ def run_read(args) -> int:
 
     try:
         source = parse.source_of(read_input(args.document))
-        out = canonical.to_canonical(source.xml, source.doc, args.xslt)
+        with _saxon_quiet():
+            out = canonical.to_canonical(source.xml, source.doc, args.xslt)
     except ApiError as err:
         return print_api_error(err)
     except TransformError as err:
-        print(err, file=sys.stderr)
-        return 2
+        return transform_failed("run read", args.document, err)
     if not args.provenance:
         out = provenance.split(out).canonical
     sys.stdout.buffer.write(etree.tostring(etree.fromstring(out), xml_declaration=True, encoding="UTF-8",

@@ -712,8 +712,10 @@ def _serve(args) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("serve", help="run the HTTP service under gunicorn")
-    p.add_argument("--host", default=os.environ.get("EINVOICE_HOST", "127.0.0.1"))
-    p.add_argument("--port", type=int, default=int(os.environ.get("EINVOICE_PORT", "8000")))
+    p.add_argument("--host", default=os.environ.get("EINVOICE_HOST", "127.0.0.1"),
+                   help="address to listen on (default: EINVOICE_HOST or 127.0.0.1; 0.0.0.0 for every interface)")
+    p.add_argument("--port", type=int, default=int(os.environ.get("EINVOICE_PORT", "8000")),
+                   help="port (default: EINVOICE_PORT or 8000)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU cores)")
     p.add_argument("--graceful-timeout", type=int, default=30,
                    help="seconds workers get to finish requests in flight on shutdown")

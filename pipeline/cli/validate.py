@@ -23,7 +23,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from pipeline.cli.files import Progress, expand, is_archive, safe_name
+from pipeline.cli.files import DOCUMENT_SUFFIXES, Progress, expand, is_archive, safe_name
 from pipeline.errors import ApiError
 from pipeline.settings import get_settings
 
@@ -38,7 +38,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
     p.add_argument("--html", type=Path, metavar="OUT", help="also write the report for people as HTML here")
     p.add_argument("--pdf", type=Path, metavar="OUT", help="also write the report for people as PDF here")
-    p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the --html / --pdf report")
+    p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the --html / --pdf report and of the verdict's sentence")
     p.add_argument("--strict", action="store_true",
                    help="content-check findings (CHECK-IBAN, CHECK-VAT-ID, ...) are errors, not warnings")
     p.add_argument("--html-dir", type=Path, metavar="OUT", help="write each document's report for people here")
@@ -88,11 +88,15 @@ def _run(args) -> int:
     else:
         verdict = "VALID" if report.valid else "INVALID"
         print(f"{verdict}: {args.file} ({what} {report.version}, {report.syntax or 'unknown syntax'}) "
-              f"- {report.errors} error(s), {report.warnings} warning(s)")
+              f"- {report.errors} error{'' if report.errors == 1 else 's'}, "
+              f"{report.warnings} warning{'' if report.warnings == 1 else 's'}")
+        from pipeline.check.categories import meaning  # what the worst class means for the receiver
+
+        print(meaning(report.issues, args.lang))
         for i in report.issues:
             loc = i.location
             where = f" line {loc.line}" + (f":{loc.column}" if loc.column else "") if loc and loc.line else ""
-            print(f"  {i.severity:7} {i.code}{where}: {i.message}")
+            print(f"  {i.severity:7} {i.code} [{i.category}]{where}: {i.message}")
     return 0 if report.valid else 1
 
 
@@ -178,8 +182,20 @@ def _jobs_of(args) -> list[tuple | dict]:
                 else:
                     jobs.append((m.name, None, m.data) + common)
         else:
+            if path.is_dir():
+                _say_skipped(path)
             jobs += [(str(p.relative_to(path)) if path.is_dir() else str(p), p, None) + common for p in expand([path])]
     return jobs
+
+
+def _say_skipped(folder: Path) -> None:
+    """A folder's files that are not validated (not *.xml / *.pdf), named on stderr: nothing is left out unsaid."""
+    skipped = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                     if p.is_file() and p.suffix.lower() not in DOCUMENT_SUFFIXES)
+    if skipped:
+        shown = ", ".join(skipped[:10]) + (f", ... (+{len(skipped) - 10})" if len(skipped) > 10 else "")
+        print(f"pipeline validate: {folder}: skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'} "
+              f"that {'is' if len(skipped) == 1 else 'are'} not *.xml or *.pdf: {shown}", file=sys.stderr)
 
 
 def _run_many(args) -> int:
@@ -187,6 +203,9 @@ def _run_many(args) -> int:
         jobs = _jobs_of(args)
     except ApiError as exc:
         print(f"pipeline validate: {exc.error_code}: {exc.message}", file=sys.stderr)
+        return 2
+    if not jobs:
+        print(f"pipeline validate: no e-invoice (*.xml, *.pdf) in {', '.join(map(str, args.file))}", file=sys.stderr)
         return 2
     refused = {n: j for n, j in enumerate(jobs) if isinstance(j, dict)}
     todo = [j for n, j in enumerate(jobs) if n not in refused]
@@ -210,15 +229,17 @@ def _run_many(args) -> int:
 def _table(results: list[dict], total: dict) -> None:
     """One line per document, then the summary."""
     width = min(max([len(r["name"]) for r in results] + [8]), 70)
-    print(f"{'document':{width}}  {'verdict':8} {'rules':10} {'errors':>6} {'warnings':>8}")
+    print(f"{'document':{width}}  {'verdict':8} {'rules':10} {'errors':>6} {'warnings':>8}  first error")
     for r in results:
         name = r["name"] if len(r["name"]) <= width else "..." + r["name"][-width + 3:]
         if "report" in r:
             rep = r["report"]
             verdict = "VALID" if rep["valid"] else "INVALID"
+            first = next((i["code"] for i in rep["issues"] if i["severity"] == "ERROR"), "")
             print(f"{name:{width}}  {verdict:8} {r['spec']:10} {rep['summary']['errors']:>6} "
-                  f"{rep['summary']['warnings']:>8}")
+                  f"{rep['summary']['warnings']:>8}  {first}".rstrip())
         else:
             print(f"{name:{width}}  {'ERROR':8} {'':10} {'':>6} {'':>8}  {r['error']['code']}: {r['error']['message']}")
-    print(f"\n{total['files']} document(s): {total['valid']} valid, {total['invalid']} invalid, "
+    files = total["files"]
+    print(f"\n{files} document{'' if files == 1 else 's'}: {total['valid']} valid, {total['invalid']} invalid, "
           f"{total['errors']} could not be validated")

@@ -17,7 +17,7 @@ import time
 
 from pipeline.check import engine, fr_ctc, profiles as profile_rules, xmlinput
 from pipeline.check.rejection import profile_rejection
-from pipeline.check.report import Report
+from pipeline.check.report import WARNING, Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, invalid_input
 from pipeline.flows.generate_xml import check_content, normalize
 from pipeline.invoice.request_json import load_request
@@ -50,12 +50,14 @@ def supporting_files(request) -> list[Attachment]:
 
 
 def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict | None = None,
-                     clock=None, warnings: list | None = None, request=None) -> bytes:
+                     clock=None, warnings: list | None = None, request=None,
+                     rule_warnings: list | None = None) -> bytes:
     """JSON InvoiceRequest -> checked Factur-X PDF/A-3 bytes. ApiError 400 / 422 (VALIDATION_FAILED for the XML,
     PDF_A3_VALIDATION_FAILED for the PDF) / 500. `timings`, when given, receives seconds per stage as measured
     by `clock` (default: wall clock; the bench also uses process CPU time). `warnings`, when given, receives the
-    content-check findings (`pipeline.check.content`, located at their JSON fields). `request`: the body already
-    parsed (`generate_xml.parse(body, "zugferd")`), when the caller has it."""
+    content-check findings (`pipeline.check.content`, located at their JSON fields), `rule_warnings` the warnings
+    of the profile's official rules on the embedded XML. `request`: the body already parsed
+    (`generate_xml.parse(body, "zugferd")`), when the caller has it."""
     now = clock or time.perf_counter
     started = now()
     marks = timings if timings is not None else {}
@@ -99,6 +101,8 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     lap("check")
     if warnings is not None:
         warnings += findings
+    if rule_warnings is not None:
+        rule_warnings += [i for i in report.issues if i.severity == WARNING]
     return document
 
 

@@ -18,7 +18,7 @@ from pipeline.check.profiles import validate_profile_xml
 from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, bad_request
 from pipeline.flows.validate_pdf import validate_pdf
-from pipeline.flows.validate_xml import validate_xml
+from pipeline.flows.validate_xml import content_issues, validate_xml
 from pipeline.invoice.model import InvoiceRequest, validate_request
 from pipeline.invoice.specs import RULES_VERSION, XRECHNUNG_ID_PREFIX, ZUGFERD1_NS, Profile, profile_for_guideline
 from pipeline.pdf import checks
@@ -223,17 +223,21 @@ def source_spec(source: Source) -> str:
     return "xrechnung" if (source.specification_id or "").startswith(XRECHNUNG_ID_PREFIX) else "en16931"
 
 
-def validate_source(source: Source, request_id: str | None = None) -> Report:
-    """The official rules on what was read, as the validation endpoints judge it: a PDF as the ZUGFeRD endpoint
-    does; a CII naming a Factur-X profile by its profile's rules; else the XRechnung or EN 16931 pack its BT-24
-    names."""
+def validate_source(source: Source, request_id: str | None = None, content_checks: bool = True) -> Report:
+    """The official rules on what was read, as the validation endpoints judge it, with the same content checks
+    (CHECK-*, WARNINGs): a PDF as the ZUGFeRD endpoint does; a CII naming a Factur-X profile by its profile's
+    rules; else the XRechnung or EN 16931 pack its BT-24 names. render and parse with `validate` thus give the
+    validation endpoint's answer, not one without the content checks (convert, which returns no warnings, leaves
+    them out: `content_checks=False`)."""
     if source.pdf is not None:
-        return validate_pdf(source.pdf, request_id)
+        return validate_pdf(source.pdf, request_id, content_checks=content_checks)
     if source.profile is not None:
         issues = validate_profile_xml(source.xml, source.profile, source.specification_id)
+        if content_checks:
+            issues += content_issues(source.doc)
         return Report(f"{RULES_VERSION} {source.profile.name}", "CII", issues, request_id)
     return validate_xml(source.xml, source_spec(source), request_id=request_id, tree=source.rules_tree(),
-                        doc=source.doc)
+                        doc=source.doc, content_checks=content_checks)
 
 
 def parse_report(data: bytes, validate: bool = False, request_id: str | None = None) -> dict:

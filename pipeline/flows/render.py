@@ -26,4 +26,4 @@ def render(data: bytes, language: str = "en", business_terms: bool = False, vali
     label = source.profile.level if source.profile else ""
     out = page.invoice_html(canonical, page.language_of(language), label, business_terms=business_terms,
                             verdict=verdict)
-    return out if html else page.html_to_pdf(out)
+    return page.styled(out) if html else page.html_to_pdf(out)

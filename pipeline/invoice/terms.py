@@ -11,11 +11,13 @@ predicate. tests/test_model_terms.py checks the bindings against the documents t
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from pipeline.invoice.codes import RULE_TERMS as _GENERATED_RULE_TERMS
+from pipeline.settings import TEMPLATES_DIR
 
 CANONICAL_NS = "urn:einvoice-pipeline:canonical:1"
 
@@ -679,6 +681,35 @@ def term_for(field: str | None) -> Term | None:
         return None
     path = pattern_of(field)
     return BY_PATH.get(path) or BY_PATH.get(path + "[]")   # an array as a whole: the row of its items
+
+
+# German names: the labels of KoSIT's official XRechnung viewer (templates/term-names-de.json names the file). A
+# viewer shows them under their party's heading, so a label alone can be "Ort" or "Name": outside that heading the
+# party (or group) is added in brackets, from the field's place in the request.
+_GERMAN_GROUPS = (
+    ("invoice.sellerTaxRepresentativeParty.", "Steuervertreter"), ("invoice.seller.", "Verkäufer"),
+    ("invoice.buyer.", "Käufer"), ("invoice.payee.", "Zahlungsempfänger"), ("invoice.deliveryInformation.", "Lieferung"),
+    ("invoice.invoicingPeriod.", "Abrechnungszeitraum"), ("invoice.precedingInvoiceReference.", "Vorausgegangene Rechnung"),
+    ("invoice.paymentInstructions.creditTransfer.", "Überweisung"),
+    ("invoice.paymentInstructions.directDebit.", "Lastschrift"),
+    ("invoice.invoiceLines[].subInvoiceLines[].", "Unterposition"), ("invoice.invoiceLines[].", "Rechnungsposition"),
+    ("invoice.documentLevelAllowances[].", "Nachlass"), ("invoice.documentLevelCharges[].", "Zuschlag"))
+
+
+@lru_cache(maxsize=1)
+def _german_names() -> dict[str, str]:
+    return json.loads((TEMPLATES_DIR / "term-names-de.json").read_text(encoding="utf-8"))["names"]
+
+
+def term_name(term: Term, language: str = "en") -> str:
+    """A business term's name in `language` (en | de); the English name where the German list has none."""
+    german = _german_names().get(term.bt or "") if language == "de" else None
+    if not german:
+        return term.name
+    for prefix, group in _GERMAN_GROUPS:
+        if term.json_path.startswith(prefix):
+            return german if group.lower()[:6] in german.lower() else f"{german} ({group})"
+    return german
 
 
 def business_term(field: str | None) -> str | None:

@@ -23,10 +23,11 @@ import threading
 from functools import lru_cache
 
 from pipeline import saxon
+from pipeline.check import categories
 from pipeline.check.report import ERROR, Report
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.invoice.model import NOT_XML, metadata_language
-from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, TERMS
+from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, TERMS, term_name
 from pipeline.pdf import collector
 from pipeline.settings import TEMPLATES_DIR, XSLT_DIR, get_settings
 from pipeline.xslt import run_stylesheet
@@ -127,10 +128,28 @@ def invoice_html(canonical: bytes, language: str = "en", profile_label: str = ""
     (both for the reading side). `tree`: the canonical document already parsed by Saxon (`pipeline.xslt`)."""
     params = {"lang": language, "profile": profile_label}
     if business_terms:
-        params["business-terms"] = _business_term_labels()
+        params["business-terms"] = _business_term_labels(language)
     if verdict is not None:
-        params["verdict"] = json.dumps(_verdict(verdict), ensure_ascii=False)
+        params["verdict"] = json.dumps(_verdict(verdict, language), ensure_ascii=False)
     return run_stylesheet(xslt, canonical, params, tree=tree)
+
+
+# HTML answered to people (render as HTML, the report for people) carries the page's stylesheet, for the screen:
+# WeasyPrint adds it to a PDF, a browser has nothing else. The PDF paths never take this copy.
+SCREEN_CSS = "@media screen { body { max-width: 210mm; margin: 16px auto; padding: 0 16px; } }"
+
+
+@lru_cache(maxsize=1)
+def screen_style() -> str:
+    """The invoice page's stylesheet and the screen margins, as the text of one <style> element."""
+    return CSS_FILE.read_text(encoding="utf-8") + "\n" + SCREEN_CSS
+
+
+def styled(html: bytes) -> bytes:
+    """`html` (a page of html.xsl) with the stylesheet in its head, for a browser."""
+    style = ("<style>" + screen_style() + "</style>").encode("utf-8")
+    head_end = html.find(b"</head>")
+    return html[:head_end] + style + html[head_end:] if head_end >= 0 else style + html
 
 
 _LINES = (f"{{{CANONICAL_NS}}}invoiceLine", f"{{{CANONICAL_NS}}}subInvoiceLine")
@@ -155,25 +174,30 @@ def too_many_lines(lines: int) -> ApiError | None:
                                       rejectedValue=lines)])
 
 
-@lru_cache(maxsize=1)
-def _business_term_labels() -> str:
-    """The business-term table as html.xsl looks it up: canonical element path -> "BT-n name"."""
+@lru_cache(maxsize=2)
+def _business_term_labels(language: str = "en") -> str:
+    """The business-term table as html.xsl looks it up: canonical element path -> "BT-n name" (in `language`)."""
     labels = {}
     for term in TERMS:
         if term.bt:
             steps = [ARRAY_ITEMS[s[:-2]] if s.endswith("[]") else s for s in term.json_path.split(".")]
-            labels["/".join(steps)] = f"{term.bt} {term.name}"
+            labels["/".join(steps)] = f"{term.bt} {term_name(term, language)}"
     return json.dumps(labels, ensure_ascii=False)
 
 
 MAX_SHOWN_FINDINGS = 200  # on the page; the JSON report has them all
 
 
-def _verdict(report: Report) -> dict:
-    failed = [i for i in report.issues if i.severity == ERROR][:MAX_SHOWN_FINDINGS]
+def _verdict(report: Report, language: str = "en") -> dict:
+    """Every finding, errors first: a count of warnings the box does not list would leave the reader guessing.
+    With each its class and the sentence on what the worst class means (`pipeline.check.categories`)."""
+    shown = sorted(report.issues, key=lambda i: i.severity != ERROR)[:MAX_SHOWN_FINDINGS]
+    labels = categories.LABELS.get(language, categories.LABELS["en"])
     return {"valid": report.valid, "version": report.version, "errors": report.errors, "warnings": report.warnings,
-            "failed": [{"code": i.code, "message": i.message, "line": i.location.line if i.location else None}
-                       for i in failed]}
+            "meaning": categories.meaning(report.issues, language),
+            "failed": [{"code": i.code, "message": i.message, "severity": i.severity, "category": labels[i.category],
+                        "line": i.location.line if i.location else None,
+                        "column": i.location.column if i.location else None} for i in shown]}
 
 
 def _weasyprint() -> dict:

@@ -14,8 +14,9 @@ from functools import lru_cache
 from lxml import etree, html as lxml_html
 from markupsafe import Markup
 
+from pipeline.check import categories
 from pipeline.check.report import ERROR, WARNING, Issue, Report
-from pipeline.invoice.terms import field_for_rule, term_for
+from pipeline.invoice.terms import field_for_rule, term_for, term_name
 from pipeline.pdf import page
 from pipeline.settings import TEMPLATES_DIR, get_settings
 
@@ -30,7 +31,7 @@ LISTED_LINES = 50        # places (line:column) listed per rule for the findings
 LABELS = {
     "en": {"title": "Validation report", "valid": "Valid", "invalid": "Invalid", "rules": "Rules",
            "syntax": "Syntax", "errors": "errors", "warnings": "warnings", "error": "error", "warning": "warning",
-           ERROR: "Error", WARNING: "Warning",
+           ERROR: "Error", WARNING: "Warning", "class": "class", ERROR + "S": "Errors", WARNING + "S": "Warnings",
            "line": "line", "column": "column", "page": "Page", "of": "of", "lines": "at line:column",
            "more": "{n} more of this rule, not shown in full",
            "cut": "Shown in full: the first {per_rule} findings of each rule, {total} in all; the JSON report lists "
@@ -39,7 +40,8 @@ LABELS = {
                       "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render with Accept: text/html draws it."},
     "de": {"title": "Prüfbericht", "valid": "Gültig", "invalid": "Ungültig", "rules": "Regeln",
            "syntax": "Syntax", "errors": "Fehler", "warnings": "Warnungen", "error": "Fehler", "warning": "Warnung",
-           ERROR: "Fehler", WARNING: "Warnung",
+           ERROR: "Fehler", WARNING: "Warnung", "class": "Klasse", ERROR + "S": "Fehler",
+           WARNING + "S": "Warnungen",
            "line": "Zeile", "column": "Spalte", "page": "Seite", "of": "von", "lines": "bei Zeile:Spalte",
            "more": "{n} weitere dieser Regel, nicht einzeln gezeigt",
            "cut": "Einzeln gezeigt: die ersten {per_rule} Befunde je Regel, insgesamt {total}; der JSON-Bericht "
@@ -75,20 +77,30 @@ def _frame(lines: list[str], line: int | None, column: int | None) -> tuple[list
     return shown, (column - offset + (1 if offset else 0)) if column else None
 
 
-def _term_label(rule: str) -> str | None:
-    """"BT-n name" of the business term a rule is about (its BT alone when the table has no name for it)."""
+def _term_label(rule: str, language: str = "en") -> str | None:
+    """"BT-n name" of the business term a rule is about, in the report's language (its BT alone when the table
+    has no name for it)."""
     field, bt = field_for_rule(rule)
     term = term_for(field)
-    return f"{bt} {term.name}" if bt and term else bt
+    return f"{bt} {term_name(term, language)}" if bt and term else bt
 
 
-def _finding(issue: Issue, lines: list[str]) -> dict:
+def _message(issue: Issue, language: str) -> str:
+    """The finding's text in the report's language where we wrote it (CHECK-*: German beside the API's English);
+    the official rules' texts are what they are."""
+    return (getattr(issue, "message_de", None) if language == "de" else None) or issue.message
+
+
+def _finding(issue: Issue, lines: list[str], language: str) -> dict:
     location = issue.location
     line = location.line if location else None
-    frame, column = _frame(lines, line, location.column if location else None)
-    return {"message": issue.message, "term": _term_label(issue.code),
+    column = location.column if location else None
+    frame, caret = _frame(lines, line, column)
+    # `column` is the document's (what the JSON report says); `caret` is where it falls in the cut frame line.
+    return {"message": _message(issue, language), "term": _term_label(issue.code, language),
+            "category": categories.LABELS[language][issue.category],
             "xpath": (location.xpath or location.pdfObject) if location else None, "line": line,
-            "column": column, "frame": frame}
+            "column": column, "caret": caret, "frame": frame}
 
 
 def _invoice_body(invoice_html: bytes) -> Markup:
@@ -97,19 +109,21 @@ def _invoice_body(invoice_html: bytes) -> Markup:
     return Markup("".join(etree.tostring(child, encoding="unicode", method="xml") for child in body))
 
 
-def _rest(rule_issues: list[Issue]) -> dict:
+def _rest(rule_issues: list[Issue], language: str) -> dict:
     """The findings of a rule not shown in full: their number, the first lines, the rule's text and term once."""
     lines = list(dict.fromkeys(f"{i.location.line}:{i.location.column}" if i.location.column else str(i.location.line)
                                for i in rule_issues if i.location and i.location.line))
     return {"count": len(rule_issues), "lines": lines[:LISTED_LINES], "unlisted": max(0, len(lines) - LISTED_LINES),
-            "message": rule_issues[0].message, "term": _term_label(rule_issues[0].code)}
+            "message": _message(rule_issues[0], language), "term": _term_label(rule_issues[0].code, language),
+            "category": categories.LABELS[language][rule_issues[0].category]}
 
 
 def report_html(report: Report, name: str, source_text: str | None = None, language: str = "en",
-                invoice_html: bytes | None = None, page_left_out: int | None = None) -> bytes:
+                invoice_html: bytes | None = None, page_left_out: int | None = None, screen: bool = True) -> bytes:
     """The report as HTML. `source_text` = the document as decoded text (for code frames); `invoice_html` = the
     readable page of the document (shown below a valid verdict); `page_left_out`: the line count of a valid
-    invoice whose page was left out (too many lines for a PDF)."""
+    invoice whose page was left out (too many lines for a PDF); `screen`: with the invoice page's stylesheet in it
+    (a browser has no other; the PDF gets it from WeasyPrint)."""
     lines = source_text.split("\n") if source_text else []
     groups, counts, budget, cut = [], {}, SHOWN_IN_ALL, False
     for severity in (ERROR, WARNING):
@@ -121,9 +135,9 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
         for rule, issues in rules.items():
             full = min(len(issues), SHOWN_PER_RULE, budget)
             budget -= full
-            rest = _rest(issues[full:]) if len(issues) > full else None
+            rest = _rest(issues[full:], language) if len(issues) > full else None
             cut = cut or rest is not None
-            shown.append((rule, [_finding(i, lines) for i in issues[:full]], rest))
+            shown.append((rule, [_finding(i, lines, language) for i in issues[:full]], rest))
         if rules:
             groups.append((severity, shown))
             counts[severity] = sum(len(issues) for issues in rules.values())
@@ -132,11 +146,14 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
     if page_left_out:
         notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
     html = _template().render(report=report, name=name, lang=language, t=t, groups=groups, counts=counts,
-                              notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None)
+                              meaning=categories.meaning(report.issues, language),
+                              notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None,
+                              screen_style=page.screen_style() if screen else None)
     return html.encode("utf-8")
 
 
 def report_pdf(report: Report, name: str, source_text: str | None = None, language: str = "en",
                invoice_html: bytes | None = None, page_left_out: int | None = None) -> bytes:
     """The same report as PDF (WeasyPrint with the invoice page's stylesheet; nothing fetched)."""
-    return page.html_to_pdf(report_html(report, name, source_text, language, invoice_html, page_left_out))
+    return page.html_to_pdf(report_html(report, name, source_text, language, invoice_html, page_left_out,
+                                        screen=False))

@@ -168,8 +168,9 @@ _HEADERS = {
     "X-Conversion-Lost": {"description": "convert with allowLoss: their xpaths in the source, `; `-separated "
                                          "(cut after 2000 characters).", "schema": {"type": "string"}},
     "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "required": True, "schema": {"type": "string"}},
-    "X-Validation-Warnings": {"description": "XML generation: how many warnings the report of the returned document "
-                                             "has (the official rules' and the content checks').",
+    "X-Validation-Warnings": {"description": "Generation: how many warnings the report of the returned document "
+                                             "(a ZUGFeRD PDF: its embedded XML, on its profile's rules) has (the "
+                                             "official rules' and the content checks').",
                               "required": True, "schema": {"type": "integer", "minimum": 0}},
     "X-Content-Warnings": {"description": "Generation: the content checks' findings (see the API description), each "
                                           "as `CODE field (BT)`, `; `-separated (cut after 2000 characters); absent "
@@ -237,8 +238,7 @@ def _generation(spec: str, media: str, summary: str, cost: int) -> dict:
                                                                                 500, 503]
     kind = "generate_xml" if media == "application/xml" else "generate_pdf"
     ok_response = _ok(summary, {media: {"schema": ok}})
-    ok_response["headers"].update(_headers(*(("X-Validation-Warnings",) if media == "application/xml" else ())
-                                           + ("X-Content-Warnings",)))
+    ok_response["headers"].update(_headers("X-Validation-Warnings", "X-Content-Warnings"))
     return {"post": {
         "operationId": f"generate_{spec}",
         "summary": summary,
@@ -254,7 +254,7 @@ def _validation(path: str, summary: str, cost: int) -> dict:
     name = path.split("/")[3]
     multipart = {
         "type": "object",
-        "required": ["file", "request"],
+        "required": ["file"],  # an absent request part means {}
         "properties": {
             "file": {"type": "string", "contentMediaType": "application/octet-stream",
                      "description": "The document to validate."},

@@ -54,7 +54,7 @@ def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
     if req.content_length is not None and req.content_length > limit + _FRAMING_SLACK:
         raise _too_large(limit)
     if not (req.content_type or "").lower().startswith("multipart/form-data"):
-        raise _bad("NOT_MULTIPART", "Send multipart/form-data with a 'file' part and a 'request' JSON part.",
+        raise _bad("NOT_MULTIPART", "Send multipart/form-data with a 'file' part (and optionally a 'request' JSON part).",
                    rejected=req.content_type)
     if req.content_length is None and "chunked" in (req.get_header("Transfer-Encoding") or "").lower():
         body = _read_bounded(req.stream, limit + _FRAMING_SLACK)
@@ -87,18 +87,15 @@ def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
     return files, request_raw
 
 
-def read_validation_upload(req: falcon.Request, max_bytes: int | None = None,
-                           request_optional: bool = False) -> tuple[bytes, dict]:
-    """(file bytes, request object) from a multipart/form-data validation request (`request_optional`: a missing
-    request part means {}, as on the reading endpoints).
-    Raises ApiError 400 (not multipart, missing part, malformed JSON, bad `version`) or 413 (file too large)."""
+def read_validation_upload(req: falcon.Request, max_bytes: int | None = None) -> tuple[bytes, dict]:
+    """(file bytes, request object) from a multipart/form-data upload. The `request` part is optional on every
+    endpoint: absent means {} (the defaults), as a newcomer's first `curl -F file=@...` expects.
+    Raises ApiError 400 (not multipart, no file part, malformed JSON, bad `version`) or 413 (file too large)."""
     files, request_raw = read_parts(req, max_bytes or get_settings().max_upload_bytes)
     (name, file_bytes), = files
     req.context.upload_name = name  # named in a report for people
     if request_raw is None:
-        if request_optional:
-            return file_bytes, {}
-        raise _bad("MISSING_PART", "The 'request' part is missing (send {} for the defaults).", field="request")
+        return file_bytes, {}
     return file_bytes, parse_request_part(request_raw)
 
 

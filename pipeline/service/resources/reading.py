@@ -60,7 +60,7 @@ def _request_id(req) -> str | None:
 
 class Parse:
     def on_post(self, req, resp):
-        data, request = read_validation_upload(req, request_optional=True)
+        data, request = read_validation_upload(req)
         result = parse_report(data, _flag(request, "validate"), _request_id(req))
         resp.data = dump_request(result)  # amounts as JSON numbers, exactly as the document states them
         resp.content_type = falcon.MEDIA_JSON
@@ -73,7 +73,7 @@ class Convert:
         read = getattr(req.context, "convert_input", None)
         if read is not None:
             return read
-        data, request = read_validation_upload(req, request_optional=True)
+        data, request = read_validation_upload(req)
         to = _choice(request, "to", TARGETS, upper=True)
         if to is None:
             raise _bad("to", f"is required: one of {', '.join(TARGETS)}", None)
@@ -105,7 +105,7 @@ class Render:
             raise ApiError(406, "NOT_ACCEPTABLE", "This endpoint returns application/pdf or text/html; the Accept "
                            "header excludes both.")
         html = media == HTML
-        data, request = read_validation_upload(req, request_optional=True)
+        data, request = read_validation_upload(req)
         resp.data = render(data, _language(request) or "en",
                            _flag(request, "showBusinessTerms"), _flag(request, "validate"), html, _request_id(req))
         resp.content_type = HTML + "; charset=utf-8" if html else PDF

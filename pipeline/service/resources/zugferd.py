@@ -26,10 +26,12 @@ class GenerateZugferd:
 
     def on_post(self, req, resp):
         body, request = self.read_input(req)
-        findings: list = []
+        findings, rule_warnings = [], []
         resp.data = generate_zugferd(body, getattr(req.context, "request_id", None), warnings=findings,
-                                     request=request)
+                                     request=request, rule_warnings=rule_warnings)
         resp.content_type = PDF
+        # as on the XML endpoints: every warning, the official rules' and the content checks'
+        resp.set_header("X-Validation-Warnings", str(len(rule_warnings) + len(findings)))
         set_content_warnings(resp, findings)
 
 

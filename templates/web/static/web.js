@@ -261,10 +261,21 @@
     return "<!DOCTYPE html>\n" + doc.documentElement.outerHTML;
   }
 
-  function showInvoice(html) {
-    $("invoice-frame").srcdoc = framed(new DOMParser().parseFromString(html, "text/html"));
+  // A frame gets its document as a fresh element, and only once the result is shown: Chromium does not paint a
+  // sandboxed frame whose srcdoc changed while it was hidden (display: none) until something inside it scrolls,
+  // so a short report that needs no scrollbar stayed blank.
+  function fill(id, srcdoc) {
+    const old = $(id);
+    const frame = old.cloneNode(false);
+    frame.srcdoc = srcdoc;
+    old.replaceWith(frame);
   }
 
+  function showInvoice(html) {
+    fill("invoice-frame", framed(new DOMParser().parseFromString(html, "text/html")));
+  }
+
+  // The verdict above the panes from the report; returns the report's document for its frame.
   function showReport(html) {
     const doc = new DOMParser().parseFromString(html, "text/html"); // inert: nothing runs, nothing loads
     const verdict = doc.querySelector("section.verdict");
@@ -280,6 +291,9 @@
         lines.append(el("p", parts.length ? Array.from(parts, (p) => p.textContent.trim()).join(", ") :
           line.textContent.trim()));
       }
+      // what the worst class of the findings means for the receiver (BMF letter of 15 October 2025)
+      const meaning = verdict.querySelector(":scope > p.meaning");
+      if (meaning) lines.append(el("p", meaning.textContent.trim(), "meaning"));
     }
     const firstError = doc.querySelector(".finding .severity.ERROR");
     const rule = firstError && firstError.closest(".finding").querySelector(".rule");
@@ -287,7 +301,7 @@
     $("first-failed-rule").textContent = rule ? rule.textContent.trim() : "";
     // The readable page is shown beside the findings (styled); the report's own copy below a valid verdict goes.
     doc.querySelectorAll("section.invoice-page").forEach((node) => node.remove());
-    $("report-frame").srcdoc = framed(doc);
+    return framed(doc);
   }
 
   $("validate-form").addEventListener("submit", async (event) => {
@@ -309,17 +323,19 @@
     const pageCall = call("/v1/invoice/render", upload(file, request), "text/html");
     pageCall.catch(() => {}); // read below, or dropped when the report failed
     try {
-      showReport(await (await reportCall).text());
+      const report = showReport(await (await reportCall).text());
       convertButtons.forEach((button, i) => {
         button.dataset.to = current.targets[i];
         button.textContent = fmt(t.dl_convert, {syntax: TARGET_NAMES[current.targets[i]]});
       });
       $("invoice-error").hidden = true;
       $("result").hidden = false;
+      fill("report-frame", report);
       work.say(t.rendering);
       try {
-        showInvoice(await (await pageCall).text());
+        const invoice = await (await pageCall).text();
         $("invoice-frame").hidden = false;
+        showInvoice(invoice);
       } catch (failure) {
         if (!(failure instanceof ApiFailure)) throw failure;
         $("invoice-frame").hidden = true;
