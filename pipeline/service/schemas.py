@@ -54,7 +54,7 @@ class Issue(_Strict):
     severity: Literal["ERROR", "WARNING"]
     code: str
     category: Literal["format", "business-rule", "content", "undetermined"] = Field(
-        description="The finding's class after the BMF letter of 15 October 2025 on e-invoices: format "
+        description="Extension. The finding's class after the BMF letter of 15 October 2025 on e-invoices: format "
                           "(not an e-invoice at all), business-rule (relevant for VAT only where a mandatory item is "
                           "affected), content (a mandatory item wrong), undetermined (the letter leaves it open).")
     message: str
