@@ -544,6 +544,8 @@ class BufferedWorker(_worker_base()):
             conn.parser.feed_data(data)
         except httptools.HttpParserUpgrade:  # no protocol switch here: the request is answered, then close
             conn.eof = True
+            if conn.pending:
+                conn.pending[-1].force_close()
         except _Refused as refused:
             self._refuse(conn, refused)
         except httptools.HttpParserCallbackError as exc:
