@@ -36,7 +36,8 @@ class Settings:
     # Public endpoint limits (pipeline serve): a request's head and body must arrive whole within this many seconds
     # of its first byte (408 after), whatever the pace of its bytes.
     request_deadline: float = 60.0
-    # Open connections a worker process holds from one client address (0: no cap) and in all. At a cap the oldest
+    # Open connections a worker process holds from one client address (0: no cap; a trusted proxy's address, in
+    # gunicorn's forwarded_allow_ips, has none) and in all. At a cap the oldest
     # connection without a request in (idle, or still sending) is closed for the new one; if every one has a
     # request in, the new one gets 503 + Retry-After.
     max_client_connections: int = 64

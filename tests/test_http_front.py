@@ -114,8 +114,8 @@ class Trickle:
     `interval` seconds, from one thread (a selector, not a thread each). A connection the server closes is opened
     again on the next round, so the flood stays at `n` attempts."""
 
-    def __init__(self, port: int, n: int, interval: float = 3.0):
-        self.port, self.n, self.interval = port, n, interval
+    def __init__(self, port: int, n: int, source: str, interval: float = 3.0):
+        self.port, self.n, self.source, self.interval = port, n, source, interval
         self.stop = threading.Event()
         self.opened = self.reopened = 0
         self.socks: list[socket.socket | None] = [None] * n
@@ -126,6 +126,7 @@ class Trickle:
         s = socket.socket()
         s.setblocking(False)
         try:
+            s.bind((self.source, 0))
             s.connect_ex(("127.0.0.1", self.port))
         except OSError:
             s.close()
@@ -163,9 +164,12 @@ class Trickle:
                 s.close()
 
 
-def test_3_healthz_and_a_validation_answer_within_1s_under_2100_trickling_connections(node):
+@pytest.mark.parametrize("source", ["127.0.0.2", "127.0.0.1"])  # a client; a trusted proxy's address
+def test_3_healthz_and_a_validation_answer_within_1s_under_2100_trickling_connections(node, source):
+    """From a client address the cap per address acts (64 per worker); from a trusted proxy's address
+    (forwarded_allow_ips, here loopback) the worker's cap (1,000). Either way new connections are served."""
     server, token = node
-    flood = Trickle(server.port, 2100)
+    flood = Trickle(server.port, 2100, source)
     try:
         time.sleep(4)  # the whole flood is open and has begun to trickle
         took = []
@@ -324,13 +328,22 @@ def test_a_keep_alive_connection_carries_at_most_the_configured_requests(tight):
     assert [c for c in re.findall(rb"Connection: (\S+)", answers)] == [b"keep-alive", b"keep-alive", b"close"]
 
 
+def _from(source: str, port: int) -> socket.socket:
+    s = socket.socket()
+    s.bind((source, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
 def test_connections_past_the_cap_of_one_address_push_out_its_oldest_slow_one(tight):
-    slow = [socket.create_connection(("127.0.0.1", tight.port), timeout=10) for _ in range(5)]
+    slow = [_from("127.0.0.2", tight.port) for _ in range(5)]
     for s in slow:
         s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
     time.sleep(0.3)
     try:
-        assert _timed_get(tight.url) < 1  # a sixth connection from the same address is served
+        with _from("127.0.0.2", tight.port) as sixth:  # a sixth connection from the same address is served
+            sixth.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert _read_all(sixth, 2).startswith(b"HTTP/1.1 200 OK")
         parsed = _error_shape(_read_all(slow[0], 2), 503)  # and the oldest slow one made room
         assert parsed["errorCode"] == "TOO_MANY_CONNECTIONS"
     finally:
@@ -343,16 +356,12 @@ def test_connections_past_the_workers_cap_push_out_the_oldest_slow_one(tight):
     served, and the oldest slow connection made room."""
     slow = []
     for i in range(8):
-        s = socket.socket()
-        s.bind(("127.0.0.1" if i < 4 else "127.0.0.2", 0))
-        s.connect(("127.0.0.1", tight.port))
+        s = _from("127.0.0.1" if i < 4 else "127.0.0.2", tight.port)
         s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
         slow.append(s)
     time.sleep(0.3)
     try:
-        with socket.socket() as s9:
-            s9.bind(("127.0.0.3", 0))
-            s9.connect(("127.0.0.1", tight.port))
+        with _from("127.0.0.3", tight.port) as s9:
             s9.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert _read_all(s9, 2).startswith(b"HTTP/1.1 200 OK")
         assert _error_shape(_read_all(slow[0], 2), 503)["errorCode"] == "TOO_MANY_CONNECTIONS"

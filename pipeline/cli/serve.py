@@ -194,6 +194,13 @@ def _request_class():
         must_close = False
 
         @classmethod
+        def trusted_proxy(cls, cfg, peer_addr) -> bool:
+            """Whether the peer is in gunicorn's forwarded_allow_ips (default: this host's loopback)."""
+            probe = cls.__new__(cls)
+            probe.cfg, probe.peer_addr = cfg, peer_addr
+            return probe._peer_is_trusted_proxy()
+
+        @classmethod
         def forwarding(cls, cfg, peer_addr) -> tuple:
             """The (secure scheme headers, forwarder headers) this peer may set: gunicorn's rule, asked once per
             connection (it parses the address against forwarded_allow_ips: ~3 us)."""
@@ -379,6 +386,7 @@ class BufferedWorker(_worker_base()):
         self.sel = selectors.DefaultSelector()
         self.conns: dict[int, _Conn] = {}
         self.by_addr: dict[str, dict[_Conn, None]] = {}  # a client address's connections, oldest first
+        self.proxies: dict[str, bool] = {}  # address -> in forwarded_allow_ips
         self.ready: deque[_Conn] = deque()
         for s in self.sockets:
             s.setblocking(False)
@@ -465,6 +473,8 @@ class BufferedWorker(_worker_base()):
                 self.log.warning("accept: %s", exc)
                 return
             client = addr[0] if isinstance(addr, tuple) and addr else None
+            if client is not None and self._proxy(client):
+                client = None  # a trusted proxy's connections carry many clients: only the worker's cap counts
             same = self.by_addr.get(client) if client is not None else None
             if self.per_client and same is not None and len(same) >= self.per_client and not self._make_room(same):
                 self._turn_away(sock, client, f"{self.per_client} connections from {client}")
@@ -480,6 +490,14 @@ class BufferedWorker(_worker_base()):
             self.sel.register(sock, selectors.EVENT_READ, ("conn", conn))
             conn.mask = selectors.EVENT_READ
             self._read(conn)  # the request usually arrived with the connection
+
+    def _proxy(self, client: str) -> bool:
+        trusted = self.proxies.get(client)
+        if trusted is None:
+            if len(self.proxies) > 4096:
+                self.proxies.clear()
+            trusted = self.proxies[client] = self.Request.trusted_proxy(self.cfg, (client, 0))
+        return trusted
 
     def _make_room(self, conns) -> bool:
         """At a cap (per client address, per worker) a new connection is served and the oldest of `conns` that
