@@ -129,10 +129,20 @@ def drive(port, path, body, headers, count, concurrency, deadline) -> tuple[list
     return latencies, statuses, time.perf_counter() - started
 
 
-def report(label, latencies, statuses, elapsed) -> None:
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time the processes have used (from /proc/PID/stat)."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def report(label, latencies, statuses, elapsed, cpu=None) -> None:
     q = statistics.quantiles(latencies, n=100)
     print(f"  {label:<38}{len(latencies):>6} req {len(latencies) / elapsed:>8.1f} req/s   "
-          f"p50 {statistics.median(latencies) * 1000:7.2f} ms   p99 {q[98] * 1000:7.2f} ms   statuses {statuses}")
+          f"p50 {statistics.median(latencies) * 1000:7.2f} ms   p99 {q[98] * 1000:7.2f} ms   statuses {statuses}"
+          + (f"   worker CPU {cpu / len(latencies) * 1000:.2f} ms/req" if cpu is not None else ""))
 
 
 def main() -> int:
@@ -165,10 +175,13 @@ def main() -> int:
             drive(args.port, path, body, headers, 20, args.concurrency, deadline)
         sent = 40
         print("\nthroughput and latency")
+        # worker CPU per request: what a worker spends on one, less sensitive than requests/s to other processes
+        # sharing the cores (requests/s on a busy machine measures the machine)
         for label, path, body, headers in [endpoints[0], corpus, endpoints[1]]:
+            cpu = cpu_seconds(workers_of(server.pid))
             lat, st, el = drive(args.port, path, body, headers, args.requests, args.concurrency, deadline)
             sent += len(lat)
-            report(label, lat, st, el)
+            report(label, lat, st, el, cpu_seconds(workers_of(server.pid)) - cpu)
 
         workers = workers_of(server.pid)
         print(f"\nmemory per worker (VmRSS, MiB) up to {args.total} requests (validate + generate, alternating blocks)")

@@ -33,6 +33,20 @@ class Settings:
     # Slow clients (pipeline serve): the request head must arrive, and a connection that sends or reads nothing
     # is dropped, within this many seconds.
     client_timeout: float = 10.0
+    # Public endpoint limits (pipeline serve): a request's head and body must arrive whole within this many seconds
+    # of its first byte (408 after), whatever the pace of its bytes.
+    request_deadline: float = 60.0
+    # Open connections a worker process holds from one client address (0: no cap; a trusted proxy's address, in
+    # gunicorn's forwarded_allow_ips, has none) and in all. At a cap the oldest
+    # connection without a request in (idle, or still sending) is closed for the new one; if every one has a
+    # request in, the new one gets 503 + Retry-After.
+    max_client_connections: int = 64
+    max_worker_connections: int = 1000
+    # Requests one keep-alive connection may carry; the last is answered with Connection: close.
+    keepalive_requests: int = 1000
+    # The time a request's work may take (a batch stops taking documents past it); below the worker timeout
+    # (120 s), so that no request ever costs a worker.
+    request_budget: float = 60.0
     # PostgreSQL: connecting, and every statement (a client-side deadline as well as statement_timeout).
     db_connect_timeout: float = 2.0
     db_statement_timeout: float = 3.0
@@ -54,6 +68,11 @@ def get_settings() -> Settings:
         max_pdf_lines=int(env.get("EINVOICE_MAX_PDF_LINES") or 2_000),
         max_batch_files=int(env.get("EINVOICE_MAX_BATCH_FILES") or 200),
         client_timeout=float(env.get("EINVOICE_CLIENT_TIMEOUT") or 10),
+        request_deadline=float(env.get("EINVOICE_REQUEST_DEADLINE") or 60),
+        max_client_connections=int(env.get("EINVOICE_MAX_CLIENT_CONNECTIONS") or 64),
+        max_worker_connections=int(env.get("EINVOICE_MAX_WORKER_CONNECTIONS") or 1000),
+        keepalive_requests=int(env.get("EINVOICE_KEEPALIVE_REQUESTS") or 1000),
+        request_budget=float(env.get("EINVOICE_REQUEST_BUDGET") or 60),
         db_connect_timeout=float(env.get("EINVOICE_DB_CONNECT_TIMEOUT") or 2),
         db_statement_timeout=float(env.get("EINVOICE_DB_STATEMENT_TIMEOUT") or 3),
         db_lock_timeout=float(env.get("EINVOICE_DB_LOCK_TIMEOUT") or 1),

@@ -12,6 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pipeline"
 # reads untrusted input safely and keeps the canonical rules that writing follows).
 LAYERS = [
     {"settings", "errors"},
+    {"budget"},
     {"saxon"},
     {"xslt"},
     {"invoice"},

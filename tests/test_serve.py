@@ -200,45 +200,70 @@ def test_the_serving_process_holds_no_saxon_processor_before_fork():
     assert out == ["None", str(os.cpu_count()), "8000", "127.0.0.1"]
 
 
-PLAIN_HEADS = [
+HEADS = [  # plain, odd and proxy-dependent heads: ours must read each as gunicorn's own parser does
     b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
     b"GET /v1/a%20b?x=1&y=%2F HTTP/1.0\r\nHost: x:8000\r\nConnection: keep-alive\r\n\r\n",
     b"POST /v1/invoice/xrechnung/validate HTTP/1.1\r\nHost: 127.0.0.1:8973\r\nContent-Length: 3\r\n"
     b"Authorization: Bearer abc \r\nContent-Type: multipart/form-data; boundary=xx\r\nConnection: close\r\n\r\n",
     b"GET /a? HTTP/1.1\r\nHost:x\r\nAccept:\t*/*\r\nEmpty:\r\n\r\n",
-]
-GUNICORN_HEADS = [  # odd or proxy-dependent heads: gunicorn's parser decides (it rejects the last three)
     b"GET //a HTTP/1.1\r\n\r\n", b"GET /a#f HTTP/1.1\r\n\r\n", b"GET /a HTTP/1.1\r\nX_Y: 1\r\n\r\n",
-    b"GET /a HTTP/1.1\r\nX-Forwarded-Proto: https\r\n\r\n", b"GET /a HTTP/1.1\r\nA: 1\r\nA: 2\r\n\r\n",
-    b"GET /a HTTP/1.1\r\nA: \x80\r\n\r\n", b"GET /a HTTP/1.1\r\nA : 1\r\n\r\n", b"get /a HTTP/1.1\r\n\r\n",
-    b"GET /a HTTP/1.1\r\nA: 1\r\n b\r\n\r\n",
+    b"GET http://h/a?b HTTP/1.1\r\n\r\n", b"GET /a HTTP/1.1\r\nA: 1\r\nA: 2\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nX-Forwarded-Proto: https\r\nX-Forwarded-For: 10.0.0.1\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nX-Forwarded-Proto: https\r\nX-Forwarded-Ssl: on\r\n\r\n",
+    # refused (400) by both, the last one from a trusted proxy only (conflicting scheme headers)
+    b"GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", b"GET /a HTTP/1.1\r\nA : 1\r\n\r\n",
+    b"get /a HTTP/1.1\r\n\r\n", b"GET /a HTTP/1.1\r\nA: 1\r\n b\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nX-Forwarded-Proto: https\r\nX-Forwarded-Ssl: off\r\n\r\n",
 ]
 
 
-def test_the_workers_own_head_parser_gives_gunicorns_environ_and_answer():
-    """BufferedWorker parses plain heads itself (pipeline.cli.serve._plain_head): the WSGI environ, keep-alive
-    and answer bytes must be those gunicorn's parser gives; anything else goes to gunicorn's parser."""
+def _ours(cfg, head: bytes, peer):
+    """The request the worker builds from httptools' events (pipeline.cli.serve._Conn)."""
+    import httptools
+
+    from pipeline.cli.serve import _Conn
+
+    class Worker:
+        client_timeout, line_limit, fields_limit, field_limit, body_limit = 10, 4094, 100, 8190, 1 << 20
+
+    from pipeline.cli.serve import _request_class
+
+    Worker.cfg, Worker.Request = cfg, _request_class()
+    conn = _Conn(None, peer, Worker, 0.0)
+    try:
+        conn.parser.feed_data(head)
+    except httptools.HttpParserCallbackError as exc:
+        raise exc.__context__
+    return conn.pending.popleft()
+
+
+@pytest.mark.parametrize("peer", [("127.0.0.1", 5), ("10.9.8.7", 5)])  # a trusted proxy (the default), a client
+def test_the_worker_reads_heads_as_gunicorns_parser_does(peer):
+    """BufferedWorker frames with httptools and builds gunicorn's request itself: the WSGI environ (forwarded
+    headers trusted only from forwarded_allow_ips), keep-alive and answer bytes are those gunicorn's parser gives."""
     import io
 
+    import httptools
     from gunicorn import http
     from gunicorn.config import Config
     from gunicorn.http import wsgi
 
-    from pipeline.cli.serve import _GUNICORN_ONLY, _plain_head, _Sink
+    from pipeline.cli.serve import _Refused, _Sink
 
     cfg = Config()
-    limits = (cfg.limit_request_line, cfg.limit_request_fields, cfg.limit_request_field_size,
-              _GUNICORN_ONLY.union(cfg.secure_scheme_headers, cfg.forwarder_headers))
-    for head in GUNICORN_HEADS:
-        assert _plain_head(head, b"", limits) is None, head
-    for head in PLAIN_HEADS:
+    for head in HEADS:
         body = b"abc" if b"Content-Length: 3" in head else b""
-        ours = _plain_head(head, body, limits)
-        theirs = next(http.get_parser(cfg, iter([head]), ("127.0.0.1", 5)))
+        try:
+            theirs = next(http.get_parser(cfg, iter([head]), peer))
+        except http.errors.ParseException:
+            with pytest.raises((httptools.HttpParserError, _Refused, http.errors.ParseException)):
+                _ours(cfg, head, peer)
+            continue
+        ours = _ours(cfg, head + body, peer)
         theirs.body = io.BytesIO(body)
         answers, environs = [], []
         for req in (theirs, ours):
-            resp, environ = wsgi.create(req, _Sink(), ("127.0.0.1", 5), ("127.0.0.1", 8000), cfg)
+            resp, environ = wsgi.create(req, _Sink(), peer, ("127.0.0.1", 8000), cfg)
             environs.append({k: v for k, v in environ.items()
                              if k not in ("wsgi.errors", "wsgi.early_hints", "gunicorn.socket")})
             assert environ["wsgi.input"].read() == body

@@ -22,6 +22,7 @@ import re
 import zipfile
 from dataclasses import dataclass
 
+from pipeline import budget
 from pipeline.check import engine
 from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail
@@ -74,9 +75,9 @@ def unsafe_name(name: str) -> bool:
     return (name.startswith(("/", "\\")) or bool(_DRIVE.match(name)) or ".." in parts or "\x00" in name)
 
 
-def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits, budget: list[int]) -> bytes | None:
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits, room: list[int]) -> bytes | None:
     """The member's bytes, decompressed at most `max_member` + 1 bytes far whatever its header declares (None:
-    larger). `budget[0]` is what the archive may still decompress; running out raises 413."""
+    larger). `room[0]` is what the archive may still decompress; running out raises 413."""
     limit = limits.max_member
     chunks, size = [], 0
     with archive.open(info) as stream:
@@ -85,8 +86,8 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits
             if not chunk:
                 return b"".join(chunks)
             size += len(chunk)
-            budget[0] -= len(chunk)
-            if budget[0] < 0:
+            room[0] -= len(chunk)
+            if room[0] < 0:
                 raise _too_large_total(limits.max_total)
             if size > limit:
                 return None
@@ -107,7 +108,7 @@ def read_archive(data: bytes, limits: Limits) -> list[Member]:
     # the declared sizes: an early no, never a yes (a member declared over max_member is refused unread below)
     if sum(i.file_size for i in infos if i.file_size <= limits.max_member) > limits.max_total:
         raise _too_large_total(limits.max_total)
-    budget = [limits.max_total]
+    room = [limits.max_total]
     members = []
     for info in infos:
         name = info.filename
@@ -122,7 +123,7 @@ def read_archive(data: bytes, limits: Limits) -> list[Member]:
             members.append(Member(name, error=_member_too_large(limits.max_member)))
             continue
         try:
-            body = _read_member(archive, info, limits, budget)
+            body = _read_member(archive, info, limits, room)
         except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, RuntimeError) as exc:
             members.append(Member(name, error=("DAMAGED_MEMBER", f"The member could not be decompressed: {exc}")))
             continue
@@ -170,6 +171,8 @@ def document_outcome(data: bytes, spec: str, version: str | None = None, request
             report = validate_fr_ctc(data, version, request_id, content_checks=True, strict=strict)
         else:
             report = validate_xml(data, spec, version, request_id, content_checks=True, strict=strict)
+    except budget.Exhausted:
+        raise
     except ApiError as exc:
         return {"error": {"code": exc.error_code, "message": exc.message}}, None
     except Exception as exc:  # noqa: BLE001 - one document's crash must not cost the others their reports
@@ -192,10 +195,25 @@ def summary(results: list[dict]) -> dict:
             "invalid": sum(1 for r in reports if not r["valid"]), "errors": len(results) - len(reports)}
 
 
+TIME_BUDGET = ("TIME_BUDGET", "Not validated: the request's time budget (EINVOICE_REQUEST_BUDGET) was spent on the "
+               f"documents before it; {budget.JOBS_HINT}, or send it in a smaller batch.")
+
+
 def validate_batch(members: list[Member], spec: str, version: str | None = None, request_id: str | None = None,
                    strict: bool = False) -> dict:
-    """{"summary": {"files", "valid", "invalid", "errors"}, "results": [...]} in the members' order, one by one."""
+    """{"summary": {"files", "valid", "invalid", "errors"}, "results": [...]} in the members' order, one by one.
+    Once the request's time budget is spent (`pipeline.budget`), the batch takes no further document: those left,
+    and one whose check the budget cut short, get a TIME_BUDGET entry, and the answer holds what was done."""
     check_request(spec, version)
-    results = [entry(m, None if m.error else validate_document(m.data, spec, version, request_id, strict))
-               for m in members]
+    results = []
+    for m in members:
+        if m.error is None and budget.spent():
+            m = Member(m.name, error=TIME_BUDGET)
+        if m.error is not None:
+            results.append(entry(m, None))
+            continue
+        try:
+            results.append(entry(m, validate_document(m.data, spec, version, request_id, strict)))
+        except budget.Exhausted:
+            results.append(entry(Member(m.name, error=TIME_BUDGET), None))
     return {"summary": summary(results), "results": results}

@@ -30,6 +30,7 @@ import pikepdf
 from lxml import etree
 from pikepdf import Name, pdfa
 
+from pipeline import budget
 from pipeline.check.profiles import validate_profile_xml, validate_zugferd1_xml
 from pipeline.check.report import ERROR, WARNING, Issue, Location
 from pipeline.check.xmlinput import XmlInputError, load as load_xml
@@ -271,6 +272,7 @@ def _check_stream_sizes(pdf: pikepdf.Pdf, result: Inspection) -> bool:
     for obj in pdf.objects:
         if not isinstance(obj, pikepdf.Stream):
             continue
+        budget.check()
         if not any(f in _UNBOUNDED for f in _filter_names(obj)):
             continue
         try:
@@ -290,7 +292,9 @@ def _check_javascript(pdf: pikepdf.Pdf, result: Inspection) -> None:
     names = pdf.Root.get("/Names")
     found = isinstance(names, pikepdf.Dictionary) and "/JavaScript" in names
     if not found:
-        for obj in pdf.objects:
+        for n, obj in enumerate(pdf.objects):
+            if n % 1024 == 0:
+                budget.check()
             if isinstance(obj, pikepdf.Dictionary) and (obj.get("/S") == Name.JavaScript or "/JS" in obj):
                 found = True
                 break
@@ -396,10 +400,16 @@ def _check_pdfa(data: bytes, declared: dict[str, set[str]], prefixes: dict[str, 
         return
     elif part != "3":
         result.add(ERROR, "PDFA_NOT_PART_3", f"The file declares PDF/A-{part}; Factur-X requires PDF/A-3.")
+    left = budget.remaining()
+    if left is not None and left <= 0:
+        raise budget.Exhausted()
+    seconds = PDFA_CHECK_SECONDS if left is None else min(PDFA_CHECK_SECONDS, left)
     try:
-        with _time_limit(PDFA_CHECK_SECONDS):
+        with _time_limit(seconds):
             report = pdfa.validate_written(io.BytesIO(data), "3b")
     except CheckTimeout:
+        if seconds < PDFA_CHECK_SECONDS:  # the request's budget ran out, not the check's own limit
+            raise budget.Exhausted() from None
         result.add(ERROR, "PDFA_CHECK_TIMEOUT", f"The PDF/A-3 check did not finish within {PDFA_CHECK_SECONDS:g} s; "
                    "the file was not confirmed as PDF/A-3.")
         return
@@ -473,6 +483,7 @@ def _file_specs(pdf: pikepdf.Pdf) -> list[tuple[str, pikepdf.Dictionary]]:
     tree = names.get("/EmbeddedFiles") if isinstance(names, pikepdf.Dictionary) else None
     if isinstance(tree, pikepdf.Dictionary):
         for name, spec in pikepdf.NameTree(tree).items():
+            budget.check()  # thousands of files: the request's time budget bounds the work, not the file's size
             if isinstance(spec, pikepdf.Dictionary):
                 specs.append((_pdf_text(spec.get("/UF", spec.get("/F", name))), spec))
     listed = {s.objgen for _, s in specs if s.is_indirect}
@@ -497,7 +508,11 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: boo
                    f"(looked for {', '.join(dict.fromkeys(wanted))}; found {[n for n, _ in specs] or 'no files'}).")
         return
     name, spec = chosen
-    result.other_files = [_other_file(n, s, read_other_files) for n, s in specs if s is not spec]
+    result.other_files = []
+    for other_name, other in specs:
+        if other is not spec:
+            budget.check()
+            result.other_files.append(_other_file(other_name, other, read_other_files))
     result.file_name = name
     rel = spec.get("/AFRelationship")
     result.relationship = _pdf_text(rel)

@@ -1,8 +1,8 @@
 """Build the Falcon WSGI app. Heavy objects (Saxon, compiled stylesheets, database connections) are created
 lazily in each worker.
 
-Middleware order: request id -> access log -> platform (auth, rate limit, credits). Responses pass back in
-reverse, so the access log sees the key id and the credits the platform charged.
+Middleware order: request id -> access log -> security headers on HTML answers -> time budget -> platform (auth,
+rate limit, credits). Responses pass back in reverse, so the access log sees the key id and the credits the platform charged.
 """
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import falcon
 
 from pipeline.service import errors, platform as platform_layer, resources
 from pipeline.service.accesslog import AccessLogMiddleware
+from pipeline.service.htmlheaders import SecurityHeadersMiddleware
 from pipeline.service.requestid import RequestIdMiddleware
+from pipeline.service.timebudget import TimeBudgetMiddleware
 
 
 def platform_middleware(backends=None) -> list:
@@ -23,7 +25,8 @@ def platform_middleware(backends=None) -> list:
 def create_app(platform: bool = True, backends=None) -> falcon.App:
     """`platform=False` mounts the stages without auth/credits/rate limits (stage tests and benchmarks).
     `backends` (a pipeline.service.platform.Backends) replaces the store/limiter/config read from settings."""
-    mw = [RequestIdMiddleware(), AccessLogMiddleware()] + (platform_middleware(backends) if platform else [])
+    mw = [RequestIdMiddleware(), AccessLogMiddleware(), SecurityHeadersMiddleware(), TimeBudgetMiddleware()]
+    mw += platform_middleware(backends) if platform else []
     app = falcon.App(middleware=mw)
     app.req_options.strip_url_path_trailing_slash = True
     errors.install(app)

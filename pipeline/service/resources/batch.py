@@ -15,7 +15,9 @@ EINVOICE_CREDIT_COSTS `/v1/invoice/<spec>/validate=n`, default 0) for each docum
 documents refused before validation (error entries) cost nothing. The platform middleware has reserved the batch
 path's own cost before the body was read; once the documents are known that reservation is exchanged for one of
 `documents x validate cost` (402 INSUFFICIENT_CREDITS if the balance does not cover it, nothing validated),
-which the middleware then charges on the 200 or gives back on any failure, as for every request.
+which the middleware then charges on the 200 or gives back on any failure, as for every request. Documents the
+request's time budget left unvalidated (TIME_BUDGET entries) cost nothing either: the reservation shrinks to the
+documents validated before the answer goes out.
 """
 from __future__ import annotations
 
@@ -95,11 +97,19 @@ class BatchValidation:
             raise ApiError(400, "UNSUPPORTED_VERSION", f"ZUGFeRD validation version {version!r} is not supported; "
                            f"supported: {', '.join(ZUGFERD_VERSIONS)}")
         check_request(self.spec, version)
+        settled = sum(1 for m in members if m.error is None)
         try:
-            settle_per_document(req, self.spec, sum(1 for m in members if m.error is None))
+            settle_per_document(req, self.spec, settled)
         except StorageUnavailable:
             raise storage_unavailable() from None
-        resp.media = validate_batch(members, self.spec, version, getattr(req.context, "request_id", None), strict)
+        outcome = validate_batch(members, self.spec, version, getattr(req.context, "request_id", None), strict)
+        validated = sum(1 for r in outcome["results"] if "report" in r)
+        if validated < settled:  # the time budget left documents unvalidated: they cost nothing
+            try:
+                settle_per_document(req, self.spec, validated)
+            except StorageUnavailable:
+                raise storage_unavailable() from None
+        resp.media = outcome
 
 
 def add_routes(app: falcon.App) -> None:

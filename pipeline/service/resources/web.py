@@ -22,6 +22,7 @@ import falcon
 
 from pipeline.errors import ApiError
 from pipeline.invoice.specs import PROFILES
+from pipeline.service.htmlheaders import COMMON
 from pipeline.settings import REPO_ROOT, TEMPLATES_DIR
 
 WEB_TEMPLATES = TEMPLATES_DIR / "web"
@@ -40,8 +41,7 @@ CSP = "; ".join((
     "default-src 'none'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:",
     "font-src 'self'", "connect-src 'self'", "frame-src 'none'", "base-uri 'none'", "form-action 'none'",
     "frame-ancestors 'none'"))
-SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
-                    "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"}
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, **COMMON}  # the static files too (every HTML answer: middleware)
 LONG_CACHE = "public, max-age=31536000, immutable"  # asked by content hash (?v=): the URL changes with the file
 SHORT_CACHE = "public, max-age=300"
 GZIP_AT_LEAST = 2048  # bytes; smaller files are sent as they are

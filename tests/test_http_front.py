@@ -1,0 +1,399 @@
+"""Issue 22 against a started `pipeline serve`: the five attacks it names, each as a regression test, and the limits
+a public endpoint needs (whole-request deadline, connections per client address and per worker, requests per
+keep-alive connection)."""
+from __future__ import annotations
+
+import io
+import json
+import re
+import socket
+import threading
+import time
+import zipfile
+
+import pytest
+import requests
+
+from conftest import CORPUS
+from test_platform_helpers import REPO, Server, cli
+from test_serve import _multipart, _ubl_sample
+
+FIXTURE = REPO / "fixtures" / "xrechnung-spec-id.json"
+ZUGFERD_SAMPLE = CORPUS / "horstoeko-zugferd" / "assets" / "pdf_zf_en16931_1.pdf"
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory):
+    data = tmp_path_factory.mktemp("front")
+    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
+           "EINVOICE_RATE_LIMIT": "100000/min"}
+    token = cli(env, "keys", "create", "--name", "front", "--env", "test", "--credits", "1000").stdout.strip()
+    server = Server(env, workers=2, warm=True, log_path=data / "serve.log")
+    yield server, token
+    server.stop()
+
+
+def _timed_get(url: str, path: str = "/healthz") -> float:
+    started = time.perf_counter()
+    r = requests.get(url + path, timeout=5)
+    assert r.status_code == 200, r.text
+    return time.perf_counter() - started
+
+
+def _validate_once(server, token) -> float:
+    started = time.perf_counter()
+    r = requests.post(server.url + "/v1/invoice/xrechnung/validate", files=_multipart(_ubl_sample()),
+                      headers={"Authorization": f"Bearer {token}"}, timeout=5)
+    assert r.status_code == 200, r.text
+    return time.perf_counter() - started
+
+
+def _read_all(sock: socket.socket, timeout: float = 5) -> bytes:
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    return data
+
+
+def _error_shape(answer: bytes, status: int) -> dict:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert int(head.split()[1]) == status, answer[:300]
+    parsed = json.loads(body)
+    assert set(parsed) == {"requestId", "status", "errorCode", "message", "errors"}
+    assert parsed["requestId"].encode() in head
+    return parsed
+
+
+# -- 1: chunk sizes that int(size, 16) took ----------------------------------------------------------------------
+
+BAD_SIZES = [b"-6", b"0x3", b"+3", b"1_0", b" 3"]
+
+
+def test_1_bad_chunk_sizes_get_400_and_healthz_answers_within_1s(node):
+    server, _ = node
+    socks = []
+    for size in BAD_SIZES:
+        for _ in range(2):  # two such connections took the service down
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + size +
+                      b"\r\nabcdef\r\n")  # and the connection stays open, its terminating chunk never sent
+            socks.append((size, s))
+    try:
+        took = [_timed_get(server.url) for _ in range(10)]
+        assert max(took) < 1, took
+        for size, s in socks:
+            parsed = _error_shape(_read_all(s), 400)
+            assert parsed["errorCode"] == "MALFORMED_HTTP_REQUEST" and "chunk size" in parsed["message"], size
+    finally:
+        for _, s in socks:
+            s.close()
+
+
+# -- 2: a malformed chunk size is the client's error ---------------------------------------------------------------
+
+def test_2_a_bad_chunk_size_is_400_on_generation_validation_and_parse(node):
+    server, token = node
+    for path, media in [("/v1/invoice/xrechnung", "application/json"),
+                        ("/v1/invoice/xrechnung/validate", "multipart/form-data; boundary=b"),
+                        ("/v1/invoice/parse", "multipart/form-data; boundary=b")]:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+            s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: {media}\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\nzz\r\n".encode())
+            parsed = _error_shape(_read_all(s), 400)
+        assert parsed["status"] == "bad_request" and parsed["errorCode"] == "MALFORMED_HTTP_REQUEST", path
+
+
+# -- 3: slow bodies from one address --------------------------------------------------------------------------------
+
+class Trickle:
+    """`n` connections from one address, each with a request head announcing a body it then sends one byte every
+    `interval` seconds, from one thread (a selector, not a thread each). A connection the server closes is opened
+    again on the next round, so the flood stays at `n` attempts."""
+
+    def __init__(self, port: int, n: int, source: str, interval: float = 3.0):
+        self.port, self.n, self.source, self.interval = port, n, source, interval
+        self.stop = threading.Event()
+        self.opened = self.reopened = 0
+        self.socks: list[socket.socket | None] = [None] * n
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _open(self) -> socket.socket | None:
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.bind((self.source, 0))
+            s.connect_ex(("127.0.0.1", self.port))
+        except OSError:
+            s.close()
+            return None
+        self.opened += 1
+        return s
+
+    def _run(self):
+        head = (b"POST /v1/invoice/xrechnung/validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
+                b"Content-Length: 100000\r\n\r\n")
+        for i in range(self.n):
+            self.socks[i] = self._open()
+        fresh = set(range(self.n))
+        while not self.stop.is_set():
+            for i, s in enumerate(self.socks):
+                if s is None:
+                    continue
+                try:
+                    s.send(head if i in fresh else b"x")
+                    fresh.discard(i)
+                except BlockingIOError:
+                    pass
+                except OSError:  # closed by the server: the flood goes on
+                    s.close()
+                    self.socks[i] = self._open()
+                    self.reopened += 1
+                    fresh.add(i)
+            self.stop.wait(self.interval)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        for s in self.socks:
+            if s is not None:
+                s.close()
+
+
+@pytest.mark.parametrize("source", ["127.0.0.2", "127.0.0.1"])  # a client; a trusted proxy's address
+def test_3_healthz_and_a_validation_answer_within_1s_under_2100_trickling_connections(node, source):
+    """From a client address the cap per address acts (64 per worker); from a trusted proxy's address
+    (forwarded_allow_ips, here loopback) the worker's cap (1,000). Either way new connections are served."""
+    server, token = node
+    flood = Trickle(server.port, 2100, source)
+    try:
+        time.sleep(4)  # the whole flood is open and has begun to trickle
+        took = []
+        ends = time.monotonic() + 8
+        while time.monotonic() < ends:
+            took.append(_timed_get(server.url))
+            took.append(_validate_once(server, token))
+        assert max(took) < 1, sorted(took)[-5:]
+        assert flood.opened >= 2100
+    finally:
+        flood.close()
+    assert _timed_get(server.url) < 1
+
+
+# -- 4: a batch that would outlive the worker -----------------------------------------------------------------------
+
+def _pdf_with_files(count: int) -> bytes:
+    """The horstoeko EN 16931 sample with `count` more embedded files (one flat name tree, object streams)."""
+    import pikepdf
+
+    pdf = pikepdf.open(io.BytesIO(ZUGFERD_SAMPLE.read_bytes()))
+    names = pikepdf.Array()
+    for name, spec in pikepdf.NameTree(pdf.Root.Names.EmbeddedFiles).items():
+        names.extend([pikepdf.String(name), spec])
+    for i in range(count):
+        stream = pdf.make_stream(b"file %d" % i)
+        stream.Type = pikepdf.Name.EmbeddedFile
+        name = pikepdf.String(f"extra-{i:05}.txt")
+        names.extend([name, pdf.make_indirect(pikepdf.Dictionary(
+            Type=pikepdf.Name.Filespec, F=name, UF=name, EF=pikepdf.Dictionary(F=stream)))])
+    pdf.Root.Names.EmbeddedFiles = pdf.make_indirect(pikepdf.Dictionary(Names=names))
+    out = io.BytesIO()
+    pdf.save(out, object_stream_mode=pikepdf.ObjectStreamMode.generate)
+    return out.getvalue()
+
+
+@pytest.mark.slow
+def test_4_a_zugferd_batch_of_60_pdfs_with_5000_files_each_answers_before_the_worker_timeout(node):
+    """The defaults: a 60 s budget (EINVOICE_REQUEST_BUDGET) against gunicorn's 120 s worker timeout. Each PDF
+    takes ~30-40 s (the PDF/A walk over 5,000 file specifications), so the batch would take ~40 min."""
+    server, token = node
+    pdf = _pdf_with_files(5000)
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        for i in range(60):
+            z.writestr(f"invoice-{i:02}.pdf", pdf)
+    workers_before = _worker_pids(server)
+    answer = {}
+
+    def batch():
+        started = time.monotonic()
+        answer["response"] = requests.post(
+            server.url + "/v1/invoice/zugferd/validate/batch", headers={"Authorization": f"Bearer {token}"},
+            files={"file": ("month.zip", archive.getvalue(), "application/zip")}, timeout=150)
+        answer["took"] = time.monotonic() - started
+
+    runner = threading.Thread(target=batch)
+    runner.start()
+    took = []
+    while runner.is_alive():  # the other worker answers meanwhile
+        took.append(_timed_get(server.url))
+        time.sleep(0.5)
+    runner.join()
+    r = answer["response"]
+    assert r.status_code == 200, r.text[:500]
+    assert answer["took"] < 100, answer["took"]  # budget 60 s + at most one document's bounded check
+    results = r.json()["results"]
+    assert len(results) == 60 and "report" in results[0]
+    left = [x for x in results if "error" in x]
+    assert left and all(x["error"]["code"] == "TIME_BUDGET" and "/v1/jobs" in x["error"]["message"] for x in left)
+    assert results[-1]["error"]["code"] == "TIME_BUDGET"
+    assert r.json()["summary"]["errors"] == len(left)
+    assert max(took) < 1, sorted(took)[-3:]
+    assert _worker_pids(server) == workers_before  # no worker was lost
+    assert "WORKER TIMEOUT" not in server.log_path.read_text()
+    for _ in range(4):
+        _validate_once(server, token)
+
+
+def _worker_pids(server) -> set[int]:
+    from pathlib import Path
+
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == server.proc.pid:
+                pids.add(int(entry.name))
+    return pids
+
+
+# -- 5: security headers on every HTML answer -----------------------------------------------------------------------
+
+def _assert_security_headers(r):
+    csp = r.headers["Content-Security-Policy"]
+    directives = dict((d.strip().split(" ", 1) + [""])[:2] for d in csp.split(";"))
+    script = directives.get("script-src", directives["default-src"])
+    assert "'unsafe-inline'" not in script and "'unsafe-eval'" not in script, csp
+    assert directives["frame-ancestors"] == "'none'" and r.headers["X-Frame-Options"] == "DENY"
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    assert r.headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_5_html_answers_carry_the_security_headers(node):
+    server, token = node
+    auth = {"Authorization": f"Bearer {token}", "Accept": "text/html"}
+    report = requests.post(server.url + "/v1/invoice/xrechnung/validate", files=_multipart(_ubl_sample()),
+                           headers=auth, timeout=30)
+    rendered = requests.post(server.url + "/v1/invoice/render", headers=auth, timeout=30,
+                             files={"file": ("invoice.xml", _ubl_sample(), "application/xml")})
+    page = requests.get(server.url + "/", timeout=10)
+    for r in (report, rendered, page):
+        assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/html"), r.text[:300]
+        _assert_security_headers(r)
+    assert "<style" in report.text and "<script" not in report.text  # the report's styles are allowed inline
+    assert "style-src 'unsafe-inline'" in report.headers["Content-Security-Policy"]
+
+
+# -- the limits -----------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tight(tmp_path_factory):
+    """One worker with small limits, to see each act."""
+    data = tmp_path_factory.mktemp("tight")
+    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
+           "EINVOICE_CLIENT_TIMEOUT": "10", "EINVOICE_REQUEST_DEADLINE": "3", "EINVOICE_KEEPALIVE_REQUESTS": "3",
+           "EINVOICE_MAX_CLIENT_CONNECTIONS": "5", "EINVOICE_MAX_WORKER_CONNECTIONS": "8"}
+    server = Server(env, workers=1, warm=False, log_path=data / "serve.log")
+    yield server
+    server.stop()
+
+
+def test_a_request_that_keeps_trickling_gets_408_at_the_whole_request_deadline(tight):
+    with socket.create_connection(("127.0.0.1", tight.port), timeout=10) as s:
+        started = time.monotonic()
+        s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+        try:
+            while time.monotonic() - started < 8:  # a byte every 0.5 s: never idle for the 10 s client timeout
+                s.send(b"x")
+                time.sleep(0.5)
+        except OSError:
+            pass
+        parsed = _error_shape(_read_all(s), 408)
+        assert 2.5 < time.monotonic() - started < 6
+    assert parsed["errorCode"] == "REQUEST_TIMEOUT" and "EINVOICE_REQUEST_DEADLINE" in parsed["message"]
+
+
+def test_a_keep_alive_connection_carries_at_most_the_configured_requests(tight):
+    with socket.create_connection(("127.0.0.1", tight.port), timeout=10) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" * 5)
+        answers = _read_all(s)
+    assert answers.count(b"HTTP/1.1 200 OK") == 3
+    assert [c for c in re.findall(rb"Connection: (\S+)", answers)] == [b"keep-alive", b"keep-alive", b"close"]
+
+
+def _from(source: str, port: int) -> socket.socket:
+    s = socket.socket()
+    s.bind((source, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def test_connections_past_the_cap_of_one_address_push_out_its_oldest_slow_one(tight):
+    slow = [_from("127.0.0.2", tight.port) for _ in range(5)]
+    for s in slow:
+        s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+    time.sleep(0.3)
+    try:
+        with _from("127.0.0.2", tight.port) as sixth:  # a sixth connection from the same address is served
+            sixth.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert _read_all(sixth, 2).startswith(b"HTTP/1.1 200 OK")
+        parsed = _error_shape(_read_all(slow[0], 2), 503)  # and the oldest slow one made room
+        assert parsed["errorCode"] == "TOO_MANY_CONNECTIONS"
+    finally:
+        for s in slow:
+            s.close()
+
+
+def test_connections_past_the_workers_cap_push_out_the_oldest_slow_one(tight):
+    """Eight slow connections from two addresses fill the worker (its cap: 8): a ninth from a third address is
+    served, and the oldest slow connection made room."""
+    slow = []
+    for i in range(8):
+        s = _from("127.0.0.1" if i < 4 else "127.0.0.2", tight.port)
+        s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+        slow.append(s)
+    time.sleep(0.3)
+    try:
+        with _from("127.0.0.3", tight.port) as s9:
+            s9.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert _read_all(s9, 2).startswith(b"HTTP/1.1 200 OK")
+        assert _error_shape(_read_all(slow[0], 2), 503)["errorCode"] == "TOO_MANY_CONNECTIONS"
+    finally:
+        for s in slow:
+            s.close()
+
+
+def test_the_time_budget_stops_a_batch_between_documents(monkeypatch):
+    """In process: a spent budget leaves the remaining documents of a batch TIME_BUDGET, and the answer holds those
+    done before."""
+    from pipeline import budget
+    from pipeline.flows import validate_batch as vb
+
+    sample = _ubl_sample()
+    members = [vb.Member(f"{i}.xml", sample) for i in range(4)]
+    calls = []
+    real = vb.validate_document
+
+    def one(*args, **kw):
+        calls.append(1)
+        outcome = real(*args, **kw)
+        if len(calls) == 2:
+            monkeypatch.setattr(time, "monotonic", lambda: float("inf"))  # the budget is spent after the second
+        return outcome
+
+    monkeypatch.setattr(vb, "validate_document", one)
+    token = budget.start(60)
+    try:
+        out = vb.validate_batch(members, "xrechnung")
+    finally:
+        budget.end(token)
+    assert [("report" in r, r.get("error", {}).get("code")) for r in out["results"]] == [
+        (True, None), (True, None), (False, "TIME_BUDGET"), (False, "TIME_BUDGET")]
+    assert out["summary"]["errors"] == 2 and len(calls) == 2
