@@ -19,6 +19,7 @@ LAYERS = [
     {"read", "pdf"},
     {"flows"},
     {"storage"},
+    {"jobs"},
     {"service"},
     {"cli"},
     {"__main__"},
