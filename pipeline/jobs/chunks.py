@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 
 from pipeline.flows import job_document
@@ -16,7 +17,8 @@ from pipeline.storage.jobs import Outcome
 
 log = logging.getLogger("pipeline.jobs")
 
-RECORD_EVERY = 2.0  # s: results go to the database at least this often, so progress and cancel are seen soon
+# s: results go to the database at least this often, so that progress and a cancel are seen soon
+RECORD_EVERY = float(os.environ.get("EINVOICE_JOB_RECORD_EVERY") or 2)
 
 
 class FilesMissing(Exception):
