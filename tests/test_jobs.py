@@ -278,3 +278,26 @@ def test_the_embedded_default_runs_jobs_without_postgresql(tmp_path):
         assert not (tmp_path / "jobs" / job_id).exists()  # the uploaded documents go with the job
     finally:
         server.stop()
+
+
+def test_the_command_line_submits_a_folder_and_follows_it(tmp_path):
+    server, env, token = serve_with_key(tmp_path / "data", "jobs-cli", 100, workers=1, warm=False)
+    try:
+        folder = tmp_path / "inbox"
+        (folder / "march").mkdir(parents=True)
+        valid, invalid = documents()
+        (folder / "a.xml").write_bytes(valid)
+        (folder / "march" / "b.xml").write_bytes(invalid)
+        env = {**env, "EINVOICE_URL": server.url, "EINVOICE_API_KEY": token}
+        run = cli(env, "jobs", "submit", str(folder), "--wait")
+        assert run.returncode == 1, run.stderr  # one document invalid
+        summary = dict(line.split(None, 1) for line in run.stdout.splitlines() if line.strip() and " " in line)
+        assert summary["state"].strip() == "done" and summary["valid"].strip() == "1"
+        job_id = summary["job"].strip()
+        lines = [json.loads(x) for x in cli(env, "jobs", "results", job_id).stdout.splitlines()]
+        assert [(x["name"], x["report"]["valid"]) for x in lines] == [("a.xml", True), ("march/b.xml", False)]
+        assert json.loads(cli(env, "jobs", "status", job_id).stdout)["done"] == 2
+        missing = cli(env, "jobs", "status", "job_unknown")
+        assert missing.returncode == 2 and "404" in missing.stderr
+    finally:
+        server.stop()
