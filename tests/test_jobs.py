@@ -301,3 +301,29 @@ def test_the_command_line_submits_a_folder_and_follows_it(tmp_path):
         assert missing.returncode == 2 and "404" in missing.stderr
     finally:
         server.stop()
+
+
+def test_convert_and_parse_jobs_answer_what_their_endpoints_answer(tmp_path):
+    """A convert job's documents pass the official rules on their own; a parse job's invoices are the endpoint's."""
+    from pipeline.flows.parse import parse_report
+    from pipeline.flows.validate_xml import validate_xml
+    from pipeline.invoice.request_json import dump_request
+
+    server, env, token = serve_with_key(tmp_path, "jobs-convert", 10, workers=1, warm=False)
+    try:
+        valid, _ = documents()
+        r = submit(server.url, token, archive(2), {"operation": "convert", "to": "UBL"})
+        assert r.status_code == 202, r.text
+        job = wait_for(server.url, token, r.json()["id"])
+        assert (job["state"], job["valid"], job["creditsCharged"]) == ("done", 2, 2)  # convert costs 1 each
+        z = zipfile.ZipFile(io.BytesIO(get(server.url, token, f"/v1/jobs/{job['id']}/results?format=zip").content))
+        assert z.namelist() == ["doc-00000.xml", "doc-00001.xml"]
+        for name in z.namelist():
+            report = validate_xml(z.read(name), "xrechnung")
+            assert report.valid and report.syntax == "UBL", report.to_dict()
+        r = submit(server.url, token, archive(1), {"operation": "parse"})
+        job = wait_for(server.url, token, r.json()["id"])
+        line, = results(server.url, token, job["id"])
+        assert line["invoice"] == json.loads(dump_request(parse_report(valid)))
+    finally:
+        server.stop()

@@ -14,6 +14,7 @@ import time
 from pipeline.flows import job_document
 from pipeline.jobs import files
 from pipeline.storage.jobs import Outcome
+from pipeline.storage.store import StorageUnavailable
 
 log = logging.getLogger("pipeline.jobs")
 
@@ -57,7 +58,12 @@ def run_chunk(store, job_id: str, first: int, last: int, on_batch=None) -> int:
 
 
 def _record(store, job_id: str, outcomes: list[Outcome]) -> int:
-    new = store.record_results(job_id, outcomes)
+    try:
+        new = store.record_results(job_id, outcomes)
+    except StorageUnavailable as exc:  # a lock wait or a dropped connection: once more before the work is redone
+        log.warning("job %s: recording %d results failed, once more: %s", job_id, len(outcomes), exc)
+        getattr(store, "drop_connection", lambda: None)()
+        new = store.record_results(job_id, outcomes)
     if new < len(outcomes):
         log.info("job %s: %d of %d results were recorded before (a retried chunk)", job_id,
                  len(outcomes) - new, len(outcomes))

@@ -86,6 +86,10 @@ class Outcome:
     line: str
 
 
+class _Ended(Exception):
+    """The job ended while a chunk's results were being recorded."""
+
+
 class JobTables:
     """Mixin for SqlStore: the job statements, written with `?` placeholders like the rest of the store."""
 
@@ -152,35 +156,40 @@ class JobTables:
 
     def record_results(self, job_id: str, outcomes: list[Outcome]) -> int:
         """Record a chunk's results (module docstring); returns how many documents were new. Nothing is taken
-        once the job has ended (cancelled or failed)."""
-        now = time.time()
-        with self._tx() as cur:
-            cur.execute(self._sql("UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?) "
-                                  "WHERE id = ? AND state IN ('queued', 'running') RETURNING cost"), (now, job_id))
-            row = cur.fetchone()  # the job's row is locked now: chunks of one job settle one at a time
-            if row is None:
-                return 0
-            cost = int(row[0])
-            counts = {"valid": 0, "invalid": 0, "error": 0}
-            for o in outcomes:
-                cur.execute(self._sql("UPDATE job_documents SET outcome = ?, result = ? "
-                                      "WHERE job_id = ? AND idx = ? AND outcome IS NULL"),
-                            (o.kind, o.line, job_id, o.index))
-                if cur.rowcount == 1:
-                    counts[o.kind] += 1
-            new = sum(counts.values())
-            if not new:
-                return 0
-            charge = cost * (counts["valid"] + counts["invalid"])
-            cur.execute(self._sql("UPDATE jobs SET done = done + ?, valid = valid + ?, invalid = invalid + ?, "
-                                  "errors = errors + ?, charged = charged + ? WHERE id = ? "
-                                  "RETURNING key_id, done, total"),
-                        (new, counts["valid"], counts["invalid"], counts["error"], charge, job_id))
-            key_id, done, total = cur.fetchone()
-            if charge:
-                self._ledger(cur, key_id, "charge", charge, job_id, ENDPOINT, self._now())
-            if int(done) >= int(total):
-                self._end(cur, job_id, "done", None)
+        once the job has ended (cancelled or failed). The document rows are filled first and the job's row is
+        updated last, so that chunks of one job recording at once wait for each other one statement long only."""
+        rows = self._read("SELECT cost FROM jobs WHERE id = ? AND state IN ('queued', 'running')", (job_id,))
+        if not rows:
+            return 0
+        cost = int(rows[0][0])
+        try:
+            with self._tx() as cur:
+                counts = {"valid": 0, "invalid": 0, "error": 0}
+                for o in outcomes:
+                    cur.execute(self._sql("UPDATE job_documents SET outcome = ?, result = ? "
+                                          "WHERE job_id = ? AND idx = ? AND outcome IS NULL"),
+                                (o.kind, o.line, job_id, o.index))
+                    if cur.rowcount == 1:
+                        counts[o.kind] += 1
+                new = sum(counts.values())
+                if not new:
+                    return 0
+                charge = cost * (counts["valid"] + counts["invalid"])
+                cur.execute(self._sql("UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?), "
+                                      "done = done + ?, valid = valid + ?, invalid = invalid + ?, errors = errors + ?, "
+                                      "charged = charged + ? WHERE id = ? AND state IN ('queued', 'running') "
+                                      "RETURNING key_id, done, total"),
+                            (time.time(), new, counts["valid"], counts["invalid"], counts["error"], charge, job_id))
+                row = cur.fetchone()
+                if row is None:
+                    raise _Ended  # cancelled or failed meanwhile: these results are not taken (rolled back)
+                key_id, done, total = row
+                if charge:
+                    self._ledger(cur, key_id, "charge", charge, job_id, ENDPOINT, self._now())
+                if int(done) >= int(total):
+                    self._end(cur, job_id, "done", None)
+        except _Ended:
+            return 0
         return new
 
     def _end(self, cur, job_id: str, state: str, message: str | None) -> bool:

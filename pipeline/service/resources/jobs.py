@@ -202,6 +202,12 @@ class _Sink(io.RawIOBase):
         return out
 
 
+def _member_name(name: str) -> str:
+    """A document's name as a safe ZIP member name: no absolute path, no `..`, forward slashes."""
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    return "/".join(parts).replace(":", "_") or "document"
+
+
 def _zip(store, job) -> "iter[bytes]":
     import base64  # lazy: only the ZIP form decodes documents
     sink = _Sink()
@@ -211,6 +217,7 @@ def _zip(store, job) -> "iter[bytes]":
             if line is None:
                 continue
             entry = json.loads(line)
+            name = _member_name(name)
             if "document" in entry:
                 stem = name.rsplit(".", 1)[0]
                 ext = {"application/pdf": ".pdf"}.get(entry.get("mediaType"), ".xml")
