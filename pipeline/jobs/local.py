@@ -4,8 +4,9 @@ Each service worker process runs one daemon thread (started by the first /v1/job
 `pipeline worker` without EINVOICE_DATABASE_URL runs the same loop in the foreground. A loop takes one active
 job nobody holds, under a lease it renews as it records results, and works on its documents without a result
 (pipeline.jobs.chunks); a process that dies leaves its lease to run out (LEASE seconds) and another process
-takes the job over where its results end. So `bash scripts/serve.sh` starts nothing extra, and a job submitted
-to one service worker is worked on by the processes that are idle.
+takes the job over where its results end. So `bash scripts/serve.sh` starts nothing extra. One process works on a
+job at a time (several jobs run side by side in several processes); spreading one job over many processes and
+machines is what the PostgreSQL engine is for.
 """
 from __future__ import annotations
 
@@ -39,8 +40,8 @@ def work_once(store) -> bool:
     job = store.get_job(job_id)
 
     def renew():
-        if not store.renew_lease(job_id, owner, LEASE):
-            raise _LeaseLost
+        if not store.renew_lease(job_id, owner, LEASE) and store.get_job(job_id).active:
+            raise _LeaseLost  # (an ended job has no lease to renew: nothing lost)
 
     try:
         run_chunk(store, job_id, 0, job.total, on_batch=renew)
