@@ -327,3 +327,31 @@ def test_convert_and_parse_jobs_answer_what_their_endpoints_answer(tmp_path):
         assert line["invoice"] == json.loads(dump_request(parse_report(valid)))
     finally:
         server.stop()
+
+
+def test_an_upload_over_the_job_limit_is_413_and_leaves_nothing(tmp_path, monkeypatch):
+    from pipeline.settings import get_settings
+    from tests.test_platform_helpers import Platform
+
+    monkeypatch.setenv("EINVOICE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("EINVOICE_MAX_JOB_BYTES", "60000")
+    get_settings.cache_clear()
+    try:
+        platform = Platform(SqliteStore(tmp_path / "s.sqlite3"))
+        _, token = platform.key(10)
+        body = archive(60)  # ~120 KB of ZIP
+        boundary = "b0undary"
+        data = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.zip\"\r\n\r\n".encode()
+                + body + f"\r\n--{boundary}--\r\n".encode())
+        # a Content-Length within the framing slack: the bound holds while the part streams to disk
+        r = platform.client.simulate_post("/v1/jobs", body=data, headers={
+            "Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"})
+        assert r.status_code == 413 and r.json["errors"][0]["code"] == "JOB_TOO_LARGE"
+        assert list((tmp_path / "jobs").iterdir()) == []
+        small = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.zip\"\r\n\r\n".encode()
+                 + archive(2) + f"\r\n--{boundary}--\r\n".encode())
+        r = platform.client.simulate_post("/v1/jobs", body=small, headers={
+            "Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"})
+        assert r.status_code == 202 and r.json["total"] == 2
+    finally:
+        get_settings.cache_clear()

@@ -23,7 +23,7 @@ log = logging.getLogger("pipeline.jobs")
 LEASE = float(os.environ.get("EINVOICE_JOB_LEASE") or 30)
 IDLE_POLL = 1.0
 
-_started = {"pid": None}
+_started: dict = {}  # (pid, the store's owner) -> True
 _wake = threading.Event()
 
 
@@ -70,9 +70,10 @@ def loop(store_factory, stop: threading.Event | None = None) -> None:
 
 
 def ensure_started(store_factory) -> None:
-    """Start this process's worker thread once (after fork: a thread does not survive it)."""
-    if _started["pid"] == os.getpid():
+    """Start this process's worker thread for this store once (after fork: a thread does not survive it)."""
+    key = (os.getpid(), id(getattr(store_factory, "__self__", store_factory)))
+    if key in _started:
         _wake.set()
         return
-    _started["pid"] = os.getpid()
+    _started[key] = True
     threading.Thread(target=loop, args=(store_factory,), name="einvoice-jobs", daemon=True).start()
