@@ -242,7 +242,7 @@ def test_recording_a_chunk_twice_counts_it_once(kind, tmp_path):
     store = SqliteStore(tmp_path / "s.sqlite3") if kind == "sqlite" else PostgresStore(pg_url("jobs_" + uuid.uuid4().hex[:12]))
     try:
         store.create_key("k1", "t", "test", "x", 10, None)
-        store.create_job("j1", "k1", "validate", "{}", ["a", "b", "c"], {}, 2)
+        store.create_job("j1", "k1", "validate", "{}", ["a", "b", "c"], {}, {0: (0, 1), 1: (1, 1), 2: (2, 1)}, 2)
         assert store.get_key("k1").balance == 4
         first = [Outcome(0, "valid", '{"name": "a"}'), Outcome(1, "error", '{"name": "b"}')]
         assert store.record_results("j1", first) == 2

@@ -1,6 +1,6 @@
 """Jobs: many documents worked on in the background, on as many machines as there are workers.
 
-    POST /v1/jobs -> files.Intake (upload on disk, one file per document) -> store.create_job (rows + credits
+    POST /v1/jobs -> files.Intake (upload on disk, one file of documents) -> store.create_job (rows + credits
     + chunks, one transaction) -> engine: Procrastinate on PostgreSQL (`pipeline worker` processes) or the
     embedded local pool on SQLite -> chunks.run_chunk -> flows.job_document (the flows a request uses)
     -> store.record_results (each document once)
@@ -39,8 +39,9 @@ def submit(store, job_id: str, key_id: str | None, operation: str, options: dict
         ranges = chunks(len(intake.names), get_settings().job_chunk)
         enqueue = lambda cursor: engine.enqueue(job_id, ranges, cursor)  # noqa: E731
     try:
+        intake.close()
         job = store.create_job(job_id, key_id or "", operation, json.dumps(options), intake.names, intake.refused,
-                               cost, enqueue)
+                               intake.spans, cost, enqueue)
     except BaseException:
         intake.discard()
         raise

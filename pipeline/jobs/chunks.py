@@ -35,9 +35,9 @@ def run_chunk(store, job_id: str, first: int, last: int, on_batch=None) -> int:
         return 0
     options = json.loads(job.options)
     recorded, outcomes, since = 0, [], time.monotonic()
-    for index, name in store.open_documents(job_id, first, last):
+    for index, name, pos, size in store.open_documents(job_id, first, last):
         try:
-            data = files.read_document(job_id, index)
+            data = files.read_document(job_id, pos, size)
         except FileNotFoundError:
             job = store.get_job(job_id)
             if job is None or not job.active:

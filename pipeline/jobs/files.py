@@ -1,4 +1,6 @@
-"""A job's files: its upload spooled to disk and unpacked into one file per document, `<jobs dir>/<job id>/<index>`.
+"""A job's files: its upload spooled to disk and unpacked into one file of documents, `<jobs dir>/<job id>/documents`
+(each document's position and size are in its row: one file written in sequence, not a file per document, which
+cost 0.4 ms each to create on a loaded machine, 4 of the 16 s a 10,000-document upload took).
 
 The jobs directory (EINVOICE_JOBS_DIR, default `<data dir>/jobs`) must be shared by every web node and worker
 when they run on several machines (NFS or any shared mount): a node writes a job's documents, any worker reads
@@ -9,6 +11,7 @@ spool file is deleted. The folder goes when the job ends (its results are rows i
 """
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from pipeline.flows.validate_batch import Limits, document, is_zip, iter_archive
 from pipeline.settings import get_settings
 
 _CHUNK = 1 << 16
+DOCUMENTS = "documents"
 ARCHIVE_TOTAL_FACTOR = 4  # an archive decompresses to at most 4 x EINVOICE_MAX_JOB_BYTES (a zip bomb beyond)
 
 
@@ -30,8 +34,13 @@ def job_dir(job_id: str) -> Path:
     return jobs_dir() / job_id
 
 
-def read_document(job_id: str, index: int) -> bytes:
-    return (job_dir(job_id) / str(index)).read_bytes()
+def read_document(job_id: str, pos: int, size: int) -> bytes:
+    with open(job_dir(job_id) / DOCUMENTS, "rb") as f:
+        f.seek(pos)
+        data = f.read(size)
+    if len(data) != size:
+        raise FileNotFoundError(f"{job_dir(job_id) / DOCUMENTS} is shorter than its documents")
+    return data
 
 
 def remove(job_id: str) -> None:
@@ -57,7 +66,10 @@ class Intake:
                              ARCHIVE_TOTAL_FACTOR * settings.max_job_bytes)
         self.names: list[str] = []
         self.refused: dict[int, str] = {}
+        self.spans: dict[int, tuple[int, int]] = {}  # index -> (position, size) in the documents file
         self._spools = 0
+        self._out = open(self.dir / DOCUMENTS, "wb")
+        self._pos = 0
 
     def add_stream(self, name: str | None, stream) -> None:
         """One `file` part: spooled to disk under the job's bound, then taken as an archive or a document."""
@@ -96,7 +108,17 @@ class Intake:
         if member.error is not None:
             self.refused[index] = error_line(member.name, *member.error)
         else:
-            (self.dir / str(index)).write_bytes(member.data)
+            self._out.write(member.data)
+            self.spans[index] = (self._pos, len(member.data))
+            self._pos += len(member.data)
+
+    def close(self) -> None:
+        """All documents are in: flush them to disk before the job's rows say they are there."""
+        if not self._out.closed:
+            self._out.flush()
+            os.fsync(self._out.fileno())
+            self._out.close()
 
     def discard(self) -> None:
+        self._out.close()
         shutil.rmtree(self.dir, ignore_errors=True)

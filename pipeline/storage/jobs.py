@@ -30,8 +30,9 @@ JOBS_V3 = [
     "started_at DOUBLE PRECISION, finished_at DOUBLE PRECISION, lease_owner TEXT, lease_until DOUBLE PRECISION, "
     "message TEXT)",
     "CREATE INDEX jobs_by_key ON jobs (key_id, created_at)",
-    "CREATE TABLE job_documents (job_id TEXT NOT NULL, idx INTEGER NOT NULL, name TEXT NOT NULL, outcome TEXT, "
-    "result TEXT, PRIMARY KEY (job_id, idx))",
+    # pos, size: where the document's bytes are in the job's documents file (pipeline.jobs.files); NULL if refused
+    "CREATE TABLE job_documents (job_id TEXT NOT NULL, idx INTEGER NOT NULL, name TEXT NOT NULL, pos BIGINT, "
+    "size INTEGER, outcome TEXT, result TEXT, PRIMARY KEY (job_id, idx))",
 ]
 
 _JOB_COLUMNS = ("id, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged, "
@@ -102,11 +103,11 @@ class JobTables:
                    message)
 
     def create_job(self, job_id: str, key_id: str, operation: str, options: str, names: list[str],
-                   refused: dict[int, str], cost: int, enqueue=None) -> Job | None:
-        """Insert the job and its documents and hold `cost` credits for each accepted document (those not in
-        `refused`, whose error lines are recorded at once). `enqueue(cursor)` runs last, in the same
-        transaction (PostgreSQL: the chunks go to Procrastinate). None when the balance is too low: nothing
-        is written then."""
+                   refused: dict[int, str], spans: dict[int, tuple[int, int]], cost: int, enqueue=None) -> Job | None:
+        """Insert the job and its documents (`spans`: index -> (position, size) of an accepted document's bytes)
+        and hold `cost` credits for each accepted document (those not in `refused`, whose error lines are recorded
+        at once). `enqueue(cursor)` runs last, in the same transaction (PostgreSQL: the chunks go to
+        Procrastinate). None when the balance is too low: nothing is written then."""
         total, accepted = len(names), len(names) - len(refused)
         reserved = cost * accepted
         now = time.time()
@@ -123,10 +124,10 @@ class JobTables:
                                   "(?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 0, ?, NULL, ?, NULL)"),
                         (job_id, key_id, state, operation, options, total, done, done, cost, reserved, now,
                          now if state == "done" else None))
-            cur.executemany(self._sql("INSERT INTO job_documents (job_id, idx, name, outcome, result) "
-                                      "VALUES (?, ?, ?, ?, ?)"),
-                            [(job_id, i, name, "error" if i in refused else None, refused.get(i))
-                             for i, name in enumerate(names)])
+            cur.executemany(self._sql("INSERT INTO job_documents (job_id, idx, name, pos, size, outcome, result) "
+                                      "VALUES (?, ?, ?, ?, ?, ?, ?)"),
+                            [(job_id, i, name, *spans.get(i, (None, None)), "error" if i in refused else None,
+                              refused.get(i)) for i, name in enumerate(names)])
             if enqueue is not None and state == "queued":
                 enqueue(cur)
         return self.get_job(job_id)
@@ -143,16 +144,11 @@ class JobTables:
                           (key_id, int(limit)))
         return [self._job(r) for r in rows]
 
-    def open_documents(self, job_id: str, first: int, last: int) -> list[tuple[int, str]]:
-        """(index, name) of the documents in [first, last) that have no result yet."""
-        return [(int(i), n) for i, n in self._read(
-            "SELECT idx, name FROM job_documents WHERE job_id = ? AND idx >= ? AND idx < ? AND outcome IS NULL "
-            "ORDER BY idx", (job_id, int(first), int(last)))]
-
-    def next_open_documents(self, job_id: str, limit: int) -> list[tuple[int, str]]:
-        return [(int(i), n) for i, n in self._read(
-            "SELECT idx, name FROM job_documents WHERE job_id = ? AND outcome IS NULL ORDER BY idx LIMIT ?",
-            (job_id, int(limit)))]
+    def open_documents(self, job_id: str, first: int, last: int) -> list[tuple[int, str, int, int]]:
+        """(index, name, position, size) of the documents in [first, last) that have no result yet."""
+        return [(int(i), n, int(p), int(z)) for i, n, p, z in self._read(
+            "SELECT idx, name, pos, size FROM job_documents WHERE job_id = ? AND idx >= ? AND idx < ? "
+            "AND outcome IS NULL ORDER BY idx", (job_id, int(first), int(last)))]
 
     def record_results(self, job_id: str, outcomes: list[Outcome]) -> int:
         """Record a chunk's results (module docstring); returns how many documents were new. Nothing is taken
