@@ -223,6 +223,9 @@ def test_a_job_the_balance_does_not_cover_is_not_stored(cluster):
     r = submit(a, token, archive(6))
     assert r.status_code == 402 and r.json()["errorCode"] == "INSUFFICIENT_CREDITS"
     assert cluster.store.get_key(key_id).balance == 5
+    orphans = cluster.store._read("SELECT count(*) FROM procrastinate_jobs p WHERE task_name = 'jobs:run_chunk' "
+                                  "AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = p.args->>'job_id')")[0][0]
+    assert orphans == 0  # a chunk exists only with its job: they are written in one transaction
     assert get(a, token, "/v1/jobs").json()["jobs"] == []
 
 
