@@ -99,9 +99,15 @@ class Cluster:
                     "EINVOICE_JOB_RECORD_EVERY": "0.05"}
         self.logs = tmp
         self.workers: list[subprocess.Popen] = []
-        self.nodes = [Server(self.env, workers=1, log_path=tmp / f"node-{n}.log") for n in "ab"]
-        for _ in range(2):
-            self.start_worker()
+        self.nodes: list[Server] = []
+        try:
+            for n in "ab":
+                self.nodes.append(Server(self.env, workers=1, log_path=tmp / f"node-{n}.log"))
+            for _ in range(2):
+                self.start_worker()
+        except BaseException:
+            self.stop()  # nothing started is left running
+            raise
 
     def start_worker(self) -> subprocess.Popen:
         log = open(self.logs / f"worker-{len(self.workers)}.log", "wb")
