@@ -312,8 +312,9 @@ def test_the_command_line_submits_a_folder_and_follows_it(tmp_path):
         server.stop()
 
 
-def test_convert_and_parse_jobs_answer_what_their_endpoints_answer(tmp_path):
-    """A convert job's documents pass the official rules on their own; a parse job's invoices are the endpoint's."""
+def test_convert_parse_and_html_jobs_answer_what_their_endpoints_answer(tmp_path):
+    """A convert job's documents pass the official rules on their own; a validate job's HTML reports name the
+    failed rule; a parse job's invoices are the endpoint's."""
     from pipeline.flows.parse import parse_report
     from pipeline.flows.validate_xml import validate_xml
     from pipeline.invoice.request_json import dump_request
@@ -330,6 +331,11 @@ def test_convert_and_parse_jobs_answer_what_their_endpoints_answer(tmp_path):
         for name in z.namelist():
             report = validate_xml(z.read(name), "xrechnung")
             assert report.valid and report.syntax == "UBL", report.to_dict()
+        r = submit(server.url, token, archive(2, invalid_every=2), {"operation": "validate", "html": True})
+        job = wait_for(server.url, token, r.json()["id"])
+        z = zipfile.ZipFile(io.BytesIO(get(server.url, token, f"/v1/jobs/{job['id']}/results?format=zip").content))
+        assert z.namelist() == ["doc-00000.xml.html", "doc-00001.xml.html"]
+        assert "BR-02" in z.read("doc-00000.xml.html").decode() and b"<html" in z.read("doc-00001.xml.html")
         r = submit(server.url, token, archive(1), {"operation": "parse"})
         job = wait_for(server.url, token, r.json()["id"])
         line, = results(server.url, token, job["id"])

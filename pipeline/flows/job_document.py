@@ -1,6 +1,7 @@
 """Product path: one document of a job, through the flow its single endpoint uses, as one JSON Lines entry.
 
-    validate  -> validate_batch.document_outcome (the batch's and the single validate endpoint's report)
+    validate  -> validate_batch.document_outcome (the batch's and the single validate endpoint's report; with
+                 `html`, validation_report.readable_report: the endpoint's page for people as well)
     parse     -> parse.parse_report             (the invoice JSON POST /v1/invoice/parse answers)
     convert   -> convert.convert                (the document POST /v1/invoice/convert answers, base64)
 
@@ -18,6 +19,7 @@ from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows import convert as convert_flow
 from pipeline.flows.parse import parse_report
 from pipeline.flows.validate_batch import check_request, document_outcome
+from pipeline.flows.validation_report import readable_report
 from pipeline.invoice.request_json import dump_request
 
 log = logging.getLogger("pipeline.jobs.document")
@@ -33,7 +35,8 @@ def _bad(field: str, message: str, value) -> ApiError:
 
 def check_options(request: dict) -> tuple[str, dict]:
     """(operation, options) of a job's `request` part: {"operation", "spec", "version", "to", "strict",
-    "validate"}. ApiError 400 for anything the operation does not take."""
+    "validate" (parse), "html" and "metadataLanguage" (validate: a report for people per document too)}.
+    ApiError 400 for anything the operation does not take."""
     operation = request.get("operation") or "validate"
     if operation not in OPERATIONS:
         raise _bad("operation", f"must be one of {', '.join(OPERATIONS)}", operation)
@@ -46,11 +49,17 @@ def check_options(request: dict) -> tuple[str, dict]:
     spec = request.get("spec")
     options: dict = {"strict": strict}
     if operation == "validate":
+        html = request.get("html", False)
+        if not isinstance(html, bool):
+            raise _bad("html", "must be true or false", html)
+        language = request.get("metadataLanguage") or "en"
+        if language not in ("en", "de"):
+            raise _bad("metadataLanguage", "must be en or de", language)
         spec = spec or "xrechnung"
         if spec not in VALIDATE_SPECS:
             raise _bad("spec", f"must be one of {', '.join(VALIDATE_SPECS)}", spec)
         check_request(spec, version)
-        options.update(spec=spec, version=version)
+        options.update(spec=spec, version=version, html=html, language=language)
     elif operation == "convert":
         to = request.get("to")
         to = to.strip().upper() if isinstance(to, str) else to
@@ -71,29 +80,36 @@ def error_line(name: str, code: str, message: str) -> str:
     return json.dumps({"name": name, "error": {"code": code, "message": message}}, ensure_ascii=False)
 
 
-def run(operation: str, options: dict, name: str, data: bytes, request_id: str | None = None) -> tuple[str, str]:
-    """(kind, line) of one document: kind valid | invalid (it got its result) or error."""
+def run(operation: str, options: dict, name: str, data: bytes,
+        request_id: str | None = None) -> tuple[str, str, str | None]:
+    """(kind, line, page) of one document: kind valid | invalid (it got its result) or error; page the HTML
+    report (validate with `html`; the validate endpoint's page for people), else None."""
     head = '{"name": ' + json.dumps(name, ensure_ascii=False)
     try:
         if operation == "validate":
-            outcome, _ = document_outcome(data, options["spec"], options.get("version"), request_id,
-                                          options.get("strict", False))
+            outcome, report_obj = document_outcome(data, options["spec"], options.get("version"), request_id,
+                                                   options.get("strict", False))
             if "error" in outcome:
-                return "error", error_line(name, outcome["error"]["code"], outcome["error"]["message"])
+                return "error", error_line(name, outcome["error"]["code"], outcome["error"]["message"]), None
             report = outcome["report"]
-            return ("valid" if report["valid"] else "invalid"), head + ', "report": ' + json.dumps(report) + "}"
+            page = None
+            if options.get("html"):
+                page = readable_report(data, report_obj, name, options.get("language", "en")).decode("utf-8")
+            line = head + ', "report": ' + json.dumps(report) + "}"
+            return ("valid" if report["valid"] else "invalid"), line, page
         if operation == "parse":
             result = parse_report(data, options.get("validate", False), request_id)
             valid = (result.get("validation") or {}).get("valid", True)
             # amounts exactly as the document states them; the indentation's line breaks would split the line
             invoice = dump_request(result).decode("utf-8").replace("\n", "")
-            return ("valid" if valid else "invalid"), head + ', "invoice": ' + invoice + "}"
+            return ("valid" if valid else "invalid"), head + ', "invoice": ' + invoice + "}", None
         conversion = convert_flow.convert(data, options["to"], options.get("spec"), request_id=request_id)
         document = base64.b64encode(conversion.document).decode("ascii")
         return "valid", (head + ', "mediaType": ' + json.dumps(conversion.media_type) + ', "document": "'
-                         + document + '"}')
+                         + document + '"}'), None
     except ApiError as exc:
-        return "error", error_line(name, exc.error_code, exc.message)
+        return "error", error_line(name, exc.error_code, exc.message), None
     except Exception as exc:  # noqa: BLE001 - one document's crash must not cost the others their results
         log.exception("a job's document failed request_id=%s", request_id)
-        return "error", error_line(name, "INTERNAL_ERROR", f"The document could not be processed: {type(exc).__name__}")
+        return "error", error_line(name, "INTERNAL_ERROR", f"The document could not be processed: "
+                                                           f"{type(exc).__name__}"), None

@@ -43,8 +43,8 @@ def run_chunk(store, job_id: str, first: int, last: int, on_batch=None) -> int:
             if job is None or not job.active:
                 return recorded  # cancelled meanwhile: its folder is gone
             raise FilesMissing(f"job {job_id}: document {index} is not in {files.job_dir(job_id)}") from None
-        kind, line = job_document.run(job.operation, options, name, data, request_id=job_id)
-        outcomes.append(Outcome(index, kind, line))
+        kind, line, page = job_document.run(job.operation, options, name, data, request_id=job_id)
+        outcomes.append(Outcome(index, kind, line, page))
         if time.monotonic() - since >= RECORD_EVERY:
             recorded += _record(store, job_id, outcomes)
             outcomes, since = [], time.monotonic()

@@ -308,7 +308,11 @@ def _jobs(config: PlatformConfig) -> dict:
         "version": {"type": ["string", "null"]},
         "to": {"type": "string", "enum": ["CII", "UBL", "ZUGFERD"], "description": "convert: required."},
         "strict": {"type": "boolean", "default": False},
-        "validate": {"type": "boolean", "default": False, "description": "parse: add the validation report."}}}
+        "validate": {"type": "boolean", "default": False, "description": "parse: add the validation report."},
+        "html": {"type": "boolean", "default": False, "description": "validate: an HTML report per document too "
+                 "(the results' ZIP holds them)."},
+        "metadataLanguage": {"type": "string", "enum": ["en", "de"], "description": "validate with html: the "
+                             "reports' language."}}}
     multipart = {"type": "object", "required": ["file"], "properties": {
         "file": {"type": "string", "format": "binary", "description": "A document or a ZIP archive of documents; "
                  "repeat the part for more."},

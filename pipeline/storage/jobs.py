@@ -30,9 +30,10 @@ JOBS_V3 = [
     "started_at DOUBLE PRECISION, finished_at DOUBLE PRECISION, lease_owner TEXT, lease_until DOUBLE PRECISION, "
     "message TEXT)",
     "CREATE INDEX jobs_by_key ON jobs (key_id, created_at)",
-    # pos, size: where the document's bytes are in the job's documents file (pipeline.jobs.files); NULL if refused
+    # pos, size: where the document's bytes are in the job's documents file (pipeline.jobs.files); NULL if refused.
+    # page: the report for people (HTML) when the job asked for it
     "CREATE TABLE job_documents (job_id TEXT NOT NULL, idx INTEGER NOT NULL, name TEXT NOT NULL, pos BIGINT, "
-    "size INTEGER, outcome TEXT, result TEXT, PRIMARY KEY (job_id, idx))",
+    "size INTEGER, outcome TEXT, result TEXT, page TEXT, PRIMARY KEY (job_id, idx))",
 ]
 
 _JOB_COLUMNS = ("id, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged, "
@@ -81,10 +82,11 @@ class Job:
 @dataclass(frozen=True)
 class Outcome:
     """One document's result: `kind` is valid | invalid | error (valid / invalid: it got its result and is
-    charged), `line` the JSON Lines entry as text."""
+    charged), `line` the JSON Lines entry as text, `page` the HTML report when the job asked for one."""
     index: int
     kind: str
     line: str
+    page: str | None = None
 
 
 class _Ended(Exception):
@@ -162,9 +164,9 @@ class JobTables:
             with self._tx() as cur:
                 counts = {"valid": 0, "invalid": 0, "error": 0}
                 for o in outcomes:
-                    cur.execute(self._sql("UPDATE job_documents SET outcome = ?, result = ? "
+                    cur.execute(self._sql("UPDATE job_documents SET outcome = ?, result = ?, page = ? "
                                           "WHERE job_id = ? AND idx = ? AND outcome IS NULL"),
-                                (o.kind, o.line, job_id, o.index))
+                                (o.kind, o.line, o.page, job_id, o.index))
                     if cur.rowcount == 1:
                         counts[o.kind] += 1
                 new = sum(counts.values())
@@ -215,12 +217,13 @@ class JobTables:
         with self._tx() as cur:
             return self._end(cur, job_id, "failed", message)
 
-    def result_lines(self, job_id: str, batch: int = 500):
-        """(index, name, outcome, line) of every document in archive order, read `batch` rows at a time (a
-        result set of 100,000 reports is never held whole)."""
+    def result_lines(self, job_id: str, batch: int = 500, pages: bool = False):
+        """(index, name, outcome, line) of every document in archive order (with `pages`, the HTML report
+        fifth), read `batch` rows at a time (a result set of 100,000 reports is never held whole)."""
         after = -1
+        columns = "idx, name, outcome, result" + (", page" if pages else "")
         while True:
-            rows = self._read("SELECT idx, name, outcome, result FROM job_documents WHERE job_id = ? AND idx > ? "
+            rows = self._read(f"SELECT {columns} FROM job_documents WHERE job_id = ? AND idx > ? "
                               "ORDER BY idx LIMIT ?", (job_id, after, int(batch)))
             yield from rows
             if len(rows) < batch:

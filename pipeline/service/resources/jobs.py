@@ -6,8 +6,8 @@
     GET    /v1/jobs                 the key's jobs, newest first
     GET    /v1/jobs/{id}            the job: state, counts, times
     GET    /v1/jobs/{id}/results    JSON Lines in archive order, streamed: {"name", "report" | "invoice" |
-                                    "document" (base64) | "error"}; ?format=zip: the converted documents (or the
-                                    JSON reports / invoices) in a ZIP
+                                    "document" (base64) | "error"}; ?format=zip: the converted documents, the
+                                    HTML reports (validate with "html": true) or the JSON entries in a ZIP
     DELETE /v1/jobs/{id}            cancel: documents done keep their results, the credits held for the rest
                                     go back
 
@@ -209,11 +209,12 @@ def _member_name(name: str) -> str:
 
 
 def _zip(store, job) -> "iter[bytes]":
+    """The converted documents, else the HTML reports (a validate job with `html`), else the JSON entries."""
     import base64  # lazy: only the ZIP form decodes documents
     sink = _Sink()
     seen: set[str] = set()
     with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
-        for index, name, outcome, line in store.result_lines(job.id, _PAGE):
+        for index, name, outcome, line, page in store.result_lines(job.id, _PAGE, pages=True):
             if line is None:
                 continue
             entry = json.loads(line)
@@ -222,6 +223,8 @@ def _zip(store, job) -> "iter[bytes]":
                 stem = name.rsplit(".", 1)[0]
                 ext = {"application/pdf": ".pdf"}.get(entry.get("mediaType"), ".xml")
                 member, data = stem + ext, base64.b64decode(entry["document"])
+            elif page is not None:
+                member, data = name + ".html", page.encode("utf-8")
             else:
                 member, data = name + (".error.json" if "error" in entry else ".json"), line.encode("utf-8")
             if member in seen:
