@@ -51,6 +51,11 @@ def _store(req):
         raise storage_unavailable() from None
 
 
+def _key(req) -> str:
+    """The key the jobs belong to ("" without the platform layer: create_app(platform=False))."""
+    return getattr(req.context, "key_id", None) or ""
+
+
 def _not_found(job_id: str) -> ApiError:
     return ApiError(404, "JOB_NOT_FOUND", f"No job {job_id!r} belongs to this API key.",
                     [ErrorDetail("JOB_NOT_FOUND", "unknown job", field="id", rejectedValue=job_id)])
@@ -132,7 +137,7 @@ class Jobs:
             intake.discard()
             raise
         try:
-            job = jobs.submit(store, job_id, req.context.key_id, operation, options, intake, cost)
+            job = jobs.submit(store, job_id, _key(req), operation, options, intake, cost)
         except StorageUnavailable:
             raise storage_unavailable() from None
         if job is None:
@@ -149,13 +154,13 @@ class Jobs:
         store = _store(req)
         if jobs.embedded(store):
             local.ensure_started(_backends(req).store)
-        resp.media = {"jobs": [j.to_dict() for j in store.list_jobs(req.context.key_id or "")]}
+        resp.media = {"jobs": [j.to_dict() for j in store.list_jobs(_key(req))]}
 
 
 class JobItem:
     def _job(self, req, job_id):
         store = _store(req)
-        job = store.get_job(job_id, req.context.key_id or "")
+        job = store.get_job(job_id, _key(req))
         if job is None:
             raise _not_found(job_id)
         if job.active and jobs.embedded(store):
@@ -238,7 +243,7 @@ def _zip(store, job) -> "iter[bytes]":
 class JobResults:
     def on_get(self, req, resp, job_id):
         store = _store(req)
-        job = store.get_job(job_id, req.context.key_id or "")
+        job = store.get_job(job_id, _key(req))
         if job is None:
             raise _not_found(job_id)
         fmt = req.get_param("format") or "jsonl"
