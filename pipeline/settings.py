@@ -53,6 +53,12 @@ class Settings:
     db_lock_timeout: float = 1.0
     # /readyz: each dependency must answer within this many seconds.
     ready_timeout: float = 1.0
+    # Jobs (POST /v1/jobs): uploads and their documents live here; shared by every node and worker when they run
+    # on several machines (default <data dir>/jobs).
+    jobs_dir: Path | None = None
+    max_job_bytes: int = 2 << 30          # one job's upload (all its file parts), streamed to disk
+    max_job_files: int = 200_000          # documents in one job
+    job_chunk: int = 100                  # documents a worker takes at a time
 
 
 @lru_cache(maxsize=1)
@@ -77,4 +83,9 @@ def get_settings() -> Settings:
         db_statement_timeout=float(env.get("EINVOICE_DB_STATEMENT_TIMEOUT") or 3),
         db_lock_timeout=float(env.get("EINVOICE_DB_LOCK_TIMEOUT") or 1),
         ready_timeout=float(env.get("EINVOICE_READY_TIMEOUT") or 1),
+        jobs_dir=Path(env.get("EINVOICE_JOBS_DIR") or Path(env.get("EINVOICE_DATA_DIR") or _data_home() /
+                                                               "einvoice-pipeline") / "jobs"),
+        max_job_bytes=int(env.get("EINVOICE_MAX_JOB_BYTES") or 2 << 30),
+        max_job_files=int(env.get("EINVOICE_MAX_JOB_FILES") or 200_000),
+        job_chunk=max(1, int(env.get("EINVOICE_JOB_CHUNK") or 100)),
     )

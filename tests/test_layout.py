@@ -20,6 +20,7 @@ LAYERS = [
     {"read", "pdf"},
     {"flows"},
     {"storage"},
+    {"jobs"},
     {"service"},
     {"cli"},
     {"__main__"},

@@ -428,3 +428,21 @@ def test_short_reports_are_painted(live, screenshots):
             assert ink(driver, by_id(driver, "invoice-frame")) > 500, f"the invoice pane is blank ({path.name})"
     finally:
         driver.quit()
+
+
+def test_many_invoices_as_a_job_with_its_progress(page, live):
+    """The job tab: three files (one invalid) go up as one job (POST /v1/jobs); the page follows it to the end and
+    its counts are the service's own."""
+    server, token = live
+    enter_key(page, token)
+    by_id(page, "tab-jobs").click()
+    assert by_id(page, "panel-jobs").is_displayed()
+    by_id(page, "job-files").send_keys("\n".join(str(p) for p in (VALID, INVALID, VALID)))
+    by_id(page, "job-button").click()
+    wait(page, visible("job-done"))
+    status = by_id(page, "job-status").text
+    assert "done, 3 of 3 documents: 2 valid, 1 invalid, 0 not validated" in status, status
+    assert page.execute_script("const b = document.getElementById('job-progress'); return [b.value, b.max]") == [3, 3]
+    job_id = status.split()[1].rstrip(":")
+    job = requests.get(f"{server.url}/v1/jobs/{job_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert (job.json()["valid"], job.json()["invalid"]) == (2, 1)

@@ -21,6 +21,7 @@ import logging
 import re
 import zipfile
 from dataclasses import dataclass
+from typing import Iterator
 
 from pipeline import budget
 from pipeline.check import engine
@@ -97,8 +98,14 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits
 def read_archive(data: bytes, limits: Limits) -> list[Member]:
     """The documents of a ZIP archive in archive order (folders left out), each with its bytes or its error.
     Raises ApiError 400 (not a readable ZIP, too many documents) or 413 (decompresses past `max_total`)."""
+    return list(iter_archive(io.BytesIO(data), limits))
+
+
+def iter_archive(source, limits: Limits) -> Iterator[Member]:
+    """`read_archive` one member at a time, for an archive in a file (a path or a binary file object) far larger
+    than memory: a job's upload. The archive as a whole is checked (400 / 413) before the first member."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = zipfile.ZipFile(source)
         infos = [i for i in archive.infolist() if not i.is_dir()]
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
         message = f"The 'file' part is not a readable ZIP archive: {exc}"
@@ -108,27 +115,30 @@ def read_archive(data: bytes, limits: Limits) -> list[Member]:
     # the declared sizes: an early no, never a yes (a member declared over max_member is refused unread below)
     if sum(i.file_size for i in infos if i.file_size <= limits.max_member) > limits.max_total:
         raise _too_large_total(limits.max_total)
+    return _members(archive, infos, limits)
+
+
+def _members(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], limits: Limits) -> Iterator[Member]:
     room = [limits.max_total]
-    members = []
-    for info in infos:
-        name = info.filename
-        if unsafe_name(name):
-            members.append(Member(name, error=("UNSAFE_NAME", "The member's name leaves the archive (`..`, an "
-                                               "absolute path or a drive letter); it was not read.")))
-            continue
-        if info.flag_bits & 0x1:
-            members.append(Member(name, error=("ENCRYPTED_MEMBER", "The member is encrypted; it was not read.")))
-            continue
-        if info.file_size > limits.max_member:
-            members.append(Member(name, error=_member_too_large(limits.max_member)))
-            continue
-        try:
-            body = _read_member(archive, info, limits, room)
-        except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, RuntimeError) as exc:
-            members.append(Member(name, error=("DAMAGED_MEMBER", f"The member could not be decompressed: {exc}")))
-            continue
-        members.append(document(name, body, limits.max_member))
-    return members
+    with archive:
+        for info in infos:
+            name = info.filename
+            if unsafe_name(name):
+                yield Member(name, error=("UNSAFE_NAME", "The member's name leaves the archive (`..`, an "
+                                          "absolute path or a drive letter); it was not read."))
+                continue
+            if info.flag_bits & 0x1:
+                yield Member(name, error=("ENCRYPTED_MEMBER", "The member is encrypted; it was not read."))
+                continue
+            if info.file_size > limits.max_member:
+                yield Member(name, error=_member_too_large(limits.max_member))
+                continue
+            try:
+                body = _read_member(archive, info, limits, room)
+            except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, RuntimeError) as exc:
+                yield Member(name, error=("DAMAGED_MEMBER", f"The member could not be decompressed: {exc}"))
+                continue
+            yield document(name, body, limits.max_member)
 
 
 def _member_too_large(limit: int) -> tuple[str, str]:

@@ -77,7 +77,7 @@ _ERROR_TEXT = {
     401: "Missing or rejected API key: " + ", ".join(f"`{c}`" for c in apikeys.AUTH_CODES) + ".",
     402: "INSUFFICIENT_CREDITS: the key's balance does not cover the request; nothing was done.",
     406: "The Accept header allows no representation this endpoint produces.",
-    404: "No such file.",
+    404: "No such file (jobs: JOB_NOT_FOUND, no job of this key has that id).",
     413: "The upload exceeds the size limit.",
     415: "Unsupported Content-Type.",
     422: "VALIDATION_FAILED (or PDF_A3_VALIDATION_FAILED): the generated document failed the official rules; "
@@ -121,6 +121,8 @@ ERROR_CODES = {
                 500: ("READ_FAILED", "GENERATION_FAILED") + _RULES_MISSING},
     "render": {400: _READING_400, 500: ("READ_FAILED",) + _RULES_MISSING},
     "readyz": {503: ("NOT_READY",)},
+    "jobs": {400: ("UNSUPPORTED_VERSION", "UNSUPPORTED_SPEC", "TOO_MANY_FILES", "INVALID_ARCHIVE"),
+             404: ("JOB_NOT_FOUND",)},
     **{kind: {404: ("NOT_FOUND",)} for kind, _, _ in PAGE_FILES.values()},
 }
 
@@ -167,6 +169,10 @@ _HEADERS = {
                                            "carry.", "schema": {"type": "integer", "minimum": 1}},
     "X-Conversion-Lost": {"description": "convert with allowLoss: their xpaths in the source, `; `-separated "
                                          "(cut after 2000 characters).", "schema": {"type": "string"}},
+    "Location": {"description": "POST /v1/jobs: the job's address, `/v1/jobs/{id}`.", "required": True,
+                 "schema": {"type": "string"}},
+    "X-Job-State": {"description": "The job's state when its results were read.", "required": True,
+                    "schema": {"type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"]}},
     "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "required": True, "schema": {"type": "string"}},
     "X-Validation-Warnings": {"description": "Generation: how many warnings the report of the returned document "
                                              "(a ZUGFeRD PDF: its embedded XML, on its profile's rules) has (the "
@@ -319,6 +325,78 @@ def _batch(path: str, summary: str, cost: int) -> dict:
     return {"post": op}
 
 
+_JOB = {"type": "object", "required": ["id", "state", "operation", "total", "done", "valid", "invalid", "errors",
+                                        "createdAt", "startedAt", "finishedAt"], "properties": {
+    "id": {"type": "string"}, "state": {"type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"]},
+    "operation": {"type": "string", "enum": ["validate", "parse", "convert"]},
+    **{k: {"type": "integer", "minimum": 0} for k in ("total", "done", "valid", "invalid", "errors", "creditsReserved",
+                                                       "creditsCharged")},
+    **{k: {"type": ["string", "null"], "format": "date-time"} for k in ("createdAt", "startedAt", "finishedAt")},
+    "message": {"type": "string", "description": "Why the job failed."}}}
+_JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _jobs(config: PlatformConfig) -> dict:
+    """The jobs API (pipeline.service.resources.jobs)."""
+    def op(op_id, summary, ok_status, ok, statuses, description="", **extra):
+        return {"operationId": op_id, "summary": summary, "description": description, "tags": ["jobs"],
+                "parameters": [_REQUEST_ID_PARAM] + extra.pop("parameters", []), **extra,
+                "responses": {ok_status: ok, **{str(s): _error(s, True, "jobs") for s in statuses}}}
+
+    job = {"application/json": {"schema": _JOB}}
+    accepted = _ok("The job, queued.", job)
+    accepted["headers"].update(_headers("Location"))
+    request = {"type": "object", "properties": {
+        "operation": {"type": "string", "enum": ["validate", "parse", "convert"], "default": "validate"},
+        "spec": {"type": "string", "description": "validate: xrechnung (default), en16931, zugferd; convert: the "
+                                                  "target's spec (xrechnung, en16931)."},
+        "version": {"type": ["string", "null"]},
+        "to": {"type": "string", "enum": ["CII", "UBL", "ZUGFERD"], "description": "convert: required."},
+        "strict": {"type": "boolean", "default": False},
+        "validate": {"type": "boolean", "default": False, "description": "parse: add the validation report."},
+        "html": {"type": "boolean", "default": False, "description": "validate: an HTML report per document too "
+                 "(the results' ZIP holds them)."},
+        "metadataLanguage": {"type": "string", "enum": ["en", "de"], "description": "validate with html: the "
+                             "reports' language."}}}
+    multipart = {"type": "object", "required": ["file"], "properties": {
+        "file": {"type": "string", "format": "binary", "description": "A document or a ZIP archive of documents; "
+                 "repeat the part for more."},
+        "request": request}}
+    results = _ok("One JSON line per document in archive order (`{name, report | invoice | document | error}`); "
+                  "while the job runs, the documents done so far.",
+                  {"application/jsonl": {"schema": {"type": "string"}},
+                   "application/zip": {"schema": {"type": "string", "contentMediaType": "application/zip"}}})
+    results["headers"].update(_headers("X-Job-State"))
+    costs = ", ".join(f"{name} {config.cost('POST', path)}" for name, path in (
+        ("validate", "/v1/invoice/xrechnung/validate"), ("parse", "/v1/invoice/parse"),
+        ("convert", "/v1/invoice/convert")))
+    return {
+        "/v1/jobs": {
+            "post": op("submit_job", "Submit many documents as a job, worked on in the background.", "202", accepted,
+                       (400, 401, 402, 413, 415, 429, 500, 503), description=(
+                           "Documents as `file` parts (documents or ZIP archives, unpacked as the batch endpoint "
+                           "does; refused members become `error` lines), options in the `request` part. At most "
+                           "EINVOICE_MAX_JOB_BYTES (default 2 GiB, 413) and EINVOICE_MAX_JOB_FILES documents. "
+                           f"Credits per accepted document, as its single endpoint costs ({costs}): held from the "
+                           "submission (402: nothing stored), charged when the document gets its result, given "
+                           "back for the rest on cancel or failure."),
+                       requestBody={"required": True, "content": {"multipart/form-data": {"schema": multipart}}}),
+            "get": op("list_jobs", "The key's jobs, newest first.", "200", _ok("The jobs.", {"application/json": {
+                "schema": {"type": "object", "required": ["jobs"], "properties": {
+                    "jobs": {"type": "array", "items": _JOB}}}}}), (401, 429, 500, 503))},
+        "/v1/jobs/{job_id}": {
+            "get": op("get_job", "A job's state and counts.", "200", _ok("The job.", job), (401, 404, 429, 500, 503),
+                      parameters=[_JOB_ID]),
+            "delete": op("cancel_job", "Cancel a job: documents done keep their results.", "200",
+                         _ok("The job, cancelled (or as it ended before).", job), (401, 404, 429, 500, 503),
+                         parameters=[_JOB_ID])},
+        "/v1/jobs/{job_id}/results": {
+            "get": op("job_results", "A job's results, streamed.", "200", results, (400, 401, 404, 429, 500, 503),
+                      parameters=[_JOB_ID, {"name": "format", "in": "query", "required": False, "schema": {
+                          "type": "string", "enum": ["jsonl", "zip"], "default": "jsonl"}}])},
+    }
+
+
 def _reading(path: str, cost: int) -> dict:
     name, summary, request_model, ok = READING[path]
     multipart = {
@@ -420,6 +498,7 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict
     for path in READING:
         if path in mounted_paths:
             paths[path] = _reading(path, config.cost("POST", path))
+    paths.update({path: item for path, item in _jobs(config).items() if path in mounted_paths})
     paths["/healthz"] = _public("healthz", "The service is alive.", {"type": "object"})
     paths["/readyz"] = _public("readyz", "Rule packs loaded and storage reachable (503 otherwise).",
                                {"type": "object"}, statuses=(503,))

@@ -26,9 +26,11 @@ import uuid
 from contextlib import contextmanager
 
 import psycopg
+from procrastinate.schema import SchemaManager
 from psycopg import sql as pgsql
 
 from pipeline.settings import get_settings
+from pipeline.storage.jobs import JOBS_V3
 from pipeline.storage.store import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
@@ -45,6 +47,11 @@ _V1 = [
 ]
 # v2: settling and sweeping look reservations up by key as well.
 _V2 = ["CREATE INDEX reservations_by_key ON reservations (key_id)"]
+# v3: jobs (pipeline.storage.jobs) and Procrastinate's own tables and functions, in the same schema, so that a job's
+# chunks are enqueued in the transaction that holds its credits.
+_V3 = JOBS_V3 + [SchemaManager.get_schema()]
+# A job's submission inserts a row per document: bounded as a whole by this, each statement still by its timeout.
+LONG_TX_SECONDS = 120
 
 
 # The hot path (reserve, commit, release) as single statements, sent with psycopg's pipeline mode: one round
@@ -133,7 +140,7 @@ _watchdog = _Watchdog()
 
 
 class PostgresStore(SqlStore):
-    migrations = [_V1, _V2]
+    migrations = [_V1, _V2, _V3]
 
     def __init__(self, url: str, connect_timeout: float | None = None, statement_timeout: float | None = None,
                  lock_timeout: float | None = None):
@@ -217,8 +224,8 @@ class PostgresStore(SqlStore):
         return out
 
     @contextmanager
-    def _tx(self):
-        with self._bounded() as conn:
+    def _tx(self, long=False):
+        with self._bounded(LONG_TX_SECONDS if long else None) as conn:
             with conn.transaction():
                 with conn.cursor() as cur:
                     yield cur

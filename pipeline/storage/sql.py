@@ -13,19 +13,21 @@ from abc import abstractmethod
 from datetime import datetime, timezone
 from typing import Iterator
 
+from pipeline.storage.jobs import JobTables
 from pipeline.storage.store import ApiKey, LedgerEntry, Store
 
 _KEY_COLUMNS = "key_id, name, env, secret_hash, balance, rate_limit, revoked_at, created_at"
 
 
-class SqlStore(Store):
+class SqlStore(JobTables, Store):
     # Ordered migrations: migrations[i] brings the schema from version i to i + 1. Never edit a released one;
     # append a new one instead.
     migrations: list[list[str]] = []
 
     @abstractmethod
-    def _tx(self) -> Iterator:
-        """Context manager: a cursor inside a write transaction (serialised against other debits)."""
+    def _tx(self, long: bool = False) -> Iterator:
+        """Context manager: a cursor inside a write transaction (serialised against other debits). `long`: a
+        transaction of many statements (a job's submission) that may outlast one statement's deadline."""
 
     @abstractmethod
     def _read(self, sql: str, params: tuple = ()) -> list[tuple]:

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pipeline.storage.jobs import JOBS_V3
 from pipeline.storage.store import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
@@ -32,7 +33,7 @@ _V2 = [
 
 
 class SqliteStore(SqlStore):
-    migrations = [_V1, _V2]
+    migrations = [_V1, _V2, JOBS_V3]  # v3: jobs (pipeline.storage.jobs)
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -53,7 +54,7 @@ class SqliteStore(SqlStore):
         return local.conn
 
     @contextmanager
-    def _tx(self):
+    def _tx(self, long=False):
         conn = self.connection()
         cur = conn.cursor()
         try:

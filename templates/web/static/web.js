@@ -475,4 +475,89 @@
       $("generate-button").disabled = false;
     }
   });
+  // ---- many invoices as a job (POST /v1/jobs), followed until it ends --------------------------------------------
+  const jobError = $("job-error");
+  let jobId = null;
+
+  async function jobCall(method, path, body) {
+    let response;
+    try {
+      response = await fetch(path, {method, body, headers: {Authorization: "Bearer " + apiKey()},
+                                    credentials: "omit", cache: "no-store"});
+    } catch (err) {
+      throw new ApiFailure(0, {message: fmt(t.network_error, {detail: err.message})});
+    }
+    if (!response.ok) {
+      let error = {};
+      try { error = (await response.json()) || {}; } catch (_) { error = {}; }
+      if (!error.message) error.message = fmt(t.error_status, {status: response.status});
+      throw new ApiFailure(response.status, error);
+    }
+    return response;
+  }
+
+  function showJob(job) {
+    $("job-status").replaceChildren(el("span", fmt(t.job_progress, job)));
+    const bar = $("job-progress");
+    bar.max = Math.max(job.total, 1);
+    bar.value = job.done;
+    bar.hidden = false;
+  }
+
+  async function follow(id) {
+    for (;;) {
+      const job = await (await jobCall("GET", `/v1/jobs/${encodeURIComponent(id)}`)).json();
+      showJob(job);
+      if (!["queued", "running"].includes(job.state)) return job;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+
+  $("job-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    jobError.hidden = true;
+    if (!apiKey()) return showMessage(jobError, t.need_key), keyInput.focus();
+    const files = [...$("job-files").files, ...$("job-folder").files];
+    if (!files.length) return showMessage(jobError, t.job_need_files), $("job-files").focus();
+    const form = new FormData();
+    for (const file of files) form.append("file", file, file.webkitRelativePath || file.name);
+    form.append("request", new Blob([JSON.stringify({operation: "validate", spec: $("job-spec").value})],
+                                    {type: "application/json"}));
+    $("job-button").disabled = true;
+    $("job-done").hidden = true;
+    $("job-status").replaceChildren(el("span", fmt(t.job_uploading, {count: files.length})));
+    try {
+      const job = await (await jobCall("POST", "/v1/jobs", form)).json();
+      jobId = job.id;
+      $("job-cancel").hidden = false;
+      await follow(job.id);
+      $("job-done").hidden = false;
+    } catch (failure) {
+      if (!(failure instanceof ApiFailure)) throw failure;
+      showFailure(jobError, failure, null);
+    } finally {
+      $("job-button").disabled = false;
+      $("job-cancel").hidden = true;
+    }
+  });
+
+  $("job-cancel").addEventListener("click", async () => {
+    if (!jobId) return;
+    try {
+      await jobCall("DELETE", `/v1/jobs/${encodeURIComponent(jobId)}`);
+    } catch (failure) {
+      if (!(failure instanceof ApiFailure)) throw failure;
+      showFailure(jobError, failure, null);
+    }
+  });
+
+  $("job-results").addEventListener("click", async () => {
+    try {
+      const response = await jobCall("GET", `/v1/jobs/${encodeURIComponent(jobId)}/results`);
+      save(await response.blob(), `${jobId}.jsonl`);
+    } catch (failure) {
+      if (!(failure instanceof ApiFailure)) throw failure;
+      showFailure(jobError, failure, null);
+    }
+  });
 })();

@@ -1,0 +1,163 @@
+"""Jobs at scale: documents/s of a 10,000-document validation job with one and with two `pipeline worker` processes
+(Procrastinate on the local PostgreSQL, a fresh schema), the scaling ratio, and each worker's peak RSS.
+
+    python3 bench/jobs.py [--documents 10000] [--rounds 1]
+
+The documents are the typical one-line XRechnung CII invoice of the official test suite (01.01a). Workers are
+started and warmed (a small job that every worker takes part in) before the clock runs; the clock runs from the
+202 of the submission to the job's `done`. Same run, alternating: 1 worker, 2 workers, (1, 2, ... with --rounds),
+each right after its baseline: the validate flow in this process, one document after another (what one worker
+process does per request, without HTTP), which the job's throughput per worker should reach to >= 90 %. The
+workers' logs are counted for chunks put back after a stall (none expected without a crash).
+Issue 26's targets: per worker >= 90 % of single-request throughput; 2 workers >= 1.8 x one.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+TYPICAL = REPO.parent / "shared/corpus/xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml"
+PG = os.environ.get("EINVOICE_TEST_POSTGRES", "postgresql://127.0.0.1:5432/test")
+
+
+def archive(n: int) -> bytes:
+    doc = TYPICAL.read_bytes()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for i in range(n):
+            z.writestr(f"doc-{i:05d}.xml", doc)
+    return buf.getvalue()
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Bench:
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.url = f"{PG}?options=-csearch_path%3Dbench_jobs_{uuid.uuid4().hex[:10]}"
+        self.env = {"EINVOICE_DATABASE_URL": self.url, "EINVOICE_DATA_DIR": str(tmp), "EINVOICE_REDIS_URL": "",
+                    "EINVOICE_RATE_LIMIT": "100000/min"}
+        os.environ.update(self.env)
+        import falcon.testing
+
+        from pipeline.service import apikeys
+        from pipeline.service.app import create_app
+        from pipeline.storage import open_store
+
+        self.store = open_store()
+        key_id, self.token, digest = apikeys.mint("test")
+        self.store.create_key(key_id, "bench", "test", digest, 0, None)
+        self.client = falcon.testing.TestClient(create_app())
+
+    def submit(self, body: bytes) -> tuple[str, float]:
+        boundary = uuid.uuid4().hex
+        request = json.dumps({"operation": "validate", "spec": "xrechnung"})
+        data = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"request\"\r\n\r\n{request}\r\n"
+                f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"documents.zip\"\r\n"
+                "Content-Type: application/zip\r\n\r\n").encode() + body + f"\r\n--{boundary}--\r\n".encode()
+        t = time.perf_counter()
+        r = self.client.simulate_post("/v1/jobs", body=data, headers={
+            "Authorization": f"Bearer {self.token}", "Content-Type": f"multipart/form-data; boundary={boundary}"})
+        assert r.status_code == 202, r.text
+        return r.json["id"], time.perf_counter() - t
+
+    def wait(self, job_id: str) -> None:
+        while True:
+            job = self.store.get_job(job_id)
+            if not job.active:
+                assert job.state == "done" and job.done == job.total == job.valid, job
+                return
+            time.sleep(0.05)
+
+    def workers(self, n: int) -> list[subprocess.Popen]:
+        self.log = open(self.tmp / f"workers-{time.monotonic_ns()}.log", "w+b")
+        procs = [subprocess.Popen([sys.executable, "-m", "pipeline", "worker"], cwd=REPO, env={**os.environ},
+                                  stdout=self.log, stderr=subprocess.STDOUT) for _ in range(n)]
+        warm, _ = self.submit(archive(100 * 4 * n))  # chunks for every worker: each one's first chunk is cold
+        self.wait(warm)
+        return procs
+
+    def run(self, n_workers: int, body: bytes, n_docs: int, baseline: float) -> float:
+        procs = self.workers(n_workers)
+        try:
+            job_id, upload = self.submit(body)
+            t = time.perf_counter()
+            self.wait(job_id)
+            rate = n_docs / (time.perf_counter() - t)
+            rss = [peak_rss_mb(p.pid) for p in procs]
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                p.wait(60)
+        self.log.seek(0)
+        log = self.log.read().decode("utf-8", "replace")
+        retried = log.count("of a stalled worker goes back")  # a chunk redone: work twice, never a count twice
+        print(f"  {n_workers} worker(s): {rate:7.1f} documents/s ({rate / n_workers:6.1f} per worker, "
+              f"{rate / n_workers / baseline:.0%} of the flow alone just before), submission {upload:.1f} s, "
+              f"peak RSS per worker {', '.join(f'{r:.0f} MB' for r in rss)}, chunks retried {retried}", flush=True)
+        return rate
+
+    def close(self) -> None:
+        self.store.drop_schema()
+
+
+def flow_rate(seconds: float = 8.0) -> float:
+    from pipeline.flows.validate_batch import validate_document
+
+    doc = TYPICAL.read_bytes()
+    for _ in range(20):
+        validate_document(doc, "xrechnung")
+    n, t = 0, time.perf_counter()
+    while time.perf_counter() - t < seconds:
+        validate_document(doc, "xrechnung")
+        n += 1
+    return n / (time.perf_counter() - t)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--documents", type=int, default=10_000)
+    ap.add_argument("--rounds", type=int, default=1)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-jobs-") as tmp:
+        bench = Bench(Path(tmp))
+        try:
+            body = archive(args.documents)
+            print(f"{args.documents} documents ({len(body) / 1e6:.1f} MB ZIP), {os.cpu_count()} CPU(s)", flush=True)
+            rates: dict[int, list[float]] = {1: [], 2: []}
+            shares: dict[int, list[float]] = {1: [], 2: []}
+            for _ in range(args.rounds):
+                for n in (1, 2):  # alternating, each against the flow alone measured just before it
+                    single = flow_rate()
+                    print(f"  the validate flow alone in one process: {single:.1f} documents/s", flush=True)
+                    rates[n].append(bench.run(n, body, args.documents, single))
+                    shares[n].append(rates[n][-1] / n / single)
+            ratios = [two / one for one, two in zip(rates[1], rates[2])]
+            print(f"per worker vs the flow alone: 1 worker {statistics.median(shares[1]):.0%}, 2 workers "
+                  f"{statistics.median(shares[2]):.0%} (median of {args.rounds}; target >= 90 %)")
+            print(f"scaling 2 workers / 1: {statistics.median(ratios):.2f}x (median of {args.rounds} same-round "
+                  "ratios; target >= 1.8x)")
+        finally:
+            bench.close()
+
+
+if __name__ == "__main__":
+    main()

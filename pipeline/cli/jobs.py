@@ -1,0 +1,179 @@
+"""`pipeline jobs submit|status|results|cancel`: the jobs API (POST /v1/jobs) of a running service, from a shell.
+
+    pipeline jobs submit DIR | FILES | ZIP [--operation validate|parse|convert] [--spec S] [--to T] [--strict]
+                         [--wait]       a folder or several files go up as one ZIP (built in a temporary file,
+                                        streamed, never held in memory); --wait shows a progress bar on a
+                                        terminal and the summary table at the end
+    pipeline jobs status ID             the job as JSON
+    pipeline jobs results ID [--format jsonl|zip] [-o FILE]
+    pipeline jobs cancel ID
+
+The service is EINVOICE_URL (default http://127.0.0.1:8000) or --url; the key EINVOICE_API_KEY or --key.
+Exit codes: 0 done and every document valid, 1 a document invalid or refused, 2 the job failed or was cancelled
+(or the service said no).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+import zipfile
+from pathlib import Path
+
+from pipeline.cli.files import expand, is_archive
+
+POLL = 0.5
+
+
+def _fail(message: str):
+    print(f"pipeline jobs: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _call(args, method: str, path: str, data=None, headers=None, stream: bool = False):
+    request = urllib.request.Request(args.url.rstrip("/") + path, data=data, method=method,
+                                     headers={"Authorization": f"Bearer {args.key}", **(headers or {})})
+    try:
+        resp = urllib.request.urlopen(request, timeout=600)  # noqa: S310 (the service the user names)
+    except urllib.error.HTTPError as exc:
+        body = exc.read().decode("utf-8", "replace")
+        try:
+            body = json.loads(body).get("message", body)
+        except ValueError:
+            pass
+        _fail(f"{exc.code} {body}")
+    except urllib.error.URLError as exc:
+        _fail(f"{args.url}: {exc.reason}")
+    if stream:
+        return resp
+    with resp:
+        return json.loads(resp.read())
+
+
+def _archive_of(paths: list[Path], tmp: Path) -> Path:
+    """The upload: a ZIP named on its own, else a ZIP of the files (names relative to the folder given)."""
+    if len(paths) == 1 and paths[0].is_file() and is_archive(paths[0]):
+        return paths[0]
+    out = tmp / "documents.zip"
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for given in paths:
+            for f in expand([given]):
+                z.write(f, f.relative_to(given).as_posix() if given.is_dir() else f.name)
+    return out
+
+
+def _body(request: dict, upload: Path, tmp: Path) -> tuple[Path, str]:
+    boundary = uuid.uuid4().hex
+    body = tmp / "body"
+    with open(body, "wb") as out, open(upload, "rb") as src:
+        out.write((f"--{boundary}\r\nContent-Disposition: form-data; name=\"request\"\r\n"
+                   f"Content-Type: application/json\r\n\r\n{json.dumps(request)}\r\n--{boundary}\r\n"
+                   f"Content-Disposition: form-data; name=\"file\"; filename=\"{upload.name}\"\r\n"
+                   "Content-Type: application/zip\r\n\r\n").encode())
+        shutil.copyfileobj(src, out)
+        out.write(f"\r\n--{boundary}--\r\n".encode())
+    return body, boundary
+
+
+def _bar(job: dict) -> str:
+    total, done = job["total"] or 1, job["done"]
+    width = 30
+    filled = width * done // total
+    return f"\r\x1b[K[{'#' * filled}{'.' * (width - filled)}] {done}/{job['total']} {job['state']}"
+
+
+def _summary(job: dict) -> str:
+    rows = [("job", job["id"]), ("state", job["state"]), ("documents", job["total"]), ("valid", job["valid"]),
+            ("invalid", job["invalid"]), ("errors", job["errors"]), ("credits charged", job.get("creditsCharged", 0))]
+    return "\n".join(f"{k:<16} {v}" for k, v in rows)
+
+
+def _exit_code(job: dict) -> int:
+    if job["state"] in ("failed", "cancelled"):
+        return 2
+    return 0 if job["invalid"] == 0 and job["errors"] == 0 else 1
+
+
+def _submit(args) -> int:
+    request = {"operation": args.operation, "strict": args.strict}
+    for name in ("spec", "to", "version"):
+        if getattr(args, name):
+            request[name] = getattr(args, name)
+    with tempfile.TemporaryDirectory(prefix="pipeline-jobs-") as tmp:
+        body, boundary = _body(request, _archive_of(args.paths, Path(tmp)), Path(tmp))
+        with open(body, "rb") as data:
+            job = _call(args, "POST", "/v1/jobs", data=data,
+                        headers={"Content-Type": f"multipart/form-data; boundary={boundary}",
+                                 "Content-Length": str(body.stat().st_size)})
+    if not args.wait:
+        print(job["id"])
+        return 0
+    show = sys.stderr.isatty()
+    while job["state"] in ("queued", "running"):
+        if show:
+            sys.stderr.write(_bar(job))
+            sys.stderr.flush()
+        time.sleep(POLL)
+        job = _call(args, "GET", f"/v1/jobs/{job['id']}")
+    if show:
+        sys.stderr.write("\r\x1b[K")
+    print(_summary(job))
+    return _exit_code(job)
+
+
+def _status(args) -> int:
+    job = _call(args, "GET", f"/v1/jobs/{args.id}")
+    print(json.dumps(job, indent=1))
+    return 0
+
+
+def _results(args) -> int:
+    resp = _call(args, "GET", f"/v1/jobs/{args.id}/results?format={args.format}", stream=True)
+    with resp:
+        out = open(args.output, "wb") if args.output else sys.stdout.buffer
+        try:
+            shutil.copyfileobj(resp, out)
+        finally:
+            if args.output:
+                out.close()
+    return 0
+
+
+def _cancel(args) -> int:
+    job = _call(args, "DELETE", f"/v1/jobs/{args.id}")
+    print(_summary(job))
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("jobs", help="submit and follow jobs (many documents) on a running service")
+    sub = p.add_subparsers(dest="jobs_command", metavar="ACTION")
+    sub.required = True
+
+    def command(name, func, help):
+        c = sub.add_parser(name, help=help)
+        c.add_argument("--url", default=os.environ.get("EINVOICE_URL", "http://127.0.0.1:8000"))
+        c.add_argument("--key", default=os.environ.get("EINVOICE_API_KEY", ""), help="API key (EINVOICE_API_KEY)")
+        c.set_defaults(func=func)
+        return c
+
+    s = command("submit", _submit, "submit a folder, files or a ZIP as one job")
+    s.add_argument("paths", nargs="+", type=Path, metavar="DIR|FILES|ZIP")
+    s.add_argument("--operation", choices=("validate", "parse", "convert"), default="validate")
+    s.add_argument("--spec", help="validate: xrechnung (default), en16931, zugferd; convert: the target's spec")
+    s.add_argument("--to", help="convert: CII, UBL or ZUGFERD")
+    s.add_argument("--version")
+    s.add_argument("--strict", action="store_true", help="content-check findings are errors")
+    s.add_argument("--wait", action="store_true", help="follow the job (progress bar), print the summary")
+    for name, func, help in (("status", _status, "the job"), ("cancel", _cancel, "cancel the job")):
+        command(name, func, help).add_argument("id")
+    r = command("results", _results, "the results, JSON Lines (or a ZIP)")
+    r.add_argument("id")
+    r.add_argument("--format", choices=("jsonl", "zip"), default="jsonl")
+    r.add_argument("-o", "--output", type=Path)

@@ -1,0 +1,266 @@
+"""The jobs API: many documents at once, worked on in the background (pipeline.jobs). HTTP only here.
+
+    POST   /v1/jobs                 multipart: `file` parts (documents or ZIP archives) + a `request` JSON part
+                                    {"operation": "validate" | "parse" | "convert", "spec", "version", "to",
+                                    "strict"} -> 202, Location: /v1/jobs/{id}, the job
+    GET    /v1/jobs                 the key's jobs, newest first
+    GET    /v1/jobs/{id}            the job: state, counts, times
+    GET    /v1/jobs/{id}/results    JSON Lines in archive order, streamed: {"name", "report" | "invoice" |
+                                    "document" (base64) | "error"}; ?format=zip: the converted documents, the
+                                    HTML reports (validate with "html": true) or the JSON entries in a ZIP
+    DELETE /v1/jobs/{id}            cancel: documents done keep their results, the credits held for the rest
+                                    go back
+
+A job belongs to the key that made it; another key gets 404 JOB_NOT_FOUND. Credits: each accepted document holds
+what its single endpoint costs (EINVOICE_CREDIT_COSTS; validate and parse 0, convert 1 by default) from the
+submission on (402 INSUFFICIENT_CREDITS: nothing stored), and is charged when it gets its result.
+
+The upload is streamed to disk (pipeline.jobs.files), never held whole: at most EINVOICE_MAX_JOB_BYTES (413).
+"""
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import falcon
+
+from pipeline.errors import ApiError, ErrorDetail
+from pipeline.flows.job_document import check_options
+from pipeline import jobs
+from pipeline.jobs import files, local
+from pipeline.service.platform import shared, storage_unavailable
+from pipeline.service.upload import parse_request_part
+from pipeline.settings import get_settings
+from pipeline.storage import StorageUnavailable
+
+_FRAMING_SLACK = 1 << 20
+_MAX_REQUEST_PART = 64 * 1024
+_CHUNK = 1 << 16
+_PAGE = 500  # rows read from the database at a time while streaming results
+
+
+def _backends(req):
+    return getattr(req.context, "platform", None) or shared()
+
+
+def _store(req):
+    try:
+        return _backends(req).store()
+    except StorageUnavailable:
+        raise storage_unavailable() from None
+
+
+def _key(req) -> str:
+    """The key the jobs belong to ("" without the platform layer: create_app(platform=False))."""
+    return getattr(req.context, "key_id", None) or ""
+
+
+def _not_found(job_id: str) -> ApiError:
+    return ApiError(404, "JOB_NOT_FOUND", f"No job {job_id!r} belongs to this API key.",
+                    [ErrorDetail("JOB_NOT_FOUND", "unknown job", field="id", rejectedValue=job_id)])
+
+
+def _bad(code: str, message: str, field: str | None = None) -> ApiError:
+    return ApiError(400, "INVALID_INPUT", message, [ErrorDetail(code, message, field=field)])
+
+
+def document_cost(req, operation: str, options: dict) -> int:
+    """What one document costs: its single endpoint's configured cost."""
+    backends = getattr(req.context, "platform", None)
+    if backends is None or getattr(req.context, "key_id", None) is None:
+        return 0
+    _, config = backends.limiter_and_config()
+    path = {"validate": f"/v1/invoice/{options.get('spec')}/validate", "parse": "/v1/invoice/parse",
+            "convert": "/v1/invoice/convert"}[operation]
+    return config.cost("POST", path)
+
+
+def _spool_chunked(req, intake: files.Intake) -> None:
+    """A chunked body (no Content-Length) goes to a file first: Falcon's multipart parser needs a length."""
+    path = intake.dir / "body.part"
+    left = get_settings().max_job_bytes + _FRAMING_SLACK
+    with open(path, "wb") as out:
+        while True:
+            chunk = req.stream.read(_CHUNK)
+            if not chunk:
+                break
+            left -= len(chunk)
+            if left < 0:
+                raise files.job_too_large(get_settings().max_job_bytes)
+            out.write(chunk)
+    body = open(path, "rb")
+    path.unlink()  # the open file stays readable; nothing is left behind whatever happens next
+    req.stream = req.env["wsgi.input"] = body
+    req.env["CONTENT_LENGTH"] = str(body.seek(0, io.SEEK_END))
+    body.seek(0)
+
+
+def read_job_upload(req, intake: files.Intake) -> dict:
+    """Stream the `file` parts into `intake`; returns the `request` part (parsed)."""
+    limit = get_settings().max_job_bytes
+    if req.content_length is not None and req.content_length > limit + _FRAMING_SLACK:
+        raise files.job_too_large(limit)
+    if not (req.content_type or "").lower().startswith("multipart/form-data"):
+        raise _bad("NOT_MULTIPART", "Send multipart/form-data with `file` parts and a `request` JSON part.")
+    if req.content_length is None and "chunked" in (req.get_header("Transfer-Encoding") or "").lower():
+        _spool_chunked(req, intake)
+    request_raw = None
+    try:
+        for part in req.get_media():
+            if part.name == "file":
+                intake.add_stream(part.filename or None, part.stream)
+            elif part.name == "request" and request_raw is None:
+                request_raw = part.stream.read(_MAX_REQUEST_PART + 1)
+                if len(request_raw) > _MAX_REQUEST_PART:
+                    raise _bad("REQUEST_TOO_LARGE", "The 'request' part is too large.", "request")
+            else:
+                while part.stream.read(_CHUNK):  # other parts are skipped
+                    pass
+    except falcon.MediaMalformedError as exc:
+        raise _bad("MALFORMED_MULTIPART", f"The multipart body could not be read: {exc.description or exc}") from exc
+    if not intake.names:
+        raise _bad("MISSING_PART", "The job has no documents: send one or more 'file' parts.", "file")
+    return parse_request_part(request_raw) if request_raw is not None else {}
+
+
+class Jobs:
+    def on_post(self, req, resp):
+        store = _store(req)
+        job_id = jobs.new_job_id()
+        intake = files.Intake(job_id)
+        try:
+            request = read_job_upload(req, intake)
+            operation, options = check_options(request)
+            cost = document_cost(req, operation, options)
+        except BaseException:
+            intake.discard()
+            raise
+        try:
+            job = jobs.submit(store, job_id, _key(req), operation, options, intake, cost)
+        except StorageUnavailable:
+            raise storage_unavailable() from None
+        if job is None:
+            accepted = len(intake.names) - len(intake.refused)
+            raise ApiError(402, "INSUFFICIENT_CREDITS", f"This job costs {cost * accepted} credit(s) ({accepted} "
+                           "document(s)); the key's balance is too low. Nothing was stored or charged.")
+        if jobs.embedded(store):
+            local.ensure_started(_backends(req).store)
+        resp.status = falcon.HTTP_202
+        resp.location = f"/v1/jobs/{job.id}"
+        resp.media = job.to_dict()
+
+    def on_get(self, req, resp):
+        store = _store(req)
+        if jobs.embedded(store):
+            local.ensure_started(_backends(req).store)
+        resp.media = {"jobs": [j.to_dict() for j in store.list_jobs(_key(req))]}
+
+
+class JobItem:
+    def _job(self, req, job_id):
+        store = _store(req)
+        job = store.get_job(job_id, _key(req))
+        if job is None:
+            raise _not_found(job_id)
+        if job.active and jobs.embedded(store):
+            local.ensure_started(_backends(req).store)
+        return store, job
+
+    def on_get(self, req, resp, job_id):
+        resp.media = self._job(req, job_id)[1].to_dict()
+
+    def on_delete(self, req, resp, job_id):
+        store, job = self._job(req, job_id)
+        job = store.cancel_job(job.id, job.key_id)
+        if not job.active:
+            files.remove(job.id)
+        resp.media = job.to_dict()
+
+
+def _lines(store, job) -> "iter[bytes]":
+    ended = not job.active
+    for _, name, outcome, line in store.result_lines(job.id, _PAGE):
+        if line is None:
+            if not ended:
+                continue  # not worked on yet
+            line = json.dumps({"name": name, "error": {"code": "NOT_PROCESSED", "message": f"The job was "
+                               f"{job.state} before this document was worked on."}}, ensure_ascii=False)
+        yield line.encode("utf-8") + b"\n"
+
+
+class _Sink(io.RawIOBase):
+    """A write-only stream whose bytes are taken out as they come: a ZIP written while it is sent."""
+
+    def __init__(self):
+        self.buf = bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        self.buf += b
+        return len(b)
+
+    def take(self) -> bytes:
+        out, self.buf = bytes(self.buf), bytearray()
+        return out
+
+
+def _member_name(name: str) -> str:
+    """A document's name as a safe ZIP member name: no absolute path, no `..`, forward slashes."""
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    return "/".join(parts).replace(":", "_") or "document"
+
+
+def _zip(store, job) -> "iter[bytes]":
+    """The converted documents, else the HTML reports (a validate job with `html`), else the JSON entries."""
+    import base64  # lazy: only the ZIP form decodes documents
+    sink = _Sink()
+    seen: set[str] = set()
+    with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
+        for index, name, outcome, line, page in store.result_lines(job.id, _PAGE, pages=True):
+            if line is None:
+                continue
+            entry = json.loads(line)
+            name = _member_name(name)
+            if "document" in entry:
+                stem = name.rsplit(".", 1)[0]
+                ext = {"application/pdf": ".pdf"}.get(entry.get("mediaType"), ".xml")
+                member, data = stem + ext, base64.b64decode(entry["document"])
+            elif page is not None:
+                member, data = name + ".html", page.encode("utf-8")
+            else:
+                member, data = name + (".error.json" if "error" in entry else ".json"), line.encode("utf-8")
+            if member in seen:
+                member = f"{index}-{member}"
+            seen.add(member)
+            archive.writestr(member, data)
+            yield sink.take()
+    yield sink.take()
+
+
+class JobResults:
+    def on_get(self, req, resp, job_id):
+        store = _store(req)
+        job = store.get_job(job_id, _key(req))
+        if job is None:
+            raise _not_found(job_id)
+        fmt = req.get_param("format") or "jsonl"
+        if fmt == "zip":
+            resp.content_type = "application/zip"
+            resp.set_header("Content-Disposition", f'attachment; filename="{job.id}.zip"')
+            resp.stream = _zip(store, job)
+        elif fmt == "jsonl":
+            resp.content_type = "application/jsonl"
+            resp.stream = _lines(store, job)
+        else:
+            raise ApiError(400, "INVALID_INPUT", "format must be jsonl or zip.",
+                           [ErrorDetail("INVALID_VALUE", "jsonl or zip", field="format", rejectedValue=fmt)])
+        resp.set_header("X-Job-State", job.state)
+
+
+def add_routes(app: falcon.App) -> None:
+    app.add_route("/v1/jobs", Jobs())
+    app.add_route("/v1/jobs/{job_id}", JobItem())
+    app.add_route("/v1/jobs/{job_id}/results", JobResults())

@@ -1,0 +1,252 @@
+"""Job tables: a job, its documents (one row each, unique per (job, index)) and its credits, on either SQL backend.
+
+A job holds its credits itself: submission debits `cost x accepted documents` from the key's balance in the same
+transaction that inserts the job, its documents and (PostgreSQL) enqueues its chunks. A chunk's results are
+recorded in one transaction that
+- fills each document's row only if it has no result yet (`... WHERE outcome IS NULL`), so a retried chunk, or
+  two workers that ran the same chunk, count a document once;
+- adds the newly recorded documents to the job's counters and writes one ledger charge for those that got a
+  result (a report, an invoice, a document; an error entry costs nothing);
+- ends the job once every document has its row, giving the credits still held (never charged) back.
+Cancel and failure end the job the same way: the state moves from queued/running to its end state once, and
+that one transaction gives back `reserved - charged`. Results recorded after the end are not taken.
+
+Timestamps are epoch seconds (DOUBLE PRECISION) on both backends.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+ACTIVE = ("queued", "running")
+ENDPOINT = "/v1/jobs"
+
+JOBS_V3 = [
+    "CREATE TABLE jobs (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, state TEXT NOT NULL, operation TEXT NOT NULL, "
+    "options TEXT NOT NULL, total INTEGER NOT NULL, done INTEGER NOT NULL DEFAULT 0, valid INTEGER NOT NULL DEFAULT 0, "
+    "invalid INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0, cost INTEGER NOT NULL, "
+    "reserved BIGINT NOT NULL, charged BIGINT NOT NULL DEFAULT 0, created_at DOUBLE PRECISION NOT NULL, "
+    "started_at DOUBLE PRECISION, finished_at DOUBLE PRECISION, lease_owner TEXT, lease_until DOUBLE PRECISION, "
+    "message TEXT)",
+    "CREATE INDEX jobs_by_key ON jobs (key_id, created_at)",
+    # pos, size: where the document's bytes are in the job's documents file (pipeline.jobs.files); NULL if refused.
+    # page: the report for people (HTML) when the job asked for it
+    "CREATE TABLE job_documents (job_id TEXT NOT NULL, idx INTEGER NOT NULL, name TEXT NOT NULL, pos BIGINT, "
+    "size INTEGER, outcome TEXT, result TEXT, page TEXT, PRIMARY KEY (job_id, idx))",
+]
+
+_JOB_COLUMNS = ("id, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged, "
+                "created_at, started_at, finished_at, message")
+
+
+def _iso(ts: float | None) -> str | None:
+    return None if ts is None else datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    key_id: str
+    state: str
+    operation: str
+    options: str  # JSON: {"spec", "version", "to", "strict"}
+    total: int
+    done: int
+    valid: int
+    invalid: int
+    errors: int
+    cost: int
+    reserved: int
+    charged: int
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    message: str | None
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+    def to_dict(self) -> dict:
+        out = {"id": self.id, "state": self.state, "operation": self.operation, "total": self.total,
+               "done": self.done, "valid": self.valid, "invalid": self.invalid, "errors": self.errors,
+               "createdAt": _iso(self.created_at), "startedAt": _iso(self.started_at),
+               "finishedAt": _iso(self.finished_at), "creditsReserved": self.reserved,
+               "creditsCharged": self.charged}
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One document's result: `kind` is valid | invalid | error (valid / invalid: it got its result and is
+    charged), `line` the JSON Lines entry as text, `page` the HTML report when the job asked for one."""
+    index: int
+    kind: str
+    line: str
+    page: str | None = None
+
+
+class _Ended(Exception):
+    """The job ended while a chunk's results were being recorded."""
+
+
+class JobTables:
+    """Mixin for SqlStore: the job statements, written with `?` placeholders like the rest of the store."""
+
+    def _job(self, row) -> Job:
+        (id_, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged,
+         created, started, finished, message) = row
+        return Job(id_, key_id, state, operation, options, int(total), int(done), int(valid), int(invalid),
+                   int(errors), int(cost), int(reserved), int(charged), float(created),
+                   None if started is None else float(started), None if finished is None else float(finished),
+                   message)
+
+    def create_job(self, job_id: str, key_id: str, operation: str, options: str, names: list[str],
+                   refused: dict[int, str], spans: dict[int, tuple[int, int]], cost: int, enqueue=None) -> Job | None:
+        """Insert the job and its documents (`spans`: index -> (position, size) of an accepted document's bytes)
+        and hold `cost` credits for each accepted document (those not in `refused`, whose error lines are recorded
+        at once). `enqueue(cursor)` runs last, in the same transaction (PostgreSQL: the chunks go to
+        Procrastinate). None when the balance is too low: nothing is written then."""
+        total, accepted = len(names), len(names) - len(refused)
+        reserved = cost * accepted
+        now = time.time()
+        with self._tx(long=True) as cur:
+            if reserved:
+                cur.execute(self._sql("UPDATE api_keys SET balance = balance - ? "
+                                      "WHERE key_id = ? AND revoked_at IS NULL AND balance >= ?"),
+                            (reserved, key_id, reserved))
+                if cur.rowcount != 1:
+                    return None
+            done = len(refused)
+            state = "done" if done == total else "queued"
+            cur.execute(self._sql(f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES "
+                                  "(?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 0, ?, NULL, ?, NULL)"),
+                        (job_id, key_id, state, operation, options, total, done, done, cost, reserved, now,
+                         now if state == "done" else None))
+            cur.executemany(self._sql("INSERT INTO job_documents (job_id, idx, name, pos, size, outcome, result) "
+                                      "VALUES (?, ?, ?, ?, ?, ?, ?)"),
+                            [(job_id, i, name, *spans.get(i, (None, None)), "error" if i in refused else None,
+                              refused.get(i)) for i, name in enumerate(names)])
+            if enqueue is not None and state == "queued":
+                enqueue(cur)
+        return self.get_job(job_id)
+
+    def get_job(self, job_id: str, key_id: str | None = None) -> Job | None:
+        """The job; with `key_id`, only if it belongs to that key (another key's job is not found)."""
+        rows = self._read(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
+        if not rows or (key_id is not None and rows[0][1] != key_id):
+            return None
+        return self._job(rows[0])
+
+    def list_jobs(self, key_id: str, limit: int = 100) -> list[Job]:
+        rows = self._read(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE key_id = ? ORDER BY created_at DESC LIMIT ?",
+                          (key_id, int(limit)))
+        return [self._job(r) for r in rows]
+
+    def open_documents(self, job_id: str, first: int, last: int) -> list[tuple[int, str, int, int]]:
+        """(index, name, position, size) of the documents in [first, last) that have no result yet."""
+        return [(int(i), n, int(p), int(z)) for i, n, p, z in self._read(
+            "SELECT idx, name, pos, size FROM job_documents WHERE job_id = ? AND idx >= ? AND idx < ? "
+            "AND outcome IS NULL ORDER BY idx", (job_id, int(first), int(last)))]
+
+    def record_results(self, job_id: str, outcomes: list[Outcome]) -> int:
+        """Record a chunk's results (module docstring); returns how many documents were new. Nothing is taken
+        once the job has ended (cancelled or failed). The document rows are filled first and the job's row is
+        updated last, so that chunks of one job recording at once wait for each other one statement long only."""
+        rows = self._read("SELECT cost FROM jobs WHERE id = ? AND state IN ('queued', 'running')", (job_id,))
+        if not rows:
+            return 0
+        cost = int(rows[0][0])
+        try:
+            with self._tx() as cur:
+                counts = {"valid": 0, "invalid": 0, "error": 0}
+                for o in outcomes:
+                    cur.execute(self._sql("UPDATE job_documents SET outcome = ?, result = ?, page = ? "
+                                          "WHERE job_id = ? AND idx = ? AND outcome IS NULL"),
+                                (o.kind, o.line, o.page, job_id, o.index))
+                    if cur.rowcount == 1:
+                        counts[o.kind] += 1
+                new = sum(counts.values())
+                if not new:
+                    return 0
+                charge = cost * (counts["valid"] + counts["invalid"])
+                cur.execute(self._sql("UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?), "
+                                      "done = done + ?, valid = valid + ?, invalid = invalid + ?, errors = errors + ?, "
+                                      "charged = charged + ? WHERE id = ? AND state IN ('queued', 'running') "
+                                      "RETURNING key_id, done, total"),
+                            (time.time(), new, counts["valid"], counts["invalid"], counts["error"], charge, job_id))
+                row = cur.fetchone()
+                if row is None:
+                    raise _Ended  # cancelled or failed meanwhile: these results are not taken (rolled back)
+                key_id, done, total = row
+                if charge:
+                    self._ledger(cur, key_id, "charge", charge, job_id, ENDPOINT, self._now())
+                if int(done) >= int(total):
+                    self._end(cur, job_id, "done", None)
+        except _Ended:
+            return 0
+        return new
+
+    def _end(self, cur, job_id: str, state: str, message: str | None) -> bool:
+        """Move an active job to its end state once, giving back the credits it holds but did not charge."""
+        cur.execute(self._sql("UPDATE jobs SET state = ?, finished_at = ?, message = ?, lease_owner = NULL "
+                              "WHERE id = ? AND state IN ('queued', 'running') RETURNING key_id, reserved - charged"),
+                    (state, time.time(), message, job_id))
+        row = cur.fetchone()
+        if row is None:
+            return False
+        key_id, rest = row
+        if int(rest):
+            cur.execute(self._sql("UPDATE api_keys SET balance = balance + ? WHERE key_id = ?"), (int(rest), key_id))
+        return True
+
+    def cancel_job(self, job_id: str, key_id: str) -> Job | None:
+        """Cancel the key's job (documents already done keep their results); None if the key has no such job."""
+        with self._tx() as cur:
+            cur.execute(self._sql("SELECT key_id FROM jobs WHERE id = ?"), (job_id,))
+            row = cur.fetchone()
+            if row is None or row[0] != key_id:
+                return None
+            self._end(cur, job_id, "cancelled", None)
+        return self.get_job(job_id)
+
+    def fail_job(self, job_id: str, message: str) -> bool:
+        with self._tx() as cur:
+            return self._end(cur, job_id, "failed", message)
+
+    def result_lines(self, job_id: str, batch: int = 500, pages: bool = False):
+        """(index, name, outcome, line) of every document in archive order (with `pages`, the HTML report
+        fifth), read `batch` rows at a time (a result set of 100,000 reports is never held whole)."""
+        after = -1
+        columns = "idx, name, outcome, result" + (", page" if pages else "")
+        while True:
+            rows = self._read(f"SELECT {columns} FROM job_documents WHERE job_id = ? AND idx > ? "
+                              "ORDER BY idx LIMIT ?", (job_id, after, int(batch)))
+            yield from rows
+            if len(rows) < batch:
+                return
+            after = rows[-1][0]
+
+    # -- the embedded pool: one process works on a job at a time, under a lease ----------------------------------
+
+    def claim_job(self, owner: str, lease_seconds: float) -> str | None:
+        """Take an active job nobody holds (or whose holder's lease ran out: a crashed process)."""
+        now = time.time()
+        with self._tx() as cur:
+            cur.execute(self._sql("SELECT id FROM jobs WHERE state IN ('queued', 'running') "
+                                  "AND (lease_until IS NULL OR lease_until < ?) ORDER BY created_at LIMIT 1"), (now,))
+            row = cur.fetchone()
+            if row is None:
+                return None
+            cur.execute(self._sql("UPDATE jobs SET lease_owner = ?, lease_until = ? WHERE id = ?"),
+                        (owner, now + lease_seconds, row[0]))
+            return row[0]
+
+    def renew_lease(self, job_id: str, owner: str, lease_seconds: float) -> bool:
+        with self._tx() as cur:
+            cur.execute(self._sql("UPDATE jobs SET lease_until = ? WHERE id = ? AND lease_owner = ? "
+                                  "AND state IN ('queued', 'running')"), (time.time() + lease_seconds, job_id, owner))
+            return cur.rowcount == 1

@@ -1,0 +1,372 @@
+"""Jobs (POST /v1/jobs) end to end: real PostgreSQL (a fresh schema for this module), two `pipeline serve` nodes and
+two `pipeline worker` processes (Procrastinate); and the embedded default (SQLite, the service's own pool).
+
+Every document exactly once (a result line per document, in archive order, counters and credits matching), a
+worker killed with SIGKILL in the middle of a chunk (the job still completes, nothing counts twice, the credits
+are exact), cancel, two keys that cannot see each other's jobs, a job submitted through node A fetched through
+node B. Documents: the typical one-line XRechnung CII invoice of the official test suite (valid) and a copy with
+BT-1 removed (invalid), so that valid and invalid counts are checked against the official rules' verdicts.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+import zipfile
+from pathlib import Path
+
+import pytest
+import requests
+
+from pipeline.storage.jobs import Outcome
+from pipeline.storage.postgres import PostgresStore
+from pipeline.storage.sqlite import SqliteStore
+from tests.test_platform_helpers import REPO, Server, cli, pg_url, serve_with_key
+
+SHARED = REPO.parent / "shared"
+TYPICAL = SHARED / "corpus/xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml"
+COST = 1  # credits per validated document (EINVOICE_CREDIT_COSTS below)
+
+
+def documents() -> tuple[bytes, bytes]:
+    valid = TYPICAL.read_bytes()
+    start = valid.index(b"<ram:ID>", valid.index(b"ExchangedDocument>"))
+    end = valid.index(b"</ram:ID>", start) + len(b"</ram:ID>")
+    return valid, valid[:start] + valid[end:]  # BT-1 (the invoice number) gone: BR-02 fails
+
+
+def archive(n: int, invalid_every: int = 0) -> bytes:
+    valid, invalid = documents()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for i in range(n):
+            z.writestr(f"doc-{i:05d}.xml", invalid if invalid_every and i % invalid_every == 0 else valid)
+    return buf.getvalue()
+
+
+def submit(url: str, token: str, body: bytes, request: dict | None = None) -> requests.Response:
+    return requests.post(f"{url}/v1/jobs", headers={"Authorization": f"Bearer {token}"}, timeout=120,
+                         files={"request": (None, json.dumps(request or {"operation": "validate", "spec": "xrechnung"}),
+                                            "application/json"),
+                                "file": ("batch.zip", body, "application/zip")})
+
+
+def get(url: str, token: str, path: str) -> requests.Response:
+    return requests.get(url + path, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+
+
+def wait_for(url: str, token: str, job_id: str, until=lambda j: j["state"] not in ("queued", "running"),
+             timeout: float = 300) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        job = get(url, token, f"/v1/jobs/{job_id}").json()
+        if until(job):
+            return job
+        assert time.monotonic() < deadline, job
+        time.sleep(0.3)
+
+
+def results(url: str, token: str, job_id: str) -> list[dict]:
+    r = get(url, token, f"/v1/jobs/{job_id}/results")
+    assert r.status_code == 200 and r.headers["Content-Type"].startswith("application/jsonl")
+    return [json.loads(line) for line in r.text.splitlines()]
+
+
+def assert_exactly_once(job: dict, lines: list[dict], n: int) -> None:
+    assert [line["name"] for line in lines] == [f"doc-{i:05d}.xml" for i in range(n)]
+    assert job["total"] == job["done"] == n
+    assert job["valid"] + job["invalid"] + job["errors"] == n
+    assert sum(1 for line in lines if "report" in line and line["report"]["valid"]) == job["valid"]
+    assert sum(1 for line in lines if "report" in line and not line["report"]["valid"]) == job["invalid"]
+
+
+# -- PostgreSQL, Procrastinate, two nodes and two workers -----------------------------------------------------------
+
+class Cluster:
+    def __init__(self, tmp: Path):
+        self.schema = "jobs_" + uuid.uuid4().hex[:12]
+        self.url = pg_url(self.schema)
+        self.store = PostgresStore(self.url)  # creates the schema, the job tables and Procrastinate's
+        self.env = {"EINVOICE_DATABASE_URL": self.url, "EINVOICE_DATA_DIR": str(tmp / "data"),
+                    "EINVOICE_JOBS_DIR": str(tmp / "shared-jobs"), "EINVOICE_REDIS_URL": "",
+                    "EINVOICE_RATE_LIMIT": "100000/min", "EINVOICE_CREDIT_COSTS": f"/v1/invoice/xrechnung/validate={COST}",
+                    "EINVOICE_JOB_CHUNK": "50", "EINVOICE_JOB_HEARTBEAT": "1", "EINVOICE_JOB_STALLED": "4",
+                    "EINVOICE_JOB_RECORD_EVERY": "0.05"}
+        self.logs = tmp
+        self.workers: list[subprocess.Popen] = []
+        self.nodes: list[Server] = []
+        try:
+            for n in "ab":
+                self.nodes.append(Server(self.env, workers=1, log_path=tmp / f"node-{n}.log"))
+            for _ in range(2):
+                self.start_worker()
+        except BaseException:
+            self.stop()  # nothing started is left running
+            raise
+
+    def start_worker(self) -> subprocess.Popen:
+        log = open(self.logs / f"worker-{len(self.workers)}.log", "wb")
+        proc = subprocess.Popen([sys.executable, "-m", "pipeline", "worker"], cwd=REPO, stdout=log,
+                                stderr=subprocess.STDOUT, env={**os.environ, **self.env})
+        self.workers.append(proc)
+        return proc
+
+    def key(self, credits: int) -> tuple[str, str]:
+        out = cli(self.env, "keys", "create", "--name", "jobs", "--env", "test", "--credits", str(credits))
+        token = out.stdout.strip()
+        assert token.startswith("einv_test_"), out
+        return token.split("_", 2)[2].split(".")[0], token
+
+    def charged(self, job_id: str) -> int:
+        return sum(int(a) for a, in self.store._read("SELECT amount FROM ledger WHERE request_id = ? AND kind = 'charge'",
+                                                     (job_id,)))
+
+    def stop(self) -> None:
+        for proc in self.workers:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.workers:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        for node in self.nodes:
+            node.stop()
+        self.store.drop_schema()
+        self.store.close()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = Cluster(tmp_path_factory.mktemp("jobs-pg"))
+    yield c
+    c.stop()
+
+
+def test_a_2000_document_job_counts_every_document_once(cluster):
+    a, b = (n.url for n in cluster.nodes)
+    key_id, token = cluster.key(5000)
+    n = 2000
+    r = submit(a, token, archive(n, invalid_every=100))
+    assert r.status_code == 202, r.text
+    job_id = r.json()["id"]
+    assert r.headers["Location"] == f"/v1/jobs/{job_id}"
+    assert cluster.store.get_key(key_id).balance == 5000 - n * COST  # held from the submission on
+    job = wait_for(b, token, job_id)  # submitted through node A, followed through node B
+    assert job["state"] == "done", job
+    lines = results(b, token, job_id)
+    assert_exactly_once(job, lines, n)
+    assert job["invalid"] == n // 100 and job["errors"] == 0
+    assert job["creditsCharged"] == cluster.charged(job_id) == n * COST
+    assert cluster.store.get_key(key_id).balance == 5000 - n * COST
+    listed = get(a, token, "/v1/jobs").json()["jobs"]
+    assert [j["id"] for j in listed] == [job_id]
+
+
+def test_another_key_gets_404(cluster):
+    a, b = (n.url for n in cluster.nodes)
+    _, owner = cluster.key(100)
+    _, other = cluster.key(100)
+    job_id = submit(a, owner, archive(3)).json()["id"]
+    for path in (f"/v1/jobs/{job_id}", f"/v1/jobs/{job_id}/results"):
+        r = get(b, other, path)
+        assert r.status_code == 404 and r.json()["errorCode"] == "JOB_NOT_FOUND"
+    r = requests.delete(f"{b}/v1/jobs/{job_id}", headers={"Authorization": f"Bearer {other}"}, timeout=30)
+    assert r.status_code == 404
+    assert get(a, other, "/v1/jobs").json()["jobs"] == []
+    assert wait_for(a, owner, job_id)["state"] == "done"
+
+
+def test_cancel_keeps_what_is_done_and_gives_the_rest_back(cluster):
+    a, b = (n.url for n in cluster.nodes)
+    key_id, token = cluster.key(2000)
+    n = 2000
+    job_id = submit(a, token, archive(n)).json()["id"]
+    wait_for(a, token, job_id, until=lambda j: j["done"] >= 50)
+    r = requests.delete(f"{b}/v1/jobs/{job_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert r.status_code == 200 and r.json()["state"] == "cancelled"
+    time.sleep(3)  # chunks in progress finish; nothing they do after the cancel is taken
+    job = get(a, token, f"/v1/jobs/{job_id}").json()
+    assert job["state"] == "cancelled" and 50 <= job["done"] < n, job
+    lines = results(a, token, job_id)
+    assert len(lines) == n
+    done = [line for line in lines if "report" in line]
+    assert len(done) == job["done"] == job["valid"]
+    assert {line["error"]["code"] for line in lines if "error" in line} == {"NOT_PROCESSED"}
+    assert job["creditsCharged"] == cluster.charged(job_id) == job["done"] * COST
+    assert cluster.store.get_key(key_id).balance == 2000 - job["done"] * COST  # the rest given back, once
+
+
+def test_a_worker_killed_mid_chunk_loses_nothing_and_counts_nothing_twice(cluster):
+    a, _ = (n.url for n in cluster.nodes)
+    key_id, token = cluster.key(2000)
+    n = 1200
+    job_id = submit(a, token, archive(n)).json()["id"]
+    wait_for(a, token, job_id, until=lambda j: j["done"] >= 100)
+    doing = cluster.store._read("SELECT count(*) FROM procrastinate_jobs WHERE status = 'doing'")[0][0]
+    assert doing >= 1
+    victim = next(p for p in cluster.workers if p.poll() is None)
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    job = wait_for(a, token, job_id, timeout=300)
+    assert job["state"] == "done", job
+    assert_exactly_once(job, results(a, token, job_id), n)
+    assert job["creditsCharged"] == cluster.charged(job_id) == n * COST
+    assert cluster.store.get_key(key_id).balance == 2000 - n * COST
+    logs = "".join(p.read_text(errors="replace") for p in cluster.logs.glob("worker-*.log"))
+    assert "of a stalled worker goes back to the queue" in logs  # the periodic task put the chunk back
+    cluster.start_worker()
+
+
+def test_a_job_the_balance_does_not_cover_is_not_stored(cluster):
+    a, _ = (n.url for n in cluster.nodes)
+    key_id, token = cluster.key(5)
+    r = submit(a, token, archive(6))
+    assert r.status_code == 402 and r.json()["errorCode"] == "INSUFFICIENT_CREDITS"
+    assert cluster.store.get_key(key_id).balance == 5
+    orphans = cluster.store._read("SELECT count(*) FROM procrastinate_jobs p WHERE task_name = 'jobs:run_chunk' "
+                                  "AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = p.args->>'job_id')")[0][0]
+    assert orphans == 0  # a chunk exists only with its job: they are written in one transaction
+    assert get(a, token, "/v1/jobs").json()["jobs"] == []
+
+
+def test_a_bad_request_part_is_a_400_with_the_field(cluster):
+    a, _ = (n.url for n in cluster.nodes)
+    _, token = cluster.key(5)
+    r = submit(a, token, archive(1), {"operation": "convert"})
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "request.to"
+    r = submit(a, token, archive(1), {"operation": "shred"})
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "request.operation"
+
+
+# -- a retried recording, on both stores ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_recording_a_chunk_twice_counts_it_once(kind, tmp_path):
+    store = SqliteStore(tmp_path / "s.sqlite3") if kind == "sqlite" else PostgresStore(pg_url("jobs_" + uuid.uuid4().hex[:12]))
+    try:
+        store.create_key("k1", "t", "test", "x", 10, None)
+        store.create_job("j1", "k1", "validate", "{}", ["a", "b", "c"], {}, {0: (0, 1), 1: (1, 1), 2: (2, 1)}, 2)
+        assert store.get_key("k1").balance == 4
+        first = [Outcome(0, "valid", '{"name": "a"}'), Outcome(1, "error", '{"name": "b"}')]
+        assert store.record_results("j1", first) == 2
+        assert store.record_results("j1", first + [Outcome(2, "invalid", '{"name": "c"}')]) == 1
+        job = store.get_job("j1")
+        assert (job.state, job.done, job.valid, job.invalid, job.errors, job.charged) == ("done", 3, 1, 1, 1, 4)
+        assert store.get_key("k1").balance == 6  # 6 held, 4 charged (a and c), 2 given back (b: an error)
+        assert store.record_results("j1", first) == 0 and store.get_key("k1").balance == 6
+        assert not store.cancel_job("j1", "k1").active and store.get_key("k1").balance == 6
+    finally:
+        if isinstance(store, PostgresStore):
+            store.drop_schema()
+        store.close()
+
+
+# -- the embedded default: SQLite, the service's own pool -----------------------------------------------------------
+
+def test_the_embedded_default_runs_jobs_without_postgresql(tmp_path):
+    server, env, token = serve_with_key(tmp_path, "jobs", 1000, workers=2, warm=False)
+    try:
+        n = 120
+        r = submit(server.url, token, archive(n, invalid_every=10))
+        assert r.status_code == 202, r.text
+        job = wait_for(server.url, token, r.json()["id"])
+        assert job["state"] == "done"
+        assert_exactly_once(job, results(server.url, token, job["id"]), n)
+        assert job["invalid"] == n // 10
+        z = zipfile.ZipFile(io.BytesIO(get(server.url, token, f"/v1/jobs/{job['id']}/results?format=zip").content))
+        assert len(z.namelist()) == n
+        job_id = submit(server.url, token, archive(2000)).json()["id"]
+        r = requests.delete(f"{server.url}/v1/jobs/{job_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        assert r.json()["state"] == "cancelled"
+        assert not (tmp_path / "jobs" / job_id).exists()  # the uploaded documents go with the job
+    finally:
+        server.stop()
+
+
+def test_the_command_line_submits_a_folder_and_follows_it(tmp_path):
+    server, env, token = serve_with_key(tmp_path / "data", "jobs-cli", 100, workers=1, warm=False)
+    try:
+        folder = tmp_path / "inbox"
+        (folder / "march").mkdir(parents=True)
+        valid, invalid = documents()
+        (folder / "a.xml").write_bytes(valid)
+        (folder / "march" / "b.xml").write_bytes(invalid)
+        env = {**env, "EINVOICE_URL": server.url, "EINVOICE_API_KEY": token}
+        run = cli(env, "jobs", "submit", str(folder), "--wait")
+        assert run.returncode == 1, run.stderr  # one document invalid
+        summary = dict(line.split(None, 1) for line in run.stdout.splitlines() if line.strip() and " " in line)
+        assert summary["state"].strip() == "done" and summary["valid"].strip() == "1"
+        job_id = summary["job"].strip()
+        lines = [json.loads(x) for x in cli(env, "jobs", "results", job_id).stdout.splitlines()]
+        assert [(x["name"], x["report"]["valid"]) for x in lines] == [("a.xml", True), ("march/b.xml", False)]
+        assert json.loads(cli(env, "jobs", "status", job_id).stdout)["done"] == 2
+        missing = cli(env, "jobs", "status", "job_unknown")
+        assert missing.returncode == 2 and "404" in missing.stderr
+    finally:
+        server.stop()
+
+
+def test_convert_parse_and_html_jobs_answer_what_their_endpoints_answer(tmp_path):
+    """A convert job's documents pass the official rules on their own; a validate job's HTML reports name the
+    failed rule; a parse job's invoices are the endpoint's."""
+    from pipeline.flows.parse import parse_report
+    from pipeline.flows.validate_xml import validate_xml
+    from pipeline.invoice.request_json import dump_request
+
+    server, env, token = serve_with_key(tmp_path, "jobs-convert", 10, workers=1, warm=False)
+    try:
+        valid, _ = documents()
+        r = submit(server.url, token, archive(2), {"operation": "convert", "to": "UBL"})
+        assert r.status_code == 202, r.text
+        job = wait_for(server.url, token, r.json()["id"])
+        assert (job["state"], job["valid"], job["creditsCharged"]) == ("done", 2, 2)  # convert costs 1 each
+        z = zipfile.ZipFile(io.BytesIO(get(server.url, token, f"/v1/jobs/{job['id']}/results?format=zip").content))
+        assert z.namelist() == ["doc-00000.xml", "doc-00001.xml"]
+        for name in z.namelist():
+            report = validate_xml(z.read(name), "xrechnung")
+            assert report.valid and report.syntax == "UBL", report.to_dict()
+        r = submit(server.url, token, archive(2, invalid_every=2), {"operation": "validate", "html": True})
+        job = wait_for(server.url, token, r.json()["id"])
+        z = zipfile.ZipFile(io.BytesIO(get(server.url, token, f"/v1/jobs/{job['id']}/results?format=zip").content))
+        assert z.namelist() == ["doc-00000.xml.html", "doc-00001.xml.html"]
+        assert "BR-02" in z.read("doc-00000.xml.html").decode() and b"<html" in z.read("doc-00001.xml.html")
+        r = submit(server.url, token, archive(1), {"operation": "parse"})
+        job = wait_for(server.url, token, r.json()["id"])
+        line, = results(server.url, token, job["id"])
+        assert line["invoice"] == json.loads(dump_request(parse_report(valid)))
+    finally:
+        server.stop()
+
+
+def test_an_upload_over_the_job_limit_is_413_and_leaves_nothing(tmp_path, monkeypatch):
+    from pipeline.settings import get_settings
+    from tests.test_platform_helpers import Platform
+
+    monkeypatch.setenv("EINVOICE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("EINVOICE_MAX_JOB_BYTES", "60000")
+    get_settings.cache_clear()
+    try:
+        platform = Platform(SqliteStore(tmp_path / "s.sqlite3"))
+        _, token = platform.key(10)
+        body = archive(60)  # ~120 KB of ZIP
+        boundary = "b0undary"
+        data = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.zip\"\r\n\r\n".encode()
+                + body + f"\r\n--{boundary}--\r\n".encode())
+        # a Content-Length within the framing slack: the bound holds while the part streams to disk
+        r = platform.client.simulate_post("/v1/jobs", body=data, headers={
+            "Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"})
+        assert r.status_code == 413 and r.json["errors"][0]["code"] == "JOB_TOO_LARGE"
+        assert list((tmp_path / "jobs").iterdir()) == []
+        small = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.zip\"\r\n\r\n".encode()
+                 + archive(2) + f"\r\n--{boundary}--\r\n".encode())
+        r = platform.client.simulate_post("/v1/jobs", body=small, headers={
+            "Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"})
+        assert r.status_code == 202 and r.json["total"] == 2
+    finally:
+        get_settings.cache_clear()
