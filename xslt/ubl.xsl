@@ -525,7 +525,9 @@
       <xsl:for-each select="grossPrice">
         <cac:AllowanceCharge>
           <cbc:ChargeIndicator>false</cbc:ChargeIndicator>
-          <cbc:Amount currencyID="{$currency}"><xsl:value-of select="f:num(../priceDiscount)"/></cbc:Amount>
+          <!-- UBL requires the amount beside the gross price: BT-147 as sent, else gross - net -->
+          <cbc:Amount currencyID="{$currency}"><xsl:value-of select="f:num((../priceDiscount,
+              ../netPrice ! (xs:decimal(current()) - xs:decimal(.)))[1])"/></cbc:Amount>
           <cbc:BaseAmount currencyID="{$currency}"><xsl:value-of select="f:num(.)"/></cbc:BaseAmount>
         </cac:AllowanceCharge>
       </xsl:for-each>

@@ -51,6 +51,22 @@ def _terms_by_place() -> dict[tuple[str, ...], str]:
     return places
 
 
+# Syntax plumbing: how a syntax writes a value, not the value. Identifier and code-list qualifiers (schemeID, listID,
+# listAgencyID, ...) that the other syntax binds differently, and the tax scheme of a party's tax registration
+# (`cac:TaxScheme/cbc:ID`, "VAT" or a non-VAT scheme's code, which EN 16931 does not carry).
+_PLUMBING_ATTRIBUTES = re.compile(r"/@(?:[\w-]+:)?(scheme|list)\w*ID$")
+_PLUMBING_ELEMENTS = (("TaxScheme", "ID"),)
+
+
+def is_plumbing(xpath: str) -> bool:
+    """Whether an unmapped source value is syntax plumbing (no content: never a reason to refuse a conversion). A
+    qualifier that is itself a business term (BT-29-1, BT-158-1, ...) is content."""
+    if _PLUMBING_ATTRIBUTES.search(xpath):
+        return business_term_of(xpath) is None
+    steps = _local_steps(xpath)
+    return any(steps[-len(tail):] == tail for tail in _PLUMBING_ELEMENTS)
+
+
 def business_term_of(xpath: str) -> str | None:
     """"BT-n name" of the binding a source path is in, if any."""
     steps = _local_steps(xpath)
@@ -223,7 +239,7 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
                 line, column = doc.start_of(element)
             readable = f"{_readable(element, doc.position)}/{_attribute_step(attribute, element)[1]}"
             found.append({"xpath": readable, "line": line, "column": column, "value": value,
-                          "businessTerm": business_term_of(readable)})
+                          "businessTerm": None if is_plumbing(readable) else business_term_of(readable)})
         if len(element) and any(isinstance(c.tag, str) for c in element):
             continue  # not a leaf (comments and processing instructions are no children here)
         if (element.text or "").strip() and name not in used and element is not carried:
@@ -231,5 +247,5 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
                 line, column = doc.start_of(element)
             readable = _readable(element, doc.position)
             found.append({"xpath": readable, "line": line, "column": column, "value": element.text.strip(),
-                          "businessTerm": business_term_of(readable)})
+                          "businessTerm": None if is_plumbing(readable) else business_term_of(readable)})
     return found[:MAX_UNMAPPED], len(found) > MAX_UNMAPPED
