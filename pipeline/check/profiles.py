@@ -85,6 +85,10 @@ def _legacy_xrechnung_issues(doc, guideline_id: str, tree) -> list[Issue]:
                   f"of XRechnung {pack.version}, Peppol rules (new in 3.0) reported as warnings.")] + found
 
 
+ZUGFERD1_NOT_EN16931 = "ZUGFERD1_NOT_EN16931"
+ZUGFERD1_VERSION = "ZUGFeRD 1.0"   # the report's version: what the document is, not the rules it was not checked on
+
+
 def validate_zugferd1_xml(data: bytes) -> list[Issue]:
     """ZUGFeRD 1.0 documents: the package ships the XSD only (there is no official Schematron)."""
     try:
@@ -92,6 +96,10 @@ def validate_zugferd1_xml(data: bytes) -> list[Issue]:
     except xmlinput.XmlInputError as exc:
         return [exc.issue]
     issues = engine.run_checks(doc, package_data() / "zugferd" / "ZUGFeRD1p0.xsd", [])
+    issues.append(Issue(ERROR, ZUGFERD1_NOT_EN16931,
+                        "ZUGFeRD 1.0 document: it predates EN 16931 and is no EN 16931 invoice (no Factur-X / ZUGFeRD 2 "
+                        "profile, no business terms of the norm), so it is not valid as one. Checked against the "
+                        "ZUGFeRD 1.0 XSD only."))
     issues.append(Issue(WARNING, "ZUGFERD1_NO_SCHEMATRON",
                         "ZUGFeRD 1.0 document: checked against its XSD only (no official Schematron exists)."))
     return issues

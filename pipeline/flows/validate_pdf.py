@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from pipeline.check import xmlinput
+from pipeline.check.profiles import ZUGFERD1_NOT_EN16931, ZUGFERD1_VERSION
 from pipeline.check.report import Issue, Report
 from pipeline.flows.validate_xml import content_issues
 from pipeline.invoice.specs import RULES_VERSION
@@ -31,7 +32,8 @@ def validate_pdf(data: bytes, request_id: str | None = None, content_checks: boo
         result = checks.inspect(data)
     except checks.NotAPdf as exc:
         raise checks.not_a_pdf(exc) from exc
-    version = RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
+    zugferd1 = any(i.code == ZUGFERD1_NOT_EN16931 for i in result.issues)
+    version = ZUGFERD1_VERSION if zugferd1 else RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
     issues = list(result.issues)
     if content_checks and result.xml is not None:
         issues += _embedded_content_issues(result.xml, strict)
