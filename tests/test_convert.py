@@ -53,8 +53,8 @@ def test_conversion_reaches_a_fixed_point_and_passes_the_official_rules(source):
     syntax = parse(data).source.syntax
     try:
         there = convert(data, OTHER[syntax], allow_loss=True)
-    except ApiError as err:  # the other syntax cannot carry the source: said so, with the field
-        assert err.error_code == "CONVERSION_LOSS" and all(e.field for e in err.errors), err.to_dict(None)
+    except ApiError as err:  # the other syntax cannot carry the source: said so, with the business term
+        assert err.error_code == "CONVERSION_LOSS" and all(e.businessTerm for e in err.errors), err.to_dict(None)
         return
     back = convert(there.document, syntax, allow_loss=True)
     for document in (there.document, back.document):
@@ -108,7 +108,9 @@ def test_a_term_the_target_syntax_refuses_is_a_conversion_loss(client):
     data = next((CORPUS / "xrechnung-testsuite").rglob("01.01_comprehensive_test_ubl.xml")).read_bytes()
     resp = upload(client, data, {"to": "CII", "allowLoss": True}, path="/v1/invoice/convert")
     assert resp.status_code == 422 and resp.json["errorCode"] == "CONVERSION_LOSS"
-    assert resp.json["errors"][0]["field"] == "invoice.additionalPrecedingInvoiceReferences"
+    first = resp.json["errors"][0]   # in the source's terms: its node, no JSON field the client never sent
+    assert first["field"] is None and first["businessTerm"] == "BG-3"
+    assert "in the source" in first["message"] and "cac:BillingReference" in first["message"]
 
 
 def test_fields_only_a_json_request_must_send_do_not_block_conversion(client):
@@ -166,7 +168,11 @@ def test_convert_writes_what_the_xml_endpoint_writes_from_the_parsed_json(source
             with pytest.raises(ApiError) as raised:
                 convert(data, to, spec, allow_loss=True)
             assert raised.value.error_code in ("CONVERSION_LOSS", err.error_code)
-            assert _errors(raised.value) == _errors(err)
+            # the same entries, in the source's terms: no JSON field the client never sent, the source node instead
+            got, sent = _errors(raised.value), _errors(err)
+            assert [(e["code"], e["businessTerm"], e["rejectedValue"]) for e in got] == [
+                (e["code"], e["businessTerm"], e["rejectedValue"]) for e in sent]
+            assert all(g["field"] is None and g["message"].startswith(s["message"]) for g, s in zip(got, sent))
             continue
         assert convert(data, to, spec, allow_loss=True).document == expected, (to, spec)
 

@@ -90,3 +90,110 @@ def test_zugferd_1_is_not_an_en16931_invoice():
     report = validate_pdf((REALWORLD / "corpus/ZUGFeRDv1/correct/Intarsys/ZUGFeRD_1p0_COMFORT_Rabatte.pdf").read_bytes())
     assert not report.valid and report.version == "ZUGFeRD 1.0"
     assert "ZUGFERD1_NOT_EN16931" in [i.code for i in report.issues if i.severity == "ERROR"]
+
+
+# ---- values travel verbatim, only content counts as loss ---------------------------------------------------------
+
+def test_skonto_lines_keep_their_line_breaks():
+    """BT-20 as written, final line break included: XRechnung's Skonto lines each end with one (BR-DE-18)."""
+    from lxml import etree
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    data = (SHARED / "corpus/xrechnung-schematron-tests/ubl-inv/ubl-inv-br-de-18-test.xml").read_bytes()
+    stated = etree.fromstring(data).findtext(".//{*}PaymentTerms/{*}Note")
+    assert stated.count("#SKONTO#") == 3 and stated.endswith("\n        ")
+    assert parse(data).invoice["paymentTerms"] == stated
+    cii = convert(data, "CII").document   # validated on the XRechnung rules, BR-DE-18 included
+    assert etree.fromstring(cii).findtext(".//{*}SpecifiedTradePaymentTerms/{*}Description") == stated
+
+
+def test_peppol_specification_identifier_stays_as_sent():
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    from roundtrip.reader import read_terms
+    data = (REALWORLD / "peppol-bis3/examples/base-example.xml").read_bytes()
+    peppol = "urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0"
+    parsed = parse(data)
+    assert parsed.invoice["processControl"]["specificationIdentifier"] == peppol and not parsed.changed
+    done = convert(data, "CII")
+    assert read_terms(done.document).terms["processControl"]["specificationIdentifier"] == peppol and not done.changed
+    zugferd = convert(data, "ZUGFERD")   # the Factur-X profile needs its own identifier: said, not silent
+    assert [(c["businessTerm"], c["source"], c["written"]) for c in zugferd.changed] == [
+        ("BT-24", peppol, "urn:cen.eu:en16931:2017")]
+
+
+def test_no_price_discount_is_made_up():
+    """A gross price without a discount (BT-147) gains none on the reading paths (MANUAL writes what was read); UBL,
+    which needs an amount beside a gross price, gets gross - net and says so in `changed`."""
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    data = (REALWORLD / "corpus/XML-Rechnung/CII/EN16931_Einfach.cii.xml").read_bytes()
+    assert b"GrossPriceProductTradePrice" in data and b"AppliedTradeAllowanceCharge" not in data
+    parsed = parse(data)
+    assert all("priceDiscount" not in line.get("priceDetails", {}) for line in parsed.invoice["invoiceLines"])
+    assert b"AppliedTradeAllowanceCharge" not in parsed.written
+    ubl = convert(data, "UBL")
+    assert [c["businessTerm"] for c in ubl.changed] == ["BT-147"]
+
+
+def test_syntax_plumbing_is_unmapped_without_a_business_term_and_no_loss():
+    """The Norwegian example's non-VAT tax registration scheme (`cac:TaxScheme/cbc:ID` TAX) and UNCL5305 scheme
+    attributes: listed, businessTerm null, converted without allowLoss."""
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    data = (REALWORLD / "peppol-bis3/national-examples/NO/Norwegian-example-1.xml").read_bytes()
+    plumbing = [u for u in parse(data).unmapped if u["xpath"].endswith(("cac:TaxScheme/cbc:ID", "@schemeID"))]
+    assert plumbing and all(u["businessTerm"] is None for u in plumbing)
+    assert convert(data, "CII").document
+
+
+def test_a_refused_target_names_the_source_not_json_fields():
+    """EXTENDED group lines have no quantity or price: converted with allowLoss the EN 16931 rules refuse the target;
+    the 422 names the source's nodes (xpath, line), never JSON fields the client did not send."""
+    from pipeline.errors import ApiError
+    from pipeline.flows.convert import convert
+    data = (REALWORLD / "mustang/validator/X03_01_Abschlagsrechnung_SubInvoiceLine_u_LV_Nr.xml").read_bytes()
+    with pytest.raises(ApiError) as err:
+        convert(data, "UBL", allow_loss=True)
+    assert err.value.http_status == 422 and err.value.errors
+    assert all(e.field is None for e in err.value.errors)
+    assert any("in the source" in e.message and "ram:IncludedSupplyChainTradeLineItem[1]" in e.message
+               for e in err.value.errors)
+
+
+def test_category_o_without_rates_parses_complete_and_converts():
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    data = (REALWORLD / "peppol-bis3/examples/vat-category-O.xml").read_bytes()
+    parsed = parse(data)
+    assert parsed.complete, (parsed.missing, parsed.problems)
+    assert "vatCategoryRate" not in parsed.invoice["vatBreakdowns"][0]
+    assert convert(data, "CII").document
+
+
+def test_an_order_reference_is_never_made_up_silently():
+    """An empty order id reads as none; UBL's required order id beside a lone BT-14 is Peppol's "NA", said in
+    `changed`; a received "NA" is a value like any other."""
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    parsed = parse((REALWORLD / "corpus/XML-Rechnung/UBL/XRECHNUNG_Elektron.ubl.xml").read_bytes())
+    assert "purchaseOrderReference" not in parsed.invoice and parsed.invoice["salesOrderReference"]
+    done = convert((REALWORLD / "corpus/XML-Rechnung/CII/XRECHNUNG_Elektron.cii.xml").read_bytes(), "UBL",
+                   allow_loss=True)
+    assert b"<cbc:ID>NA</cbc:ID>" in done.document and "BT-13" in [c["businessTerm"] for c in done.changed]
+    na = parse((REALWORLD / "peppol-bis3/examples/sales-order-example.xml").read_bytes())
+    assert na.invoice["purchaseOrderReference"] == "NA"
+
+
+def test_one_finding_per_rule_and_place_citing_both_rule_sets():
+    """The Factur-X XRECHNUNG profile rules and the XRechnung pack both report PEPPOL-EN16931-R008 at the same
+    three empty descriptions, each writing the place its own way: one finding each, the most severe, citing both."""
+    from pipeline.check.profiles import place
+    from pipeline.flows.validate_pdf import validate_pdf
+    report = validate_pdf((REALWORLD / "mustang/validator/invalidXRechnung.pdf").read_bytes())
+    keys = [(i.code, place(i.location.xpath), i.location.line) for i in report.issues if i.location and
+            i.location.xpath]
+    assert len(keys) == len(set(keys))
+    r008 = [i for i in report.issues if i.code == "PEPPOL-EN16931-R008"]
+    assert [i.location.line for i in r008] == [23, 55, 87]
+    assert all("also the Factur-X profile rules" in i.message for i in r008)

@@ -24,6 +24,7 @@ from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, 
                                   written_specification_id)
 from pipeline.invoice.model import InvoiceRequest, validate_request
 from pipeline.invoice.request_json import dump_request
+from pipeline.read import provenance
 from pipeline.read.provenance import is_plumbing
 
 TARGETS = ("CII", "UBL", "ZUGFERD")
@@ -76,7 +77,8 @@ def _lines(lines: list[dict]):
 def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
     """The `changed` entries of a conversion: BT-24 when the target writes another identifier than the source's;
     BT-147 on UBL lines with a gross price and no discount (UBL binds BT-148 in an allowance that needs an amount:
-    gross - net, which EN 16931 defines BT-146 by)."""
+    gross - net, which EN 16931 defines BT-146 by), BT-148 on CII lines with a discount and no gross price (net +
+    discount), BT-13 "NA" beside a lone BT-14 in UBL."""
     out = []
     source_id = parsed.source.specification_id
     sent = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
@@ -84,7 +86,19 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
         written = sent or written_specification_id(endpoint, request["config"].get("profile"))
         target = f"the ZUGFeRD profile {request['config']['profile']}" if endpoint == "zugferd" else endpoint
         out.append(changed_value("BT-24", source_id, written, f"{target} writes its own specification identifier"))
+    if request["config"]["syntax"] == "CII":
+        lines = [line.get("lineIdentifier") for line in _lines(request["invoice"].get("invoiceLines") or [])
+                 if "priceDiscount" in (line.get("priceDetails") or {})
+                 and "grossPrice" not in line["priceDetails"]]
+        if lines:
+            out.append(changed_value("BT-148", None, "net price + price discount", "CII carries the price discount "
+                                     "(BT-147) inside the gross price, which needs its amount; lines "
+                                     + ", ".join(map(str, lines[:20])) + (" ..." if len(lines) > 20 else "")))
     if request["config"]["syntax"] == "UBL":
+        invoice = request["invoice"]
+        if invoice.get("salesOrderReference") and not invoice.get("purchaseOrderReference"):
+            out.append(changed_value("BT-13", None, "NA", "UBL requires an order id beside the sales order "
+                                     "reference (BT-14); Peppol's placeholder is written"))
         lines = [line.get("lineIdentifier") for line in _lines(request["invoice"].get("invoiceLines") or [])
                  if "grossPrice" in (line.get("priceDetails") or {})
                  and "priceDiscount" not in line["priceDetails"]]
@@ -108,6 +122,29 @@ def target_model(parsed: Parsed, request: dict, spec: str) -> InvoiceRequest:
     return validate_request({"invoice": invoice, "config": request["config"]}, spec, reading=True)
 
 
+def in_source_terms(parsed: Parsed, errors: list[ErrorDetail]) -> list[ErrorDetail]:
+    """The entries of a refused target in the source's terms: the client sent a document, not JSON, so an entry
+    names the source node (xpath, line) the field was read from, or the nearest enclosing one the source has,
+    instead of a JSON field it never sent."""
+    out = []
+    for e in errors:
+        node = provenance.source_node(parsed.read, parsed.source.doc, e.field) if (
+            parsed.read is not None and (e.field or "").startswith("invoice.")) else None
+        where = (f" (in the source{', near' if node['near'] else ''}: {node['xpath']}, line {node['line']})"
+                 if node else "")
+        out.append(ErrorDetail(e.code, e.message + where, None, e.businessTerm, e.rejectedValue))
+    return out
+
+
+def _reading_problems(parsed: Parsed) -> list[ErrorDetail]:
+    """Why the model refuses the invoice as read (the entries of validate_request(reading=True))."""
+    try:
+        validate_request({"invoice": parsed.invoice, "config": parsed.config}, parsed.config["spec"], reading=True)
+    except ApiError as err:
+        return err.errors
+    return parsed.problems
+
+
 def convert(data: bytes, to: str, spec: str | None = None, profile: str | None = None, language: str | None = None,
             allow_loss: bool = False, request_id: str | None = None) -> Conversion:
     """An uploaded e-invoice -> the validated document in the target syntax. ApiError 400 (no e-invoice, bad
@@ -121,10 +158,10 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     if to == "CII" and parsed.source.pdf is not None and spec == source_spec(parsed.source):
         return Conversion(parsed.source.xml, "application/xml")  # the PDF's own invoice, validated above
     if parsed.request is None:  # (fields only a JSON request must send are no reason: `model.API_REQUIRED`)
-        raise _refusal("SOURCE_NOT_CONVERTIBLE", "The source lacks fields the invoice model requires: "
-                       + ", ".join(parsed.missing or [p.field or p.code for p in parsed.problems]),
-                       [ErrorDetail("REQUIRED", "the source has no value for it", field=m) for m in parsed.missing]
-                       + parsed.problems)
+        blocking = _reading_problems(parsed)
+        raise _refusal("SOURCE_NOT_CONVERTIBLE", "The source lacks values the invoice model requires or holds values "
+                       "it refuses: " + ", ".join(dict.fromkeys(e.businessTerm or e.field or e.code for e in blocking)),
+                       in_source_terms(parsed, blocking))
     lost = [u for u in parsed.unmapped if not is_plumbing(u["xpath"])]  # only content counts as loss
     if lost and not allow_loss:
         raise _refusal("CONVERSION_LOSS", f"The target cannot carry {len(lost)} value(s) of the source; "
@@ -139,8 +176,11 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
                                       sent=lambda: request)
         return Conversion(document, "application/xml", parsed.unmapped, changed)
     except ApiError as err:
+        if err.http_status == 422:  # the target's rules refuse it: said in the source's terms
+            raise ApiError(422, err.error_code, err.message, in_source_terms(parsed, err.errors)) from err
         fields = [e.field or "" for e in err.errors]
         if err.http_status != 400 or not fields or not all(f.startswith("invoice.") for f in fields):
             raise
         # the target syntax refuses a term the source has (e.g. several preceding invoices in CII)
-        raise _refusal("CONVERSION_LOSS", f"The target cannot carry the source: {err.message}", err.errors) from err
+        raise _refusal("CONVERSION_LOSS", f"The target cannot carry the source: {err.message}",
+                       in_source_terms(parsed, err.errors)) from err

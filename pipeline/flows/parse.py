@@ -82,6 +82,7 @@ class Parsed:
     request: InvoiceRequest | None = field(default=None, repr=False, compare=False)
     written: bytes | None = field(default=None, repr=False, compare=False)
     changed: list[dict] = field(default_factory=list)   # values generation writes otherwise (`changed_value`)
+    read: provenance.Split | None = field(default=None, repr=False, compare=False)   # where each value came from
 
     @property
     def complete(self) -> bool:
@@ -260,7 +261,7 @@ def parse(data: bytes) -> Parsed:
     written = written_again(request) if request is not None else None
     unmapped, truncated = unmapped_of(source, read, written)
     return Parsed(source, read.canonical, invoice, config, unmapped, truncated, missing, problems, request, written,
-                  changed)
+                  changed, read)
 
 
 def source_spec(source: Source) -> str:

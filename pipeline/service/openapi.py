@@ -135,6 +135,10 @@ _HEADERS = {
                                            "carry.", "schema": {"type": "integer", "minimum": 1}},
     "X-Conversion-Lost": {"description": "convert with allowLoss: their xpaths in the source, `; `-separated "
                                          "(cut after 2000 characters).", "schema": {"type": "string"}},
+    "X-Conversion-Changed": {"description": "convert: source values the target writes otherwise, `; `-separated "
+                                            "`BT-n source -> written` (e.g. BT-24 where the target needs its own "
+                                            "specification identifier; cut after 2000 characters).",
+                             "schema": {"type": "string"}},
     "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "required": True, "schema": {"type": "string"}},
     "X-Validation-Warnings": {"description": "XML generation: how many warnings the report of the returned document "
                                              "has (the official rules' and the content checks').",
@@ -292,7 +296,7 @@ def _reading(path: str, cost: int) -> dict:
         statuses = sorted(statuses + [402])
     ok_response = _ok(summary, ok)
     if name == "convert":
-        ok_response["headers"].update(_headers("X-Conversion-Losses", "X-Conversion-Lost"))
+        ok_response["headers"].update(_headers("X-Conversion-Losses", "X-Conversion-Lost", "X-Conversion-Changed"))
     return {"post": {
         "operationId": name,
         "summary": summary,

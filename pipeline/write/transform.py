@@ -8,7 +8,8 @@ Parameters of xslt/cii.xsl and xslt/ubl.xsl (strings; `params_for(spec)` fills t
   project-name            CII only: ram:SpecifiedProcuringProject/ram:Name (required there, no EN 16931 term)
   credit-note-type-codes  UBL only: type codes written as a CreditNote (BR-CL-01 credit-note subset)
   card-network-id         UBL only: cac:CardAccount/cbc:NetworkID (required there, no EN 16931 term)
-  missing-order-id        UBL only: cac:OrderReference/cbc:ID when only BT-14 is known (Peppol: "NA")
+  missing-order-id        UBL only: cac:OrderReference/cbc:ID when only BT-14 is known (Peppol: "NA"); reading
+                          takes a received "NA" as the value it is
 """
 from __future__ import annotations
 
