@@ -25,8 +25,9 @@
   <xsl:param name="credit-note-type-codes" as="xs:string" select="'81 83 261 262 296 308 381 396 420 458 502 503 532'"/>
   <!-- UBL requires a card network id (cac:CardAccount/cbc:NetworkID); EN 16931 has no term for it. -->
   <xsl:param name="card-network-id" as="xs:string" select="'NA'"/>
-  <!-- UBL requires cac:OrderReference/cbc:ID; used when only the sales order reference (BT-14) is known (Peppol's
-       convention; an empty one breaks PEPPOL-EN16931-R008). convert lists it in `changed`. -->
+  <!-- UBL requires cac:OrderReference/cbc:ID; used when only the sales order reference (BT-14) is known. XRechnung:
+       Peppol's "NA" (an empty one breaks PEPPOL-EN16931-R008; convert lists it in `changed`); en16931: empty
+       (pipeline.write.transform.SPEC_PARAMS). -->
   <xsl:param name="missing-order-id" as="xs:string" select="'NA'"/>
 
   <xsl:variable name="currency" select="normalize-space(/invoice/currencyCode)"/>

@@ -96,9 +96,10 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
                                      + ", ".join(map(str, lines[:20])) + (" ..." if len(lines) > 20 else "")))
     if request["config"]["syntax"] == "UBL":
         invoice = request["invoice"]
-        if invoice.get("salesOrderReference") and not invoice.get("purchaseOrderReference"):
+        if endpoint == "xrechnung" and invoice.get("salesOrderReference") and not invoice.get("purchaseOrderReference"):
             out.append(changed_value("BT-13", None, "NA", "UBL requires an order id beside the sales order "
-                                     "reference (BT-14); Peppol's placeholder is written"))
+                                     "reference (BT-14) and XRechnung refuses it empty; Peppol's placeholder is "
+                                     "written"))
         lines = [line.get("lineIdentifier") for line in _lines(request["invoice"].get("invoiceLines") or [])
                  if "grossPrice" in (line.get("priceDetails") or {})
                  and "priceDiscount" not in line["priceDetails"]]

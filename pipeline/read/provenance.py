@@ -17,7 +17,7 @@ from functools import lru_cache
 from lxml import etree
 
 from pipeline.check.xmlinput import ParsedXml
-from pipeline.invoice.terms import TERMS
+from pipeline.invoice.terms import ARRAY_ITEMS, TERMS
 from pipeline.read.canonical import SOURCE_NS
 
 _SRC = f"{{{SOURCE_NS}}}src"
@@ -186,7 +186,6 @@ def in_paths(read: Split, source) -> Split:
 def canonical_path(json_field: str) -> str:
     """The canonical element path (`/invoiceLine[1]/quantity[1]`, as `Split` keys them) of a JSON field
     (`invoice.invoiceLines[0].quantity`)."""
-    from pipeline.invoice.terms import ARRAY_ITEMS
     out = ""
     for step in json_field.split(".")[1:]:
         name, _, index = step.partition("[")   # (an array without index: its first item)
