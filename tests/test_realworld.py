@@ -20,13 +20,6 @@ def outcomes():
     return [examine(path, REALWORLD) for path in found]
 
 
-def _share(outcomes, stage: str) -> tuple[float, list[str]]:
-    judged = [o for o in outcomes if getattr(o, stage) != "n/a"]
-    failed = [f"{o.name}: {getattr(o, stage)} " + " ".join(getattr(o, f"{stage}_diff")[2:6]) for o in judged
-              if getattr(o, stage) != "same"]
-    return 1 - len(failed) / len(judged), failed
-
-
 def test_no_server_error(outcomes):
     errors = [f"{o.name}: {e}" for o in outcomes for e in o.server_errors]
     assert not errors, "\n".join(errors)
@@ -35,6 +28,65 @@ def test_no_server_error(outcomes):
 def test_xml_verdicts_are_the_official_rules(outcomes):
     wrong = [o.name for o in outcomes if o.kind == "xml" and o.agrees is False]
     assert not wrong, wrong
+
+
+# Valid XML invoices that do not convert to the other syntax with identical terms, and why. Issue 23 targets >= 95 %
+# (73 of the 77); these are what stands between (each is what the target cannot carry, said, never silent). When one
+# starts to convert, its test fails and the entry must go.
+_EXTENDED = "Factur-X EXTENDED content the EN 16931 model has no field for (BT-X terms: line status, parent lines, ...)"
+_DEPARTMENT = "seller contact department (ram:DepartmentName) beside a person name: UBL has one contact name"
+_BT83_ONLY = "a payment reference (BT-83) without payment means code (BT-81): UBL binds BT-83 inside the means"
+NOT_CONVERTED = {
+    "corpus/XML-Rechnung/CII/XRECHNUNG_Betriebskostenabrechnung.cii.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
+    "corpus/XML-Rechnung/CII/XRECHNUNG_Elektron.cii.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
+    "horstoeko/tests/assets/xml_xrechnung_1.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
+    "mustang/library/cii/lastschrift_iban_bug.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
+    "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushChargesAllowances.xml":
+        ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
+    "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushItemChargesAllowances.xml":
+        ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
+    "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushReverseCharge.xml":
+        ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
+    "mustang/library/factur-x_invoicingPeriod.xml": ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
+    "mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml":
+        ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/library/cii/extended_warenrechnung_based_doublecashdiscount.xml": ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/library/factur-x-extended.xml": ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/library/subinvoicelines/Extended_SubInvoiceLines_Hardware_Bsp2.xml": ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/validator/X03_01_Abschlagsrechnung_SubInvoiceLine_u_LV_Nr.xml": ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/validator/roundingDifferenceIsInTolerance.xml": ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/library/ubl/04.01a-INVOICE_ubl.xml":
+        ("refused SOURCE_NOT_CONVERTIBLE", "XRechnung sub-invoice lines (BG-DEX-01): XRechnung binds them in UBL only"),
+    "mustang/validator/01.01a-INVOICE_ubl.xml":
+        ("differs", "dates with a time zone (2016-04-04+01:00): the model's dates have none"),
+}
+# Complete parses of valid XML that do not regenerate identical terms, and why.
+_EXTENDED_AS_EN16931 = "an EXTENDED document (judged on the Factur-X EXTENDED rules) is no valid EN 16931 invoice"
+NOT_ROUND_TRIPPED = {
+    "mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml":
+        ("refused VALIDATION_FAILED", _EXTENDED_AS_EN16931),
+    "mustang/library/subinvoicelines/Extended_SubInvoiceLines_Hardware_Bsp2.xml":
+        ("refused VALIDATION_FAILED", _EXTENDED_AS_EN16931),
+    "mustang/validator/X03_01_Abschlagsrechnung_SubInvoiceLine_u_LV_Nr.xml":
+        ("refused VALIDATION_FAILED", _EXTENDED_AS_EN16931),
+    "mustang/validator/roundingDifferenceIsInTolerance.xml": ("refused VALIDATION_FAILED", _EXTENDED_AS_EN16931),
+    "mustang/validator/01.01a-INVOICE_ubl.xml":
+        ("differs", "dates with a time zone (2016-04-04+01:00): the model's dates have none"),
+}
+
+
+def test_valid_xml_converts_with_identical_terms_but_for_what_the_target_cannot_carry(outcomes):
+    valid = [o for o in outcomes if o.kind == "xml" and o.official]
+    failed = {o.name: o.convert for o in valid if o.convert != "same"}
+    assert failed == {name: outcome for name, (outcome, _) in NOT_CONVERTED.items()}
+    assert len(valid) - len(failed) >= 61   # of 77 (11 before issue 23)
+
+
+def test_complete_parses_regenerate_with_identical_terms_but_for_the_known(outcomes):
+    judged = [o for o in outcomes if o.roundtrip != "n/a"]
+    failed = {o.name: o.roundtrip for o in judged if o.roundtrip != "same"}
+    assert failed == {name: outcome for name, (outcome, _) in NOT_ROUND_TRIPPED.items()}
+    assert len(judged) - len(failed) >= 42   # of 47
 
 
 # ---- PDF/A verdicts --------------------------------------------------------------------------------------------
