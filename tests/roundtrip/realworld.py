@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
-from pipeline.check.profiles import validate_profile_xml, validate_zugferd1_xml
+from pipeline.check.profiles import validate_profile_xml
+from pipeline.check.xmlinput import load
 from pipeline.check.report import ERROR
 from pipeline.errors import ApiError
 from pipeline.flows.convert import convert
@@ -27,8 +29,9 @@ from pipeline.flows.parse import parse, validate_source
 from pipeline.flows.render import render
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.invoice.request_json import dump_request
-from pipeline.invoice.specs import ZUGFERD1_NS
+from pipeline.invoice.specs import ZUGFERD1_NS, profile_for_guideline
 from pipeline.pdf import checks
+from pipeline.read.canonical import specification_id
 from roundtrip.reader import diff_lines, flatten, read_terms
 
 OTHER = {"CII": "UBL", "UBL": "CII"}
@@ -81,7 +84,6 @@ def _attempt(outcome: Outcome, stage: str, fn):
 def _drop_derived_discounts(source: dict[str, str], target: dict[str, str]) -> None:
     """UBL needs an amount beside a gross price (BT-148), and convert says it wrote gross - net there (`changed`
     BT-147): such a discount that the source lacks and that is exactly gross - net is no difference."""
-    from decimal import Decimal
     for key in [k for k in target if k.endswith(".priceDetails.priceDiscount") and k not in source]:
         base = key[:-len("priceDiscount")]
         gross, net = target.get(base + "grossPrice"), target.get(base + "netPrice")
@@ -92,7 +94,6 @@ def _drop_derived_discounts(source: dict[str, str], target: dict[str, str]) -> N
 def _drop_derived_gross_prices(source: dict[str, str], target: dict[str, str]) -> None:
     """CII needs a gross price beside a discount (BT-147), and convert says it wrote net + discount there (`changed`
     BT-148): such a gross price that the source lacks and that is exactly net + discount is no difference."""
-    from decimal import Decimal
     for key in [k for k in target if k.endswith(".priceDetails.grossPrice") and k not in source]:
         base = key[:-len("grossPrice")]
         net, discount = target.get(base + "netPrice"), target.get(base + "priceDiscount")
@@ -106,13 +107,10 @@ def _official_pdf(data: bytes) -> bool | None:
         return False
     if ZUGFERD1_NS.encode() in found.xml[:4096]:
         return None  # ZUGFeRD 1.0: no EN 16931 invoice, not judged as one
-    from pipeline.check.xmlinput import load
-    from pipeline.read.canonical import specification_id
     try:
         spec_id = specification_id(load(found.xml))[0]
     except Exception:  # noqa: BLE001 - unreadable XML: the rules cannot pass it
         return False
-    from pipeline.invoice.specs import profile_for_guideline
     profile = profile_for_guideline(spec_id)
     if profile is None:
         return False
