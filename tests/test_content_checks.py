@@ -176,6 +176,11 @@ def test_iban_messages_say_what_is_wrong_where_and_why():
 def test_iban_only_with_a_sepa_means_code_and_debited_accounts_of_a_sepa_direct_debit():
     assert _check(_sepa("1234567", means="30")) == []     # a national account number outside SEPA
     assert _check(_sepa("SE:BANKGIRO-1", bic="SE:BANKGIRO", means="30")) == []   # BT-86 a national code there
+    # an IBAN-shaped account is checked whatever the means code (30: the common German credit transfer code)
+    [f] = _check(_sepa("DE89370400440532013001", means="30"))
+    assert f.code == "CHECK-IBAN" and "check digits" in f.message and "written as an IBAN" in f.message
+    assert _check(_sepa("DE89370400440532013000", means="30")) == []
+    assert _check(_sepa("de89 3704 0044 0532 0130 00", means="1")) == []
     debit = _canonical(paymentInstructions__meansCode="59",
                        paymentInstructions__directDebit__mandateReferenceIdentifier="M-1",
                        paymentInstructions__directDebit__debtorAccountIdentifier="DE89370400440532013001")

@@ -346,7 +346,8 @@ OUT_OF_VOCABULARY = {
 }
 # The XRechnung extension's sub-invoice lines: UBL only, under the extension's BT-24 (tests/test_extension.py).
 EXTENSION_GROUPS = {"04.01a-INVOICE_ubl.xml", "04.03a-INVOICE_ubl.xml"}
-# UBL needs cac:OrderReference/cbc:ID; with only a sales order reference (BT-14) the Peppol convention 'NA' fills it.
+# UBL needs cac:OrderReference/cbc:ID; with only a sales order reference (BT-14) the Peppol convention 'NA' fills it
+# for XRechnung (which refuses empty elements); for EN 16931 it stays empty.
 ORDER_NA = "purchaseOrderReference"
 _ITEMS = {"vatBreakdowns": "vatBreakdown", "invoiceLines": "invoiceLine",
           "documentLevelAllowances": "documentLevelAllowance", "documentLevelCharges": "documentLevelCharge",
@@ -360,7 +361,7 @@ _ITEMS = {"vatBreakdowns": "vatBreakdown", "invoiceLines": "invoiceLine",
 
 def _canonical_from_terms(terms: dict) -> bytes:
     """Business terms read from an official document -> a canonical document as docs/canonical.md defines it
-    (rules 2, 6, 7: arrays as repeated items, BT-110 and BT-147 present, no O rates below the breakdown, no BT-24)."""
+    (rules 2, 6, 7: arrays as repeated items, BT-110 present, no O rates below the breakdown, no BT-24)."""
     terms = json.loads(json.dumps(terms, default=str))
     terms.pop("invoiceCurrencyCode", None)
     terms.get("processControl", {}).pop("specificationIdentifier", None)
@@ -371,9 +372,7 @@ def _canonical_from_terms(terms: dict) -> bytes:
     totals = terms.setdefault("documentTotals", {})
     if "taxTotalAmount" not in totals:
         totals["taxTotalAmount"] = format(sum(Decimal(b["vatCategoryTaxAmount"]) for b in terms["vatBreakdowns"]), "f")
-    for price in [ln["priceDetails"] for ln in terms.get("invoiceLines", []) if "priceDetails" in ln]:
-        if "grossPrice" in price and "netPrice" in price:   # BT-147, computed-only (rule 6)
-            price["priceDiscount"] = format(Decimal(price["grossPrice"]) - Decimal(price["netPrice"]), "f")
+    # (BT-147 is a field since issue 23: as the document states it, none computed)
 
     def build(parent: etree._Element, obj: dict) -> None:
         for name, value in obj.items():
@@ -418,10 +417,11 @@ def test_official_documents_regenerate_valid_with_equal_terms(path: Path) -> Non
         actual = {k: v for k, v in flatten(read_terms(out).terms).items()
                   if not k.startswith("processControl.specification")}
         if syntax == "ubl" and ORDER_NA not in expected and "salesOrderReference" in expected:
-            assert actual.pop(ORDER_NA) == "NA"
-        # BT-110 / BT-147 the source left implicit and the canonical layer states: 0 and gross - net price
-        implicit = {k for k in actual.keys() - expected.keys()
-                    if k == "documentTotals.taxTotalAmount" or k.endswith("priceDetails.priceDiscount")}
+            assert actual.pop(ORDER_NA, "") == ("NA" if spec == "xrechnung" else "")   # en16931: left empty
+        # BT-110 the source left implicit and the canonical layer states (0); the amount a syntax needs beside a
+        # price: UBL's discount beside a gross price (gross - net), CII's gross price beside a discount (net + discount)
+        implicit = {k for k in actual.keys() - expected.keys() if k == "documentTotals.taxTotalAmount"
+                    or k.endswith(("priceDetails.priceDiscount", "priceDetails.grossPrice"))}
         assert all(Decimal(actual[k]) == _implicit_value(expected, k) for k in implicit), syntax
         assert diff_lines(expected, {k: v for k, v in actual.items() if k not in implicit}) == [], syntax
 
@@ -430,6 +430,8 @@ def _implicit_value(terms: dict[str, str], key: str) -> Decimal:
     if key == "documentTotals.taxTotalAmount":
         return Decimal(0)
     price = key.rsplit(".", 1)[0]
+    if key.endswith("grossPrice"):
+        return Decimal(terms[f"{price}.netPrice"]) + Decimal(terms[f"{price}.priceDiscount"])
     return Decimal(terms[f"{price}.grossPrice"]) - Decimal(terms[f"{price}.netPrice"])
 
 

@@ -505,9 +505,12 @@
 
   <!-- BG-29: gross price (BT-148) with its discount (BT-147, computed by the canonical layer), net price (BT-146). -->
   <xsl:template match="priceDetails">
-    <xsl:for-each select="grossPrice">
+    <!-- CII carries BT-147 inside the gross price, which needs its amount: without one, net + discount (EN 16931:
+         net price = gross price - discount); convert lists it in `changed` -->
+    <xsl:for-each select="(grossPrice, priceDiscount)[1]">
       <ram:GrossPriceProductTradePrice>
-        <ram:ChargeAmount><xsl:value-of select="f:num(.)"/></ram:ChargeAmount>
+        <ram:ChargeAmount><xsl:value-of select="f:num((../grossPrice,
+            ../netPrice ! (xs:decimal(.) + xs:decimal(current())))[1])"/></ram:ChargeAmount>
         <xsl:call-template name="basis-quantity"/>
         <xsl:for-each select="../priceDiscount">
           <ram:AppliedTradeAllowanceCharge>

@@ -77,8 +77,8 @@
       <xsl:sequence select="r:leaf('receivingAdviceReference', $delivery/ram:ReceivingAdviceReferencedDocument/ram:IssuerAssignedID)"/>
       <xsl:sequence select="r:leaf('tenderOrLotReference', $tender/ram:IssuerAssignedID, 'text', $tender/ram:TypeCode)"/>
       <xsl:sequence select="r:leaf('invoicedObjectIdentifier', $invoiced-object/ram:IssuerAssignedID, 'text', $invoiced-object/ram:TypeCode)"/>
-      <xsl:sequence select="r:leaf('paymentTerms', $settlement/ram:SpecifiedTradePaymentTerms/ram:Description)"/>
-      <xsl:sequence select="r:leaf('invoiceNote', $notes[1]/ram:Content)"/>
+      <xsl:sequence select="r:leaf('paymentTerms', $settlement/ram:SpecifiedTradePaymentTerms/ram:Description, 'verbatim')"/>
+      <xsl:sequence select="r:leaf('invoiceNote', $notes[1]/ram:Content, 'verbatim')"/>
       <xsl:where-populated>
         <processControl>
           <xsl:sequence select="r:leaf('businessProcessType',
@@ -291,7 +291,7 @@
   <xsl:template match="ram:IncludedNote" mode="further-note">
     <xsl:where-populated>
       <additionalInvoiceNote>
-        <xsl:sequence select="r:leaf('invoiceNote', ram:Content),
+        <xsl:sequence select="r:leaf('invoiceNote', ram:Content, 'verbatim'),
             r:leaf('invoiceNoteSubjectCode', ram:SubjectCode)"/>
       </additionalInvoiceNote>
     </xsl:where-populated>
@@ -439,7 +439,7 @@
       <invoiceLine>
         <xsl:sequence select="r:leaf('lineIdentifier', $line-document/ram:LineID)"/>
         <xsl:apply-templates select="ram:SpecifiedTradeProduct[1]" mode="item"/>
-        <xsl:sequence select="r:leaf('note', $line-document/ram:IncludedNote/ram:Content)"/>
+        <xsl:sequence select="r:leaf('note', $line-document/ram:IncludedNote/ram:Content, 'verbatim')"/>
         <xsl:sequence select="r:leaf('quantity', $quantity, 'decimal')"/>
         <xsl:sequence select="r:leaf('unitCode', $quantity/@unitCode)"/>
         <xsl:sequence select="r:amount('netAmount',

@@ -26,7 +26,8 @@
   <!-- The placeholders ubl.xsl writes where UBL requires a value EN 16931 has no term for: read with the term
        they stand beside (any other value is not read, and so reported). -->
   <xsl:param name="card-network-id" as="xs:string" select="'NA'"/>
-  <xsl:param name="missing-order-id" as="xs:string" select="'NA'"/>
+  <!-- a received "NA" is read as the value it is (values travel verbatim); only an empty id is no value -->
+  <xsl:param name="missing-order-id" as="xs:string" select="''"/>
 
   <xsl:variable name="root" select="/(inv:Invoice | cn:CreditNote)"/>
   <xsl:variable name="currency" as="xs:string" select="normalize-space($root/cbc:DocumentCurrencyCode[1])"/>
@@ -80,7 +81,7 @@
       <xsl:sequence select="r:leaf('receivingAdviceReference', cac:ReceiptDocumentReference/cbc:ID)"/>
       <xsl:sequence select="r:leaf('tenderOrLotReference', cac:OriginatorDocumentReference/cbc:ID)"/>
       <xsl:sequence select="r:leaf('invoicedObjectIdentifier', $invoiced-object/cbc:ID, 'text', $invoiced-object/cbc:DocumentTypeCode)"/>
-      <xsl:sequence select="r:leaf('paymentTerms', cac:PaymentTerms/cbc:Note)"/>
+      <xsl:sequence select="r:leaf('paymentTerms', cac:PaymentTerms/cbc:Note, 'verbatim')"/>
       <xsl:sequence select="$notes[1] ! r:note(., 'invoiceNote', 2)"/>
       <xsl:where-populated>
         <processControl>
@@ -452,7 +453,7 @@
                    namespace="{$r:canonical-ns}">
         <xsl:sequence select="r:leaf('lineIdentifier', cbc:ID)"/>
         <xsl:apply-templates select="cac:Item[1]" mode="item"/>
-        <xsl:sequence select="r:leaf('note', cbc:Note)"/>
+        <xsl:sequence select="r:leaf('note', cbc:Note, 'verbatim')"/>
         <xsl:sequence select="r:leaf('quantity', $quantity, 'decimal')"/>
         <xsl:sequence select="r:leaf('unitCode', $quantity/@unitCode)"/>
         <xsl:sequence select="r:amount('netAmount', cbc:LineExtensionAmount, $currency)"/>

@@ -25,7 +25,9 @@
   <xsl:param name="credit-note-type-codes" as="xs:string" select="'81 83 261 262 296 308 381 396 420 458 502 503 532'"/>
   <!-- UBL requires a card network id (cac:CardAccount/cbc:NetworkID); EN 16931 has no term for it. -->
   <xsl:param name="card-network-id" as="xs:string" select="'NA'"/>
-  <!-- UBL requires cac:OrderReference/cbc:ID; used when only the sales order reference (BT-14) is known. -->
+  <!-- UBL requires cac:OrderReference/cbc:ID; used when only the sales order reference (BT-14) is known. XRechnung:
+       Peppol's "NA" (an empty one breaks PEPPOL-EN16931-R008; convert lists it in `changed`); en16931: empty
+       (pipeline.write.transform.SPEC_PARAMS). -->
   <xsl:param name="missing-order-id" as="xs:string" select="'NA'"/>
 
   <xsl:variable name="currency" select="normalize-space(/invoice/currencyCode)"/>
@@ -522,13 +524,17 @@
           <xsl:value-of select="f:num(.)"/>
         </cbc:BaseQuantity>
       </xsl:for-each>
-      <xsl:for-each select="grossPrice">
+      <xsl:if test="grossPrice or priceDiscount">
         <cac:AllowanceCharge>
           <cbc:ChargeIndicator>false</cbc:ChargeIndicator>
-          <cbc:Amount currencyID="{$currency}"><xsl:value-of select="f:num(../priceDiscount)"/></cbc:Amount>
-          <cbc:BaseAmount currencyID="{$currency}"><xsl:value-of select="f:num(.)"/></cbc:BaseAmount>
+          <!-- UBL requires the amount beside the gross price: BT-147 as sent, else gross - net -->
+          <cbc:Amount currencyID="{$currency}"><xsl:value-of select="f:num((priceDiscount,
+              netPrice ! (xs:decimal(../grossPrice) - xs:decimal(.)))[1])"/></cbc:Amount>
+          <xsl:for-each select="grossPrice">
+            <cbc:BaseAmount currencyID="{$currency}"><xsl:value-of select="f:num(.)"/></cbc:BaseAmount>
+          </xsl:for-each>
         </cac:AllowanceCharge>
-      </xsl:for-each>
+      </xsl:if>
     </cac:Price>
   </xsl:template>
 

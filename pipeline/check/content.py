@@ -4,7 +4,8 @@ An IBAN with a typo passes every official rule, and the payment bounces. These c
 canonical invoice (docs/canonical.md: one element per business term), so they are written once for CII, UBL and
 ZUGFeRD, received or generated:
 
-    CHECK-IBAN               BT-84 (BT-91) with a SEPA means code (58, 59): country, length per country, mod-97
+    CHECK-IBAN               BT-84 (BT-91) with a SEPA means code (58, 59), or of an IBAN's form whatever the
+                             means code: country, length per country, mod-97
     CHECK-BIC                BT-86: ISO 9362 form, and its country that of the IBAN beside it
     CHECK-CREDITOR-ID        BT-90: SEPA creditor identifier (AT-02) check digits
     CHECK-VAT-ID             BT-31, BT-48, BT-63: EU VAT identifier form and check digits of its country
@@ -51,7 +52,8 @@ PREFIX = "CHECK-"
 # code -> (what it checks, why it matters): the README table and the OpenAPI description say the same.
 CHECKS: dict[str, tuple[str, str]] = {
     IBAN: ("BT-84 payment account (and BT-91 debited account) when BT-81 is a SEPA means code (58 credit transfer, "
-           "59 direct debit): a country that issues IBANs, the length of that country's IBANs, the BBAN form and "
+           "59 direct debit) or the account has an IBAN's form (two letters, two digits, letters and digits; e.g. "
+           "under means code 30): a country that issues IBANs, the length of that country's IBANs, the BBAN form and "
            "the ISO 7064 mod 97-10 check digits.",
            "An IBAN with a typo passes every EN 16931 rule; the transfer bounces or, worse, reaches another "
            "account. EN 16931 and Factur-X check nothing of it; XRechnung's BR-DE-19/20 warn on the form and "
@@ -244,15 +246,23 @@ def _check_account(out: _Collector, account, provider, means: str) -> None:
     number = _text(account)
     if means in SEPA_DIRECT_DEBIT and is_masked(number):
         return
-    if account is not None and sepa and number:
+    # any account written like an IBAN is one, whatever the means code (30 "credit transfer" is the common German
+    # code); an account number of another form is judged only where the means code needs an IBAN
+    shaped = bool(number) and bool(_IBAN_FORM.fullmatch(iban.compact(number))) and not is_masked(number)
+    if account is not None and number and (sepa or shaped):
         problem = iban_problem(number)
-        if problem:
+        if problem and sepa:
             kind, kind_de = (("SEPA credit transfer", "SEPA-Überweisung") if means in SEPA_CREDIT_TRANSFER
                              else ("SEPA direct debit", "SEPA-Lastschrift"))
             out.add(IBAN, account, problem, Said(
                 f"The payment means is {means} ({kind}), which needs a valid IBAN: the payment would bounce or "
                 "reach another account.", f"Die Zahlungsart ist {means} ({kind_de}), die eine gültige IBAN braucht: "
                 "die Zahlung käme zurück oder erreichte ein anderes Konto."))
+        elif problem:
+            out.add(IBAN, account, problem, Said(
+                "The account is written as an IBAN (country, check digits, account): as it stands the payment would "
+                "bounce or reach another account.", "Das Konto ist als IBAN geschrieben (Land, Prüfziffern, Konto): "
+                "so käme die Zahlung zurück oder erreichte ein anderes Konto."))
     code = _text(provider)
     if provider is None or not code:
         return

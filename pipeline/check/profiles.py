@@ -48,6 +48,18 @@ def rule_id(issue: Issue) -> str:
     return match.group(1) if match else issue.code
 
 
+_NAMESPACE_TEST = re.compile(r"\[namespace-uri\(\)\s*=\s*'[^']*'\]")
+_QUALIFIER = re.compile(r"Q\{[^}]*\}|\*:|\b[\w.-]+:(?=[\w.-])")
+
+
+def place(xpath: str | None) -> str | None:
+    """An XPath as local names with positions, whichever way a rule set writes it: the Factur-X Schematron's
+    `/*:A[namespace-uri()='...'][1]`, the packs' `/Q{ns}A[1]`, prefixes."""
+    if not xpath:
+        return xpath
+    return _QUALIFIER.sub("", _NAMESPACE_TEST.sub("", xpath))
+
+
 def once(profile_issues: list[Issue], pack_issues: list[Issue]) -> list[Issue]:
     """Each finding once. The Factur-X profile Schematron repeats EN 16931 rules (under the CEN id, e.g.
     CII-SR-475, or under its own id naming the CEN rule, e.g. FX-SCH-A-000122 = [BR-CO-16]) that the EN 16931 /
@@ -55,7 +67,7 @@ def once(profile_issues: list[Issue], pack_issues: list[Issue]) -> list[Issue]:
     code is the one the business-term table maps to a field), with the stricter of the two severities. XSD
     findings are the same finding only with the same message."""
     def key(issue: Issue) -> tuple:
-        where = (issue.location.xpath, issue.location.line) if issue.location else None
+        where = (place(issue.location.xpath), issue.location.line) if issue.location else None
         return rule_id(issue), where, issue.message if issue.code.startswith("XSD") else None
 
     first: dict[tuple, Issue] = {}
@@ -67,8 +79,10 @@ def once(profile_issues: list[Issue], pack_issues: list[Issue]) -> list[Issue]:
         if same is None:
             first[key(issue)] = issue
             result.append(issue)
-        elif issue.severity == ERROR and same.severity != ERROR:
-            same.severity = ERROR
+        else:  # the most severe, citing both rule sets
+            if issue.severity == ERROR and same.severity != ERROR:
+                same.severity = ERROR
+            same.message += f" (also the Factur-X profile rules: {issue.code}, {issue.severity})"
     listed = {id(i) for i in first.values()}
     return result + [i for i in pack_issues if id(i) in listed]
 
@@ -85,6 +99,10 @@ def _legacy_xrechnung_issues(doc, guideline_id: str, tree) -> list[Issue]:
                   f"of XRechnung {pack.version}, Peppol rules (new in 3.0) reported as warnings.")] + found
 
 
+ZUGFERD1_NOT_EN16931 = "ZUGFERD1_NOT_EN16931"
+ZUGFERD1_VERSION = "ZUGFeRD 1.0"   # the report's version: what the document is, not the rules it was not checked on
+
+
 def validate_zugferd1_xml(data: bytes) -> list[Issue]:
     """ZUGFeRD 1.0 documents: the package ships the XSD only (there is no official Schematron)."""
     try:
@@ -92,6 +110,10 @@ def validate_zugferd1_xml(data: bytes) -> list[Issue]:
     except xmlinput.XmlInputError as exc:
         return [exc.issue]
     issues = engine.run_checks(doc, package_data() / "zugferd" / "ZUGFeRD1p0.xsd", [])
+    issues.append(Issue(ERROR, ZUGFERD1_NOT_EN16931,
+                        "ZUGFeRD 1.0 document: it predates EN 16931 and is no EN 16931 invoice (no Factur-X / ZUGFeRD 2 "
+                        "profile, no business terms of the norm), so it is not valid as one. Checked against the "
+                        "ZUGFeRD 1.0 XSD only."))
     issues.append(Issue(WARNING, "ZUGFERD1_NO_SCHEMATRON",
                         "ZUGFeRD 1.0 document: checked against its XSD only (no official Schematron exists)."))
     return issues

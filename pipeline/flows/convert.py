@@ -20,9 +20,12 @@ from pipeline.check.report import ERROR
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.generate_xml import write_validated
 from pipeline.flows.generate_zugferd import generate_zugferd
-from pipeline.flows.parse import Parsed, parse, source_spec, validate_source
+from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, parse, source_spec, validate_source,
+                                  written_specification_id)
 from pipeline.invoice.model import InvoiceRequest, validate_request
 from pipeline.invoice.request_json import dump_request
+from pipeline.read import provenance
+from pipeline.read.provenance import is_plumbing
 
 TARGETS = ("CII", "UBL", "ZUGFERD")
 SPECS = ("xrechnung", "en16931")
@@ -34,6 +37,7 @@ class Conversion:
     document: bytes
     media_type: str
     losses: list[dict] = field(default_factory=list)  # the unmapped source values (with allow_loss)
+    changed: list[dict] = field(default_factory=list)  # source values the target writes otherwise (BT-24)
 
 
 def _refusal(code: str, message: str, errors: list[ErrorDetail]) -> ApiError:
@@ -49,22 +53,61 @@ def loss_details(unmapped: list[dict]) -> list[ErrorDetail]:
 
 
 def request_for(parsed: Parsed, to: str, spec: str, profile: str | None, language: str | None) -> tuple[dict, str]:
-    """(InvoiceRequest of the parsed invoice for the target, the endpoint spec it is generated for)."""
+    """(InvoiceRequest of the parsed invoice for the target, the endpoint spec it is generated for). BT-24 stays
+    as the source states it where the target may write it (`parse.keep_specification_id`)."""
     invoice = dict(parsed.invoice)
-    control = dict(invoice.get("processControl") or {})
-    if to == "ZUGFERD" or spec != parsed.config["spec"]:  # the target writes its own BT-24
-        control.pop("specificationIdentifier", None)
-    invoice.pop("processControl", None)
-    if control:
-        invoice["processControl"] = control
     config = {"calculationMode": "MANUAL"}
     if to == "ZUGFERD":
         default = parsed.source.profile.name if parsed.source.profile else (
             "XRECHNUNG" if spec == "xrechnung" else "EN16931")
         config.update(syntax="CII", profile=profile or default, **({"metadataLanguage": language} if language else {}))
+        keep_specification_id(invoice, parsed.source.specification_id, "zugferd", config["profile"])
         return {"invoice": invoice, "config": config}, "zugferd"
+    keep_specification_id(invoice, parsed.source.specification_id, spec)
     config.update(syntax=to)
     return {"invoice": invoice, "config": config}, spec
+
+
+def _lines(lines: list[dict]):
+    for line in lines:
+        yield line
+        yield from _lines(line.get("subInvoiceLines") or [])
+
+
+def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
+    """The `changed` entries of a conversion: BT-24 when the target writes another identifier than the source's;
+    BT-147 on UBL lines with a gross price and no discount (UBL binds BT-148 in an allowance that needs an amount:
+    gross - net, which EN 16931 defines BT-146 by), BT-148 on CII lines with a discount and no gross price (net +
+    discount), BT-13 "NA" beside a lone BT-14 in UBL."""
+    out = []
+    source_id = parsed.source.specification_id
+    sent = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
+    if source_id is not None and sent != source_id:
+        written = sent or written_specification_id(endpoint, request["config"].get("profile"))
+        target = f"the ZUGFeRD profile {request['config']['profile']}" if endpoint == "zugferd" else endpoint
+        out.append(changed_value("BT-24", source_id, written, f"{target} writes its own specification identifier"))
+    if request["config"]["syntax"] == "CII":
+        lines = [line.get("lineIdentifier") for line in _lines(request["invoice"].get("invoiceLines") or [])
+                 if "priceDiscount" in (line.get("priceDetails") or {})
+                 and "grossPrice" not in line["priceDetails"]]
+        if lines:
+            out.append(changed_value("BT-148", None, "net price + price discount", "CII carries the price discount "
+                                     "(BT-147) inside the gross price, which needs its amount; lines "
+                                     + ", ".join(map(str, lines[:20])) + (" ..." if len(lines) > 20 else "")))
+    if request["config"]["syntax"] == "UBL":
+        invoice = request["invoice"]
+        if endpoint == "xrechnung" and invoice.get("salesOrderReference") and not invoice.get("purchaseOrderReference"):
+            out.append(changed_value("BT-13", None, "NA", "UBL requires an order id beside the sales order "
+                                     "reference (BT-14) and XRechnung refuses it empty; Peppol's placeholder is "
+                                     "written"))
+        lines = [line.get("lineIdentifier") for line in _lines(request["invoice"].get("invoiceLines") or [])
+                 if "grossPrice" in (line.get("priceDetails") or {})
+                 and "priceDiscount" not in line["priceDetails"]]
+        if lines:
+            out.append(changed_value("BT-147", None, "gross price - net price", "UBL carries the gross price "
+                                     "(BT-148) in a price allowance that needs its amount; lines "
+                                     + ", ".join(map(str, lines[:20])) + (" ..." if len(lines) > 20 else "")))
+    return out
 
 
 def target_model(parsed: Parsed, request: dict, spec: str) -> InvoiceRequest:
@@ -77,7 +120,30 @@ def target_model(parsed: Parsed, request: dict, spec: str) -> InvoiceRequest:
     if invoice.processControl is not None and invoice.processControl.specificationIdentifier != spec_id:
         invoice = invoice.model_copy(update={"processControl": invoice.processControl.model_copy(
             update={"specificationIdentifier": spec_id})})
-    return validate_request({"invoice": invoice, "config": request["config"]}, spec)
+    return validate_request({"invoice": invoice, "config": request["config"]}, spec, reading=True)
+
+
+def in_source_terms(parsed: Parsed, errors: list[ErrorDetail]) -> list[ErrorDetail]:
+    """The entries of a refused target in the source's terms: the client sent a document, not JSON, so an entry
+    names the source node (xpath, line) the field was read from, or the nearest enclosing one the source has,
+    instead of a JSON field it never sent."""
+    out = []
+    for e in errors:
+        node = provenance.source_node(parsed.read, parsed.source.doc, e.field) if (
+            parsed.read is not None and (e.field or "").startswith("invoice.")) else None
+        where = (f" (in the source{', near' if node['near'] else ''}: {node['xpath']}, line {node['line']})"
+                 if node else "")
+        out.append(ErrorDetail(e.code, e.message + where, None, e.businessTerm, e.rejectedValue))
+    return out
+
+
+def _reading_problems(parsed: Parsed) -> list[ErrorDetail]:
+    """Why the model refuses the invoice as read (the entries of validate_request(reading=True))."""
+    try:
+        validate_request({"invoice": parsed.invoice, "config": parsed.config}, parsed.config["spec"], reading=True)
+    except ApiError as err:
+        return err.errors
+    return parsed.problems
 
 
 def convert(data: bytes, to: str, spec: str | None = None, profile: str | None = None, language: str | None = None,
@@ -92,24 +158,30 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
                        [error_detail(i, parsed.source.syntax) for i in report.issues if i.severity == ERROR])
     if to == "CII" and parsed.source.pdf is not None and spec == source_spec(parsed.source):
         return Conversion(parsed.source.xml, "application/xml")  # the PDF's own invoice, validated above
-    if not parsed.complete:
-        raise _refusal("SOURCE_NOT_CONVERTIBLE", "The source lacks fields the invoice model requires: "
-                       + ", ".join(parsed.missing or [p.field or p.code for p in parsed.problems]),
-                       [ErrorDetail("REQUIRED", "the source has no value for it", field=m) for m in parsed.missing]
-                       + parsed.problems)
-    if parsed.unmapped and not allow_loss:
-        raise _refusal("CONVERSION_LOSS", f"The target cannot carry {len(parsed.unmapped)} value(s) of the source; "
-                       "send request.allowLoss true to convert without them.", loss_details(parsed.unmapped))
+    if parsed.request is None:  # (fields only a JSON request must send are no reason: `model.API_REQUIRED`)
+        blocking = _reading_problems(parsed)
+        raise _refusal("SOURCE_NOT_CONVERTIBLE", "The source lacks values the invoice model requires or holds values "
+                       "it refuses: " + ", ".join(dict.fromkeys(e.businessTerm or e.field or e.code for e in blocking)),
+                       in_source_terms(parsed, blocking))
+    lost = [u for u in parsed.unmapped if not is_plumbing(u["xpath"])]  # only content counts as loss
+    if lost and not allow_loss:
+        raise _refusal("CONVERSION_LOSS", f"The target cannot carry {len(lost)} value(s) of the source; "
+                       "send request.allowLoss true to convert without them.", loss_details(lost))
     request, endpoint = request_for(parsed, to, spec, profile, language)
+    changed = changed_for(parsed, request, endpoint)
     try:
         if endpoint == "zugferd":
-            return Conversion(generate_zugferd(dump_request(request), request_id), "application/pdf", parsed.unmapped)
+            return Conversion(generate_zugferd(dump_request(request), request_id), "application/pdf", parsed.unmapped,
+                              changed)
         document, _ = write_validated(target_model(parsed, request, endpoint), parsed.written, endpoint, request_id,
                                       sent=lambda: request)
-        return Conversion(document, "application/xml", parsed.unmapped)
+        return Conversion(document, "application/xml", parsed.unmapped, changed)
     except ApiError as err:
+        if err.http_status == 422:  # the target's rules refuse it: said in the source's terms
+            raise ApiError(422, err.error_code, err.message, in_source_terms(parsed, err.errors)) from err
         fields = [e.field or "" for e in err.errors]
         if err.http_status != 400 or not fields or not all(f.startswith("invoice.") for f in fields):
             raise
         # the target syntax refuses a term the source has (e.g. several preceding invoices in CII)
-        raise _refusal("CONVERSION_LOSS", f"The target cannot carry the source: {err.message}", err.errors) from err
+        raise _refusal("CONVERSION_LOSS", f"The target cannot carry the source: {err.message}",
+                       in_source_terms(parsed, err.errors)) from err

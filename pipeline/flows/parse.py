@@ -19,8 +19,9 @@ from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, bad_request
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import content_issues, validate_xml
-from pipeline.invoice.model import InvoiceRequest, validate_request
-from pipeline.invoice.specs import RULES_VERSION, XRECHNUNG_ID_PREFIX, ZUGFERD1_NS, Profile, profile_for_guideline
+from pipeline.invoice.model import InvoiceRequest, specification_id_problem, validate_request
+from pipeline.invoice.specs import (EN16931_ID, RULES_VERSION, XRECHNUNG_ID, XRECHNUNG_ID_PREFIX, ZUGFERD1_NS, Profile,
+                                    profile_for_guideline, profile_named)
 from pipeline.pdf import checks
 from pipeline.read import canonical as reading, losses, provenance
 from pipeline.read.to_json import invoice_json
@@ -80,6 +81,8 @@ class Parsed:
     # check's), for `convert`, which writes it in the target syntax
     request: InvoiceRequest | None = field(default=None, repr=False, compare=False)
     written: bytes | None = field(default=None, repr=False, compare=False)
+    changed: list[dict] = field(default_factory=list)   # values generation writes otherwise (`changed_value`)
+    read: provenance.Split | None = field(default=None, repr=False, compare=False)   # where each value came from
 
     @property
     def complete(self) -> bool:
@@ -92,7 +95,41 @@ class Parsed:
             out["unmappedTruncated"] = True
         if self.problems:
             out["problems"] = [p.to_dict() for p in self.problems]
+        if self.changed:
+            out["changed"] = self.changed
         return out
+
+
+def written_specification_id(spec: str, profile: str | None = None) -> str:
+    """The BT-24 generation writes for a spec (and ZUGFeRD profile) when the request sends none."""
+    if spec == "zugferd":
+        return profile_named(profile).guideline_id
+    return XRECHNUNG_ID if spec == "xrechnung" else EN16931_ID
+
+
+def changed_value(business_term: str, source: str, written: str, why: str) -> dict:
+    """An entry of `changed`: a source value the target writes otherwise, and why (said, never silent)."""
+    return {"businessTerm": business_term, "source": source, "written": written, "reason": why}
+
+
+def keep_specification_id(invoice: dict, spec_id: str | None, spec: str, profile: str | None = None) -> list[dict]:
+    """BT-24 as the source states it into `invoice` when the target (`spec`, `profile`) may write it, else the
+    identifier the target writes instead -> the `changed` entries (none or one)."""
+    control = {k: v for k, v in (invoice.get("processControl") or {}).items() if k != "specificationIdentifier"}
+    if spec_id is None:
+        return []
+    problem = specification_id_problem(spec_id, spec, profile)
+    if problem is None and spec == "xrechnung" and not spec_id.startswith(XRECHNUNG_3_PREFIX):
+        problem = "the XRechnung 3 rules need the identifier of XRechnung 3.0"
+    if problem is None:
+        invoice["processControl"] = {**control, "specificationIdentifier": spec_id}
+        return []
+    if control:
+        invoice["processControl"] = control
+    else:
+        invoice.pop("processControl", None)
+    written = written_specification_id(spec, profile)
+    return [] if written == spec_id else [changed_value("BT-24", spec_id, written, problem)]
 
 
 def _saxon_tree(text: str):
@@ -177,13 +214,21 @@ def config_for(source: Source) -> dict:
 
 
 def completeness(invoice: dict, config: dict) -> tuple[InvoiceRequest | None, list[str], list[ErrorDetail]]:
-    """What the model says of the read invoice: (the request, JSON paths of required fields the document lacks,
-    other problems). No request = the invoice cannot be generated from as it is."""
+    """What the model says of the read invoice: (the request as read, JSON paths of required fields the document
+    lacks, other problems). The request is built without the fields only a JSON request must send (conversion
+    needs none of them: `model.API_REQUIRED`); `missing` names those too, since generating from the parse's JSON
+    needs them. No request = the invoice cannot be written from as it is."""
+    errors: list[ErrorDetail] = []
     try:
-        return validate_request({"invoice": invoice, "config": config}, config["spec"]), [], []
+        request = validate_request({"invoice": invoice, "config": config}, config["spec"], reading=True)
     except ApiError as err:
-        missing = [e.field for e in err.errors if e.code == "REQUIRED" and e.field]
-        return None, missing, [e for e in err.errors if not (e.code == "REQUIRED" and e.field)]
+        request, errors = None, err.errors
+    try:
+        validate_request({"invoice": invoice, "config": config}, config["spec"])
+    except ApiError as err:
+        errors += [e for e in err.errors if e.code == "REQUIRED" and e.field and e not in errors]
+    missing = list(dict.fromkeys(e.field for e in errors if e.code == "REQUIRED" and e.field))
+    return request, missing, [e for e in errors if not (e.code == "REQUIRED" and e.field)]
 
 
 def written_again(request: InvoiceRequest) -> bytes:
@@ -209,13 +254,14 @@ def parse(data: bytes) -> Parsed:
     read = read_canonical(source)
     invoice = invoice_json(read.root)
     config = config_for(source)
-    if config["spec"] == "xrechnung" and (source.specification_id or "").startswith(XRECHNUNG_3_PREFIX):
-        # an extension or CVD id must be sent to be kept; an XRechnung 1.x / 2.x id is written as today's 3.0
-        invoice.setdefault("processControl", {})["specificationIdentifier"] = source.specification_id
+    # BT-24 travels as sent where generation of the spec may write it (an XRechnung 1.x / 2.x id is written as
+    # today's 3.0, and said so in `changed`)
+    changed = keep_specification_id(invoice, source.specification_id, config["spec"], config.get("profile"))
     request, missing, problems = completeness(invoice, config)
     written = written_again(request) if request is not None else None
     unmapped, truncated = unmapped_of(source, read, written)
-    return Parsed(source, read.canonical, invoice, config, unmapped, truncated, missing, problems, request, written)
+    return Parsed(source, read.canonical, invoice, config, unmapped, truncated, missing, problems, request, written,
+                  changed, read)
 
 
 def source_spec(source: Source) -> str:

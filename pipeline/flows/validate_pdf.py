@@ -10,6 +10,7 @@ BT-24 names EXTENDED-CTC-FR (no Factur-X profile) to the French chain for XML (`
 from __future__ import annotations
 
 from pipeline.check import fr_ctc, packs, xmlinput
+from pipeline.check.profiles import ZUGFERD1_NOT_EN16931, ZUGFERD1_VERSION
 from pipeline.check.report import Issue, Report
 from pipeline.flows.validate_xml import content_issues
 from pipeline.invoice.specs import RULES_VERSION
@@ -49,7 +50,8 @@ def validate_pdf(data: bytes, request_id: str | None = None, content_checks: boo
         result = checks.inspect(data)
     except checks.NotAPdf as exc:
         raise checks.not_a_pdf(exc) from exc
-    version = RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
+    zugferd1 = any(i.code == ZUGFERD1_NOT_EN16931 for i in result.issues)
+    version = ZUGFERD1_VERSION if zugferd1 else RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
     if french is not None:
         version = french.version  # the FNFE release: what a request may send back as `version`
         french_issues = _french_issues(result, french) if result.xml is not None else []

@@ -215,7 +215,18 @@ def _items(max_length: int = MAX_ITEMS, min_length: int = 0):
 # ---- models (field order = spec order, extensions last: it is the canonical element order) ---------------------
 
 def _describe(schema: dict, cls: type) -> None:
-    """JSON schema hook: each property's description from the business-term table (OpenAPI text)."""
+    """JSON schema hook: each property's description from the business-term table (OpenAPI text); the fields a
+    JSON request must send although a read document may lack them (`API_REQUIRED`) are required as sent."""
+    api_required = API_REQUIRED.get(cls, ())
+    if api_required:
+        required = set(schema.get("required", ())) | set(api_required)
+        schema["required"] = [n for n in schema.get("properties", {}) if n in required]
+        for name in api_required:
+            prop = schema["properties"][name]
+            prop.pop("default", None)
+            options = [o for o in prop.pop("anyOf", ()) if o.get("type") != "null"]
+            if len(options) == 1:
+                prop.update(options[0])
     for name, prop in schema.get("properties", {}).items():
         text = field_descriptions().get((cls, name))
         if text:
@@ -234,17 +245,17 @@ class Period(_Model):
 
 class PostalAddress(_Model):
     """SellerPostalAddress, BuyerPostalAddress, SellerTaxRepresentativePostalAddress and DeliveryAddress."""
-    addressLine1: Text
+    addressLine1: Text | None = None   # API_REQUIRED
     addressLine2: Text | None = None
     addressLine3: Text | None = None
-    city: Text
+    city: Text | None = None           # API_REQUIRED
     postcode: Text | None = None
     countrySubdivision: Text | None = None
     countryCode: CountryCode
 
 
 class SellerContact(_Model):
-    contactPoint: Text
+    contactPoint: Text | None = None   # API_REQUIRED
     telephone: Text | None = None
     email: Text | None = None
 
@@ -326,7 +337,7 @@ class PaymentCardInformation(_Model):
 
 
 class DirectDebit(_Model):
-    mandateReferenceIdentifier: Text
+    mandateReferenceIdentifier: Text | None = None   # API_REQUIRED
     debtorAccountIdentifier: Text | None = None
     creditorIdentifier: Text | None = None
 
@@ -356,7 +367,7 @@ class DocumentTotals(_Model):
 
 class VatBreakdown(_Model):
     vatCategoryCode: VatCategoryCode
-    vatCategoryRate: Rate
+    vatCategoryRate: Rate | None = None   # required but for category O (BT-119 is 0..1; `_context_errors`)
     vatCategoryTaxableAmount: Number | None = None
     vatCategoryTaxAmount: Number | None = None
     exemptionReason: LongText | None = None
@@ -396,6 +407,7 @@ class PriceDetails(_Model):
     grossPrice: Number | None = None
     priceBasisQuantity: Positive | None = None
     basisUnitCode: Text | None = None
+    priceDiscount: Number | None = None   # extension BT-147 (AUTO: gross - net price where it is not sent)
 
 
 class LineVatInformation(_Model):
@@ -489,7 +501,7 @@ class Invoice(_Model):
     currencyCode: CurrencyCode
     seller: Seller
     buyer: Buyer
-    paymentInstructions: PaymentInstructions
+    paymentInstructions: PaymentInstructions | None = None   # API_REQUIRED
     documentTotals: DocumentTotals
     vatBreakdowns: list[VatBreakdown] = Field(max_length=MAX_ITEMS)
     invoiceLines: list[InvoiceLine] = Field(min_length=1, max_length=MAX_LINES)
@@ -525,6 +537,38 @@ class Invoice(_Model):
     invoicedObjectIdentifierSchemeId: Text | None = None         # extension BT-18-1
     buyerAccountingReference: Text | None = None                 # extension BT-19
     thirdPartyPayments: list[ThirdPartyPayment] | None = _items()   # extension BG-DEX-09 (XRechnung extension)
+
+
+# Fields service spec section 2 requires of a JSON request that EN 16931 leaves optional (BG-16 payment
+# instructions, BT-41 seller contact point, BT-35 / BT-37 address line 1 and city...). A request must send them
+# (`validate_request` says REQUIRED, the JSON schema lists them as required); a document read from CII / UBL may lack
+# them, and converting it needs none of them (`validate_request(..., reading=True)`).
+API_REQUIRED: dict[type, tuple[str, ...]] = {
+    PostalAddress: ("addressLine1", "city"),
+    SellerContact: ("contactPoint",),
+    Invoice: ("paymentInstructions",),
+    DirectDebit: ("mandateReferenceIdentifier",),   # BT-89
+}
+
+
+def _api_required_errors(data: Any) -> list[ErrorDetail]:
+    """REQUIRED entries for the `API_REQUIRED` fields a request (raw JSON) leaves out or sends as null."""
+    invoice = data.get("invoice") if isinstance(data, dict) else None
+    if not isinstance(invoice, dict):
+        return []
+    found: list[tuple[str, Any, type]] = [("invoice", invoice, Invoice)]
+    for party, field_name in (("seller", "postalAddress"), ("buyer", "postalAddress"),
+                              ("sellerTaxRepresentativeParty", "postalAddress"), ("deliveryInformation", "address")):
+        owner = invoice.get(party)
+        if isinstance(owner, dict) and isinstance(owner.get(field_name), dict):
+            found.append((f"invoice.{party}.{field_name}", owner[field_name], PostalAddress))
+    seller, payment = invoice.get("seller"), invoice.get("paymentInstructions")
+    if isinstance(seller, dict) and isinstance(seller.get("contact"), dict):
+        found.append(("invoice.seller.contact", seller["contact"], SellerContact))
+    if isinstance(payment, dict) and isinstance(payment.get("directDebit"), dict):
+        found.append(("invoice.paymentInstructions.directDebit", payment["directDebit"], DirectDebit))
+    return [detail("REQUIRED", f"{path}.{name}", "is required") for path, obj, cls in found
+            for name in API_REQUIRED[cls] if obj.get(name) is None]
 
 
 class GenerationConfig(_Model):
@@ -817,6 +861,9 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail
                              [r.documentReference for r in inv.additionalPrecedingInvoiceReferences]))
     seen: dict = {}
     for i, b in enumerate(inv.vatBreakdowns):   # one breakdown per category and rate (O: per category)
+        if b.vatCategoryRate is None and b.vatCategoryCode != "O":   # "not subject to VAT" may state no rate
+            errors.append(detail("REQUIRED", f"invoice.vatBreakdowns[{i}].vatCategoryRate", "is required"))
+            continue
         key = (b.vatCategoryCode, None if b.vatCategoryCode == "O" else b.vatCategoryRate.normalize())
         if key in seen:
             errors.append(detail("INVALID_VALUE", f"invoice.vatBreakdowns[{i}]",
@@ -825,7 +872,7 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail
         seen.setdefault(key, i)
     spec_id = inv.processControl.specificationIdentifier if inv.processControl else None
     if spec_id is not None:
-        problem = _specification_id_problem(spec_id.strip(), endpoint_spec, cfg.profile)
+        problem = specification_id_problem(spec_id.strip(), endpoint_spec, cfg.profile)
         if problem:
             errors.append(detail("INVALID_VALUE", "invoice.processControl.specificationIdentifier", problem, spec_id))
     return errors + _extension_errors(inv, cfg, endpoint_spec, (spec_id or "").strip())
@@ -898,10 +945,17 @@ def _additional_occurrence_errors(inv: Invoice) -> list[ErrorDetail]:
     return errors
 
 
-def _specification_id_problem(spec_id: str, endpoint_spec: str, profile: str | None) -> str | None:
-    """BT-24 is set by the endpoint (and profile); a sent value may only repeat it."""
-    if endpoint_spec in ("en16931", "fr-ctc") and spec_id != specs.EN16931_ID:
-        return f"contradicts the {endpoint_spec} endpoint, whose specification identifier is {specs.EN16931_ID}"
+def specification_id_problem(spec_id: str, endpoint_spec: str, profile: str | None) -> str | None:
+    """BT-24 is set by the endpoint (and profile); a sent value may only repeat it or, on en16931, name a
+    specification that builds on EN 16931 (`urn:cen.eu:en16931:2017#compliant#...` / `#conformant#...`, e.g. Peppol
+    BIS: the EN 16931 rules judge such a document, and a document read from elsewhere keeps its BT-24) other than
+    XRechnung, which has its own endpoint and rules. France's reform (fr-ctc) takes the CEN identifier only."""
+    if endpoint_spec == "fr-ctc" and spec_id != specs.EN16931_ID:
+        return f"contradicts the fr-ctc endpoint, whose specification identifier is {specs.EN16931_ID}"
+    if endpoint_spec == "en16931" and spec_id != specs.EN16931_ID and (
+            not spec_id.startswith(specs.EN16931_ID + "#") or spec_id.startswith(specs.XRECHNUNG_ID_PREFIX)):
+        return (f"contradicts the en16931 endpoint, whose specification identifier is {specs.EN16931_ID} (or one "
+                "that starts with it and '#' and is no XRechnung identifier)")
     if endpoint_spec == "xrechnung" and not spec_id.startswith(specs.XRECHNUNG_ID_PREFIX):
         return ("contradicts the xrechnung endpoint, whose specification identifier starts with "
                 f"{specs.XRECHNUNG_ID_PREFIX}")
@@ -934,15 +988,19 @@ def parse_request(body: bytes, endpoint_spec: str, versions: tuple[str, ...] | N
     return validate_request(data, endpoint_spec, versions)
 
 
-def validate_request(data: Any, endpoint_spec: str, versions: tuple[str, ...] | None = None) -> InvoiceRequest:
+def validate_request(data: Any, endpoint_spec: str, versions: tuple[str, ...] | None = None,
+                     reading: bool = False) -> InvoiceRequest:
     """Parsed JSON (Decimals for fractions) -> InvoiceRequest, or ApiError 400 INVALID_INPUT (`versions`: as in
-    parse_request)."""
+    parse_request). `reading`: an invoice read from a document, which need not have the fields only a JSON request
+    must send (`API_REQUIRED`)."""
     if not isinstance(data, dict):
         raise invalid_input("The request body must be a JSON object.",
                             [detail("INVALID_TYPE", None, "the request body must be a JSON object (InvoiceRequest)",
                                     data)])
     endpoint_errors = (_endpoint_errors(data.get("config"), endpoint_spec, versions)
                        + _pdf_size_errors(data.get("invoice"), endpoint_spec))
+    if not reading:
+        endpoint_errors = _api_required_errors(data) + endpoint_errors
     try:
         req = InvoiceRequest.model_validate(data)
     except ValidationError as exc:

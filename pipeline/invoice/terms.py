@@ -557,7 +557,7 @@ TERMS: tuple[Term, ...] = tuple([
          f"{U_LINE}/cac:Price/cbc:BaseQuantity"),
     Term(f"{_L}.priceDetails.basisUnitCode", "BT-150", "Item price base quantity unit of measure code",
          f"{_BASIS}/@unitCode", f"{U_LINE}/cac:Price/cbc:BaseQuantity/@unitCode"),
-    Term(f"{_L}.priceDetails.priceDiscount", "BT-147", "Item price discount (computed: gross - net price)",
+    Term(f"{_L}.priceDetails.priceDiscount", "BT-147", "Item price discount",
          f"{_GROSS}/ram:AppliedTradeAllowanceCharge/ram:ActualAmount",
          f"{U_LINE}/cac:Price/cac:AllowanceCharge/cbc:Amount", extension=True),
     Term(f"{_L}.lineVatInformation", "BG-30", "Line VAT information", f"{C_LSET}/ram:ApplicableTradeTax",

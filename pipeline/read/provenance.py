@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from lxml import etree
 
 from pipeline.check.xmlinput import ParsedXml
-from pipeline.invoice.terms import TERMS
+from pipeline.invoice.terms import ARRAY_ITEMS, TERMS
 from pipeline.read.canonical import SOURCE_NS
 
 _SRC = f"{{{SOURCE_NS}}}src"
@@ -51,6 +51,22 @@ def _terms_by_place() -> dict[tuple[str, ...], str]:
     return places
 
 
+# Syntax plumbing: how a syntax writes a value, not the value. Identifier and code-list qualifiers (schemeID, listID,
+# listAgencyID, ...) that the other syntax binds differently, and the tax scheme of a party's tax registration
+# (`cac:TaxScheme/cbc:ID`, "VAT" or a non-VAT scheme's code, which EN 16931 does not carry).
+_PLUMBING_ATTRIBUTES = re.compile(r"/@(?:[\w-]+:)?(scheme|list)\w*ID$")
+_PLUMBING_ELEMENTS = (("TaxScheme", "ID"),)
+
+
+def is_plumbing(xpath: str) -> bool:
+    """Whether an unmapped source value is syntax plumbing (no content: never a reason to refuse a conversion). A
+    qualifier that is itself a business term (BT-29-1, BT-158-1, ...) is content."""
+    if _PLUMBING_ATTRIBUTES.search(xpath):
+        return business_term_of(xpath) is None
+    steps = _local_steps(xpath)
+    return any(steps[-len(tail):] == tail for tail in _PLUMBING_ELEMENTS)
+
+
 def business_term_of(xpath: str) -> str | None:
     """"BT-n name" of the binding a source path is in, if any."""
     steps = _local_steps(xpath)
@@ -70,6 +86,7 @@ class Split:
     used: set[str]                          # every source node some element was read from
     leaves: dict[str, tuple[str, str]]      # leaf path (`invoiceLine[2]/netAmount[1]`) -> (value, its s:src)
     names: list[str] | None = None          # ids: every source element's, in document order; None: path()s
+    sources: dict[str, str] = field(default_factory=dict)   # every element's path (groups too) -> its s:src
 
 
 def leaves(root) -> dict[str, etree._Element]:
@@ -124,11 +141,13 @@ def split(traced: bytes, source=None) -> Split:
             raise ValueError(f"s:ids lists {len(names)} elements, the source has {count}")
     found: dict[str, tuple[str, str]] = {}
     used: set[str] = set()
+    sources: dict[str, str] = {}
 
     def visit(element, path: str) -> None:  # one walk: s:src off every element, the leaves as `leaves` has them
         src = element.attrib.pop(_SRC, None)
         if src:
             used.update(src.split())
+            sources[path] = src
         seen: dict[str, int] = {}
         for child in element:
             tag = child.tag
@@ -140,7 +159,7 @@ def split(traced: bytes, source=None) -> Split:
 
     visit(root, "")
     etree.cleanup_namespaces(root)
-    return Split(etree.tostring(root, xml_declaration=True, encoding="UTF-8"), root, used, found, names)
+    return Split(etree.tostring(root, xml_declaration=True, encoding="UTF-8"), root, used, found, names, sources)
 
 
 def path_namer(names: list[str], source) -> Callable[[str], str]:
@@ -162,6 +181,42 @@ def in_paths(read: Split, source) -> Split:
     path = path_namer(read.names, source)
     return Split(read.canonical, read.root, set(map(path, read.used)),
                  {leaf: (value, " ".join(map(path, src.split()))) for leaf, (value, src) in read.leaves.items()})
+
+
+def canonical_path(json_field: str) -> str:
+    """The canonical element path (`/invoiceLine[1]/quantity[1]`, as `Split` keys them) of a JSON field
+    (`invoice.invoiceLines[0].quantity`)."""
+    out = ""
+    for step in json_field.split(".")[1:]:
+        name, _, index = step.partition("[")   # (an array without index: its first item)
+        out += f"/{ARRAY_ITEMS[name]}[{int(index[:-1]) + 1 if index else 1}]" if name in ARRAY_ITEMS else f"/{name}[1]"
+    return out
+
+
+def source_node(read: Split, doc: ParsedXml, json_field: str) -> dict | None:
+    """{"xpath", "line", "column", "near"} of the source node a JSON field was read from or, when the source has no
+    value there, of the first value read inside the nearest enclosing group (e.g. the line's identifier: `near`
+    true); None when nothing of the path was read (or the sources are named by path(), not id)."""
+    if read.names is None:
+        return None
+    path = canonical_path(json_field)
+    near = False
+    while path:
+        src = read.sources.get(path)
+        if not src:
+            src = next((s for p, s in read.sources.items() if p.startswith(path + "/")), None)
+            near = near or src is not None
+        if src:
+            head, _, attribute = src.split()[0].partition("/@")
+            by_id = dict(zip(read.names, doc.tree.getroot().iter(etree.Element)))
+            element = by_id.get(head)
+            if element is not None:
+                line, column = doc.start_of(element)
+                xpath = _readable(element, doc.position) + (f"/@{attribute.rpartition('}')[2]}" if attribute else "")
+                return {"xpath": xpath, "line": line, "column": column, "near": near}
+        near = True
+        path = path.rpartition("/")[0]
+    return None
 
 
 def _step(element, index: int) -> tuple[str, str]:
@@ -223,7 +278,7 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
                 line, column = doc.start_of(element)
             readable = f"{_readable(element, doc.position)}/{_attribute_step(attribute, element)[1]}"
             found.append({"xpath": readable, "line": line, "column": column, "value": value,
-                          "businessTerm": business_term_of(readable)})
+                          "businessTerm": None if is_plumbing(readable) else business_term_of(readable)})
         if len(element) and any(isinstance(c.tag, str) for c in element):
             continue  # not a leaf (comments and processing instructions are no children here)
         if (element.text or "").strip() and name not in used and element is not carried:
@@ -231,5 +286,5 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
                 line, column = doc.start_of(element)
             readable = _readable(element, doc.position)
             found.append({"xpath": readable, "line": line, "column": column, "value": element.text.strip(),
-                          "businessTerm": business_term_of(readable)})
+                          "businessTerm": None if is_plumbing(readable) else business_term_of(readable)})
     return found[:MAX_UNMAPPED], len(found) > MAX_UNMAPPED

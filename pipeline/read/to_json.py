@@ -25,7 +25,7 @@ _LIST_OF = {item: name for name, item in ARRAY_ITEMS.items()}
 def _value(typ, text: str):
     if typ is Decimal:
         try:
-            return Decimal(text)
+            return Decimal(text.strip())
         except InvalidOperation:
             return text  # the model reports it with its field path
     return text
@@ -56,7 +56,8 @@ def _object(element, model: type[BaseModel]) -> dict:
         if found is None:
             continue  # computed-only element
         field_name, kind, typ, is_model = found
-        value = _object(child, typ) if is_model else _value(typ, (child.text or "").strip())
+        # (text as the reading stylesheet wrote it: trimmed, or verbatim where line breaks count, BT-20, notes)
+        value = _object(child, typ) if is_model else _value(typ, child.text or "")
         if kind == "list":
             out.setdefault(field_name, []).append(value)
         else:

@@ -173,6 +173,10 @@ _HEADERS = {
                  "schema": {"type": "string"}},
     "X-Job-State": {"description": "The job's state when its results were read.", "required": True,
                     "schema": {"type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"]}},
+    "X-Conversion-Changed": {"description": "convert: source values the target writes otherwise, `; `-separated "
+                                            "`BT-n source -> written` (e.g. BT-24 where the target needs its own "
+                                            "specification identifier; cut after 2000 characters).",
+                             "schema": {"type": "string"}},
     "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "required": True, "schema": {"type": "string"}},
     "X-Validation-Warnings": {"description": "Generation: how many warnings the report of the returned document "
                                              "(a ZUGFeRD PDF: its embedded XML, on its profile's rules) has (the "
@@ -415,7 +419,7 @@ def _reading(path: str, cost: int) -> dict:
         statuses = sorted(statuses + [402])
     ok_response = _ok(summary, ok)
     if name == "convert":
-        ok_response["headers"].update(_headers("X-Conversion-Losses", "X-Conversion-Lost"))
+        ok_response["headers"].update(_headers("X-Conversion-Losses", "X-Conversion-Lost", "X-Conversion-Changed"))
     return {"post": {
         "operationId": name,
         "summary": summary,

@@ -104,6 +104,13 @@ class UnmappedValue(_Strict):
                                                        "cannot carry).")
 
 
+class ChangedValue(_Strict):
+    businessTerm: str
+    source: str | None = Field(description="The value as the source states it (null: the source has none).")
+    written: str = Field(description="What the target writes instead.")
+    reason: str
+
+
 class ParsedSource(_Strict):
     syntax: Literal["CII", "UBL"]
     specificationIdentifier: str | None = Field(description="BT-24 as the source states it.")
@@ -129,6 +136,8 @@ class ParseResponse(_Strict):
     complete: bool = Field(description="false: the model cannot carry the document fully (see `missing`).")
     missing: list[str] = Field(description="JSON paths of required fields the source lacks.")
     problems: list[ErrorDetail] | None = Field(None, description="Other values the model refuses.")
+    changed: list[ChangedValue] | None = Field(None, description="Source values generation of `config.spec` writes "
+                                                                 "otherwise (e.g. BT-24), and why.")
     validation: XRechnungValidationResponse | None = Field(None, description="With request.validate: the official "
                                                                              "validation report of the source.")
 

@@ -6,7 +6,8 @@ kept as sent, and the amounts derived from it are computed from the sent value (
 from a sent BT-116, BT-112 from a sent BT-109 and BT-110, ...). Contradicting sent amounts are left to the official
 rules (422); where a kept amount differs from what AUTO would have computed, `kept` records both for that answer
 (`pipeline.invoice.model.KeptAmount`). What AUTO computes where an amount is absent:
-  line:      allowance/charge amount = round(base x percentage / 100, 2) where only percentage (+ base) is sent
+  line:      BT-147 price discount = gross price - net price where both are known and it is not sent;
+             allowance/charge amount = round(base x percentage / 100, 2) where only percentage (+ base) is sent
              (base, also beside a sent amount, defaults to the line's quantity x price); net price = gross price where only gross is sent;
              BT-131 = round(quantity x net price / price base quantity, 2) - line allowances + line charges
   document:  allowance/charge amount from percentage x base (base defaults to the lines of its VAT category/rate);
@@ -101,6 +102,8 @@ def calculate_line(line: InvoiceLine, index: int = 0, kept: dict | None = None, 
     if price is not None and net_price is None and price.grossPrice is not None:
         net_price = price.grossPrice            # no discount given: net price = gross price
         price = price.model_copy(update={"netPrice": net_price})
+    if price is not None and price.priceDiscount is None and price.grossPrice is not None and net_price is not None:
+        price = price.model_copy(update={"priceDiscount": price.grossPrice - net_price})   # BT-147
     gross_amount = None
     if net_price is not None and line.quantity is not None:
         base_qty = price.priceBasisQuantity if price.priceBasisQuantity is not None else Decimal(1)

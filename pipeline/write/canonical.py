@@ -15,7 +15,7 @@ from functools import lru_cache
 from lxml import etree
 from pydantic import BaseModel
 
-from pipeline.invoice.model import AdditionalSupportingDocument, Invoice, InvoiceRequest, PriceDetails, field_kind
+from pipeline.invoice.model import AdditionalSupportingDocument, Invoice, InvoiceRequest, field_kind
 from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, pattern_of, term_for
 from pipeline.settings import XSLT_DIR
 from pipeline.write.calc import CENT, EXACT, NO_RATE_CATEGORIES
@@ -82,12 +82,6 @@ def _text(name: str, value) -> str:
     return str(value)
 
 
-def _price_details(obj: dict) -> dict:
-    """BT-147, computed-only element `priceDiscount`: gross price - net price when the gross price is sent."""
-    gross, net = obj.get("grossPrice"), obj.get("netPrice")
-    return {**obj, "priceDiscount": gross - net} if gross is not None and net is not None else obj
-
-
 def _invoice(obj: dict) -> dict:
     """BT-6 equal to BT-5 says nothing (the VAT is accounted in the invoice currency) and the rules refuse it
     (CEN CII BR-53, XRechnung PEPPOL-EN16931-R005): it is not written, nor BT-111, the same amount as BT-110."""
@@ -101,8 +95,6 @@ def _invoice(obj: dict) -> dict:
 # the schema). BT-125-2 is derived before (with_derived), so that the request and the canonical XML agree.
 _COMPUTED = {
     "invoice": _invoice,
-    "invoice.invoiceLines[].priceDetails": _price_details,
-    "invoice.invoiceLines[].subInvoiceLines[].priceDetails": _price_details,   # at any depth (pattern_of)
 }
 _NOT_WRITTEN_NAMES = frozenset(p.rsplit(".", 1)[1] for p in NOT_WRITTEN)
 
@@ -169,7 +161,7 @@ def with_derived(req: InvoiceRequest) -> InvoiceRequest:
 XS = "http://www.w3.org/2001/XMLSchema"
 _XS = "{%s}" % XS
 # Computed-only elements that are not request fields, written after the fields: parent model -> (name, type).
-COMPUTED_ELEMENTS = {PriceDetails: [("priceDiscount", Decimal)]}
+COMPUTED_ELEMENTS: dict = {}   # (BT-147 priceDiscount was one; it is a field now)
 
 
 def _has_required(model: type[BaseModel]) -> bool:

@@ -8,7 +8,8 @@ Parameters of xslt/cii.xsl and xslt/ubl.xsl (strings; `params_for(spec)` fills t
   project-name            CII only: ram:SpecifiedProcuringProject/ram:Name (required there, no EN 16931 term)
   credit-note-type-codes  UBL only: type codes written as a CreditNote (BR-CL-01 credit-note subset)
   card-network-id         UBL only: cac:CardAccount/cbc:NetworkID (required there, no EN 16931 term)
-  missing-order-id        UBL only: cac:OrderReference/cbc:ID when only BT-14 is known (Peppol: "NA")
+  missing-order-id        UBL only: cac:OrderReference/cbc:ID when only BT-14 is known (en16931: empty; xrechnung:
+                          Peppol's "NA"); reading takes a received "NA" as the value it is
 """
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ PROFILE_XSL = XSLT_DIR / "facturx-profile.xsl"
 
 # Parameters that differ between specifications; callers may override any of them.
 SPEC_PARAMS: dict[str, dict[str, str]] = {
-    "en16931": {"specification-id": EN16931_ID},
+    # an order id beside a lone BT-14 (UBL requires the element): empty, as received EN 16931 documents send it;
+    # XRechnung refuses empty elements (PEPPOL-EN16931-R008), so there Peppol's "NA" (ubl.xsl's default)
+    "en16931": {"specification-id": EN16931_ID, "missing-order-id": ""},
     # France's reform: EN 16931 invoices (BT-24 the CEN id) that also pass BR-FR; BT-23 is the billing frame.
-    "fr-ctc": {"specification-id": EN16931_ID},
+    "fr-ctc": {"specification-id": EN16931_ID, "missing-order-id": ""},
     # XRechnung needs BT-23 in practice (BR-DE-?? via Peppol); default it when the document has none.
     "xrechnung": {"specification-id": XRECHNUNG_ID, "business-process": PEPPOL_BILLING},
 }

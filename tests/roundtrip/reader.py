@@ -184,7 +184,7 @@ def _line(name: str, bg: str, cii: str | None, ubl: str, depth: int) -> G:
             T("grossPrice", "BT-148", "ram:GrossPriceProductTradePrice/ram:ChargeAmount",
               "cac:AllowanceCharge/cbc:BaseAmount", NUM),
             T("priceDiscount", "BT-147", "ram:GrossPriceProductTradePrice/ram:AppliedTradeAllowanceCharge/ram:ActualAmount",
-              "cac:AllowanceCharge/cbc:Amount", NUM),  # gross - net: derived, not sent
+              "cac:AllowanceCharge/cbc:Amount", NUM),  # a field since issue 23 (as stated)
             # BT-149/150 on the net price, or on the gross price where only that has them (the XRechnung
             # testsuite writes them there)
             T("priceBasisQuantity", "BT-149", _BASIS, "cbc:BaseQuantity", NUM),
@@ -518,7 +518,6 @@ def read_terms(xml: bytes) -> Reading:
         terms["valueAddedTaxPointDateCode"] = TAX_POINT_CODES.get(code, code)
     _o_rates(terms)
     _drop_lone_schemes(terms)
-    _underivable_price_discounts(terms, losses)
     for label, xpath in NOT_CARRIED[syntax].items():
         if root.xpath(xpath, namespaces=NS):
             losses.append(f"{label}: no field in the model")
@@ -528,7 +527,8 @@ def read_terms(xml: bytes) -> Reading:
 def _split_subject_code(note: dict) -> None:
     text = note.get("invoiceNote", "")
     if len(text) > 5 and text[0] == "#" and text[4] == "#" and text[1:4].isalpha():
-        note["invoiceNoteSubjectCode"], note["invoiceNote"] = text[1:4], text[5:]
+        # (the text after the code without its surrounding whitespace, as every value is read)
+        note["invoiceNoteSubjectCode"], note["invoiceNote"] = text[1:4], text[5:].strip()
 
 
 def _o_rates(terms: dict) -> None:
@@ -551,21 +551,6 @@ def _drop_lone_schemes(value) -> None:
             del value[key]
         for item in value.values():
             _drop_lone_schemes(item)
-
-
-def _underivable_price_discounts(terms: dict, losses: list[str]) -> None:
-    """BT-147 has no request field: the pipeline derives it as gross price - net price (BT-148 - BT-146).
-    A source discount that is not that difference cannot be carried; it is reported and not compared."""
-    for i, line in enumerate(_all_lines(terms)):
-        price = line.get("priceDetails", {})
-        discount = price.get("priceDiscount")
-        if discount is None:
-            continue
-        gross, net = price.get("grossPrice"), price.get("netPrice")
-        if gross is None or net is None or gross - net != discount:
-            losses.append(f"line {line.get('lineIdentifier', i)} priceDetails (BT-147): discount {discount} is not "
-                          "gross - net")
-            del price["priceDiscount"]
 
 
 def _all_lines(terms: dict) -> list[dict]:

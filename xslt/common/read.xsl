@@ -114,6 +114,11 @@
       <xsl:when test="$kind eq 'date'">
         <xsl:sequence select="r:date($text, $node/@format)"/>
       </xsl:when>
+      <!-- texts whose line breaks say something (BT-20: XRechnung's Skonto lines each end with one, BR-DE-18;
+           notes): as written, when there is more than whitespace -->
+      <xsl:when test="$kind eq 'verbatim'">
+        <xsl:sequence select="string($node)"/>
+      </xsl:when>
       <xsl:otherwise>
         <xsl:sequence select="$text"/>
       </xsl:otherwise>

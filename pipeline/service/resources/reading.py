@@ -91,6 +91,9 @@ class Convert:
     def on_post(self, req, resp):
         result = convert(*self.read_input(req), _request_id(req))
         resp.data, resp.content_type = result.document, result.media_type
+        if result.changed:  # e.g. BT-24 where the target specification needs its own identifier
+            resp.set_header("X-Conversion-Changed", "; ".join(
+                f"{c['businessTerm']} {c['source']} -> {c['written']}" for c in result.changed)[:MAX_LOSS_HEADER])
         if result.losses:
             resp.set_header("X-Conversion-Losses", str(len(result.losses)))
             lost = "; ".join(u["xpath"] for u in result.losses)

@@ -1,0 +1,251 @@
+"""Real invoices nobody on this project wrote (../shared/realworld, issue 23): every file through the in-process
+flows once (tests/roundtrip/realworld.py; about half a minute), then the issue's targets. bench/realworld.py prints
+the same outcomes per folder."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from conftest import SHARED
+from roundtrip.realworld import examine, files
+
+REALWORLD = SHARED / "realworld"
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    found = files(REALWORLD)
+    assert len(found) >= 200, f"../shared/realworld holds {len(found)} invoices"
+    return [examine(path, REALWORLD) for path in found]
+
+
+def test_no_server_error(outcomes):
+    errors = [f"{o.name}: {e}" for o in outcomes for e in o.server_errors]
+    assert not errors, "\n".join(errors)
+
+
+def test_xml_verdicts_are_the_official_rules(outcomes):
+    wrong = [o.name for o in outcomes if o.kind == "xml" and o.agrees is False]
+    assert not wrong, wrong
+
+
+# Valid XML invoices that do not convert to the other syntax with identical terms, and why. Issue 23 targets >= 95 %
+# (73 of the 77); these are what stands between (each is what the target cannot carry, said, never silent). When one
+# starts to convert, its test fails and the entry must go.
+_EXTENDED = "Factur-X EXTENDED content the EN 16931 model has no field for (BT-X terms: line status, parent lines, ...)"
+_DEPARTMENT = "seller contact department (ram:DepartmentName) beside a person name: UBL has one contact name"
+_BT83_ONLY = "a payment reference (BT-83) without payment means code (BT-81): UBL binds BT-83 inside the means"
+NOT_CONVERTED = {
+    "corpus/XML-Rechnung/CII/XRECHNUNG_Betriebskostenabrechnung.cii.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
+    "corpus/XML-Rechnung/CII/XRECHNUNG_Elektron.cii.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
+    "horstoeko/tests/assets/xml_xrechnung_1.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
+    "mustang/library/cii/lastschrift_iban_bug.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
+    "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushChargesAllowances.xml":
+        ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
+    "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushItemChargesAllowances.xml":
+        ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
+    "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushReverseCharge.xml":
+        ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
+    "mustang/library/factur-x_invoicingPeriod.xml": ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
+    "mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml":
+        ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/library/cii/extended_warenrechnung_based_doublecashdiscount.xml": ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/library/factur-x-extended.xml": ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/library/subinvoicelines/Extended_SubInvoiceLines_Hardware_Bsp2.xml": ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/validator/X03_01_Abschlagsrechnung_SubInvoiceLine_u_LV_Nr.xml": ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/validator/roundingDifferenceIsInTolerance.xml": ("refused CONVERSION_LOSS", _EXTENDED),
+    "mustang/library/ubl/04.01a-INVOICE_ubl.xml":
+        ("refused SOURCE_NOT_CONVERTIBLE", "XRechnung sub-invoice lines (BG-DEX-01): XRechnung binds them in UBL only"),
+    "mustang/validator/01.01a-INVOICE_ubl.xml":
+        ("differs", "dates with a time zone (2016-04-04+01:00): the model's dates have none"),
+}
+# Complete parses of valid XML that do not regenerate identical terms, and why.
+_EXTENDED_AS_EN16931 = "an EXTENDED document (judged on the Factur-X EXTENDED rules) is no valid EN 16931 invoice"
+NOT_ROUND_TRIPPED = {
+    "mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml":
+        ("refused VALIDATION_FAILED", _EXTENDED_AS_EN16931),
+    "mustang/library/subinvoicelines/Extended_SubInvoiceLines_Hardware_Bsp2.xml":
+        ("refused VALIDATION_FAILED", _EXTENDED_AS_EN16931),
+    "mustang/validator/X03_01_Abschlagsrechnung_SubInvoiceLine_u_LV_Nr.xml":
+        ("refused VALIDATION_FAILED", _EXTENDED_AS_EN16931),
+    "mustang/validator/roundingDifferenceIsInTolerance.xml": ("refused VALIDATION_FAILED", _EXTENDED_AS_EN16931),
+    "mustang/validator/01.01a-INVOICE_ubl.xml":
+        ("differs", "dates with a time zone (2016-04-04+01:00): the model's dates have none"),
+}
+
+
+def test_valid_xml_converts_with_identical_terms_but_for_what_the_target_cannot_carry(outcomes):
+    valid = [o for o in outcomes if o.kind == "xml" and o.official]
+    failed = {o.name: o.convert for o in valid if o.convert != "same"}
+    assert failed == {name: outcome for name, (outcome, _) in NOT_CONVERTED.items()}
+    assert len(valid) - len(failed) >= 61   # of 77 (11 before issue 23)
+
+
+def test_complete_parses_regenerate_with_identical_terms_but_for_the_known(outcomes):
+    judged = [o for o in outcomes if o.roundtrip != "n/a"]
+    failed = {o.name: o.roundtrip for o in judged if o.roundtrip != "same"}
+    assert failed == {name: outcome for name, (outcome, _) in NOT_ROUND_TRIPPED.items()}
+    assert len(judged) - len(failed) >= 42   # of 47
+
+
+# ---- PDF/A verdicts --------------------------------------------------------------------------------------------
+
+# Valid invoices in PDFs that break PDF/A-3 for real, each with the clause: not checker blind spots.
+TRUE_PDFA_VIOLATIONS = {
+    # an embedded file (Hotelrechung-Immo.pdf) is in the name tree but in no /AF array: ISO 19005-3 6.8
+    "corpus/ZUGFeRDv2/correct/intarsys/EN16931/zugferd_2p0_EN16931_Reisekostenabrechnung.pdf": {"PDFA:ISO_19005_3:6.8-4"},
+}
+
+
+def test_no_valid_pdf_is_called_invalid_on_a_checker_blind_spot(outcomes):
+    wrong = {o.name: set(o.ours_errors) for o in outcomes if o.pdfa_only}
+    assert wrong == TRUE_PDFA_VIOLATIONS
+
+
+CID_FONT_PDF = REALWORLD / "corpus/ZUGFeRDv2/correct/intarsys/EN16931/zugferd_2p0_EN16931_Gutschrift.pdf"
+
+
+def test_cid_system_info_with_indirect_strings_is_valid_pdfa():
+    """The file's CIDFont /CIDSystemInfo holds /Registry and /Ordering as indirect objects (allowed: ISO 32000-1
+    7.3.10); pikepdf's schema check calls that invalid, our check of the clause resolves them."""
+    import pikepdf
+    from pipeline.flows.validate_pdf import validate_pdf
+    data = CID_FONT_PDF.read_bytes()
+    with pikepdf.open(io.BytesIO(data)) as pdf:
+        infos = [f.DescendantFonts[0].CIDSystemInfo for f in _type0_fonts(pdf)]
+        assert infos and all(i.get("/Registry").is_indirect for i in infos)
+    report = validate_pdf(data)
+    assert report.valid, [i.code for i in report.issues if i.severity == "ERROR"]
+
+
+def test_cid_system_info_that_is_wrong_stays_a_finding():
+    """The same file with /Registry resolving to a number: a real violation of the clause, reported."""
+    import pikepdf
+    from pipeline.flows.validate_pdf import validate_pdf
+    with pikepdf.open(io.BytesIO(CID_FONT_PDF.read_bytes())) as pdf:
+        for font in _type0_fonts(pdf):
+            font.DescendantFonts[0].CIDSystemInfo.Registry = pdf.make_indirect(7)
+        out = io.BytesIO()
+        pdf.save(out)
+    report = validate_pdf(out.getvalue())
+    assert "PDFA:pikepdf:schema-CIDFont" in [i.code for i in report.issues if i.severity == "ERROR"]
+
+
+def _type0_fonts(pdf):
+    return [o for o in pdf.objects if isinstance(o, __import__("pikepdf").Dictionary)
+            and o.get("/Type") == "/Font" and o.get("/Subtype") == "/Type0"]
+
+
+def test_zugferd_1_is_not_an_en16931_invoice():
+    from pipeline.flows.validate_pdf import validate_pdf
+    report = validate_pdf((REALWORLD / "corpus/ZUGFeRDv1/correct/Intarsys/ZUGFeRD_1p0_COMFORT_Rabatte.pdf").read_bytes())
+    assert not report.valid and report.version == "ZUGFeRD 1.0"
+    assert "ZUGFERD1_NOT_EN16931" in [i.code for i in report.issues if i.severity == "ERROR"]
+
+
+# ---- values travel verbatim, only content counts as loss ---------------------------------------------------------
+
+def test_skonto_lines_keep_their_line_breaks():
+    """BT-20 as written, final line break included: XRechnung's Skonto lines each end with one (BR-DE-18)."""
+    from lxml import etree
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    data = (SHARED / "corpus/xrechnung-schematron-tests/ubl-inv/ubl-inv-br-de-18-test.xml").read_bytes()
+    stated = etree.fromstring(data).findtext(".//{*}PaymentTerms/{*}Note")
+    assert stated.count("#SKONTO#") == 3 and stated.endswith("\n        ")
+    assert parse(data).invoice["paymentTerms"] == stated
+    cii = convert(data, "CII").document   # validated on the XRechnung rules, BR-DE-18 included
+    assert etree.fromstring(cii).findtext(".//{*}SpecifiedTradePaymentTerms/{*}Description") == stated
+
+
+def test_peppol_specification_identifier_stays_as_sent():
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    from roundtrip.reader import read_terms
+    data = (REALWORLD / "peppol-bis3/examples/base-example.xml").read_bytes()
+    peppol = "urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0"
+    parsed = parse(data)
+    assert parsed.invoice["processControl"]["specificationIdentifier"] == peppol and not parsed.changed
+    done = convert(data, "CII")
+    assert read_terms(done.document).terms["processControl"]["specificationIdentifier"] == peppol and not done.changed
+    zugferd = convert(data, "ZUGFERD")   # the Factur-X profile needs its own identifier: said, not silent
+    assert [(c["businessTerm"], c["source"], c["written"]) for c in zugferd.changed] == [
+        ("BT-24", peppol, "urn:cen.eu:en16931:2017")]
+
+
+def test_no_price_discount_is_made_up():
+    """A gross price without a discount (BT-147) gains none on the reading paths (MANUAL writes what was read); UBL,
+    which needs an amount beside a gross price, gets gross - net and says so in `changed`."""
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    data = (REALWORLD / "corpus/XML-Rechnung/CII/EN16931_Einfach.cii.xml").read_bytes()
+    assert b"GrossPriceProductTradePrice" in data and b"AppliedTradeAllowanceCharge" not in data
+    parsed = parse(data)
+    assert all("priceDiscount" not in line.get("priceDetails", {}) for line in parsed.invoice["invoiceLines"])
+    assert b"AppliedTradeAllowanceCharge" not in parsed.written
+    ubl = convert(data, "UBL")
+    assert [c["businessTerm"] for c in ubl.changed] == ["BT-147"]
+
+
+def test_syntax_plumbing_is_unmapped_without_a_business_term_and_no_loss():
+    """The Norwegian example's non-VAT tax registration scheme (`cac:TaxScheme/cbc:ID` TAX) and UNCL5305 scheme
+    attributes: listed, businessTerm null, converted without allowLoss."""
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    data = (REALWORLD / "peppol-bis3/national-examples/NO/Norwegian-example-1.xml").read_bytes()
+    plumbing = [u for u in parse(data).unmapped if u["xpath"].endswith(("cac:TaxScheme/cbc:ID", "@schemeID"))]
+    assert plumbing and all(u["businessTerm"] is None for u in plumbing)
+    assert convert(data, "CII").document
+
+
+def test_a_refused_target_names_the_source_not_json_fields():
+    """EXTENDED group lines have no quantity or price: converted with allowLoss the EN 16931 rules refuse the target;
+    the 422 names the source's nodes (xpath, line), never JSON fields the client did not send."""
+    from pipeline.errors import ApiError
+    from pipeline.flows.convert import convert
+    data = (REALWORLD / "mustang/validator/X03_01_Abschlagsrechnung_SubInvoiceLine_u_LV_Nr.xml").read_bytes()
+    with pytest.raises(ApiError) as err:
+        convert(data, "UBL", allow_loss=True)
+    assert err.value.http_status == 422 and err.value.errors
+    assert all(e.field is None for e in err.value.errors)
+    assert any("in the source" in e.message and "ram:IncludedSupplyChainTradeLineItem[1]" in e.message
+               for e in err.value.errors)
+
+
+def test_category_o_without_rates_parses_complete_and_converts():
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    data = (REALWORLD / "peppol-bis3/examples/vat-category-O.xml").read_bytes()
+    parsed = parse(data)
+    assert parsed.complete, (parsed.missing, parsed.problems)
+    assert "vatCategoryRate" not in parsed.invoice["vatBreakdowns"][0]
+    assert convert(data, "CII").document
+
+
+def test_an_order_reference_is_never_made_up_silently():
+    """An empty order id reads as none; UBL's required order id beside a lone BT-14 is Peppol's "NA", said in
+    `changed`; a received "NA" is a value like any other."""
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    parsed = parse((REALWORLD / "corpus/XML-Rechnung/UBL/XRECHNUNG_Elektron.ubl.xml").read_bytes())
+    assert "purchaseOrderReference" not in parsed.invoice and parsed.invoice["salesOrderReference"]
+    done = convert((REALWORLD / "corpus/XML-Rechnung/CII/XRECHNUNG_Elektron.cii.xml").read_bytes(), "UBL",
+                   allow_loss=True)
+    assert b"<cbc:ID>NA</cbc:ID>" in done.document and "BT-13" in [c["businessTerm"] for c in done.changed]
+    na = parse((REALWORLD / "peppol-bis3/examples/sales-order-example.xml").read_bytes())
+    assert na.invoice["purchaseOrderReference"] == "NA"
+
+
+def test_one_finding_per_rule_and_place_citing_both_rule_sets():
+    """The Factur-X XRECHNUNG profile rules and the XRechnung pack both report PEPPOL-EN16931-R008 at the same
+    three empty descriptions, each writing the place its own way: one finding each, the most severe, citing both."""
+    from pipeline.check.profiles import place
+    from pipeline.flows.validate_pdf import validate_pdf
+    report = validate_pdf((REALWORLD / "mustang/validator/invalidXRechnung.pdf").read_bytes())
+    keys = [(i.code, place(i.location.xpath), i.location.line) for i in report.issues if i.location and
+            i.location.xpath]
+    assert len(keys) == len(set(keys))
+    r008 = [i for i in report.issues if i.code == "PEPPOL-EN16931-R008"]
+    assert [i.location.line for i in r008] == [23, 55, 87]
+    assert all("also the Factur-X profile rules" in i.message for i in r008)
