@@ -218,6 +218,12 @@ def _describe(schema: dict, cls: type) -> None:
     """JSON schema hook: each property's description from the business-term table (OpenAPI text); the fields a
     JSON request must send although a read document may lack them (`API_REQUIRED`) are required as sent."""
     api_required = API_REQUIRED.get(cls, ())
+    if cls is VatBreakdown:   # spec 2: required; null (or absent) only for category O, which has no rate (BR-O-05)
+        schema["required"] = [n for n in schema.get("properties", {})
+                              if n in {*schema.get("required", ()), "vatCategoryRate"}]
+        rate = schema["properties"]["vatCategoryRate"]
+        rate.pop("default", None)
+        rate["description"] = "Required; null for category O (not subject to VAT), which states no rate (BR-O-05)."
     if api_required:
         required = set(schema.get("required", ())) | set(api_required)
         schema["required"] = [n for n in schema.get("properties", {}) if n in required]
