@@ -70,6 +70,26 @@ class ApiError(Exception):
         }
 
 
+# The error codes of the service specification (section 7). A client switches on these.
+SPEC_CODES = ("INVALID_INPUT", "INSUFFICIENT_CREDITS", "VALIDATION_FAILED", "PDF_A3_VALIDATION_FAILED",
+              "RATE_LIMIT_EXCEEDED", "RATE_LIMIT_CONFIGURATION_UNAVAILABLE", "GENERATION_FAILED", "INTERNAL_ERROR")
+
+# Our codes for cases the specification names a code for: such an error answers the spec's code in `errorCode` and
+# ours in `errors[0].code` (a field the spec defines), with the spec's status, so a client that switches on the
+# spec's codes lands in the right branch and one that knows ours learns more (`refined`).
+REFINES = {
+    "RULES_NOT_INSTALLED": "INTERNAL_ERROR",      # 500: no rule pack of the specification is installed
+    "RULES_UNAVAILABLE": "INTERNAL_ERROR",        # 500: an installed rule pack cannot be loaded
+    "STORAGE_UNAVAILABLE": "RATE_LIMIT_CONFIGURATION_UNAVAILABLE",   # 503: the store of keys, their limits and
+                                                                     # credits is unreachable; retry later
+}
+
+
+def refined(http_status: int, code: str, message: str, headers: dict[str, str] | None = None) -> ApiError:
+    """An error of one of our REFINES codes: errorCode the spec's code, errors[0].code ours."""
+    return ApiError(http_status, REFINES[code], message, [ErrorDetail(code, message)], headers=dict(headers or {}))
+
+
 def invalid_input(message: str, errors: list[ErrorDetail] | None = None) -> ApiError:
     return ApiError(400, "INVALID_INPUT", message, errors or [])
 

@@ -326,7 +326,8 @@ def test_warm_up_compiles_the_generation_stylesheets():
 
 
 def test_a_failed_rule_carries_the_value_sent_at_its_field(client):
-    """MANUAL amounts are used as sent: a payable amount of 1.0 fails BR-CO-16, and the entry says 1.0 was sent."""
+    """MANUAL amounts are used as sent: a payable amount of 1.0 fails BR-CO-16, and the entry says 1.0 was sent (the
+    number, as sent)."""
     request = load_request((FIXTURES / "manual-totals.json").read_bytes())
     assert request["config"]["calculationMode"] == "MANUAL"
     request["invoice"]["documentTotals"]["payableAmount"] = load_request(b'{"v": 1.0}')["v"]
@@ -334,5 +335,6 @@ def test_a_failed_rule_carries_the_value_sent_at_its_field(client):
                                 headers={"Content-Type": "application/json"})
     assert resp.status_code == 422, resp.text
     entry = next(e for e in resp.json["errors"] if e["code"] == "BR-CO-16")
-    assert (entry["field"], entry["rejectedValue"]) == ("invoice.documentTotals.payableAmount", "1.0")
+    assert (entry["field"], entry["rejectedValue"]) == ("invoice.documentTotals.payableAmount", 1.0)
+    assert '"rejectedValue": 1.0,' in resp.text   # the number as sent, digit for digit
     assert [e["code"] for e in resp.json["errors"]].count("BR-CO-16") == 1

@@ -82,7 +82,9 @@ def test_unreachable_database_is_503_not_500(tmp_path):
     client = falcon.testing.TestClient(app)
     r = client.simulate_post("/v1/invoice/xrechnung",
                              headers={"Authorization": "Bearer einv_test_0123456789ab." + "A" * 43})
-    assert r.status_code == 503 and r.json["errorCode"] == "STORAGE_UNAVAILABLE" and "Retry-After" in r.headers
+    assert r.status_code == 503 and "Retry-After" in r.headers
+    assert (r.json["errorCode"], r.json["errors"][0]["code"]) == ("RATE_LIMIT_CONFIGURATION_UNAVAILABLE",
+                                                                  "STORAGE_UNAVAILABLE")
 
 
 def test_readyz_reports_rule_packs_and_storage(tmp_path, monkeypatch):

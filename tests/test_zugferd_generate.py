@@ -478,7 +478,7 @@ def test_a_422_lists_each_finding_once_with_the_value_sent(client):
     assert resp.status_code == 422
     rules = [e for e in resp.json["errors"] if e["code"] != "PROFILE_WITHOUT_ROUNDING_AMOUNT"]
     assert [(e["code"], e["field"], e["rejectedValue"]) for e in rules] == [
-        ("BR-CO-16", "invoice.documentTotals.payableAmount", "99.2")]
+        ("BR-CO-16", "invoice.documentTotals.payableAmount", 99.2)]
 
 
 def test_a_profile_report_lists_each_finding_once():

@@ -23,7 +23,7 @@ from pipeline import saxon
 from pipeline.check import optimise, packs, scenarios, xmlinput
 from pipeline.check.report import ERROR, Issue, Location, severity_of_flag
 from pipeline.check.xmlinput import ParsedXml, XmlInputError
-from pipeline.errors import ApiError
+from pipeline.errors import ApiError, refined
 
 RULE_ENGINE_ERROR = "RULE-ENGINE-ERROR"
 NO_SCENARIO = "XRECHNUNG-NO-SCENARIO"
@@ -206,9 +206,9 @@ def pick_pack(spec: str, version: str | None, syntax: str | None) -> packs.Pack:
     except packs.PackNotInstalled as exc:
         if version is not None:
             raise unsupported_version(spec, version, "is not available on this server") from exc
-        raise ApiError(500, "RULES_NOT_INSTALLED", f"No {spec} validation package is installed: {exc}") from exc
+        raise refined(500, "RULES_NOT_INSTALLED", f"No {spec} validation package is installed: {exc}") from exc
     except packs.RulesError as exc:
-        raise ApiError(500, "RULES_UNAVAILABLE", str(exc)) from exc
+        raise refined(500, "RULES_UNAVAILABLE", str(exc)) from exc
 
 
 def pack_issues(doc: ParsedXml, pack: packs.Pack, sdoc) -> tuple[list[Issue], str | None]:

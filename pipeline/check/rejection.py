@@ -5,12 +5,11 @@ entry names the field as sent, with the sent value (rejectedValue) and the compu
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 
 from pipeline.check.report import ERROR, Issue, Report
 from pipeline.errors import ApiError, ErrorDetail, validation_failed
 from pipeline.invoice import terms
-from pipeline.invoice.model import KeptAmount
+from pipeline.invoice.model import KeptAmount, rejected_value
 from pipeline.invoice.specs import Profile
 
 # The line step of a finding's XPath, plain (`InvoiceLine[2]`) or Saxon's (`*:InvoiceLine[namespace-uri()='…'][2]`).
@@ -39,8 +38,8 @@ def error_detail(issue: Issue, syntax: str, kept: dict[str, KeptAmount] | None =
     gets its index from the finding's XPath when the XPath names one. `kept` (the generated request's amounts AUTO
     kept as sent, by place in the document): when the field is one of them, the entry names the field as sent and
     carries the sent value (rejectedValue) and the value computed from the other amounts. Otherwise rejectedValue
-    is the value `sent` (the request JSON) has at the field, if the request sent one there (amounts as text, exactly
-    as sent, like the kept ones)."""
+    is the value `sent` (the request JSON) has at the field, if the request sent one there. rejectedValue keeps the
+    JSON type it was sent as (spec 2.11): amounts are Decimals, which the error body writes as the numbers sent."""
     field, bt = terms.field_for_rule(issue.code)
     xpath = (issue.location.xpath if issue.location else None) or ""
     for array, steps in _ARRAY_STEPS:
@@ -55,7 +54,7 @@ def error_detail(issue: Issue, syntax: str, kept: dict[str, KeptAmount] | None =
     message = (f"{issue.message} {amount.field} was sent as {amount.sent} and kept (AUTO never overwrites a sent "
                f"amount); computed from the other amounts it would be {amount.computed}.")
     return ErrorDetail(code=issue.code, message=message, field=amount.field, businessTerm=bt,
-                       rejectedValue=str(amount.sent))
+                       rejectedValue=amount.sent)
 
 
 _STEP = re.compile(r"([^.\[\]]+)((?:\[\d*\])*)")
@@ -63,7 +62,7 @@ _STEP = re.compile(r"([^.\[\]]+)((?:\[\d*\])*)")
 
 def sent_value(field: str | None, sent: dict | None):
     """The scalar the request JSON `sent` holds at a field path (`invoice.invoiceLines[0].lineNetAmount`; `[]`
-    when it has a single item), as text for an amount; None when it sent nothing (or an object) there."""
+    when it has a single item), as sent (an amount as its Decimal); None when it sent nothing (or an object) there."""
     if not field or not isinstance(sent, dict):
         return None
     node = sent
@@ -78,7 +77,7 @@ def sent_value(field: str | None, sent: dict | None):
             return None
     if isinstance(node, (dict, list)):
         return None
-    return str(node) if isinstance(node, Decimal) else node
+    return rejected_value(node)
 
 
 def _kept_amount(field: str | None, kept: dict[str, KeptAmount]) -> KeptAmount | None:
@@ -111,5 +110,5 @@ def profile_rejection(report: Report, profile: Profile, request, kept: dict[str,
         f"{rounding}, and the amount due (BT-115) no longer equals the total with VAT (BT-112) minus the paid "
         "amount (BT-113) (BR-CO-16). Send the invoice without payableRoundingAmount (payableAmount = "
         "taxInclusiveAmount - prepaidAmount), or use the EN16931 profile, which carries it.",
-        field="invoice.documentTotals.payableRoundingAmount", businessTerm="BT-114", rejectedValue=str(rounding))
+        field="invoice.documentTotals.payableRoundingAmount", businessTerm="BT-114", rejectedValue=rounding)
     return validation_failed(hint.message, [hint] + error.errors)

@@ -2,12 +2,11 @@
 `pipeline generate request.json --spec zugferd [--profile BASIC] [--lang de] -o invoice.pdf`"""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from pipeline.errors import ApiError
-from pipeline.invoice.request_json import with_config
+from pipeline.invoice.request_json import dumps, with_config
 
 
 def register(sub) -> None:
@@ -28,7 +27,7 @@ def read_input(path: Path) -> bytes:
 
 def print_api_error(err: ApiError) -> int:
     """An ApiError as the service would answer it, on stderr. 4xx -> 1 (a finding about the input), else 2."""
-    print(json.dumps(err.to_dict(None), ensure_ascii=False, indent=2), file=sys.stderr)
+    print(dumps(err.to_dict(None), indent=2), file=sys.stderr)
     return 1 if err.http_status < 500 else 2
 
 

@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.invoice import specs
 from pipeline.invoice.codes import COUNTRY_CODES, CURRENCY_CODES, INVOICE_TYPE_CODES, VAT_CATEGORY_CODES
+from pipeline.invoice.request_json import dumps
 from pipeline.invoice.terms import ARRAY_ITEMS, BY_PATH, business_term, term_for
 from pipeline.settings import get_settings
 
@@ -83,6 +84,8 @@ def _text(max_length: int):
 Text = _text(MAX_TEXT)
 LongText = _text(MAX_LONG_TEXT)
 Binary = _text(MAX_BINARY)
+# config.profile: the Factur-X profile names (specs.profile_named also takes their other spellings, e.g. BASIC-WL)
+ProfileName = Annotated[Text, WithJsonSchema({"type": "string", "enum": list(specs.PROFILES)})]
 
 
 def _number(value: Any) -> Decimal:
@@ -144,8 +147,9 @@ def _iso_date(value: Any) -> date:
 IsoDate = Annotated[date, BeforeValidator(_iso_date), WithJsonSchema({"type": "string", "format": "date"})]
 
 
-def _code(codes: frozenset[str] | tuple[str, ...], what: str, fold=str.upper):
-    """A code from a closed list, case-insensitive on input and written in the list's case."""
+def _code(codes: frozenset[str] | tuple[str, ...], what: str, fold=str.upper, enum: bool = False):
+    """A code from a closed list, case-insensitive on input and written in the list's case. `enum`: the OpenAPI
+    schema lists the codes (short lists; long code lists are named in the description only)."""
     def check(value: Any) -> str:
         if not isinstance(value, str):
             raise PydanticCustomError("INVALID_TYPE", "must be a string")
@@ -154,33 +158,51 @@ def _code(codes: frozenset[str] | tuple[str, ...], what: str, fold=str.upper):
             raise PydanticCustomError("INVALID_VALUE", f"is not a valid {what}")
         return code
     schema = {"type": "string", "description": f"Code list: {what} (case-insensitive)."}
+    if enum:
+        schema["enum"] = list(codes) if isinstance(codes, tuple) else sorted(codes)
     return Annotated[str, BeforeValidator(check), WithJsonSchema(schema)]
 
 
 CurrencyCode = _code(CURRENCY_CODES, "ISO 4217 currency code")
 CountryCode = _code(COUNTRY_CODES, "ISO 3166-1 alpha-2 country code")
-VatCategoryCode = _code(VAT_CATEGORY_CODES, "VAT category code (UNCL 5305: S, Z, E, AE, K, G, O, L, M, B)")
+VatCategoryCode = _code(VAT_CATEGORY_CODES, "VAT category code (UNCL 5305: S, Z, E, AE, K, G, O, L, M, B)",
+                        enum=True)
 InvoiceTypeCode = _code(INVOICE_TYPE_CODES, "invoice type code (UNTDID 1001 subset of EN 16931, e.g. 380, 381)",
                         fold=str.strip)
-Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd)", fold=str.lower)
-Syntax = _code(("CII", "UBL"), "syntax (CII or UBL)")
-CalculationMode = _code(CALCULATION_MODES, "calculation mode (AUTO or MANUAL)")
+Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd)", fold=str.lower, enum=True)
+Syntax = _code(("CII", "UBL"), "syntax (CII or UBL)", enum=True)
+CalculationMode = _code(CALCULATION_MODES, "calculation mode (AUTO or MANUAL)", enum=True)
 TaxPointDateCode = _code(("3", "35", "432"), "VAT point date code (UNTDID 2005: 3 invoice issue date, 35 delivery "
-                         "date, 432 payment date)", fold=str.strip)
+                         "date, 432 payment date)", fold=str.strip, enum=True)
+
+
+def metadata_language(value: Any) -> str:
+    """metadataLanguage as sent -> en | de. Spec 2.2: an ISO 639-1 code, case-insensitive; unsupported and
+    region-qualified codes are refused, and so is any whitespace around the code (" de" is no ISO 639-1 code).
+    TypeError / ValueError saying why otherwise."""
+    if not isinstance(value, str):
+        raise TypeError("must be a string")
+    code = value.lower()
+    if code in METADATA_LANGUAGES:
+        return code
+    if re.fullmatch(r"[a-z]{2,3}[-_].+", code.strip()):
+        raise ValueError("region-qualified language codes are not supported; use en or de")
+    if code != code.strip():
+        raise ValueError("must be en or de, without whitespace around it")
+    raise ValueError("must be en or de (ISO 639-1)")
 
 
 def _language(value: Any) -> str:
-    if not isinstance(value, str):
-        raise PydanticCustomError("INVALID_TYPE", "must be a string")
-    code = value.strip().lower()
-    if re.fullmatch(r"[a-z]{2,3}[-_].+", code):
-        raise PydanticCustomError("INVALID_VALUE", "region-qualified language codes are not supported; use en or de")
-    if code not in METADATA_LANGUAGES:
-        raise PydanticCustomError("INVALID_VALUE", "must be en or de (ISO 639-1)")
-    return code
+    try:
+        return metadata_language(value)
+    except TypeError as exc:
+        raise PydanticCustomError("INVALID_TYPE", str(exc))
+    except ValueError as exc:
+        raise PydanticCustomError("INVALID_VALUE", str(exc))
 
 
-MetadataLanguage = Annotated[str, BeforeValidator(_language), WithJsonSchema({"type": "string"})]
+MetadataLanguage = Annotated[str, BeforeValidator(_language),
+                             WithJsonSchema({"type": "string", "enum": list(METADATA_LANGUAGES)})]
 
 
 def _items(max_length: int = MAX_ITEMS, min_length: int = 0):
@@ -506,7 +528,7 @@ class GenerationConfig(_Model):
     spec: Spec | None = None
     syntax: Syntax
     version: Text | None = None
-    profile: Text | None = None
+    profile: ProfileName | None = None
     metadataLanguage: MetadataLanguage | None = None
     calculationMode: CalculationMode = "AUTO"      # extension: AUTO fills in absent derived amounts, MANUAL none
     strict: bool = Field(False, strict=True)       # extension: content-check findings refuse the request (400)
@@ -530,10 +552,14 @@ _CONFIG_TEXT = {
                "version of the endpoint's specification installed on the server (GET /readyz lists the active "
                "ones); ZUGFeRD: the Factur-X rules release (1.09; `Factur-X 1.09` and a report's version are "
                "accepted too). Any other value: 400 INVALID_INPUT with an entry on config.version.",
-    "profile": "ZUGFeRD / Factur-X profile (MINIMUM, BASIC WL, BASIC, EN16931 = default, EXTENDED, XRECHNUNG). Only "
-               "on the ZUGFeRD endpoint; rejected with 400 on the XML endpoints.",
-    "metadataLanguage": "PDF presentation language: en (default) or de, case-insensitive. Only on the ZUGFeRD "
-                        "endpoint; rejected with 400 on the XML endpoints and for region-qualified codes.",
+    "profile": "ZUGFeRD / Factur-X profile (MINIMUM, BASIC WL, BASIC, EN16931 = default, EXTENDED, XRECHNUNG; "
+               "case-insensitive, `-` or `_` for the space). Only on the ZUGFeRD endpoint: on the XML endpoints "
+               "(xrechnung, en16931) any value is refused with 400 INVALID_INPUT, an entry on config.profile (the "
+               "service specification does not say; like metadataLanguage there, it could have no effect).",
+    "metadataLanguage": "PDF presentation language: en (default) or de, an ISO 639-1 code, case-insensitive, "
+                        "without whitespace around it. Only on the ZUGFeRD endpoint; any value is rejected with 400 "
+                        "INVALID_INPUT on the XML endpoints, and so are other codes, region-qualified codes (de-DE) "
+                        "and codes with whitespace (` de`).",
     "calculationMode": "Extension. AUTO (default): the service fills in every derived amount the request leaves "
                        "out (line net amounts, allowance/charge amounts from percentages, VAT breakdown, document "
                        "totals) and never overwrites one it sends: a sent line net amount, allowance/charge amount, "
@@ -546,6 +572,22 @@ _CONFIG_TEXT = {
                        "other amounts. A sent VAT breakdown whose category and rate no line, allowance or charge "
                        "has is left out when it sends no amount or only zero amounts (it changes no total). "
                        "MANUAL: amounts are used as sent and the official rules judge them. Case-insensitive.",
+}
+
+
+# Where the service specification is silent, what we do (added to the field's description;
+# tests/test_spec_conformance.py holds each against the service).
+_SILENT_SPEC_TEXT = {
+    (Invoice, "vatAccountingCurrencyCode"): (
+        "When it differs from currencyCode, the VAT total in this currency (BT-111, BR-53) cannot be computed without "
+        "an exchange rate and section 2.6 has no field for it: send the extension field "
+        "documentTotals.taxTotalAmountInAccountingCurrency, else 400 INVALID_INPUT with a REQUIRED entry on it."),
+    (InvoiceLine, "priceDetails"): (
+        "Section 2.7 lists it and its fields as optional, but EN 16931 requires the item net price (BT-146, BR-26) on "
+        "every line: send priceDetails.netPrice (or grossPrice, which AUTO then takes as the net price). Without "
+        "it, `{}` or no priceDetails is refused: 400 INVALID_INPUT, REQUIRED on priceDetails.netPrice (BT-146), "
+        "when AUTO needs it to compute netAmount; 422 VALIDATION_FAILED BR-26 on the same field when netAmount is "
+        "sent."),
 }
 
 
@@ -590,7 +632,8 @@ def field_descriptions() -> dict[tuple[type, str], str]:
             rows = [BY_PATH[p] for p in where if p in BY_PATH]
             if key[0] is GenerationConfig and key[1] in _CONFIG_TEXT:
                 _DESCRIPTIONS[key] = _CONFIG_TEXT[key[1]]
-            elif rows:
+                continue
+            if rows:
                 bts = ", ".join(dict.fromkeys(f"{r.bt} ({r.json_path})" if len(rows) > 1 else r.bt
                                               for r in rows if r.bt))
                 text = rows[0].name.split(" (")[0] + (f" - {bts}" if bts else "") + "."
@@ -599,6 +642,8 @@ def field_descriptions() -> dict[tuple[type, str], str]:
                 if (rows[0].bt or "").startswith(("BG-DEX", "BT-DEX")):
                     text += _XRECHNUNG_EXTENSION_TEXT
                 _DESCRIPTIONS[key] = text
+            if key in _SILENT_SPEC_TEXT:
+                _DESCRIPTIONS[key] = f"{_DESCRIPTIONS.get(key, '')} {_SILENT_SPEC_TEXT[key]}".strip()
     return _DESCRIPTIONS
 
 
@@ -641,20 +686,20 @@ _PYDANTIC_CODES = {
 }
 
 
-def _json_value(value: Any) -> Any:
-    """A rejected value as it can be shown in the error body (numbers as numbers, huge values cut)."""
+def rejected_value(value: Any) -> Any:
+    """A rejected value as it can be shown in the error body: the JSON type it was sent as (spec 2.11 "as sent"),
+    numbers as the Decimals they were read as (written digit for digit, see request_json.dumps), texts over 200
+    characters and objects or lists over 500 cut."""
     if isinstance(value, Decimal):
-        if not value.is_finite() or value.adjusted() > MAX_INTEGER_DIGITS or value.adjusted() < -MAX_FRACTION_DIGITS:
-            return str(value)   # out of range: as text (float() could overflow or lose it)
-        return int(value) if value == value.to_integral_value() else float(value)
+        return value if value.is_finite() else str(value)
     if isinstance(value, str) and len(value) > 200:
         return value[:200] + "..."
-    if isinstance(value, (dict, list)):   # plain JSON types only (no Decimal, date); small ones only
+    if isinstance(value, (dict, list)):   # small ones only, as a copy of plain JSON data
         try:
-            text = json.dumps(value, default=lambda v: _json_value(v) if isinstance(v, Decimal) else str(v))
+            text = dumps(value)
         except (TypeError, ValueError, RecursionError):
             return None
-        return json.loads(text) if len(text) <= 500 else None
+        return loads(text) if len(text) <= 500 else None
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
@@ -665,7 +710,7 @@ def detail(code: str, field: str | None, message: str, rejected: Any = None) -> 
     bt = business_term(field)
     term = term_for(field)
     prefix = f"{field}" + (f" ({term.name}, {bt})" if term and bt else (f" ({bt})" if bt else ""))
-    return ErrorDetail(code=code, field=field, businessTerm=bt, rejectedValue=_json_value(rejected),
+    return ErrorDetail(code=code, field=field, businessTerm=bt, rejectedValue=rejected_value(rejected),
                        message=f"{prefix}: {message}" if field else message)
 
 
@@ -752,7 +797,8 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail
             and inv.documentTotals.taxTotalAmountInAccountingCurrency is None):
         errors.append(detail("REQUIRED", "invoice.documentTotals.taxTotalAmountInAccountingCurrency",
                              "is required when vatAccountingCurrencyCode differs from currencyCode (BR-53): "
-                             "the VAT total in the accounting currency cannot be computed without an exchange rate"))
+                             "the VAT total in the accounting currency cannot be computed without an exchange rate "
+                             "(an extension field: DocumentTotals in the service specification has none for BT-111)"))
     errors += _additional_occurrence_errors(inv)
     if inv.additionalPrecedingInvoiceReferences and cfg.syntax == "CII":
         errors.append(detail("INVALID_VALUE", "invoice.additionalPrecedingInvoiceReferences",

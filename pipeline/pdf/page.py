@@ -25,7 +25,7 @@ from functools import lru_cache
 from pipeline import saxon
 from pipeline.check.report import ERROR, Report
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
-from pipeline.invoice.model import NOT_XML
+from pipeline.invoice.model import NOT_XML, metadata_language
 from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, TERMS
 from pipeline.pdf import collector
 from pipeline.settings import TEMPLATES_DIR, XSLT_DIR, get_settings
@@ -34,7 +34,6 @@ from pipeline.xslt import run_stylesheet
 HTML_XSL = XSLT_DIR / "html.xsl"
 CSS_FILE = TEMPLATES_DIR / "invoice.css"
 UA_CSS_FILE = TEMPLATES_DIR / "page-ua.css"
-LANGUAGES = ("en", "de")
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -62,15 +61,16 @@ def _refusing_fetcher():
 
 
 def language_of(value: str | None) -> str:
-    """config.metadataLanguage -> 'en' | 'de' (case-insensitive, default en); anything else -> 400."""
+    """config.metadataLanguage -> 'en' | 'de' (case-insensitive, default en; `model.metadata_language`); anything
+    else -> 400."""
     if value is None:
         return "en"
-    lang = str(value).strip().lower()
-    if lang not in LANGUAGES:
+    try:
+        return metadata_language(value)
+    except (TypeError, ValueError) as exc:
         raise invalid_input("Unsupported metadataLanguage.", [ErrorDetail(
-            "UNSUPPORTED_LANGUAGE", "metadataLanguage must be 'en' or 'de' (ISO 639-1, no region subtag)",
-            field="config.metadataLanguage", rejectedValue=value)])
-    return lang
+            "UNSUPPORTED_LANGUAGE", f"metadataLanguage {exc} (ISO 639-1, no region subtag)",
+            field="config.metadataLanguage", rejectedValue=value)]) from None
 
 
 # Unicode Default_Ignorable_Code_Point ranges (joiners, variation selectors, bidi marks, soft hyphen, tags): they

@@ -1,12 +1,12 @@
 """Turn every failure into the ErrorResponse shape (service spec 2.11), in one place."""
 from __future__ import annotations
 
-import json
 import logging
 
 import falcon
 
 from pipeline.errors import STATUS_TEXT, ApiError
+from pipeline.invoice.request_json import dumps
 
 log = logging.getLogger("pipeline.service")
 
@@ -27,7 +27,8 @@ def _write(req, resp, err: ApiError) -> None:
     resp.content_type = falcon.MEDIA_JSON
     for k, v in err.headers.items():
         resp.set_header(k, v)
-    resp.text = json.dumps(err.to_dict(getattr(req.context, "request_id", None)))
+    # dumps: a rejectedValue sent as a number is a Decimal, written as the number sent (spec 2.11 "as sent")
+    resp.text = dumps(err.to_dict(getattr(req.context, "request_id", None)))
 
 
 def handle_api_error(req, resp, ex: ApiError, params) -> None:

@@ -11,7 +11,7 @@ import copy
 from pydantic.json_schema import models_json_schema
 
 from pipeline.check.content import CHECKS
-from pipeline.errors import STATUS_TEXT
+from pipeline.errors import REFINES, SPEC_CODES, STATUS_TEXT
 from pipeline.invoice.model import InvoiceRequest
 from pipeline.service import apikeys, schemas
 from pipeline.service.platform import PlatformConfig
@@ -76,13 +76,15 @@ _ERROR_TEXT = {
          "convert: also SOURCE_INVALID, SOURCE_NOT_CONVERTIBLE, CONVERSION_LOSS.",
     429: "RATE_LIMIT_EXCEEDED: wait `Retry-After` seconds; nothing was done or charged.",
     500: "GENERATION_FAILED or INTERNAL_ERROR: quote the request id.",
-    503: "RATE_LIMIT_CONFIGURATION_UNAVAILABLE (limiter backend or configuration unreadable) or "
-         "STORAGE_UNAVAILABLE; nothing was done or charged, retry after `Retry-After` seconds.",
+    503: "RATE_LIMIT_CONFIGURATION_UNAVAILABLE (limiter backend, rate limit configuration or the key store "
+         "unreadable); nothing was done or charged, retry after `Retry-After` seconds.",
 }
 
-# Every errorCode an endpoint can answer, per kind of endpoint and HTTP status (the statuses every authenticated
+# Every code an endpoint can answer, per kind of endpoint and HTTP status (the statuses every authenticated
 # endpoint shares in _COMMON_CODES). Each error response's schema narrows `errorCode` to its list, so the schemathesis
-# run and tests/test_openapi.py hold real answers against it: a new code must be added here.
+# run and tests/test_openapi.py hold real answers against it: a new code must be added here. A code of ours that
+# refines a spec code (pipeline.errors.REFINES) is answered as that code in `errorCode` and as itself in
+# `errors[0].code`: `error_codes` and `refinements` sort them out.
 _RULES_MISSING = ("RULES_NOT_INSTALLED", "RULES_UNAVAILABLE")
 _COMMON_CODES = {
     400: ("INVALID_INPUT",),
@@ -115,10 +117,32 @@ ERROR_CODES = {
 }
 
 
-def error_codes(kind: str, status: int) -> tuple[str, ...]:
-    """The errorCodes an endpoint of `kind` answers with `status` (public endpoints: their own only)."""
+def _codes(kind: str, status: int) -> tuple[str, ...]:
     common = _COMMON_CODES.get(status, ()) if kind != "readyz" else ()
     return tuple(dict.fromkeys(common + ERROR_CODES.get(kind, {}).get(status, ())))
+
+
+def error_codes(kind: str, status: int) -> tuple[str, ...]:
+    """The errorCodes an endpoint of `kind` answers with `status` (public endpoints: their own only)."""
+    return tuple(dict.fromkeys(REFINES.get(code, code) for code in _codes(kind, status)))
+
+
+def refinements(kind: str, status: int) -> dict[str, str]:
+    """Our codes this response may carry in errors[0].code -> the spec's errorCode they refine."""
+    return {code: REFINES[code] for code in _codes(kind, status) if code in REFINES}
+
+
+def _with_int32(node):
+    """Spec section 2 has one integer type, `integer (int32)`: every integer field of the document says so."""
+    if isinstance(node, dict):
+        if node.get("type") == "integer":
+            node.setdefault("format", "int32")
+        for value in node.values():
+            _with_int32(value)
+    elif isinstance(node, list):
+        for value in node:
+            _with_int32(value)
+    return node
 
 
 _HEADERS = {
@@ -170,11 +194,22 @@ def _error(status: int, authenticated: bool, kind: str | None = None) -> dict:
     schema: dict = {"$ref": REF.format(model="ErrorResponse")}
     description = f"`{STATUS_TEXT[status]}`: {_ERROR_TEXT[status]}"
     codes = error_codes(kind, status) if kind else ()
+    response: dict = {}
     if codes:
         schema["properties"] = {"errorCode": {"enum": list(codes)}}
         description += " errorCode: " + ", ".join(f"`{c}`" for c in codes) + "."
+        extra = [c for c in codes if c not in SPEC_CODES]
+        if extra:   # the spec's table (section 7) lists no such code: say so where a generated client looks
+            response["x-codes-beyond-spec"] = extra
+            description += " Not in the service specification's error table: " + ", ".join(
+                f"`{c}`" for c in extra) + "."
+    refined = refinements(kind, status) if kind else {}
+    if refined:   # ours in errors[0].code, the spec's code in errorCode (pipeline.errors.REFINES)
+        response["x-refinements"] = refined
+        description += " `errors[0].code` may refine it: " + ", ".join(
+            f"`{ours}` (errorCode `{spec}`)" for ours, spec in refined.items()) + "."
     return {"description": description, "headers": _headers(*headers),
-            "content": {"application/json": {"schema": schema}}}
+            "content": {"application/json": {"schema": schema}}, **response}
 
 
 def _ok(description: str, content: dict) -> dict:
@@ -353,6 +388,9 @@ with its JSON field and business term; without it generation names them in `X-Co
 {checks}
 
 **Errors** use the ErrorResponse shape. `status` is the reason class of the HTTP status: {statuses}.
+Where the service specification names a code for a case, `errorCode` is that code; a finer code of ours rides in
+`errors[0].code` (each response lists them as `x-refinements`, and codes the specification does not know as
+`x-codes-beyond-spec`). `rejectedValue` is the value as sent, in its JSON type.
 """
 
 
@@ -392,9 +430,9 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict
         },
         "servers": [{"url": "/"}],
         "security": [{"bearerAuth": []}],
-        "paths": paths,
+        "paths": _with_int32(paths),
         "components": {
-            "schemas": copy.deepcopy(components),
+            "schemas": _with_int32(copy.deepcopy(components)),
             "headers": copy.deepcopy(_HEADERS),
             "securitySchemes": {"bearerAuth": {
                 "type": "http", "scheme": "bearer",

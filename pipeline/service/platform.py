@@ -45,7 +45,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from pipeline.errors import ApiError
+from pipeline.errors import ApiError, refined
 from pipeline.service import apikeys
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable, Store, open_store
@@ -195,8 +195,8 @@ def shared() -> Backends:
 
 
 def storage_unavailable() -> ApiError:
-    return ApiError(503, "STORAGE_UNAVAILABLE", "The key and credit store is unavailable; retry later.",
-                    headers={"Retry-After": str(RETRY_AFTER_UNAVAILABLE)})
+    return refined(503, "STORAGE_UNAVAILABLE", "The key and credit store is unavailable; retry later.",
+                   headers={"Retry-After": str(RETRY_AFTER_UNAVAILABLE)})
 
 
 def limiter_unavailable() -> ApiError:

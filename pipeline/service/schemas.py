@@ -18,10 +18,15 @@ class _Strict(BaseModel):
 
 
 class ErrorDetail(_Strict):
-    code: str
+    code: str = Field(description="What is wrong with this entry's field (e.g. `REQUIRED`, a rule id such as "
+                                  "`BR-CO-16`), or the code of ours that refines the response's `errorCode` "
+                                  "(pipeline.errors.REFINES, listed in each response's `x-refinements`).")
     field: str | None = Field(None, description="JSON path of the offending input, e.g. `invoice.seller.name`.")
     businessTerm: str | None = Field(None, description="EN 16931 business term id, e.g. `BT-27`.")
-    rejectedValue: Any = Field(None, description="The value that was rejected, as sent.")
+    rejectedValue: Any = Field(None, description="The value that was rejected, as sent: the same JSON type on every "
+                                                 "status (a number stays a number, written digit for digit), texts "
+                                                 "cut after 200 characters, objects and lists over 500 left out "
+                                                 "(null).")
     message: str
 
 
@@ -39,8 +44,10 @@ class Location(_Strict):
                                                 "prefixes, or Saxon's `*:Name[namespace-uri()=...]` steps).")
     line: int | None = None
     column: int | None = None
-    pdfObject: str | None = Field(None, description="PDF findings: the PDF object concerned (`obj 12 0`, or the "
-                                                    "PDF/A validator's object path). Absent for XML findings.")
+    pdfObject: str | None = Field(None, description="Extension (the service specification's Location has xpath, "
+                                                    "line and column): PDF findings of /zugferd/validate name the "
+                                                    "PDF object concerned (`obj 12 0`, or the PDF/A validator's "
+                                                    "object path) here instead of an xpath. Absent for XML findings.")
 
 
 class Issue(_Strict):
@@ -60,7 +67,8 @@ class XRechnungValidationResponse(_Strict):
     version: str | None
     syntax: Literal["CII", "UBL"] = Field(None, description="The syntax of the validated invoice: CII or UBL. Absent "
                                                             "(never null) when the document is no readable CII or "
-                                                            "UBL invoice, or a PDF carries none.",
+                                                            "UBL invoice, or a PDF carries none (the service "
+                                                            "specification does not say; `valid` is then false).",
                                           json_schema_extra=lambda schema: schema.pop("default", None))
     summary: ValidationSummary
     issues: list[Issue]
@@ -70,11 +78,14 @@ class XRechnungValidationResponse(_Strict):
 class XRechnungValidationRequest(BaseModel):
     version: str | None = Field(None, description="Validation package version; omitted or null: the latest "
                                                   "active package matching the detected syntax.")
-    strict: bool = Field(False, description="The checks the official rules miss (codes `CHECK-...`, listed in the "
-                                            "API description) are WARNINGs by default and never change `valid`; "
-                                            "true reports them as ERRORs, so a finding makes the document invalid.")
-    metadataLanguage: Literal["en", "de"] | None = Field(None, description="Language of the report for people "
-                                                                           "(Accept: text/html or application/pdf).")
+    strict: bool = Field(False, description="Extension. The checks the official rules miss (codes `CHECK-...`, "
+                                            "listed in the API description) are WARNINGs by default and never "
+                                            "change `valid`; true reports them as ERRORs, so a finding makes the "
+                                            "document invalid.")
+    metadataLanguage: Literal["en", "de"] | None = Field(None, description="Extension. Language of the report for "
+                                                                           "people (Accept: text/html or "
+                                                                           "application/pdf): en (default) or de, as "
+                                                                           "config.metadataLanguage.")
 
 
 # ---- the reading side ---------------------------------------------------------------------------------------

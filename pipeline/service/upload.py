@@ -14,6 +14,7 @@ import falcon
 
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.validation_report import readable_report
+from pipeline.invoice.model import metadata_language
 from pipeline.settings import get_settings
 
 # Room for the multipart framing and the request part on top of the file itself.
@@ -138,12 +139,14 @@ def report_media(req: falcon.Request) -> str:
 
 
 def report_language(request: dict) -> str:
-    """`request.metadataLanguage` of a validation request: the language of an HTML / PDF report (en | de)."""
-    language = request.get("metadataLanguage") or "en"
-    if language not in ("en", "de"):
-        raise _bad("UNSUPPORTED_LANGUAGE", "'metadataLanguage' must be en or de.", field="request.metadataLanguage",
-                   rejected=language)
-    return language
+    """`request.metadataLanguage` of a validation request: the language of an HTML / PDF report (en | de, as
+    config.metadataLanguage takes it: `model.metadata_language`)."""
+    language = request.get("metadataLanguage")
+    try:
+        return "en" if language is None else metadata_language(language)
+    except (TypeError, ValueError) as exc:
+        raise _bad("UNSUPPORTED_LANGUAGE", f"'metadataLanguage' {exc}.", field="request.metadataLanguage",
+                   rejected=language) from None
 
 
 def answer_report(req: falcon.Request, resp: falcon.Response, data: bytes, request: dict, report, media: str) -> None:

@@ -13,12 +13,12 @@ from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.convert import SPECS, TARGETS, convert
 from pipeline.flows.parse import parse_report
 from pipeline.flows.render import render
+from pipeline.invoice.model import metadata_language
 from pipeline.invoice.request_json import dump_request
 from pipeline.invoice.specs import profile_named
 from pipeline.service.upload import read_validation_upload
 
 HTML, PDF = "text/html", "application/pdf"
-LANGUAGES = ("en", "de")
 MAX_LOSS_HEADER = 2000  # characters of the X-Conversion-Lost header
 
 
@@ -43,6 +43,15 @@ def _choice(request: dict, name: str, allowed: tuple[str, ...], upper: bool = Fa
     if text not in allowed:
         raise _bad(name, f"must be one of {', '.join(allowed)}", value)
     return text
+
+
+def _language(request: dict) -> str | None:
+    """request.metadataLanguage: en | de as config.metadataLanguage takes it (`model.metadata_language`)."""
+    value = request.get("metadataLanguage")
+    try:
+        return None if value is None else metadata_language(value)
+    except (TypeError, ValueError) as exc:
+        raise _bad("metadataLanguage", str(exc), value) from None
 
 
 def _request_id(req) -> str | None:
@@ -75,7 +84,7 @@ class Convert:
             except ApiError:
                 raise _bad("profile", "names no ZUGFeRD / Factur-X profile", profile) from None
         read = req.context.convert_input = (data, to, _choice(request, "spec", SPECS), profile,
-                                            _choice(request, "metadataLanguage", LANGUAGES),
+                                            _language(request),
                                             _flag(request, "allowLoss"))
         return read
 
@@ -97,7 +106,7 @@ class Render:
                            "header excludes both.")
         html = media == HTML
         data, request = read_validation_upload(req, request_optional=True)
-        resp.data = render(data, _choice(request, "metadataLanguage", LANGUAGES) or "en",
+        resp.data = render(data, _language(request) or "en",
                            _flag(request, "showBusinessTerms"), _flag(request, "validate"), html, _request_id(req))
         resp.content_type = HTML + "; charset=utf-8" if html else PDF
 
