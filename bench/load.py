@@ -15,6 +15,7 @@ import argparse
 import http.client
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +38,11 @@ def sample_invoice() -> bytes:
     raise SystemExit("no UBL sample in ../shared/corpus")
 
 
+def typical_invoice() -> bytes:
+    """XRechnung business case 01.01a in CII (one line): the document of issue 29's ceiling."""
+    return (CORPUS / "xrechnung-testsuite" / "business-cases" / "standard" / "01.01a-INVOICE_uncefact.xml").read_bytes()
+
+
 def corpus_mix() -> list[bytes]:
     """Every XRechnung business case of the corpus (standard and extension, CII and UBL), in a fixed order."""
     return [p.read_bytes() for p in sorted((CORPUS / "xrechnung-testsuite" / "business-cases").rglob("*.xml"))]
@@ -57,6 +63,12 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (/proc/<pid>/stat, clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def workers_of(master: int) -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
@@ -70,19 +82,33 @@ def workers_of(master: int) -> list[int]:
     return sorted(pids)
 
 
-def start_server(port: int, workers: int) -> tuple[subprocess.Popen, str, dict]:
-    """`pipeline serve` with its own SQLite store (a temporary folder, log in serve.log) and an API key holding
-    1,000,000 credits, once /readyz answers 200: (process, key, environment)."""
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+PG_BASE = os.environ.get("EINVOICE_TEST_POSTGRES", "postgresql://127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("EINVOICE_TEST_REDIS", "redis://127.0.0.1:6379/0")
+
+
+def start_server(port: int, workers: int, storage: str = "sqlite") -> tuple[subprocess.Popen, str, dict]:
+    """`pipeline serve` with its own store and an API key holding 1,000,000 credits, once /readyz answers 200:
+    (process, key, environment). `storage`: "sqlite" (the embedded default, in a temporary folder that also
+    holds serve.log) or "postgres" (PostgreSQL in a schema of its own + Redis, the multi-node configuration)."""
     data = Path(tempfile.mkdtemp(prefix="einvoice-load-"))
     env = {**os.environ, "EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
            "EINVOICE_RATE_LIMIT": "1000000/min"}
+    if storage == "postgres":
+        env["EINVOICE_DATABASE_URL"] = f"{PG_BASE}?options=-csearch_path%3Dload_{data.name.split('-')[-1].lower()}"
+        env["EINVOICE_REDIS_URL"] = REDIS_URL
     token = subprocess.run([sys.executable, "-m", "pipeline", "keys", "create", "--name", "load", "--env", "test",
                             "--credits", "1000000"], env=env, cwd=REPO, capture_output=True, text=True,
                            check=True).stdout.strip()
     with open(data / "serve.log", "wb") as log:
         server = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(port), "--workers",
                                    str(workers)], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(300):
+    for _ in range(600):
         try:
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             c.request("GET", "/readyz")
