@@ -87,6 +87,92 @@ def profile(storage: str, requests: int, concurrency: int, rate: int, port: int)
     return {"counts": counts, "ab": rps, "requests": requests, "rate": rate, "cpu": cpu, "detail": detail}
 
 
+def app_split(storage: str, runs: int, rounds: int) -> None:
+    """CPU per request inside one process (time.thread_time, alternating rounds, medians) of: the flow alone
+    (validate_xml), the Falcon app without the platform layer, with it (a key, the limiter, the sweep), and with it
+    and the access log written (to /dev/null): the differences are the stages' CPU without sampling bias. The
+    worker's framing is what the workers' CPU per request (above) adds to the last one."""
+    import io
+    import logging
+    import os
+    import statistics
+
+    from pipeline.cli.serve import configure_logging
+    from pipeline.flows.validate_xml import validate_xml
+    from pipeline.service import apikeys
+    from pipeline.service.app import create_app
+    from dataclasses import replace
+
+    from pipeline.service.platform import Backends, PlatformConfig
+    from pipeline.service.upload import read_validation_upload
+    from pipeline.settings import get_settings
+    from pipeline.storage import open_store
+
+    data = load.typical_invoice()
+    body, ctype = load.multipart(data)
+    tmp = Path(tempfile.mkdtemp(prefix="einvoice-split-"))
+    os.environ.update({"EINVOICE_DATA_DIR": str(tmp), "EINVOICE_RATE_LIMIT": "1000000/min",
+                       "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": ""})
+    if storage == "postgres":
+        os.environ["EINVOICE_DATABASE_URL"] = f"{load.PG_BASE}?options=-csearch_path%3Dsplit_{tmp.name[-8:].lower()}"
+        os.environ["EINVOICE_REDIS_URL"] = load.REDIS_URL
+    get_settings.cache_clear()
+    store = open_store()
+    key_id, token, digest = apikeys.mint("test")
+    store.create_key(key_id, "split", "test", digest, 1000, None)
+    configure_logging()
+    for h in logging.getLogger("pipeline").handlers:
+        h.setStream(open(os.devnull, "w"))
+    access = logging.getLogger("pipeline.access")
+
+    class Upload:
+        """The validate endpoint's own part around the flow: the multipart read and a JSON answer."""
+
+        def on_post(self, req, resp):
+            read_validation_upload(req)
+            resp.media = {"valid": True}
+
+    path = "/v1/invoice/bench/validate"  # free, as every /validate
+    apps = {}
+    for name, backends in [("platform off", None), ("platform on", Backends()),
+                           ("platform on, key cache off", Backends(config=replace(PlatformConfig.from_env(),
+                                                                                  key_cache_seconds=0)))]:
+        apps[name] = create_app(platform=backends is not None, backends=backends)
+        apps[name].add_route(path, Upload())
+
+    def call(app):
+        env = {"REQUEST_METHOD": "POST", "PATH_INFO": path, "QUERY_STRING": "",
+               "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
+               "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(body), "wsgi.errors": io.StringIO(),
+               "CONTENT_TYPE": ctype, "CONTENT_LENGTH": str(len(body)), "HTTP_AUTHORIZATION": f"Bearer {token}"}
+        status = []
+        b"".join(app(env, lambda s, h, e=None: status.append(s)))
+        assert status[0].startswith("200"), status
+
+    cases = {
+        "flow alone (validate_xml)": (lambda: validate_xml(data, "xrechnung", None, None, content_checks=True), 1),
+        "app: multipart + JSON, platform off": (lambda: call(apps["platform off"]), 20),
+        "+ platform (key cached), no log": (lambda: call(apps["platform on"]), 20),
+        "+ access log": (lambda: call(apps["platform on"]), 20),
+        "the same, key cache off": (lambda: call(apps["platform on, key cache off"]), 20),
+    }
+    got = {name: [] for name in cases}
+    for r in range(rounds + 1):
+        for name, (fn, factor) in cases.items():
+            access.disabled = "no log" in name or "platform off" in name
+            t = time.thread_time()
+            for _ in range(runs * factor):
+                fn()
+            if r:  # round 0 warms up
+                got[name].append((time.thread_time() - t) / (runs * factor))
+    access.disabled = False
+    print(f"\nin one process, {storage}, CPU per request (thread_time, median of {rounds} rounds):")
+    for name, values in got.items():
+        print(f"  {name:<38}{statistics.median(values) * 1e6:8.0f} us")
+    if hasattr(store, "drop_schema"):
+        store.drop_schema()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--storage", choices=["sqlite", "postgres"], default="sqlite")
@@ -95,7 +181,11 @@ def main() -> int:
     ap.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
     ap.add_argument("--detail", action="store_true", help="also the innermost frames of each stage")
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--split", type=int, default=0, metavar="RUNS", help="also the in-process CPU split, RUNS per round")
     args = ap.parse_args()
+    if args.split:
+        app_split(args.storage, args.split, 5)
+        return 0
     r = profile(args.storage, args.requests, args.concurrency, args.rate, args.port or load.free_port())
     total = sum(r["counts"].values())
     per = r["cpu"] / args.requests  # CPU seconds per request, from the kernel's accounting of both workers
