@@ -205,9 +205,11 @@ def ceiling(args, deadline) -> None:
     data = typical_invoice()
     body, ctype = multipart(data)
     trees = [("this tree", REPO)] + ([("baseline", Path(args.baseline).resolve())] if args.baseline else [])
+    if args.baseline_first:
+        trees.reverse()
     servers = {}
     try:
-        for storage in ("sqlite", "postgres"):
+        for storage in args.storages.split(","):
             for name, source in trees:
                 port = free_port()
                 server, token, _ = start_server(port, 2, storage, source)
@@ -261,6 +263,8 @@ def main() -> int:
     ap.add_argument("--ab-requests", type=int, default=1500, help="requests per ab run of the ceiling comparison")
     ap.add_argument("--inprocess-runs", type=int, default=200, help="validations per in-process median")
     ap.add_argument("--baseline", help="another source tree (e.g. an export of main) run alongside, same rounds")
+    ap.add_argument("--storages", default="sqlite,postgres", help="storage configurations of the ceiling comparison")
+    ap.add_argument("--baseline-first", action="store_true", help="start and run the baseline before this tree")
     ap.add_argument("--ceiling-only", action="store_true", help="only the ceiling comparison")
     args = ap.parse_args()
     deadline = time.monotonic() + args.seconds
