@@ -187,8 +187,9 @@ def ab(port: int, token: str, body: bytes, ctype: str, requests: int, concurrenc
     with tempfile.NamedTemporaryFile(suffix=".body") as f:
         f.write(body)
         f.flush()
+        url = f"http://127.0.0.1:{port}/v1/invoice/xrechnung/validate"
         out = subprocess.run(["ab", "-n", str(requests), "-c", str(concurrency), "-p", f.name, "-T", ctype, "-H",
-                              f"Authorization: Bearer {token}", f"http://127.0.0.1:{port}/v1/invoice/xrechnung/validate"],
+                              f"Authorization: Bearer {token}", url],
                              capture_output=True, text=True, check=True).stdout
     cpu = (sum(cpu_seconds(p) for p in workers) - cpu) / requests
     fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
@@ -229,7 +230,8 @@ def ceiling(args, deadline) -> None:
                 rows[key].append((rate, p99, top, rate / top, cpu, wcpu, cpu / wcpu))
                 print(f"  round {r + 1} {key[0]:<9}{key[1]:<10} in-process {wall * 1000:6.2f} ms -> ceiling "
                       f"{top:6.1f}/s  HTTP {rate:6.1f}/s  p99 {p99 * 1000:5.0f} ms  ratio {rate / top:4.2f}   CPU: "
-                      f"in-process {cpu * 1000:5.2f} ms, workers {wcpu * 1000:5.2f} ms/request, ratio {cpu / wcpu:4.2f}")
+                      f"in-process {cpu * 1000:5.2f} ms, workers {wcpu * 1000:5.2f} ms/request, "
+                      f"ratio {cpu / wcpu:4.2f}")
         print("  medians of the rounds (ratio: HTTP rate / ceiling; CPU ratio: in-process CPU / workers' CPU per "
               "request, the same figure unaffected by other load on the machine):")
         for (storage, name), got in rows.items():

@@ -4,11 +4,12 @@
     python3 bench/profile_http.py [--storage sqlite|postgres] [--requests 3000] [--concurrency 4] [--rate 100]
 
 Needs py-spy (`pip install py-spy`) and ab (`apt-get install apache2-utils`). Samples are taken only while a
-worker thread is running (py-spy leaves idle threads out), so on a loaded machine the split stays a CPU split;
-the workers' CPU time per request comes from the kernel
-(/proc utime + stime over the ab run) and is split in the proportions of the samples (a thread waiting for a core
-is sampled where it was preempted, i.e. in proportion to the CPU it used). A sample counts for the first stage whose code is on its
-stack, in the order below (innermost work first: a SQLite call made by the limiter counts as limiter).
+worker thread is running (py-spy leaves idle threads out); the workers' CPU time per request comes from the kernel
+(/proc utime + stime over the ab run) and is split in the proportions of the samples. Caveat: a thread waiting for
+a core counts as running where it was preempted, which under load is often right after it woke another process (a
+send on loopback): such lines are over-counted; `--split` measures the app's stages without that bias.
+A sample counts for the first stage whose code is on its stack, in the order below (innermost work first: a SQLite
+call made by the limiter counts as limiter).
 """
 from __future__ import annotations
 
@@ -82,7 +83,8 @@ def profile(storage: str, requests: int, concurrency: int, rate: int, port: int)
             stage = stage_of(frames)
             counts[stage] += int(n)
             ours = [f for f in frames if "pipeline/" in f or "falcon/" in f or "logging/" in f]
-            detail[(stage, ours[-1].split(" (")[0] + " " + ours[-1].rsplit("/", 1)[-1] if ours else frames[-1])] += int(n)
+            where = ours[-1].split(" (")[0] + " " + ours[-1].rsplit("/", 1)[-1] if ours else frames[-1]
+            detail[stage, where] += int(n)
     rps = next((x for x in result.splitlines() if x.startswith("Requests per second")), "")
     return {"counts": counts, "ab": rps, "requests": requests, "rate": rate, "cpu": cpu, "detail": detail}
 
@@ -181,7 +183,8 @@ def main() -> int:
     ap.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
     ap.add_argument("--detail", action="store_true", help="also the innermost frames of each stage")
     ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--split", type=int, default=0, metavar="RUNS", help="also the in-process CPU split, RUNS per round")
+    ap.add_argument("--split", type=int, default=0, metavar="RUNS",
+                    help="instead: the in-process CPU split, RUNS per round")
     args = ap.parse_args()
     if args.split:
         app_split(args.storage, args.split, 5)
