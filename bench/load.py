@@ -208,13 +208,14 @@ def ceiling(args, deadline) -> None:
     trees = [("this tree", REPO)] + ([("baseline", Path(args.baseline).resolve())] if args.baseline else [])
     if args.baseline_first:
         trees.reverse()
-    servers = {}
+    servers, schemas = {}, []
     try:
         for storage in args.storages.split(","):
             for name, source in trees:
                 port = free_port()
-                server, token, _ = start_server(port, 2, storage, source)
+                server, token, env = start_server(port, 2, storage, source)
                 servers[storage, name] = (server, port, token)
+                schemas.append(env["EINVOICE_DATABASE_URL"])
                 ab(port, token, body, ctype, 200, args.concurrency)  # warm both workers
         print(f"ceiling: validate_xml of 01.01a CII in this process vs `pipeline serve --workers 2` "
               f"(ab -n {args.ab_requests} -c {args.concurrency}, multipart, a key), {args.rounds} alternating rounds")
@@ -245,6 +246,12 @@ def ceiling(args, deadline) -> None:
             server.terminate()
         for server, _, _ in servers.values():
             server.wait(60)
+        for url in filter(None, schemas):  # the PostgreSQL runs' own schemas
+            from pipeline.storage.postgres import PostgresStore
+
+            store = PostgresStore(url)
+            store.drop_schema()
+            store.close()
 
 
 def report(label, latencies, statuses, elapsed) -> None:
