@@ -8,6 +8,13 @@ resident memory at checkpoints (growth would show a leak). Last, POST /v1/invoic
 fixture as a PDF/A-3 with its attachments) with memory before and after. Bounded in count and in time.
 
     python3 bench/load.py [--requests 1000] [--concurrency 4] [--total 10000] [--zugferd 300] [--seconds 300]
+                          [--rounds 3] [--ab-requests 1500] [--baseline DIR] [--ceiling-only]
+
+First (issue 29) the ceiling comparison: XRechnung 01.01a CII validated in this process (the median gives the
+ceiling of 2 workers, 2 / median) against `pipeline serve --workers 2` driven by `ab` (needs apache2-utils), on the
+embedded SQLite default and on PostgreSQL + Redis (EINVOICE_TEST_POSTGRES / EINVOICE_TEST_REDIS, defaults
+127.0.0.1:5432/test in a schema of its own and 127.0.0.1:6379/0), in alternating rounds, with their ratio.
+`--baseline DIR` runs another source tree's service (e.g. `git archive main | tar -x -C DIR`) in the same rounds.
 """
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ import argparse
 import http.client
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -35,6 +43,11 @@ def sample_invoice() -> bytes:
         if etree.fromstring(data).tag == "{urn:oasis:names:specification:ubl:schema:xsd:Invoice-2}Invoice":
             return data
     raise SystemExit("no UBL sample in ../shared/corpus")
+
+
+def typical_invoice() -> bytes:
+    """XRechnung business case 01.01a in CII (one line): the document of issue 29's ceiling."""
+    return (CORPUS / "xrechnung-testsuite" / "business-cases" / "standard" / "01.01a-INVOICE_uncefact.xml").read_bytes()
 
 
 def corpus_mix() -> list[bytes]:
@@ -70,19 +83,35 @@ def workers_of(master: int) -> list[int]:
     return sorted(pids)
 
 
-def start_server(port: int, workers: int) -> tuple[subprocess.Popen, str, dict]:
-    """`pipeline serve` with its own SQLite store (a temporary folder, log in serve.log) and an API key holding
-    1,000,000 credits, once /readyz answers 200: (process, key, environment)."""
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+PG_BASE = os.environ.get("EINVOICE_TEST_POSTGRES", "postgresql://127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("EINVOICE_TEST_REDIS", "redis://127.0.0.1:6379/0")
+
+
+def start_server(port: int, workers: int, storage: str = "sqlite",
+                 source: Path = REPO) -> tuple[subprocess.Popen, str, dict]:
+    """`pipeline serve` with its own store and an API key holding 1,000,000 credits, once /readyz answers 200:
+    (process, key, environment). `storage`: "sqlite" (the embedded default, in a temporary folder that also
+    holds serve.log) or "postgres" (PostgreSQL in a schema of its own + Redis, the multi-node configuration).
+    `source`: the source tree the service runs from (another checkout, for before / after in one run)."""
     data = Path(tempfile.mkdtemp(prefix="einvoice-load-"))
     env = {**os.environ, "EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
-           "EINVOICE_RATE_LIMIT": "1000000/min"}
+           "EINVOICE_RATE_LIMIT": "1000000/min", "PYTHONPATH": str(source)}
+    if storage == "postgres":
+        env["EINVOICE_DATABASE_URL"] = f"{PG_BASE}?options=-csearch_path%3Dload_{data.name.split('-')[-1].lower()}"
+        env["EINVOICE_REDIS_URL"] = REDIS_URL
     token = subprocess.run([sys.executable, "-m", "pipeline", "keys", "create", "--name", "load", "--env", "test",
-                            "--credits", "1000000"], env=env, cwd=REPO, capture_output=True, text=True,
+                            "--credits", "1000000"], env=env, cwd=source, capture_output=True, text=True,
                            check=True).stdout.strip()
     with open(data / "serve.log", "wb") as log:
         server = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(port), "--workers",
-                                   str(workers)], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(300):
+                                   str(workers)], env=env, cwd=source, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(600):
         try:
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             c.request("GET", "/readyz")
@@ -138,6 +167,96 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def in_process(data: bytes, runs: int) -> tuple[float, float]:
+    """Median wall seconds and mean CPU seconds (all threads) of `validate_xml` on `data` in this process: the flow a
+    request runs."""
+    from pipeline.flows.validate_xml import validate_xml
+
+    walls, cpus = [], []
+    for i in range(runs + 10):
+        t, c = time.perf_counter(), time.process_time()
+        validate_xml(data, "xrechnung", None, None, content_checks=True)
+        if i >= 10:  # the first ones warm the caches after the HTTP rounds
+            walls.append(time.perf_counter() - t)
+            cpus.append(time.process_time() - c)
+    return statistics.median(walls), statistics.mean(cpus)
+
+
+def ab(port: int, token: str, body: bytes, ctype: str, requests: int, concurrency: int,
+       workers: list[int] = ()) -> tuple[float, float, float]:
+    """`ab -n requests -c concurrency` (a new connection per request, as in issue 29) on the validate endpoint:
+    (requests/s, p99 seconds, CPU seconds of `workers` per request). Raises unless every answer is 200."""
+    cpu = cpu_seconds(workers)
+    with tempfile.NamedTemporaryFile(suffix=".body") as f:
+        f.write(body)
+        f.flush()
+        url = f"http://127.0.0.1:{port}/v1/invoice/xrechnung/validate"
+        out = subprocess.run(["ab", "-n", str(requests), "-c", str(concurrency), "-p", f.name, "-T", ctype, "-H",
+                              f"Authorization: Bearer {token}", url],
+                             capture_output=True, text=True, check=True).stdout
+    cpu = (cpu_seconds(workers) - cpu) / requests
+    fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+    if int(fields.get("Non-2xx responses", "0").strip() or 0) or int(fields["Failed requests"].split()[0]):
+        raise SystemExit(f"ab: failed or non-2xx answers:\n{out}")
+    p99 = next(int(line.split()[1]) for line in out.splitlines() if line.strip().startswith("99%"))
+    return float(fields["Requests per second"].split()[0]), p99 / 1000, cpu
+
+
+def ceiling(args, deadline) -> None:
+    """Issue 29's figure: the HTTP rate of `pipeline serve --workers 2` on XRechnung 01.01a (CII) against the
+    in-process ceiling of the same document (2 workers / median validate_xml), for the embedded default and for
+    PostgreSQL + Redis; with --baseline, the same service from another source tree, alternating in the same run."""
+    data = typical_invoice()
+    body, ctype = multipart(data)
+    trees = [("this tree", REPO)] + ([("baseline", Path(args.baseline).resolve())] if args.baseline else [])
+    if args.baseline_first:
+        trees.reverse()
+    servers, schemas = {}, []
+    try:
+        for storage in args.storages.split(","):
+            for name, source in trees:
+                port = free_port()
+                server, token, env = start_server(port, 2, storage, source)
+                servers[storage, name] = (server, port, token)
+                schemas.append(env["EINVOICE_DATABASE_URL"])
+                ab(port, token, body, ctype, 200, args.concurrency)  # warm both workers
+        print(f"ceiling: validate_xml of 01.01a CII in this process vs `pipeline serve --workers 2` "
+              f"(ab -n {args.ab_requests} -c {args.concurrency}, multipart, a key), {args.rounds} alternating rounds")
+        rows = {k: [] for k in servers}
+        for r in range(args.rounds):
+            for key, (server, port, token) in servers.items():
+                if time.monotonic() > deadline:
+                    break
+                wall, cpu = in_process(data, args.inprocess_runs)
+                rate, p99, wcpu = ab(port, token, body, ctype, args.ab_requests, args.concurrency,
+                                     workers_of(server.pid))
+                top = 2 / wall
+                rows[key].append((rate, p99, top, rate / top, cpu, wcpu, cpu / wcpu))
+                print(f"  round {r + 1} {key[0]:<9}{key[1]:<10} in-process {wall * 1000:6.2f} ms -> ceiling "
+                      f"{top:6.1f}/s  HTTP {rate:6.1f}/s  p99 {p99 * 1000:5.0f} ms  ratio {rate / top:4.2f}   CPU: "
+                      f"in-process {cpu * 1000:5.2f} ms, workers {wcpu * 1000:5.2f} ms/request, "
+                      f"ratio {cpu / wcpu:4.2f}")
+        print("  medians of the rounds (ratio: HTTP rate / ceiling; CPU ratio: in-process CPU / workers' CPU per "
+              "request, the same figure unaffected by other load on the machine):")
+        for (storage, name), got in rows.items():
+            if got:
+                med = lambda i: statistics.median(x[i] for x in got)  # noqa: E731
+                print(f"    {storage:<9}{name:<10} HTTP {med(0):6.1f}/s  p99 {med(1) * 1000:5.0f} ms  "
+                      f"ceiling {med(2):6.1f}/s  ratio {med(3):4.2f}   CPU {med(4) * 1000:5.2f} vs "
+                      f"{med(5) * 1000:5.2f} ms  CPU ratio {med(6):4.2f}")
+    finally:
+        for server, _, _ in servers.values():
+            server.terminate()
+        for server, _, _ in servers.values():
+            server.wait(60)
+        for url in filter(None, schemas):  # the PostgreSQL runs' own schemas
+            from pipeline.storage.postgres import PostgresStore
+
+            store = PostgresStore(url)
+            store.drop_schema()
+            store.close()
+
+
 def report(label, latencies, statuses, elapsed, cpu=None) -> None:
     q = statistics.quantiles(latencies, n=100)
     print(f"  {label:<38}{len(latencies):>6} req {len(latencies) / elapsed:>8.1f} req/s   "
@@ -153,8 +272,19 @@ def main() -> int:
     ap.add_argument("--zugferd", type=int, default=300, help="ZUGFeRD PDF requests at the end (0: none)")
     ap.add_argument("--seconds", type=float, default=300, help="hard bound on the whole run")
     ap.add_argument("--port", type=int, default=8971)
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of the ceiling comparison")
+    ap.add_argument("--ab-requests", type=int, default=1500, help="requests per ab run of the ceiling comparison")
+    ap.add_argument("--inprocess-runs", type=int, default=200, help="validations per in-process median")
+    ap.add_argument("--baseline", help="another source tree (e.g. an export of main) run alongside, same rounds")
+    ap.add_argument("--storages", default="sqlite,postgres", help="storage configurations of the ceiling comparison")
+    ap.add_argument("--baseline-first", action="store_true", help="start and run the baseline before this tree")
+    ap.add_argument("--ceiling-only", action="store_true", help="only the ceiling comparison")
     args = ap.parse_args()
     deadline = time.monotonic() + args.seconds
+    ceiling(args, deadline)
+    if args.ceiling_only:
+        return 0
+    print()
 
     server, token, env = start_server(args.port, 2)
     try:

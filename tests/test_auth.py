@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import pytest
 
 from pipeline.service import apikeys
-from test_platform_helpers import GEN, Platform, cli, make_store
+from pipeline.service.platform import PlatformConfig
+from test_platform_helpers import GEN, VAL, Platform, cli, make_store
 
 
 @pytest.fixture
@@ -110,3 +112,29 @@ def test_keys_cli_round_trip(tmp_path):
     assert json.loads(cli(env, "keys", "list", "--json").stdout)[0]["revoked"] is True
     assert cli(env, "keys", "revoke", "000000000000").returncode == 2
     assert cli(env, "keys", "create", "--name", "x", "--env", "live", "--rate-limit", "5/h").returncode == 2
+
+
+def test_a_revoked_key_is_refused_within_the_key_cache_time(tmp_path):
+    """Workers keep verified keys for EINVOICE_KEY_CACHE_SECONDS: a revocation reaches a free endpoint within
+    that time, a charged endpoint at once (the reservation re-checks the store), and 0 turns the cache off."""
+    s = make_store("sqlite", tmp_path)
+    try:
+        cached = Platform(s, config=PlatformConfig(rate_limit=1000, key_cache_seconds=1.0))
+        uncached = Platform(s, config=PlatformConfig(rate_limit=1000, key_cache_seconds=0))
+        key_id, token = cached.key()
+        assert cached.post(token, VAL).status_code == 200 and uncached.post(token, VAL).status_code == 200
+        revoked_at = time.monotonic()
+        s.revoke_key(key_id)
+        _assert_401(uncached.post(token, VAL), "API_KEY_REVOKED")
+        _assert_401(cached.post(token, GEN), "API_KEY_REVOKED")
+        assert cached.work.calls == 1 and s.get_key(key_id).balance == 10
+        time.sleep(max(0.0, revoked_at + 1.1 - time.monotonic()))
+        _assert_401(cached.post(token, VAL), "API_KEY_REVOKED")
+        # a wrong secret for a cached key id still asks the store and fails
+        key2, token2 = cached.key()
+        assert cached.post(token2, VAL).status_code == 200
+        prefix, secret = token2.split(".")
+        _assert_401(cached.post(prefix + "." + ("B" if secret[0] != "B" else "C") + secret[1:], VAL),
+                    "INVALID_API_KEY")
+    finally:
+        s.close()

@@ -10,6 +10,11 @@ comparison is constant-time. The secret is printed once at creation and never lo
 - MALFORMED_API_KEY        the bearer token is not of the form above
 - INVALID_API_KEY          unknown key id, wrong secret, or a key of another environment
 - API_KEY_REVOKED          the key was revoked (`pipeline keys revoke`)
+
+`KeyCache`: each worker keeps the keys it verified for a few seconds (EINVOICE_KEY_CACHE_SECONDS, default 5;
+0 turns it off), so that a request does not read the store for its key: on PostgreSQL that is a round trip per
+request. A revoked key is refused by every worker at the latest that many seconds after `pipeline keys revoke`
+(at once on a charged endpoint: the reservation re-checks revocation in the store).
 """
 from __future__ import annotations
 
@@ -17,6 +22,8 @@ import hashlib
 import hmac
 import re
 import secrets
+import threading
+import time
 
 from pipeline.errors import ApiError
 
@@ -64,3 +71,33 @@ def parse_authorization(header: str | None) -> tuple[str, str, str]:
 
 def secret_matches(secret: str, stored_hash: str) -> bool:
     return hmac.compare_digest(hash_secret(secret), stored_hash)
+
+
+class KeyCache:
+    """Keys whose secret matched, by key id, for `seconds` after they were read from the store. Only verified keys
+    enter (an unknown id or a wrong secret always asks the store), and at most `size` of them."""
+
+    def __init__(self, seconds: float, size: int = 10_000):
+        self.seconds, self.size = seconds, size
+        self._keys: dict[str, tuple[float, object]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key_id: str):
+        hit = self._keys.get(key_id)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+        return None
+
+    def put(self, key) -> None:
+        if self.seconds <= 0:
+            return
+        now = time.monotonic()
+        with self._lock:
+            if len(self._keys) >= self.size:
+                self._keys = {k: v for k, v in self._keys.items() if v[0] > now}
+                if len(self._keys) >= self.size:
+                    self._keys.clear()
+            self._keys[key.key_id] = (now + self.seconds, key)
+
+    def forget(self, key_id: str) -> None:
+        self._keys.pop(key_id, None)

