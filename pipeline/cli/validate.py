@@ -1,4 +1,4 @@
-"""`pipeline validate FILE [--spec xrechnung|en16931] [--version V] [--json] [--strict] [--html OUT] [--pdf OUT]
+"""`pipeline validate FILE [--spec xrechnung|en16931|peppol] [--version V] [--json] [--strict] [--html OUT] [--pdf OUT]
 [--lang de]`: exit 0 valid, 1 invalid, 2 error. --html / --pdf also write the report for people (as the validate
 endpoints answer Accept: text/html / application/pdf).
 
@@ -32,7 +32,8 @@ def register(sub) -> None:
     p = sub.add_parser("validate", help="validate an e-invoice (CII / UBL XML, or a ZUGFeRD PDF) on the official rules")
     p.add_argument("file", type=Path, nargs="+",
                    help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF; several, a folder or a ZIP archive")
-    p.add_argument("--spec", choices=("xrechnung", "en16931"), default="xrechnung", help="rules for an XML file")
+    p.add_argument("--spec", choices=("xrechnung", "en16931", "peppol"), default="xrechnung",
+                   help="rules for an XML file (peppol: Peppol BIS Billing 3.0, UBL only)")
     p.add_argument("--version", default=None, help="validation package version (default: latest active)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
     p.add_argument("--html", type=Path, metavar="OUT", help="also write the report for people as HTML here")

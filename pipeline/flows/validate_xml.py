@@ -3,7 +3,10 @@
     read safely (no DTD, entities, network) -> syntax from the root -> rule pack -> XSD + Schematron -> report
 
 XRechnung packs follow KoSIT's `scenarios.xml` (first matching scenario, its steps, its `customLevel`s); EN 16931
-packs use the CEN XSD and stylesheet of the document's syntax. A document that cannot be read, or is no CII / UBL
+packs use the CEN XSD and stylesheet of the document's syntax; Peppol packs the UBL XSD, the CEN and the PEPPOL
+stylesheets (self-billing, recognised by its CustomizationID: the self-billing PEPPOL stylesheet). Without `version`
+the pack in force on the document's issue date judges it (`pipeline.check.packs.in_force`). A syntax the pack has no
+rules for (CII on Peppol) is ApiError 400 UNSUPPORTED_SYNTAX. A document that cannot be read, or is no CII / UBL
 invoice, gets a report with that finding, never an exception.
 
 With `content_checks` the checks the official rules miss (`pipeline.check.content`: IBAN, VAT ids, ...) run on
@@ -79,7 +82,9 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
     if doc.syntax is None:
         return Outcome(Report(engine.pick_pack(spec, version, None).version, None,
                               [xmlinput.unknown_root_issue(doc)], request_id))
-    pack = engine.pick_pack(spec, version, doc.syntax)
+    pack = engine.pick_pack(spec, version, doc.syntax, doc)
+    if doc.syntax not in pack.syntaxes:  # Peppol: its CII rules are not published as a compiled release
+        raise engine.syntax_not_available(pack, doc.syntax)
     report = Report(pack.version, doc.report_syntax, [], request_id)
     view = engine.rules_view(doc.text) if tree is None else doc.text
     try:

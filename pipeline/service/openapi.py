@@ -28,11 +28,16 @@ GENERATION = {
 VALIDATION = {
     "/v1/invoice/xrechnung/validate": "Validate XRechnung XML (CII or UBL, detected) on the official XRechnung rules.",
     "/v1/invoice/en16931/validate": "Validate EN 16931 XML (CII or UBL, detected) on the official EN 16931 rules.",
+    "/v1/invoice/peppol/validate": "Validate a Peppol BIS Billing 3.0 UBL Invoice or CreditNote on the official Peppol "
+                                   "rules (CEN + PEPPOL; self-billing recognised by its CustomizationID). A CII "
+                                   "document is 400 UNSUPPORTED_SYNTAX: the Peppol CII rules are not published as a "
+                                   "compiled release.",
     "/v1/invoice/zugferd/validate": "Validate a ZUGFeRD PDF/A-3: PDF/A-3 conformance and the embedded CII XML.",
 }
 BATCH = {f"/v1/invoice/{spec}/validate/batch": f"Validate many {name} documents at once: a ZIP archive or several "
                                                 f"`file` parts." for spec, name in
-         (("xrechnung", "XRechnung"), ("en16931", "EN 16931"), ("zugferd", "ZUGFeRD PDF"))}
+         (("xrechnung", "XRechnung"), ("en16931", "EN 16931"), ("peppol", "Peppol BIS Billing 3.0"),
+          ("zugferd", "ZUGFeRD PDF"))}
 READING = {
     "/v1/invoice/parse": ("parse", "Read an e-invoice (CII, UBL, ZUGFeRD / Factur-X PDF) into the JSON invoice the "
                           "generation endpoints take.", "ParseRequest",
@@ -101,7 +106,7 @@ ERROR_CODES = {
     "generate_xml": {422: ("VALIDATION_FAILED",), 500: ("GENERATION_FAILED",) + _RULES_MISSING},
     "generate_pdf": {422: ("VALIDATION_FAILED", "PDF_A3_VALIDATION_FAILED"), 500: ("GENERATION_FAILED",)
                      + _RULES_MISSING},
-    "validate_xml": {400: ("UNSUPPORTED_VERSION",), 500: _RULES_MISSING},
+    "validate_xml": {400: ("UNSUPPORTED_VERSION", "UNSUPPORTED_SYNTAX"), 500: _RULES_MISSING},
     "validate_pdf": {400: ("UNSUPPORTED_VERSION", "INVALID_PDF"), 500: _RULES_MISSING},
     "batch": {400: ("UNSUPPORTED_VERSION", "UNSUPPORTED_SPEC", "TOO_MANY_FILES", "INVALID_ARCHIVE"),
               500: _RULES_MISSING},
