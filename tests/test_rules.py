@@ -32,9 +32,10 @@ def side_by_side(tmp_path):
 
 def test_real_registry_names_every_syntax_and_a_download():
     entries = packs.load_registry()
-    assert {(e["spec"], e["version"]) for e in entries} >= {("en16931", "1.3.16"), ("xrechnung", "3.0.2")}
-    for e in entries:
-        assert set(e["syntaxes"]) == set(packs.SYNTAXES)
+    assert {(e["spec"], e["version"]) for e in entries} >= {("en16931", "1.3.16"), ("xrechnung", "3.0.2"),
+                                                            ("peppol", "2026.5")}
+    for e in entries:  # Peppol 2026.5 has no compiled CII rules
+        assert set(e["syntaxes"]) == set(packs.SYNTAXES) - ({"CII"} if e["spec"] == "peppol" else set())
         assert all(d["url"].startswith("https://") for d in e["downloads"])
         assert len(e["content_sha256"]) == 64
     assert next(e for e in entries if e["spec"] == "xrechnung")["scenarios"] == "scenarios.xml"
@@ -105,8 +106,10 @@ def test_cli_install_and_list(tmp_path):
     assert run("install", "--from", str(RULES_SOURCE)).returncode == 0
     out = run("list", "--json")
     assert out.returncode == 0, out.stderr
-    listed = {(p["spec"], p["version"], p["status"]) for p in json.loads(out.stdout)["packs"]}
-    assert listed == {("en16931", "1.3.16", "active"), ("xrechnung", "3.0.2", "active")}
+    listed = {(p["spec"], p["version"], p["status"], p["validFrom"]) for p in json.loads(out.stdout)["packs"]}
+    assert listed == {("en16931", "1.3.16", "active", "2026-04-10"), ("xrechnung", "3.0.2", "active", "2026-01-31"),
+                      ("peppol", "2026.5", "active", "2026-08-17")}
+    assert "from 2026-08-17" in run("list").stdout
     # the Factur-X profile rules: every stylesheet runs as its optimised copy
     profile_rules = json.loads(out.stdout)["profileRules"]
     assert profile_rules["path"] == str(tmp_path / "home" / "facturx" / "1.09")
