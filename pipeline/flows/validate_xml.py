@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import date
 
 from pipeline.check import content, content_source, engine, xmlinput
 from pipeline.check.report import Issue, Location, Report
@@ -70,10 +71,11 @@ def content_issues(doc: ParsedXml, xrechnung: bool = False, strict: bool = False
 
 def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
              request_id: str | None = None, tree=None, content_checks: bool = False, strict: bool = False,
-             doc: xmlinput.ParsedXml | None = None) -> Outcome:
+             doc: xmlinput.ParsedXml | None = None, on: date | None = None) -> Outcome:
     """`validate_xml` plus the name of the XRechnung scenario applied (for the CLI and the corpus tests).
     `tree` = the same document as a Saxon tree when the caller already has one (a transform's result); `doc` = it
-    as `xmlinput.load(data)` read it, likewise (the reading side has read its source so)."""
+    as `xmlinput.load(data)` read it, likewise (the reading side has read its source so). `on`: the date whose
+    pack in force judges it when `version` is None (default: the document's issue date; generation: today)."""
     engine.check_spec(spec, version)
     try:
         doc = doc if doc is not None else xmlinput.load(data)
@@ -82,7 +84,7 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
     if doc.syntax is None:
         return Outcome(Report(engine.pick_pack(spec, version, None).version, None,
                               [xmlinput.unknown_root_issue(doc)], request_id))
-    pack = engine.pick_pack(spec, version, doc.syntax, doc)
+    pack = engine.pick_pack(spec, version, doc.syntax, doc, on)
     if doc.syntax not in pack.syntaxes:  # Peppol: its CII rules are not published as a compiled release
         raise engine.syntax_not_available(pack, doc.syntax)
     report = Report(pack.version, doc.report_syntax, [], request_id)
@@ -100,10 +102,10 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
 
 def validate_xml(data: bytes, spec: str = "xrechnung", version: str | None = None,
                  request_id: str | None = None, tree=None, content_checks: bool = False,
-                 strict: bool = False, doc: xmlinput.ParsedXml | None = None) -> Report:
+                 strict: bool = False, doc: xmlinput.ParsedXml | None = None, on: date | None = None) -> Report:
     """Validate an XML e-invoice on the official rules of `spec` (xrechnung | en16931); `version=None` = the
     latest active pack for the detected syntax; `tree` = the document already parsed by Saxon, if at hand; `doc`:
     it as read by `xmlinput.load`, likewise.
     `content_checks` adds the checks the official rules miss (WARNINGs; ERRORs with `strict`).
     Raises ApiError 400 for an unsupported spec/version."""
-    return validate(data, spec, version, request_id, tree, content_checks, strict, doc).report
+    return validate(data, spec, version, request_id, tree, content_checks, strict, doc, on).report

@@ -22,13 +22,13 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 from pydantic_core import PydanticCustomError
 
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
-from pipeline.invoice import specs
+from pipeline.invoice import peppol, specs
 from pipeline.invoice.codes import COUNTRY_CODES, CURRENCY_CODES, INVOICE_TYPE_CODES, VAT_CATEGORY_CODES
 from pipeline.invoice.terms import ARRAY_ITEMS, BY_PATH, business_term, term_for
 from pipeline.settings import get_settings
 
-SPECS = ("xrechnung", "en16931", "zugferd")
-XML_SPECS = ("xrechnung", "en16931")
+SPECS = ("xrechnung", "en16931", "peppol", "zugferd")
+XML_SPECS = ("xrechnung", "en16931", "peppol")
 METADATA_LANGUAGES = ("en", "de")
 CALCULATION_MODES = ("AUTO", "MANUAL")
 
@@ -162,7 +162,7 @@ CountryCode = _code(COUNTRY_CODES, "ISO 3166-1 alpha-2 country code")
 VatCategoryCode = _code(VAT_CATEGORY_CODES, "VAT category code (UNCL 5305: S, Z, E, AE, K, G, O, L, M, B)")
 InvoiceTypeCode = _code(INVOICE_TYPE_CODES, "invoice type code (UNTDID 1001 subset of EN 16931, e.g. 380, 381)",
                         fold=str.strip)
-Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd)", fold=str.lower)
+Spec = _code(SPECS, "specification (xrechnung, en16931, peppol, zugferd)", fold=str.lower)
 Syntax = _code(("CII", "UBL"), "syntax (CII or UBL)")
 CalculationMode = _code(CALCULATION_MODES, "calculation mode (AUTO or MANUAL)")
 TaxPointDateCode = _code(("3", "35", "432"), "VAT point date code (UNTDID 2005: 3 invoice issue date, 35 delivery "
@@ -523,9 +523,9 @@ _CONFIG_TEXT = {
               "(default): their findings are warnings (response header X-Content-Warnings) and the document is "
               "generated. true: any finding refuses the request with 400 INVALID_INPUT, one entry per finding with "
               "its code, JSON field and business term.",
-    "spec": "Specification: xrechnung, en16931 or zugferd (case-insensitive); must match the endpoint, "
+    "spec": "Specification: xrechnung, en16931, peppol or zugferd (case-insensitive); must match the endpoint, "
             "which is the default.",
-    "syntax": "XML syntax: CII or UBL (case-insensitive). ZUGFeRD requires CII.",
+    "syntax": "XML syntax: CII or UBL (case-insensitive). ZUGFeRD requires CII, Peppol UBL.",
     "version": "Version of the specification to generate, omitted: the latest active. XML endpoints: a rule pack "
                "version of the endpoint's specification installed on the server (GET /readyz lists the active "
                "ones); ZUGFeRD: the Factur-X rules release (1.09; `Factur-X 1.09` and a report's version are "
@@ -771,6 +771,8 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail
         problem = _specification_id_problem(spec_id.strip(), endpoint_spec, cfg.profile)
         if problem:
             errors.append(detail("INVALID_VALUE", "invoice.processControl.specificationIdentifier", problem, spec_id))
+    if endpoint_spec == "peppol":
+        errors += [detail(*requirement) for requirement in peppol.requirements(inv, cfg)]
     return errors + _extension_errors(inv, cfg, endpoint_spec, (spec_id or "").strip())
 
 
@@ -845,6 +847,9 @@ def _specification_id_problem(spec_id: str, endpoint_spec: str, profile: str | N
     """BT-24 is set by the endpoint (and profile); a sent value may only repeat it."""
     if endpoint_spec == "en16931" and spec_id != specs.EN16931_ID:
         return f"contradicts the en16931 endpoint, whose specification identifier is {specs.EN16931_ID}"
+    if endpoint_spec == "peppol" and spec_id not in peppol.PROCESSES:
+        return ("contradicts the peppol endpoint, whose specification identifier is "
+                f"{peppol.BILLING_ID} (self-billing: {peppol.SELF_BILLING_ID})")
     if endpoint_spec == "xrechnung" and not spec_id.startswith(specs.XRECHNUNG_ID_PREFIX):
         return ("contradicts the xrechnung endpoint, whose specification identifier starts with "
                 f"{specs.XRECHNUNG_ID_PREFIX}")
