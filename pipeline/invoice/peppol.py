@@ -66,10 +66,6 @@ def requirements(invoice, config) -> Iterator[tuple[str, str, str, object]]:
     if str(invoice.invoiceTypeCode) in ("326", "384") and not both_german:
         yield ("INVALID_VALUE", "invoice.invoiceTypeCode", "326 and 384 are allowed in Peppol only when seller and "
                "buyer are both German (PEPPOL-EN16931-P0112)", invoice.invoiceTypeCode)
-    if invoice.vatAccountingCurrencyCode is not None and invoice.vatAccountingCurrencyCode == invoice.currencyCode:
-        yield ("INVALID_VALUE", "invoice.vatAccountingCurrencyCode", "must differ from currencyCode when sent "
-               "(PEPPOL-EN16931-R005); leave it out for an invoice in the accounting currency",
-               invoice.vatAccountingCurrencyCode)
     control = invoice.processControl
     spec_id = (control.specificationIdentifier or "").strip() if control else ""
     process = (control.businessProcessType or "").strip() if control else ""

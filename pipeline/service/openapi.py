@@ -21,6 +21,12 @@ REF = "#/components/schemas/{model}"
 GENERATION = {
     "/v1/invoice/xrechnung": ("xrechnung", "application/xml", "XRechnung document (CII or UBL per config.syntax)."),
     "/v1/invoice/en16931": ("en16931", "application/xml", "EN 16931 document (CII or UBL per config.syntax)."),
+    "/v1/invoice/peppol": ("peppol", "application/xml", "Peppol BIS Billing 3.0 UBL Invoice or CreditNote (release in "
+                                                        "force today; self-billing with its specification identifier "
+                                                        "in invoice.processControl). Peppol's requirements (BT-34 / "
+                                                        "BT-49 with a Peppol EAS scheme, buyer or order reference, one "
+                                                        "note, ...) are checked first: 400 INVALID_INPUT on the field; "
+                                                        "config.syntax CII is 400."),
     "/v1/invoice/zugferd": ("zugferd", "application/pdf", "ZUGFeRD/Factur-X PDF/A-3 with the embedded CII XML. "
                                                       "At most EINVOICE_MAX_PDF_LINES invoice lines (default 2000; "
                                                       "400 TOO_MANY_LINES above)."),
