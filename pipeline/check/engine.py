@@ -206,7 +206,7 @@ _CII_DATE = ("{urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100}Exch
 
 def issue_date(doc: ParsedXml) -> date | None:
     """BT-2 of a CII (format 102, YYYYMMDD) or UBL (YYYY-MM-DD) document; None when absent or not a date."""
-    root = doc.tree.getroot() if hasattr(doc.tree, "getroot") else doc.tree
+    root = doc.tree.getroot()
     if doc.syntax == "CII":
         node = root
         for tag in _CII_DATE:
@@ -223,36 +223,30 @@ def issue_date(doc: ParsedXml) -> date | None:
 
 def specification_id(doc: ParsedXml) -> str | None:
     """BT-24 of a UBL document (cbc:CustomizationID), read for a pack's variants."""
-    root = doc.tree.getroot() if hasattr(doc.tree, "getroot") else doc.tree
+    root = doc.tree.getroot()
     return root.findtext(_CBC + "CustomizationID") if doc.syntax and doc.syntax.startswith("UBL") else None
 
 
 def pick_pack(spec: str, version: str | None, syntax: str | None, doc: ParsedXml | None = None,
               on: date | None = None) -> packs.Pack:
     """The pack `version` of `spec`, or the active one for the syntax in force on the date `on` (a document: its
-    issue date, read only when several are installed; generation: today); ApiError when none is installed."""
+    issue date, read only when several are installed; generation: today); ApiError when none is installed. When no
+    installed pack of `spec` has rules for `syntax`, the one in force for the spec (the caller refuses the document
+    with `syntax_not_available`)."""
     try:
         if version is not None:
             return packs.get_pack(spec, version)
+        if syntax is not None and not packs.covers(spec, syntax):
+            syntax = None  # a pack without rules for it (Peppol and CII): the caller says so (syntax_not_available)
         if on is None and doc is not None and packs.several_active(spec, syntax):
             on = issue_date(doc)
         return packs.in_force(spec, syntax, on)
     except packs.PackNotInstalled as exc:
         if version is not None:
             raise unsupported_version(spec, version, "is not available on this server") from exc
-        if syntax is not None and _any_active(spec):  # installed, but not for this syntax
-            raise syntax_not_available(packs.in_force(spec, None, on), syntax) from exc
         raise ApiError(500, "RULES_NOT_INSTALLED", f"No {spec} validation package is installed: {exc}") from exc
     except packs.RulesError as exc:
         raise ApiError(500, "RULES_UNAVAILABLE", str(exc)) from exc
-
-
-def _any_active(spec: str) -> bool:
-    try:
-        packs.in_force(spec, None, None)
-        return True
-    except packs.RulesError:
-        return False
 
 
 def syntax_not_available(pack: packs.Pack, syntax: str) -> ApiError:

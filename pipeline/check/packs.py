@@ -493,6 +493,14 @@ def _find_latest_active(spec: str, syntax: str | None, registry: Path | None, ru
     return get_pack(spec, best.version, registry=registry, rules_home=rules_home)
 
 
+def covers(spec: str, syntax: str, *, registry: Path | None = None, rules_home: Path | None = None) -> bool:
+    """An active pack of `spec` installed here has rules for `syntax`."""
+    try:
+        return bool(_candidates(spec, syntax, registry, rules_home))
+    except PackNotInstalled:
+        return False
+
+
 def several_active(spec: str, syntax: str | None = None, *, registry: Path | None = None,
                    rules_home: Path | None = None) -> bool:
     """More than one active pack of `spec` is installed (for `syntax`): only then does a date choose."""

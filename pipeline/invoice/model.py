@@ -162,7 +162,7 @@ CountryCode = _code(COUNTRY_CODES, "ISO 3166-1 alpha-2 country code")
 VatCategoryCode = _code(VAT_CATEGORY_CODES, "VAT category code (UNCL 5305: S, Z, E, AE, K, G, O, L, M, B)")
 InvoiceTypeCode = _code(INVOICE_TYPE_CODES, "invoice type code (UNTDID 1001 subset of EN 16931, e.g. 380, 381)",
                         fold=str.strip)
-Spec = _code(SPECS, "specification (xrechnung, en16931, peppol, zugferd)", fold=str.lower)
+Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd)", fold=str.lower)
 Syntax = _code(("CII", "UBL"), "syntax (CII or UBL)")
 CalculationMode = _code(CALCULATION_MODES, "calculation mode (AUTO or MANUAL)")
 TaxPointDateCode = _code(("3", "35", "432"), "VAT point date code (UNTDID 2005: 3 invoice issue date, 35 delivery "
