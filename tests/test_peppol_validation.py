@@ -294,6 +294,10 @@ def test_the_report_locates_findings_and_names_business_terms(client):
     html = post(client, "/v1/invoice/peppol/validate", headers={"Accept": "text/html"}, file=etree.tostring(root),
                 request="{}")
     assert html.status_code == 200 and "PEPPOL-EN16931-R010" in html.text
+    assert "BT-49" in html.text  # the rule's business term, named for people
+    pdf = post(client, "/v1/invoice/peppol/validate", headers={"Accept": "application/pdf"},
+               file=etree.tostring(root), request='{"metadataLanguage": "de"}')
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF-")
 
 
 def test_a_cii_upload_is_refused_saying_the_release_has_no_cii_rules(client):
@@ -302,11 +306,34 @@ def test_a_cii_upload_is_refused_saying_the_release_has_no_cii_rules(client):
     assert "CII" in r.json["message"] and "2026.5" in r.json["message"]
 
 
-def test_the_batch_endpoint_reports_each_document(client):
-    body, ctype = multipart(file=(CORPUS / "peppol/2026.5/billing/base-example.xml").read_bytes())
+def test_the_batch_endpoint_reports_each_document_and_refuses_a_cii_member_alone(client):
+    import io
+    import zipfile
+
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("a.xml", (CORPUS / "peppol/2026.5/billing/base-example.xml").read_bytes())
+        zf.writestr("b.xml", CII.read_bytes())
+        zf.writestr("c.xml", (CORPUS / "peppol/2026.5/SB-base-example.xml").read_bytes())
+    body, ctype = multipart(file=archive.getvalue())
     r = client.simulate_post("/v1/invoice/peppol/validate/batch", body=body, headers={"Content-Type": ctype})
     assert r.status_code == 200, r.text
-    assert r.json["summary"]["valid"] == 1 and r.json["results"][0]["report"]["version"] == "2026.5"
+    results = {e["name"]: e for e in r.json["results"]}
+    assert results["a.xml"]["report"]["valid"] and results["c.xml"]["report"]["version"] == "2026.5"
+    assert results["b.xml"]["error"]["code"] == "UNSUPPORTED_SYNTAX"
+    assert r.json["summary"]["valid"] == 2
+
+
+def test_the_command_line_validates_on_the_peppol_rules(tmp_path):
+    import subprocess
+    import sys
+
+    run = lambda *a: subprocess.run([sys.executable, "-m", "pipeline", "validate", "--spec", "peppol", *a],  # noqa
+                                    capture_output=True, text=True, timeout=300)
+    ok = run(str(CORPUS / "peppol/2026.5/SB-base-example.xml"))
+    assert ok.returncode == 0 and "scenario 'self-billing'" in ok.stdout and "2026.5" in ok.stdout
+    cii = run(str(CII))
+    assert cii.returncode == 2 and "UNSUPPORTED_SYNTAX" in cii.stderr
 
 
 def test_the_download_path_installs_the_pinned_release(tmp_path):
