@@ -146,6 +146,9 @@ _HEADERS = {
                                            "carry.", "schema": {"type": "integer", "minimum": 1}},
     "X-Conversion-Lost": {"description": "convert with allowLoss: their xpaths in the source, `; `-separated "
                                          "(cut after 2000 characters).", "schema": {"type": "string"}},
+    "X-Conversion-Changed": {"description": "convert: the identifiers the target states otherwise than the source, "
+                                            "`BT-24 <source> -> <target>; BT-23 ...` (e.g. a Peppol document as "
+                                            "EN 16931 CII).", "schema": {"type": "string"}},
     "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "required": True, "schema": {"type": "string"}},
     "X-Validation-Warnings": {"description": "XML generation: how many warnings the report of the returned document "
                                              "has (the official rules' and the content checks').",
@@ -303,7 +306,7 @@ def _reading(path: str, cost: int) -> dict:
         statuses = sorted(statuses + [402])
     ok_response = _ok(summary, ok)
     if name == "convert":
-        ok_response["headers"].update(_headers("X-Conversion-Losses", "X-Conversion-Lost"))
+        ok_response["headers"].update(_headers("X-Conversion-Losses", "X-Conversion-Lost", "X-Conversion-Changed"))
     return {"post": {
         "operationId": name,
         "summary": summary,
