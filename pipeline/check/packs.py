@@ -19,7 +19,7 @@ candidate's `validFrom` gets the earliest of them (the oldest rules we have come
 `validFrom` count as always in force. With one candidate, that one.
 
 A pack's `variants` are rule sets of its own chosen by the document's specification identifier (BT-24, UBL
-CustomizationID): Peppol's self-billing runs other stylesheets than its billing (`Pack.stylesheets_for`).
+CustomizationID): Peppol's self-billing runs other stylesheets than its billing (`Pack.variant_for`).
 """
 from __future__ import annotations
 
