@@ -116,7 +116,7 @@ def test_a_source_the_model_cannot_carry_is_not_convertible(client):
 
 
 @pytest.mark.parametrize("request_part,field", [
-    ({}, "request.to"), ({"to": "XLS"}, "request.to"), ({"to": "UBL", "spec": "peppol"}, "request.spec"),
+    ({}, "request.to"), ({"to": "XLS"}, "request.to"), ({"to": "UBL", "spec": "facturae"}, "request.spec"),
     ({"to": "zugferd", "profile": "PLATINUM"}, "request.profile"), ({"to": "UBL", "allowLoss": "yes"},
                                                                     "request.allowLoss"),
     ({"to": "zugferd", "metadataLanguage": "fr"}, "request.metadataLanguage"),

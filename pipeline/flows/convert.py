@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lxml import etree
+
 from pipeline.check.rejection import error_detail
 from pipeline.check.report import ERROR
 from pipeline.errors import ApiError, ErrorDetail
@@ -25,7 +27,7 @@ from pipeline.invoice.model import InvoiceRequest, validate_request
 from pipeline.invoice.request_json import dump_request
 
 TARGETS = ("CII", "UBL", "ZUGFERD")
-SPECS = ("xrechnung", "en16931")
+SPECS = ("xrechnung", "en16931", "peppol")
 MAX_LISTED = 100  # errors[] entries of a 422
 
 
@@ -34,6 +36,32 @@ class Conversion:
     document: bytes
     media_type: str
     losses: list[dict] = field(default_factory=list)  # the unmapped source values (with allow_loss)
+    changed: list[dict] = field(default_factory=list)  # identifiers the target writes otherwise (BT-24, BT-23)
+
+
+_UBL_IDS = {"BT-24": "CustomizationID", "BT-23": "ProfileID"}
+_CII_IDS = {"BT-24": "GuidelineSpecifiedDocumentContextParameter", "BT-23": "BusinessProcessSpecifiedDocumentContextParameter"}
+
+
+def identifiers(xml: bytes) -> dict[str, str | None]:
+    """BT-24 and BT-23 of a CII or UBL document (whitespace normalised), read from its context elements."""
+    root = etree.fromstring(xml, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+    out = {}
+    for term in ("BT-24", "BT-23"):
+        if etree.QName(root).localname == "CrossIndustryInvoice":
+            found = root.xpath(f"*[local-name() = 'ExchangedDocumentContext']/*[local-name() = '{_CII_IDS[term]}']"
+                               "/*[local-name() = 'ID']")
+        else:
+            found = root.xpath(f"*[local-name() = '{_UBL_IDS[term]}']")
+        out[term] = " ".join((found[0].text or "").split()) or None if found else None
+    return out
+
+
+def changed_identifiers(source: bytes, target: bytes) -> list[dict]:
+    """[{businessTerm, source, target}] for each of BT-24 / BT-23 the converted document states otherwise."""
+    before, after = identifiers(source), identifiers(target)
+    return [{"businessTerm": term, "source": before[term], "target": after[term]}
+            for term in ("BT-24", "BT-23") if before[term] != after[term]]
 
 
 def _refusal(code: str, message: str, errors: list[ErrorDetail]) -> ApiError:
@@ -85,7 +113,9 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     """An uploaded e-invoice -> the validated document in the target syntax. ApiError 400 (no e-invoice, bad
     parameters), 422 SOURCE_INVALID / SOURCE_NOT_CONVERTIBLE / CONVERSION_LOSS / VALIDATION_FAILED."""
     parsed = parse(data)
-    spec = spec or source_spec(parsed.source)
+    if spec is None:  # the source's rules; Peppol is UBL: its content goes to CII as EN 16931
+        spec = source_spec(parsed.source)
+        spec = "en16931" if spec == "peppol" and to == "CII" else spec
     report = validate_source(parsed.source, request_id)
     if not report.valid:
         raise _refusal("SOURCE_INVALID", f"The source document is not valid ({report.version}); it is not converted.",
@@ -106,7 +136,8 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
             return Conversion(generate_zugferd(dump_request(request), request_id), "application/pdf", parsed.unmapped)
         document, _ = write_validated(target_model(parsed, request, endpoint), parsed.written, endpoint, request_id,
                                       sent=lambda: request)
-        return Conversion(document, "application/xml", parsed.unmapped)
+        return Conversion(document, "application/xml", parsed.unmapped,
+                          changed_identifiers(parsed.source.xml, document))
     except ApiError as err:
         fields = [e.field or "" for e in err.errors]
         if err.http_status != 400 or not fields or not all(f.startswith("invoice.") for f in fields):

@@ -19,6 +19,7 @@ from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, bad_request
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import validate_xml
+from pipeline.invoice import peppol
 from pipeline.invoice.model import InvoiceRequest, validate_request
 from pipeline.invoice.specs import RULES_VERSION, XRECHNUNG_ID_PREFIX, ZUGFERD1_NS, Profile, profile_for_guideline
 from pipeline.pdf import checks
@@ -209,8 +210,10 @@ def parse(data: bytes) -> Parsed:
     read = read_canonical(source)
     invoice = invoice_json(read.root)
     config = config_for(source)
-    if config["spec"] == "xrechnung" and (source.specification_id or "").startswith(XRECHNUNG_3_PREFIX):
-        # an extension or CVD id must be sent to be kept; an XRechnung 1.x / 2.x id is written as today's 3.0
+    if (config["spec"] == "xrechnung" and (source.specification_id or "").startswith(XRECHNUNG_3_PREFIX)
+            or config["spec"] == "peppol"):
+        # an extension or CVD id must be sent to be kept; an XRechnung 1.x / 2.x id is written as today's 3.0;
+        # Peppol's billing or self-billing id is kept as it is
         invoice.setdefault("processControl", {})["specificationIdentifier"] = source.specification_id
     request, missing, problems = completeness(invoice, config)
     written = written_again(request) if request is not None else None
@@ -219,8 +222,12 @@ def parse(data: bytes) -> Parsed:
 
 
 def source_spec(source: Source) -> str:
-    """The rule pack a source's BT-24 names: xrechnung or en16931."""
-    return "xrechnung" if (source.specification_id or "").startswith(XRECHNUNG_ID_PREFIX) else "en16931"
+    """The rule pack a source's BT-24 names: xrechnung, peppol (BIS Billing 3.0 or its self-billing, in UBL) or
+    en16931."""
+    spec_id = source.specification_id or ""
+    if spec_id.startswith(XRECHNUNG_ID_PREFIX):
+        return "xrechnung"
+    return "peppol" if spec_id in peppol.PROCESSES and source.syntax == "UBL" else "en16931"
 
 
 def validate_source(source: Source, request_id: str | None = None) -> Report:

@@ -91,6 +91,10 @@ class Convert:
     def on_post(self, req, resp):
         result = convert(*self.read_input(req), _request_id(req))
         resp.data, resp.content_type = result.document, result.media_type
+        if result.changed:  # e.g. a Peppol document as EN 16931 CII: another BT-24
+            changed = "; ".join(f"{c['businessTerm']} {c['source'] or '(none)'} -> {c['target'] or '(none)'}"
+                                for c in result.changed).encode("ascii", "replace").decode("ascii")
+            resp.set_header("X-Conversion-Changed", changed[:MAX_LOSS_HEADER])
         if result.losses:
             resp.set_header("X-Conversion-Losses", str(len(result.losses)))
             lost = "; ".join(u["xpath"] for u in result.losses)
