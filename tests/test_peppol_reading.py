@@ -16,6 +16,7 @@ from pipeline.flows.parse import parse, source_of, source_spec, validate_source
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice import peppol
 from pipeline.invoice.request_json import dump_request
+from pipeline.service import schemas
 from pipeline.service.app import create_app
 from test_peppol_validation import VALID_EXAMPLES, _name, _official_findings
 from test_validate_endpoints import post
@@ -39,6 +40,12 @@ def test_parse_keeps_the_peppol_identifiers():
         assert parsed.config["spec"] == "peppol" and parsed.source.specification_id == spec_id
         assert parsed.invoice["processControl"] == {"businessProcessType": process, "specificationIdentifier": spec_id}
         assert validate_source(parsed.source).version == "2026.5"
+
+
+def test_the_parse_endpoint_answers_a_peppol_document_as_the_openapi_describes_it(client):
+    r = post(client, "/v1/invoice/parse", file=(CORPUS / "peppol/2026.5/billing/base-example.xml").read_bytes())
+    assert r.status_code == 200 and r.json["config"]["spec"] == "peppol"
+    schemas.ParseResponse.model_validate(r.json)  # config.spec peppol is one of the described values
 
 
 @pytest.mark.parametrize("path", VALID_EXAMPLES, ids=_name)

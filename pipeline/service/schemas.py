@@ -108,7 +108,8 @@ class ParsedSource(_Strict):
 
 
 class ParsedConfig(_Strict):
-    spec: Literal["xrechnung", "en16931", "zugferd"]
+    spec: Literal["xrechnung", "en16931", "zugferd", "peppol"] = Field(
+        description="The generation endpoint that writes the invoice again (peppol: a Peppol BIS UBL document).")
     syntax: Literal["CII", "UBL"]
     profile: str | None = None
     calculationMode: Literal["MANUAL"]
