@@ -124,7 +124,7 @@ def test_fields_only_a_json_request_must_send_do_not_block_conversion(client):
 
 
 @pytest.mark.parametrize("request_part,field", [
-    ({}, "request.to"), ({"to": "XLS"}, "request.to"), ({"to": "UBL", "spec": "peppol"}, "request.spec"),
+    ({}, "request.to"), ({"to": "XLS"}, "request.to"), ({"to": "UBL", "spec": "facturae"}, "request.spec"),
     ({"to": "zugferd", "profile": "PLATINUM"}, "request.profile"), ({"to": "UBL", "allowLoss": "yes"},
                                                                     "request.allowLoss"),
     ({"to": "zugferd", "metadataLanguage": "fr"}, "request.metadataLanguage"),

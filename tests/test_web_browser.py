@@ -446,3 +446,23 @@ def test_many_invoices_as_a_job_with_its_progress(page, live):
     job_id = status.split()[1].rstrip(":")
     job = requests.get(f"{server.url}/v1/jobs/{job_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
     assert (job.json()["valid"], job.json()["invalid"]) == (2, 1)
+
+
+def test_a_peppol_invoice_is_recognised_validated_and_converted_to_cii(page, live):
+    """A Peppol BIS self-billing credit note: the page picks the Peppol rules from its CustomizationID, shows the
+    Peppol report's verdict, and converts it to CII (as EN 16931: the convert call names no spec)."""
+    server, token = live
+    peppol = CORPUS / "peppol/2026.5/SB-base-creditnote-correction.xml"
+    enter_key(page, token)
+    validate(page, peppol)
+    report = json_report(server, token, "peppol", peppol)
+    assert report["valid"] is True and report["version"] == "2026.5"
+    assert by_id(page, "verdict-title").text == "Valid"
+    assert by_id(page, "convert-button").text == "Convert to CII (1 credit)"
+    for old in page.downloads.iterdir():
+        old.unlink()
+    page.find_element("css selector", "#convert-button").click()
+    target = page.downloads / (peppol.stem + ".cii.xml")
+    wait(page, lambda d: target.exists() and target.stat().st_size > 0, WAIT)
+    time.sleep(0.3)
+    assert b"CrossIndustryInvoice" in target.read_bytes()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
+from datetime import date
 from pathlib import Path
 
 from lxml import etree
@@ -197,12 +198,49 @@ def check_spec(spec: str, version: str | None) -> None:
         raise unsupported_version(spec, str(version), "is not supported")
 
 
-def pick_pack(spec: str, version: str | None, syntax: str | None) -> packs.Pack:
-    """The pack `version` of `spec`, or the latest active one for the syntax; ApiError when none is installed."""
+_CBC = "{urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2}"
+_CII_DATE = ("{urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100}ExchangedDocument",
+             "{urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100}IssueDateTime",
+             "{urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100}DateTimeString")
+
+
+def issue_date(doc: ParsedXml) -> date | None:
+    """BT-2 of a CII (format 102, YYYYMMDD) or UBL (YYYY-MM-DD) document; None when absent or not a date."""
+    root = doc.tree.getroot()
+    if doc.syntax == "CII":
+        node = root
+        for tag in _CII_DATE:
+            node = node.find(tag) if node is not None else None
+        text = (node.text or "").strip() if node is not None else ""
+        text = f"{text[:4]}-{text[4:6]}-{text[6:8]}" if len(text) == 8 and text.isdigit() else ""
+    else:
+        text = (root.findtext(_CBC + "IssueDate") or "").strip()
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def specification_id(doc: ParsedXml) -> str | None:
+    """BT-24 of a UBL document (cbc:CustomizationID), read for a pack's variants."""
+    root = doc.tree.getroot()
+    return root.findtext(_CBC + "CustomizationID") if doc.syntax and doc.syntax.startswith("UBL") else None
+
+
+def pick_pack(spec: str, version: str | None, syntax: str | None, doc: ParsedXml | None = None,
+              on: date | None = None) -> packs.Pack:
+    """The pack `version` of `spec`, or the active one for the syntax in force on the date `on` (a document: its
+    issue date, read only when several are installed; generation: today); ApiError when none is installed. When no
+    installed pack of `spec` has rules for `syntax`, the one in force for the spec (the caller refuses the document
+    with `syntax_not_available`)."""
     try:
         if version is not None:
             return packs.get_pack(spec, version)
-        return packs.latest_active(spec, syntax)
+        if syntax is not None and not packs.covers(spec, syntax):
+            syntax = None  # a pack without rules for it (Peppol and CII): the caller says so (syntax_not_available)
+        if on is None and doc is not None and packs.several_active(spec, syntax):
+            on = issue_date(doc)
+        return packs.in_force(spec, syntax, on)
     except packs.PackNotInstalled as exc:
         if version is not None:
             raise unsupported_version(spec, version, "is not available on this server") from exc
@@ -211,9 +249,20 @@ def pick_pack(spec: str, version: str | None, syntax: str | None) -> packs.Pack:
         raise refined(500, "RULES_UNAVAILABLE", str(exc)) from exc
 
 
+def syntax_not_available(pack: packs.Pack, syntax: str) -> ApiError:
+    """400 for a document in a syntax the pack has no rules for (Peppol 2026.5 and CII)."""
+    covered = sorted({"CII" if s == "CII" else "UBL " + s.split("-", 1)[1] for s in pack.syntaxes})
+    why = (" OpenPEPPOL publishes the Peppol CII rules as Schematron only, without a compiled release, so they are "
+           "not available here." if pack.spec == "peppol" and syntax == "CII" else "")
+    return ApiError(400, "UNSUPPORTED_SYNTAX",
+                    f"The {pack.spec} {pack.version} rules are not available for {syntax} documents; this release "
+                    f"covers {', '.join(covered)}.{why}")
+
+
 def pack_issues(doc: ParsedXml, pack: packs.Pack, sdoc) -> tuple[list[Issue], str | None]:
     """XSD + Schematron of one rule pack on a document (`sdoc`: the same document as a Saxon tree) -> (issues,
-    name of the XRechnung scenario applied or None). The pack's optimised stylesheets run where it has them."""
+    name of the XRechnung scenario or of the pack's variant applied (Peppol `self-billing`), or None). The pack's
+    optimised stylesheets run where it has them."""
     if pack.scenarios is not None:
         scenario = scenarios.select_scenario(scenarios.load_scenarios(pack.scenarios), sdoc)
         if scenario is None:
@@ -229,7 +278,10 @@ def pack_issues(doc: ParsedXml, pack: packs.Pack, sdoc) -> tuple[list[Issue], st
         return [Issue(ERROR, SYNTAX_NOT_COVERED, f"{pack.spec} {pack.version} has no rules for {doc.syntax} documents.",
                       None)], None
     entry = pack.rules_for(doc.syntax)
-    return run_checks(doc, entry.xsd, [pack.runnable(s) for s in entry.stylesheets], sdoc=sdoc), None
+    variant = pack.variant_for(specification_id(doc)) if pack.variants else None
+    sheets = variant.stylesheets if variant is not None else entry.stylesheets
+    return (run_checks(doc, entry.xsd, [pack.runnable(s) for s in sheets], sdoc=sdoc),
+            variant.name if variant is not None else None)
 
 
 def warm_up(specs=packs.SPECS) -> int:
@@ -240,7 +292,7 @@ def warm_up(specs=packs.SPECS) -> int:
         if pack.spec in specs and pack.status == packs.ACTIVE:
             for entry in pack.syntaxes.values():
                 load_schema(entry.xsd)
-            sheets.update(pack.runnable(s) for s in pack.stylesheets())  # profile rules too (fr-ctc)
+            sheets.update(pack.runnable(s) for s in pack.stylesheets())  # profile rules, variants too
             if pack.scenarios is not None:
                 scenarios.warm_up(scenarios.load_scenarios(pack.scenarios))
     for sheet in sorted(sheets):

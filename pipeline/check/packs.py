@@ -12,6 +12,14 @@ hash and the name of the transformation; the engine runs the copy (`Pack.runnabl
 
 "Latest active" = the highest version (numeric comparison, `1.3.16` > `1.3.9`) among installed packs whose
 registry status is `active` and that cover the requested syntax.
+
+"In force on a date" (`in_force`: a request without `version`): among those candidates, the one with the latest
+registry `validFrom` on or before the date (the document's issue date; today for generation); a date before every
+candidate's `validFrom` gets the earliest of them (the oldest rules we have come closest); candidates without a
+`validFrom` count as always in force. With one candidate, that one.
+
+A pack's `variants` are rule sets of its own chosen by the document's specification identifier (BT-24, UBL
+CustomizationID): Peppol's self-billing runs other stylesheets than its billing (`Pack.variant_for`).
 """
 from __future__ import annotations
 
@@ -26,7 +34,7 @@ import threading
 import urllib.request
 import zipfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 from pipeline.check import optimise as optimiser
@@ -34,7 +42,7 @@ from pipeline.settings import REPO_ROOT, get_settings
 
 REGISTRY_PATH = REPO_ROOT / "registry" / "packs.json"
 MANIFEST_NAME = ".pack.json"
-SPECS = ("xrechnung", "en16931", "fr-ctc")
+SPECS = ("xrechnung", "en16931", "fr-ctc", "peppol")
 SYNTAXES = ("CII", "UBL-Invoice", "UBL-CreditNote")
 ACTIVE, DEPRECATED = "active", "deprecated"
 
@@ -54,6 +62,14 @@ class SyntaxRules:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """Stylesheets that replace the syntax's own for documents whose BT-24 is one of `specification_ids`."""
+    name: str
+    specification_ids: tuple[str, ...]
+    stylesheets: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
 class Pack:
     spec: str
     version: str
@@ -67,15 +83,23 @@ class Pack:
     # own stylesheets (fr-ctc: EXTENDED-CTC-FR); name -> (guideline id, syntax -> stylesheet).
     profile_rules: dict[str, tuple[str, dict[str, Path]]] = field(default_factory=dict)
     release: str | None = None  # the publisher's release the files carry, when the version does not say it all
+    valid_from: date | None = None  # registry `validFrom`: the day the release is in force (None: always)
+    variants: tuple[Variant, ...] = ()
+
+    def variant_for(self, specification_id: str | None) -> Variant | None:
+        """The variant whose identifiers include the document's BT-24 (surrounding space ignored), if any."""
+        sid = (specification_id or "").strip()
+        return next((v for v in self.variants if sid in v.specification_ids), None)
 
     def runnable(self, stylesheet: Path) -> Path:
         """The stylesheet the engine runs for an official one: its optimised copy when the pack has one."""
         return self.optimised.get(stylesheet, stylesheet)  # Paths: no conversion on the request path
 
     def stylesheets(self) -> list[Path]:
-        """Every official rule stylesheet of the pack: the syntaxes' and the profile rules'."""
+        """Every official rule stylesheet of the pack: the syntaxes', the profile rules' and the variants'."""
         found = {s for rules in self.syntaxes.values() for s in rules.stylesheets}
         found.update(s for _, sheets in self.profile_rules.values() for s in sheets.values())
+        found.update(s for variant in self.variants for s in variant.stylesheets)
         return sorted(found)
 
     def profile_stylesheet(self, syntax: str, guideline_id: str | None) -> Path | None:
@@ -107,6 +131,8 @@ class Pack:
             "scenarios": str(self.scenarios) if self.scenarios else None,
             "optimised": sorted(p.relative_to(self.root).as_posix() for p in self.optimised.values()),
             "release": self.release,
+            "validFrom": self.valid_from.isoformat() if self.valid_from else None,
+            "variants": [v.name for v in self.variants],
         }
 
 
@@ -126,7 +152,15 @@ def load_registry(path: Path | None = None) -> list[dict]:
     for e in entries:
         if e.get("spec") not in SPECS or e.get("status") not in (ACTIVE, DEPRECATED) or not e.get("version"):
             raise RulesError(f"registry {path}: bad entry {e.get('spec')}/{e.get('version')}")
+        try:
+            _valid_from(e)
+        except ValueError as exc:
+            raise RulesError(f"registry {path}: {e['spec']}/{e['version']} validFrom: {exc}") from exc
     return entries
+
+
+def _valid_from(entry: dict) -> date | None:
+    return date.fromisoformat(entry["validFrom"]) if entry.get("validFrom") else None
 
 
 _registries: dict[str, list[dict]] = {}
@@ -226,14 +260,21 @@ def _stage_from_dir(source_dir: Path, entry: dict, staging: Path) -> None:
         raise RulesError(f"{entry['spec']} {entry['version']}: {src} is not a directory")
     sums_file = source_dir / "SHA256SUMS"
     sums = _read_sha256sums(sums_file) if sums_file.is_file() else None
-    # Plain copies: the source may be read-only, the installed pack must stay replaceable.
+    # Plain copies: the source may be read-only, the installed pack must stay replaceable. `include` maps a
+    # pack folder to a folder elsewhere in the local copy (Peppol ships no XSD: the OASIS UBL 2.1 files).
     shutil.copytree(src, staging, copy_function=shutil.copyfile)
+    origins = {"": entry["source_path"].rstrip("/") + "/"}
+    for target, source in entry.get("include", {}).items():
+        if not (source_dir / source).is_dir():
+            raise RulesError(f"{entry['spec']} {entry['version']}: {source_dir / source} is not a directory")
+        shutil.copytree(source_dir / source, staging / target, copy_function=shutil.copyfile, dirs_exist_ok=True)
+        origins[target.rstrip("/") + "/"] = source.rstrip("/") + "/"
     for d in [staging, *(p for p in staging.rglob("*") if p.is_dir())]:
         d.chmod(0o755)
     if sums is not None:
-        prefix = entry["source_path"].rstrip("/") + "/"
         for rel, digest in _hash_tree(staging).items():
-            expected = sums.get(prefix + rel)
+            target = max((t for t in origins if rel.startswith(t)), key=len)
+            expected = sums.get(origins[target] + rel[len(target):])
             if expected is None:
                 raise RulesError(f"{src / rel} is not listed in {sums_file}")
             if expected != digest:
@@ -311,9 +352,14 @@ def _stage_from_download(entry: dict, staging: Path) -> None:
             for info in zf.infolist():
                 if info.is_dir() or any(fnmatch.fnmatch(info.filename, pat) for pat in dl.get("exclude", ())):
                     continue
+                # "*/" at the start of a prefix stands for the archive's top folder (a commit archive names it
+                # after the full commit id)
+                name = info.filename.split("/", 1)[-1]
                 for prefix, target in dl["extract"].items():
-                    if info.filename.startswith(prefix):
-                        rel = target + info.filename[len(prefix):]
+                    member = name if prefix.startswith("*/") else info.filename
+                    prefix = prefix[2:] if prefix.startswith("*/") else prefix
+                    if member.startswith(prefix):
+                        rel = target + member[len(prefix):]
                         dest = (staging / rel).resolve()
                         if not dest.is_relative_to(staging.resolve()):
                             raise RulesError(f"{url}: unsafe member path {info.filename}")
@@ -343,6 +389,10 @@ def _commit(entry: dict, staging: Path, home: Path, source: str, optimise: bool 
     for rel in _profile_stylesheets(entry):
         if rel not in files:
             raise RulesError(f"{entry['spec']} {entry['version']}: profile rules {rel} missing")
+    for variant in entry.get("variants", ()):
+        for rel in variant["stylesheets"]:
+            if rel not in files:
+                raise RulesError(f"{entry['spec']} {entry['version']}: {variant['name']} entry point {rel} missing")
     manifest = {
         "spec": entry["spec"],
         "version": entry["version"],
@@ -380,8 +430,7 @@ def _write_copies(entry: dict, root: Path, files: dict[str, str]) -> dict:
     """Write the optimised copy of each rule stylesheet of the entry beside it; the manifest's record of them.
     A stylesheet `optimise` does not know stays without a copy (the original runs)."""
     copies = {}
-    for rel in sorted({rel for rules in entry.get("syntaxes", {}).values() for rel in rules["stylesheets"]}
-                      | set(_profile_stylesheets(entry))):
+    for rel in sorted(rule_stylesheets(entry)):
         made = optimiser.optimise((root / rel).read_bytes())
         if made is None:
             continue
@@ -393,6 +442,13 @@ def _write_copies(entry: dict, root: Path, files: dict[str, str]) -> dict:
 
 def _profile_stylesheets(entry: dict) -> list[str]:
     return [rel for profile in entry.get("profile_rules", {}).values() for rel in profile["stylesheets"].values()]
+
+
+def rule_stylesheets(entry: dict) -> set[str]:
+    """Every rule stylesheet a registry entry names (its syntaxes', its profile rules' and its variants')."""
+    return ({rel for rules in entry.get("syntaxes", {}).values() for rel in rules["stylesheets"]}
+            | set(_profile_stylesheets(entry))
+            | {rel for variant in entry.get("variants", ()) for rel in variant["stylesheets"]})
 
 
 def _read_manifest(root: Path) -> dict:
@@ -443,6 +499,9 @@ def _pack_from(entry: dict, root: Path, digest: str, manifest: dict | None = Non
         profile_rules={name: (p["guideline_id"], {s: root / rel for s, rel in p["stylesheets"].items()})
                        for name, p in entry.get("profile_rules", {}).items()},
         release=entry.get("release"),
+        valid_from=_valid_from(entry),
+        variants=tuple(Variant(v["name"], tuple(v["specificationIds"]), tuple(root / p for p in v["stylesheets"]))
+                       for v in entry.get("variants", ())),
     )
 
 
@@ -514,7 +573,7 @@ def latest_active(spec: str, syntax: str | None = None, *, registry: Path | None
     return pack
 
 
-def _find_latest_active(spec: str, syntax: str | None, registry: Path | None, rules_home: Path | None) -> Pack:
+def _candidates(spec: str, syntax: str | None, registry: Path | None, rules_home: Path | None) -> list[Pack]:
     candidates = [
         p for p in list_installed(registry=registry, rules_home=rules_home)
         if p.spec == spec and p.status == ACTIVE and (syntax is None or syntax in p.syntaxes)
@@ -522,6 +581,40 @@ def _find_latest_active(spec: str, syntax: str | None, registry: Path | None, ru
     if not candidates:
         raise PackNotInstalled(f"no active {spec} validation package installed"
                                f"{' for ' + syntax if syntax else ''}; run: pipeline rules install --from DIR")
-    best = max(candidates, key=lambda p: version_key(p.version))
+    return candidates
+
+
+def _find_latest_active(spec: str, syntax: str | None, registry: Path | None, rules_home: Path | None) -> Pack:
+    best = max(_candidates(spec, syntax, registry, rules_home), key=lambda p: version_key(p.version))
+    return get_pack(spec, best.version, registry=registry, rules_home=rules_home)
+
+
+def covers(spec: str, syntax: str, *, registry: Path | None = None, rules_home: Path | None = None) -> bool:
+    """An active pack of `spec` installed here has rules for `syntax`."""
+    try:
+        return bool(_candidates(spec, syntax, registry, rules_home))
+    except PackNotInstalled:
+        return False
+
+
+def several_active(spec: str, syntax: str | None = None, *, registry: Path | None = None,
+                   rules_home: Path | None = None) -> bool:
+    """More than one active pack of `spec` is installed (for `syntax`): only then does a date choose."""
+    try:
+        return len(_candidates(spec, syntax, registry, rules_home)) > 1
+    except PackNotInstalled:
+        return False
+
+
+def in_force(spec: str, syntax: str | None, on: date | None, *, registry: Path | None = None,
+             rules_home: Path | None = None) -> Pack:
+    """The active pack of `spec` in force on the date `on` (see the module docstring); `on=None`: today."""
+    on = on or date.today()
+    candidates = _candidates(spec, syntax, registry, rules_home)
+    if len(candidates) == 1:
+        return get_pack(spec, candidates[0].version, registry=registry, rules_home=rules_home)
+    since = lambda p: (p.valid_from or date.min, version_key(p.version))  # noqa: E731
+    started = [p for p in candidates if (p.valid_from or date.min) <= on]
+    best = max(started, key=since) if started else min(candidates, key=since)
     return get_pack(spec, best.version, registry=registry, rules_home=rules_home)
 

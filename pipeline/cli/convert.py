@@ -19,7 +19,8 @@ def register(sub) -> None:
                                                      "or a folder")
     p.add_argument("--to", required=True, type=str.upper, choices=("CII", "UBL", "ZUGFERD"),
                    help="target: CII or UBL XML, or a ZUGFeRD PDF")
-    p.add_argument("--spec", choices=("xrechnung", "en16931"), help="rules of the target (default: the source's)")
+    p.add_argument("--spec", choices=("xrechnung", "en16931", "peppol"),
+                   help="rules of the target (default: the source's; a Peppol source to CII: en16931)")
     p.add_argument("--profile", help="zugferd: the Factur-X profile (default: the source's, else EN16931)")
     p.add_argument("--lang", choices=("en", "de"), help="zugferd: the page's language")
     p.add_argument("--allow-loss", action="store_true", help="convert even if the target cannot carry some values")
@@ -65,6 +66,8 @@ def run_convert(args) -> int:
 
     def one(data: bytes, output: Path | None) -> int:
         result = convert(data, args.to, args.spec, args.profile, args.lang, args.allow_loss)
+        for c in result.changed:
+            print(f"changed: {c['businessTerm']} {c['source']} -> {c['target']}", file=sys.stderr)
         for lost in result.losses:
             print(f"not carried: {lost['xpath']} (line {lost['line']}) = {lost['value']!r}", file=sys.stderr)
         if output:

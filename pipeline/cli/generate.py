@@ -1,4 +1,4 @@
-"""`pipeline generate request.json --spec xrechnung|en16931|fr-ctc [--syntax UBL] [-o out.xml]`
+"""`pipeline generate request.json --spec xrechnung|en16931|fr-ctc|peppol [--syntax UBL] [-o out.xml]`
 `pipeline generate request.json --spec zugferd [--profile BASIC] [--rules fr-ctc] [--lang de] -o invoice.pdf`"""
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ def register(sub) -> None:
     p = sub.add_parser("generate", help="generate and validate an XRechnung / EN 16931 document or a ZUGFeRD PDF "
                                         "from request JSON")
     p.add_argument("request", type=Path, help="InvoiceRequest JSON file ('-' for stdin)")
-    p.add_argument("--spec", choices=("xrechnung", "en16931", "zugferd", "fr-ctc"), default="xrechnung",
-                   help="what to generate: XRechnung, EN 16931 or French (fr-ctc) XML, or a ZUGFeRD PDF "
+    p.add_argument("--spec", choices=("xrechnung", "en16931", "zugferd", "fr-ctc", "peppol"), default="xrechnung",
+                   help="what to generate: XRechnung, EN 16931, French (fr-ctc) or Peppol BIS XML, or a ZUGFeRD PDF "
                         "(default: xrechnung)")
     p.add_argument("--syntax", type=str.upper, choices=("CII", "UBL"), help="override config.syntax")
     p.add_argument("--profile", help="zugferd: override config.profile (EN16931, BASIC, XRECHNUNG, ...)")

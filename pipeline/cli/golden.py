@@ -65,9 +65,11 @@ def specs_of(fixture: Path) -> tuple[str, ...]:
 
 def syntaxes_of(fixture: Path) -> tuple[str, ...]:
     """("UBL",) for a request CII cannot carry (several preceding invoices; the XRechnung extension's groups: the
-    model refuses them in CII), else both syntaxes."""
-    invoice = load_request(fixture.read_bytes()).get("invoice", {})
-    ubl_only = (len(invoice.get("additionalPrecedingInvoiceReferences") or []) > 0 or invoice.get("thirdPartyPayments")
+    model refuses them in CII; Peppol, a UBL invoice), else both syntaxes."""
+    request = load_request(fixture.read_bytes())
+    invoice = request.get("invoice", {})
+    ubl_only = (request.get("config", {}).get("spec") == "peppol"
+                or len(invoice.get("additionalPrecedingInvoiceReferences") or []) > 0 or invoice.get("thirdPartyPayments")
                 or any(line.get("subInvoiceLines") for line in invoice.get("invoiceLines") or []))
     return ("UBL",) if ubl_only else ("CII", "UBL")
 

@@ -61,10 +61,13 @@ def _list(args) -> int:
         print(f"no rule packs installed in {get_settings().rules_home}; run: pipeline rules install --from DIR")
         return 0
     for p in packs:
-        print(f"{p.spec:10} {p.version:8} {p.status:10} {', '.join(sorted(p.syntaxes)):32} {p.root}"
+        since = f"from {p.valid_from.isoformat()}" if p.valid_from else ""
+        extra = f" (+{', '.join(v.name for v in p.variants)})" if p.variants else ""
+        print(f"{p.spec:10} {p.version:8} {p.status:10} {since:15} {', '.join(sorted(p.syntaxes)) + extra:32} {p.root}"
               + (f"  ({p.release})" if p.release else ""))
     copies = sum(1 for name, runs in profile_rules["stylesheets"].items() if runs != name)
-    print(f"{'factur-x':10} {RULES_RELEASE:8} {'profiles':10} {f'{copies} optimised copies':32} {profile_rules['path']}")
+    print(f"{'factur-x':10} {RULES_RELEASE:8} {'profiles':10} {'':15} {f'{copies} optimised copies':32} "
+          f"{profile_rules['path']}")
     for notice in notices:
         print(f"notice: {notice}")
     return 0

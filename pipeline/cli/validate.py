@@ -1,6 +1,6 @@
-"""`pipeline validate FILE [--spec xrechnung|en16931] [--version V] [--json] [--strict] [--html OUT] [--pdf OUT]
-[--lang de]`: exit 0 valid, 1 invalid, 2 error. --html / --pdf also write the report for people (as the validate
-endpoints answer Accept: text/html / application/pdf).
+"""`pipeline validate FILE [--spec xrechnung|en16931|fr-ctc|peppol] [--version V] [--json] [--strict] [--html OUT]
+[--pdf OUT] [--lang de]`: exit 0 valid, 1 invalid, 2 error. --html / --pdf also write the report for people (as the
+validate endpoints answer Accept: text/html / application/pdf).
 
 `pipeline validate DIR | FILES... | archive.zip [--jobs N] [--html-dir OUT]`: many documents (a folder's *.xml and
 *.pdf, recursively; an archive's members, read as POST .../validate/batch reads them: `pipeline.flows.validate_batch`)
@@ -32,8 +32,9 @@ def register(sub) -> None:
     p = sub.add_parser("validate", help="validate an e-invoice (CII / UBL XML, or a ZUGFeRD PDF) on the official rules")
     p.add_argument("file", type=Path, nargs="+",
                    help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF; several, a folder or a ZIP archive")
-    p.add_argument("--spec", choices=("xrechnung", "en16931", "fr-ctc"), default="xrechnung",
-                   help="rules for an XML file; fr-ctc (France's reform: FNFE chain with BR-FR Flux 2) takes PDFs too")
+    p.add_argument("--spec", choices=("xrechnung", "en16931", "fr-ctc", "peppol"), default="xrechnung",
+                   help="rules for an XML file; fr-ctc (France's reform: FNFE chain with BR-FR Flux 2) takes PDFs "
+                        "too; peppol: Peppol BIS Billing 3.0, UBL only")
     p.add_argument("--version", default=None, help="validation package version (default: latest active)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
     p.add_argument("--html", type=Path, metavar="OUT", help="also write the report for people as HTML here")

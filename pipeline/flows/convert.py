@@ -28,7 +28,7 @@ from pipeline.read import provenance
 from pipeline.read.provenance import is_plumbing
 
 TARGETS = ("CII", "UBL", "ZUGFERD")
-SPECS = ("xrechnung", "en16931")
+SPECS = ("xrechnung", "en16931", "peppol")
 MAX_LISTED = 100  # errors[] entries of a 422
 
 
@@ -61,9 +61,9 @@ def request_for(parsed: Parsed, to: str, spec: str, profile: str | None, languag
         default = parsed.source.profile.name if parsed.source.profile else (
             "XRECHNUNG" if spec == "xrechnung" else "EN16931")
         config.update(syntax="CII", profile=profile or default, **({"metadataLanguage": language} if language else {}))
-        keep_specification_id(invoice, parsed.source.specification_id, "zugferd", config["profile"])
+        keep_specification_id(invoice, parsed.source.specification_id, "zugferd", config["profile"], "CII")
         return {"invoice": invoice, "config": config}, "zugferd"
-    keep_specification_id(invoice, parsed.source.specification_id, spec)
+    keep_specification_id(invoice, parsed.source.specification_id, spec, syntax=to)
     config.update(syntax=to)
     return {"invoice": invoice, "config": config}, spec
 
@@ -151,7 +151,9 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     """An uploaded e-invoice -> the validated document in the target syntax. ApiError 400 (no e-invoice, bad
     parameters), 422 SOURCE_INVALID / SOURCE_NOT_CONVERTIBLE / CONVERSION_LOSS / VALIDATION_FAILED."""
     parsed = parse(data)
-    spec = spec or source_spec(parsed.source)
+    if spec is None:  # the source's rules; Peppol is UBL: its content goes to CII as EN 16931
+        spec = source_spec(parsed.source)
+        spec = "en16931" if spec == "peppol" and to == "CII" else spec
     report = validate_source(parsed.source, request_id, content_checks=False)  # warnings it would not return
     if not report.valid:
         raise _refusal("SOURCE_INVALID", f"The source document is not valid ({report.version}); it is not converted.",

@@ -12,6 +12,7 @@ INVALID_INPUT with `config.strict`.
 from __future__ import annotations
 
 import logging
+from datetime import date
 
 from lxml import etree
 
@@ -93,9 +94,9 @@ def check_content(request: model.InvoiceRequest, canonical: bytes, spec: str) ->
 
 def validate(xml: bytes, spec: str, version: str | None = None, request_id: str | None = None,
              tree=None) -> Report:
-    """Stage 5: the spec's active rule pack (or `version`; unknown version -> ApiError 400). `tree` = the
-    document as stage 4's Saxon tree (saves parsing it again)."""
-    return validate_xml(xml, spec, version=version, request_id=request_id, tree=tree)
+    """Stage 5: the spec's active rule pack in force today (or `version`; unknown version -> ApiError 400). `tree` =
+    the document as stage 4's Saxon tree (saves parsing it again)."""
+    return validate_xml(xml, spec, version=version, request_id=request_id, tree=tree, on=date.today())
 
 
 # ---- the whole path -------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, bad_request
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import content_issues, validate_xml
+from pipeline.invoice import peppol
 from pipeline.invoice.model import InvoiceRequest, specification_id_problem, validate_request
 from pipeline.invoice.specs import (EN16931_ID, RULES_VERSION, XRECHNUNG_ID, XRECHNUNG_ID_PREFIX, ZUGFERD1_NS, Profile,
                                     profile_for_guideline, profile_named)
@@ -112,13 +113,16 @@ def changed_value(business_term: str, source: str, written: str, why: str) -> di
     return {"businessTerm": business_term, "source": source, "written": written, "reason": why}
 
 
-def keep_specification_id(invoice: dict, spec_id: str | None, spec: str, profile: str | None = None) -> list[dict]:
-    """BT-24 as the source states it into `invoice` when the target (`spec`, `profile`) may write it, else the
-    identifier the target writes instead -> the `changed` entries (none or one)."""
+def keep_specification_id(invoice: dict, spec_id: str | None, spec: str, profile: str | None = None,
+                          syntax: str | None = None) -> list[dict]:
+    """BT-24 as the source states it into `invoice` when the target (`spec`, `profile`, `syntax`) may write it, else
+    the identifier the target writes instead -> the `changed` entries (none or one)."""
     control = {k: v for k, v in (invoice.get("processControl") or {}).items() if k != "specificationIdentifier"}
     if spec_id is None:
         return []
     problem = specification_id_problem(spec_id, spec, profile)
+    if problem is None and syntax == "CII" and spec_id in peppol.PROCESSES:
+        problem = "Peppol BIS Billing is bound to UBL: a CII document states EN 16931"
     if problem is None and spec == "xrechnung" and not spec_id.startswith(XRECHNUNG_3_PREFIX):
         problem = "the XRechnung 3 rules need the identifier of XRechnung 3.0"
     if problem is None:
@@ -265,8 +269,12 @@ def parse(data: bytes) -> Parsed:
 
 
 def source_spec(source: Source) -> str:
-    """The rule pack a source's BT-24 names: xrechnung or en16931."""
-    return "xrechnung" if (source.specification_id or "").startswith(XRECHNUNG_ID_PREFIX) else "en16931"
+    """The rule pack a source's BT-24 names: xrechnung, peppol (BIS Billing 3.0 or its self-billing, in UBL) or
+    en16931."""
+    spec_id = source.specification_id or ""
+    if spec_id.startswith(XRECHNUNG_ID_PREFIX):
+        return "xrechnung"
+    return "peppol" if spec_id in peppol.PROCESSES and source.syntax == "UBL" else "en16931"
 
 
 def validate_source(source: Source, request_id: str | None = None, content_checks: bool = True) -> Report:

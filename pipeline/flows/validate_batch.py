@@ -34,7 +34,7 @@ from pipeline.flows.validate_xml import validate_xml
 log = logging.getLogger("pipeline.validate.batch")
 
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header; an empty archive's end record
-SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc")
+SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc", "peppol")
 _CHUNK = 1 << 16
 _DRIVE = re.compile(r"^[A-Za-z]:")
 

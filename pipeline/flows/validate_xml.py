@@ -3,9 +3,12 @@
     read safely (no DTD, entities, network) -> syntax from the root -> rule pack -> XSD + Schematron -> report
 
 XRechnung packs follow KoSIT's `scenarios.xml` (first matching scenario, its steps, its `customLevel`s); EN 16931
-packs use the CEN XSD and stylesheet of the document's syntax; `fr-ctc` runs the French reform's chain (XSD, the
-rules of the profile BT-24 names, BR-FR Flux 2: `pipeline.check.fr_ctc`). A document that cannot be read, or is no CII / UBL
-invoice, gets a report with that finding, never an exception.
+packs use the CEN XSD and stylesheet of the document's syntax; Peppol packs the UBL XSD, the CEN and the PEPPOL
+stylesheets (self-billing, recognised by its CustomizationID: the self-billing PEPPOL stylesheet); `fr-ctc` runs the
+French reform's chain (XSD, the rules of the profile BT-24 names, BR-FR Flux 2: `pipeline.check.fr_ctc`). Without
+`version` the pack in force on the document's issue date judges it (`pipeline.check.packs.in_force`). A syntax the
+pack has no rules for (CII on Peppol) is ApiError 400 UNSUPPORTED_SYNTAX. A document that cannot be read, or is no
+CII / UBL invoice, gets a report with that finding, never an exception.
 
 With `content_checks` the checks the official rules miss (`pipeline.check.content`: IBAN, VAT ids, ...) run on
 the few values they judge, read from the document's lxml tree as the reading stylesheets would read them
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import date
 
 from pipeline.check import content, content_source, engine, fr_ctc, xmlinput
 from pipeline.check.report import Issue, Location, Report
@@ -68,10 +72,11 @@ def content_issues(doc: ParsedXml, xrechnung: bool = False, strict: bool = False
 
 def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
              request_id: str | None = None, tree=None, content_checks: bool = False, strict: bool = False,
-             doc: xmlinput.ParsedXml | None = None) -> Outcome:
+             doc: xmlinput.ParsedXml | None = None, on: date | None = None) -> Outcome:
     """`validate_xml` plus the name of the XRechnung scenario applied (for the CLI and the corpus tests).
     `tree` = the same document as a Saxon tree when the caller already has one (a transform's result); `doc` = it
-    as `xmlinput.load(data)` read it, likewise (the reading side has read its source so)."""
+    as `xmlinput.load(data)` read it, likewise (the reading side has read its source so). `on`: the date whose
+    pack in force judges it when `version` is None (default: the document's issue date; generation: today)."""
     engine.check_spec(spec, version)
     try:
         doc = doc if doc is not None else xmlinput.load(data)
@@ -80,7 +85,9 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
     if doc.syntax is None:
         return Outcome(Report(engine.pick_pack(spec, version, None).version, None,
                               [xmlinput.unknown_root_issue(doc)], request_id))
-    pack = engine.pick_pack(spec, version, doc.syntax)
+    pack = engine.pick_pack(spec, version, doc.syntax, doc, on)
+    if doc.syntax not in pack.syntaxes:  # Peppol: its CII rules are not published as a compiled release
+        raise engine.syntax_not_available(pack, doc.syntax)
     report = Report(pack.version, doc.report_syntax, [], request_id)
     view = engine.rules_view(doc.text) if tree is None else doc.text
     try:
@@ -99,10 +106,10 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
 
 def validate_xml(data: bytes, spec: str = "xrechnung", version: str | None = None,
                  request_id: str | None = None, tree=None, content_checks: bool = False,
-                 strict: bool = False, doc: xmlinput.ParsedXml | None = None) -> Report:
-    """Validate an XML e-invoice on the official rules of `spec` (xrechnung | en16931 | fr-ctc); `version=None` = the
-    latest active pack for the detected syntax; `tree` = the document already parsed by Saxon, if at hand; `doc`:
-    it as read by `xmlinput.load`, likewise.
+                 strict: bool = False, doc: xmlinput.ParsedXml | None = None, on: date | None = None) -> Report:
+    """Validate an XML e-invoice on the official rules of `spec` (xrechnung | en16931 | fr-ctc | peppol);
+    `version=None` = the pack in force for the detected syntax on `on` (default: the document's issue date); `tree` =
+    the document already parsed by Saxon, if at hand; `doc`: it as read by `xmlinput.load`, likewise.
     `content_checks` adds the checks the official rules miss (WARNINGs; ERRORs with `strict`).
     Raises ApiError 400 for an unsupported spec/version."""
-    return validate(data, spec, version, request_id, tree, content_checks, strict, doc).report
+    return validate(data, spec, version, request_id, tree, content_checks, strict, doc, on).report

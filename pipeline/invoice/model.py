@@ -22,14 +22,14 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 from pydantic_core import PydanticCustomError
 
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
-from pipeline.invoice import france, specs
+from pipeline.invoice import france, peppol, specs
 from pipeline.invoice.codes import COUNTRY_CODES, CURRENCY_CODES, INVOICE_TYPE_CODES, VAT_CATEGORY_CODES
 from pipeline.invoice.request_json import dumps
 from pipeline.invoice.terms import ARRAY_ITEMS, BY_PATH, business_term, term_for
 from pipeline.settings import get_settings
 
-SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc")
-XML_SPECS = ("xrechnung", "en16931", "fr-ctc")
+SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc", "peppol")
+XML_SPECS = ("xrechnung", "en16931", "fr-ctc", "peppol")
 # config.rules on /zugferd: national rules the PDF's invoice must pass as well (fr-ctc: France's reform, BR-FR).
 RULES = ("fr-ctc",)
 METADATA_LANGUAGES = ("en", "de")
@@ -171,7 +171,8 @@ VatCategoryCode = _code(VAT_CATEGORY_CODES, "VAT category code (UNCL 5305: S, Z,
                         enum=True)
 InvoiceTypeCode = _code(INVOICE_TYPE_CODES, "invoice type code (UNTDID 1001 subset of EN 16931, e.g. 380, 381)",
                         fold=str.strip)
-Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd; extension: fr-ctc)", fold=str.lower, enum=True)
+Spec = _code(SPECS, "specification (xrechnung, en16931, zugferd; extension: fr-ctc, peppol)", fold=str.lower,
+             enum=True)
 Rules = _code(RULES, "national rules (fr-ctc)", fold=str.lower, enum=True)
 Syntax = _code(("CII", "UBL"), "syntax (CII or UBL)", enum=True)
 CalculationMode = _code(CALCULATION_MODES, "calculation mode (AUTO or MANUAL)", enum=True)
@@ -599,12 +600,12 @@ _CONFIG_TEXT = {
               "(default): their findings are warnings (response header X-Content-Warnings) and the document is "
               "generated. true: any finding refuses the request with 400 INVALID_INPUT, one entry per finding with "
               "its code, JSON field and business term.",
-    "spec": "Specification: xrechnung, en16931 or zugferd (extension: fr-ctc), case-insensitive; must match the endpoint, "
-            "which is the default.",
+    "spec": "Specification: xrechnung, en16931 or zugferd (extension: fr-ctc, peppol), case-insensitive; must match "
+            "the endpoint, which is the default.",
     "rules": "Extension. ZUGFeRD endpoint only: national rules the embedded invoice must pass as well. fr-ctc: "
              "France's reform (FNFE-MPE BR-FR Flux 2): the French data is required (400 with field paths, as on "
              "POST /v1/invoice/fr-ctc) and the invoice is validated on BR-FR besides its profile rules (422).",
-    "syntax": "XML syntax: CII or UBL (case-insensitive). ZUGFeRD requires CII.",
+    "syntax": "XML syntax: CII or UBL (case-insensitive). ZUGFeRD requires CII, Peppol UBL.",
     "version": "Version of the specification to generate, omitted: the latest active. XML endpoints: a rule pack "
                "version of the endpoint's specification installed on the server (GET /readyz lists the active "
                "ones); ZUGFeRD: the Factur-X rules release (1.09; `Factur-X 1.09` and a report's version are "
@@ -881,6 +882,8 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail
         problem = specification_id_problem(spec_id.strip(), endpoint_spec, cfg.profile)
         if problem:
             errors.append(detail("INVALID_VALUE", "invoice.processControl.specificationIdentifier", problem, spec_id))
+    if endpoint_spec == "peppol":
+        errors += [detail(*requirement) for requirement in peppol.requirements(inv, cfg)]
     return errors + _extension_errors(inv, cfg, endpoint_spec, (spec_id or "").strip())
 
 
@@ -962,6 +965,9 @@ def specification_id_problem(spec_id: str, endpoint_spec: str, profile: str | No
             not spec_id.startswith(specs.EN16931_ID + "#") or spec_id.startswith(specs.XRECHNUNG_ID_PREFIX)):
         return (f"contradicts the en16931 endpoint, whose specification identifier is {specs.EN16931_ID} (or one "
                 "that starts with it and '#' and is no XRechnung identifier)")
+    if endpoint_spec == "peppol" and spec_id not in peppol.PROCESSES:
+        return ("contradicts the peppol endpoint, whose specification identifier is "
+                f"{peppol.BILLING_ID} (self-billing: {peppol.SELF_BILLING_ID})")
     if endpoint_spec == "xrechnung" and not spec_id.startswith(specs.XRECHNUNG_ID_PREFIX):
         return ("contradicts the xrechnung endpoint, whose specification identifier starts with "
                 f"{specs.XRECHNUNG_ID_PREFIX}")

@@ -652,6 +652,11 @@ _UNNAMED_RULE_TERMS: dict[str, tuple[str, ...]] = {
     "PEPPOL-EN16931-R101": ("BT-128",), "PEPPOL-EN16931-R110": ("BT-134", "BT-73"),
     "PEPPOL-EN16931-R111": ("BT-135", "BT-74"), "PEPPOL-EN16931-R120": ("BT-131",),
     "PEPPOL-EN16931-R121": ("BT-149",), "PEPPOL-EN16931-R130": ("BT-150", "BT-130"),
+    # rules only the Peppol pack runs (PEPPOL-EN16931-UBL.sch), from their texts and contexts
+    "PEPPOL-EN16931-R002": ("BT-22",), "PEPPOL-EN16931-R003": ("BT-10", "BT-13"), "PEPPOL-EN16931-R004": ("BT-24",),
+    "PEPPOL-EN16931-R007": ("BT-23",), "PEPPOL-EN16931-R080": ("BT-11",),
+    "PEPPOL-EN16931-CL008": ("BT-34-1", "BT-49-1"), "PEPPOL-EN16931-P0100": ("BT-3",),
+    "PEPPOL-EN16931-P0101": ("BT-3",), "PEPPOL-EN16931-P0112": ("BT-3",),
     # the XRechnung extension's rules name extension terms (BT-DEX-nnn), which the generated table does not read
     "BR-DEX-03": ("BG-DEX-06",), "BR-DEX-10": ("BT-DEX-001",), "BR-DEX-11": ("BT-DEX-002",),
     "BR-DEX-12": ("BT-DEX-003",), "BR-DEX-13": ("BT-DEX-002",), "BR-DEX-14": ("BT-DEX-002",),

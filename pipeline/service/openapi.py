@@ -25,6 +25,12 @@ GENERATION = {
                                                         "config.syntax), valid on the FNFE chain with BR-FR Flux 2; "
                                                         "the French data (BT-23 billing frame, PMT/PMD/AAB notes, "
                                                         "SIREN, electronic addresses, ...) is required (400)."),
+    "/v1/invoice/peppol": ("peppol", "application/xml", "Peppol BIS Billing 3.0 UBL Invoice or CreditNote (release in "
+                                                        "force today; self-billing with its specification identifier "
+                                                        "in invoice.processControl). Peppol's requirements (BT-34 / "
+                                                        "BT-49 with a Peppol EAS scheme, buyer or order reference, one "
+                                                        "note, ...) are checked first: 400 INVALID_INPUT on the field; "
+                                                        "config.syntax CII is 400."),
     "/v1/invoice/zugferd": ("zugferd", "application/pdf", "ZUGFeRD/Factur-X PDF/A-3 with the embedded CII XML. "
                                                       "At most EINVOICE_MAX_PDF_LINES invoice lines (default 2000; "
                                                       "400 TOO_MANY_LINES above)."),
@@ -32,6 +38,10 @@ GENERATION = {
 VALIDATION = {
     "/v1/invoice/xrechnung/validate": "Validate XRechnung XML (CII or UBL, detected) on the official XRechnung rules.",
     "/v1/invoice/en16931/validate": "Validate EN 16931 XML (CII or UBL, detected) on the official EN 16931 rules.",
+    "/v1/invoice/peppol/validate": "Validate a Peppol BIS Billing 3.0 UBL Invoice or CreditNote on the official Peppol "
+                                   "rules (CEN + PEPPOL; self-billing recognised by its CustomizationID). A CII "
+                                   "document is 400 UNSUPPORTED_SYNTAX: the Peppol CII rules are not published as a "
+                                   "compiled release.",
     "/v1/invoice/zugferd/validate": "Validate a ZUGFeRD PDF/A-3: PDF/A-3 conformance and the embedded CII XML.",
     "/v1/invoice/fr-ctc/validate": "Validate on France's reform rules (FNFE chain: XSD, the profile's rules, BR-FR "
                                    "Flux 2): UBL or CII XML, or a Factur-X PDF (its checks plus BR-FR). The report's "
@@ -40,7 +50,7 @@ VALIDATION = {
 BATCH = {f"/v1/invoice/{spec}/validate/batch": f"Validate many {name} documents at once: a ZIP archive or several "
                                                 f"`file` parts." for spec, name in
          (("xrechnung", "XRechnung"), ("en16931", "EN 16931"), ("zugferd", "ZUGFeRD PDF"),
-          ("fr-ctc", "French (fr-ctc) XML or Factur-X PDF"))}
+          ("fr-ctc", "French (fr-ctc) XML or Factur-X PDF"), ("peppol", "Peppol BIS Billing 3.0"))}
 READING = {
     "/v1/invoice/parse": ("parse", "Read an e-invoice (CII, UBL, ZUGFeRD / Factur-X PDF) into the JSON invoice the "
                           "generation endpoints take.", "ParseRequest",
@@ -111,7 +121,7 @@ ERROR_CODES = {
     "generate_xml": {422: ("VALIDATION_FAILED",), 500: ("GENERATION_FAILED",) + _RULES_MISSING},
     "generate_pdf": {422: ("VALIDATION_FAILED", "PDF_A3_VALIDATION_FAILED"), 500: ("GENERATION_FAILED",)
                      + _RULES_MISSING},
-    "validate_xml": {400: ("UNSUPPORTED_VERSION",), 500: _RULES_MISSING},
+    "validate_xml": {400: ("UNSUPPORTED_VERSION", "UNSUPPORTED_SYNTAX"), 500: _RULES_MISSING},
     "validate_pdf": {400: ("UNSUPPORTED_VERSION", "INVALID_PDF"), 500: _RULES_MISSING},
     "batch": {400: ("UNSUPPORTED_VERSION", "UNSUPPORTED_SPEC", "TOO_MANY_FILES", "INVALID_ARCHIVE"),
               500: _RULES_MISSING},
@@ -175,7 +185,7 @@ _HEADERS = {
                     "schema": {"type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"]}},
     "X-Conversion-Changed": {"description": "convert: source values the target writes otherwise, `; `-separated "
                                             "`BT-n source -> written` (e.g. BT-24 where the target needs its own "
-                                            "specification identifier; cut after 2000 characters).",
+                                            "specification identifier, as a Peppol document written as CII; cut after 2000 characters).",
                              "schema": {"type": "string"}},
     "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "required": True, "schema": {"type": "string"}},
     "X-Validation-Warnings": {"description": "Generation: how many warnings the report of the returned document "

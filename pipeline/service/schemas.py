@@ -119,7 +119,8 @@ class ParsedSource(_Strict):
 
 
 class ParsedConfig(_Strict):
-    spec: Literal["xrechnung", "en16931", "zugferd"]
+    spec: Literal["xrechnung", "en16931", "zugferd", "peppol"] = Field(
+        description="The generation endpoint that writes the invoice again (peppol: a Peppol BIS UBL document).")
     syntax: Literal["CII", "UBL"]
     profile: str | None = None
     calculationMode: Literal["MANUAL"]
@@ -148,8 +149,9 @@ class ParseRequest(BaseModel):
 
 class ConvertRequest(BaseModel):
     to: Literal["CII", "UBL", "ZUGFERD"] = Field(description="Target syntax (case-insensitive).")
-    spec: Literal["xrechnung", "en16931"] | None = Field(None, description="Rules of the target (default: the "
-                                                                           "source's).")
+    spec: Literal["xrechnung", "en16931", "peppol"] | None = Field(
+        None, description="Rules of the target (default: the source's; a Peppol source to CII: en16931). Identifiers "
+                          "the target states otherwise (BT-24, BT-23) are named in X-Conversion-Changed.")
     profile: str | None = Field(None, description="ZUGFERD: the Factur-X profile (default: the source's, else "
                                                    "EN16931).")
     metadataLanguage: Literal["en", "de"] | None = Field(None, description="ZUGFERD: the page's language.")

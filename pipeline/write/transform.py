@@ -18,6 +18,7 @@ from typing import Mapping
 
 from pipeline import saxon, xslt
 from pipeline.errors import ErrorDetail, invalid_input
+from pipeline.invoice import peppol
 from pipeline.invoice.specs import EN16931_ID, PEPPOL_BILLING, XRECHNUNG_ID, Profile
 from pipeline.settings import XSLT_DIR
 
@@ -34,6 +35,8 @@ SPEC_PARAMS: dict[str, dict[str, str]] = {
     "fr-ctc": {"specification-id": EN16931_ID, "missing-order-id": ""},
     # XRechnung needs BT-23 in practice (BR-DE-?? via Peppol); default it when the document has none.
     "xrechnung": {"specification-id": XRECHNUNG_ID, "business-process": PEPPOL_BILLING},
+    # Peppol BIS Billing 3.0: its CustomizationID and ProfileID (self-billing: see params_for)
+    "peppol": {"specification-id": peppol.BILLING_ID, "business-process": peppol.BILLING_PROCESS},
 }
 
 
@@ -44,6 +47,8 @@ def params_for(spec: str, **overrides: str | None) -> dict[str, str]:
     except KeyError:
         raise ValueError(f"unknown specification {spec!r}; expected one of {sorted(SPEC_PARAMS)}") from None
     params.update({k: v for k, v in overrides.items() if v is not None})
+    if spec.lower() == "peppol" and "business-process" not in overrides:  # self-billing has its own BT-23
+        params["business-process"] = peppol.process_for(params["specification-id"])
     return params
 
 

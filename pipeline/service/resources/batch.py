@@ -35,7 +35,7 @@ from pipeline.service.upload import parse_request_part, read_parts, strict_flag
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
 
-SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc")
+SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc", "peppol")
 BATCH_TOTAL_FACTOR = 5  # all members together decompress to at most 5 uploads' worth
 
 

@@ -1,5 +1,6 @@
-"""POST /v1/invoice/xrechnung/validate, /v1/invoice/en16931/validate (service spec 4.2) and
-/v1/invoice/fr-ctc/validate (the French reform's rules: UBL, CII or a Factur-X PDF).
+"""POST /v1/invoice/xrechnung/validate, /v1/invoice/en16931/validate (service spec 4.2),
+/v1/invoice/fr-ctc/validate (the French reform's rules: UBL, CII or a Factur-X PDF) and /v1/invoice/peppol/validate
+(Peppol BIS Billing 3.0: UBL only; CII is 400 UNSUPPORTED_SYNTAX).
 
 200 = validation completed (read `valid`); request-level problems are 400/413 ErrorResponses. The report adds the
 checks the official rules miss (`CHECK-...`): WARNINGs, ERRORs with `request.strict: true`. JSON by default;
@@ -36,3 +37,4 @@ def add_routes(app) -> None:
     app.add_route("/v1/invoice/xrechnung/validate", XmlValidation("xrechnung"))
     app.add_route("/v1/invoice/en16931/validate", XmlValidation("en16931"))
     app.add_route("/v1/invoice/fr-ctc/validate", FrCtcValidation())
+    app.add_route("/v1/invoice/peppol/validate", XmlValidation("peppol"))

@@ -29,7 +29,7 @@ WEB_TEMPLATES = TEMPLATES_DIR / "web"
 STATIC_DIR = WEB_TEMPLATES / "static"
 EXAMPLES_DIR = REPO_ROOT / "fixtures"
 LANGUAGES = ("en", "de")
-SPECS = ("xrechnung", "en16931", "zugferd")
+SPECS = ("xrechnung", "en16931", "peppol", "zugferd")
 SWAGGER_FILES = ("swagger-ui-bundle.js", "swagger-ui.css")
 MEDIA_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".json": "application/json",
                ".svg": "image/svg+xml"}

@@ -208,22 +208,24 @@
   }
 
   // ---- validate -----------------------------------------------------------------------------------------------
-  const SPEC_NAMES = {xrechnung: t.spec_xrechnung, en16931: t.spec_en16931, zugferd: t.spec_zugferd};
+  const SPEC_NAMES = {xrechnung: t.spec_xrechnung, en16931: t.spec_en16931, peppol: t.spec_peppol,
+                      zugferd: t.spec_zugferd};
   const fileInput = $("file");
   const drop = $("drop");
   const validateStatus = $("validate-status");
   const validateError = $("validate-error");
   let current = null; // the validated file: {file, spec, targets}
 
-  // The spec from the file: a PDF is ZUGFeRD / Factur-X; XML naming XRechnung (its BT-24) is XRechnung, any other
-  // EN 16931. `targets` are what the convert buttons offer: a PDF's embedded CII (validated) and UBL; an XML
-  // document's other syntax and a ZUGFeRD PDF.
+  // The spec from the file: a PDF is ZUGFeRD / Factur-X; XML naming XRechnung (its BT-24) is XRechnung, UBL naming
+  // Peppol BIS Billing (or its self-billing) is Peppol, any other EN 16931. `targets` are what the convert buttons
+  // offer: a PDF's embedded CII (validated) and UBL; an XML document's other syntax and a ZUGFeRD PDF.
   const TARGET_NAMES = {CII: "CII", UBL: "UBL", ZUGFERD: "ZUGFeRD PDF"};
   const convertButtons = [$("convert-button"), $("convert-button-2")];
   async function sniff(file) {
     const start = await file.slice(0, 65536).text();
     if (start.startsWith("%PDF-")) return {spec: "zugferd", targets: ["CII", "UBL"]};
-    return {spec: /xrechnung/i.test(start) ? "xrechnung" : "en16931",
+    const peppol = /poacc:(self)?billing:3\.0/.test(start) && !/CrossIndustryInvoice/.test(start);
+    return {spec: /xrechnung/i.test(start) ? "xrechnung" : peppol ? "peppol" : "en16931",
             targets: [/CrossIndustryInvoice/.test(start) ? "UBL" : "CII", "ZUGFERD"]};
   }
 
@@ -358,7 +360,7 @@
     pdf: (c) => [`/v1/invoice/${c.spec}/validate`, {metadataLanguage: data.lang}, "application/pdf", ".report.pdf"],
     parsed: () => ["/v1/invoice/parse", {}, "application/json", ".json"],
     convert: (c, to) => ["/v1/invoice/convert",
-      {to, ...(c.spec === "zugferd" ? {} : {spec: c.spec}), ...(to === "ZUGFERD" ? {metadataLanguage: data.lang} : {})},
+      {to, ...(c.spec === "zugferd" || c.spec === "peppol" ? {} : {spec: c.spec}), ...(to === "ZUGFERD" ? {metadataLanguage: data.lang} : {})},
       to === "ZUGFERD" ? "application/pdf" : "application/xml", to === "ZUGFERD" ? ".zugferd.pdf" : `.${to.toLowerCase()}.xml`],
   };
 
