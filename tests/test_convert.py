@@ -159,7 +159,8 @@ def test_convert_writes_what_the_xml_endpoint_writes_from_the_parsed_json(source
     endpoint makes of the parse's JSON, in either syntax and for either spec."""
     data = source.read_bytes()
     parsed = parse(data)
-    for to, spec in [(to, spec) for to in OTHER for spec in SPECS]:
+    # (Peppol BIS is UBL only: CII with spec peppol is a 400 on config.syntax, tests/test_peppol_reading.py)
+    for to, spec in [(to, spec) for to in OTHER for spec in SPECS if (to, spec) != ("CII", "peppol")]:
         request, endpoint = request_for(parsed, to, spec, None, None)
         try:
             expected = generate_xml(dump_request(request), endpoint)[0]

@@ -79,14 +79,17 @@ def test_valid_xml_converts_with_identical_terms_but_for_what_the_target_cannot_
     valid = [o for o in outcomes if o.kind == "xml" and o.official]
     failed = {o.name: o.convert for o in valid if o.convert != "same"}
     assert failed == {name: outcome for name, (outcome, _) in NOT_CONVERTED.items()}
-    assert len(valid) - len(failed) >= 61   # of 77 (11 before issue 23)
+    # of 62 (11 of 77 before issue 23). Since issue 24 a UBL document whose BT-24 names Peppol BIS is judged on the
+    # Peppol rules, as the Peppol validator judges it: 15 that state it without Peppol's electronic addresses are no
+    # longer counted as valid.
+    assert len(valid) - len(failed) >= 46
 
 
 def test_complete_parses_regenerate_with_identical_terms_but_for_the_known(outcomes):
     judged = [o for o in outcomes if o.roundtrip != "n/a"]
     failed = {o.name: o.roundtrip for o in judged if o.roundtrip != "same"}
     assert failed == {name: outcome for name, (outcome, _) in NOT_ROUND_TRIPPED.items()}
-    assert len(judged) - len(failed) >= 42   # of 47
+    assert len(judged) - len(failed) >= 35   # of 40 (42 of 47 before the Peppol rules judged Peppol BIS documents)
 
 
 # ---- PDF/A verdicts --------------------------------------------------------------------------------------------

@@ -61,9 +61,9 @@ def request_for(parsed: Parsed, to: str, spec: str, profile: str | None, languag
         default = parsed.source.profile.name if parsed.source.profile else (
             "XRECHNUNG" if spec == "xrechnung" else "EN16931")
         config.update(syntax="CII", profile=profile or default, **({"metadataLanguage": language} if language else {}))
-        keep_specification_id(invoice, parsed.source.specification_id, "zugferd", config["profile"], "CII")
+        keep_specification_id(invoice, parsed.source.specification_id, "zugferd", config["profile"])
         return {"invoice": invoice, "config": config}, "zugferd"
-    keep_specification_id(invoice, parsed.source.specification_id, spec, syntax=to)
+    keep_specification_id(invoice, parsed.source.specification_id, spec)
     config.update(syntax=to)
     return {"invoice": invoice, "config": config}, spec
 

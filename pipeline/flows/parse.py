@@ -113,16 +113,13 @@ def changed_value(business_term: str, source: str, written: str, why: str) -> di
     return {"businessTerm": business_term, "source": source, "written": written, "reason": why}
 
 
-def keep_specification_id(invoice: dict, spec_id: str | None, spec: str, profile: str | None = None,
-                          syntax: str | None = None) -> list[dict]:
-    """BT-24 as the source states it into `invoice` when the target (`spec`, `profile`, `syntax`) may write it, else
-    the identifier the target writes instead -> the `changed` entries (none or one)."""
+def keep_specification_id(invoice: dict, spec_id: str | None, spec: str, profile: str | None = None) -> list[dict]:
+    """BT-24 as the source states it into `invoice` when the target (`spec`, `profile`) may write it, else the
+    identifier the target writes instead -> the `changed` entries (none or one)."""
     control = {k: v for k, v in (invoice.get("processControl") or {}).items() if k != "specificationIdentifier"}
     if spec_id is None:
         return []
     problem = specification_id_problem(spec_id, spec, profile)
-    if problem is None and syntax == "CII" and spec_id in peppol.PROCESSES:
-        problem = "Peppol BIS Billing is bound to UBL: a CII document states EN 16931"
     if problem is None and spec == "xrechnung" and not spec_id.startswith(XRECHNUNG_3_PREFIX):
         problem = "the XRechnung 3 rules need the identifier of XRechnung 3.0"
     if problem is None:
