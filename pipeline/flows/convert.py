@@ -74,6 +74,14 @@ def _lines(lines: list[dict]):
         yield from _lines(line.get("subInvoiceLines") or [])
 
 
+def _lines_with(request: dict, price_term: str, without: str) -> str:
+    """The ids of the lines whose price details hold `price_term` and not `without` (the first 20, then "..."),
+    or "" when there are none."""
+    ids = [str(line.get("lineIdentifier")) for line in _lines(request["invoice"].get("invoiceLines") or [])
+           if price_term in (line.get("priceDetails") or {}) and without not in line["priceDetails"]]
+    return ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
+
+
 def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
     """The `changed` entries of a conversion: BT-24 when the target writes another identifier than the source's;
     BT-147 on UBL lines with a gross price and no discount (UBL binds BT-148 in an allowance that needs an amount:
@@ -87,26 +95,20 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
         target = f"the ZUGFeRD profile {request['config']['profile']}" if endpoint == "zugferd" else endpoint
         out.append(changed_value("BT-24", source_id, written, f"{target} writes its own specification identifier"))
     if request["config"]["syntax"] == "CII":
-        lines = [line.get("lineIdentifier") for line in _lines(request["invoice"].get("invoiceLines") or [])
-                 if "priceDiscount" in (line.get("priceDetails") or {})
-                 and "grossPrice" not in line["priceDetails"]]
+        lines = _lines_with(request, "priceDiscount", without="grossPrice")
         if lines:
             out.append(changed_value("BT-148", None, "net price + price discount", "CII carries the price discount "
-                                     "(BT-147) inside the gross price, which needs its amount; lines "
-                                     + ", ".join(map(str, lines[:20])) + (" ..." if len(lines) > 20 else "")))
+                                     "(BT-147) inside the gross price, which needs its amount; lines " + lines))
     if request["config"]["syntax"] == "UBL":
         invoice = request["invoice"]
         if endpoint == "xrechnung" and invoice.get("salesOrderReference") and not invoice.get("purchaseOrderReference"):
             out.append(changed_value("BT-13", None, "NA", "UBL requires an order id beside the sales order "
                                      "reference (BT-14) and XRechnung refuses it empty; Peppol's placeholder is "
                                      "written"))
-        lines = [line.get("lineIdentifier") for line in _lines(request["invoice"].get("invoiceLines") or [])
-                 if "grossPrice" in (line.get("priceDetails") or {})
-                 and "priceDiscount" not in line["priceDetails"]]
+        lines = _lines_with(request, "grossPrice", without="priceDiscount")
         if lines:
             out.append(changed_value("BT-147", None, "gross price - net price", "UBL carries the gross price "
-                                     "(BT-148) in a price allowance that needs its amount; lines "
-                                     + ", ".join(map(str, lines[:20])) + (" ..." if len(lines) > 20 else "")))
+                                     "(BT-148) in a price allowance that needs its amount; lines " + lines))
     return out
 
 
