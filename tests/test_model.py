@@ -111,6 +111,15 @@ def test_missing_nested_field():
     assert "BT-37" in e["message"] and "City" in e["message"]
 
 
+def test_a_json_request_must_send_the_payment_means_code():
+    """BT-81 is API_REQUIRED: a document read from CII may state BT-83 without it (tests/test_realworld.py), a
+    JSON request may not."""
+    data = sample()
+    del data["invoice"]["paymentInstructions"]["meansCode"]
+    e = only_error(data)
+    assert e == {**e, "code": "REQUIRED", "field": "invoice.paymentInstructions.meansCode", "businessTerm": "BT-81"}
+
+
 def test_missing_top_level_objects():
     errors = errors_of(b'{"invoice": {}, "config": {}}')
     fields = {e["field"]: (e["code"], e["businessTerm"]) for e in errors}

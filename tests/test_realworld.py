@@ -35,19 +35,15 @@ def test_xml_verdicts_are_the_official_rules(outcomes):
 # starts to convert, its test fails and the entry must go.
 _EXTENDED = "Factur-X EXTENDED content the EN 16931 model has no field for (BT-X terms: line status, parent lines, ...)"
 _DEPARTMENT = "seller contact department (ram:DepartmentName) beside a person name: UBL has one contact name"
-_BT83_ONLY = "a payment reference (BT-83) without payment means code (BT-81): UBL binds BT-83 inside the means"
 NOT_CONVERTED = {
     "corpus/XML-Rechnung/CII/XRECHNUNG_Betriebskostenabrechnung.cii.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
     "corpus/XML-Rechnung/CII/XRECHNUNG_Elektron.cii.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
     "horstoeko/tests/assets/xml_xrechnung_1.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
     "mustang/library/cii/lastschrift_iban_bug.xml": ("refused CONVERSION_LOSS", _DEPARTMENT),
-    "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushChargesAllowances.xml":
-        ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
+    # EXTENDED item price charges, a buyer fax (and line exemption reasons): behind a BT-83 without BT-81 until then
     "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushItemChargesAllowances.xml":
-        ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
-    "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushReverseCharge.xml":
-        ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
-    "mustang/library/factur-x_invoicingPeriod.xml": ("refused SOURCE_NOT_CONVERTIBLE", _BT83_ONLY),
+        ("refused CONVERSION_LOSS", _EXTENDED),
+    "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushReverseCharge.xml": ("refused CONVERSION_LOSS", _EXTENDED),
     "mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml":
         ("refused CONVERSION_LOSS", _EXTENDED),
     "mustang/library/cii/extended_warenrechnung_based_doublecashdiscount.xml": ("refused CONVERSION_LOSS", _EXTENDED),
@@ -252,3 +248,27 @@ def test_one_finding_per_rule_and_place_citing_both_rule_sets():
     r008 = [i for i in report.issues if i.code == "PEPPOL-EN16931-R008"]
     assert [i.location.line for i in r008] == [23, 55, 87]
     assert all("also the Factur-X profile rules" in i.message for i in r008)
+
+
+def test_a_payment_reference_without_means_code_travels_and_the_ubl_code_is_said():
+    """CII binds BT-83 outside the payment means, so a valid CII may state it without BT-81 (Mustang's
+    invoicing-period example). Parse keeps it (no means code is made up: `missing` names it, since a JSON request
+    must send one); back to CII it is written as it came; UBL binds BT-83 in a cac:PaymentMeans whose code it
+    requires: UNTDID 4461 "1" (instrument not defined), said in `changed`."""
+    from lxml import etree
+    from pipeline.flows.convert import convert
+    from pipeline.flows.parse import parse
+    data = (REALWORLD / "mustang/library/factur-x_invoicingPeriod.xml").read_bytes()
+    assert b"PaymentReference>RE1000<" in data and b"SpecifiedTradeSettlementPaymentMeans" not in data
+    parsed = parse(data)
+    assert parsed.invoice["paymentInstructions"] == {"remittanceInformation": "RE1000"}
+    assert parsed.missing == ["invoice.paymentInstructions.meansCode"]
+    from pipeline.write.transform import transform
+    cii = etree.fromstring(transform(parsed.written, "CII", "en16931"))   # the parse's canonical XML, written as CII
+    assert cii.findtext(".//{*}ApplicableHeaderTradeSettlement/{*}PaymentReference") == "RE1000"
+    assert cii.find(".//{*}SpecifiedTradeSettlementPaymentMeans") is None
+    done = convert(data, "UBL")   # validated on the EN 16931 rules
+    means = etree.fromstring(done.document).find("{*}PaymentMeans")
+    assert (means.findtext("{*}PaymentMeansCode"), means.findtext("{*}PaymentID")) == ("1", "RE1000")
+    assert ("BT-81", None, "1") in [(c["businessTerm"], c["source"], c["written"]) for c in done.changed]
+

@@ -302,6 +302,10 @@
 
   <!-- BG-16 with BG-17 / BG-18 / BG-19; each further credit transfer is a payment means of its own, with the
        same type code (CII-SR-467) and without the text (BT-82), card or debtor account of the first. -->
+  <!-- BT-83 (and the direct debit's creditor id and mandate) live outside the means: without BT-81 a document
+       read from CII may hold them alone, and then has no means to write. -->
+  <xsl:template match="paymentInstructions[not(meansCode | meansText | paymentCardInformation | creditTransfer |
+                                               directDebit/debtorAccountIdentifier)]"/>
   <xsl:template match="paymentInstructions">
     <ram:SpecifiedTradeSettlementPaymentMeans>
       <ram:TypeCode><xsl:value-of select="meansCode"/></ram:TypeCode>

@@ -29,6 +29,10 @@
        Peppol's "NA" (an empty one breaks PEPPOL-EN16931-R008; convert lists it in `changed`); en16931: empty
        (pipeline.write.transform.SPEC_PARAMS). -->
   <xsl:param name="missing-order-id" as="xs:string" select="'NA'"/>
+  <!-- UBL requires cbc:PaymentMeansCode in the cac:PaymentMeans that binds BT-83; a CII document may state BT-83
+       without BT-81 (its PaymentReference sits outside the means). UNTDID 4461 "1": instrument not defined, which is
+       what the source says; convert lists it in `changed`. -->
+  <xsl:param name="missing-means-code" as="xs:string" select="'1'"/>
 
   <xsl:variable name="currency" select="normalize-space(/invoice/currencyCode)"/>
   <xsl:variable name="credit-note" as="xs:boolean"
@@ -348,7 +352,7 @@
     <cac:PaymentMeans>
       <cbc:PaymentMeansCode>
         <xsl:for-each select="meansText"><xsl:attribute name="name" select="."/></xsl:for-each>
-        <xsl:value-of select="meansCode"/>
+        <xsl:value-of select="(meansCode, $missing-means-code)[1]"/>
       </cbc:PaymentMeansCode>
       <xsl:if test="$credit-note">
         <xsl:for-each select="/invoice/paymentDueDate"><cbc:PaymentDueDate><xsl:value-of select="."/></cbc:PaymentDueDate></xsl:for-each>

@@ -86,7 +86,8 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
     """The `changed` entries of a conversion: BT-24 when the target writes another identifier than the source's;
     BT-147 on UBL lines with a gross price and no discount (UBL binds BT-148 in an allowance that needs an amount:
     gross - net, which EN 16931 defines BT-146 by), BT-148 on CII lines with a discount and no gross price (net +
-    discount), BT-13 "NA" beside a lone BT-14 in UBL."""
+    discount), BT-13 "NA" beside a lone BT-14 in UBL, BT-81 "1" (instrument not defined) in UBL beside a BT-83
+    the source states without a means code."""
     out = []
     source_id = parsed.source.specification_id
     sent = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
@@ -105,6 +106,11 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
             out.append(changed_value("BT-13", None, "NA", "UBL requires an order id beside the sales order "
                                      "reference (BT-14) and XRechnung refuses it empty; Peppol's placeholder is "
                                      "written"))
+        payment = invoice.get("paymentInstructions")
+        if payment and not payment.get("meansCode"):
+            out.append(changed_value("BT-81", None, "1", "UBL binds the payment reference (BT-83) in a payment means, "
+                                     "whose code it requires; the source states none: UNTDID 4461 1, instrument not "
+                                     "defined"))
         lines = _lines_with(request, "grossPrice", without="priceDiscount")
         if lines:
             out.append(changed_value("BT-147", None, "gross price - net price", "UBL carries the gross price "

@@ -350,7 +350,8 @@ class DirectDebit(_Model):
 
 
 class PaymentInstructions(_Model):
-    meansCode: Text
+    # API_REQUIRED: CII binds BT-83 outside the payment means, so a read document may state it without BT-81
+    meansCode: Text | None = None
     meansText: Text | None = None
     remittanceInformation: Text | None = None
     creditTransfer: CreditTransfer | None = None
@@ -555,6 +556,7 @@ API_REQUIRED: dict[type, tuple[str, ...]] = {
     SellerContact: ("contactPoint",),
     Invoice: ("paymentInstructions",),
     DirectDebit: ("mandateReferenceIdentifier",),   # BT-89
+    PaymentInstructions: ("meansCode",),            # BT-81
 }
 
 
@@ -572,6 +574,8 @@ def _api_required_errors(data: Any) -> list[ErrorDetail]:
     seller, payment = invoice.get("seller"), invoice.get("paymentInstructions")
     if isinstance(seller, dict) and isinstance(seller.get("contact"), dict):
         found.append(("invoice.seller.contact", seller["contact"], SellerContact))
+    if isinstance(payment, dict):
+        found.append(("invoice.paymentInstructions", payment, PaymentInstructions))
     if isinstance(payment, dict) and isinstance(payment.get("directDebit"), dict):
         found.append(("invoice.paymentInstructions.directDebit", payment["directDebit"], DirectDebit))
     return [detail("REQUIRED", f"{path}.{name}", "is required") for path, obj, cls in found

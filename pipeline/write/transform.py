@@ -10,6 +10,8 @@ Parameters of xslt/cii.xsl and xslt/ubl.xsl (strings; `params_for(spec)` fills t
   card-network-id         UBL only: cac:CardAccount/cbc:NetworkID (required there, no EN 16931 term)
   missing-order-id        UBL only: cac:OrderReference/cbc:ID when only BT-14 is known (en16931: empty; xrechnung:
                           Peppol's "NA"); reading takes a received "NA" as the value it is
+  missing-means-code      UBL only: cbc:PaymentMeansCode of a BT-83 read from CII without BT-81 (default "1",
+                          UNTDID 4461 instrument not defined; convert lists it in `changed`)
 """
 from __future__ import annotations
 

@@ -158,6 +158,9 @@ def examine(path: Path, root: Path, render_pdf: bool = False) -> Outcome:
                 _drop_derived_gross_prices(source_terms, target_terms)
             if any(c["businessTerm"] == "BT-13" for c in conversion.changed):  # UBL's placeholder, said
                 target_terms.pop("purchaseOrderReference", None)
+            if any(c["businessTerm"] == "BT-81" for c in conversion.changed):  # UBL's required code, said
+                if target_terms.get("paymentInstructions.meansCode") == "1":
+                    del target_terms["paymentInstructions.meansCode"]
             out.convert_diff = diff_lines(source_terms, target_terms)
             out.convert = "differs" if out.convert_diff else "same"
     if parsed.complete and out.official:
