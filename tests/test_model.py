@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from pipeline.invoice import terms
 from pipeline.errors import ApiError
-from pipeline.invoice.model import InvoiceRequest, parse_request
+from pipeline.invoice.model import InvoiceRequest, parse_request, validate_request
 from pipeline.flows.generate_xml import normalize
 from pipeline.invoice.model import field_kind  # the type walk the schema generator uses
 from pipeline.invoice.request_json import dumps
@@ -118,6 +118,19 @@ def test_a_json_request_must_send_the_payment_means_code():
     del data["invoice"]["paymentInstructions"]["meansCode"]
     e = only_error(data)
     assert e == {**e, "code": "REQUIRED", "field": "invoice.paymentInstructions.meansCode", "businessTerm": "BT-81"}
+
+
+@pytest.mark.parametrize("value, code", [("2016-04-04+01:00", None), ("2016-04-04Z", None),
+                                         ("2016-02-30+01:00", "INVALID_FORMAT"), ("2016-04-04T10:00", "INVALID_FORMAT"),
+                                         ("2016-04-04+25:00", "INVALID_FORMAT")])
+def test_a_date_may_carry_a_time_zone_as_xs_date_allows(value, code):
+    data = sample()
+    data["invoice"]["issueDate"] = value
+    if code is None:
+        assert validate_request(data, "en16931").invoice.issueDate == value
+    else:
+        e = only_error(data)
+        assert (e["code"], e["field"]) == (code, "invoice.issueDate")
 
 
 def test_missing_top_level_objects():

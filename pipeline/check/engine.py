@@ -214,7 +214,7 @@ def issue_date(doc: ParsedXml) -> date | None:
         text = (node.text or "").strip() if node is not None else ""
         text = f"{text[:4]}-{text[4:6]}-{text[6:8]}" if len(text) == 8 and text.isdigit() else ""
     else:
-        text = (root.findtext(_CBC + "IssueDate") or "").strip()
+        text = (root.findtext(_CBC + "IssueDate") or "").strip()[:10]   # an xs:date may carry a time zone
     try:
         return date.fromisoformat(text)
     except ValueError:

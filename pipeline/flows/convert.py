@@ -22,8 +22,9 @@ from pipeline.flows.generate_xml import write_validated
 from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, parse, source_spec, validate_source,
                                   written_specification_id)
-from pipeline.invoice.model import InvoiceRequest, validate_request
+from pipeline.invoice.model import DATE_RE, InvoiceRequest, validate_request
 from pipeline.invoice.request_json import dump_request
+from pipeline.invoice.terms import business_term
 from pipeline.read import provenance
 from pipeline.read.provenance import is_plumbing
 
@@ -82,11 +83,23 @@ def _lines_with(request: dict, price_term: str, without: str) -> str:
     return ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
 
 
+def _zoned_dates(value, path: str):
+    """(field, value) of each date with a time zone (`2016-04-04+01:00`, an xs:date as UBL may send it)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _zoned_dates(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _zoned_dates(item, f"{path}[{i}]")
+    elif path.endswith("Date") and isinstance(value, str) and len(value) > 10 and DATE_RE.fullmatch(value):
+        yield path, value
+
+
 def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
     """The `changed` entries of a conversion: BT-24 when the target writes another identifier than the source's;
     BT-147 on UBL lines with a gross price and no discount (UBL binds BT-148 in an allowance that needs an amount:
     gross - net, which EN 16931 defines BT-146 by), BT-148 on CII lines with a discount and no gross price (net +
-    discount), BT-13 "NA" beside a lone BT-14 in UBL, BT-81 "1" (instrument not defined) in UBL beside a BT-83
+    discount), a date's time zone in CII (format 102 has none), BT-13 "NA" beside a lone BT-14 in UBL, BT-81 "1" (instrument not defined) in UBL beside a BT-83
     the source states without a means code."""
     out = []
     source_id = parsed.source.specification_id
@@ -96,6 +109,8 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
         target = f"the ZUGFeRD profile {request['config']['profile']}" if endpoint == "zugferd" else endpoint
         out.append(changed_value("BT-24", source_id, written, f"{target} writes its own specification identifier"))
     if request["config"]["syntax"] == "CII":
+        out += [changed_value(business_term(path) or path, value, value[:10], "CII's date format 102 has no time "
+                              "zone") for path, value in _zoned_dates(request["invoice"], "invoice")]
         lines = _lines_with(request, "priceDiscount", without="grossPrice")
         if lines:
             out.append(changed_value("BT-148", None, "net price + price discount", "CII carries the price discount "

@@ -130,23 +130,28 @@ Rate = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), Decimal(1
 Positive = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), low_exclusive=True),
                      WithJsonSchema({"type": "number", "exclusiveMinimum": 0})]
 
-_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# A calendar date, with the time zone some UBL documents give it (xs:date allows one: `2016-04-04+01:00`)
+DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:Z|[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))?")
 
 
-def _iso_date(value: Any) -> date:
+def _iso_date(value: Any) -> str:
+    """The date as its ISO text, time zone kept as sent (values travel verbatim; CII's format 102 has no place for
+    one, which convert says in `changed`)."""
     if type(value) is date:   # Python callers; a datetime is not a date here
-        return value
+        return value.isoformat()
     if not isinstance(value, str):
         raise PydanticCustomError("INVALID_TYPE", "must be a date string YYYY-MM-DD")
-    if not _DATE_RE.fullmatch(value):
+    found = DATE_RE.fullmatch(value)
+    if not found:
         raise PydanticCustomError("INVALID_FORMAT", "must be an ISO 8601 calendar date YYYY-MM-DD")
     try:
-        return date.fromisoformat(value)
+        date.fromisoformat(found.group(1))
     except ValueError:
         raise PydanticCustomError("INVALID_FORMAT", "is not a valid calendar date")
+    return value
 
 
-IsoDate = Annotated[date, BeforeValidator(_iso_date), WithJsonSchema({"type": "string", "format": "date"})]
+IsoDate = Annotated[str, BeforeValidator(_iso_date), WithJsonSchema({"type": "string", "format": "date"})]
 
 
 def _code(codes: frozenset[str] | tuple[str, ...], what: str, fold=str.upper, enum: bool = False):

@@ -101,6 +101,14 @@ def _drop_derived_gross_prices(source: dict[str, str], target: dict[str, str]) -
             del target[key]
 
 
+def _take_said_dates(changed: list[dict], source: dict[str, str], target: dict[str, str]) -> None:
+    """A target date that `changed` says was written for the source's (a time zone CII cannot carry: source
+    2016-04-04+01:00, written 2016-04-04) is no silent difference: only such a pair is taken back."""
+    said = {(c["source"], c["written"]) for c in changed if c["source"] is not None and c["written"] is not None}
+    for key in [k for k in target if k.endswith("Date") and k in source and (source[k], target[k]) in said]:
+        target[key] = source[key]
+
+
 def _official_pdf(data: bytes) -> bool | None:
     found = checks.inspect(data, validate_xml=False, check_pdfa=False)
     if found.xml is None:
@@ -158,6 +166,7 @@ def examine(path: Path, root: Path, render_pdf: bool = False) -> Outcome:
                 _drop_derived_gross_prices(source_terms, target_terms)
             if any(c["businessTerm"] == "BT-13" for c in conversion.changed):  # UBL's placeholder, said
                 target_terms.pop("purchaseOrderReference", None)
+            _take_said_dates(conversion.changed, source_terms, target_terms)
             if any(c["businessTerm"] == "BT-81" for c in conversion.changed):  # UBL's required code, said
                 if target_terms.get("paymentInstructions.meansCode") == "1":
                     del target_terms["paymentInstructions.meansCode"]

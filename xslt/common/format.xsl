@@ -10,7 +10,8 @@
   <!-- ISO date YYYY-MM-DD -> UNTDID 2379 format 102 (CCYYMMDD), as CII wants it. -->
   <xsl:function name="f:date102" as="xs:string">
     <xsl:param name="iso" as="xs:string"/>
-    <xsl:sequence select="translate(normalize-space($iso), '-', '')"/>
+    <!-- format 102 has no time zone: a date read with one (UBL's xs:date) loses it, which convert says -->
+    <xsl:sequence select="translate(substring(normalize-space($iso), 1, 10), '-', '')"/>
   </xsl:function>
 
   <!-- Numbers are written exactly as the canonical document carries them (signs and trailing zeros kept):

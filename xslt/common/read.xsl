@@ -149,14 +149,14 @@
   </xsl:function>
 
   <!-- UNTDID 2379 format 102 (CCYYMMDD; the CII dates, $format their @format) or an xs:date (UBL, no $format)
-       -> YYYY-MM-DD; empty for any other format. -->
+       -> YYYY-MM-DD, an xs:date's time zone kept as sent (2016-04-04+01:00); empty for any other format. -->
   <xsl:function name="r:date" as="xs:string?">
     <xsl:param name="text" as="xs:string"/>
     <xsl:param name="format" as="attribute()?"/>
     <xsl:variable name="iso" as="xs:string?" select="
         if (matches($text, '^[0-9]{8}$') and (empty($format) or normalize-space($format) eq '102'))
         then replace($text, '^(....)(..)(..)$', '$1-$2-$3')
-        else if (empty($format) and matches($text, '^[0-9]{4}-[0-9]{2}-[0-9]{2}')) then substring($text, 1, 10)
+        else if (empty($format)) then $text
         else ()"/>
     <xsl:sequence select="$iso[. castable as xs:date]"/>
   </xsl:function>
