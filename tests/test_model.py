@@ -56,7 +56,7 @@ def test_sample_parses_with_decimals_and_defaults():
     assert req.invoice.invoiceLines[0].quantity == Decimal("12.5")
     assert isinstance(req.invoice.invoiceLines[2].priceDetails.netPrice, Decimal)
     assert str(req.invoice.invoiceLines[2].priceDetails.netPrice) == "4.99"   # never through float
-    assert req.invoice.issueDate.isoformat() == "2024-03-15"
+    assert req.invoice.issueDate == "2024-03-15"   # as sent (a time zone would stay: issue 23)
 
 
 def test_case_insensitive_config_and_codes_are_normalised():
@@ -131,6 +131,19 @@ def test_a_date_may_carry_a_time_zone_as_xs_date_allows(value, code):
     else:
         e = only_error(data)
         assert (e["code"], e["field"]) == (code, "invoice.issueDate")
+
+
+def test_extended_line_hierarchy_only_in_a_cii_that_says_extended():
+    data = sample()
+    data["invoice"]["invoiceLines"][0]["lineStatusReasonCode"] = "DETAIL"
+    e = only_error(data)
+    assert (e["code"], e["field"]) == ("INVALID_VALUE", "invoice.invoiceLines[0].lineStatusReasonCode")
+    assert "EXTENDED" in e["message"]
+    data["config"]["syntax"] = "CII"
+    data["invoice"].setdefault("processControl", {})["specificationIdentifier"] = (
+        "urn:cen.eu:en16931:2017#conformant#urn:factur-x.eu:1p0:extended")
+    request = validate_request(data, "en16931")
+    assert request.invoice.invoiceLines[0].lineStatusReasonCode == "DETAIL"
 
 
 def test_missing_top_level_objects():
@@ -512,9 +525,12 @@ def test_table_rows_are_complete_and_unique():
             assert t.bt.startswith(("BT-", "BG-")) and t.name
             if t.json_path.startswith("invoice.additionalPrecedingInvoiceReferences[]"):
                 assert t.cii is None and t.ubl.startswith("(/Invoice/cac:BillingReference/"), t
-            elif t.json_path.startswith(_XRECHNUNG_EXTENSION):
+            elif t.json_path.startswith(_XRECHNUNG_EXTENSION) and not t.bt.startswith("BT-X-"):
                 assert t.cii is None and t.extension and t.ubl.startswith(
                     ("/Invoice/cac:InvoiceLine//cac:SubInvoiceLine", "/Invoice/cac:PrepaidPayment")), t
+            elif t.bt.startswith("BT-X-"):   # Factur-X EXTENDED's line hierarchy: CII only (UBL-CR-646), no sub-line
+                assert t.extension and t.ubl is None and (t.cii or "/rsm:CrossIndustryInvoice").startswith(
+                    "/rsm:CrossIndustryInvoice") and (t.cii is None) == ("subInvoiceLines" in t.json_path), t
             elif t.json_path != "invoice.processControl":   # "(...)[position() > 1]": further occurrences
                 assert t.cii.lstrip("(").startswith("/rsm:CrossIndustryInvoice"), t
                 assert t.ubl.lstrip("(").startswith("/Invoice"), t

@@ -104,15 +104,18 @@ def test_official_pdfs_read_as_their_embedded_xml(name):
 
 
 def test_what_the_model_cannot_carry_is_listed_with_its_position():
-    """CII sub-invoice lines (EXTENDED's line hierarchy; XRechnung binds its extension's in UBL only): the line
-    hierarchy is unmapped, each entry with line, column and value. UBL's nested SubInvoiceLine is carried."""
+    """What the model has no field for is unmapped, each entry with line, column and value: here the second
+    payment terms of an EXTENDED CII. Its line hierarchy (BT-X-304, BT-X-8) is carried since issue 23, as UBL's nested
+    SubInvoiceLine is."""
     source = CORPUS / "mustangproject/library/subinvoicelines/Extended_SubInvoiceLines_Hardware_Bsp2.xml"
     parsed = parse(source.read_bytes())
-    parents = [u for u in parsed.unmapped if u["xpath"].endswith("ram:ParentLineID")]
-    assert parents and all(u["line"] and u["column"] and u["value"] for u in parents)
+    second = [u for u in parsed.unmapped if "SpecifiedTradePaymentTerms[2]" in u["xpath"] and u["value"]]
+    assert second and all(u["line"] and u["column"] for u in second)
     text = source.read_text("utf-8").splitlines()
-    for u in parents:
+    for u in second:
         assert u["value"] in text[u["line"] - 1], u
+    assert not [u for u in parsed.unmapped if u["xpath"].endswith(("ram:ParentLineID", "ram:LineStatusReasonCode"))]
+    assert [line.get("parentLineIdentifier") for line in parsed.invoice["invoiceLines"]][:3] == ["01", "01", None]
     ubl = parse((CORPUS / "xrechnung-testsuite/business-cases/extension/04.01a-INVOICE_ubl.xml").read_bytes())
     assert not ubl.unmapped and ubl.invoice["invoiceLines"][0]["subInvoiceLines"]
 

@@ -433,6 +433,9 @@
     <ram:IncludedSupplyChainTradeLineItem>
       <ram:AssociatedDocumentLineDocument>
         <ram:LineID><xsl:value-of select="lineIdentifier"/></ram:LineID>
+        <!-- Factur-X EXTENDED's line hierarchy (BT-X-304, BT-X-8; the model accepts it only in EXTENDED documents) -->
+        <xsl:for-each select="parentLineIdentifier"><ram:ParentLineID><xsl:value-of select="."/></ram:ParentLineID></xsl:for-each>
+        <xsl:for-each select="lineStatusReasonCode"><ram:LineStatusReasonCode><xsl:value-of select="."/></ram:LineStatusReasonCode></xsl:for-each>
         <xsl:for-each select="note"><ram:IncludedNote><ram:Content><xsl:value-of select="."/></ram:Content></ram:IncludedNote></xsl:for-each>
       </ram:AssociatedDocumentLineDocument>
       <xsl:apply-templates select="itemInformation"/>

@@ -457,6 +457,8 @@
         <xsl:apply-templates select="$line-settlement/ram:ApplicableTradeTax[r:is-vat(.)][1]" mode="line-vat"/>
         <xsl:sequence select="r:leaf('objectIdentifier', $object/ram:IssuerAssignedID, 'text', $object/ram:TypeCode)"/>
         <xsl:sequence select="r:leaf('objectIdentifierSchemeId', $object/ram:ReferenceTypeCode)"/>
+        <xsl:sequence select="r:leaf('parentLineIdentifier', $line-document/ram:ParentLineID),
+            r:leaf('lineStatusReasonCode', $line-document/ram:LineStatusReasonCode)"/>
       </invoiceLine>
     </xsl:where-populated>
   </xsl:template>

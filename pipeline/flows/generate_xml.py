@@ -22,7 +22,9 @@ from pipeline.check.rejection import rejection
 from pipeline.check.report import Location, Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, invalid_input
 from pipeline.flows.validate_xml import validate_xml
+from pipeline.check.profiles import validate_profile_xml
 from pipeline.invoice import model
+from pipeline.invoice.specs import RULES_VERSION, profile_for_guideline
 from pipeline.invoice.request_json import load_request
 from pipeline.write.transform import transform, transform_to_tree
 
@@ -93,9 +95,16 @@ def check_content(request: model.InvoiceRequest, canonical: bytes, spec: str) ->
 # Stage 4 is `transform` (pipeline.write.transform), imported above.
 
 def validate(xml: bytes, spec: str, version: str | None = None, request_id: str | None = None,
-             tree=None) -> Report:
+             tree=None, specification_id: str | None = None) -> Report:
     """Stage 5: the spec's active rule pack in force today (or `version`; unknown version -> ApiError 400). `tree` =
-    the document as stage 4's Saxon tree (saves parsing it again)."""
+    the document as stage 4's Saxon tree (saves parsing it again). A CII whose BT-24 (`specification_id`, given for
+    a CII only) names Factur-X EXTENDED is judged on that profile's rules, as a received one is
+    (`parse.validate_source`): EXTENDED holds all of EN 16931's CII and more (its line hierarchy), whose group lines
+    the EN 16931 rules would sum into every total."""
+    profile = profile_for_guideline(specification_id) if specification_id else None
+    if profile is not None and profile.name == "EXTENDED":
+        return Report(f"{RULES_VERSION} {profile.name}", "CII",
+                      validate_profile_xml(xml, profile, specification_id), request_id)
     return validate_xml(xml, spec, version=version, request_id=request_id, tree=tree, on=date.today())
 
 
@@ -128,7 +137,8 @@ def write_validated(request: model.InvoiceRequest, canonical: bytes, spec: str, 
     except TransformError as exc:  # a stylesheet bug, not the client's: log it, answer 500
         log.error("transform failed request_id=%s: %s", request_id, exc)
         raise ApiError(500, "GENERATION_FAILED", "The document could not be generated.") from exc
-    report = validate(out.xml, spec, request.config.version, request_id, out.tree)
+    report = validate(out.xml, spec, request.config.version, request_id, out.tree,
+                      control.specificationIdentifier if control and syntax == "CII" else None)
     if not report.valid:
         raise rejection(report, syntax, kept, sent() if sent else None)
     return out.xml, report

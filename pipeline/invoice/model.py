@@ -19,7 +19,7 @@ from typing import Annotated, Any, NamedTuple
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints,
                       ValidationError, WithJsonSchema)
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, core_schema
 
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.invoice import france, peppol, specs
@@ -151,7 +151,16 @@ def _iso_date(value: Any) -> str:
     return value
 
 
-IsoDate = Annotated[str, BeforeValidator(_iso_date), WithJsonSchema({"type": "string", "format": "date"})]
+class DateText(str):
+    """A date as its ISO text (`_iso_date`); its own type so that the canonical schema says xs:date for it, which
+    allows the time zone."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source, handler):
+        return core_schema.no_info_before_validator_function(lambda v: cls(_iso_date(v)), core_schema.str_schema())
+
+
+IsoDate = Annotated[DateText, WithJsonSchema({"type": "string", "format": "date"})]
 
 
 def _code(codes: frozenset[str] | tuple[str, ...], what: str, fold=str.upper, enum: bool = False):
@@ -471,6 +480,10 @@ class InvoiceLine(_Model):
     lineVatInformation: LineVatInformation | None = None
     objectIdentifier: Text | None = None           # extension BT-128
     objectIdentifierSchemeId: Text | None = None   # extension BT-128-1
+    # extension, Factur-X EXTENDED (CII only): the line this one details (BT-X-304) and the line's subtype (BT-X-8:
+    # DETAIL, GROUP, INFORMATION); GROUP and INFORMATION lines count into no total (BR-FXEXT-CO-10)
+    parentLineIdentifier: Text | None = None
+    lineStatusReasonCode: Text | None = None
     # extension BG-DEX-01 (XRechnung extension, UBL only): lines that detail this one, each shaped like a line
     subInvoiceLines: list[InvoiceLine] | None = _items()
 
@@ -893,7 +906,30 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail
             errors.append(detail("INVALID_VALUE", "invoice.processControl.specificationIdentifier", problem, spec_id))
     if endpoint_spec == "peppol":
         errors += [detail(*requirement) for requirement in peppol.requirements(inv, cfg)]
-    return errors + _extension_errors(inv, cfg, endpoint_spec, (spec_id or "").strip())
+    return (errors + _extension_errors(inv, cfg, endpoint_spec, (spec_id or "").strip())
+            + _line_hierarchy_errors(inv, cfg, endpoint_spec, (spec_id or "").strip()))
+
+
+def _line_hierarchy_errors(inv: Invoice, cfg: GenerationConfig, endpoint_spec: str,
+                           spec_id: str) -> list[ErrorDetail]:
+    """Factur-X EXTENDED's line hierarchy (BT-X-304, BT-X-8) belongs to a CII that says EXTENDED (BT-24, or
+    config.profile on the zugferd endpoint): the EN 16931 rules would count group lines into every total, and UBL
+    has no place for it (the CEN rules warn of cac:SubInvoiceLine, UBL-CR-646)."""
+    used = [f"invoice.invoiceLines[{i}].{name}" for i, line in enumerate(inv.invoiceLines)
+            for name in ("parentLineIdentifier", "lineStatusReasonCode") if getattr(line, name) is not None]
+    if not used:
+        return []
+    profile = specs.profile_for_guideline(spec_id) if spec_id else None
+    if endpoint_spec == "zugferd" and cfg.profile:
+        try:
+            profile = specs.profile_named(cfg.profile)
+        except ApiError:   # an unknown profile is reported by the config checks
+            profile = None
+    if cfg.syntax == "CII" and profile is not None and profile.name == "EXTENDED":
+        return []
+    problem = ("is Factur-X EXTENDED content: accepted in CII whose invoice.processControl.specificationIdentifier "
+               f"is {specs.PROFILES['EXTENDED'].guideline_id}, or on the zugferd endpoint with config.profile EXTENDED")
+    return [detail("INVALID_VALUE", path, problem) for path in used]
 
 
 MAX_SUB_LINE_DEPTH = 10   # sub-invoice lines below sub-invoice lines (the official cases nest 3 deep)

@@ -526,6 +526,11 @@ TERMS: tuple[Term, ...] = tuple([
     Term(f"{_L}.objectIdentifierSchemeId", "BT-128-1", "Invoice line object identifier scheme identifier",
          f"{C_LSET}/ram:AdditionalReferencedDocument[ram:TypeCode='130']/ram:ReferenceTypeCode",
          f"{_U_LINE_OBJECT}/cbc:ID/@schemeID", extension=True),
+    # Factur-X EXTENDED's line hierarchy: CII only (the CEN rules warn of UBL's cac:SubInvoiceLine, UBL-CR-646)
+    Term(f"{_L}.parentLineIdentifier", "BT-X-304", "Parent line identifier",
+         f"{C_LINE}/ram:AssociatedDocumentLineDocument/ram:ParentLineID", None, extension=True),
+    Term(f"{_L}.lineStatusReasonCode", "BT-X-8", "Invoice line subtype",
+         f"{C_LINE}/ram:AssociatedDocumentLineDocument/ram:LineStatusReasonCode", None, extension=True),
     Term(f"{_L}.quantity", "BT-129", "Invoiced quantity", f"{C_LINE}/ram:SpecifiedLineTradeDelivery/ram:BilledQuantity",
          f"{U_LINE}/cbc:InvoicedQuantity"),
     Term(f"{_L}.unitCode", "BT-130", "Invoiced quantity unit of measure code",

@@ -15,7 +15,7 @@ from functools import lru_cache
 from lxml import etree
 from pydantic import BaseModel
 
-from pipeline.invoice.model import AdditionalSupportingDocument, Invoice, InvoiceRequest, field_kind
+from pipeline.invoice.model import AdditionalSupportingDocument, DateText, Invoice, InvoiceRequest, field_kind
 from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, pattern_of, term_for
 from pipeline.settings import XSLT_DIR
 from pipeline.write.calc import CENT, EXACT, NO_RATE_CATEGORIES
@@ -191,7 +191,7 @@ def _xs_element(seq: etree._Element, name: str, typ, path: str, min_occurs: int,
         else:
             _xs_complex(el, typ, path, outer)
     else:
-        el.set("type", {Decimal: "xs:decimal", date: "xs:date"}.get(typ, "c:text"))
+        el.set("type", {Decimal: "xs:decimal", DateText: "xs:date"}.get(typ, "c:text"))
 
 
 def _named_type(root: etree._Element, name: str, model: type[BaseModel], path: str) -> None:

@@ -8,7 +8,7 @@ stylesheets drop or alter shows up as a difference.
 The further occurrences of a repeatable term (notes, preceding invoices, seller identifiers, credit transfers,
 item classifications) are read into the model's `additional...` extension arrays, the first into the single
 field. A term that occurs more often than the JSON model can carry (e.g. two buyer identifiers) or that the
-model has no field for at all (CII sub-lines and advance payments, line references other than BT-128) is listed
+model has no field for at all (CII advance payments, line references other than BT-128) is listed
 in `losses`; those are limits of the model, not of the reader. The XRechnung extension's sub-invoice lines and
 third-party payments are read from UBL, where XRechnung binds them.
 """
@@ -173,6 +173,9 @@ def _line(name: str, bg: str, cii: str | None, ubl: str, depth: int) -> G:
         T("objectIdentifier", "BT-128", _LINE_OBJECT + "/ram:IssuerAssignedID", _U_LINE_OBJECT + "/cbc:ID"),
         T("objectIdentifierSchemeId", "BT-128-1", _LINE_OBJECT + "/ram:ReferenceTypeCode",
           _U_LINE_OBJECT + "/cbc:ID/@schemeID"),
+        # Factur-X EXTENDED's line hierarchy: CII only (UBL has no place the CEN rules accept, UBL-CR-646)
+        T("parentLineIdentifier", "BT-X-304", "ram:AssociatedDocumentLineDocument/ram:ParentLineID", None),
+        T("lineStatusReasonCode", "BT-X-8", "ram:AssociatedDocumentLineDocument/ram:LineStatusReasonCode", None),
         G("invoiceLinePeriod", "BG-26", "ram:SpecifiedLineTradeSettlement/ram:BillingSpecifiedPeriod", "cac:InvoicePeriod", (
             T("startDate", "BT-134", "ram:StartDateTime/udt:DateTimeString", "cbc:StartDate", DATE),
             T("endDate", "BT-135", "ram:EndDateTime/udt:DateTimeString", "cbc:EndDate", DATE),
@@ -432,11 +435,7 @@ NOT_CARRIED = {
             "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem/ram:SpecifiedLineTradeSettlement"
             "/ram:AdditionalReferencedDocument[not(ram:TypeCode='130')]",
         "BT-11 project name": _AGREE + "/ram:SpecifiedProcuringProject/ram:Name[. != 'Project reference']",
-        # XRechnung binds its extension in UBL only (docs/canonical.md): CII's line hierarchy (EXTENDED) and
-        # advance payments have no field
-        "sub-invoice lines (ram:ParentLineID; XRechnung binds BG-DEX-01 in UBL only)":
-            "rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem"
-            "/ram:AssociatedDocumentLineDocument/ram:ParentLineID",
+        # XRechnung binds its extension in UBL only (docs/canonical.md): CII's advance payments have no field
         "advance payment (ram:SpecifiedAdvancePayment; XRechnung binds BG-DEX-09 in UBL only)":
             _SETTLE + "/ram:SpecifiedAdvancePayment",
     },
