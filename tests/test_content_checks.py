@@ -25,7 +25,6 @@ from pipeline.flows.generate_xml import generate_xml
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.invoice.specs import XRECHNUNG_ID_PREFIX
 from pipeline.pdf import checks
-from pipeline.read import canonical as reading
 from pipeline.service.app import create_app
 
 C = "urn:einvoice-pipeline:canonical:1"
@@ -405,7 +404,7 @@ def _spec_of(data: bytes) -> str:
         doc = xmlinput.load(data)
     except xmlinput.XmlInputError:
         return "en16931"
-    spec_id, _ = reading.specification_id(doc) if doc.syntax else (None, None)
+    spec_id, _ = xmlinput.specification_id(doc) if doc.syntax else (None, None)
     return "xrechnung" if (spec_id or "").startswith(XRECHNUNG_ID_PREFIX) else "en16931"
 
 

@@ -72,7 +72,7 @@ def _values(root, locate, texts=None) -> list:
 
 
 def _findings(root, locate, doc, texts=None) -> list[dict]:
-    spec_id, _ = reading.specification_id(doc)
+    spec_id, _ = xmlinput.specification_id(doc)
     out = []
     for xrechnung in (False, True):
         xrechnung = xrechnung or (spec_id or "").startswith(XRECHNUNG_ID_PREFIX)

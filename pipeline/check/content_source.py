@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from pipeline.invoice.model import DATE_RE
 from pipeline.invoice.terms import CANONICAL_NS
 
 _RSM = "{urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100}"
@@ -27,7 +28,6 @@ _CBC = "{urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2}"
 _C = f"{{{CANONICAL_NS}}}"
 _XML_SPACE = " \t\n\r"   # what XPath's normalize-space and the stylesheets' r:trim remove
 _EIGHT_DIGITS = re.compile(r"[0-9]{8}")
-_ISO_DATE_START = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _XML_RUN = re.compile(r"[ \t\n\r]+")
 
 
@@ -61,15 +61,16 @@ def _code_text(text: str) -> str:
 
 
 def _date(text: str, form: str | None) -> str:
-    """r:date: format 102 (CCYYMMDD; CII's @format) or an xs:date (no @format) -> YYYY-MM-DD, '' otherwise."""
+    """r:date: format 102 (CCYYMMDD; CII's @format) or an xs:date (no @format, its time zone kept) -> YYYY-MM-DD,
+    '' otherwise."""
     if _EIGHT_DIGITS.fullmatch(text) and (form is None or _code_text(form) == "102"):
-        iso = f"{text[:4]}-{text[4:6]}-{text[6:]}"
-    elif form is None and _ISO_DATE_START.match(text):
-        iso = text[:10]
+        iso = day = f"{text[:4]}-{text[4:6]}-{text[6:]}"
+    elif form is None and DATE_RE.fullmatch(text):
+        iso, day = text, text[:10]
     else:
         return ""
     try:   # castable as xs:date; XSD 1.1 has a year 0000 (1 BCE, a leap year), Python's dates do not
-        dt.date.fromisoformat("2000" + iso[4:] if iso.startswith("0000") else iso)
+        dt.date.fromisoformat("2000" + day[4:] if day.startswith("0000") else day)
     except ValueError:
         return ""
     return iso

@@ -221,12 +221,6 @@ def issue_date(doc: ParsedXml) -> date | None:
         return None
 
 
-def specification_id(doc: ParsedXml) -> str | None:
-    """BT-24 of a UBL document (cbc:CustomizationID), read for a pack's variants."""
-    root = doc.tree.getroot()
-    return root.findtext(_CBC + "CustomizationID") if doc.syntax and doc.syntax.startswith("UBL") else None
-
-
 def pick_pack(spec: str, version: str | None, syntax: str | None, doc: ParsedXml | None = None,
               on: date | None = None) -> packs.Pack:
     """The pack `version` of `spec`, or the active one for the syntax in force on the date `on` (a document: its
@@ -278,7 +272,7 @@ def pack_issues(doc: ParsedXml, pack: packs.Pack, sdoc) -> tuple[list[Issue], st
         return [Issue(ERROR, SYNTAX_NOT_COVERED, f"{pack.spec} {pack.version} has no rules for {doc.syntax} documents.",
                       None)], None
     entry = pack.rules_for(doc.syntax)
-    variant = pack.variant_for(specification_id(doc)) if pack.variants else None
+    variant = pack.variant_for(xmlinput.specification_id(doc)[0]) if pack.variants else None
     sheets = variant.stylesheets if variant is not None else entry.stylesheets
     return (run_checks(doc, entry.xsd, [pack.runnable(s) for s in sheets], sdoc=sdoc),
             variant.name if variant is not None else None)

@@ -278,6 +278,23 @@ def load(data: bytes) -> ParsedXml:
     return ParsedXml(tree=tree, text=decoded_text(data, tree), syntax=detect_syntax(root), root_name=root.tag)
 
 
+_RAM = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
+_CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
+_SPEC_ID = {  # syntax -> the BT-24 element under the root
+    "CII": f"{{{CII_NS}}}ExchangedDocumentContext/{{{_RAM}}}GuidelineSpecifiedDocumentContextParameter/{{{_RAM}}}ID",
+    "UBL-Invoice": f"{{{_CBC}}}CustomizationID",
+    "UBL-CreditNote": f"{{{_CBC}}}CustomizationID",
+}
+
+
+def specification_id(doc: ParsedXml):
+    """(BT-24 as written, surrounding and repeated spaces collapsed; its element) or (None, None): the one reader
+    of BT-24, for the rules (a pack's scenario or variant) and for reading alike."""
+    element = doc.tree.getroot().find(_SPEC_ID[doc.syntax]) if doc.syntax in _SPEC_ID else None
+    text = " ".join((element.text or "").split()) if element is not None else ""
+    return (text or None), element
+
+
 def unknown_root_issue(doc: ParsedXml) -> Issue:
     return Issue(ERROR, XML_UNKNOWN_ROOT,
                  f"Unknown document type {doc.root_name}: expected a UN/CEFACT CII D16B rsm:CrossIndustryInvoice "

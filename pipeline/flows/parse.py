@@ -174,7 +174,7 @@ def source_of(data: bytes) -> Source:
                           "the invoice is a ZUGFeRD 1.0 CrossIndustryDocument; this service reads CII D16B "
                           "(ZUGFeRD 2.x / Factur-X / XRechnung) and UBL 2.1")
         raise _refuse("The file is not an e-invoice.", xmlinput.XML_UNKNOWN_ROOT, xmlinput.unknown_root_issue(doc).message)
-    spec_id, _ = reading.specification_id(doc)
+    spec_id, _ = xmlinput.specification_id(doc)
     profile = profile_for_guideline(spec_id) if doc.syntax == "CII" else None
     if pdf is None and profile is not None and profile.name in ("EN16931", "XRECHNUNG"):
         profile = None  # a plain EN 16931 / XRechnung XML names no Factur-X profile
@@ -244,7 +244,7 @@ def unmapped_of(source: Source, read: provenance.Split, written: bytes | None):
     used = read.used
     if written is not None:
         used = used - losses.lost_sources(read.leaves, written)
-    return provenance.unmapped(source.doc, used, read.names, reading.specification_id(source.doc)[1])
+    return provenance.unmapped(source.doc, used, read.names, xmlinput.specification_id(source.doc)[1])
 
 
 # ---- the whole path -----------------------------------------------------------------------------------------

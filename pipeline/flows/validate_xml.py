@@ -25,7 +25,7 @@ from pipeline.check import content, content_source, engine, fr_ctc, xmlinput
 from pipeline.check.report import Issue, Location, Report
 from pipeline.check.xmlinput import ParsedXml, XmlInputError
 from pipeline.invoice.specs import XRECHNUNG_ID_PREFIX
-from pipeline.read import canonical as reading, provenance
+from pipeline.read import provenance
 
 log = logging.getLogger("pipeline.validate")
 
@@ -55,7 +55,7 @@ def content_issues(doc: ParsedXml, xrechnung: bool = False, strict: bool = False
     and must never cost the report."""
     if doc.syntax is None:
         return []
-    spec_id, _ = reading.specification_id(doc)
+    spec_id, _ = xmlinput.specification_id(doc)
     xrechnung = xrechnung or (spec_id or "").startswith(XRECHNUNG_ID_PREFIX)
     try:
         read = content_source.skeleton(doc.tree, doc.syntax)
@@ -96,7 +96,7 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
         report.issues.append(exc.issue)
         return Outcome(report)
     if spec == fr_ctc.SPEC:
-        report.issues, scenario = fr_ctc.chain_issues(doc, pack, sdoc, reading.specification_id(doc)[0]), None
+        report.issues, scenario = fr_ctc.chain_issues(doc, pack, sdoc, xmlinput.specification_id(doc)[0]), None
     else:
         report.issues, scenario = engine.pack_issues(doc, pack, sdoc)
     if content_checks:  # on the lxml tree already parsed: no Saxon work

@@ -4,28 +4,19 @@ stylesheets xslt/read-cii.xsl and xslt/read-ubl.xsl. The canonical vocabulary is
 attribute (XPath 3.1 `path()`), which `pipeline.read.provenance` turns into the list of unmapped source nodes.
 
 BT-24 (the specification identifier) is no canonical element, as in generation, where it is a stylesheet parameter:
-`specification_id` reads it here.
+`pipeline.check.xmlinput.specification_id` reads it (for the rules and for reading alike).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from pipeline import xslt
-from pipeline.check.xmlinput import CII_NS, ParsedXml
+from pipeline.check.xmlinput import ParsedXml
 from pipeline.settings import XSLT_DIR
 
 READ_CII_XSL = XSLT_DIR / "read-cii.xsl"
 READ_UBL_XSL = XSLT_DIR / "read-ubl.xsl"
 SOURCE_NS = "urn:einvoice-pipeline:source:1"  # the s:src provenance attributes
-
-_RAM = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
-_CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
-_SPEC_ID = {  # syntax -> the BT-24 element under the root
-    "CII": f"{{{CII_NS}}}ExchangedDocumentContext/{{{_RAM}}}GuidelineSpecifiedDocumentContextParameter/{{{_RAM}}}ID",
-    "UBL-Invoice": f"{{{_CBC}}}CustomizationID",
-    "UBL-CreditNote": f"{{{_CBC}}}CustomizationID",
-}
-
 
 def stylesheet_for(syntax: str) -> Path:
     """read-cii.xsl for CII, read-ubl.xsl for UBL Invoice and CreditNote."""
@@ -42,9 +33,3 @@ def to_canonical(data: bytes, doc: ParsedXml, stylesheet: str | Path | None = No
     return xslt.run_stylesheet(stylesheet or stylesheet_for(doc.syntax), data, {"src": "id"} if ids else None,
                                tree=tree)
 
-
-def specification_id(doc: ParsedXml):
-    """(BT-24 as written, its element) or (None, None)."""
-    element = doc.tree.getroot().find(_SPEC_ID[doc.syntax]) if doc.syntax in _SPEC_ID else None
-    text = " ".join((element.text or "").split()) if element is not None else ""
-    return (text or None), element

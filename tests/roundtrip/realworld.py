@@ -31,7 +31,7 @@ from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.invoice.request_json import dump_request
 from pipeline.invoice.specs import ZUGFERD1_NS, profile_for_guideline
 from pipeline.pdf import checks
-from pipeline.read.canonical import specification_id
+from pipeline.check.xmlinput import specification_id
 from roundtrip.reader import diff_lines, flatten, read_terms
 
 OTHER = {"CII": "UBL", "UBL": "CII"}
