@@ -75,13 +75,14 @@ def values_not_shown(source: bytes, text: str, lang: str) -> list[tuple[str, str
         if len(leaf) or leaf.text is None or etree.QName(leaf).localname == "attachedDocument":
             continue  # (an attached document is listed by its file name, not printed as base64)
         value = leaf.text.strip()
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-            y, m, d = value.split("-")
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}(Z|[+-]\d{2}:\d{2})?", value):   # a time zone is shown after the day
+            y, m, d = value[:10].split("-")
             shown = f"{d}.{m}.{y}" if lang == "de" else None
             if shown is None:
                 import datetime
                 dt = datetime.date(int(y), int(m), int(d))
                 shown = f"{dt.day} {dt.strftime('%B')} {y}"
+            shown += f" {value[10:]}" if value[10:] else ""
         elif etree.QName(leaf).localname in NUMERIC or "Amount" in etree.QName(leaf).localname:
             shown = format_number(Decimal(value), lang, leaf)
         elif etree.QName(leaf).localname == "accountIdentifier" or etree.QName(leaf).localname == "debtorAccountIdentifier":

@@ -165,12 +165,14 @@
     <xsl:sequence select="if (exists($text)) then $text || ' (' || $code || ')' else string($code)"/>
   </xsl:function>
 
-  <!-- Dates: en "1 March 2024", de "01.03.2024". -->
+  <!-- Dates: en "1 March 2024", de "01.03.2024"; a time zone the document gives the date is shown as written after
+       it ("4 April 2016 +01:00"). -->
   <xsl:function name="f:date" as="xs:string">
     <xsl:param name="d" as="xs:string?"/>
     <xsl:sequence select="if (not($d castable as xs:date)) then string($d)
-        else if ($lang = 'de') then format-date(xs:date($d), '[D01].[M01].[Y0001]')
-        else format-date(xs:date($d), '[D] [MNn] [Y0001]', 'en', (), ())"/>
+        else string-join(((if ($lang = 'de') then format-date(xs:date($d), '[D01].[M01].[Y0001]')
+                           else format-date(xs:date($d), '[D] [MNn] [Y0001]', 'en', (), ())),
+                          substring(normalize-space($d), 11)[. ne '']), ' ')"/>
   </xsl:function>
 
   <!-- format-number pictures use the separators of the language's decimal format. -->
