@@ -99,8 +99,8 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
     """The `changed` entries of a conversion: BT-24 when the target writes another identifier than the source's;
     BT-147 on UBL lines with a gross price and no discount (UBL binds BT-148 in an allowance that needs an amount:
     gross - net, which EN 16931 defines BT-146 by), BT-148 on CII lines with a discount and no gross price (net +
-    discount), a date's time zone in CII (format 102 has none), BT-13 "NA" beside a lone BT-14 in UBL, BT-81 "1" (instrument not defined) in UBL beside a BT-83
-    the source states without a means code."""
+    discount), a date's time zone in CII (format 102 has none), BT-13 "NA" beside a lone BT-14 in UBL, BT-81 "1"
+    (instrument not defined) in UBL beside a BT-83 the source states without a means code."""
     out = []
     source_id = parsed.source.specification_id
     sent = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
