@@ -183,10 +183,11 @@ def in_process(data: bytes, runs: int) -> tuple[float, float]:
 
 
 def ab(port: int, token: str, body: bytes, ctype: str, requests: int, concurrency: int,
-       workers: list[int] = ()) -> tuple[float, float, float]:
+       workers: list[int] = ()) -> tuple[float, float, float, float]:
     """`ab -n requests -c concurrency` (a new connection per request, as in issue 29) on the validate endpoint:
-    (requests/s, p99 seconds, CPU seconds of `workers` per request). Raises unless every answer is 200."""
-    cpu = cpu_seconds(workers)
+    (requests/s, p99 seconds, CPU seconds of `workers` per request, ab's own CPU seconds per request: it runs on
+    the same cores). Raises unless every answer is 200."""
+    cpu, own = cpu_seconds(workers), os.times()
     with tempfile.NamedTemporaryFile(suffix=".body") as f:
         f.write(body)
         f.flush()
@@ -194,12 +195,13 @@ def ab(port: int, token: str, body: bytes, ctype: str, requests: int, concurrenc
         out = subprocess.run(["ab", "-n", str(requests), "-c", str(concurrency), "-p", f.name, "-T", ctype, "-H",
                               f"Authorization: Bearer {token}", url],
                              capture_output=True, text=True, check=True).stdout
-    cpu = (cpu_seconds(workers) - cpu) / requests
+    cpu, done = (cpu_seconds(workers) - cpu) / requests, os.times()
+    client = (done.children_user - own.children_user + done.children_system - own.children_system) / requests
     fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
     if int(fields.get("Non-2xx responses", "0").strip() or 0) or int(fields["Failed requests"].split()[0]):
         raise SystemExit(f"ab: failed or non-2xx answers:\n{out}")
     p99 = next(int(line.split()[1]) for line in out.splitlines() if line.strip().startswith("99%"))
-    return float(fields["Requests per second"].split()[0]), p99 / 1000, cpu
+    return float(fields["Requests per second"].split()[0]), p99 / 1000, cpu, client
 
 
 def ceiling(args, deadline) -> None:
@@ -228,14 +230,14 @@ def ceiling(args, deadline) -> None:
                 if time.monotonic() > deadline:
                     break
                 wall, cpu = in_process(data, args.inprocess_runs)
-                rate, p99, wcpu = ab(port, token, body, ctype, args.ab_requests, args.concurrency,
-                                     workers_of(server.pid))
+                rate, p99, wcpu, client = ab(port, token, body, ctype, args.ab_requests, args.concurrency,
+                                             workers_of(server.pid))
                 top = 2 / wall
-                rows[key].append((rate, p99, top, rate / top, cpu, wcpu, cpu / wcpu))
+                rows[key].append((rate, p99, top, rate / top, cpu, wcpu, cpu / wcpu, client))
                 print(f"  round {r + 1} {key[0]:<9}{key[1]:<10} in-process {wall * 1000:6.2f} ms -> ceiling "
                       f"{top:6.1f}/s  HTTP {rate:6.1f}/s  p99 {p99 * 1000:5.0f} ms  ratio {rate / top:4.2f}   CPU: "
                       f"in-process {cpu * 1000:5.2f} ms, workers {wcpu * 1000:5.2f} ms/request, "
-                      f"ratio {cpu / wcpu:4.2f}")
+                      f"ratio {cpu / wcpu:4.2f}; ab {client * 1000:4.2f} ms/request")
         print("  medians of the rounds (ratio: HTTP rate / ceiling; CPU ratio: in-process CPU / workers' CPU per "
               "request, the same figure unaffected by other load on the machine):")
         for (storage, name), got in rows.items():
@@ -243,7 +245,7 @@ def ceiling(args, deadline) -> None:
                 med = lambda i: statistics.median(x[i] for x in got)  # noqa: E731
                 print(f"    {storage:<9}{name:<10} HTTP {med(0):6.1f}/s  p99 {med(1) * 1000:5.0f} ms  "
                       f"ceiling {med(2):6.1f}/s  ratio {med(3):4.2f}   CPU {med(4) * 1000:5.2f} vs "
-                      f"{med(5) * 1000:5.2f} ms  CPU ratio {med(6):4.2f}")
+                      f"{med(5) * 1000:5.2f} ms  CPU ratio {med(6):4.2f}  ab {med(7) * 1000:4.2f} ms")
     finally:
         for server, _, _ in servers.values():
             server.terminate()

@@ -2,6 +2,8 @@
 `ab` sends the validate endpoint XRechnung 01.01a CII (multipart, with a key), split by stage.
 
     python3 bench/profile_http.py [--storage sqlite|postgres] [--requests 3000] [--concurrency 4] [--rate 100]
+    python3 bench/profile_http.py --split 100 [--storage postgres]    # the app's stages in one process
+    python3 bench/profile_http.py --worker-path 300                   # the worker's whole path but the flow
 
 Needs py-spy (`pip install py-spy`) and ab (`apt-get install apache2-utils`). Samples are taken only while a
 worker thread is running (py-spy leaves idle threads out); the workers' CPU time per request comes from the kernel
@@ -175,6 +177,80 @@ def app_split(storage: str, runs: int, rounds: int) -> None:
         store.drop_schema()
 
 
+def worker_path(runs: int, rounds: int) -> None:
+    """CPU per request (time.thread_time, alternating rounds, medians) of everything a worker does for the load's
+    request but the validation and the socket: the raw request through httptools and the worker's Request, gunicorn's
+    `wsgi.create`, the whole app (SQLite store, key, limiter, access log to /dev/null) and gunicorn's Response into
+    the buffer the loop sends. The flow answers the report it gave for this document once (its CPU is the
+    in-process figure), so what is measured is the path around it, as `BufferedWorker._handle_request` runs it."""
+    import logging
+    import os
+    import statistics
+
+    import gunicorn.util
+    from gunicorn.config import Config
+    from gunicorn.glogging import Logger
+    from gunicorn.http import wsgi
+
+    data = load.typical_invoice()
+    body, ctype = load.multipart(data)
+    os.environ.update({"EINVOICE_DATA_DIR": tempfile.mkdtemp(prefix="einvoice-wpath-"), "EINVOICE_DATABASE_URL": "",
+                       "EINVOICE_RATE_LIMIT": "1000000/min", "EINVOICE_REDIS_URL": ""})
+    from pipeline.cli import serve
+    from pipeline.flows.validate_xml import validate_xml
+    from pipeline.service import apikeys
+    from pipeline.service.app import create_app
+    from pipeline.service.resources import validation
+    from pipeline.storage import open_store
+
+    key_id, token, digest = apikeys.mint("test")
+    open_store().create_key(key_id, "wpath", "test", digest, 1_000_000, None)
+    serve.configure_logging()
+    for h in logging.getLogger("pipeline").handlers:
+        h.setStream(open(os.devnull, "w"))
+    raw = (f"POST /v1/invoice/xrechnung/validate HTTP/1.0\r\nContent-Length: {len(body)}\r\nContent-Type: {ctype}\r\n"
+           f"Host: 127.0.0.1\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\nAuthorization: Bearer {token}\r\n\r\n"
+           ).encode() + body  # what ab sends
+    report = validate_xml(data, "xrechnung", None, None, content_checks=True)
+    validation.validate_xml = lambda *a, **k: report
+    cfg = Config()
+    worker = serve.BufferedWorker.__new__(serve.BufferedWorker)  # the parts of init_process the path reads
+    worker.cfg, worker.log, worker.wsgi, worker.alive, worker.nr, worker.max_requests = cfg, Logger(cfg), create_app(), \
+        True, 0, 0
+    worker.listener_name, worker.Request = ("127.0.0.1", 8000), serve._request_class()
+    worker.client_timeout, worker.request_deadline, worker.keepalive_requests = 30.0, 60.0, 1000
+    worker.body_limit = worker.upload_limit = 1 << 24
+    worker.line_limit, worker.fields_limit, worker.field_limit = 8190, 100, 8190
+    gunicorn.util.http_date = serve._http_date
+
+    def parsed():
+        conn = serve._Conn(None, ("127.0.0.1", 40000), worker, time.monotonic())
+        conn.parser.feed_data(raw)
+        return conn, conn.pending.popleft()
+
+    def whole():
+        conn, req = parsed()
+        sink = serve._Sink()
+        worker._handle_request(req, sink, conn)
+        assert sink.data.startswith(b"HTTP/1.0 200"), bytes(sink.data[:200])
+
+    cases = {"parse + Request": parsed,
+             "+ wsgi.create": lambda: wsgi.create(parsed()[1], serve._Sink(), ("127.0.0.1", 40000),
+                                                  worker.listener_name, cfg),
+             "whole path (app, log, Response)": whole}
+    got = {name: [] for name in cases}
+    for r in range(rounds + 1):
+        for name, fn in cases.items():
+            t = time.thread_time()
+            for _ in range(runs):
+                fn()
+            if r:  # round 0 warms up
+                got[name].append((time.thread_time() - t) / runs)
+    print(f"the worker's path around the validation, SQLite, CPU per request (thread_time, median of {rounds}):")
+    for name, values in got.items():
+        print(f"  {name:<34}{statistics.median(values) * 1e6:8.1f} us")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--storage", choices=["sqlite", "postgres"], default="sqlite")
@@ -185,7 +261,12 @@ def main() -> int:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--split", type=int, default=0, metavar="RUNS",
                     help="instead: the in-process CPU split, RUNS per round")
+    ap.add_argument("--worker-path", type=int, default=0, metavar="RUNS",
+                    help="instead: the worker's path around the validation in one process, RUNS per round")
     args = ap.parse_args()
+    if args.worker_path:
+        worker_path(args.worker_path, 7)
+        return 0
     if args.split:
         app_split(args.storage, args.split, 5)
         return 0

@@ -35,7 +35,7 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from pipeline.check import optimise as optimiser
 from pipeline.settings import REPO_ROOT, get_settings
@@ -246,6 +246,7 @@ def install(source_dir: str | Path | None = None, *, registry: Path | None = Non
     _loaded.clear()
     _listed.clear()
     _latest.clear()
+    _active.clear()
     return installed
 
 
@@ -508,14 +509,26 @@ def _pack_from(entry: dict, root: Path, digest: str, manifest: dict | None = Non
 _listed: dict[tuple[str, str], list[Pack]] = {}
 
 
+def _home_str(rules_home) -> str:
+    """The rules home as the caches key it. Every request picks its pack through these caches: building a Path
+    for each look-up was most of that (issue 29)."""
+    home = rules_home or get_settings().rules_home
+    return str(home) if isinstance(home, PurePath) else str(Path(home))
+
+
 def list_installed(*, registry: Path | None = None, rules_home: Path | None = None) -> list[Pack]:
     """Installed packs that the registry knows, newest version first per spec (hashes not re-verified here).
     Read once per process (install() in this process refreshes it); restart workers after installing."""
-    home = Path(rules_home or get_settings().rules_home)
-    cache_key = (str(registry or REGISTRY_PATH), str(home))
-    if cache_key not in _listed:
-        _listed[cache_key] = _scan_installed(registry, home)
-    return list(_listed[cache_key])
+    return list(_listing(registry, rules_home)[1])
+
+
+def _listing(registry: Path | None, rules_home: Path | None) -> tuple[tuple[str, str], list[Pack]]:
+    """(cache key, the cached list itself: not to be changed)."""
+    cache_key = (str(registry or REGISTRY_PATH), _home_str(rules_home))
+    listed = _listed.get(cache_key)
+    if listed is None:
+        listed = _listed[cache_key] = _scan_installed(registry, Path(cache_key[1]))
+    return cache_key, listed
 
 
 def _scan_installed(registry: Path | None, home: Path) -> list[Pack]:
@@ -531,11 +544,11 @@ def _scan_installed(registry: Path | None, home: Path) -> list[Pack]:
 
 def get_pack(spec: str, version: str, *, registry: Path | None = None, rules_home: Path | None = None) -> Pack:
     """The installed pack `spec`/`version`, its files verified against the manifest (once per process)."""
-    home = Path(rules_home or get_settings().rules_home)
-    cache_key = (str(home), spec, version)
+    cache_key = (_home_str(rules_home), spec, version)
     pack = _loaded.get(cache_key)
     if pack is not None:
         return pack
+    home = Path(cache_key[0])
     entry = _registry_entry(_registry_cached(registry), spec, version)
     if entry is None:
         raise PackNotInstalled(f"{spec} {version} is not a known validation package")
@@ -573,11 +586,18 @@ def latest_active(spec: str, syntax: str | None = None, *, registry: Path | None
     return pack
 
 
+_active: dict[tuple, tuple[list[Pack], list[Pack]]] = {}  # (listing key, spec, syntax) -> (listing, its actives)
+
+
 def _candidates(spec: str, syntax: str | None, registry: Path | None, rules_home: Path | None) -> list[Pack]:
-    candidates = [
-        p for p in list_installed(registry=registry, rules_home=rules_home)
-        if p.spec == spec and p.status == ACTIVE and (syntax is None or syntax in p.syntaxes)
-    ]
+    """The active installed packs of `spec` (for `syntax`), kept as long as the listing they come from is (every
+    request without a version asks this three times)."""
+    cache_key, listed = _listing(registry, rules_home)
+    hit = _active.get((cache_key, spec, syntax))
+    if hit is None or hit[0] is not listed:
+        hit = _active[cache_key, spec, syntax] = (listed, [
+            p for p in listed if p.spec == spec and p.status == ACTIVE and (syntax is None or syntax in p.syntaxes)])
+    candidates = hit[1]
     if not candidates:
         raise PackNotInstalled(f"no active {spec} validation package installed"
                                f"{' for ' + syntax if syntax else ''}; run: pipeline rules install --from DIR")
@@ -609,10 +629,10 @@ def several_active(spec: str, syntax: str | None = None, *, registry: Path | Non
 def in_force(spec: str, syntax: str | None, on: date | None, *, registry: Path | None = None,
              rules_home: Path | None = None) -> Pack:
     """The active pack of `spec` in force on the date `on` (see the module docstring); `on=None`: today."""
-    on = on or date.today()
     candidates = _candidates(spec, syntax, registry, rules_home)
     if len(candidates) == 1:
         return get_pack(spec, candidates[0].version, registry=registry, rules_home=rules_home)
+    on = on or date.today()
     since = lambda p: (p.valid_from or date.min, version_key(p.version))  # noqa: E731
     started = [p for p in candidates if (p.valid_from or date.min) <= on]
     best = max(started, key=since) if started else min(candidates, key=since)

@@ -204,13 +204,24 @@ def _request_class():
             probe.cfg, probe.peer_addr = cfg, peer_addr
             return probe._peer_is_trusted_proxy()
 
+        _forwarding: dict = {}  # (cfg, client address) -> forwarding; this class is made once per worker
+
         @classmethod
         def forwarding(cls, cfg, peer_addr) -> tuple:
-            """The (secure scheme headers, forwarder headers) this peer may set: gunicorn's rule, asked once per
-            connection (it parses the address against forwarded_allow_ips: ~3 us)."""
-            probe = cls.__new__(cls)
-            probe.cfg, probe.peer_addr = cfg, peer_addr
-            return probe._peer_trusted_for_forwarded()
+            """The (secure scheme headers, forwarder headers) this peer may set: gunicorn's rule (it parses the
+            address against forwarded_allow_ips, ~3 us), asked once per client address: a client that opens a
+            connection per request paid it on every request."""
+            key = (id(cfg), peer_addr[0]) if isinstance(peer_addr, tuple) and peer_addr else None
+            known = cls._forwarding.get(key) if key is not None else None
+            if known is None:
+                probe = cls.__new__(cls)
+                probe.cfg, probe.peer_addr = cfg, peer_addr
+                known = probe._peer_trusted_for_forwarded()
+                if key is not None:
+                    if len(cls._forwarding) > 4096:
+                        cls._forwarding.clear()
+                    cls._forwarding[key] = known
+            return known
 
         def __init__(self, cfg, peer_addr, forwarding: tuple, method: str, target: bytes, version: tuple,
                      keep_alive: bool, fields: list):
