@@ -183,8 +183,9 @@ def in_process(data: bytes, runs: int) -> tuple[float, float]:
 
 
 def ab(port: int, token: str, body: bytes, ctype: str, requests: int, concurrency: int,
-       workers: list[int] = ()) -> tuple[float, float, float, float]:
-    """`ab -n requests -c concurrency` (a new connection per request, as in issue 29) on the validate endpoint:
+       workers: list[int] = (), keepalive: bool = False) -> tuple[float, float, float, float]:
+    """`ab -n requests -c concurrency` (a new connection per request, as in issue 29; `-k` with keepalive, as a
+    client with a connection pool) on the validate endpoint:
     (requests/s, p99 seconds, CPU seconds of `workers` per request, ab's own CPU seconds per request: it runs on
     the same cores). Raises unless every answer is 200."""
     cpu, own = cpu_seconds(workers), os.times()
@@ -192,7 +193,8 @@ def ab(port: int, token: str, body: bytes, ctype: str, requests: int, concurrenc
         f.write(body)
         f.flush()
         url = f"http://127.0.0.1:{port}/v1/invoice/xrechnung/validate"
-        out = subprocess.run(["ab", "-n", str(requests), "-c", str(concurrency), "-p", f.name, "-T", ctype, "-H",
+        out = subprocess.run(["ab", *(["-k"] if keepalive else []), "-n", str(requests), "-c", str(concurrency),
+                              "-p", f.name, "-T", ctype, "-H",
                               f"Authorization: Bearer {token}", url],
                              capture_output=True, text=True, check=True).stdout
     cpu, done = (cpu_seconds(workers) - cpu) / requests, os.times()
@@ -223,7 +225,8 @@ def ceiling(args, deadline) -> None:
                 schemas.append(env["EINVOICE_DATABASE_URL"])
                 ab(port, token, body, ctype, 200, args.concurrency)  # warm both workers
         print(f"ceiling: validate_xml of 01.01a CII in this process vs `pipeline serve --workers 2` "
-              f"(ab -n {args.ab_requests} -c {args.concurrency}, multipart, a key), {args.rounds} alternating rounds")
+              f"(ab{' -k' if args.keepalive else ''} -n {args.ab_requests} -c {args.concurrency}, multipart, a key), "
+              f"{args.rounds} alternating rounds")
         rows = {k: [] for k in servers}
         for r in range(args.rounds):
             for key, (server, port, token) in servers.items():
@@ -231,7 +234,7 @@ def ceiling(args, deadline) -> None:
                     break
                 wall, cpu = in_process(data, args.inprocess_runs)
                 rate, p99, wcpu, client = ab(port, token, body, ctype, args.ab_requests, args.concurrency,
-                                             workers_of(server.pid))
+                                             workers_of(server.pid), keepalive=args.keepalive)
                 top = 2 / wall
                 rows[key].append((rate, p99, top, rate / top, cpu, wcpu, cpu / wcpu, client))
                 print(f"  round {r + 1} {key[0]:<9}{key[1]:<10} in-process {wall * 1000:6.2f} ms -> ceiling "
@@ -280,6 +283,7 @@ def main() -> int:
     ap.add_argument("--baseline", help="another source tree (e.g. an export of main) run alongside, same rounds")
     ap.add_argument("--storages", default="sqlite,postgres", help="storage configurations of the ceiling comparison")
     ap.add_argument("--baseline-first", action="store_true", help="start and run the baseline before this tree")
+    ap.add_argument("--keepalive", action="store_true", help="ab -k in the ceiling comparison (connections reused)")
     ap.add_argument("--ceiling-only", action="store_true", help="only the ceiling comparison")
     args = ap.parse_args()
     deadline = time.monotonic() + args.seconds
