@@ -52,10 +52,11 @@ def _terms_by_place() -> dict[tuple[str, ...], str]:
 
 
 # Syntax plumbing: how a syntax writes a value, not the value. Identifier and code-list qualifiers (schemeID, listID,
-# listAgencyID, ...) that the other syntax binds differently, and the tax scheme of a party's tax registration
-# (`cac:TaxScheme/cbc:ID`, "VAT" or a non-VAT scheme's code, which EN 16931 does not carry).
+# listAgencyID, ...) that the other syntax binds differently, the tax scheme of a party's tax registration
+# (`cac:TaxScheme/cbc:ID`, "VAT" or a non-VAT scheme's code, which EN 16931 does not carry) and UBL's own version
+# (`cbc:UBLVersionID`, "2.1": the rules allow no other, UBL-CR-002; CustomizationID and ProfileID are BT-24, BT-23).
 _PLUMBING_ATTRIBUTES = re.compile(r"/@(?:[\w-]+:)?(scheme|list)\w*ID$")
-_PLUMBING_ELEMENTS = (("TaxScheme", "ID"),)
+_PLUMBING_ELEMENTS = (("TaxScheme", "ID"), ("Invoice", "UBLVersionID"), ("CreditNote", "UBLVersionID"))
 
 
 def is_plumbing(xpath: str) -> bool:
