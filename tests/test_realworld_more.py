@@ -117,3 +117,37 @@ def test_a_credit_note_the_cii_rules_judge_otherwise_is_a_clear_422():
     assert (err.value.http_status, err.value.error_code) == (422, "VALIDATION_FAILED")
     assert "BR-CO-25" in err.value.message
     assert [(e.code, e.businessTerm) for e in err.value.errors] == [("BR-CO-25", "BT-20")]
+
+
+def test_a_buyer_tax_number_is_content_but_no_buyer_vat_identifier():
+    """Landrix writes the buyer's tax number (FC) beside its VAT id. EN 16931 has no buyer term for it (BT-48 is the
+    VAT identifier; only the seller has a tax registration, BT-32): it stays a loss, listed without a business term
+    rather than as BT-48, which the converted document does carry."""
+    vat = (b"<cbc:CompanyID>SE4598375937</cbc:CompanyID>\n                <cac:TaxScheme>\n"
+           b"                    <cbc:ID>VAT</cbc:ID>\n                </cac:TaxScheme>\n            </cac:PartyTaxScheme>")
+    data = _altered(CREDIT_NOTE, vat, vat + b"<cac:PartyTaxScheme><cbc:CompanyID>222/111/4444</cbc:CompanyID>"
+                    b"<cac:TaxScheme><cbc:ID>FC</cbc:ID></cac:TaxScheme></cac:PartyTaxScheme>")
+    _valid(data)
+    parsed = parse(data)
+    assert parsed.invoice["buyer"]["vatIdentifier"] == "SE4598375937"
+    lost = [u for u in parsed.unmapped if u["value"] == "222/111/4444"]
+    assert [(u["xpath"].endswith("cac:PartyTaxScheme[2]/cbc:CompanyID"), u["businessTerm"]) for u in lost] == [
+        (True, None)]
+    with pytest.raises(ApiError) as err:
+        convert(data, "CII")
+    assert err.value.error_code == "CONVERSION_LOSS"
+    assert [(e.code, e.businessTerm) for e in err.value.errors] == [("NOT_CARRIED", None)]
+
+
+def test_tax_registration_places_are_named_by_their_scheme():
+    from lxml import etree
+
+    from pipeline.read.provenance import term_of_element
+    cii = etree.fromstring(b'<r xmlns:ram="urn:ram"><ram:ID schemeID="FC">1</ram:ID><ram:ID schemeID="VA">2</ram:ID>'
+                           b'</r>')
+    seller = "/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeAgreement/" \
+             "ram:SellerTradeParty/ram:SpecifiedTaxRegistration[2]/ram:ID"
+    assert term_of_element(cii[0], seller).startswith("BT-32 ")
+    assert term_of_element(cii[1], seller).startswith("BT-31 ")
+    assert term_of_element(cii[0], seller.replace("SellerTradeParty", "BuyerTradeParty")) is None
+    assert term_of_element(cii[1], seller.replace("SellerTradeParty", "BuyerTradeParty")).startswith("BT-48 ")
