@@ -296,9 +296,10 @@ def test_vat_rate_range(rate):
                                                          "BT-119")
 
 
-def test_price_base_quantity_must_be_positive():
+def test_price_base_quantity_must_not_be_negative():
+    """0 is valid EN 16931 and kept as sent (AUTO calculation refuses it: tests/test_realworld_more.py)."""
     data = sample()
-    data["invoice"]["invoiceLines"][2]["priceDetails"]["priceBasisQuantity"] = 0
+    data["invoice"]["invoiceLines"][2]["priceDetails"]["priceBasisQuantity"] = -1
     e = only_error(data)
     assert (e["code"], e["field"], e["businessTerm"]) == (
         "OUT_OF_RANGE", "invoice.invoiceLines[2].priceDetails.priceBasisQuantity", "BT-149")

@@ -364,15 +364,19 @@
     </xsl:where-populated>
   </xsl:template>
 
-  <!-- BG-17 -->
+  <!-- BG-17. BT-86 (the payment service provider, "such as a BIC") is bound to the branch's cbc:ID; without one, the
+       institution's cbc:ID is the same value where UBL 2.1 (whose definition recommends the BIC there) and Peppol
+       BIS 2 put the BIC: read as BT-86 and written back where EN 16931 binds it (the CEN rules only warn of the
+       element, UBL-CR-664). -->
   <xsl:template match="cac:PaymentMeans" mode="credit-transfer">
     <xsl:param name="name" as="xs:string"/>
     <xsl:variable name="account" select="cac:PayeeFinancialAccount[1]"/>
+    <xsl:variable name="branch" select="$account/cac:FinancialInstitutionBranch"/>
     <xsl:where-populated>
       <xsl:element name="{$name}" namespace="{$r:canonical-ns}">
         <xsl:sequence select="r:leaf('accountIdentifier', $account/cbc:ID),
             r:leaf('accountName', $account/cbc:Name),
-            r:leaf('serviceProviderIdentifier', $account/cac:FinancialInstitutionBranch/cbc:ID)"/>
+            r:leaf('serviceProviderIdentifier', ($branch/cbc:ID, $branch/cac:FinancialInstitution/cbc:ID))"/>
       </xsl:element>
     </xsl:where-populated>
   </xsl:template>

@@ -252,8 +252,9 @@ def _ubl(doc_root) -> Skeleton:
         element = b.group(payment, "creditTransfer" if n == 0 else "additionalCreditTransfer")
         account = transfer.find(_CAC + "PayeeFinancialAccount")
         b.leaf(element, "accountIdentifier", _leaf(account.iterchildren(_CBC + "ID")))
-        b.leaf(element, "serviceProviderIdentifier",
-               _leaf(_path([account], _CAC + "FinancialInstitutionBranch", _CBC + "ID")))
+        branch = _children([account], _CAC + "FinancialInstitutionBranch")   # BT-86: as read-ubl.xsl reads it
+        b.leaf(element, "serviceProviderIdentifier", _leaf(_children(branch, _CBC + "ID")
+                                                           + _path(branch, _CAC + "FinancialInstitution", _CBC + "ID")))
     debit = b.group(payment, "directDebit")
     b.leaf(debit, "debtorAccountIdentifier",
            _leaf(_path(means, _CAC + "PaymentMandate", _CAC + "PayerFinancialAccount", _CBC + "ID")))

@@ -127,8 +127,8 @@ def _range(low: Decimal | None = None, high: Decimal | None = None, low_exclusiv
 Number = Annotated[Decimal, BeforeValidator(_number), WithJsonSchema({"type": "number"})]
 Rate = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), Decimal(100)),      # VAT rate in percent
                  WithJsonSchema({"type": "number", "minimum": 0, "maximum": 100})]
-Positive = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0), low_exclusive=True),
-                     WithJsonSchema({"type": "number", "exclusiveMinimum": 0})]
+NonNegative = Annotated[Decimal, BeforeValidator(_number), _range(Decimal(0)),
+                        WithJsonSchema({"type": "number", "minimum": 0})]
 
 # A calendar date, with the time zone some UBL documents give it (xs:date allows one: `2016-04-04+01:00`)
 DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:Z|[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))?")
@@ -427,7 +427,8 @@ class InvoiceLineCharge(InvoiceLineAllowance):
 class PriceDetails(_Model):
     netPrice: Number | None = None
     grossPrice: Number | None = None
-    priceBasisQuantity: Positive | None = None
+    # BT-149: 0 is valid EN 16931 (real senders write 0.00) and kept as sent; AUTO, which divides by it, refuses 0
+    priceBasisQuantity: NonNegative | None = None
     basisUnitCode: Text | None = None
     priceDiscount: Number | None = None   # extension BT-147 (AUTO: gross - net price where it is not sent)
 

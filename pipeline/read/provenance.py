@@ -52,10 +52,11 @@ def _terms_by_place() -> dict[tuple[str, ...], str]:
 
 
 # Syntax plumbing: how a syntax writes a value, not the value. Identifier and code-list qualifiers (schemeID, listID,
-# listAgencyID, ...) that the other syntax binds differently, and the tax scheme of a party's tax registration
-# (`cac:TaxScheme/cbc:ID`, "VAT" or a non-VAT scheme's code, which EN 16931 does not carry).
+# listAgencyID, ...) that the other syntax binds differently, the tax scheme of a party's tax registration
+# (`cac:TaxScheme/cbc:ID`, "VAT" or a non-VAT scheme's code, which EN 16931 does not carry) and UBL's own version
+# (`cbc:UBLVersionID`, "2.1": the rules allow no other, UBL-CR-002; CustomizationID and ProfileID are BT-24, BT-23).
 _PLUMBING_ATTRIBUTES = re.compile(r"/@(?:[\w-]+:)?(scheme|list)\w*ID$")
-_PLUMBING_ELEMENTS = (("TaxScheme", "ID"),)
+_PLUMBING_ELEMENTS = (("TaxScheme", "ID"), ("Invoice", "UBLVersionID"), ("CreditNote", "UBLVersionID"))
 
 
 def is_plumbing(xpath: str) -> bool:
@@ -74,6 +75,29 @@ def business_term_of(xpath: str) -> str | None:
         steps = ("Invoice",) + tuple("InvoiceLine" if s == "CreditNoteLine" else
                                      "InvoicedQuantity" if s == "CreditedQuantity" else s for s in steps[1:])
     return _terms_by_place().get(steps)
+
+
+_TAX_REGISTRATIONS = (("SpecifiedTaxRegistration", "ID"), ("PartyTaxScheme", "CompanyID"))
+
+
+def _is_vat_registration(element: etree._Element) -> bool:
+    """A tax registration element (CII ram:ID, UBL cbc:CompanyID) is a VAT one: schemeID VA / a VAT tax scheme."""
+    if etree.QName(element).localname == "ID":
+        return (element.get("schemeID") or "").strip() == "VA"
+    return any((scheme.text or "").strip().upper() == "VAT" for scheme in element.getparent().iterfind(
+        "{*}TaxScheme/{*}ID"))
+
+
+def term_of_element(element: etree._Element, xpath: str) -> str | None:
+    """business_term_of an unmapped element, the tax registrations told apart by their scheme: a party's VAT
+    identifier place holds BT-31 / BT-48 / BT-63 only when the registration is VAT; else it is the seller's BT-32,
+    and no term of the buyer or the tax representative, which EN 16931 gives no other tax registration."""
+    if is_plumbing(xpath):
+        return None
+    term = business_term_of(xpath)
+    if term is None or _local_steps(xpath)[-2:] not in _TAX_REGISTRATIONS or _is_vat_registration(element):
+        return term
+    return next((f"{t.bt} {t.name}" for t in TERMS if t.bt == "BT-32"), None) if term.startswith("BT-31 ") else None
 
 
 @dataclass
@@ -286,5 +310,5 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
                 line, column = doc.start_of(element)
             readable = _readable(element, doc.position)
             found.append({"xpath": readable, "line": line, "column": column, "value": element.text.strip(),
-                          "businessTerm": None if is_plumbing(readable) else business_term_of(readable)})
+                          "businessTerm": term_of_element(element, readable)})
     return found[:MAX_UNMAPPED], len(found) > MAX_UNMAPPED

@@ -107,6 +107,11 @@ def calculate_line(line: InvoiceLine, index: int = 0, kept: dict | None = None, 
     gross_amount = None
     if net_price is not None and line.quantity is not None:
         base_qty = price.priceBasisQuantity if price.priceBasisQuantity is not None else Decimal(1)
+        if base_qty == 0:
+            raise invalid_input("AUTO calculation divides the net price by the price base quantity.", [detail(
+                "OUT_OF_RANGE", f"{path}.priceDetails.priceBasisQuantity", "must be greater than 0 in AUTO mode, "
+                "which computes the line's gross amount as quantity x net price / base quantity; send calculationMode "
+                "MANUAL with the amounts to keep 0", base_qty)])
         gross_amount = money(line.quantity * net_price / base_qty)
     allowances = [_complete_allowance(a, gross_amount, kept, f"{path}.invoiceLineAllowances[{j}]")
                   for j, a in enumerate(line.invoiceLineAllowances or [])] or None

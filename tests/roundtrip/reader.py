@@ -101,8 +101,10 @@ def _credit_transfer(name: str, cii: str, ubl: str, many: bool) -> G:
           "cac:PayeeFinancialAccount/cbc:ID"),
         T("accountName", "BT-85", "ram:PayeePartyCreditorFinancialAccount/ram:AccountName",
           "cac:PayeeFinancialAccount/cbc:Name"),
+        # UBL: the branch's id, or without one the institution's (UBL 2.1's and Peppol BIS 2's place of the BIC)
         T("serviceProviderIdentifier", "BT-86", "ram:PayeeSpecifiedCreditorFinancialInstitution/ram:BICID",
-          "cac:PayeeFinancialAccount/cac:FinancialInstitutionBranch/cbc:ID"),
+          "cac:PayeeFinancialAccount/cac:FinancialInstitutionBranch/cbc:ID | cac:PayeeFinancialAccount/"
+          "cac:FinancialInstitutionBranch[not(normalize-space(cbc:ID))]/cac:FinancialInstitution/cbc:ID"),
     ), many=many)
 
 
