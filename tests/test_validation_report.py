@@ -215,8 +215,9 @@ def test_cli_writes_the_report_for_people(tmp_path):
 
 
 def test_one_line_xml_findings_show_their_real_columns_in_html_pdf_and_render(tmp_path):
-    """Generated XML is often one line: the report names each finding's column in the document (what the JSON
-    report says), not its column inside the cut code frame; the caret still points at it in the frame."""
+    """XML is often one line (as other systems generate it): the report names each finding's column in the document
+    (what the JSON report says), not its column inside the cut code frame; the caret still points at it in the
+    frame."""
     from pipeline.flows.render import render
 
     source = INVALID[6]  # UBL, a failed rule deep inside the document
