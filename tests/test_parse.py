@@ -371,4 +371,6 @@ def test_an_unmapped_value_on_every_line_is_listed_up_to_the_limit_with_each_lin
     starts = [m.start() for m in re.finditer("<ram:BilledQuantity ", text)]
     for n, entry in enumerate(listed, 1):
         assert f"/ram:IncludedSupplyChainTradeLineItem[{n}]/" in entry["xpath"]
-        assert (entry["line"], entry["column"], entry["value"]) == (1, starts[n - 1] - text.rfind("\n", 0, starts[n - 1]), "x")
+        at = starts[n - 1]
+        line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+        assert (entry["line"], entry["column"], entry["value"]) == (line, column, "x")

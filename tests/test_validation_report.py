@@ -215,8 +215,9 @@ def test_cli_writes_the_report_for_people(tmp_path):
 
 
 def test_one_line_xml_findings_show_their_real_columns_in_html_pdf_and_render(tmp_path):
-    """Generated XML is often one line: the report names each finding's column in the document (what the JSON
-    report says), not its column inside the cut code frame; the caret still points at it in the frame."""
+    """XML is often one line (as other systems generate it): the report names each finding's column in the document
+    (what the JSON report says), not its column inside the cut code frame; the caret still points at it in the
+    frame."""
     from pipeline.flows.render import render
 
     source = INVALID[6]  # UBL, a failed rule deep inside the document
@@ -322,7 +323,8 @@ def test_german_reports_name_business_terms_and_content_findings_in_german(tmp_p
 
 def test_findings_carry_their_class_after_the_bmf_letter(tmp_path):
     """`category` in the JSON (format / business-rule / content / undetermined), a class on every finding of the
-    reports for people, and the verdict's sentence on what the worst class means, in English and German."""
+    reports for people, and the verdict's sentence on what the worst class means, in English and German: both in
+    the JSON summary, and in a report for people its own language's first, the other's beneath."""
     from pipeline.check import categories
     from pipeline.flows.render import render
 
@@ -344,10 +346,20 @@ def test_findings_carry_their_class_after_the_bmf_letter(tmp_path):
         english = lxml_html.fromstring(readable_report(data, report, "x.xml", "en"))
         sentence = english.xpath("//section[contains(@class, 'verdict')]/p[@class='meaning']")[0].text_content()
         assert sentence == categories.MEANING["en"][worst] and "BMF letter of 15 October 2025" in sentence
+        summary = report.to_dict()["summary"]
+        assert summary["worstCategory"] == worst
+        assert summary["meaning"] == {"en": sentence, "de": categories.MEANING["de"][worst]}
+        beneath = english.xpath("//section[contains(@class, 'verdict')]/p[@class='meaning']/following-sibling::p")
+        assert [(p.get("class"), p.get("lang"), p.text_content()) for p in beneath] == [
+            ("meaning-also", "de", summary["meaning"]["de"])]
         shown = english.xpath("//div[contains(@class, 'finding')]//span[@class='category']")
         assert len(shown) == len(english.xpath("//div[contains(@class, 'finding')]"))
         deutsch = _text(readable_report(data, report, "x.xml", "de"))
         assert deutsch.count(german) >= 1 and "BMF-Schreiben vom 15. Oktober 2025" in deutsch
+        assert categories.MEANING["en"][worst] in deutsch  # the English sentence beneath the German one
     # render with validate: the class column and the sentence
     page = _text(render(cases[1][0], validate=True, html=True))
     assert "Class" in page and "business rule" in page and categories.MEANING["en"]["business-rule"] in page
+    assert categories.MEANING["de"]["business-rule"] in page
+    assert validate_xml(b"<Invoice>", "xrechnung").to_dict()["summary"]["meaning"]["de"] == \
+        categories.MEANING["de"]["format"]

@@ -23,7 +23,8 @@
        (the profiles' Schematron marks these "not used in the given context"). -->
   <xsl:param name="profile" as="xs:string" required="yes"/>
 
-  <xsl:output method="xml" encoding="UTF-8" indent="no"/>
+  <!-- Indented as cii.xsl's output is (the kept elements come without the input's whitespace). -->
+  <xsl:output method="xml" encoding="UTF-8" indent="yes"/>
 
   <!-- The main schema and the schemas it imports, keyed by target namespace. -->
   <xsl:variable name="main" select="doc($schema)"/>

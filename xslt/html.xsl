@@ -23,8 +23,9 @@
        business-terms  {"invoice/seller/name": "BT-27 Seller name", ...} (canonical element path -> business term,
                        from the business-term table): a last section lists every value with its business term
        verdict         {"valid": bool, "version": "...", "errors": n, "warnings": n, "failed": [{"code", "message",
-                       "severity", "category", "line", "column"}], "meaning"} (a validation report, errors
-                       first): a box at the top with the verdict, what its worst class means, every finding -->
+                       "severity", "category", "line", "column"}], "meaning", "meaningAlso": [{"lang", "text"}]}
+                       (a validation report, errors first): a box at the top with the verdict, what its worst class
+                       means (in the page's language, then in the others), every finding -->
   <xsl:param name="business-terms" as="xs:string" select="''"/>
   <xsl:param name="verdict" as="xs:string" select="''"/>
 
@@ -633,6 +634,9 @@
       <xsl:if test="$report?meaning">
         <div class="verdict-meaning"><xsl:value-of select="$report?meaning"/></div>
       </xsl:if>
+      <xsl:for-each select="$report?meaningAlso?*">
+        <div class="verdict-meaning also" lang="{?lang}"><xsl:value-of select="?text"/></div>
+      </xsl:for-each>
       <xsl:if test="array:size($report?failed) gt 0">
         <table class="plain findings">
           <thead><tr>

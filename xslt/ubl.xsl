@@ -13,9 +13,10 @@
   <xsl:include href="common/format.xsl"/>
   <xsl:include href="common/codes.xsl"/>
 
-  <!-- Not indented: indentation costs 5-16 % of the transform (bench/bench_transform.py); callers that
-       want readable output pass indent=True to pipeline.transform.run_stylesheet. -->
-  <xsl:output method="xml" encoding="UTF-8" indent="no"/>
+  <!-- Indented, one element per line, so that a finding's line means something and a diff is readable. Saxon's
+       serialiser adds whitespace only between elements, never inside one that holds text (tests/test_indent.py).
+       pipeline.xslt.run_to_tree serialises the same way; pipeline.xslt.run_stylesheet(indent=False) for one line. -->
+  <xsl:output method="xml" encoding="UTF-8" indent="yes"/>
 
   <!-- BT-24 (CustomizationID) -->
   <xsl:param name="specification-id" as="xs:string" select="'urn:cen.eu:en16931:2017'"/>

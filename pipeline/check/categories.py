@@ -100,3 +100,10 @@ def worst_category(issues) -> str | None:
 def meaning(issues, language: str = "en") -> str:
     """One sentence: what the report's worst class means for the receiver."""
     return MEANING.get(language, MEANING["en"])[worst_category(issues)]
+
+
+def meanings(issues) -> dict[str, str]:
+    """That sentence in every language we write it in ({"en": ..., "de": ...}): the JSON report's summary carries
+    both, whatever language a report for people is in."""
+    worst = worst_category(issues)
+    return {language: sentences[worst] for language, sentences in MEANING.items()}

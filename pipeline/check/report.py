@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pipeline.check.categories import category_of
+from pipeline.check.categories import category_of, meanings, worst_category
 
 
 ERROR = "ERROR"
@@ -100,6 +100,7 @@ class Report:
         d = {"valid": self.valid, "version": self.version}
         if self.syntax is not None:
             d["syntax"] = self.syntax
-        d.update(summary={"errors": self.errors, "warnings": self.warnings},
+        d.update(summary={"errors": self.errors, "warnings": self.warnings,
+                          "worstCategory": worst_category(self.issues), "meaning": meanings(self.issues)},
                  issues=[i.to_dict() for i in self.issues], requestId=self.request_id)
         return d

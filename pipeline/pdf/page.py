@@ -195,6 +195,8 @@ def _verdict(report: Report, language: str = "en") -> dict:
     labels = categories.LABELS.get(language, categories.LABELS["en"])
     return {"valid": report.valid, "version": report.version, "errors": report.errors, "warnings": report.warnings,
             "meaning": categories.meaning(report.issues, language),
+            "meaningAlso": [{"lang": other, "text": text} for other, text in categories.meanings(report.issues).items()
+                            if other != language],
             "failed": [{"code": i.code, "message": i.message, "severity": i.severity, "category": labels[i.category],
                         "line": i.location.line if i.location else None,
                         "column": i.location.column if i.location else None} for i in shown]}

@@ -61,9 +61,20 @@ class Issue(_Strict):
     location: Location | None = None
 
 
+class Meaning(_Strict):
+    en: str
+    de: str
+
+
 class ValidationSummary(_Strict):
     errors: int
     warnings: int
+    worstCategory: Literal["format", "business-rule", "content", "undetermined"] | None = Field(
+        description="Extension. The most serious class (BMF letter of 15 October 2025) among the errors and the "
+                    "content findings, ranked by their consequence: format, content, business-rule, undetermined; "
+                    "null when there is none (warnings of the official rules are recommendations, of no class).")
+    meaning: Meaning = Field(description="Extension. One sentence on what `worstCategory` means for the receiver, "
+                                         "in English (`en`) and German (`de`); the reports for people show it too.")
 
 
 class XRechnungValidationResponse(_Strict):
