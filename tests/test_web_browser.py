@@ -184,6 +184,30 @@ def test_valid_official_sample_shows_verdict_findings_invoice_and_downloads(page
     assert validate_pdf(target.read_bytes()).valid  # the ZUGFeRD PDF passes the official checks
 
 
+def test_invoice_pane_gives_the_item_column_room(page, live):
+    """In the invoice pane (~450 px wide) the lines table's A4 column widths left the item column a letter wide, so
+    its words wrapped one letter per line; there the columns now share the width by their content. Measured as laid
+    out: the item column is the widest, and its first word fits on one line."""
+    server, token = live
+    enter_key(page, token)
+    validate(page, VALID)
+    wait(page, lambda d: by_id(d, "invoice-frame").get_attribute("srcdoc"))
+    page.switch_to.frame(by_id(page, "invoice-frame"))
+    try:
+        widths = page.execute_script(
+            "return Array.from(document.querySelectorAll('table.lines thead th'), "
+            "th => [th.className, th.getBoundingClientRect().width])")
+        name = page.find_element("css selector", "table.lines .item-name")
+        word = page.execute_script(
+            "const t = arguments[0].firstChild, s = t.textContent, a = s.search(/\\S/), r = document.createRange(); "
+            "r.setStart(t, a); r.setEnd(t, s.indexOf(' ', a)); return r.getClientRects().length", name)
+    finally:
+        page.switch_to.default_content()
+    item = dict(widths)["item"]
+    assert item == max(w for _, w in widths) and item > 100, widths
+    assert word == 1, "the item's first word is broken over lines"
+
+
 @pytest.mark.parametrize("lang", ["en", "de"])
 def test_invalid_official_sample_shows_the_first_failed_rule(page, live, lang):
     server, token = live
