@@ -363,3 +363,23 @@ def test_findings_carry_their_class_after_the_bmf_letter(tmp_path):
     assert categories.MEANING["de"]["business-rule"] in page
     assert validate_xml(b"<Invoice>", "xrechnung").to_dict()["summary"]["meaning"]["de"] == \
         categories.MEANING["de"]["format"]
+
+
+def test_code_frames_fit_the_page_and_stay_aligned(tmp_path):
+    """Generated XML is indented, and Saxon aligns a long start tag's attributes far right (the root's namespaces),
+    so lines around a finding can be longer than the PDF's width: each line of a frame is shown through the same
+    window as the finding's line (cut with an ellipsis), so nothing wraps under the gutter and columns line up."""
+    from pipeline.pdf.report_page import MAX_FRAME_CHARS
+
+    source = INVALID[0]  # CII, a finding on the root element
+    tree = etree.fromstring(source.read_bytes(), etree.XMLParser(remove_blank_text=True))
+    for prefix, uri in tree.nsmap.items():  # the attributes of a long start tag, one per line, as Saxon writes them
+        tree.set(f"{{urn:example:frame}}{prefix or 'x'}{'-long' * 20}", uri)
+    data = etree.tostring(tree, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    report = validate_xml(data, "xrechnung")
+    root = lxml_html.fromstring(readable_report(data, report, "frames.xml"))
+    lines = [span.text_content() for span in root.xpath("//pre[@class='frame']/span[not(@class='mark')]")]
+    assert lines and any(line.endswith("…") for line in lines)
+    assert all(len(line) <= len("    1 | ") + MAX_FRAME_CHARS + 2 for line in lines), max(lines, key=len)
+    pdf = readable_report(data, report, "frames.xml", pdf=True)
+    assert not layout_faults(pdf, tmp_path)

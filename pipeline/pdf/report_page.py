@@ -21,7 +21,8 @@ from pipeline.pdf import page
 from pipeline.settings import TEMPLATES_DIR, get_settings
 
 FRAME_LINES = 2          # source lines shown before and after a finding's line
-MAX_FRAME_CHARS = 240    # of one source line (minified XML is one long line: show the part around the column)
+MAX_FRAME_CHARS = 100    # of a source line shown: what fits the PDF's width at 7 pt (minified XML is one long
+                         # line, and Saxon aligns a long start tag's attributes far right: the part around the column)
 # Findings shown in full (text, place, code frame): the first of each rule, and so many in all. The rest are listed
 # by line under their rule. WeasyPrint lays out ~14 ms a finding: a document with thousands of findings (one per
 # line of a large invoice) would hold a worker for minutes; the JSON report lists every finding.
@@ -71,9 +72,10 @@ def _frame(lines: list[str], line: int | None, column: int | None) -> tuple[list
         offset = column - MAX_FRAME_CHARS // 2
     shown = []
     for number in range(start, min(len(lines), line + FRAME_LINES) + 1):
+        # every line through the same window, so that the lines around stay aligned with the finding's
         text = lines[number - 1].rstrip("\r").expandtabs(4)
-        cut = text[offset:offset + MAX_FRAME_CHARS] if number == line else text[:MAX_FRAME_CHARS]
-        shown.append((number, ("…" if number == line and offset else "") + cut, number == line))
+        cut = ("…" if offset else "") + text[offset:offset + MAX_FRAME_CHARS]
+        shown.append((number, cut + ("…" if len(text) > offset + MAX_FRAME_CHARS else ""), number == line))
     return shown, (column - offset + (1 if offset else 0)) if column else None
 
 
