@@ -1,6 +1,6 @@
 """Real invoices nobody on this project wrote (../shared/realworld, issue 23), through the in-process flows:
 
-    python3 bench/realworld.py [--pdf-render] [--show-diffs] [--only SUBSTRING] [--json OUT]
+    python3 bench/realworld.py [--pdf-render] [--show-diffs] [--only SUBSTRING] [--json OUT] [--root DIR]
 
 Per folder: files; official verdict (valid / invalid / not judged) and our agreement with it; PDFs called invalid
 on PDF/A findings alone; converts of valid XML to the other syntax with identical business terms (and why the
@@ -44,13 +44,15 @@ def main() -> None:
     ap.add_argument("--show-diffs", action="store_true", help="print each failed conversion / round trip")
     ap.add_argument("--only", default="", help="only files whose path contains this")
     ap.add_argument("--json", help="write every outcome to this file")
+    ap.add_argument("--root", type=Path, default=REALWORLD,
+                    help="another folder of invoices, examined the same way (default: ../shared/realworld)")
     args = ap.parse_args()
 
     started = time.perf_counter()
     outcomes = []
-    for path in files(REALWORLD):
+    for path in files(args.root):
         if args.only in str(path):
-            outcomes.append(examine(path, REALWORLD, render_pdf=args.pdf_render))
+            outcomes.append(examine(path, args.root, render_pdf=args.pdf_render))
     by_folder = defaultdict(list)
     for o in outcomes:
         by_folder[folder_of(o.name)].append(o)
