@@ -81,13 +81,13 @@ def ensure_java(install: bool) -> Path:
     return jar
 
 
-def compile_harness(jar: Path) -> Path:
-    """The harness's classes, compiled once per source version into the user's cache (outside the repo)."""
-    digest = hashlib.sha256(HARNESS.read_bytes() + str(jar.resolve()).encode()).hexdigest()[:16]
+def compile_harness(jar: Path, source: Path = HARNESS) -> Path:
+    """A harness's classes, compiled once per source version into the user's cache (outside the repo)."""
+    digest = hashlib.sha256(source.read_bytes() + str(jar.resolve()).encode()).hexdigest()[:16]
     out = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "einvoice-pipeline" / "bench-jvm" / digest
-    if not (out / "ValidateHarness.class").exists():
+    if not (out / f"{source.stem}.class").exists():
         out.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["javac", "-nowarn", "-cp", str(jar), "-d", str(out), str(HARNESS)], check=True)
+        subprocess.run(["javac", "-nowarn", "-cp", str(jar), "-d", str(out), str(source)], check=True)
     return out
 
 
