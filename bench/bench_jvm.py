@@ -92,9 +92,13 @@ def compile_harness(jar: Path, source: Path = HARNESS) -> Path:
 
 
 class Jvm:
+    """A harness class on a warm JVM, asked one line at a time over stdin/stdout."""
+    harness = "ValidateHarness"
+
     def __init__(self, jar: Path, classes: Path):
-        self.proc = subprocess.Popen(["java", "-cp", f"{classes}{os.pathsep}{jar}", "ValidateHarness"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.proc = subprocess.Popen(["java", "-cp", f"{classes}{os.pathsep}{jar}", self.harness],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+                                     encoding="utf-8")
         ready = self.proc.stdout.readline().rstrip("\n").split("\t")
         if ready[0] != "READY":
             raise RuntimeError(f"harness did not start: {ready}")

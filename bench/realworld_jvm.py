@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -42,7 +40,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from bench_jvm import compile_harness, ensure_java  # noqa: E402
+from bench_jvm import Jvm, compile_harness, ensure_java  # noqa: E402
 from pipeline.check import engine, packs, scenarios  # noqa: E402
 from pipeline.check.profiles import rule_id  # noqa: E402
 from pipeline.check.report import ERROR  # noqa: E402
@@ -100,27 +98,12 @@ class Row:
         return self.jvm_errors == self.ours_errors and (self.jvm_xsd == "valid") == bool(self.ours_xsd_ok)
 
 
-class VerdictJvm:
-    def __init__(self, jar: Path, classes: Path):
-        self.proc = subprocess.Popen(["java", "-cp", f"{classes}{os.pathsep}{jar}", "VerdictHarness"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
-                                     encoding="utf-8")
-        ready = self.proc.stdout.readline().rstrip("\n").split("\t")
-        if ready[0] != "READY":
-            raise RuntimeError(f"harness did not start: {ready}")
-        self.version = f"Saxon-HE {ready[1]} on Java {ready[2]}"
+class VerdictJvm(Jvm):
+    harness = "VerdictHarness"
 
     def ask(self, *fields: str) -> list[str]:
         self.proc.stdin.write("\t".join(fields) + "\n")
         return self.proc.stdout.readline().rstrip("\n").split("\t")
-
-    def close(self) -> None:
-        try:
-            self.proc.stdin.write("QUIT\n")
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-        except Exception:  # noqa: BLE001
-            self.proc.kill()
 
 
 def head(data: bytes) -> tuple[str | None, str | None]:
