@@ -26,7 +26,7 @@ def server(tmp_path_factory):
     token = cli(env, "keys", "create", "--name", "slow", "--env", "test", "--credits", "10").stdout.strip()
     srv = Server(env, workers=2, warm=True, log_path=data / "serve.log")
     # both workers answer the tests' requests once before they are timed: the bound is on being blocked by slow
-    # clients, not on a worker's first validation of this sample (over 1 s on a slow host)
+    # clients, not on anything a worker does the first time it validates this sample
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(lambda _: _normal_clients_answer(srv, token, 1.0), range(2)))
     yield srv, token
