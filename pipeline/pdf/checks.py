@@ -33,7 +33,7 @@ from pikepdf import Name, pdfa
 from pipeline import budget
 from pipeline.check.profiles import validate_profile_xml, validate_zugferd1_xml
 from pipeline.check.report import ERROR, WARNING, Issue, Location
-from pipeline.check.xmlinput import XmlInputError, load as load_xml
+from pipeline.check.xmlinput import XmlInputError, load as load_xml, specification_id
 from pipeline.errors import ApiError, ErrorDetail, bad_request, pdf_validation_failed
 from pipeline.invoice.specs import CII_NS, INVOICE_FILE_NAMES, ZUGFERD1_NS, Profile, profile_for_guideline
 from pipeline.pdf import collector
@@ -585,21 +585,18 @@ def _other_file(name: str, spec: pikepdf.Dictionary, read: bool) -> OtherFile:
 
 def _check_xml(result: Inspection) -> None:
     try:
-        root = load_xml(result.xml).tree.getroot()
+        doc = load_xml(result.xml)
     except XmlInputError as exc:
         result.issues.append(exc.issue)
         return
+    root = doc.tree.getroot()
     if etree.QName(root).namespace == ZUGFERD1_NS:
         result.issues += validate_zugferd1_xml(result.xml)
         return
     if etree.QName(root).namespace != CII_NS or etree.QName(root).localname != "CrossIndustryInvoice":
         result.add(ERROR, "FX_NOT_CII", f"The embedded invoice is {root.tag}, not a CII CrossIndustryInvoice.")
         return
-    gid = root.findtext(f"{{{CII_NS}}}ExchangedDocumentContext/"
-                        "{urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100}"
-                        "GuidelineSpecifiedDocumentContextParameter/"
-                        "{urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100}ID")
-    result.guideline_id = (gid or "").strip() or None
+    result.guideline_id, _ = specification_id(doc)
     result.profile = profile_for_guideline(result.guideline_id)
     if result.profile is None:
         result.add(ERROR, "FX_UNKNOWN_PROFILE", f"The guideline identifier (BT-24) {result.guideline_id!r} names no "
