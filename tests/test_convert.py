@@ -172,7 +172,10 @@ def test_convert_writes_what_the_xml_endpoint_writes_from_the_parsed_json(source
             got, sent = _errors(raised.value), _errors(err)
             assert [(e["code"], e["businessTerm"], e["rejectedValue"]) for e in got] == [
                 (e["code"], e["businessTerm"], e["rejectedValue"]) for e in sent]
-            assert all(g["field"] is None and g["message"].startswith(s["message"]) for g, s in zip(got, sent))
+            # (the endpoint's reason, JSON fields named by business term; a line structure: "{to} has no place")
+            assert all(g["field"] is None and s["field"] not in g["message"] and "invoice." not in g["message"]
+                       and (s["message"].partition(": ")[2].split(" invoice.")[0] in g["message"]
+                            or f"{to} has no place for it (in the source" in g["message"]) for g, s in zip(got, sent))
             continue
         assert convert(data, to, spec, allow_loss=True).document == expected, (to, spec)
 

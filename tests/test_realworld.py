@@ -4,6 +4,7 @@ the same outcomes per folder."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
@@ -72,6 +73,35 @@ def test_valid_xml_converts_with_identical_terms_but_for_what_the_target_cannot_
     # issue 24 a UBL document whose BT-24 names Peppol BIS is judged on the Peppol rules, as the Peppol validator
     # judges it: 15 that state it without Peppol's electronic addresses are no longer counted as valid.
     assert len(valid) - len(failed) >= 49
+
+
+@pytest.mark.parametrize("name, to, allow_loss", [
+    ("mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml", "UBL", True),
+    ("mustang/library/ubl/04.01a-INVOICE_ubl.xml", "CII", False),
+    ("mustang/library/cii/extended_warenrechnung_based_doublecashdiscount.xml", "UBL", True),
+    ("corpus/XML-Rechnung/CII/XRECHNUNG_Elektron.cii.xml", "UBL", False),
+])
+def test_a_refused_conversion_speaks_of_the_source_never_of_json_fields(name, to, allow_loss):
+    """The client sent a document: each entry of the 422 names the source node (xpath, line) and the business
+    term, never a JSON field of the model it did not send (issue 23). A line structure the target has no place for
+    is refused with allowLoss too (the lines would not add up without it); a document that fails the target's
+    rules once allowLoss left values out says so."""
+    from pipeline.errors import ApiError
+    from pipeline.flows.convert import convert
+
+    with pytest.raises(ApiError) as refused:
+        convert((REALWORLD / name).read_bytes(), to, allow_loss=allow_loss)
+    err = refused.value
+    assert err.http_status == 422 and err.errors
+    texts = [err.message] + [e.message for e in err.errors]
+    assert not [t for t in texts if "invoice." in t or "config." in t], texts
+    assert all(e.field is None for e in err.errors), err.errors
+    assert all(re.search(r"/(rsm:CrossIndustryInvoice|ubl:Invoice)/\S+,? \(?line \d+", e.message)
+               for e in err.errors), err.errors
+    if err.error_code == "VALIDATION_FAILED":
+        assert allow_loss and err.message.startswith("Without the ") and "allowLoss left out" in err.message
+    else:
+        assert err.error_code in ("CONVERSION_LOSS", "SOURCE_NOT_CONVERTIBLE")
 
 
 def test_complete_parses_regenerate_with_identical_terms_but_for_the_known(outcomes):
@@ -314,4 +344,5 @@ def test_extended_line_hierarchy_is_read_and_regenerated_on_its_own_profile():
         with pytest.raises(ApiError) as err:
             convert(data, "UBL", allow_loss=allow_loss)
         assert err.value.error_code == "CONVERSION_LOSS"
-    assert any("Factur-X EXTENDED" in e.message for e in err.value.errors)
+    assert "Factur-X EXTENDED's line hierarchy" in err.value.message and "allowLoss does not apply" in err.value.message
+    assert {e.businessTerm for e in err.value.errors} == {"BT-X-304", "BT-X-8"}

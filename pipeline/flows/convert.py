@@ -13,6 +13,7 @@ xpath and business term; `allow_loss` converts anyway and hands the losses back)
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from pipeline.check.rejection import error_detail
@@ -22,7 +23,7 @@ from pipeline.flows.generate_xml import write_validated
 from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, parse, source_spec, validate_source,
                                   written_specification_id)
-from pipeline.invoice.model import DATE_RE, InvoiceRequest, validate_request
+from pipeline.invoice.model import DATE_RE, InvoiceRequest, term_label, validate_request
 from pipeline.invoice.request_json import dump_request
 from pipeline.invoice.terms import business_term
 from pipeline.read import provenance
@@ -146,18 +147,68 @@ def target_model(parsed: Parsed, request: dict, spec: str) -> InvoiceRequest:
     return validate_request({"invoice": invoice, "config": request["config"]}, spec, reading=True)
 
 
-def in_source_terms(parsed: Parsed, errors: list[ErrorDetail]) -> list[ErrorDetail]:
+def _where(parsed: Parsed, json_field: str | None) -> str:
+    """" (in the source: xpath, line n)" of the node a JSON field was read from (or, with "near", the nearest
+    enclosing one the source has); "" when the reading path did not record it."""
+    node = provenance.source_node(parsed.read, parsed.source.doc, json_field) if (
+        parsed.read is not None and (json_field or "").startswith("invoice.")) else None
+    return (f" (in the source{', near' if node['near'] else ''}: {node['xpath']}, line {node['line']})"
+            if node else "")
+
+
+def _named(field: str) -> str:
+    """"Name (BT-n)" of a JSON field, or the field itself when no business term has it."""
+    name, _, bt = term_label(field).rpartition(", ")
+    return f"{name} ({bt})" if name else (bt or field)
+
+
+_JSON_FIELD = re.compile(r"\binvoice(\.[A-Za-z]+(\[\d+\])?)+")
+
+# Line structure one syntax binds and the other has no place for: the model refuses it for the target (400), and
+# allowLoss cannot drop it, since the lines left would not add up as the target's rules count them.
+_STRUCTURE = {
+    "UBL": (("parentLineIdentifier", "lineStatusReasonCode"),
+            "Factur-X EXTENDED's line hierarchy has no place in UBL (the CEN rules warn of sub-invoice lines, "
+            "UBL-CR-646), and without it group and information lines would count into the line total (BT-106, "
+            "BR-CO-10)"),
+    "CII": (("subInvoiceLines",),
+            "XRechnung binds its sub-invoice lines in UBL only (its BR-DEX-15 warns of CII sub-lines), and as CII "
+            "lines they would count into the line total (BT-106, BR-CO-10)"),
+}
+
+
+def _structure(field: str | None, to: str) -> bool:
+    return bool(field) and field.rpartition(".")[2] in _STRUCTURE.get(to, ((), ""))[0]
+
+
+def _in_terms(e: ErrorDetail, to: str) -> str:
+    """A model entry's message for a client that sent a document: its field and any other JSON field it mentions
+    named by business term ("invoice.x (Name, BT-n): ..." -> "Name (BT-n): ..."); a line structure the target has
+    no place for said as such."""
+    if _structure(e.field, to):
+        return f"{_named(e.field)}: {to} has no place for it"
+    label = term_label(e.field)
+    prefix = (f"{e.field} ({label}): " if label else f"{e.field}: ") if e.field else None
+    text = e.message
+    if prefix and text.startswith(prefix):
+        text = f"{_named(e.field)}: {text[len(prefix):]}" if label else text[len(prefix):]
+    return _JSON_FIELD.sub(lambda m: _named(m.group(0)), text)
+
+
+def in_source_terms(parsed: Parsed, errors: list[ErrorDetail], to: str = "") -> list[ErrorDetail]:
     """The entries of a refused target in the source's terms: the client sent a document, not JSON, so an entry
     names the source node (xpath, line) the field was read from, or the nearest enclosing one the source has,
     instead of a JSON field it never sent."""
-    out = []
-    for e in errors:
-        node = provenance.source_node(parsed.read, parsed.source.doc, e.field) if (
-            parsed.read is not None and (e.field or "").startswith("invoice.")) else None
-        where = (f" (in the source{', near' if node['near'] else ''}: {node['xpath']}, line {node['line']})"
-                 if node else "")
-        out.append(ErrorDetail(e.code, e.message + where, None, e.businessTerm, e.rejectedValue))
-    return out
+    return [ErrorDetail(e.code, _in_terms(e, to) + _where(parsed, e.field), None, e.businessTerm, e.rejectedValue)
+            for e in errors]
+
+
+def _cannot_carry(errors: list[ErrorDetail], to: str, message: str) -> str:
+    """The refusal's message: the line structure's reason first when that is among the entries."""
+    if any(_structure(e.field, to) for e in errors):
+        return (f"The target cannot carry the source's line structure: {_STRUCTURE[to][1]}. allowLoss does not "
+                "apply: the lines would not add up without it.")
+    return f"The target cannot carry the source: {message}"
 
 
 def _reading_problems(parsed: Parsed) -> list[ErrorDetail]:
@@ -203,10 +254,12 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
         return Conversion(document, "application/xml", parsed.unmapped, changed)
     except ApiError as err:
         if err.http_status == 422:  # the target's rules refuse it: said in the source's terms
-            raise ApiError(422, err.error_code, err.message, in_source_terms(parsed, err.errors)) from err
+            message = (f"Without the {len(lost)} source value(s) that allowLoss left out, t{err.message[1:]}"
+                       if lost else err.message)  # (they may count into totals the target checks)
+            raise ApiError(422, err.error_code, message, in_source_terms(parsed, err.errors, to)) from err
         fields = [e.field or "" for e in err.errors]
         if err.http_status != 400 or not fields or not all(f.startswith("invoice.") for f in fields):
             raise
         # the target syntax refuses a term the source has (e.g. several preceding invoices in CII)
-        raise _refusal("CONVERSION_LOSS", f"The target cannot carry the source: {err.message}",
-                       in_source_terms(parsed, err.errors)) from err
+        raise _refusal("CONVERSION_LOSS", _cannot_carry(err.errors, to, err.message),
+                       in_source_terms(parsed, err.errors, to)) from err

@@ -786,13 +786,19 @@ def rejected_value(value: Any) -> Any:
     return str(value)
 
 
-def detail(code: str, field: str | None, message: str, rejected: Any = None) -> ErrorDetail:
-    """An ErrorDetail whose message and businessTerm come from the term table."""
+def term_label(field: str | None) -> str:
+    """"Name, BT-n" (or "BT-n") of a JSON field from the term table; "" for a field without a business term."""
     bt = business_term(field)
     term = term_for(field)
-    prefix = f"{field}" + (f" ({term.name}, {bt})" if term and bt else (f" ({bt})" if bt else ""))
-    return ErrorDetail(code=code, field=field, businessTerm=bt, rejectedValue=rejected_value(rejected),
-                       message=f"{prefix}: {message}" if field else message)
+    return f"{term.name}, {bt}" if term and bt else (bt or "")
+
+
+def detail(code: str, field: str | None, message: str, rejected: Any = None) -> ErrorDetail:
+    """An ErrorDetail whose message and businessTerm come from the term table."""
+    label = term_label(field)
+    prefix = f"{field}" + (f" ({label})" if label else "")
+    return ErrorDetail(code=code, field=field, businessTerm=business_term(field),
+                       rejectedValue=rejected_value(rejected), message=f"{prefix}: {message}" if field else message)
 
 
 def _from_pydantic(err: ValidationError) -> list[ErrorDetail]:
