@@ -6,7 +6,9 @@ slower than --over, with the process CPU it used and the pages it first touched 
 equals its wall time and that touches some hundred MB of pages is a full collection of SaxonC's GraalVM heap:
 the whole live heap (the compiled rules of every pack) is copied. SaxonC exposes no switch for its collector.
 
-    python3 bench/gc_pauses.py [--runs 3000] [--over 0.15] [--cold]
+    python3 bench/gc_pauses.py [--runs 3000] [--over 0.15] [--cold | --specs xrechnung,...]
+
+`--specs` warms as a worker with EINVOICE_WARM_SPECS set to them does.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import resource
 import statistics
 import sys
 import time
+import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,13 +31,16 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3000)
     ap.add_argument("--over", type=float, default=0.15, help="seconds: slower runs are listed")
     ap.add_argument("--cold", action="store_true", help="no worker warm-up: packs compile on first use")
+    ap.add_argument("--specs", help="EINVOICE_WARM_SPECS for the warm-up (default: every installed pack)")
     args = ap.parse_args()
+    if args.specs:
+        os.environ["EINVOICE_WARM_SPECS"] = args.specs
     if not args.cold:
         from pipeline.cli.serve import warm_worker
 
         started = time.perf_counter()
         warm_worker()
-        print(f"warm_worker: {time.perf_counter() - started:.1f} s")
+        print(f"warm_worker ({args.specs or 'every pack'}): {time.perf_counter() - started:.1f} s")
     from pipeline.flows.validate_xml import validate_xml
 
     data = sample_invoice()

@@ -58,7 +58,11 @@ class Settings:
     jobs_dir: Path | None = None
     max_job_bytes: int = 2 << 30          # one job's upload (all its file parts), streamed to disk
     max_job_files: int = 200_000          # documents in one job
-    job_chunk: int = 100                  # documents a worker takes at a time
+    job_chunk: int = 100
+    # Rule packs (specs) a worker compiles when it starts; None: every installed one. A pack not warmed compiles on
+    # its first request (~0.5 s). Fewer warm packs make a smaller Saxon heap, and its full collections, every few
+    # thousand validations, pause the worker in proportion (bench/gc_pauses.py).
+    warm_specs: tuple[str, ...] | None = None                  # documents a worker takes at a time
 
 
 @lru_cache(maxsize=1)
@@ -88,4 +92,6 @@ def get_settings() -> Settings:
         max_job_bytes=int(env.get("EINVOICE_MAX_JOB_BYTES") or 2 << 30),
         max_job_files=int(env.get("EINVOICE_MAX_JOB_FILES") or 200_000),
         job_chunk=max(1, int(env.get("EINVOICE_JOB_CHUNK") or 100)),
+        warm_specs=tuple(dict.fromkeys(s.strip() for s in env["EINVOICE_WARM_SPECS"].split(",") if s.strip()))
+        if (env.get("EINVOICE_WARM_SPECS") or "").strip() else None,
     )

@@ -68,11 +68,29 @@ def _call(module: str, name: str):
     return step
 
 
+def warm_specs() -> tuple[str, ...]:
+    """The specs whose rule packs a worker compiles at start (EINVOICE_WARM_SPECS, default all); SystemExit
+    naming the known ones for a spec there is none of."""
+    from pipeline.check.packs import SPECS
+
+    chosen = get_settings().warm_specs
+    unknown = [s for s in chosen or () if s not in SPECS]
+    if unknown:
+        raise SystemExit(f"EINVOICE_WARM_SPECS: unknown spec(s) {', '.join(unknown)}; known: {', '.join(SPECS)}")
+    return chosen if chosen is not None else SPECS
+
+
+def _warm_rule_packs() -> None:
+    from pipeline.check.engine import warm_up
+
+    warm_up(warm_specs())
+
+
 def warm_worker(worker=None) -> None:
     """In each worker after fork: open the store connection, compile the active rule packs (the validation
     engine's `warm_up`), the generation stylesheets, the Factur-X profile rules and WeasyPrint with the PDF/A
     checker, so that no request pays for them (about 5-6 s)."""
-    steps = [("key store", _open_store), ("rule packs", _call("pipeline.check.engine", "warm_up"))]
+    steps = [("key store", _open_store), ("rule packs", _warm_rule_packs)]
     steps += [("generation stylesheets", _call("pipeline.write.transform", "warm_up")),
               ("ZUGFeRD rendering and PDF checks", _call("pipeline.flows.generate_zugferd", "warm_up"))]
     for what, step in steps:
@@ -825,6 +843,7 @@ def run(host: str, port: int, workers: int, timeout: int = 120, graceful_timeout
 
 
 def _serve(args) -> int:
+    warm_specs()  # a wrong EINVOICE_WARM_SPECS stops the start, before any worker
     run(args.host, args.port, args.workers, graceful_timeout=args.graceful_timeout, warm=not args.no_warm)
     return 0
 
