@@ -17,6 +17,7 @@ reported rather than cracked, and nothing in the PDF is executed.
 """
 from __future__ import annotations
 
+import gc
 import io
 import logging
 import re
@@ -406,7 +407,7 @@ def _check_pdfa(data: bytes, pdf: pikepdf.Pdf, declared: dict[str, set[str]], pr
         raise budget.Exhausted()
     seconds = PDFA_CHECK_SECONDS if left is None else min(PDFA_CHECK_SECONDS, left)
     try:
-        with _time_limit(seconds):
+        with _time_limit(seconds), _no_collection():
             report = pdfa.validate_written(io.BytesIO(data), "3b")
     except CheckTimeout:
         if seconds < PDFA_CHECK_SECONDS:  # the request's budget ran out, not the check's own limit
@@ -421,6 +422,21 @@ def _check_pdfa(data: bytes, pdf: pikepdf.Pdf, declared: dict[str, set[str]], pr
             result.add(WARNING, f"PDFA_NOT_CHECKED:{f.rule}", f"Not checked by the PDF/A validator: {f.message}", f.where)
         else:
             result.add(ERROR, f"PDFA:{f.rule}", f.message, f.where)
+
+
+@contextmanager
+def _no_collection():
+    """No cyclic garbage collection during the PDF/A walk. pikepdf's content check records every Python warning
+    raised while its (C++) parser runs on a stream as a finding about the stream (`catch_warnings`, "always"), and
+    a collection the parser's allocations set off runs finalisers of anything in the process: the ResourceWarning
+    of a socket left unclosed elsewhere ("unclosed <socket.socket ...>") called a valid PDF invalid."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class CheckTimeout(BaseException):
