@@ -58,11 +58,11 @@ class Settings:
     jobs_dir: Path | None = None
     max_job_bytes: int = 2 << 30          # one job's upload (all its file parts), streamed to disk
     max_job_files: int = 200_000          # documents in one job
-    job_chunk: int = 100
+    job_chunk: int = 100                  # documents a worker takes at a time
     # Rule packs (specs) a worker compiles when it starts; None: every installed one. A pack not warmed compiles on
     # its first request (~0.5 s). Fewer warm packs make a smaller Saxon heap, and its full collections, every few
     # thousand validations, pause the worker in proportion (bench/gc_pauses.py).
-    warm_specs: tuple[str, ...] | None = None                  # documents a worker takes at a time
+    warm_specs: tuple[str, ...] | None = None
 
 
 @lru_cache(maxsize=1)

@@ -71,7 +71,7 @@ def _call(module: str, name: str):
 def warm_specs() -> tuple[str, ...]:
     """The specs whose rule packs a worker compiles at start (EINVOICE_WARM_SPECS, default all); SystemExit
     naming the known ones for a spec there is none of."""
-    from pipeline.check.packs import SPECS
+    from pipeline.check.packs import SPECS  # (lxml only; the CLI's other commands need none of it)
 
     chosen = get_settings().warm_specs
     unknown = [s for s in chosen or () if s not in SPECS]
@@ -81,7 +81,7 @@ def warm_specs() -> tuple[str, ...]:
 
 
 def _warm_rule_packs() -> None:
-    from pipeline.check.engine import warm_up
+    from pipeline.check.engine import warm_up  # lazy: Saxon starts in the worker, after fork
 
     warm_up(warm_specs())
 

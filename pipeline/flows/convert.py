@@ -254,8 +254,8 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
         return Conversion(document, "application/xml", parsed.unmapped, changed)
     except ApiError as err:
         if err.http_status == 422:  # the target's rules refuse it: said in the source's terms
-            message = (f"Without the {len(lost)} source value(s) that allowLoss left out, t{err.message[1:]}"
-                       if lost else err.message)  # (they may count into totals the target checks)
+            message = (f"Without the {len(lost)} source value(s) that allowLoss left out, "
+                       f"{err.message[:1].lower()}{err.message[1:]}" if lost else err.message)
             raise ApiError(422, err.error_code, message, in_source_terms(parsed, err.errors, to)) from err
         fields = [e.field or "" for e in err.errors]
         if err.http_status != 400 or not fields or not all(f.startswith("invoice.") for f in fields):

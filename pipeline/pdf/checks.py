@@ -407,7 +407,7 @@ def _check_pdfa(data: bytes, pdf: pikepdf.Pdf, declared: dict[str, set[str]], pr
         raise budget.Exhausted()
     seconds = PDFA_CHECK_SECONDS if left is None else min(PDFA_CHECK_SECONDS, left)
     try:
-        with _time_limit(seconds), _no_collection():
+        with _time_limit(seconds), _collecting_only_new_garbage():
             report = pdfa.validate_written(io.BytesIO(data), "3b")
     except CheckTimeout:
         if seconds < PDFA_CHECK_SECONDS:  # the request's budget ran out, not the check's own limit
@@ -425,18 +425,18 @@ def _check_pdfa(data: bytes, pdf: pikepdf.Pdf, declared: dict[str, set[str]], pr
 
 
 @contextmanager
-def _no_collection():
-    """No cyclic garbage collection during the PDF/A walk. pikepdf's content check records every Python warning
-    raised while its (C++) parser runs on a stream as a finding about the stream (`catch_warnings`, "always"), and
-    a collection the parser's allocations set off runs finalisers of anything in the process: the ResourceWarning
-    of a socket left unclosed elsewhere ("unclosed <socket.socket ...>") called a valid PDF invalid."""
-    was = gc.isenabled()
-    gc.disable()
+def _collecting_only_new_garbage():
+    """What is alive when the PDF/A walk starts stays out of collections during it (gc.freeze; unfrozen after).
+    pikepdf's content check records every Python warning raised while its (C++) parser runs on a stream as a
+    finding about the stream (`catch_warnings`, "always"); a collection its allocations set off would run the
+    finalisers of garbage from elsewhere in the process: the ResourceWarning of a socket left unclosed
+    ("unclosed <socket.socket ...>") called a valid PDF invalid. The walk's own garbage is still collected, so an
+    uploaded PDF's walk stays bounded in memory (`pipeline.pdf.collector`)."""
+    gc.freeze()
     try:
         yield
     finally:
-        if was:
-            gc.enable()
+        gc.unfreeze()
 
 
 class CheckTimeout(BaseException):
