@@ -2,7 +2,7 @@
 // official compiled Schematron XSLTs our engine runs, driven over stdin/stdout so that its rounds interleave
 // with the Python side's. Not part of the service; compiled at bench time:
 //
-//     javac -cp /usr/share/java/Saxon-HE.jar -d OUT bench/jvm/ValidateHarness.java
+//     javac -cp /usr/share/java/Saxon-HE.jar -d OUT bench/jvm/ValidateHarness.java bench/jvm/Compiled.java
 //     java -cp OUT:/usr/share/java/Saxon-HE.jar ValidateHarness
 //
 // Protocol, one line per request (tab-separated), one line per answer:
@@ -15,61 +15,32 @@
 // xsd = JAXP (the JDK's Xerces) validating the file against the preloaded schema, timed apart, so the figure
 // comparable with ours (which includes XSD) is available too. Compiled stylesheets and schemas are cached by
 // path for the life of the process; the finding count (outside the timings) is there to check that both sides
-// did the same work.
+// did the same work. The processor and the caches are Compiled.java's.
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
-import java.util.Map;
 
-import javax.xml.XMLConstants;
 import javax.xml.transform.stream.StreamSource;
 import javax.xml.validation.Schema;
-import javax.xml.validation.SchemaFactory;
 
 import net.sf.saxon.s9api.DocumentBuilder;
-import net.sf.saxon.s9api.Processor;
 import net.sf.saxon.s9api.XPathCompiler;
 import net.sf.saxon.s9api.XPathExecutable;
 import net.sf.saxon.s9api.XPathSelector;
 import net.sf.saxon.s9api.XdmDestination;
 import net.sf.saxon.s9api.XdmNode;
-import net.sf.saxon.s9api.XsltCompiler;
 import net.sf.saxon.s9api.XsltExecutable;
 import net.sf.saxon.s9api.XsltTransformer;
 
-public final class ValidateHarness {
-    private final Processor processor = new Processor(false);
-    private final XsltCompiler compiler = processor.newXsltCompiler();
-    private final DocumentBuilder builder = processor.newDocumentBuilder();
-    private final Map<String, XsltExecutable> sheets = new HashMap<>();
-    private final Map<String, Schema> schemas = new HashMap<>();
+public final class ValidateHarness extends Compiled {
     private final XPathExecutable countFindings;
 
     private ValidateHarness() throws Exception {
         XPathCompiler xp = processor.newXPathCompiler();
         xp.declareNamespace("svrl", "http://purl.oclc.org/dsdl/svrl");
         countFindings = xp.compile("count(//svrl:failed-assert | //svrl:successful-report)");
-    }
-
-    private XsltExecutable sheet(String path) throws Exception {
-        XsltExecutable exe = sheets.get(path);
-        if (exe == null) {
-            exe = compiler.compile(new StreamSource(new File(path)));
-            sheets.put(path, exe);
-        }
-        return exe;
-    }
-
-    private Schema schema(String path) throws Exception {
-        Schema s = schemas.get(path);
-        if (s == null) {
-            s = SchemaFactory.newInstance(XMLConstants.W3C_XML_SCHEMA_NS_URI).newSchema(new File(path));
-            schemas.put(path, s);
-        }
-        return s;
     }
 
     private String run(String doc, String xsd, String[] paths) throws Exception {

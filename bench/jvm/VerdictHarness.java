@@ -3,7 +3,7 @@
 // (saxonche running optimised copies) can be checked by an engine that shares no code with ours. Not part of the
 // service; compiled at bench time into ~/.cache:
 //
-//     javac -cp /usr/share/java/Saxon-HE.jar -d OUT bench/jvm/VerdictHarness.java
+//     javac -cp /usr/share/java/Saxon-HE.jar -d OUT bench/jvm/VerdictHarness.java bench/jvm/Compiled.java
 //     java -cp OUT:/usr/share/java/Saxon-HE.jar VerdictHarness
 //
 // Protocol, one tab-separated line per request and per answer:
@@ -26,55 +26,27 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import javax.xml.XMLConstants;
 import javax.xml.transform.stream.StreamSource;
 import javax.xml.validation.Schema;
-import javax.xml.validation.SchemaFactory;
 import javax.xml.validation.Validator;
 
 import org.xml.sax.ErrorHandler;
 import org.xml.sax.SAXParseException;
 
-import net.sf.saxon.s9api.DocumentBuilder;
-import net.sf.saxon.s9api.Processor;
 import net.sf.saxon.s9api.XPathCompiler;
 import net.sf.saxon.s9api.XPathSelector;
 import net.sf.saxon.s9api.XdmDestination;
 import net.sf.saxon.s9api.XdmItem;
 import net.sf.saxon.s9api.XdmNode;
-import net.sf.saxon.s9api.XsltCompiler;
 import net.sf.saxon.s9api.XsltExecutable;
 import net.sf.saxon.s9api.XsltTransformer;
 
-public final class VerdictHarness {
+public final class VerdictHarness extends Compiled {
     private static final String SVRL = "http://purl.oclc.org/dsdl/svrl";
     private static final String SCENARIOS = "http://www.xoev.de/de/validator/framework/1/scenarios";
     private static final char SEP = '\u001f';
 
-    private final Processor processor = new Processor(false);
-    private final XsltCompiler compiler = processor.newXsltCompiler();
-    private final DocumentBuilder builder = processor.newDocumentBuilder();
-    private final Map<String, XsltExecutable> sheets = new HashMap<>();
-    private final Map<String, Schema> schemas = new HashMap<>();
     private final Map<String, List<XPathSelector>> matchers = new HashMap<>();
-
-    private XsltExecutable sheet(String path) throws Exception {
-        XsltExecutable exe = sheets.get(path);
-        if (exe == null) {
-            exe = compiler.compile(new StreamSource(new File(path)));
-            sheets.put(path, exe);
-        }
-        return exe;
-    }
-
-    private Schema schema(String path) throws Exception {
-        Schema s = schemas.get(path);
-        if (s == null) {
-            s = SchemaFactory.newInstance(XMLConstants.W3C_XML_SCHEMA_NS_URI).newSchema(new File(path));
-            schemas.put(path, s);
-        }
-        return s;
-    }
 
     /** Each scenario's match expression, compiled with the namespaces the scenario declares (as KoSIT does). */
     private List<XPathSelector> matchers(String config) throws Exception {
