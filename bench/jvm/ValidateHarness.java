@@ -16,11 +16,7 @@
 // comparable with ours (which includes XSD) is available too. Compiled stylesheets and schemas are cached by
 // path for the life of the process; the finding count (outside the timings) is there to check that both sides
 // did the same work. The processor and the caches are Compiled.java's.
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 
 import javax.xml.transform.stream.StreamSource;
 import javax.xml.validation.Schema;
@@ -78,29 +74,15 @@ public final class ValidateHarness extends Compiled {
         return "OK\t" + (t1 - t0) + "\t" + (t2 - t1) + "\t" + xsdNs + "\t" + findings;
     }
 
-    public static void main(String[] args) throws Exception {
-        ValidateHarness h = new ValidateHarness();
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        PrintStream out = new PrintStream(System.out, false, "UTF-8");
-        out.println("READY\t" + h.processor.getSaxonProductVersion() + "\t" + System.getProperty("java.version"));
-        out.flush();
-        String line;
-        while ((line = in.readLine()) != null) {
-            String[] f = line.split("\t");
-            if (f[0].equals("QUIT")) {
-                break;
-            }
-            String answer;
-            try {
-                if (!f[0].equals("RUN") || f.length != 4) {
-                    throw new IllegalArgumentException("bad request: " + line);
-                }
-                answer = h.run(f[1], f[2], f[3].split("\\|"));
-            } catch (Exception e) {
-                answer = "ERR\t" + String.valueOf(e).replace('\n', ' ').replace('\t', ' ');
-            }
-            out.println(answer);
-            out.flush();
+    @Override
+    protected String answer(String[] f) throws Exception {
+        if (!f[0].equals("RUN") || f.length != 4) {
+            throw new IllegalArgumentException("bad request: " + String.join("\t", f));
         }
+        return run(f[1], f[2], f[3].split("\\|"));
+    }
+
+    public static void main(String[] args) throws Exception {
+        new ValidateHarness().serve();
     }
 }

@@ -16,11 +16,7 @@
 //     error gives one finding RULE-ENGINE-ERROR␟fatal␟<stylesheet file>␟<error>
 //  -> ERR <message>   (e.g. the document is not well-formed)
 //     QUIT
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -140,32 +136,18 @@ public final class VerdictHarness extends Compiled {
         return c.length() > max ? c.substring(0, max) : c;
     }
 
-    public static void main(String[] args) throws Exception {
-        VerdictHarness h = new VerdictHarness();
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        PrintStream out = new PrintStream(System.out, false, "UTF-8");
-        out.println("READY\t" + h.processor.getSaxonProductVersion() + "\t" + System.getProperty("java.version"));
-        out.flush();
-        String line;
-        while ((line = in.readLine()) != null) {
-            String[] f = line.split("\t");
-            if (f[0].equals("QUIT")) {
-                break;
-            }
-            String answer;
-            try {
-                if (f[0].equals("MATCH") && f.length == 3) {
-                    answer = h.match(f[1], f[2]);
-                } else if (f[0].equals("CHECK") && f.length == 4) {
-                    answer = h.check(f[1], f[2], f[3].split("\\|"));
-                } else {
-                    throw new IllegalArgumentException("bad request: " + line);
-                }
-            } catch (Exception e) {
-                answer = "ERR\t" + clean(String.valueOf(e), 600).replace('\t', ' ');
-            }
-            out.println(answer);
-            out.flush();
+    @Override
+    protected String answer(String[] f) throws Exception {
+        if (f[0].equals("MATCH") && f.length == 3) {
+            return match(f[1], f[2]);
         }
+        if (f[0].equals("CHECK") && f.length == 4) {
+            return check(f[1], f[2], f[3].split("\\|"));
+        }
+        throw new IllegalArgumentException("bad request: " + String.join("\t", f));
+    }
+
+    public static void main(String[] args) throws Exception {
+        new VerdictHarness().serve();
     }
 }
