@@ -177,12 +177,12 @@ def app_split(storage: str, runs: int, rounds: int) -> None:
         store.drop_schema()
 
 
-def worker_path(runs: int, rounds: int) -> None:
-    """CPU per request (time.thread_time, alternating rounds, medians) of everything a worker does for the load's
-    request but the validation and the socket: the raw request through httptools and the worker's Request, gunicorn's
-    `wsgi.create`, the whole app (SQLite store, key, limiter, access log to /dev/null) and gunicorn's Response into
-    the buffer the loop sends. The flow answers the report it gave for this document once (its CPU is the
-    in-process figure), so what is measured is the path around it, as `BufferedWorker._handle_request` runs it."""
+def request_path(flow=None):
+    """A worker's path for the load's request without the socket, in this process: the raw request through httptools
+    and the worker's Request, gunicorn's `wsgi.create`, the whole app (SQLite store, key, limiter, access log to
+    /dev/null) and gunicorn's Response into the buffer the loop sends, as `BufferedWorker._handle_request` runs it.
+    `flow` replaces the validate endpoint's `validate_xml` (default: answer the report it gave for this document
+    once). Returns (parsed, create, whole): callables for the first part, up to `wsgi.create`, and all of it."""
     import logging
     import os
     import statistics
@@ -211,8 +211,10 @@ def worker_path(runs: int, rounds: int) -> None:
     raw = (f"POST /v1/invoice/xrechnung/validate HTTP/1.0\r\nContent-Length: {len(body)}\r\nContent-Type: {ctype}\r\n"
            f"Host: 127.0.0.1\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\nAuthorization: Bearer {token}\r\n\r\n"
            ).encode() + body  # what ab sends
-    report = validate_xml(data, "xrechnung", None, None, content_checks=True)
-    validation.validate_xml = lambda *a, **k: report
+    if flow is None:
+        report = validate_xml(data, "xrechnung", None, None, content_checks=True)
+        flow = lambda *a, **k: report  # noqa: E731
+    validation.validate_xml = flow
     cfg = Config()
     worker = serve.BufferedWorker.__new__(serve.BufferedWorker)  # the parts of init_process the path reads
     worker.cfg, worker.log, worker.wsgi, worker.alive, worker.nr, worker.max_requests = cfg, Logger(cfg), create_app(), \
@@ -234,10 +236,17 @@ def worker_path(runs: int, rounds: int) -> None:
         worker._handle_request(req, sink, conn)
         assert sink.data.startswith(b"HTTP/1.0 200"), bytes(sink.data[:200])
 
-    cases = {"parse + Request": parsed,
-             "+ wsgi.create": lambda: wsgi.create(parsed()[1], serve._Sink(), ("127.0.0.1", 40000),
-                                                  worker.listener_name, cfg),
-             "whole path (app, log, Response)": whole}
+    return parsed, lambda: wsgi.create(parsed()[1], serve._Sink(), ("127.0.0.1", 40000), worker.listener_name,
+                                       cfg), whole
+
+
+def worker_path(runs: int, rounds: int) -> None:
+    """CPU per request (time.thread_time, alternating rounds, medians) of everything a worker does for the load's
+    request but the validation and the socket (`request_path`; the flow's CPU is the in-process figure)."""
+    import statistics
+
+    parsed, create, whole = request_path()
+    cases = {"parse + Request": parsed, "+ wsgi.create": create, "whole path (app, log, Response)": whole}
     got = {name: [] for name in cases}
     for r in range(rounds + 1):
         for name, fn in cases.items():
