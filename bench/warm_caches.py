@@ -7,8 +7,9 @@ costs the validation itself, in CPU time around `validate_xml` only:
 2. in this process, inside a worker's whole path for the request without the socket (profile_http.request_path:
    httptools, gunicorn's environ, the app with the SQLite platform layer and the access log, the Response), against
    back to back in the same rounds;
-3. inside the workers of `pipeline serve` under `ab` load: the same call's CPU per request (2 workers, ab -c 4; and
-   1 worker, ab -c 1), and one worker's own back-to-back loop right after its warm-up.
+3. inside the workers of `pipeline serve` under `ab` load: the same call's CPU per request (2 workers, ab -c 4; the
+   same with a bare WSGI app instead of ours, the floor of any app in this worker; 1 worker, ab -c 1), and each
+   worker's own back-to-back loop right after its warm-up.
 
     python3 bench/warm_caches.py [--runs 300] [--requests 2000]
 
@@ -30,7 +31,7 @@ import load  # noqa: E402
 
 # Wraps validate_xml in the service's processes (PYTHONPATH puts the export first, so this file is Python's
 # sitecustomize there): the CPU time of each call, summed, and one back-to-back loop after the worker's warm-up.
-HOOK = '''
+HOOK = r'''
 import os, time
 import pipeline.cli.serve as serve
 import pipeline.flows.validate_xml as flow
@@ -64,6 +65,29 @@ def warm_worker(worker=None):
 
 
 flow.validate_xml, serve.warm_worker = validate_xml, warm_worker
+
+if os.environ.get("WARM_CACHES_BARE"):
+    import json
+    import pipeline.service.app as service
+
+    def bare_app(*args, **kwargs):
+        """The least a validation endpoint can do: the file part split out of the body, validate_xml, the report as
+        JSON. No Falcon, no key, limiter or log."""
+        def app(environ, start_response):
+            if environ["REQUEST_METHOD"] == "GET":  # readiness
+                start_response("200 OK", [("Content-Length", "2")])
+                return [b"ok"]
+            body = environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"]))
+            boundary = b"--" + environ["CONTENT_TYPE"].split("boundary=")[1].encode()
+            part = next(p for p in body.split(boundary) if b'name="file"' in p)
+            report = flow.validate_xml(part.split(b"\r\n\r\n", 1)[1][:-2], "xrechnung", None, None,
+                                       content_checks=True)
+            out = json.dumps(report.to_dict()).encode()
+            start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(out)))])
+            return [out]
+        return app
+
+    service.create_app = bare_app
 '''
 
 
@@ -138,24 +162,33 @@ def in_workers(data: bytes, requests: int) -> None:
         (tree / "sitecustomize.py").write_text(HOOK)
         (Path(tmp) / "doc.xml").write_bytes(data)
         os.environ.update(WARM_CACHES_OUT=str(out), WARM_CACHES_DOC=str(Path(tmp) / "doc.xml"))
-        print("3. the same call inside the workers of `pipeline serve` (SQLite), CPU per call (ms):")
-        for workers, concurrency in ((2, 4), (1, 1)):
+        print("3. the same call inside the workers of `pipeline serve` (SQLite), CPU per call (ms); the ratio is the "
+              "HTTP rate to load.py's ceiling (2 / in-process median, measured after each ab run):")
+        for workers, concurrency, bare in ((2, 4, ""), (2, 4, "1"), (1, 1, "")):
             for f in out.iterdir():
                 f.unlink()
             port = load.free_port()
+            os.environ["WARM_CACHES_BARE"] = bare
             server, token, _ = load.start_server(port, workers, "sqlite", tree)
             try:
                 load.ab(port, token, body, ctype, 200, concurrency)
                 pids = load.workers_of(server.pid)
+                for _ in range(600):  # a worker answers /readyz before the other has finished its warm-up
+                    if all((out / f"loop-{p}").exists() for p in pids):
+                        break
+                    time.sleep(0.2)
+                time.sleep(0.1)
                 loops = [float((out / f"loop-{p}").read_text()) * 1000 for p in pids]
                 for r in range(3):
                     before = calls(out, pids)
                     rate, _, cpu, _ = load.ab(port, token, body, ctype, requests, concurrency, pids)
                     done = calls(out, pids)
                     per_call = (done[1] - before[1]) / (done[0] - before[0]) * 1000
-                    print(f"   {workers} worker(s), ab -c {concurrency}, round {r + 1}: {rate:6.1f} requests/s, "
-                          f"workers' CPU {cpu * 1000:5.2f} ms per request, of it validate_xml {per_call:5.2f}, "
-                          f"the rest {cpu * 1000 - per_call:5.2f}")
+                    ceiling = workers / load.in_process(data, 200)[0]
+                    print(f"   {workers} worker(s), ab -c {concurrency}{', bare WSGI app' if bare else ''}, round "
+                          f"{r + 1}: {rate:6.1f} requests/s (ratio {rate / ceiling:4.2f}), workers' CPU "
+                          f"{cpu * 1000:5.2f} ms per request, of it validate_xml {per_call:5.2f}, the rest "
+                          f"{cpu * 1000 - per_call:5.2f}")
                 print(f"   the same workers' back-to-back loop after warm-up: "
                       f"{', '.join(f'{x:5.2f}' for x in loops)}")
             finally:
