@@ -8,7 +8,7 @@ resident memory at checkpoints (growth would show a leak). Last, POST /v1/invoic
 fixture as a PDF/A-3 with its attachments) with memory before and after. Bounded in count and in time.
 
     python3 bench/load.py [--requests 1000] [--concurrency 4] [--total 10000] [--zugferd 300] [--seconds 300]
-                          [--rounds 3] [--ab-requests 1500] [--baseline DIR] [--ceiling-only]
+                          [--rounds 3] [--ab-requests 1500] [--baseline DIR] [--ceiling-only] [--floor]
 
 First (issue 29) the ceiling comparison: XRechnung 01.01a CII validated in this process (the median gives the
 ceiling of 2 workers as issue 29 defines it, 2 / median; the mean, i.e. what back-to-back validations sustain,
@@ -17,6 +17,8 @@ median and 2 / median is a rate no process reaches) against `pipeline serve --wo
 embedded SQLite default and on PostgreSQL + Redis (EINVOICE_TEST_POSTGRES / EINVOICE_TEST_REDIS, defaults
 127.0.0.1:5432/test in a schema of its own and 127.0.0.1:6379/0), in alternating rounds, with their ratio.
 `--baseline DIR` runs another source tree's service (e.g. `git archive main | tar -x -C DIR`) in the same rounds.
+`--floor` adds the same workers serving a bare WSGI app (the file part split out of the body, `validate_xml`,
+the report's JSON; no Falcon, key, limiter or log): the ratio no app in this worker can pass.
 """
 from __future__ import annotations
 
@@ -218,11 +220,19 @@ def ceiling(args, deadline) -> None:
     if args.baseline_first:
         trees.reverse()
     servers, schemas = {}, []
+    floor = tempfile.TemporaryDirectory(prefix="einvoice-floor-")
     try:
         for storage in args.storages.split(","):
-            for name, source in trees:
+            for name, source in trees + ([("bare app", None)] if args.floor and storage == "sqlite" else []):
                 port = free_port()
-                server, token, env = start_server(port, 2, storage, source)
+                if source is None:  # the same worker serving a bare WSGI app: the floor of any app (warm_caches.py)
+                    from warm_caches import hooked_tree
+
+                    os.environ["WARM_CACHES_BARE"] = "1"
+                    server, token, env = start_server(port, 2, storage, hooked_tree(Path(floor.name)))
+                    del os.environ["WARM_CACHES_BARE"]
+                else:
+                    server, token, env = start_server(port, 2, storage, source)
                 servers[storage, name] = (server, port, token)
                 schemas.append(env["EINVOICE_DATABASE_URL"])
                 ab(port, token, body, ctype, 200, args.concurrency)  # warm both workers
@@ -258,6 +268,7 @@ def ceiling(args, deadline) -> None:
             server.terminate()
         for server, _, _ in servers.values():
             server.wait(60)
+        floor.cleanup()
         for url in filter(None, schemas):  # the PostgreSQL runs' own schemas
             from pipeline.storage.postgres import PostgresStore
 
@@ -288,6 +299,8 @@ def main() -> int:
     ap.add_argument("--storages", default="sqlite,postgres", help="storage configurations of the ceiling comparison")
     ap.add_argument("--baseline-first", action="store_true", help="start and run the baseline before this tree")
     ap.add_argument("--keepalive", action="store_true", help="ab -k in the ceiling comparison (connections reused)")
+    ap.add_argument("--floor", action="store_true", help="also the same workers serving a bare WSGI app (the file part "
+                    "split out, validate_xml, the report's JSON; warm_caches.py): the floor of any app, SQLite only")
     ap.add_argument("--ceiling-only", action="store_true", help="only the ceiling comparison")
     args = ap.parse_args()
     deadline = time.monotonic() + args.seconds

@@ -29,14 +29,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import load  # noqa: E402
 
-# Wraps validate_xml in the service's processes (PYTHONPATH puts the export first, so this file is Python's
-# sitecustomize there): the CPU time of each call, summed, and one back-to-back loop after the worker's warm-up.
+# The service's processes of an exported tree run this as Python's sitecustomize (PYTHONPATH puts the export first).
+# With WARM_CACHES_OUT: validate_xml's CPU time per call, summed, and one back-to-back loop after the worker's
+# warm-up. With WARM_CACHES_BARE: a bare WSGI app instead of ours.
 HOOK = r'''
 import os, time
 import pipeline.cli.serve as serve
 import pipeline.flows.validate_xml as flow
 
-OUT = os.environ["WARM_CACHES_OUT"]
+OUT = os.environ.get("WARM_CACHES_OUT")
 _validate, _warm, _sum, _fd = flow.validate_xml, serve.warm_worker, [0, 0.0], {}
 
 
@@ -64,7 +65,8 @@ def warm_worker(worker=None):
         f.write(str((time.thread_time() - start) / 300))
 
 
-flow.validate_xml, serve.warm_worker = validate_xml, warm_worker
+if OUT:
+    flow.validate_xml, serve.warm_worker = validate_xml, warm_worker
 
 if os.environ.get("WARM_CACHES_BARE"):
     import json
@@ -151,15 +153,21 @@ def in_request_path(data: bytes, runs: int) -> None:
               f";  validate_xml back to back {alone:5.2f}")
 
 
+def hooked_tree(folder: Path) -> Path:
+    """An export of HEAD into `folder`/tree with the hook above as its sitecustomize: the service code unchanged."""
+    tree = folder / "tree"
+    tree.mkdir()
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=load.REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    (tree / "sitecustomize.py").write_text(HOOK)
+    return tree
+
+
 def in_workers(data: bytes, requests: int) -> None:
     body, ctype = load.multipart(data)
     with tempfile.TemporaryDirectory(prefix="warm-caches-") as tmp:
-        tree, out = Path(tmp) / "tree", Path(tmp) / "out"
-        tree.mkdir()
+        tree, out = hooked_tree(Path(tmp)), Path(tmp) / "out"
         out.mkdir()
-        archive = subprocess.run(["git", "archive", "HEAD"], cwd=load.REPO, capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-        (tree / "sitecustomize.py").write_text(HOOK)
         (Path(tmp) / "doc.xml").write_bytes(data)
         os.environ.update(WARM_CACHES_OUT=str(out), WARM_CACHES_DOC=str(Path(tmp) / "doc.xml"))
         print("3. the same call inside the workers of `pipeline serve` (SQLite), CPU per call (ms); the ratio is the "
