@@ -33,24 +33,26 @@ import load  # noqa: E402
 # With WARM_CACHES_OUT: validate_xml's CPU time per call, summed, and one back-to-back loop after the worker's
 # warm-up. With WARM_CACHES_BARE: a bare WSGI app instead of ours.
 HOOK = r'''
-import os, time
+import os, sys, time
 import pipeline.cli.serve as serve
 import pipeline.flows.validate_xml as flow
+
+sys.path.insert(0, BENCH)  # this script's folder: the hook's helpers as they are, not as HEAD has them
+from warm_caches import counted
 
 OUT = os.environ.get("WARM_CACHES_OUT")
 _validate, _warm, _sum, _fd = flow.validate_xml, serve.warm_worker, [0, 0.0], {}
 
 
-def validate_xml(*args, **kwargs):
-    start = time.thread_time()
-    try:
-        return _validate(*args, **kwargs)
-    finally:
-        _sum[0] += 1
-        _sum[1] += time.thread_time() - start
-        pid = os.getpid()  # a file per worker, opened once after the fork: one pwrite per call
-        fd = _fd.get(pid) or _fd.setdefault(pid, os.open(f"{OUT}/calls-{pid}", os.O_WRONLY | os.O_CREAT))
-        os.pwrite(fd, f"{_sum[0]:12d} {_sum[1]:18.9f}".encode(), 0)
+def _record(seconds):
+    _sum[0] += 1
+    _sum[1] += seconds
+    pid = os.getpid()  # a file per worker, opened once after the fork: one pwrite per call
+    fd = _fd.get(pid) or _fd.setdefault(pid, os.open(f"{OUT}/calls-{pid}", os.O_WRONLY | os.O_CREAT))
+    os.pwrite(fd, f"{_sum[0]:12d} {_sum[1]:18.9f}".encode(), 0)
+
+
+validate_xml = counted(_validate, _record)
 
 
 def warm_worker(worker=None):
@@ -93,6 +95,17 @@ if os.environ.get("WARM_CACHES_BARE"):
 '''
 
 
+def counted(fn, record):
+    """`fn`, handing each call's CPU time (time.thread_time, seconds) to `record`."""
+    def call(*args, **kwargs):
+        start = time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            record(time.thread_time() - start)
+    return call
+
+
 def in_process(data: bytes, runs: int) -> None:
     from pipeline.flows.validate_xml import validate_xml
 
@@ -126,15 +139,11 @@ def in_request_path(data: bytes, runs: int) -> None:
 
     inside = [0, 0.0]
 
-    def timed(*args, **kwargs):
-        start = time.thread_time()
-        try:
-            return validate_xml(*args, **kwargs)
-        finally:
-            inside[0] += 1
-            inside[1] += time.thread_time() - start
+    def record(seconds):
+        inside[0] += 1
+        inside[1] += seconds
 
-    whole = request_path(timed)[2]
+    whole = request_path(counted(validate_xml, record))[2]
     for _ in range(30):
         whole()
     print(f"2. the whole request path in this process (no socket), CPU per request (ms), {runs} per figure:")
@@ -159,7 +168,7 @@ def hooked_tree(folder: Path) -> Path:
     tree.mkdir()
     archive = subprocess.run(["git", "archive", "HEAD"], cwd=load.REPO, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    (tree / "sitecustomize.py").write_text(HOOK)
+    (tree / "sitecustomize.py").write_text(HOOK.replace("BENCH", repr(str(Path(__file__).resolve().parent)), 1))
     return tree
 
 
