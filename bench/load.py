@@ -11,11 +11,11 @@ fixture as a PDF/A-3 with its attachments) with memory before and after. Bounded
                           [--rounds 3] [--ab-requests 1500] [--baseline DIR] [--ceiling-only] [--floor]
 
 First (issue 29) the ceiling comparison: XRechnung 01.01a CII validated in this process (the median gives the
-ceiling of 2 workers as issue 29 defines it, 2 / median; the mean, i.e. what back-to-back validations sustain,
-gives the rate two processes can reach, 2 / mean: a validation's times lean right, so the mean is 7-13 % above the
-median and 2 / median is a rate no process reaches) against `pipeline serve --workers 2` driven by `ab` (needs apache2-utils), on the
-embedded SQLite default and on PostgreSQL + Redis (EINVOICE_TEST_POSTGRES / EINVOICE_TEST_REDIS, defaults
-127.0.0.1:5432/test in a schema of its own and 127.0.0.1:6379/0), in alternating rounds, with their ratio.
+ceiling of 2 workers as issue 29 defines it, 2 / median; the mean, what back-to-back validations sustain, gives the
+rate two processes reach, 2 / mean: a validation's times lean right, the mean 1-13 % above the median) against
+`pipeline serve --workers 2` driven by `ab` (needs apache2-utils), on the embedded SQLite default and on
+PostgreSQL + Redis (EINVOICE_TEST_POSTGRES / EINVOICE_TEST_REDIS, defaults 127.0.0.1:5432/test in a schema of its
+own and 127.0.0.1:6379/0), in alternating rounds, with their ratio.
 `--baseline DIR` runs another source tree's service (e.g. `git archive main | tar -x -C DIR`) in the same rounds.
 `--floor` adds the same workers serving a bare WSGI app (the file part split out of the body, `validate_xml`,
 the report's JSON; no Falcon, key, limiter or log): the ratio no app in this worker can pass.

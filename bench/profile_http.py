@@ -185,7 +185,6 @@ def request_path(flow=None):
     once). Returns (parsed, create, whole): callables for the first part, up to `wsgi.create`, and all of it."""
     import logging
     import os
-    import statistics
 
     import gunicorn.util
     from gunicorn.config import Config

@@ -158,8 +158,8 @@ def in_request_path(data: bytes, runs: int) -> None:
             validate_xml(data, "xrechnung", None, None, content_checks=True)
         alone = (time.thread_time() - start) / runs * 1000
         flow = inside[1] / inside[0] * 1000
-        print(f"   round {r + 1}: request {request:5.2f}, of it validate_xml {flow:5.2f} and the path {request - flow:5.2f}"
-              f";  validate_xml back to back {alone:5.2f}")
+        print(f"   round {r + 1}: request {request:5.2f}, of it validate_xml {flow:5.2f} and the path "
+              f"{request - flow:5.2f};  validate_xml back to back {alone:5.2f}")
 
 
 def hooked_tree(folder: Path) -> Path:
