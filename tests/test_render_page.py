@@ -441,3 +441,45 @@ def test_long_line_ids_and_long_words_wrap_readably(tmp_path):
     words = [w for row in rows for w in row if w.startswith(("Donau", "gesellschafts", "kapitäns", "mütze"))]
     assert len(words) > 1 and all(w.endswith(("-", "\u2010")) for w in words[:-1]), words  # hyphen or U+2010
     assert "".join(w[:-1] for w in words[:-1]) + words[-1] == "Donaudampfschifffahrtsgesellschaftskapitänsmütze"
+
+
+def _bbox_words(pdf: bytes, tmp_path: Path) -> list[tuple[float, float, float, str]]:
+    """Page 1's words as (xMin, yMin, xMax, text)."""
+    body = pdftotext(pdf, tmp_path, "-bbox").split("</page>")[0]
+    return [(float(x0), float(y0), float(x1), w) for x0, y0, x1, w in re.findall(
+        r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="[\d.]+">(.*?)</word>', body)]
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_party_values_wrap_inside_their_own_column(lang, tmp_path):
+    """Seller and buyer of the all-fields fixture: labels and values in two columns. A value's words all lie in the
+    value column, every line of it starting at the column's edge: before, a long value wrapped back under the label
+    ("rechnung@muster-software.de" / "(EM)") and a long label ("Legal registration ID") pushed its value right."""
+    body = json.loads(ALL_FIELDS.read_text())
+    body["config"] = {"syntax": "CII"}
+    html = page.invoice_html(canonical_of(body), lang, "EN 16931")
+    words = _bbox_words(page.html_to_pdf(html), tmp_path)
+    doc = lxml_html.document_fromstring(html)
+    label_width = 30 * MM  # templates/invoice.css: dl.ids dt
+    headings = [w for w in words if w[3] in {"en": ("SELLER", "BUYER", "INVOICE"),
+                                              "de": ("VERKÄUFER", "KÄUFER", "RECHNUNGSANGABEN")}[lang]]
+    (seller, *_), (buyer, *_), (_, details_y, *_) = [h[:2] for h in headings[:3]]
+    for name, left, right in (("seller", seller, buyer), ("buyer", buyer, 1e9)):
+        party = doc.find_class(name)[0]
+        texts = lambda tag: " ".join(e.text_content() for e in party.iter(tag)).split()  # noqa: E731
+        labels, values = texts("dt"), texts("dd")
+        others = " ".join(e.text_content() for e in party if e.tag != "dl").split()  # name, address
+        inside = [w for w in words if left - 1 <= w[0] < right - 1 and headings[0][1] < w[1] < details_y]
+
+        def part_of(word, pool):
+            return any(word.rstrip("\u2010-") in p for p in pool)
+
+        value_lines: dict[float, float] = {}
+        for x0, y0, x1, w in inside:
+            if part_of(w, values) and not part_of(w, labels + others):
+                assert x0 >= left + label_width - 0.5, f"{name}: value word {w!r} under the labels"
+                value_lines[round(y0)] = min(x0, value_lines.get(round(y0), 1e9))
+            elif part_of(w, labels) and not part_of(w, values + others):
+                assert x1 <= left + label_width, f"{name}: label word {w!r} in the value column"
+        assert len(value_lines) >= 6 and all(abs(x - (left + label_width)) < 0.5 for x in value_lines.values()), \
+            (name, value_lines)

@@ -490,3 +490,44 @@ def test_a_peppol_invoice_is_recognised_validated_and_converted_to_cii(page, liv
     wait(page, lambda d: target.exists() and target.stat().st_size > 0, WAIT)
     time.sleep(0.3)
     assert b"CrossIndustryInvoice" in target.read_bytes()
+
+
+PARTY_COLUMNS = """
+const faults = [], widths = [];
+for (const dl of document.querySelectorAll('.party dl.ids')) {
+  const party = dl.closest('.party').className, lefts = new Set();
+  for (const fact of dl.querySelectorAll('.fact')) {
+    const dt = fact.querySelector('dt').getBoundingClientRect(), dd = fact.querySelector('dd');
+    const range = document.createRange();
+    range.selectNodeContents(dd);
+    for (const line of range.getClientRects()) {
+      lefts.add(Math.round(line.left));
+      if (line.left < dt.right - 0.5) faults.push(`${party}: "${dd.textContent}" runs under its label`);
+    }
+    widths.push(dd.getBoundingClientRect().width);
+  }
+  if (lefts.size !== 1) faults.push(`${party}: values start at ${[...lefts]}`);
+}
+return [faults, Math.min(...widths), document.querySelectorAll('.party dl.ids .fact').length];
+"""
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_party_blocks_are_two_columns_on_screen(browser, tmp_path, screenshots, lang):
+    """The invoice page of the all-fields fixture as a browser lays it out, as wide as a desktop page and as narrow as
+    the page's invoice pane: in every party block each value's lines start at one value column right of its label,
+    and that column is wide enough for words (a narrow screen puts the parties one under another)."""
+    from pipeline.pdf import page as invoice_page
+    from test_render_page import ALL_FIELDS, canonical_of
+
+    body = json.loads(ALL_FIELDS.read_text())
+    body["config"] = {"syntax": "CII"}
+    target = tmp_path / f"invoice-{lang}.html"
+    target.write_bytes(invoice_page.styled(invoice_page.invoice_html(canonical_of(body), lang, "EN 16931")))
+    for width in (1000, 460):
+        browser.set_window_size(width, 1000)
+        browser.get(target.as_uri())
+        faults, narrowest, facts = browser.execute_script(PARTY_COLUMNS)
+        browser.save_screenshot(str(screenshots / f"parties-{lang}-{width}.png"))
+        assert facts >= 20 and faults == [], (width, faults)
+        assert narrowest > 150, (width, narrowest)
