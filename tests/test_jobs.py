@@ -373,3 +373,26 @@ def test_an_upload_over_the_job_limit_is_413_and_leaves_nothing(tmp_path, monkey
         assert r.status_code == 202 and r.json["total"] == 2
     finally:
         get_settings.cache_clear()
+
+
+def test_a_folder_of_300_file_parts_is_one_job(tmp_path, monkeypatch):
+    """The page's folder upload sends a `file` part per document: 300 of them are one job (before, Falcon's
+    multipart parser stopped at 64 parts: 400 "maximum number of form body parts exceeded")."""
+    from pipeline.settings import get_settings
+    from tests.test_platform_helpers import Platform
+    from tests.test_validate_batch import form
+
+    monkeypatch.setenv("EINVOICE_DATA_DIR", str(tmp_path))
+    get_settings.cache_clear()
+    try:
+        platform = Platform(SqliteStore(tmp_path / "s.sqlite3"))
+        _, token = platform.key(10)
+        valid, _ = documents()
+        body, ctype = form([(f"doc-{n}.xml", valid) for n in range(300)], '{"operation": "validate"}')
+        r = platform.client.simulate_post("/v1/jobs", body=body, headers={
+            "Authorization": f"Bearer {token}", "Content-Type": ctype})
+        assert r.status_code == 202, r.text
+        assert r.json["total"] == 300
+        platform.client.simulate_delete(f"/v1/jobs/{r.json['id']}", headers={"Authorization": f"Bearer {token}"})
+    finally:
+        get_settings.cache_clear()

@@ -163,6 +163,17 @@ def test_too_many_files_is_400(client, limits):
     assert ok.status_code == 200 and ok.json["summary"]["files"] == 3
 
 
+def test_as_many_file_parts_as_the_readme_promises(client):
+    """200 `file` parts (EINVOICE_MAX_BATCH_FILES' default) are one batch; the 201st is TOO_MANY_FILES. Before,
+    Falcon's multipart parser gave up after 64 parts: 400 "maximum number of form body parts exceeded"."""
+    assert get_settings().max_batch_files == 200
+    r = post(client, [(f"{n}.xml", BROKEN) for n in range(200)])
+    assert r.status_code == 200, r.text
+    assert r.json["summary"] == {"files": 200, "valid": 0, "invalid": 200, "errors": 0}
+    over = post(client, [(f"{n}.xml", BROKEN) for n in range(201)])
+    assert over.status_code == 400 and over.json["errorCode"] == "TOO_MANY_FILES", over.text
+
+
 def test_request_level_refusals(client):
     assert post(client, [("x.zip", b"PK\x03\x04 not really")]).json["errorCode"] == "INVALID_ARCHIVE"
     bad = post(client, [("a.xml", BROKEN)], request='{"version": "0.9"}')

@@ -7,10 +7,12 @@ bound first, since Falcon's multipart parser needs a length.
 """
 from __future__ import annotations
 
+import functools
 import io
 import json
 
 import falcon
+from falcon.media.multipart import MultipartParseOptions
 
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.validation_report import readable_report
@@ -45,6 +47,25 @@ def _read_bounded(stream, limit: int) -> bytes | None:
             return None
 
 
+# Parts beyond the files a request may carry: its `request` part and a few others, which are skipped.
+_OTHER_PARTS = 16
+
+
+def form_parts(req: falcon.Request, max_files: int):
+    """The parts of a multipart/form-data body, read one after another, up to `max_files` files and a few other
+    parts. Falcon's parser stops at 64 parts by default, below a batch's 200 files and a job's many more; beyond
+    this count it raises MediaMalformedError ("maximum number of form body parts exceeded")."""
+    return _form_handler(max_files + _OTHER_PARTS).deserialize(req.bounded_stream, req.content_type,
+                                                                req.content_length)
+
+
+@functools.lru_cache(maxsize=8)
+def _form_handler(max_parts: int) -> falcon.media.MultipartFormHandler:
+    options = MultipartParseOptions()
+    options.max_body_part_count = max_parts
+    return falcon.media.MultipartFormHandler(options)
+
+
 def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
                too_many=None) -> tuple[list[tuple[str | None, bytes]], bytes | None]:
     """The `file` parts (name, bytes) and the raw `request` part of a multipart/form-data upload, read under one
@@ -65,7 +86,7 @@ def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
     files: list[tuple[str | None, bytes]] = []
     request_raw, left = None, limit
     try:
-        for part in req.get_media():
+        for part in form_parts(req, max_files or 1):
             if part.name == "file" and (max_files != 1 or not files):
                 if max_files is not None and len(files) >= max_files:
                     raise too_many(len(files) + 1)

@@ -30,7 +30,7 @@ from pipeline.flows.job_document import check_options
 from pipeline import jobs
 from pipeline.jobs import files, local
 from pipeline.service.platform import shared, storage_unavailable
-from pipeline.service.upload import parse_request_part
+from pipeline.service.upload import form_parts, parse_request_part
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
 
@@ -107,7 +107,7 @@ def read_job_upload(req, intake: files.Intake) -> dict:
         _spool_chunked(req, intake)
     request_raw = None
     try:
-        for part in req.get_media():
+        for part in form_parts(req, get_settings().max_job_files):
             if part.name == "file":
                 intake.add_stream(part.filename or None, part.stream)
             elif part.name == "request" and request_raw is None:
