@@ -41,7 +41,7 @@ class Gunicorn:
         self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "app:app", "-b", f"127.0.0.1:{self.port}",
                                       "-w", "1", "--timeout", "120"], cwd=REPO, env={**os.environ, **env},
                                      stdout=self._log, stderr=subprocess.STDOUT)
-        Server.wait_ready(self, 60)
+        Server.wait_ready(self)
 
     def stop(self):
         Server.stop(self)

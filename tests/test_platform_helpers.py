@@ -130,11 +130,16 @@ class Server:
                                      stderr=subprocess.STDOUT)
         self.wait_ready()
 
-    def wait_ready(self, timeout: float = 60) -> None:
+    def wait_ready(self, stall: float = 60, limit: float = 1200) -> None:
+        """Until /healthz answers 200, as long as the server makes progress: its log grows or its processes (the
+        master and the workers it forked) use CPU. It fails when neither moved for `stall` seconds, when it exited,
+        or after `limit` seconds in all. A fixed minute gave up on a 2-core machine kept busy by another process,
+        where warming the rule packs takes several minutes of wall time."""
         import requests
 
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        started = last_move = time.monotonic()
+        seen = None
+        while True:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"pipeline serve exited with {self.proc.returncode}")
             try:
@@ -142,7 +147,18 @@ class Server:
                     return
             except requests.RequestException:
                 time.sleep(0.2)
-        raise RuntimeError("pipeline serve did not come up")
+            now, progress = time.monotonic(), Server._progress(self)  # self: also a stand-in (test_faults_chunked)
+            if progress != seen:
+                seen, last_move = progress, now
+            if now - last_move > stall or now - started > limit:
+                raise RuntimeError(f"pipeline serve did not come up: {now - started:.0f} s, the last "
+                                   f"{now - last_move:.0f} s without progress (log, CPU time)")
+
+    def _progress(self) -> tuple[int, int]:
+        """(the log's size, CPU clock ticks of the server's process tree)."""
+        log = getattr(self, "log_path", None)
+        size = Path(log).stat().st_size if log and Path(log).exists() else 0
+        return size, tree_cpu_ticks(self.proc.pid)
 
     def app_seconds(self, request_id: str, wait: float = 2.0) -> float:
         """The app's own time for one request, from the access log (`durationMs`, by `X-Request-Id`). A bound on
@@ -170,9 +186,31 @@ class Server:
         return self.proc.returncode
 
 
+def tree_cpu_ticks(root: int) -> int:
+    """CPU time (clock ticks, user + system, reaped children included) of process `root` and all its descendants,
+    from Linux's /proc/PID/stat."""
+    parent, ticks = {}, {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # the name in parentheses may hold spaces
+        pid = int(entry.name)
+        parent[pid], ticks[pid] = int(fields[1]), sum(map(int, fields[11:15]))  # ppid; utime stime cutime cstime
+    tree, grown = {root}, True
+    while grown:  # a child's pid may be lower than its parent's: repeat until nothing joins
+        joining = {pid for pid, ppid in parent.items() if ppid in tree} - tree
+        tree |= joining
+        grown = bool(joining)
+    return sum(ticks.get(pid, 0) for pid in tree)
+
+
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=REPO, env={**os.environ, **env},
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=600)  # a hang guard, not a bound
 
 
 def serve_with_key(data: Path, name: str, credits: int, rate_limit: str = "10000/min", workers: int = 2,
