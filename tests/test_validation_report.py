@@ -8,6 +8,7 @@ import pytest
 from lxml import etree, html as lxml_html
 
 from conftest import CORPUS
+from test_platform_helpers import REPO
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.flows.validation_report import readable_report
@@ -16,6 +17,7 @@ from test_render_page import layout_faults, pdf_pages, pdftotext
 INVALID = sorted((CORPUS / "xrechnung-schematron-tests" / "cii").glob("*.xml"))[:6] + sorted(
     (CORPUS / "xrechnung-schematron-tests" / "ubl-inv").glob("*.xml"))[:6]
 VALID = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml"
+XR_UBL = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml"
 
 
 def _text(html: bytes) -> str:
@@ -335,12 +337,13 @@ def test_findings_carry_their_class_after_the_bmf_letter(tmp_path):
         "undetermined", "undetermined", "undetermined"]
     malformed = b"<Invoice><unclosed></Invoice>"
     cases = [(malformed, "format", "Formatfehler"),
-             ((CORPUS / "kosit-validator-configuration-tests/instances/ubl004.xml").read_bytes(), "business-rule",
+             (XR_UBL.read_bytes().replace(b'PayableAmount currencyID="EUR">336.9<',
+                                          b'PayableAmount currencyID="EUR">336.8<'), "business-rule",  # BR-CO-16
               "Geschäftsregelfehler"),
              ((CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml").read_bytes(), "content",
               "Inhaltsfehler")]
-    for data, worst, german in cases:
-        report = validate_xml(data, "xrechnung", content_checks=True)
+    for data, worst, german in cases:  # content findings are errors with strict only
+        report = validate_xml(data, "xrechnung", content_checks=True, strict=worst == "content")
         assert all(i["category"] == categories.category_of(i["code"]) for i in report.to_dict()["issues"])
         assert categories.worst_category(report.issues) == worst
         english = lxml_html.fromstring(readable_report(data, report, "x.xml", "en"))
@@ -363,6 +366,46 @@ def test_findings_carry_their_class_after_the_bmf_letter(tmp_path):
     assert categories.MEANING["de"]["business-rule"] in page
     assert validate_xml(b"<Invoice>", "xrechnung").to_dict()["summary"]["meaning"]["de"] == \
         categories.MEANING["de"]["format"]
+
+
+PEPPOL_GB_SE = CORPUS / "peppol/2026.5/billing/base-example.xml"  # seller in the UK, buyer in Sweden
+
+
+def test_the_sentence_follows_the_errors_and_names_the_law_of_its_class():
+    """Warnings are recommendations: a valid invoice whose only findings are warnings (a content check's among
+    them) gets the no-error sentence, and one whose only error is BR-CO-16 is a business-rule error whatever its
+    warnings. The BMF letter's consequences are German VAT law's: an invoice from the UK to Sweden (Peppol) or
+    within France (fr-ctc, without its PMD note: BR-FR-05) gets its class, whose class it is, and no German
+    consequence; German invoices keep theirs."""
+    from pipeline.check import categories
+
+    valid = validate_xml(XR_UBL.read_bytes(), "xrechnung", content_checks=True)
+    assert valid.valid and {i.code for i in valid.issues} >= {"CHECK-VAT-ID"}
+    assert valid.to_dict()["summary"]["worstCategory"] is None
+    assert valid.to_dict()["summary"]["meaning"] == {"en": categories.MEANING["en"][None],
+                                                     "de": categories.MEANING["de"][None]}
+    totals = XR_UBL.read_bytes().replace(b'PayableAmount currencyID="EUR">336.9<', b'PayableAmount currencyID="EUR">336.8<')
+    german = validate_xml(totals, "xrechnung", content_checks=True)
+    assert [i.code for i in german.issues if i.severity == "ERROR"] == ["BR-CO-16"] and german.warnings >= 1
+    assert german.to_dict()["summary"]["worstCategory"] == "business-rule"
+    assert german.to_dict()["summary"]["meaning"]["en"] == categories.MEANING["en"]["business-rule"]
+    assert "UStG" in german.to_dict()["summary"]["meaning"]["de"]
+
+    peppol = PEPPOL_GB_SE.read_bytes().replace(b'PayableAmount currencyID="EUR">1656.25<',
+                                                b'PayableAmount currencyID="EUR">1656.20<')
+    french = (REPO / "fixtures/golden/fr-b2b-goods.fr-ctc.cii.xml").read_bytes().replace(
+        b"<ram:SubjectCode>PMD</ram:SubjectCode>", b"<ram:SubjectCode>AAI</ram:SubjectCode>")
+    for data, spec, error in ((peppol, "peppol", "BR-CO-16"), (french, "fr-ctc", "BR-FR-05")):
+        report = validate_xml(data, spec, content_checks=True)
+        assert [i.code[:len(error)] for i in report.issues if i.severity == "ERROR"] == [error]
+        summary = report.to_dict()["summary"]
+        assert summary["worstCategory"] == "business-rule"
+        en, de = summary["meaning"]["en"], summary["meaning"]["de"]
+        assert en.startswith("Business-rule error:") and "German BMF letter of 15 October 2025" in en
+        assert "UStG" not in en and "input VAT" not in en and "neither seller nor buyer is in Germany" in en
+        assert de.startswith("Geschäftsregelfehler:") and "UStG" not in de and "deutschem Umsatzsteuerrecht" in de
+        page = _text(readable_report(data, report, "x.xml", "en"))
+        assert en in page and "UStG" not in page
 
 
 def test_code_frames_fit_the_page_and_stay_aligned(tmp_path):

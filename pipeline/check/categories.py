@@ -18,6 +18,12 @@ the Schematron packs (`UBL-CR-...`, `UBL-SR-...`, `CII-SR-...`, `UBL-DT-...`, `C
 a syntax may carry, between format and business rule), the Factur-X profile rules (`FX-SCH-...`, both kinds
 mixed), the PDF/A-3 and XMP container checks, and our own findings about running the rules belong: those are
 `undetermined` (the letter leaves their class open), never a guess.
+
+The sentence on what the worst class means follows the errors only: warnings are recommendations of the rules (a
+content finding counts when `strict` makes it an error). The letter's consequences are German VAT law's: for an
+invoice whose seller and buyer are both outside Germany by what it states (address countries, VAT identifier
+prefixes: `xmlinput.party_countries`), a UK-to-Sweden Peppol invoice or a French one, the sentence names the
+class, says whose class it is and leaves the German consequence out.
 """
 from __future__ import annotations
 
@@ -85,25 +91,52 @@ MEANING = {
     },
 }
 
+# Outside German VAT law: the class alone, and whose class it is.
+ABROAD = {
+    "en": ({FORMAT: "Format error: the file does not meet the syntax of an e-invoice.",
+            CONTENT: "Content error: a value the invoice states looks wrong (see the CHECK findings).",
+            BUSINESS_RULE: "Business-rule error: the e-invoice breaks a business rule of its format."},
+           "The class is one of the German BMF letter of 15 October 2025, whose consequences apply under German VAT "
+           "law; neither seller nor buyer is in Germany, so the VAT law of their countries decides."),
+    "de": ({FORMAT: "Formatfehler: Die Datei entspricht nicht der Syntax einer E-Rechnung.",
+            CONTENT: "Inhaltsfehler: Eine Angabe der Rechnung scheint falsch (siehe die CHECK-Befunde).",
+            BUSINESS_RULE: "Geschäftsregelfehler: Die E-Rechnung verstößt gegen eine Geschäftsregel ihres Formats."},
+           "Die Klasse ist eine des BMF-Schreibens vom 15. Oktober 2025, dessen Folgen nach deutschem "
+           "Umsatzsteuerrecht gelten; weder Verkäufer noch Käufer sind in Deutschland, es entscheidet das "
+           "Umsatzsteuerrecht ihrer Länder."),
+}
+
 LABELS = {"en": {FORMAT: "format", BUSINESS_RULE: "business rule", CONTENT: "content", UNDETERMINED: "open"},
           "de": {FORMAT: "Format", BUSINESS_RULE: "Geschäftsregel", CONTENT: "Inhalt", UNDETERMINED: "offen"}}
 
 
 def worst_category(issues) -> str | None:
-    """The most serious class among the errors and the content findings (content checks are warnings unless
-    strict, so that the official verdict never changes, yet a wrong VAT id is what the letter calls a content
-    error); None when there is none. Warnings of the official rules are recommendations: no class of the letter."""
-    found = {category_of(i.code) for i in issues if i.severity == "ERROR" or category_of(i.code) == CONTENT}
+    """The most serious class among the errors; None when there is none. Warnings (the official rules'
+    recommendations, and the content checks unless `strict` makes them errors) are no class of the letter: a
+    sentence under a valid verdict never speaks of an error."""
+    found = {category_of(i.code) for i in issues if i.severity == "ERROR"}
     return next((c for c in _RANK if c in found), None)
 
 
-def meaning(issues, language: str = "en") -> str:
-    """One sentence: what the report's worst class means for the receiver."""
-    return MEANING.get(language, MEANING["en"])[worst_category(issues)]
+def under_german_law(countries: set[str]) -> bool | None:
+    """Whether the letter's consequences apply: seller or buyer in Germany (None: nothing stated, not known)."""
+    return ("DE" in countries) if countries else None
 
 
-def meanings(issues) -> dict[str, str]:
+def _sentence(worst: str | None, language: str, german_law: bool | None) -> str:
+    if german_law is False and worst in ABROAD[language][0]:
+        heads, whose = ABROAD[language]
+        return heads[worst] + " " + whose
+    return MEANING[language][worst]
+
+
+def meaning(issues, language: str = "en", german_law: bool | None = None) -> str:
+    """One sentence: what the report's worst class means for the receiver (`german_law` False: the class only)."""
+    return _sentence(worst_category(issues), language if language in MEANING else "en", german_law)
+
+
+def meanings(issues, german_law: bool | None = None) -> dict[str, str]:
     """That sentence in every language we write it in ({"en": ..., "de": ...}): the JSON report's summary carries
     both, whatever language a report for people is in."""
     worst = worst_category(issues)
-    return {language: sentences[worst] for language, sentences in MEANING.items()}
+    return {language: _sentence(worst, language, german_law) for language in MEANING}

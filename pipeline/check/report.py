@@ -81,6 +81,7 @@ class Report:
     syntax: str | None
     issues: list[Issue] = field(default_factory=list)
     request_id: str | None = None
+    german_law: bool | None = None  # seller or buyer in Germany (categories.under_german_law); None: not known
 
     @property
     def errors(self) -> int:
@@ -101,6 +102,6 @@ class Report:
         if self.syntax is not None:
             d["syntax"] = self.syntax
         d.update(summary={"errors": self.errors, "warnings": self.warnings,
-                          "worstCategory": worst_category(self.issues), "meaning": meanings(self.issues)},
+                          "worstCategory": worst_category(self.issues), "meaning": meanings(self.issues, self.german_law)},
                  issues=[i.to_dict() for i in self.issues], requestId=self.request_id)
         return d

@@ -295,6 +295,35 @@ def specification_id(doc: ParsedXml):
     return (text or None), element
 
 
+_RSM_TRADE = f"{{{CII_NS}}}SupplyChainTradeTransaction/{{{_RAM}}}ApplicableHeaderTradeAgreement/{{{_RAM}}}"
+_CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
+_UBL_PARTY = f"{{{_CAC}}}%s/{{{_CAC}}}Party/"
+_PARTY_COUNTRIES = {  # syntax -> (address country elements, VAT identifier elements) of seller, buyer, tax representative
+    "CII": ([_RSM_TRADE + f"{p}/{{{_RAM}}}PostalTradeAddress/{{{_RAM}}}CountryID"
+             for p in ("SellerTradeParty", "BuyerTradeParty")],
+            [_RSM_TRADE + f"{p}/{{{_RAM}}}SpecifiedTaxRegistration/{{{_RAM}}}ID[@schemeID='VA']"
+             for p in ("SellerTradeParty", "BuyerTradeParty", "SellerTaxRepresentativeTradeParty")]),
+    "UBL": ([_UBL_PARTY % p + f"{{{_CAC}}}PostalAddress/{{{_CAC}}}Country/{{{_CBC}}}IdentificationCode"
+             for p in ("AccountingSupplierParty", "AccountingCustomerParty")],
+            [_UBL_PARTY % p + f"{{{_CAC}}}PartyTaxScheme/{{{_CBC}}}CompanyID"
+             for p in ("AccountingSupplierParty", "AccountingCustomerParty")]
+            + [f"{{{_CAC}}}TaxRepresentativeParty/{{{_CAC}}}PartyTaxScheme/{{{_CBC}}}CompanyID"]),
+}
+
+
+def party_countries(doc: ParsedXml) -> set[str]:
+    """The countries seller and buyer are in as the document states them: their address countries (BT-40, BT-55)
+    and the prefixes of the VAT identifiers of seller, buyer and the seller's tax representative (BT-31, BT-48,
+    BT-63). Empty for a document of no known syntax."""
+    paths = _PARTY_COUNTRIES.get(doc.report_syntax or "")
+    if paths is None:
+        return set()
+    root, (addresses, vat_ids) = doc.tree.getroot(), paths
+    found = {" ".join((e.text or "").split()).upper() for path in addresses for e in root.iterfind(path)}
+    found |= {(e.text or "").strip()[:2].upper() for path in vat_ids for e in root.iterfind(path)}
+    return {c for c in found if len(c) == 2 and c.isalpha()}
+
+
 def unknown_root_issue(doc: ParsedXml) -> Issue:
     return Issue(ERROR, XML_UNKNOWN_ROOT,
                  f"Unknown document type {doc.root_name}: expected a UN/CEFACT CII D16B rsm:CrossIndustryInvoice "

@@ -93,7 +93,7 @@ def _run(args) -> int:
               f"{report.warnings} warning{'' if report.warnings == 1 else 's'}")
         from pipeline.check.categories import meaning  # what the worst class means for the receiver
 
-        print(meaning(report.issues, args.lang))
+        print(meaning(report.issues, args.lang, report.german_law))
         for i in report.issues:
             loc = i.location
             where = f" line {loc.line}" + (f":{loc.column}" if loc.column else "") if loc and loc.line else ""

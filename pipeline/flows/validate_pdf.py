@@ -9,7 +9,7 @@ BT-24 names EXTENDED-CTC-FR (no Factur-X profile) to the French chain for XML (`
 """
 from __future__ import annotations
 
-from pipeline.check import fr_ctc, packs, xmlinput
+from pipeline.check import categories, fr_ctc, packs, xmlinput
 from pipeline.check.profiles import ZUGFERD1_NOT_EN16931, ZUGFERD1_VERSION
 from pipeline.check.report import Issue, Report
 from pipeline.flows.validate_xml import content_issues
@@ -17,23 +17,18 @@ from pipeline.invoice.specs import RULES_VERSION
 from pipeline.pdf import checks
 
 
-def _embedded_content_issues(xml: bytes, strict: bool) -> list[Issue]:
-    """Content findings of the embedded invoice; none when it cannot be read (its rules have said why)."""
+def _embedded(xml: bytes | None) -> xmlinput.ParsedXml | None:
+    """The embedded invoice read safely; None when there is none or it cannot be read (its rules have said why)."""
     try:
-        doc = xmlinput.load(xml)
+        return xmlinput.load(xml) if xml is not None else None
     except xmlinput.XmlInputError:
-        return []
-    return content_issues(doc, strict=strict)
+        return None
 
 
-def _french_issues(result, pack: packs.Pack) -> list[Issue]:
+def _french_issues(result, doc: xmlinput.ParsedXml | None, pack: packs.Pack) -> list[Issue]:
     """BR-FR Flux 2 on the embedded invoice; for EXTENDED-CTC-FR (which names no Factur-X profile) the French
     chain in place of the profile finding."""
-    try:
-        doc = xmlinput.load(result.xml)
-    except xmlinput.XmlInputError:
-        return []  # the profile checks have reported it
-    if doc.syntax != "CII":
+    if doc is None or doc.syntax != "CII":
         return []
     if pack.profile_stylesheet(doc.syntax, result.guideline_id) is not None:
         result.issues = [i for i in result.issues if i.code != "FX_UNKNOWN_PROFILE"]
@@ -52,11 +47,12 @@ def validate_pdf(data: bytes, request_id: str | None = None, content_checks: boo
         raise checks.not_a_pdf(exc) from exc
     zugferd1 = any(i.code == ZUGFERD1_NOT_EN16931 for i in result.issues)
     version = ZUGFERD1_VERSION if zugferd1 else RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
+    doc = _embedded(result.xml)
     if french is not None:
         version = french.version  # the FNFE release: what a request may send back as `version`
-        french_issues = _french_issues(result, french) if result.xml is not None else []
-        result.issues += french_issues
+        result.issues += _french_issues(result, doc, french)
     issues = list(result.issues)
-    if content_checks and result.xml is not None:
-        issues += _embedded_content_issues(result.xml, strict)
-    return Report(version, "CII" if result.xml is not None else None, issues, request_id)
+    if content_checks and doc is not None:
+        issues += content_issues(doc, strict=strict)
+    german_law = categories.under_german_law(xmlinput.party_countries(doc)) if doc is not None else None
+    return Report(version, "CII" if result.xml is not None else None, issues, request_id, german_law)

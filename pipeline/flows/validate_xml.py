@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass
 from datetime import date
 
-from pipeline.check import content, content_source, engine, fr_ctc, xmlinput
+from pipeline.check import categories, content, content_source, engine, fr_ctc, xmlinput
 from pipeline.check.report import Issue, Location, Report
 from pipeline.check.xmlinput import ParsedXml, XmlInputError
 from pipeline.invoice.specs import XRECHNUNG_ID_PREFIX
@@ -88,7 +88,8 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
     pack = engine.pick_pack(spec, version, doc.syntax, doc, on)
     if doc.syntax not in pack.syntaxes:  # Peppol: its CII rules are not published as a compiled release
         raise engine.syntax_not_available(pack, doc.syntax)
-    report = Report(pack.version, doc.report_syntax, [], request_id)
+    report = Report(pack.version, doc.report_syntax, [], request_id,
+                    german_law=categories.under_german_law(xmlinput.party_countries(doc)))
     view = engine.rules_view(doc.text) if tree is None else doc.text
     try:
         sdoc = tree if tree is not None else engine.saxon_document(doc, view)

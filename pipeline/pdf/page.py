@@ -194,8 +194,8 @@ def _verdict(report: Report, language: str = "en") -> dict:
     shown = sorted(report.issues, key=lambda i: i.severity != ERROR)[:MAX_SHOWN_FINDINGS]
     labels = categories.LABELS.get(language, categories.LABELS["en"])
     return {"valid": report.valid, "version": report.version, "errors": report.errors, "warnings": report.warnings,
-            "meaning": categories.meaning(report.issues, language),
-            "meaningAlso": [{"lang": other, "text": text} for other, text in categories.meanings(report.issues).items()
+            "meaning": categories.meaning(report.issues, language, report.german_law),
+            "meaningAlso": [{"lang": other, "text": text} for other, text in categories.meanings(report.issues, report.german_law).items()
                             if other != language],
             "failed": [{"code": i.code, "message": i.message, "severity": i.severity, "category": labels[i.category],
                         "line": i.location.line if i.location else None,

@@ -148,7 +148,7 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
     if page_left_out:
         notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
     html = _template().render(report=report, name=name, lang=language, t=t, groups=groups, counts=counts,
-                              meaning=categories.meaning(report.issues, language),
+                              meaning=categories.meaning(report.issues, language, report.german_law),
                               also=_other_languages(report, language),
                               notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None,
                               screen_style=page.screen_style() if screen else None)
@@ -158,7 +158,7 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
 def _other_languages(report: Report, language: str) -> list[tuple[str, str]]:
     """(language, sentence) on what the worst class means in the languages other than the report's: the summary
     is stated in English and German whichever the reader picked (issue 27)."""
-    return [(other, text) for other, text in categories.meanings(report.issues).items() if other != language]
+    return [(other, text) for other, text in categories.meanings(report.issues, report.german_law).items() if other != language]
 
 
 def report_pdf(report: Report, name: str, source_text: str | None = None, language: str = "en",
