@@ -94,7 +94,7 @@ def test_readyz_reports_rule_packs_and_storage(tmp_path, monkeypatch):
     client = falcon.testing.TestClient(create_app(backends=Backends(store, MemoryLimiter(), PlatformConfig())))
     r = client.simulate_get("/readyz")
     assert r.status_code == 200, r.text
-    assert r.json["storage"] == "ok" and set(r.json["rulePacks"]) == {"xrechnung", "en16931", "fr-ctc", "peppol"}
+    assert r.json["storage"] == "ok" and set(r.json["rulePacks"]) == {"xrechnung", "en16931", "fr-ctc", "peppol", "fr-cdar"}
 
     class Down(Backends):
         def store(self):

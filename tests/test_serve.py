@@ -54,7 +54,7 @@ def test_health_readiness_and_a_real_request(single):
     ready = requests.get(server.url + "/readyz")
     assert ready.status_code == 200
     body = ready.json()
-    assert body["storage"] == "ok" and set(body["rulePacks"]) == {"xrechnung", "en16931", "fr-ctc", "peppol"}
+    assert body["storage"] == "ok" and set(body["rulePacks"]) == {"xrechnung", "en16931", "fr-ctc", "peppol", "fr-cdar"}
     auth = {"Authorization": f"Bearer {token}", "X-Request-Id": "serve-validate-1"}
     r = requests.post(server.url + "/v1/invoice/xrechnung/validate", files=_multipart(_ubl_sample()), headers=auth)
     assert r.status_code == 200, r.text

@@ -36,7 +36,7 @@ def _warmed(value: str | None) -> list[str]:
 
 
 def test_a_worker_warms_every_installed_pack_by_default_and_only_the_chosen_ones_when_set():
-    assert _warmed(None) == ["en16931", "fr-ctc", "peppol", "xrechnung"]
+    assert _warmed(None) == ["en16931", "fr-cdar", "fr-ctc", "peppol", "xrechnung"]
     assert _warmed(" xrechnung, peppol ,") == ["peppol", "xrechnung"]
 
 
@@ -45,4 +45,4 @@ def test_an_unknown_spec_stops_the_start_with_the_known_ones_named():
     out = subprocess.run([sys.executable, "-m", "pipeline", "serve", "--port", "1"], cwd=REPO, env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode != 0
-    assert "EINVOICE_WARM_SPECS: unknown spec(s) zugferd; known: xrechnung, en16931, fr-ctc, peppol" in out.stderr
+    assert "EINVOICE_WARM_SPECS: unknown spec(s) zugferd; known: xrechnung, en16931, fr-ctc, peppol, fr-cdar" in out.stderr

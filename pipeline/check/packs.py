@@ -42,8 +42,8 @@ from pipeline.settings import REPO_ROOT, get_settings
 
 REGISTRY_PATH = REPO_ROOT / "registry" / "packs.json"
 MANIFEST_NAME = ".pack.json"
-SPECS = ("xrechnung", "en16931", "fr-ctc", "peppol")
-SYNTAXES = ("CII", "UBL-Invoice", "UBL-CreditNote")
+SPECS = ("xrechnung", "en16931", "fr-ctc", "peppol", "fr-cdar")
+SYNTAXES = ("CII", "UBL-Invoice", "UBL-CreditNote")  # invoices; fr-cdar's status messages are `CDAR` (check.cdar)
 ACTIVE, DEPRECATED = "active", "deprecated"
 
 
@@ -231,8 +231,11 @@ def install(source_dir: str | Path | None = None, *, registry: Path | None = Non
     """
     home = Path(rules_home or get_settings().rules_home)
     entries = [e for e in load_registry(registry) if specs is None or e["spec"] in specs]
+    # A pack the registry pins no download for (`noDownload`) comes from a local copy only: without one the others
+    # are installed and the command fails naming it.
+    local_only = [e for e in entries if source_dir is None and e.get("noDownload") and not e.get("package")]
     installed = []
-    for entry in entries:
+    for entry in (e for e in entries if e not in local_only):
         with tempfile.TemporaryDirectory(prefix=".install-", dir=_ensure_dir(home)) as tmp:
             staging = Path(tmp) / "pack"
             if entry.get("package"):
@@ -247,6 +250,10 @@ def install(source_dir: str | Path | None = None, *, registry: Path | None = Non
     _listed.clear()
     _latest.clear()
     _active.clear()
+    if local_only:
+        raise RulesError("; ".join(f"{e['spec']} {e['version']} was not installed: {e['noDownload']}" for e in local_only)
+                         + f". The other packs are installed ({', '.join(p.key for p in installed) or 'none'}); "
+                         "install from a local copy of the official artefacts: pipeline rules install --from DIR")
     return installed
 
 

@@ -1,0 +1,50 @@
+"""France's lifecycle status messages (CDV, "compte rendu de vie") on the `fr-cdar` rule pack.
+
+A platform (PA) or a business reports every status of an invoice (200 Déposée ... 212 Encaissée, 213 Rejetée) in a
+UN/CEFACT Cross Domain Acknowledgement and Response D22B message (CDAR). FNFE-MPE's chain, in this order:
+1. the CDAR D22B XSD (uncoupled);
+2. BR-FR-CDV-Schematron-CDAR (flags as written: fatal -> ERROR; the two code-list checks FNFE left as warnings,
+   BR-FR-CDV-CL-06, stay WARNINGs);
+3. BR-FR-CDV-Schematron-CDAR_WARNING: the same checks as FNFE publishes them for the transition, every finding a
+   WARNING (a failed rule is therefore listed twice: as an error and as a warning).
+Every step runs even when an earlier one fails, so that the report lists every finding.
+
+The rule ids name the term of the CDV's semantic model they judge (`BR-FR-CDV-14_MDT-207`, `BR-FR-CDV-01_MDG-3`):
+`pipeline.invoice.cdar_terms` reads it from there; the texts stay French, as published.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from pipeline.check import engine, packs
+from pipeline.check.report import ERROR, WARNING, Issue
+from pipeline.check.xmlinput import XML_UNKNOWN_ROOT, ParsedXml
+
+SPEC = "fr-cdar"
+SYNTAX = "CDAR"
+NS = "urn:un:unece:uncefact:data:standard:CrossDomainAcknowledgementAndResponse:100"
+ROOT = f"{{{NS}}}CrossDomainAcknowledgementAndResponse"
+
+
+def is_cdar(doc: ParsedXml) -> bool:
+    return doc.root_name == ROOT
+
+
+def root_issue(doc: ParsedXml) -> Issue:
+    return Issue(ERROR, XML_UNKNOWN_ROOT,
+                 f"Unknown document type {doc.root_name}: expected a lifecycle status message (CDV), a UN/CEFACT "
+                 "CDAR D22B rsm:CrossDomainAcknowledgementAndResponse. An invoice is validated by "
+                 "POST /v1/invoice/fr-ctc/validate.", doc.locate("/*[1]"))
+
+
+def chain_issues(doc: ParsedXml, pack: packs.Pack, sdoc) -> list[Issue]:
+    """The FNFE chain's findings on a CDAR message (`sdoc`: it as a Saxon tree): the pack's XSD and first stylesheet
+    as written, then its further stylesheets (FNFE's _WARNING publication) with every finding a WARNING. The engine
+    runs the optimised copies where the pack has them."""
+    rules = pack.rules_for(SYNTAX)
+    fatal, *warnings = rules.stylesheets
+    issues = engine.run_checks(doc, rules.xsd, [pack.runnable(fatal)], sdoc=sdoc)
+    for sheet in warnings:
+        issues += [dataclasses.replace(i, severity=WARNING)
+                   for i in engine.schematron_issues(sdoc, pack.runnable(sheet), None, doc)]
+    return issues

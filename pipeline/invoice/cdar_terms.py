@@ -1,0 +1,166 @@
+"""The term table of France's lifecycle status messages (CDV): every JSON field of a status request with the term of
+the CDV semantic model (MDT-n data, MDG-n groups, as FNFE-MPE's BR-FR-CDV rules and the official examples name
+them), its French and English name and its place in the CDAR D22B message.
+
+One table for the 400 entries of the model (`businessTerm`), the 422 mapping (rule id -> term -> JSON field), the
+OpenAPI descriptions, the readable page's labels and the report for people. JSON path patterns use `[]` for array
+items (`status.details[].reasonCode`); `term_for` takes concrete paths too. Fields whose place has no MDT number in
+the published rules or examples carry none (`term` None) rather than a guessed one.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_EXD = "/rsm:CrossDomainAcknowledgementAndResponse/rsm:ExchangedDocument"
+_CTX = "/rsm:CrossDomainAcknowledgementAndResponse/rsm:ExchangedDocumentContext"
+_ACK = "/rsm:CrossDomainAcknowledgementAndResponse/rsm:AcknowledgementDocument"
+_RRD = f"{_ACK}/ram:ReferenceReferencedDocument"
+_DST = f"{_RRD}/ram:SpecifiedDocumentStatus"
+_CHR = f"{_DST}/ram:SpecifiedDocumentCharacteristic"
+
+
+@dataclass(frozen=True)
+class Term:
+    json_path: str       # pattern, `[]` for array items
+    term: str | None     # MDT-n / MDG-n, None where the published model gives the place no number
+    fr: str              # name in French (the CDV model's wording)
+    en: str              # name in English
+    cdar: str            # XPath in the CDAR message
+
+    def name(self, language: str = "en") -> str:
+        return self.fr if language == "fr" else self.en
+
+
+def _party(json: str, group: str, terms: tuple, what_fr: str, what_en: str, cdar: str) -> list[Term]:
+    """A party of the message (sender MDG-9, issuer MDG-16, recipient MDG-23): (id, name, role, address) terms."""
+    global_id, name, role, address = terms
+    return [
+        Term(json, group, f"Partenaire {what_fr}", f"{what_en} party", cdar),
+        Term(f"{json}.role", role, f"Code rôle ({what_fr})", f"{what_en} role code", f"{cdar}/ram:RoleCode"),
+        Term(f"{json}.id", global_id, f"Identifiant ({what_fr})", f"{what_en} identifier", f"{cdar}/ram:GlobalID"),
+        Term(f"{json}.idScheme", global_id, f"Schéma de l'identifiant ({what_fr})", f"{what_en} identifier scheme",
+             f"{cdar}/ram:GlobalID/@schemeID"),
+        Term(f"{json}.name", name, f"Raison sociale ({what_fr})", f"{what_en} name", f"{cdar}/ram:Name"),
+        Term(f"{json}.electronicAddress", address, f"Adresse électronique ({what_fr})",
+             f"{what_en} electronic address", f"{cdar}/ram:URIUniversalCommunication/ram:URIID"),
+        Term(f"{json}.electronicAddressScheme", address, f"Schéma de l'adresse électronique ({what_fr})",
+             f"{what_en} electronic address scheme", f"{cdar}/ram:URIUniversalCommunication/ram:URIID/@schemeID"),
+    ]
+
+
+TERMS: list[Term] = [
+    Term("message", None, "Message de cycle de vie", "Lifecycle status message", _EXD),
+    Term("message.id", "MDT-4", "Identifiant du document", "Message identifier", f"{_EXD}/ram:ID"),
+    Term("message.name", "MDT-5", "Nom du document", "Message name", f"{_EXD}/ram:Name"),
+    Term("message.issueDateTime", "MDT-8", "Date-heure de création du CDV", "Message creation date and time",
+         f"{_EXD}/ram:IssueDateTime/udt:DateTimeString"),
+    Term("message.businessProcess", "MDT-2", "Type de processus métier", "Business process type",
+         f"{_CTX}/ram:BusinessProcessSpecifiedDocumentContextParameter/ram:ID"),
+    Term("message.guidelineId", "MDT-3", "Type de profil", "Profile (guideline) identifier",
+         f"{_CTX}/ram:GuidelineSpecifiedDocumentContextParameter/ram:ID"),
+    *_party("message.sender", "MDG-9", ("MDT-19", "MDT-20", "MDT-21", None), "émetteur", "Sender",
+            f"{_EXD}/ram:SenderTradeParty"),
+    *_party("message.issuer", "MDG-16", ("MDT-38", "MDT-39", "MDT-40", None), "créateur du document", "Issuer",
+            f"{_EXD}/ram:IssuerTradeParty"),
+    *_party("message.recipients[]", "MDG-23", ("MDT-57", "MDT-58", "MDT-59", "MDT-73"), "destinataire", "Recipient",
+            f"{_EXD}/ram:RecipientTradeParty"),
+    Term("status", None, "Statut", "Status", _ACK),
+    Term("status.code", "MDT-105", "Code statut traitement", "Status code",
+         f"{_RRD}/ram:ProcessConditionCode"),
+    Term("status.name", "MDT-106", "Libellé statut traitement", "Status name", f"{_RRD}/ram:ProcessCondition"),
+    Term("status.dateTime", "MDT-78", "Date-heure du statut", "Status date and time",
+         f"{_ACK}/ram:IssueDateTime/udt:DateTimeString"),
+    Term("status.typeCode", "MDT-77", "Code type de document (phase)", "Message type code (phase)",
+         f"{_ACK}/ram:TypeCode"),
+    Term("status.documentStatusCode", "MDT-88", "Code statut", "Document status code", f"{_RRD}/ram:StatusCode"),
+    Term("status.details[]", "MDG-37", "Détail du statut", "Status detail", _DST),
+    Term("status.details[].reasonCode", "MDT-113", "Code motif", "Reason code", f"{_DST}/ram:ReasonCode"),
+    Term("status.details[].reason", "MDT-114", "Libellé motif", "Reason", f"{_DST}/ram:Reason"),
+    Term("status.details[].actionCode", "MDT-121", "Code action attendue", "Requested action code",
+         f"{_DST}/ram:RequestedActionCode"),
+    Term("status.details[].action", "MDT-122", "Action attendue", "Requested action", f"{_DST}/ram:RequestedAction"),
+    Term("status.details[].sequence", "MDT-124-2", "Numéro incrémental de détail de statut",
+         "Status detail sequence number", f"{_DST}/ram:SequenceNumeric"),
+    Term("status.details[].note", "MDT-126", "Commentaire", "Note", f"{_DST}/ram:IncludedNote/ram:Content"),
+    Term("status.details[].characteristics[]", "MDG-43", "Caractéristique du document", "Document characteristic",
+         _CHR),
+    Term("status.details[].characteristics[].id", "MDT-206", "ID de la donnée du document",
+         "Identifier of the data", f"{_CHR}/ram:ID"),
+    Term("status.details[].characteristics[].typeCode", "MDT-207", "Code du type de donnée", "Data type code",
+         f"{_CHR}/ram:TypeCode"),
+    Term("status.details[].characteristics[].changed", "MDT-209", "Indicateur de modification", "Value changed",
+         f"{_CHR}/ram:ValueChangedIndicator/udt:IndicatorString"),
+    Term("status.details[].characteristics[].name", "MDT-211", "Nom de la donnée", "Name of the data",
+         f"{_CHR}/ram:Name"),
+    Term("status.details[].characteristics[].location", "MDT-213", "Localisation de la donnée dans l'XML",
+         "Location of the data in the invoice XML", f"{_CHR}/ram:Location"),
+    Term("status.details[].characteristics[].amount", "MDT-215", "Montant", "Amount", f"{_CHR}/ram:ValueAmount"),
+    Term("status.details[].characteristics[].currencyCode", "MDT-215", "Devise du montant", "Currency of the amount",
+         f"{_CHR}/ram:ValueAmount/@currencyID"),
+    Term("status.details[].characteristics[].date", "MDT-219", "Date", "Date",
+         f"{_CHR}/ram:ValueDateTime/udt:DateTimeString"),
+    Term("status.details[].characteristics[].percent", "MDT-224", "Pourcentage (par exemple taux de TVA)",
+         "Percentage (e.g. the VAT rate)", f"{_CHR}/ram:ValuePercent"),
+    Term("invoice", None, "Facture référencée", "The invoice", _RRD),
+    Term("invoice.number", "MDT-87", "Numéro de facture (BT-1)", "Invoice number (BT-1)",
+         f"{_RRD}/ram:IssuerAssignedID"),
+    Term("invoice.issueDate", "MDT-100", "Date de facture (BT-2)", "Invoice issue date (BT-2)",
+         f"{_RRD}/ram:FormattedIssueDateTime/qdt:DateTimeString"),
+    Term("invoice.typeCode", "MDT-91", "Code type de facture (BT-3)", "Invoice type code (BT-3)",
+         f"{_RRD}/ram:TypeCode"),
+    Term("invoice.receiptDateTime", "MDT-95", "Date-heure de réception de la facture", "Invoice receipt date and time",
+         f"{_RRD}/ram:ReceiptDateTime/udt:DateTimeString"),
+    Term("invoice.referenceTypeCode", "MDT-97", "Code type référence", "Reference type code",
+         f"{_RRD}/ram:ReferenceTypeCode"),
+    Term("invoice.sellerSiren", "MDT-129", "SIREN du vendeur (BT-30)", "Seller's SIREN (BT-30)",
+         f"{_RRD}/ram:IssuerTradeParty/ram:GlobalID"),
+    Term("invoice.buyerSiren", None, "SIREN de l'acheteur (rôle BY, MDT-158)", "Buyer's SIREN (role BY, MDT-158)",
+         f"{_RRD}/ram:RecipientTradeParty/ram:GlobalID"),
+]
+BY_PATH = {t.json_path: t for t in TERMS}
+# Terms the rules name that are no JSON field of their own: the place they judge -> the field a 422 points at.
+RULE_FIELDS = {"MDG-3": "message.guidelineId", "MDG-4": "message.issueDateTime", "MDG-35": "invoice.issueDate",
+               "MDT-115": "status.code", "MDT-132": "invoice.sellerSiren", "MDT-158": "invoice.buyerSiren"}
+_INDEX = re.compile(r"\[\d+\]")
+_RULE_TERM = re.compile(r"(MD[GT]-\d+(?:-\d+)?)")
+
+
+def pattern_of(path: str) -> str:
+    """`status.details[2].reasonCode` -> `status.details[].reasonCode`."""
+    return _INDEX.sub("[]", path)
+
+
+def term_for(path: str | None) -> Term | None:
+    return BY_PATH.get(pattern_of(path)) if path else None
+
+
+def business_term(path: str | None) -> str | None:
+    term = term_for(path)
+    return term.term if term else None
+
+
+def term_of_rule(rule_id: str) -> str | None:
+    """The MDT / MDG term a BR-FR-CDV rule id names (`BR-FR-CDV-14_MDT-207` -> MDT-207), else None."""
+    found = _RULE_TERM.search(rule_id or "")
+    return found.group(1) if found else None
+
+
+def field_for_rule(rule_id: str) -> tuple[str | None, str | None]:
+    """(JSON path pattern, term) a rule points at: the first field carrying its term; (None, term) when no field
+    does; (None, None) for a rule that names no term."""
+    term = term_of_rule(rule_id)
+    if term is None:
+        return None, None
+    if term in RULE_FIELDS:
+        return RULE_FIELDS[term], term
+    return next((t.json_path for t in TERMS if t.term == term), None), term
+
+
+def rule_label(rule_id: str, language: str = "en") -> str | None:
+    """"MDT-207 Data type code" (in `language`, en or fr) of the term a rule is about, else None."""
+    field, term = field_for_rule(rule_id)
+    if term is None:
+        return None
+    row = BY_PATH.get(field) if field else None
+    return f"{term} {row.name(language)}" if row else term

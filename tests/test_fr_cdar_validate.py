@@ -1,0 +1,130 @@
+"""France's lifecycle status messages (CDV, CDAR D22B) on the `fr-cdar` pack: every official example validates as the
+official chain run on its own says (FNFE's XSD and original stylesheets, their SVRL read by the test, no code of
+ours between), each example mutated to break one rule fails exactly that rule on both sides, and the pack's
+optimised copies find what the originals find."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from cdar_cases import FATAL, MUTATIONS, WARNING, example, examples, mutated, official_chain
+from pipeline.check import cdar, engine, optimise, packs, xmlinput
+from pipeline.flows.status_validate import validate_status
+from pipeline.invoice import cdar_terms
+
+ISSUE_CASES = MUTATIONS[:5]
+
+
+def _ours(report) -> tuple[bool, Counter, bool, Counter]:
+    xsd_valid = not any(i.code.startswith(engine.XSD_PREFIX) for i in report.issues)
+    rules = [i for i in report.issues if not i.code.startswith(engine.XSD_PREFIX)]
+    return (report.valid, Counter(i.code for i in rules), xsd_valid,
+            Counter((i.code, i.severity) for i in rules))
+
+
+def test_the_pack_is_installed_with_its_chain_and_listed():
+    pack = packs.latest_active(cdar.SPEC)
+    assert (pack.version, pack.release) == ("1.4.0.03", "FNFE-MPE BR-FR-CDV 1.4.0.03")
+    rules = pack.rules_for(cdar.SYNTAX)
+    assert rules.xsd.name == "CrossDomainAcknowledgementAndResponse_100pD22B.xsd"
+    assert [s.name for s in rules.stylesheets] == [FATAL.name, WARNING.name]
+    assert {pack.runnable(s) for s in rules.stylesheets} == set(pack.optimised.values())
+    assert pack.content_sha256 == next(e for e in packs.load_registry() if e["spec"] == cdar.SPEC)["content_sha256"]
+    listed = [p for p in packs.list_installed() if p.spec == cdar.SPEC]
+    assert [p.to_dict()["syntaxes"] for p in listed] == [["CDAR"]]
+
+
+@pytest.mark.parametrize("path", examples(), ids=lambda p: p.name)
+def test_every_official_example_validates_as_the_official_chain_alone_says(path):
+    data = path.read_bytes()
+    official = official_chain(data)
+    report = validate_status(data)
+    assert _ours(report) == official
+    assert report.valid and official[0] and not report.issues
+    assert (report.syntax, report.version) == ("CDAR", "1.4.0.03")
+
+
+@pytest.mark.parametrize("name, status, edit, rule", MUTATIONS, ids=[m[0] for m in MUTATIONS])
+def test_an_example_mutated_to_break_one_rule_fails_exactly_that_rule(name, status, edit, rule):
+    data = mutated(edit, status)
+    official = official_chain(data)
+    report = validate_status(data)
+    assert _ours(report) == official
+    assert set(official[1]) == {rule} and set(_ours(report)[1]) == {rule}
+    # as FNFE publishes it: the fatal stylesheet's flag, and the same check again as a warning
+    severities = Counter(i.severity for i in report.issues)
+    if rule == "BR-FR-CDV-CL-06_MDT-105":   # FNFE left the status code list a warning, for agreed codes
+        assert report.valid and severities == Counter({"WARNING": 2})
+    else:
+        assert not report.valid and severities == Counter({"ERROR": 1, "WARNING": 1})
+
+
+def test_the_issue_cases_are_the_first_five_mutations():
+    assert [m[3] for m in ISSUE_CASES] == ["BR-FR-CDV-CL-06_MDT-105", "BR-FR-CDV-CL-02_MDT-21_305",
+                                           "BR-FR-CDV-15_MDT-113", "BR-FR-CDV-14_MDT-207", "BR-FR-CDV-08_MDT-73"]
+
+
+def test_a_finding_has_its_line_column_french_text_and_mdt_term():
+    _, status, edit, rule = ISSUE_CASES[4]   # a recipient without its electronic address
+    data = mutated(edit, status)
+    [error] = [i for i in validate_status(data).issues if i.severity == "ERROR"]
+    assert error.code == rule == "BR-FR-CDV-08_MDT-73"
+    assert error.message.startswith("[BR-FR-CDV-08/MDT-73] : Lorsque le rôle du destinataire (MDT-59) est différent")
+    line = data.decode("utf-8").split("\n")[error.location.line - 1]
+    assert line[error.location.column - 1:].startswith("<ram:RecipientTradeParty")
+    assert "RecipientTradeParty" in error.location.xpath
+    assert cdar_terms.term_of_rule(error.code) == "MDT-73"
+    assert cdar_terms.field_for_rule(error.code) == ("message.recipients[].electronicAddress", "MDT-73")
+    assert cdar_terms.rule_label(error.code, "fr") == "MDT-73 Adresse électronique (destinataire)"
+    assert json.loads(json.dumps(validate_status(data).to_dict()))["syntax"] == "CDAR"
+
+
+def test_an_xsd_error_is_reported_with_the_rules_findings():
+    data = example("204").read_bytes().replace(b"<ram:TypeCode>23</ram:TypeCode>",
+                                              b"<ram:Bogus>23</ram:Bogus><ram:TypeCode>23</ram:TypeCode>")
+    report = validate_status(data)
+    assert not report.valid and [i for i in report.issues if i.code.startswith(engine.XSD_PREFIX)]
+    assert _ours(report) == official_chain(data)
+
+
+@pytest.mark.parametrize("data, code", [
+    (b"", xmlinput.XML_EMPTY), (b"<a>", xmlinput.XML_MALFORMED),
+    (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "e">]><x/>', xmlinput.XML_DTD_FORBIDDEN),
+])
+def test_unreadable_input_gets_a_report_not_an_exception(data, code):
+    report = validate_status(data)
+    assert not report.valid and [i.code for i in report.issues] == [code] and report.syntax is None
+
+
+def test_an_invoice_is_no_status_message():
+    from conftest import CORPUS
+    invoice = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml"
+    [issue] = validate_status(invoice.read_bytes()).issues
+    assert issue.code == xmlinput.XML_UNKNOWN_ROOT and "/v1/invoice/fr-ctc/validate" in issue.message
+
+
+def test_an_unknown_version_is_refused():
+    from pipeline.errors import ApiError
+    with pytest.raises(ApiError) as caught:
+        validate_status(example("200").read_bytes(), version="0.9")
+    assert caught.value.error_code == "UNSUPPORTED_VERSION" and "1.4.0.03" in caught.value.message
+
+
+def test_the_optimised_copies_find_what_the_originals_find():
+    """Every official example and every mutation, each stylesheet of the chain run as the original and as the
+    optimised copy: the same findings (id, severity, text, location with line and column)."""
+    pack = packs.latest_active(cdar.SPEC)
+    pairs = [(s, pack.runnable(s)) for s in pack.rules_for(cdar.SYNTAX).stylesheets]
+    assert all(copy != original and optimise.is_copy(copy.name) for original, copy in pairs)
+    documents = [p.read_bytes() for p in examples()] + [mutated(edit, status) for _, status, edit, _ in MUTATIONS]
+    findings = 0
+    for data in documents:
+        doc = xmlinput.load(data)
+        sdoc = engine.saxon_document(doc)
+        for original, copy in pairs:
+            want = [i.to_dict() for i in engine.schematron_issues(sdoc, original, None, doc)]
+            assert [i.to_dict() for i in engine.schematron_issues(sdoc, copy, None, doc)] == want
+            findings += len(want)
+    assert findings >= 2 * len(MUTATIONS)
