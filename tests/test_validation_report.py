@@ -426,3 +426,33 @@ def test_code_frames_fit_the_page_and_stay_aligned(tmp_path):
     assert all(len(line) <= len("    1 | ") + MAX_FRAME_CHARS + 2 for line in lines), max(lines, key=len)
     pdf = readable_report(data, report, "frames.xml", pdf=True)
     assert not layout_faults(pdf, tmp_path)
+
+
+def test_every_line_of_a_pdf_code_frame_starts_at_the_frame_edge(tmp_path):
+    """The gutter bars ("  1 | ...") of a code frame stand one under another in the PDF: the frame was an inline
+    element there (the PDF's user-agent stylesheet has no rule for pre), whose padding moved its first line one
+    character right."""
+    import re
+
+    data = (CORPUS / "kosit-validator-configuration-tests/instances/ubl002.xml").read_bytes()
+    pdf = readable_report(data, validate_xml(data, "xrechnung"), "frames.xml", pdf=True)
+    bars = [float(x) for x in re.findall(r'<word xMin="([\d.]+)"[^>]*>\|</word>', pdftotext(pdf, tmp_path, "-bbox"))]
+    assert len(bars) >= 5 and max(bars) - min(bars) < 0.5, bars
+
+
+def test_people_read_short_prefixed_paths_and_the_json_keeps_the_rules_own(tmp_path):
+    """A finding's place in the reports for people is the document's own prefixes, positions only where needed;
+    the JSON report keeps the path the rule gave. render's verdict table puts a warning's severity under its code
+    (it read "CHECK-VAT-IDwarning" in the PDF)."""
+    from pipeline.flows.render import render
+
+    data = INVALID[0].read_bytes()  # CII
+    report = validate_xml(data, "xrechnung")
+    assert any("Q{" in (i.location.xpath or "") for i in report.issues if i.location)
+    for html in (readable_report(data, report, "x.xml"), readable_report(data, report, "x.xml", "de")):
+        where = [w.text_content() for w in lxml_html.fromstring(html).find_class("where")]
+        assert where and all("Q{" not in w and "namespace-uri" not in w for w in where), where
+        assert any("/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction" in w for w in where), where
+    pdf = render(XR_UBL.read_bytes(), validate=True)
+    text = " ".join(pdftotext(pdf, tmp_path, "-raw").split())
+    assert "CHECK-VAT-ID" in text and "CHECK-VAT-IDwarning" not in text

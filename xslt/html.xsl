@@ -648,8 +648,10 @@
           <tbody>
             <xsl:for-each select="$report?failed?*">
               <tr>
+                <!-- the severity on a line of its own: a div (the PDF's user-agent stylesheet has no rule for br,
+                     which ran the two together: "CHECK-VAT-IDwarning") -->
                 <td class="rule"><xsl:value-of select="?code"/>
-                  <xsl:if test="?severity = 'WARNING'"><br/><span class="small"><xsl:value-of select="f:l('warning')"/></span></xsl:if></td>
+                  <xsl:if test="?severity = 'WARNING'"><div class="small"><xsl:value-of select="f:l('warning')"/></div></xsl:if></td>
                 <td class="at"><xsl:value-of select="string-join((string(?line), string(?column)[. ne ''])[. ne ''], ':')"/></td>
                 <td class="class"><xsl:value-of select="?category"/></td>
                 <td class="wrap"><xsl:value-of select="?message"/></td>

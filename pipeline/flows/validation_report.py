@@ -6,19 +6,23 @@
 """
 from __future__ import annotations
 
+import functools
+
 from pipeline.check.report import Report
 from pipeline.errors import ApiError
 from pipeline.flows.parse import read_canonical, source_of
 from pipeline.pdf import page, report_page
+from pipeline.read import provenance
 
 
 def readable_report(data: bytes, report: Report, name: str = "", language: str = "en", pdf: bool = False) -> bytes:
     """The report on `data` as HTML (or PDF): code frames from the document's text, and below a valid verdict the
     invoice page. A document that cannot be read (not an e-invoice) gets the report alone."""
-    text, invoice_html, left_out = None, None, None
+    text, invoice_html, left_out, short = None, None, None, None
     try:
         source = source_of(data)
         text = source.doc.text
+        short = functools.partial(provenance.short_path, source.doc)
         if report.valid:
             read = read_canonical(source)  # the provenance as ids: path()s cost half the reading stylesheet
             lines = page.line_count(read.root)
@@ -31,4 +35,4 @@ def readable_report(data: bytes, report: Report, name: str = "", language: str =
         if not data.startswith(b"%PDF"):
             text = data.decode("utf-8", "replace")
     render = report_page.report_pdf if pdf else report_page.report_html
-    return render(report, name, text, language, invoice_html, left_out)
+    return render(report, name, text, language, invoice_html, left_out, short_path=short)

@@ -197,7 +197,9 @@ def _verdict(report: Report, language: str = "en") -> dict:
             "meaning": categories.meaning(report.issues, language, report.german_law),
             "meaningAlso": [{"lang": other, "text": text} for other, text in categories.meanings(report.issues, report.german_law).items()
                             if other != language],
-            "failed": [{"code": i.code, "message": i.message, "severity": i.severity, "category": labels[i.category],
+            "failed": [{"code": i.code, "severity": i.severity, "category": labels[i.category],
+                        # our own findings' German text where we wrote one; the official rules' are as published
+                        "message": (getattr(i, "message_de", None) if language == "de" else None) or i.message,
                         "line": i.location.line if i.location else None,
                         "column": i.location.column if i.location else None} for i in shown]}
 

@@ -93,7 +93,7 @@ def _message(issue: Issue, language: str) -> str:
     return (getattr(issue, "message_de", None) if language == "de" else None) or issue.message
 
 
-def _finding(issue: Issue, lines: list[str], language: str) -> dict:
+def _finding(issue: Issue, lines: list[str], language: str, short_path=None) -> dict:
     location = issue.location
     line = location.line if location else None
     column = location.column if location else None
@@ -101,7 +101,8 @@ def _finding(issue: Issue, lines: list[str], language: str) -> dict:
     # `column` is the document's (what the JSON report says); `caret` is where it falls in the cut frame line.
     return {"message": _message(issue, language), "term": _term_label(issue.code, language),
             "category": categories.LABELS[language][issue.category],
-            "xpath": (location.xpath or location.pdfObject) if location else None, "line": line,
+            "xpath": ((short_path and short_path(location.xpath)) or location.xpath or location.pdfObject)
+            if location else None, "line": line,
             "column": column, "caret": caret, "frame": frame}
 
 
@@ -121,11 +122,13 @@ def _rest(rule_issues: list[Issue], language: str) -> dict:
 
 
 def report_html(report: Report, name: str, source_text: str | None = None, language: str = "en",
-                invoice_html: bytes | None = None, page_left_out: int | None = None, screen: bool = True) -> bytes:
+                invoice_html: bytes | None = None, page_left_out: int | None = None, screen: bool = True,
+                short_path=None) -> bytes:
     """The report as HTML. `source_text` = the document as decoded text (for code frames); `invoice_html` = the
     readable page of the document (shown below a valid verdict); `page_left_out`: the line count of a valid
     invoice whose page was left out (too many lines for a PDF); `screen`: with the invoice page's stylesheet in it
-    (a browser has no other; the PDF gets it from WeasyPrint)."""
+    (a browser has no other; the PDF gets it from WeasyPrint); `short_path`: a finding's xpath as people read it
+    (`provenance.short_path` on the document; the JSON report keeps the full one)."""
     lines = source_text.split("\n") if source_text else []
     groups, counts, budget, cut = [], {}, SHOWN_IN_ALL, False
     for severity in (ERROR, WARNING):
@@ -139,7 +142,7 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
             budget -= full
             rest = _rest(issues[full:], language) if len(issues) > full else None
             cut = cut or rest is not None
-            shown.append((rule, [_finding(i, lines, language) for i in issues[:full]], rest))
+            shown.append((rule, [_finding(i, lines, language, short_path) for i in issues[:full]], rest))
         if rules:
             groups.append((severity, shown))
             counts[severity] = sum(len(issues) for issues in rules.values())
@@ -162,7 +165,7 @@ def _other_languages(report: Report, language: str) -> list[tuple[str, str]]:
 
 
 def report_pdf(report: Report, name: str, source_text: str | None = None, language: str = "en",
-               invoice_html: bytes | None = None, page_left_out: int | None = None) -> bytes:
+               invoice_html: bytes | None = None, page_left_out: int | None = None, short_path=None) -> bytes:
     """The same report as PDF (WeasyPrint with the invoice page's stylesheet; nothing fetched)."""
     return page.html_to_pdf(report_html(report, name, source_text, language, invoice_html, page_left_out,
-                                        screen=False))
+                                        screen=False, short_path=short_path))

@@ -282,6 +282,18 @@ def _readable(element, position: Callable) -> str:
     return "/" + "/".join(reversed(steps))
 
 
+def short_path(doc: ParsedXml, xpath: str | None) -> str | None:
+    """A rule's location path as people read it (the JSON report keeps the rule's own): the document's prefixes,
+    positions only where needed (`/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/...`) instead of
+    `/*:CrossIndustryInvoice[namespace-uri()='urn:...'][1]/...`; None when it does not resolve."""
+    element = doc.element_at(xpath) if xpath else None
+    if element is None:
+        return None
+    last = xpath.rstrip("/").rsplit("/", 1)[-1]
+    attribute = "/@" + re.sub(r"^@Q\{[^}]*\}", "@", last)[1:] if last.startswith("@") else ""
+    return _readable(element, doc.position) + attribute
+
+
 def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
              carried: etree._Element | None = None) -> tuple[list[dict], bool]:
     """Every source leaf (an element with text and no child elements, or an attribute) that `used` does not name
