@@ -9,6 +9,7 @@ BT-1 removed (invalid), so that valid and invalid counts are checked against the
 """
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
@@ -396,3 +397,81 @@ def test_a_folder_of_300_file_parts_is_one_job(tmp_path, monkeypatch):
         platform.client.simulate_delete(f"/v1/jobs/{r.json['id']}", headers={"Authorization": f"Bearer {token}"})
     finally:
         get_settings.cache_clear()
+
+
+MIXED_PDF = SHARED / "corpus/mustangproject/validator/validXRechnung.pdf"
+PEPPOL = SHARED / "corpus/peppol/2026.5/billing/base-example.xml"
+CONVERTIBLE_PDF = SHARED / "corpus/mustangproject/validator/103767-Invoice-2026-03-24-1.pdf"  # valid, EN 16931
+FRENCH = REPO / "fixtures/golden/fr-b2b-goods.fr-ctc.cii.xml"
+
+
+def _mixed_folder(folder: Path) -> Path:
+    """A PDF, an XRechnung CII, a Peppol UBL and a French CII without its PMD note (BR-FR-05 on the French rules)."""
+    folder.mkdir(parents=True)
+    (folder / "a.pdf").write_bytes(MIXED_PDF.read_bytes())
+    (folder / "b.xml").write_bytes(documents()[0])
+    (folder / "c-peppol.xml").write_bytes(PEPPOL.read_bytes())
+    (folder / "d-france.xml").write_bytes(FRENCH.read_bytes().replace(b"<ram:SubjectCode>PMD</ram:SubjectCode>",
+                                                                      b"<ram:SubjectCode>AAI</ram:SubjectCode>"))
+    return folder
+
+
+def _zip_of(folder: Path) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for f in sorted(folder.iterdir()):
+            z.writestr(f.name, f.read_bytes())
+    return buf.getvalue()
+
+
+def test_a_job_routes_each_document_by_what_it_is_as_the_command_line_does(tmp_path):
+    """A mixed folder as a validate job, with the rules detected ("auto", the default) and with XRechnung named:
+    the PDF is checked as a ZUGFeRD PDF (not read as broken XML), the Peppol invoice on the Peppol rules and the
+    French one on the French rules (BR-FR-05), each report the one `pipeline validate` gives on the same folder.
+    Peppol and fr-ctc are jobs' specs too."""
+    server, env, token = serve_with_key(tmp_path / "data", "jobs-route", 100, workers=1, warm=False)
+    try:
+        folder = _mixed_folder(tmp_path / "mixed")
+        cli_run = cli(env, "validate", str(folder), "--json", "--jobs", "1")
+        expected = {r["name"]: r["report"] for r in json.loads(cli_run.stdout)["results"]}
+        assert expected["d-france.xml"]["valid"] is False and "BR-FR-05" in json.dumps(expected["d-france.xml"])
+        assert expected["c-peppol.xml"]["valid"] is True
+        assert not any(i["code"].startswith("XML-") for i in expected["a.pdf"]["issues"])
+        for request in ({"operation": "validate"}, {"operation": "validate", "spec": "auto"}):
+            r = submit(server.url, token, _zip_of(folder), request)
+            assert r.status_code == 202, r.text
+            job = wait_for(server.url, token, r.json()["id"])
+            got = {line["name"]: line["report"] for line in results(server.url, token, job["id"])}
+            assert {n: (g["valid"], [i["code"] for i in g["issues"]]) for n, g in got.items()} == \
+                   {n: (e["valid"], [i["code"] for i in e["issues"]]) for n, e in expected.items()}
+        # XRechnung named: the PDF still goes to the PDF checks
+        r = submit(server.url, token, _zip_of(folder), {"operation": "validate", "spec": "xrechnung"})
+        job = wait_for(server.url, token, r.json()["id"])
+        pdf, = [line for line in results(server.url, token, job["id"]) if line["name"] == "a.pdf"]
+        assert [i["code"] for i in pdf["report"]["issues"]] == [i["code"] for i in expected["a.pdf"]["issues"]]
+        for spec in ("peppol", "fr-ctc"):
+            r = submit(server.url, token, _zip_of(folder), {"operation": "validate", "spec": spec})
+            assert r.status_code == 202, r.text
+            wait_for(server.url, token, r.json()["id"])
+    finally:
+        server.stop()
+
+
+def test_converted_results_are_named_after_their_source_and_never_collide(tmp_path):
+    """invoice.pdf and invoice.xml converted to UBL: invoice.pdf.xml and invoice.xml (before, the PDF's result took
+    invoice.xml and the real one became 3-invoice.xml)."""
+    server, env, token = serve_with_key(tmp_path / "data", "jobs-names", 100, workers=1, warm=False)
+    try:
+        folder = tmp_path / "two"
+        folder.mkdir()
+        (folder / "invoice.pdf").write_bytes(CONVERTIBLE_PDF.read_bytes())
+        (folder / "invoice.xml").write_bytes(documents()[0])
+        r = submit(server.url, token, _zip_of(folder), {"operation": "convert", "to": "UBL"})
+        job = wait_for(server.url, token, r.json()["id"])
+        assert (job["state"], job["valid"]) == ("done", 2), job
+        z = zipfile.ZipFile(io.BytesIO(get(server.url, token, f"/v1/jobs/{job['id']}/results?format=zip").content))
+        assert z.namelist() == ["invoice.pdf.xml", "invoice.xml"]
+        lines = {line["name"]: base64.b64decode(line["document"]) for line in results(server.url, token, job["id"])}
+        assert z.read("invoice.pdf.xml") == lines["invoice.pdf"] and z.read("invoice.xml") == lines["invoice.xml"]
+    finally:
+        server.stop()

@@ -280,11 +280,13 @@ def load(data: bytes) -> ParsedXml:
 
 _RAM = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
 _CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
-_SPEC_ID = {  # syntax -> the BT-24 element under the root
-    "CII": f"{{{CII_NS}}}ExchangedDocumentContext/{{{_RAM}}}GuidelineSpecifiedDocumentContextParameter/{{{_RAM}}}ID",
-    "UBL-Invoice": f"{{{_CBC}}}CustomizationID",
-    "UBL-CreditNote": f"{{{_CBC}}}CustomizationID",
+# Where BT-24 is, as (namespace, name) steps from the root, by the report's syntax (the web page reads them too).
+SPEC_ID_PATHS = {
+    "CII": [(CII_NS, "ExchangedDocumentContext"), (_RAM, "GuidelineSpecifiedDocumentContextParameter"), (_RAM, "ID")],
+    "UBL": [(_CBC, "CustomizationID")],
 }
+_SPEC_ID = {syntax: "/".join(f"{{{ns}}}{name}" for ns, name in SPEC_ID_PATHS[syntax[:3]])
+            for syntax in ("CII", "UBL-Invoice", "UBL-CreditNote")}
 
 
 def specification_id(doc: ParsedXml):
@@ -295,32 +297,49 @@ def specification_id(doc: ParsedXml):
     return (text or None), element
 
 
-_RSM_TRADE = f"{{{CII_NS}}}SupplyChainTradeTransaction/{{{_RAM}}}ApplicableHeaderTradeAgreement/{{{_RAM}}}"
 _CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
-_UBL_PARTY = f"{{{_CAC}}}%s/{{{_CAC}}}Party/"
-_PARTY_COUNTRIES = {  # syntax -> (address country elements, VAT identifier elements) of seller, buyer, tax representative
-    "CII": ([_RSM_TRADE + f"{p}/{{{_RAM}}}PostalTradeAddress/{{{_RAM}}}CountryID"
-             for p in ("SellerTradeParty", "BuyerTradeParty")],
-            [_RSM_TRADE + f"{p}/{{{_RAM}}}SpecifiedTaxRegistration/{{{_RAM}}}ID[@schemeID='VA']"
-             for p in ("SellerTradeParty", "BuyerTradeParty", "SellerTaxRepresentativeTradeParty")]),
-    "UBL": ([_UBL_PARTY % p + f"{{{_CAC}}}PostalAddress/{{{_CAC}}}Country/{{{_CBC}}}IdentificationCode"
-             for p in ("AccountingSupplierParty", "AccountingCustomerParty")],
-            [_UBL_PARTY % p + f"{{{_CAC}}}PartyTaxScheme/{{{_CBC}}}CompanyID"
-             for p in ("AccountingSupplierParty", "AccountingCustomerParty")]
-            + [f"{{{_CAC}}}TaxRepresentativeParty/{{{_CAC}}}PartyTaxScheme/{{{_CBC}}}CompanyID"]),
+
+
+def _cii(party: str, *names: str) -> list[tuple[str, str]]:
+    return [(CII_NS, "SupplyChainTradeTransaction"), (_RAM, "ApplicableHeaderTradeAgreement"), (_RAM, party),
+            *((_RAM, n) for n in names)]
+
+
+def _ubl(party: str, *steps: tuple[str, str]) -> list[tuple[str, str]]:
+    return [(_CAC, party), (_CAC, "Party"), *steps]
+
+
+# Where the parties' countries are, as (namespace, name) steps from the root: "countries" the address countries of
+# seller and buyer (BT-40, BT-55), "vatIds" the VAT identifiers of seller, buyer and the seller's tax
+# representative (BT-31, BT-48, BT-63; a tax number beside them starts with no country). The web page reads the
+# same paths (pipeline.check.detect).
+PARTY_PATHS = {
+    "CII": {"countries": [_cii(p, "PostalTradeAddress", "CountryID") for p in ("SellerTradeParty", "BuyerTradeParty")],
+            "vatIds": [_cii(p, "SpecifiedTaxRegistration", "ID")
+                       for p in ("SellerTradeParty", "BuyerTradeParty", "SellerTaxRepresentativeTradeParty")]},
+    "UBL": {"countries": [_ubl(p, (_CAC, "PostalAddress"), (_CAC, "Country"), (_CBC, "IdentificationCode"))
+                          for p in ("AccountingSupplierParty", "AccountingCustomerParty")],
+            "vatIds": [_ubl(p, (_CAC, "PartyTaxScheme"), (_CBC, "CompanyID"))
+                       for p in ("AccountingSupplierParty", "AccountingCustomerParty")]
+            + [[(_CAC, "TaxRepresentativeParty"), (_CAC, "PartyTaxScheme"), (_CBC, "CompanyID")]]},
 }
 
 
+def _found(root, path: list[tuple[str, str]]) -> list[str]:
+    """The texts at `path` below `root`, spaces collapsed, upper case."""
+    return [" ".join((e.text or "").split()).upper()
+            for e in root.iterfind("/".join(f"{{{ns}}}{name}" for ns, name in path))]
+
+
 def party_countries(doc: ParsedXml) -> set[str]:
-    """The countries seller and buyer are in as the document states them: their address countries (BT-40, BT-55)
-    and the prefixes of the VAT identifiers of seller, buyer and the seller's tax representative (BT-31, BT-48,
-    BT-63). Empty for a document of no known syntax."""
-    paths = _PARTY_COUNTRIES.get(doc.report_syntax or "")
+    """The countries seller and buyer are in as the document states them: their address countries and the two
+    letters before their VAT identifiers (PARTY_PATHS). Empty for a document of no known syntax."""
+    paths = PARTY_PATHS.get(doc.report_syntax or "")
     if paths is None:
         return set()
-    root, (addresses, vat_ids) = doc.tree.getroot(), paths
-    found = {" ".join((e.text or "").split()).upper() for path in addresses for e in root.iterfind(path)}
-    found |= {(e.text or "").strip()[:2].upper() for path in vat_ids for e in root.iterfind(path)}
+    root = doc.tree.getroot()
+    found = {text for path in paths["countries"] for text in _found(root, path)}
+    found |= {text[:2] for path in paths["vatIds"] for text in _found(root, path)}
     return {c for c in found if len(c) == 2 and c.isalpha()}
 
 

@@ -166,7 +166,8 @@ def register(subparsers) -> None:
     s = command("submit", _submit, "submit a folder, files or a ZIP as one job")
     s.add_argument("paths", nargs="+", type=Path, metavar="DIR|FILES|ZIP")
     s.add_argument("--operation", choices=("validate", "parse", "convert"), default="validate")
-    s.add_argument("--spec", help="validate: xrechnung (default), en16931, zugferd; convert: the target's spec")
+    s.add_argument("--spec", help="validate: auto (default: each document's rules detected from it), xrechnung, "
+                                  "en16931, zugferd, fr-ctc, peppol; convert: the target's spec")
     s.add_argument("--to", help="convert: CII, UBL or ZUGFERD")
     s.add_argument("--version")
     s.add_argument("--strict", action="store_true", help="content-check findings are errors")

@@ -9,7 +9,8 @@ a progress line on a terminal, one line per document and a summary table (--json
 `{"summary", "results"}`); --html-dir writes each document's report for people there. Exit 2 if any document could
 not be validated, else 1 if any is invalid, else 0.
 
-A PDF (by its `%PDF-` header) is checked as ZUGFeRD / Factur-X: PDF/A-3, XMP and the embedded invoice XML
+Without `--spec` (auto) each document is held to the rules detected from it, as the web page and a job's "auto" do
+(`pipeline.check.detect`). A PDF (by its `%PDF-` header) is checked as ZUGFeRD / Factur-X: PDF/A-3, XMP and the embedded invoice XML
 against its profile's rules, as POST /v1/invoice/zugferd/validate does; `--spec` and `--version` then do not apply.
 The report has the content checks (`CHECK-...`, `pipeline.check.content`) as the endpoints do: WARNINGs, ERRORs
 with `--strict` (then a finding makes the exit code 1).
@@ -23,6 +24,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from pipeline.check.detect import is_pdf, route
 from pipeline.cli.files import DOCUMENT_SUFFIXES, Progress, expand, is_archive, safe_name
 from pipeline.errors import ApiError
 from pipeline.settings import get_settings
@@ -32,8 +34,9 @@ def register(sub) -> None:
     p = sub.add_parser("validate", help="validate an e-invoice (CII / UBL XML, or a ZUGFeRD PDF) on the official rules")
     p.add_argument("file", type=Path, nargs="+",
                    help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF; several, a folder or a ZIP archive")
-    p.add_argument("--spec", choices=("xrechnung", "en16931", "fr-ctc", "peppol"), default="xrechnung",
-                   help="rules for an XML file; fr-ctc (France's reform: FNFE chain with BR-FR Flux 2) takes PDFs "
+    p.add_argument("--spec", choices=("auto", "xrechnung", "en16931", "fr-ctc", "peppol"), default="auto",
+                   help="rules for an XML file (default auto: detected from the file as the web page does, "
+                        "pipeline.check.detect); fr-ctc (France's reform: FNFE chain with BR-FR Flux 2) takes PDFs "
                         "too; peppol: Peppol BIS Billing 3.0, UBL only")
     p.add_argument("--version", default=None, help="validation package version (default: latest active)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
@@ -61,18 +64,19 @@ def _run(args) -> int:
     from pipeline.flows.validate_xml import validate  # lazy: as above
 
     data = args.file.read_bytes()
+    spec = route(data, args.spec)
     try:
-        if args.spec == "fr-ctc" and data.lstrip()[:5] == b"%PDF-":
+        if spec == "fr-ctc" and is_pdf(data):
             from pipeline.flows.validate_fr_ctc import validate_fr_ctc  # lazy: as above
 
             report = validate_fr_ctc(data, args.version, content_checks=True, strict=args.strict)
             what = "fr-ctc (Factur-X PDF)"
-        elif data.lstrip()[:5] == b"%PDF-":
+        elif spec == "zugferd":
             report, what = validate_pdf(data, content_checks=True, strict=args.strict), "zugferd"
         else:
-            outcome = validate(data, args.spec, args.version, content_checks=True, strict=args.strict)
+            outcome = validate(data, spec, args.version, content_checks=True, strict=args.strict)
             report = outcome.report
-            what = args.spec + (f", scenario {outcome.scenario!r}" if outcome.scenario else "")
+            what = spec + (f", scenario {outcome.scenario!r}" if outcome.scenario else "")
     except ApiError as exc:
         print(f"pipeline validate: {exc.error_code}: {exc.message}", file=sys.stderr)
         return 2
@@ -108,12 +112,6 @@ def _write_html(folder: Path, name: str, data: bytes, report, language: str) -> 
     (folder / (safe_name(name) + ".html")).write_bytes(readable_report(data, report, Path(name).name, language))
 
 
-def _spec_of(data: bytes, spec: str) -> str:
-    """As for one FILE: a PDF (by its header) is ZUGFeRD / Factur-X (on fr-ctc: Factur-X on the French rules),
-    anything else XML on `spec`'s rules."""
-    return "zugferd" if data.lstrip()[:5] == b"%PDF-" and spec != "fr-ctc" else spec
-
-
 def validate_one(job: tuple) -> dict:
     """One document in a worker process: its results[] entry, plus `spec` (the rules applied).
     job = (name, path or None, bytes or None, spec, version, strict, html_dir or None, language)."""
@@ -125,7 +123,7 @@ def validate_one(job: tuple) -> dict:
             data = path.read_bytes()
         except OSError as exc:
             return {"name": name, "error": {"code": "UNREADABLE", "message": f"{exc.strerror or exc}"}}
-    spec = _spec_of(data, spec)
+    spec = route(data, spec)
     outcome, report = document_outcome(data, spec, version, None, strict)
     if html_dir is not None and report is not None:
         _write_html(html_dir, name, data, report, language)

@@ -1,7 +1,10 @@
 """Product path: one document of a job, through the flow its single endpoint uses, as one JSON Lines entry.
 
     validate  -> validate_batch.document_outcome (the batch's and the single validate endpoint's report; with
-                 `html`, validation_report.readable_report: the endpoint's page for people as well)
+                 `html`, validation_report.readable_report: the endpoint's page for people as well), each document
+                 on the rules for what it is (`pipeline.check.detect.route`: "auto", the default, detects them
+                 as the web page and `pipeline validate` do; a PDF is a ZUGFeRD / Factur-X PDF whatever XML rules
+                 were named)
     parse     -> parse.parse_report             (the invoice JSON POST /v1/invoice/parse answers)
     convert   -> convert.convert                (the document POST /v1/invoice/convert answers, base64)
 
@@ -15,6 +18,7 @@ import base64
 import json
 import logging
 
+from pipeline.check.detect import AUTO, SPECS, route
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows import convert as convert_flow
 from pipeline.flows.parse import parse_report
@@ -25,7 +29,7 @@ from pipeline.invoice.request_json import dump_request
 log = logging.getLogger("pipeline.jobs.document")
 
 OPERATIONS = ("validate", "parse", "convert")
-VALIDATE_SPECS = ("xrechnung", "en16931", "zugferd")
+VALIDATE_SPECS = (AUTO, *SPECS)
 
 
 def _bad(field: str, message: str, value) -> ApiError:
@@ -55,10 +59,13 @@ def check_options(request: dict) -> tuple[str, dict]:
         language = request.get("metadataLanguage") or "en"
         if language not in ("en", "de"):
             raise _bad("metadataLanguage", "must be en or de", language)
-        spec = spec or "xrechnung"
+        spec = spec or AUTO
         if spec not in VALIDATE_SPECS:
             raise _bad("spec", f"must be one of {', '.join(VALIDATE_SPECS)}", spec)
-        check_request(spec, version)
+        if spec == AUTO and version is not None:
+            raise _bad("version", "needs a spec: each document's detected rules have versions of their own", version)
+        if spec != AUTO:
+            check_request(spec, version)
         options.update(spec=spec, version=version, html=html, language=language)
     elif operation == "convert":
         to = request.get("to")
@@ -87,8 +94,8 @@ def run(operation: str, options: dict, name: str, data: bytes,
     head = '{"name": ' + json.dumps(name, ensure_ascii=False)
     try:
         if operation == "validate":
-            outcome, report_obj = document_outcome(data, options["spec"], options.get("version"), request_id,
-                                                   options.get("strict", False))
+            outcome, report_obj = document_outcome(data, route(data, options["spec"]), options.get("version"),
+                                                   request_id, options.get("strict", False))
             if "error" in outcome:
                 return "error", error_line(name, outcome["error"]["code"], outcome["error"]["message"]), None
             report = outcome["report"]

@@ -25,6 +25,7 @@ from typing import Iterator
 
 from pipeline import budget
 from pipeline.check import engine
+from pipeline.check.detect import SPECS
 from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.validate_fr_ctc import validate_fr_ctc
@@ -34,7 +35,6 @@ from pipeline.flows.validate_xml import validate_xml
 log = logging.getLogger("pipeline.validate.batch")
 
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header; an empty archive's end record
-SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc", "peppol")
 _CHUNK = 1 << 16
 _DRIVE = re.compile(r"^[A-Za-z]:")
 

@@ -5,14 +5,11 @@ endpoint's checks plus BR-FR Flux 2 on the embedded invoice. The report's `versi
 from __future__ import annotations
 
 from pipeline.check import engine
+from pipeline.check.detect import is_pdf
 from pipeline.check.fr_ctc import SPEC
 from pipeline.check.report import Report
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import validate_xml
-
-
-def is_pdf(data: bytes) -> bool:
-    return b"%PDF-" in data[:1024]
 
 
 def validate_fr_ctc(data: bytes, version: str | None = None, request_id: str | None = None,

@@ -217,6 +217,10 @@ class JobTables:
         with self._tx() as cur:
             return self._end(cur, job_id, "failed", message)
 
+    def document_names(self, job_id: str) -> list[str]:
+        """The names of the job's documents, in archive order."""
+        return [n for n, in self._read("SELECT name FROM job_documents WHERE job_id = ? ORDER BY idx", (job_id,))]
+
     def result_lines(self, job_id: str, batch: int = 500, pages: bool = False):
         """(index, name, outcome, line) of every document in archive order (with `pages`, the HTML report
         fifth), read `batch` rows at a time (a result set of 100,000 reports is never held whole)."""

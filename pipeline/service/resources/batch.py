@@ -25,6 +25,7 @@ import time
 
 import falcon
 
+from pipeline.check.detect import SPECS
 from pipeline.errors import ApiError
 from pipeline.flows.validate_batch import Limits, Member, check_request, document, is_zip, read_archive, \
     too_many_files, validate_batch
@@ -35,7 +36,6 @@ from pipeline.service.upload import parse_request_part, read_parts, strict_flag
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
 
-SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc", "peppol")
 BATCH_TOTAL_FACTOR = 5  # all members together decompress to at most 5 uploads' worth
 
 

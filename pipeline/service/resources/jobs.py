@@ -25,6 +25,7 @@ import zipfile
 
 import falcon
 
+from pipeline.check.detect import AUTO, SPECS
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.job_document import check_options
 from pipeline import jobs
@@ -71,9 +72,10 @@ def document_cost(req, operation: str, options: dict) -> int:
     if backends is None or getattr(req.context, "key_id", None) is None:
         return 0
     _, config = backends.limiter_and_config()
-    path = {"validate": f"/v1/invoice/{options.get('spec')}/validate", "parse": "/v1/invoice/parse",
-            "convert": "/v1/invoice/convert"}[operation]
-    return config.cost("POST", path)
+    if operation == "validate":  # "auto": each document holds the dearest validation it may turn out to need
+        specs = SPECS if options.get("spec") == AUTO else (options.get("spec"),)
+        return max(config.cost("POST", f"/v1/invoice/{spec}/validate") for spec in specs)
+    return config.cost("POST", {"parse": "/v1/invoice/parse", "convert": "/v1/invoice/convert"}[operation])
 
 
 def _spool_chunked(req, intake: files.Intake) -> None:
@@ -214,9 +216,13 @@ def _member_name(name: str) -> str:
 
 
 def _zip(store, job) -> "iter[bytes]":
-    """The converted documents, else the HTML reports (a validate job with `html`), else the JSON entries."""
+    """The converted documents, else the HTML reports (a validate job with `html`), else the JSON entries. Each is
+    named after its source: the source's name where the result keeps its extension (a.xml converted to UBL:
+    a.xml), else the name with the result's extension added (a.pdf -> a.pdf.xml, a.xml.html, a.xml.json); never
+    another source's name nor one taken before (then the document's index goes in front: 3-a.pdf.xml)."""
     import base64  # lazy: only the ZIP form decodes documents
     sink = _Sink()
+    sources = {_member_name(n) for n in store.document_names(job.id)}
     seen: set[str] = set()
     with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
         for index, name, outcome, line, page in store.result_lines(job.id, _PAGE, pages=True):
@@ -225,14 +231,14 @@ def _zip(store, job) -> "iter[bytes]":
             entry = json.loads(line)
             name = _member_name(name)
             if "document" in entry:
-                stem = name.rsplit(".", 1)[0]
                 ext = {"application/pdf": ".pdf"}.get(entry.get("mediaType"), ".xml")
-                member, data = stem + ext, base64.b64decode(entry["document"])
+                data = base64.b64decode(entry["document"])
             elif page is not None:
-                member, data = name + ".html", page.encode("utf-8")
+                ext, data = ".html", page.encode("utf-8")
             else:
-                member, data = name + (".error.json" if "error" in entry else ".json"), line.encode("utf-8")
-            if member in seen:
+                ext, data = (".error.json" if "error" in entry else ".json"), line.encode("utf-8")
+            member = name if name.lower().endswith(ext) else name + ext
+            while member in seen or (member != name and member in sources):
                 member = f"{index}-{member}"
             seen.add(member)
             archive.writestr(member, data)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import falcon
 
+from pipeline.check.detect import page_rules
 from pipeline.errors import ApiError
 from pipeline.invoice.specs import PROFILES
 from pipeline.service.htmlheaders import COMMON
@@ -29,7 +30,7 @@ WEB_TEMPLATES = TEMPLATES_DIR / "web"
 STATIC_DIR = WEB_TEMPLATES / "static"
 EXAMPLES_DIR = REPO_ROOT / "fixtures"
 LANGUAGES = ("en", "de")
-SPECS = ("xrechnung", "en16931", "peppol", "zugferd")
+SPECS = ("xrechnung", "en16931", "peppol", "fr-ctc", "zugferd")
 SWAGGER_FILES = ("swagger-ui-bundle.js", "swagger-ui.css")
 MEDIA_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".json": "application/json",
                ".svg": "image/svg+xml"}
@@ -158,7 +159,7 @@ def render_page(template: str, page: str, lang: str) -> str:
     return _environment().get_template(template).render(
         t=t, lang=lang, page=page, languages=LANGUAGES, specs=SPECS, profiles=list(PROFILES),
         examples=EXAMPLES.names(),
-        data={"lang": lang, "strings": t, "invoiceCss": OWN.url("/static", "invoice.css")})
+        data={"lang": lang, "strings": t, "invoiceCss": OWN.url("/static", "invoice.css"), "detect": page_rules()})
 
 
 class Page:

@@ -209,24 +209,54 @@
 
   // ---- validate -----------------------------------------------------------------------------------------------
   const SPEC_NAMES = {xrechnung: t.spec_xrechnung, en16931: t.spec_en16931, peppol: t.spec_peppol,
-                      zugferd: t.spec_zugferd};
+                      "fr-ctc": t["spec_fr-ctc"], zugferd: t.spec_zugferd};
   const fileInput = $("file");
   const drop = $("drop");
   const validateStatus = $("validate-status");
   const validateError = $("validate-error");
   let current = null; // the validated file: {file, spec, targets}
 
-  // The spec from the file: a PDF is ZUGFeRD / Factur-X; XML naming XRechnung (its BT-24) is XRechnung, UBL naming
-  // Peppol BIS Billing (or its self-billing) is Peppol, any other EN 16931. `targets` are what the convert buttons
-  // offer: a PDF's embedded CII (validated) and UBL; an XML document's other syntax and a ZUGFeRD PDF.
+  // The spec from the file, decided as the service decides it for a job's "auto" and `pipeline validate` without
+  // --spec (pipeline/check/detect.py, whose markers and paths come in data.detect): a PDF is ZUGFeRD / Factur-X;
+  // XML whose BT-24 names XRechnung, Peppol BIS Billing (UBL) or EXTENDED-CTC-FR is that; XML whose parties are
+  // all in France is held to the French rules; any other EN 16931. `targets` are what the convert buttons offer: a
+  // PDF's embedded CII (validated) and UBL; an XML document's other syntax and a ZUGFeRD PDF.
   const TARGET_NAMES = {CII: "CII", UBL: "UBL", ZUGFERD: "ZUGFeRD PDF"};
   const convertButtons = [$("convert-button"), $("convert-button-2")];
+  const rules = data.detect;
+
+  // The texts at a path of [namespace, name] steps below `root`, spaces collapsed (as lxml's iterfind reads them).
+  function textsAt(root, path) {
+    let nodes = [root];
+    for (const [ns, name] of path) {
+      nodes = nodes.flatMap((n) => Array.from(n.children).filter((c) => c.namespaceURI === ns && c.localName === name));
+    }
+    return nodes.map((n) => n.textContent.trim().replace(/\s+/g, " "));
+  }
+
+  function detect(text) {
+    if (text.slice(0, 1024).includes("%PDF-")) return {spec: "zugferd", syntax: null};
+    const doc = new DOMParser().parseFromString(text, "application/xml"); // inert: nothing loads, nothing runs
+    const root = doc.documentElement;
+    const known = rules.roots.find(([ns, name]) => root.namespaceURI === ns && root.localName === name);
+    if (!known || doc.getElementsByTagName("parsererror").length) return {spec: "en16931", syntax: null};
+    const syntax = known[2];
+    const specId = textsAt(root, rules.specId[syntax])[0] || "";
+    const parties = rules.parties[syntax];
+    const countries = new Set([...parties.countries.flatMap((p) => textsAt(root, p)),
+                               ...parties.vatIds.flatMap((p) => textsAt(root, p)).map((v) => v.slice(0, 2))]
+      .map((c) => c.toUpperCase()).filter((c) => /^[A-Z]{2}$/.test(c)));
+    const spec = specId.toLowerCase().includes(rules.xrechnung) ? "xrechnung"
+      : syntax === "UBL" && rules.peppol.some((mark) => specId.includes(mark)) ? "peppol"
+      : specId.includes(rules.french) || (countries.size === 1 && countries.has("FR")) ? "fr-ctc" : "en16931";
+    return {spec, syntax};
+  }
+
   async function sniff(file) {
-    const start = await file.slice(0, 65536).text();
-    if (start.startsWith("%PDF-")) return {spec: "zugferd", targets: ["CII", "UBL"]};
-    const peppol = /poacc:(self)?billing:3\.0/.test(start) && !/CrossIndustryInvoice/.test(start);
-    return {spec: /xrechnung/i.test(start) ? "xrechnung" : peppol ? "peppol" : "en16931",
-            targets: [/CrossIndustryInvoice/.test(start) ? "UBL" : "CII", "ZUGFERD"]};
+    const head = await file.slice(0, 1024).text();
+    const found = detect(head.includes("%PDF-") ? head : await file.text());
+    if (found.spec === "zugferd") return {spec: "zugferd", targets: ["CII", "UBL"]};
+    return {spec: found.spec, targets: [found.syntax === "CII" ? "UBL" : "CII", "ZUGFERD"]};
   }
 
   drop.addEventListener("dragover", (event) => {
@@ -360,7 +390,7 @@
     pdf: (c) => [`/v1/invoice/${c.spec}/validate`, {metadataLanguage: data.lang}, "application/pdf", ".report.pdf"],
     parsed: () => ["/v1/invoice/parse", {}, "application/json", ".json"],
     convert: (c, to) => ["/v1/invoice/convert",
-      {to, ...(c.spec === "zugferd" || c.spec === "peppol" ? {} : {spec: c.spec}), ...(to === "ZUGFERD" ? {metadataLanguage: data.lang} : {})},
+      {to, ...(["xrechnung", "en16931"].includes(c.spec) ? {spec: c.spec} : {}), ...(to === "ZUGFERD" ? {metadataLanguage: data.lang} : {})},
       to === "ZUGFERD" ? "application/pdf" : "application/xml", to === "ZUGFERD" ? ".zugferd.pdf" : `.${to.toLowerCase()}.xml`],
   };
 
@@ -406,6 +436,12 @@
       const response = await fetch("/examples/" + encodeURIComponent($("example").value), {credentials: "omit"});
       if (!response.ok) throw new Error(fmt(t.error_status, {status: response.status}));
       requestArea.value = await response.text();
+      // the endpoint the example is written for (its config.spec), where the page offers it
+      const spec = ((JSON.parse(requestArea.value) || {}).config || {}).spec;
+      if (spec && Array.from(endpoint.options).some((o) => o.value === spec)) {
+        endpoint.value = spec;
+        syncOptions();
+      }
       requestArea.focus();
     } catch (err) {
       showMessage(generateError, fmt(t.network_error, {detail: err.message}));
