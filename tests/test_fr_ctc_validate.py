@@ -243,7 +243,7 @@ def test_batch_takes_xml_and_pdf_on_the_french_rules(client):
     body, ctype = form([("a.xml", GERMAN_CII.read_bytes()), ("b.pdf", FACTURX_PDF.read_bytes())])
     r = client.simulate_post("/v1/invoice/fr-ctc/validate/batch", body=body, headers={"Content-Type": ctype})
     assert r.status_code == 200, r.text
-    assert r.json["summary"] == {"files": 2, "valid": 0, "invalid": 2, "errors": 0}
+    assert r.json["summary"] == {"files": 2, "valid": 0, "invalid": 2, "errors": 0, "noInvoice": 0}
     single = post(client, "/v1/invoice/fr-ctc/validate", file=GERMAN_CII.read_bytes(), request="{}").json
     first = r.json["results"][0]["report"]
     assert [i["code"] for i in first["issues"]] == [i["code"] for i in single["issues"]]

@@ -15,6 +15,7 @@ LAYERS = [
     {"budget"},
     {"saxon"},
     {"xslt"},
+    {"unpack"},
     {"invoice"},
     {"write", "check"},
     {"read", "pdf"},

@@ -6,11 +6,15 @@ import sys
 from pathlib import Path
 from typing import Iterable, Iterator
 
-DOCUMENT_SUFFIXES = (".xml", ".pdf")
+from pipeline import unpack
+
+MAIL_SUFFIXES = (".eml", ".mbox")
+DOCUMENT_SUFFIXES = (".xml", ".pdf") + MAIL_SUFFIXES
 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
-    """The files named, a folder's e-invoice files (*.xml, *.pdf, recursively, sorted) in their place."""
+    """The files named, a folder's e-invoice files and e-mails (*.xml, *.pdf, *.eml, *.mbox, recursively, sorted)
+    in their place."""
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -41,14 +45,12 @@ def progress(files: list[Path]) -> Iterator[Path]:
         sys.stderr.write("\r\x1b[K")
 
 
-ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
-
-
 def is_archive(path: Path) -> bool:
-    """A ZIP archive by its first bytes (a file that cannot be read is not one: its reader names the error)."""
+    """A container of documents: a ZIP archive or an e-mail (.eml, .mbox), by its first bytes or its name (a file
+    that cannot be read is not one: its reader names the error)."""
     try:
         with path.open("rb") as f:
-            return f.read(4) in ZIP_MAGIC
+            return unpack.kind(path.name, f.read(unpack.HEAD)) is not None
     except OSError:
         return False
 

@@ -1,9 +1,11 @@
 """`pipeline jobs submit|status|results|cancel`: the jobs API (POST /v1/jobs) of a running service, from a shell.
 
-    pipeline jobs submit DIR | FILES | ZIP [--operation validate|parse|convert] [--spec S] [--to T] [--strict]
-                         [--wait]       a folder or several files go up as one ZIP (built in a temporary file,
-                                        streamed, never held in memory); --wait shows a progress bar on a
-                                        terminal and the summary table at the end
+    pipeline jobs submit DIR | FILES | ZIP | EML | MBOX [--operation validate|parse|convert] [--spec S] [--to T]
+                         [--strict] [--wait]
+                                        a folder or several files (e-mails among them) go up as one ZIP (built in
+                                        a temporary file, streamed, never held in memory), a single ZIP or e-mail
+                                        as it is; --wait shows a progress bar on a terminal and the summary table
+                                        at the end
     pipeline jobs status ID             the job as JSON
     pipeline jobs results ID [--format jsonl|zip] [-o FILE]
     pipeline jobs cancel ID
@@ -57,7 +59,8 @@ def _call(args, method: str, path: str, data=None, headers=None, stream: bool = 
 
 
 def _archive_of(paths: list[Path], tmp: Path) -> Path:
-    """The upload: a ZIP named on its own, else a ZIP of the files (names relative to the folder given)."""
+    """The upload: a ZIP or an e-mail named on its own, else a ZIP of the files (names relative to the folder
+    given; the service opens the e-mails in it)."""
     if len(paths) == 1 and paths[0].is_file() and is_archive(paths[0]):
         return paths[0]
     out = tmp / "documents.zip"
@@ -75,10 +78,14 @@ def _body(request: dict, upload: Path, tmp: Path) -> tuple[Path, str]:
         out.write((f"--{boundary}\r\nContent-Disposition: form-data; name=\"request\"\r\n"
                    f"Content-Type: application/json\r\n\r\n{json.dumps(request)}\r\n--{boundary}\r\n"
                    f"Content-Disposition: form-data; name=\"file\"; filename=\"{upload.name}\"\r\n"
-                   "Content-Type: application/zip\r\n\r\n").encode())
+                   f"Content-Type: {_media_type(upload)}\r\n\r\n").encode())
         shutil.copyfileobj(src, out)
         out.write(f"\r\n--{boundary}--\r\n".encode())
     return body, boundary
+
+
+def _media_type(upload: Path) -> str:
+    return {".eml": "message/rfc822", ".mbox": "application/mbox"}.get(upload.suffix.lower(), "application/zip")
 
 
 def _bar(job: dict) -> str:
@@ -90,7 +97,8 @@ def _bar(job: dict) -> str:
 
 def _summary(job: dict) -> str:
     rows = [("job", job["id"]), ("state", job["state"]), ("documents", job["total"]), ("valid", job["valid"]),
-            ("invalid", job["invalid"]), ("errors", job["errors"]), ("credits charged", job.get("creditsCharged", 0))]
+            ("invalid", job["invalid"]), ("errors", job["errors"]), ("no invoice", job.get("noInvoice", 0)),
+            ("credits charged", job.get("creditsCharged", 0))]
     return "\n".join(f"{k:<16} {v}" for k, v in rows)
 
 
@@ -163,8 +171,8 @@ def register(subparsers) -> None:
         c.set_defaults(func=func)
         return c
 
-    s = command("submit", _submit, "submit a folder, files or a ZIP as one job")
-    s.add_argument("paths", nargs="+", type=Path, metavar="DIR|FILES|ZIP")
+    s = command("submit", _submit, "submit a folder, files, a ZIP or e-mails (.eml, .mbox) as one job")
+    s.add_argument("paths", nargs="+", type=Path, metavar="DIR|FILES|ZIP|EML|MBOX")
     s.add_argument("--operation", choices=("validate", "parse", "convert"), default="validate")
     s.add_argument("--spec", help="validate: auto (default: each document's rules detected from it), xrechnung, "
                                   "en16931, zugferd, fr-ctc, peppol; convert: the target's spec")

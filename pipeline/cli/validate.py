@@ -2,8 +2,9 @@
 [--pdf OUT] [--lang de]`: exit 0 valid, 1 invalid, 2 error. --html / --pdf also write the report for people (as the
 validate endpoints answer Accept: text/html / application/pdf).
 
-`pipeline validate DIR | FILES... | archive.zip [--jobs N] [--html-dir OUT]`: many documents (a folder's *.xml and
-*.pdf, recursively; an archive's members, read as POST .../validate/batch reads them: `pipeline.flows.validate_batch`)
+`pipeline validate DIR | FILES... | archive.zip | mail.eml | box.mbox [--jobs N] [--html-dir OUT]`: many documents
+(a folder's *.xml, *.pdf, *.eml and *.mbox, recursively; an archive's members and an e-mail's invoices, read as
+POST .../validate/batch reads them: `pipeline.unpack`)
 validated in N worker processes (default: CPU cores; forkserver / spawn, never fork: Saxon must not cross a fork),
 a progress line on a terminal, one line per document and a summary table (--json: the batch endpoint's
 `{"summary", "results"}`); --html-dir writes each document's report for people there. Exit 2 if any document could
@@ -25,15 +26,17 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from pipeline.check.detect import is_pdf, route
-from pipeline.cli.files import DOCUMENT_SUFFIXES, Progress, expand, is_archive, safe_name
+from pipeline.cli.files import DOCUMENT_SUFFIXES, MAIL_SUFFIXES, Progress, expand, is_archive, safe_name
 from pipeline.errors import ApiError
 from pipeline.settings import get_settings
+from pipeline.unpack import Limits, Unpacker
 
 
 def register(sub) -> None:
     p = sub.add_parser("validate", help="validate an e-invoice (CII / UBL XML, or a ZUGFeRD PDF) on the official rules")
     p.add_argument("file", type=Path, nargs="+",
-                   help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF; several, a folder or a ZIP archive")
+                   help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF; several, a folder, a ZIP archive or an "
+                        "e-mail (.eml, .mbox: each message's invoices)")
     p.add_argument("--spec", choices=("auto", "xrechnung", "en16931", "fr-ctc", "peppol"), default="auto",
                    help="rules for an XML file (default auto: detected from the file as the web page does, "
                         "pipeline.check.detect); fr-ctc (France's reform: FNFE chain with BR-FR Flux 2) takes PDFs "
@@ -114,20 +117,21 @@ def _write_html(folder: Path, name: str, data: bytes, report, language: str) -> 
 
 def validate_one(job: tuple) -> dict:
     """One document in a worker process: its results[] entry, plus `spec` (the rules applied).
-    job = (name, path or None, bytes or None, spec, version, strict, html_dir or None, language)."""
+    job = (name, path or None, bytes or None, spec, version, strict, html_dir or None, language, email or None)."""
     from pipeline.flows.validate_batch import document_outcome  # lazy: Saxon is loaded in the worker, not the parent
 
-    name, path, data, spec, version, strict, html_dir, language = job
+    name, path, data, spec, version, strict, html_dir, language, email = job
+    head = {"name": name, **({"email": email} if email else {})}
     if data is None:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            return {"name": name, "error": {"code": "UNREADABLE", "message": f"{exc.strerror or exc}"}}
+            return {**head, "error": {"code": "UNREADABLE", "message": f"{exc.strerror or exc}"}}
     spec = route(data, spec)
     outcome, report = document_outcome(data, spec, version, None, strict)
     if html_dir is not None and report is not None:
         _write_html(html_dir, name, data, report, language)
-    return {"name": name, **outcome, "spec": spec}
+    return {**head, **outcome, "spec": spec}
 
 
 def _warm() -> None:
@@ -167,23 +171,28 @@ def validate_chunk(jobs: list[tuple]) -> list[dict]:
 
 
 def _jobs_of(args) -> list[tuple | dict]:
-    """A job per document (validate_one's tuple), or the results[] entry of an archive member refused unread."""
-    from pipeline.flows.validate_batch import Limits, read_archive  # lazy: as above
+    """A job per document (validate_one's tuple), or the results[] entry of a document refused unread (an
+    archive member, an attachment) or of a message without an invoice."""
+    from pipeline.flows.validate_batch import entry  # lazy: as above
 
     common = (args.spec, args.version, args.strict, args.html_dir, args.lang)
+    unpacker = Unpacker(Limits(max_files=1 << 20, max_member=get_settings().max_upload_bytes, max_total=1 << 34))
+
+    def unpacked(path: Path, prefix: str) -> list[tuple | dict]:
+        return [entry(m, None) if m.error else (m.name, None, m.data) + common + (m.email,)
+                for m in unpacker.file(path.name, path, prefix)]
+
     jobs = []
     for path in args.file:
         if path.is_file() and is_archive(path):
-            limits = Limits(max_files=1 << 20, max_member=get_settings().max_upload_bytes, max_total=1 << 34)
-            for m in read_archive(path.read_bytes(), limits):
-                if m.error:
-                    jobs.append({"name": m.name, "error": {"code": m.error[0], "message": m.error[1]}})
-                else:
-                    jobs.append((m.name, None, m.data) + common)
+            jobs += unpacked(path, "")
+        elif path.is_dir():
+            _say_skipped(path)
+            for p in expand([path]):
+                name = str(p.relative_to(path))
+                jobs += unpacked(p, name) if p.suffix.lower() in MAIL_SUFFIXES else [(name, p, None) + common + (None,)]
         else:
-            if path.is_dir():
-                _say_skipped(path)
-            jobs += [(str(p.relative_to(path)) if path.is_dir() else str(p), p, None) + common for p in expand([path])]
+            jobs.append((str(path), path, None) + common + (None,))
     return jobs
 
 
@@ -194,7 +203,8 @@ def _say_skipped(folder: Path) -> None:
     if skipped:
         shown = ", ".join(skipped[:10]) + (f", ... (+{len(skipped) - 10})" if len(skipped) > 10 else "")
         print(f"pipeline validate: {folder}: skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'} "
-              f"that {'is' if len(skipped) == 1 else 'are'} not *.xml or *.pdf: {shown}", file=sys.stderr)
+              f"that {'is' if len(skipped) == 1 else 'are'} not *.xml, *.pdf, *.eml or *.mbox: {shown}",
+              file=sys.stderr)
 
 
 def _run_many(args) -> int:
@@ -204,7 +214,8 @@ def _run_many(args) -> int:
         print(f"pipeline validate: {exc.error_code}: {exc.message}", file=sys.stderr)
         return 2
     if not jobs:
-        print(f"pipeline validate: no e-invoice (*.xml, *.pdf) in {', '.join(map(str, args.file))}", file=sys.stderr)
+        print(f"pipeline validate: no e-invoice (*.xml, *.pdf, *.eml, *.mbox) in {', '.join(map(str, args.file))}",
+              file=sys.stderr)
         return 2
     refused = {n: j for n, j in enumerate(jobs) if isinstance(j, dict)}
     todo = [j for n, j in enumerate(jobs) if n not in refused]
@@ -238,7 +249,9 @@ def _table(results: list[dict], total: dict) -> None:
             print(f"{name:{width}}  {verdict:8} {r['spec']:10} {rep['summary']['errors']:>6} "
                   f"{rep['summary']['warnings']:>8}  {first}".rstrip())
         else:
-            print(f"{name:{width}}  {'ERROR':8} {'':10} {'':>6} {'':>8}  {r['error']['code']}: {r['error']['message']}")
+            verdict, what = ("NOTICE", r["notice"]) if "notice" in r else ("ERROR", r["error"])
+            print(f"{name:{width}}  {verdict:8} {'':10} {'':>6} {'':>8}  {what['code']}: {what['message']}")
     files = total["files"]
     print(f"\n{files} document{'' if files == 1 else 's'}: {total['valid']} valid, {total['invalid']} invalid, "
-          f"{total['errors']} could not be validated")
+          f"{total['errors']} could not be validated"
+          + (f", {total['noInvoice']} message(s) without an invoice" if total["noInvoice"] else ""))

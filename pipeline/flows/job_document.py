@@ -83,21 +83,25 @@ def check_options(request: dict) -> tuple[str, dict]:
     return operation, options
 
 
-def error_line(name: str, code: str, message: str) -> str:
-    return json.dumps({"name": name, "error": {"code": code, "message": message}}, ensure_ascii=False)
+def error_line(name: str, code: str, message: str, email: dict | None = None) -> str:
+    return json.dumps({"name": name, **({"email": email} if email else {}),
+                       "error": {"code": code, "message": message}}, ensure_ascii=False)
 
 
-def run(operation: str, options: dict, name: str, data: bytes,
-        request_id: str | None = None) -> tuple[str, str, str | None]:
+def run(operation: str, options: dict, name: str, data: bytes, request_id: str | None = None,
+        email: dict | None = None) -> tuple[str, str, str | None]:
     """(kind, line, page) of one document: kind valid | invalid (it got its result) or error; page the HTML
-    report (validate with `html`; the validate endpoint's page for people), else None."""
+    report (validate with `html`; the validate endpoint's page for people), else None. `email`: the message the
+    document came from, put in its line."""
     head = '{"name": ' + json.dumps(name, ensure_ascii=False)
+    if email:
+        head += ', "email": ' + json.dumps(email, ensure_ascii=False)
     try:
         if operation == "validate":
             outcome, report_obj = document_outcome(data, route(data, options["spec"]), options.get("version"),
                                                    request_id, options.get("strict", False))
             if "error" in outcome:
-                return "error", error_line(name, outcome["error"]["code"], outcome["error"]["message"]), None
+                return "error", error_line(name, outcome["error"]["code"], outcome["error"]["message"], email), None
             report = outcome["report"]
             page = None
             if options.get("html"):
@@ -115,8 +119,8 @@ def run(operation: str, options: dict, name: str, data: bytes,
         return "valid", (head + ', "mediaType": ' + json.dumps(conversion.media_type) + ', "document": "'
                          + document + '"}'), None
     except ApiError as exc:
-        return "error", error_line(name, exc.error_code, exc.message), None
+        return "error", error_line(name, exc.error_code, exc.message, email), None
     except Exception as exc:  # noqa: BLE001 - one document's crash must not cost the others their results
         log.exception("a job's document failed request_id=%s", request_id)
         return "error", error_line(name, "INTERNAL_ERROR", f"The document could not be processed: "
-                                                           f"{type(exc).__name__}"), None
+                                                           f"{type(exc).__name__}", email), None

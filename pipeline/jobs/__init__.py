@@ -41,7 +41,7 @@ def submit(store, job_id: str, key_id: str | None, operation: str, options: dict
     try:
         intake.close()
         job = store.create_job(job_id, key_id or "", operation, json.dumps(options), intake.names, intake.refused,
-                               intake.spans, cost, enqueue)
+                               intake.spans, cost, enqueue, notices=intake.notices, emails=intake.emails)
     except BaseException:
         intake.discard()
         raise

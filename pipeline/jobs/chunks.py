@@ -35,7 +35,7 @@ def run_chunk(store, job_id: str, first: int, last: int, on_batch=None) -> int:
         return 0
     options = json.loads(job.options)
     recorded, outcomes, since = 0, [], time.monotonic()
-    for index, name, pos, size in store.open_documents(job_id, first, last):
+    for index, name, pos, size, email in store.open_documents(job_id, first, last):
         try:
             data = files.read_document(job_id, pos, size)
         except FileNotFoundError:
@@ -43,7 +43,8 @@ def run_chunk(store, job_id: str, first: int, last: int, on_batch=None) -> int:
             if job is None or not job.active:
                 return recorded  # cancelled meanwhile: its folder is gone
             raise FilesMissing(f"job {job_id}: document {index} is not in {files.job_dir(job_id)}") from None
-        kind, line, page = job_document.run(job.operation, options, name, data, request_id=job_id)
+        kind, line, page = job_document.run(job.operation, options, name, data, request_id=job_id,
+                                            email=json.loads(email) if email else None)
         outcomes.append(Outcome(index, kind, line, page))
         if time.monotonic() - since >= RECORD_EVERY:
             recorded += _record(store, job_id, outcomes)

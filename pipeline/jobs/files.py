@@ -5,20 +5,22 @@ cost 0.4 ms each to create on a loaded machine, 4 of the 16 s a 10,000-document 
 The jobs directory (EINVOICE_JOBS_DIR, default `<data dir>/jobs`) must be shared by every web node and worker
 when they run on several machines (NFS or any shared mount): a node writes a job's documents, any worker reads
 them. Nothing is held in memory whole: each `file` part is streamed to a spool file under the job's bound
-(EINVOICE_MAX_JOB_BYTES, 413), a ZIP is then unpacked member by member as batch validation does
-(`validate_batch.iter_archive`: each member bounded as one upload, hostile members refused one by one), and the
-spool file is deleted. The folder goes when the job ends (its results are rows in the database).
+(EINVOICE_MAX_JOB_BYTES, 413), a ZIP or an e-mail (.eml, .mbox: one message at a time) is then unpacked as
+batch validation does (`pipeline.unpack`: each document bounded as one upload, hostile members refused one by
+one, a message without an invoice one NO_INVOICE notice), and the spool file is deleted. The folder goes when
+the job ends (its results are rows in the database).
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 
 from pipeline.errors import ApiError, ErrorDetail
-from pipeline.flows.job_document import error_line
-from pipeline.flows.validate_batch import Limits, document, is_zip, iter_archive, too_many_files
+from pipeline.flows.validate_batch import entry
 from pipeline.settings import get_settings
+from pipeline.unpack import NOTICES, Limits, Member, Unpacker, too_many_files
 
 _CHUNK = 1 << 16
 DOCUMENTS = "documents"
@@ -53,8 +55,9 @@ def job_too_large(limit: int) -> ApiError:
 
 
 class Intake:
-    """Collects a job's documents in order: `names`, and `refused` (index -> error line) for those that cannot
-    be worked on (too large, nested archive, unsafe name, ...), as batch validation refuses them."""
+    """Collects a job's documents in order: `names`, `refused` (index -> error line) for those that cannot be
+    worked on (too large, nested archive, unsafe name, ...) as batch validation refuses them, `notices` (index ->
+    notice line: a message without an invoice) and `emails` (index -> the message a document came from, JSON)."""
 
     def __init__(self, job_id: str):
         settings = get_settings()
@@ -64,8 +67,11 @@ class Intake:
         self.max_job_bytes = settings.max_job_bytes
         self.limits = Limits(settings.max_job_files, settings.max_upload_bytes,
                              ARCHIVE_TOTAL_FACTOR * settings.max_job_bytes)
+        self.unpacker = Unpacker(self.limits)
         self.names: list[str] = []
         self.refused: dict[int, str] = {}
+        self.notices: dict[int, str] = {}
+        self.emails: dict[int, str] = {}
         self.spans: dict[int, tuple[int, int]] = {}  # index -> (position, size) in the documents file
         self._spools = 0
         self._out = open(self.dir / DOCUMENTS, "wb")
@@ -90,23 +96,27 @@ class Intake:
             spool.unlink(missing_ok=True)
 
     def add_file(self, name: str, path: Path) -> None:
-        with open(path, "rb") as f:
-            head = f.read(4)
-        if is_zip(head):
-            for member in iter_archive(path, self.limits):
-                self._add(member)
-            return
-        size = path.stat().st_size
-        self._add(document(name, path.read_bytes() if size <= self.limits.max_member else None,
-                           self.limits.max_member))
+        for member in self.unpacker.file(name, path):
+            self._add(member)
 
-    def _add(self, member) -> None:
+    def add_bytes(self, name: str, data: bytes) -> None:
+        """A file already in memory (a message the inbox fetched), bounded as one part."""
+        if len(data) > self.left:
+            raise job_too_large(self.max_job_bytes)
+        self.left -= len(data)
+        for member in self.unpacker.file(name, data):
+            self._add(member)
+
+    def _add(self, member: Member) -> None:
         index = len(self.names)
         if index >= self.limits.max_files:
             raise too_many_files(index + 1, self.limits.max_files)
         self.names.append(member.name)
+        if member.email is not None:
+            self.emails[index] = json.dumps(member.email, ensure_ascii=False)
         if member.error is not None:
-            self.refused[index] = error_line(member.name, *member.error)
+            line = json.dumps(entry(member, None), ensure_ascii=False)
+            (self.notices if member.error[0] in NOTICES else self.refused)[index] = line
         else:
             self._out.write(member.data)
             self.spans[index] = (self._pos, len(member.data))

@@ -308,20 +308,30 @@ def _batch(path: str, summary: str, cost: int) -> dict:
     op = _validation(path.removesuffix("/batch"), summary, cost)["post"]
     op["requestBody"]["content"]["multipart/form-data"]["schema"]["required"] = ["file"]
     op["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]["file"]["description"] = (
-        "A ZIP archive of documents, or one document per `file` part (repeat the part).")
+        "Documents, ZIP archives or e-mails (.eml, .mbox: each message's XML, PDF, ZIP and winmail.dat "
+        "attachments), one per `file` part (repeat the part).")
     count = {"type": "integer", "minimum": 0}
     result = {"type": "object", "required": ["name"], "properties": {
-        "name": {"type": "string", "description": "The member's name in the archive, or the part's filename."},
+        "name": {"type": "string", "description": "The member's name in the archive, the part's filename, or for "
+                 "an e-mail's document the message (date, sender, subject, Message-ID) / the attachment's name."},
+        "email": {"type": "object", "description": "The message a document came from.", "properties": {
+            k: {"type": "string"} for k in ("messageId", "date", "from", "subject")} | {
+            "index": {"type": "integer", "description": "The message's position in its .mbox (1: an .eml)."}}},
         "report": {"$ref": REF.format(model="XRechnungValidationResponse")},
         "error": {"type": "object", "required": ["code", "message"], "properties": {
-            "code": {"type": "string"}, "message": {"type": "string"}}}}}
+            "code": {"type": "string"}, "message": {"type": "string"}}},
+        "notice": {"type": "object", "required": ["code", "message"], "description": "`NO_INVOICE`: a message "
+                   "without an invoice (not an error, not charged).", "properties": {
+                       "code": {"type": "string"}, "message": {"type": "string"}}}}}
     op.update(operationId=f"validate_batch_{path.split('/')[3]}", description=(
         "HTTP 200: every document got an entry in `results`, in archive (or part) order: `report` exactly as the "
         "single validate endpoint answers it (content checks and `request.strict` included), or `error` (code, "
         "message) when it could not be validated: `UNSAFE_NAME` (a `..` or absolute name; not read), "
         "`NESTED_ARCHIVE` (a ZIP inside the batch; not opened), `FILE_TOO_LARGE` (a member over "
         "EINVOICE_MAX_UPLOAD_BYTES uncompressed; read no further), `ENCRYPTED_MEMBER`, `DAMAGED_MEMBER`, "
-        "`INVALID_PDF`, `TIME_BUDGET` (the request's time budget, EINVOICE_REQUEST_BUDGET, was spent before this "
+        "`INVALID_PDF`, e-mail: `BROKEN_ENCODING`, `SMIME_ENCRYPTED`, `PGP_ENCRYPTED`, `MAIL_TOO_DEEP`, "
+        "`MAIL_TOO_MANY_PARTS`, `MESSAGE_TOO_LARGE`, `TNEF_UNREADABLE` (README: receiving by e-mail), "
+        "`TIME_BUDGET` (the request's time budget, EINVOICE_REQUEST_BUDGET, was spent before this "
         "document: the batch answers what it has done; send the rest to the jobs API, POST /v1/jobs). One bad "
         "document never fails the others. The whole batch is refused with 400 "
         "`TOO_MANY_FILES` (more than EINVOICE_MAX_BATCH_FILES documents, default 200) or `INVALID_ARCHIVE`, and "
@@ -332,8 +342,8 @@ def _batch(path: str, summary: str, cost: int) -> dict:
            "Costs no credits (the single validate endpoint's cost, per validated document).")))
     op["responses"] = {"200": _ok("Summary and one entry per document.", {"application/json": {"schema": {
         "type": "object", "required": ["summary", "results"], "properties": {
-            "summary": {"type": "object", "required": ["files", "valid", "invalid", "errors"],
-                        "properties": {k: count for k in ("files", "valid", "invalid", "errors")}},
+            "summary": {"type": "object", "required": ["files", "valid", "invalid", "errors", "noInvoice"],
+                        "properties": {k: count for k in ("files", "valid", "invalid", "errors", "noInvoice")}},
             "results": {"type": "array", "items": result}}}}}),
         **{str(s): _error(s, True, "batch") for s in (400, 401, 402, 406, 413, 415, 429, 500, 503)}}
     return {"post": op}
@@ -345,6 +355,8 @@ _JOB = {"type": "object", "required": ["id", "state", "operation", "total", "don
     "operation": {"type": "string", "enum": ["validate", "parse", "convert"]},
     **{k: {"type": "integer", "minimum": 0} for k in ("total", "done", "valid", "invalid", "errors", "creditsReserved",
                                                        "creditsCharged")},
+    "noInvoice": {"type": "integer", "minimum": 0, "description": "Messages without an invoice (NO_INVOICE notices; "
+                  "not errors, not charged)."},
     **{k: {"type": ["string", "null"], "format": "date-time"} for k in ("createdAt", "startedAt", "finishedAt")},
     "message": {"type": "string", "description": "Why the job failed."}}}
 _JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
@@ -373,11 +385,12 @@ def _jobs(config: PlatformConfig) -> dict:
         "metadataLanguage": {"type": "string", "enum": ["en", "de"], "description": "validate with html: the "
                              "reports' language."}}}
     multipart = {"type": "object", "required": ["file"], "properties": {
-        "file": {"type": "string", "format": "binary", "description": "A document or a ZIP archive of documents; "
-                 "repeat the part for more."},
+        "file": {"type": "string", "format": "binary", "description": "A document, a ZIP archive of documents or "
+                 "an e-mail (.eml, .mbox: each message's invoices); repeat the part for more."},
         "request": request}}
-    results = _ok("One JSON line per document in archive order (`{name, report | invoice | document | error}`); "
-                  "while the job runs, the documents done so far.",
+    results = _ok("One JSON line per document in archive order (`{name, report | invoice | document | error | "
+                  "notice}`, with `email` for a document found in an e-mail); while the job runs, the documents "
+                  "done so far.",
                   {"application/jsonl": {"schema": {"type": "string"}},
                    "application/zip": {"schema": {"type": "string", "contentMediaType": "application/zip"}}})
     results["headers"].update(_headers("X-Job-State"))
@@ -388,8 +401,9 @@ def _jobs(config: PlatformConfig) -> dict:
         "/v1/jobs": {
             "post": op("submit_job", "Submit many documents as a job, worked on in the background.", "202", accepted,
                        (400, 401, 402, 413, 415, 429, 500, 503), description=(
-                           "Documents as `file` parts (documents or ZIP archives, unpacked as the batch endpoint "
-                           "does; refused members become `error` lines), options in the `request` part. At most "
+                           "Documents as `file` parts (documents, ZIP archives or e-mails, unpacked as the batch "
+                           "endpoint does; refused members become `error` lines, messages without an invoice "
+                           "`notice` lines), options in the `request` part. At most "
                            "EINVOICE_MAX_JOB_BYTES (default 2 GiB, 413) and EINVOICE_MAX_JOB_FILES documents. "
                            f"Credits per accepted document, as its single endpoint costs ({costs}): held from the "
                            "submission (402: nothing stored), charged when the document gets its result, given "

@@ -36,6 +36,10 @@ JOBS_V3 = [
     "size INTEGER, outcome TEXT, result TEXT, page TEXT, PRIMARY KEY (job_id, idx))",
 ]
 
+# v4: the message a document came from (JSON, documents found in e-mail; pipeline.unpack.mail), and the messages
+# `pipeline inbox` has taken from a mailbox (pipeline.storage.inbox)
+JOBS_V4 = ["ALTER TABLE job_documents ADD COLUMN email TEXT"]
+
 _JOB_COLUMNS = ("id, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged, "
                 "created_at, started_at, finished_at, message")
 
@@ -71,6 +75,7 @@ class Job:
     def to_dict(self) -> dict:
         out = {"id": self.id, "state": self.state, "operation": self.operation, "total": self.total,
                "done": self.done, "valid": self.valid, "invalid": self.invalid, "errors": self.errors,
+               "noInvoice": self.done - self.valid - self.invalid - self.errors,
                "createdAt": _iso(self.created_at), "startedAt": _iso(self.started_at),
                "finishedAt": _iso(self.finished_at), "creditsReserved": self.reserved,
                "creditsCharged": self.charged}
@@ -105,12 +110,16 @@ class JobTables:
                    message)
 
     def create_job(self, job_id: str, key_id: str, operation: str, options: str, names: list[str],
-                   refused: dict[int, str], spans: dict[int, tuple[int, int]], cost: int, enqueue=None) -> Job | None:
+                   refused: dict[int, str], spans: dict[int, tuple[int, int]], cost: int, enqueue=None,
+                   notices: dict[int, str] | None = None, emails: dict[int, str] | None = None) -> Job | None:
         """Insert the job and its documents (`spans`: index -> (position, size) of an accepted document's bytes)
-        and hold `cost` credits for each accepted document (those not in `refused`, whose error lines are recorded
-        at once). `enqueue(cursor)` runs last, in the same transaction (PostgreSQL: the chunks go to
-        Procrastinate). None when the balance is too low: nothing is written then."""
-        total, accepted = len(names), len(names) - len(refused)
+        and hold `cost` credits for each accepted document (those in neither `refused` nor `notices`, whose error
+        and notice lines are recorded at once: outcome error, and none for a message without an invoice).
+        `emails`: index -> the message a document came from (JSON). `enqueue(cursor)` runs last, in the same
+        transaction (PostgreSQL: the chunks go to Procrastinate). None when the balance is too low: nothing is
+        written then."""
+        notices, emails = notices or {}, emails or {}
+        total, accepted = len(names), len(names) - len(refused) - len(notices)
         reserved = cost * accepted
         now = time.time()
         with self._tx(long=True) as cur:
@@ -120,16 +129,17 @@ class JobTables:
                             (reserved, key_id, reserved))
                 if cur.rowcount != 1:
                     return None
-            done = len(refused)
+            done = len(refused) + len(notices)
             state = "done" if done == total else "queued"
             cur.execute(self._sql(f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES "
                                   "(?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 0, ?, NULL, ?, NULL)"),
-                        (job_id, key_id, state, operation, options, total, done, done, cost, reserved, now,
+                        (job_id, key_id, state, operation, options, total, done, len(refused), cost, reserved, now,
                          now if state == "done" else None))
-            cur.executemany(self._sql("INSERT INTO job_documents (job_id, idx, name, pos, size, outcome, result) "
-                                      "VALUES (?, ?, ?, ?, ?, ?, ?)"),
-                            [(job_id, i, name, *spans.get(i, (None, None)), "error" if i in refused else None,
-                              refused.get(i)) for i, name in enumerate(names)])
+            cur.executemany(self._sql("INSERT INTO job_documents (job_id, idx, name, pos, size, outcome, result, "
+                                      "email) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                            [(job_id, i, name, *spans.get(i, (None, None)),
+                              "error" if i in refused else "none" if i in notices else None,
+                              refused.get(i) or notices.get(i), emails.get(i)) for i, name in enumerate(names)])
             if enqueue is not None and state == "queued":
                 enqueue(cur)
         return self.get_job(job_id)
@@ -146,10 +156,10 @@ class JobTables:
                           (key_id, int(limit)))
         return [self._job(r) for r in rows]
 
-    def open_documents(self, job_id: str, first: int, last: int) -> list[tuple[int, str, int, int]]:
-        """(index, name, position, size) of the documents in [first, last) that have no result yet."""
-        return [(int(i), n, int(p), int(z)) for i, n, p, z in self._read(
-            "SELECT idx, name, pos, size FROM job_documents WHERE job_id = ? AND idx >= ? AND idx < ? "
+    def open_documents(self, job_id: str, first: int, last: int) -> list[tuple[int, str, int, int, str | None]]:
+        """(index, name, position, size, email) of the documents in [first, last) that have no result yet."""
+        return [(int(i), n, int(p), int(z), e) for i, n, p, z, e in self._read(
+            "SELECT idx, name, pos, size, email FROM job_documents WHERE job_id = ? AND idx >= ? AND idx < ? "
             "AND outcome IS NULL ORDER BY idx", (job_id, int(first), int(last)))]
 
     def record_results(self, job_id: str, outcomes: list[Outcome]) -> int:

@@ -30,7 +30,8 @@ from procrastinate.schema import SchemaManager
 from psycopg import sql as pgsql
 
 from pipeline.settings import get_settings
-from pipeline.storage.jobs import JOBS_V3
+from pipeline.storage.inbox import INBOX_V4
+from pipeline.storage.jobs import JOBS_V3, JOBS_V4
 from pipeline.storage.store import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
@@ -144,7 +145,7 @@ _watchdog = _Watchdog()
 
 
 class PostgresStore(SqlStore):
-    migrations = [_V1, _V2, _V3]
+    migrations = [_V1, _V2, _V3, JOBS_V4 + INBOX_V4]  # v4: a document's message, the inbox (pipeline.storage.inbox)
 
     def __init__(self, url: str, connect_timeout: float | None = None, statement_timeout: float | None = None,
                  lock_timeout: float | None = None):

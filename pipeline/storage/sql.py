@@ -13,13 +13,14 @@ from abc import abstractmethod
 from datetime import datetime, timezone
 from typing import Iterator
 
+from pipeline.storage.inbox import InboxTables
 from pipeline.storage.jobs import JobTables
 from pipeline.storage.store import ApiKey, LedgerEntry, Store
 
 _KEY_COLUMNS = "key_id, name, env, secret_hash, balance, rate_limit, revoked_at, created_at"
 
 
-class SqlStore(JobTables, Store):
+class SqlStore(JobTables, InboxTables, Store):
     # Ordered migrations: migrations[i] brings the schema from version i to i + 1. Never edit a released one;
     # append a new one instead.
     migrations: list[list[str]] = []

@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pipeline.storage.jobs import JOBS_V3
+from pipeline.storage.inbox import INBOX_V4
+from pipeline.storage.jobs import JOBS_V3, JOBS_V4
 from pipeline.storage.store import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
@@ -33,7 +34,8 @@ _V2 = [
 
 
 class SqliteStore(SqlStore):
-    migrations = [_V1, _V2, JOBS_V3]  # v3: jobs (pipeline.storage.jobs)
+    # v3: jobs (pipeline.storage.jobs); v4: a document's message, the inbox's messages (pipeline.storage.inbox)
+    migrations = [_V1, _V2, JOBS_V3, JOBS_V4 + INBOX_V4]
 
     def __init__(self, path: str | Path):
         self.path = Path(path)

@@ -1,8 +1,8 @@
 """POST /v1/invoice/{xrechnung,en16931,zugferd}/validate/batch: many documents at once.
 
-The body is the single validate endpoints' multipart form: one `file` part holding a ZIP archive, or several
-`file` parts (one document each; a single part that is no ZIP is a batch of one), and the optional `request` JSON
-part (`version`, `strict` as on the single endpoints). 200 JSON `{"summary": {...}, "results": [...]}` in archive
+The body is the single validate endpoints' multipart form: `file` parts, each a document, a ZIP archive or an
+e-mail (.eml, .mbox: each message's invoices; `pipeline.unpack`), and the optional `request` JSON part (`version`,
+`strict` as on the single endpoints). 200 JSON `{"summary": {...}, "results": [...]}` in archive
 (or part) order; each report is exactly what the single endpoint answers for that file. The work is
 `pipeline.flows.validate_batch`; here only HTTP, the multipart parts and the credits.
 
@@ -27,14 +27,14 @@ import falcon
 
 from pipeline.check.detect import SPECS
 from pipeline.errors import ApiError
-from pipeline.flows.validate_batch import Limits, Member, check_request, document, is_zip, read_archive, \
-    too_many_files, validate_batch
+from pipeline.flows.validate_batch import Limits, Member, check_request, too_many_files, validate_batch
 from pipeline.service.platform import storage_unavailable
 from pipeline.invoice.specs import facturx_release
 from pipeline.service.resources.zugferd import SUPPORTED_VERSIONS as ZUGFERD_VERSIONS
 from pipeline.service.upload import parse_request_part, read_parts, strict_flag
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
+from pipeline.unpack import Unpacker
 
 BATCH_TOTAL_FACTOR = 5  # all members together decompress to at most 5 uploads' worth
 
@@ -51,9 +51,13 @@ def read_batch_upload(req: falcon.Request, bounds: Limits) -> tuple[list[Member]
                                     lambda n: too_many_files(n, bounds.max_files))
     files = [(name or f"file-{n}", data) for n, (name, data) in enumerate(files, start=1)]
     request = parse_request_part(request_raw) if request_raw is not None else {}
-    if len(files) == 1 and is_zip(files[0][1]):
-        return read_archive(files[0][1], bounds), request
-    return [document(name, data, bounds.max_member) for name, data in files], request
+    unpacker, members = Unpacker(bounds), []
+    for name, data in files:
+        for member in unpacker.file(name, data):
+            members.append(member)
+            if len(members) > bounds.max_files:
+                raise too_many_files(len(members), bounds.max_files)
+    return members, request
 
 
 def settle_per_document(req: falcon.Request, spec: str, documents: int) -> None:

@@ -1,0 +1,117 @@
+"""Uploads as documents: a ZIP archive's members, the invoices of an e-mail (.eml) or a mailbox (.mbox), or the
+file itself. Batch validation, jobs and the command line unpack what they are given here, alike.
+
+    file -> ZIP (archive.py)   -> each member: a document, an e-mail or mailbox (opened), a ZIP (NESTED_ARCHIVE)
+         -> .eml / .mbox (mail.py) -> each message's invoices; a ZIP attached is opened as above (unless the
+                                      message itself came out of a ZIP: one ZIP level only), winmail.dat too
+         -> anything else         -> one document
+
+What a file is follows from its first bytes (a ZIP's signature, an mbox's "From " line, a message's headers),
+else from its name (.zip, .mbox, .eml). Every document is bounded as one upload (`Limits.max_member`), and all
+that an upload decompresses or decodes together by `Limits.max_total` (one Room per upload, 413 past it).
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Iterator
+
+from pipeline.unpack import archive, mail
+from pipeline.errors import ApiError
+from pipeline.unpack.members import NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, \
+    too_many_files, unsafe_name
+
+__all__ = ["NOTICES", "Limits", "Member", "Room", "Unpacker", "document", "is_zip", "kind", "too_many_files",
+           "unsafe_name"]
+
+HEAD = 4096  # bytes read to tell what a file is
+
+
+def kind(name: str, head: bytes) -> str | None:
+    """"zip", "mbox", "eml" or None (a document)."""
+    lower = name.lower()
+    if is_zip(head):
+        return "zip"
+    if mail.is_mbox(head):
+        return "mbox"
+    if lower.endswith(".eml") or (not lower.endswith((".xml", ".pdf")) and mail.looks_like_mail(head)):
+        return "eml"
+    if lower.endswith(".mbox"):
+        return "mbox"
+    if lower.endswith(".zip"):
+        return "zip"
+    return None
+
+
+class Unpacker:
+    """The documents of one upload (one or several files), under one set of bounds."""
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.room = Room(limits.max_total)
+
+    def file(self, name: str, source: bytes | Path, prefix: str = "") -> Iterator[Member]:
+        """The documents of one uploaded file (its bytes, or a path for a file far larger than memory: a job's
+        spooled upload). `prefix` names where the file came from (a folder's file: its relative path)."""
+        if isinstance(source, Path):
+            with open(source, "rb") as f:
+                head = f.read(HEAD)
+        else:
+            head = source[:HEAD]
+        what = kind(name, head)
+        if what == "zip":
+            yield from self._zip(archive.iter_archive(source if isinstance(source, Path) else io.BytesIO(source),
+                                                      self.limits, self.room), prefix, None)
+        elif what == "mbox":
+            if isinstance(source, Path):
+                with open(source, "rb") as stream:
+                    yield from mail.read_mbox(stream, prefix, self.limits, self.room, self._zip_in_mail)
+            else:
+                yield from mail.read_mbox(io.BytesIO(source), prefix, self.limits, self.room, self._zip_in_mail)
+        elif what == "eml":
+            data = _read(source, self.limits.max_message)
+            if data is None:
+                yield Member(prefix or name, error=("MESSAGE_TOO_LARGE", f"The message is larger than "
+                                                    f"{self.limits.max_message} bytes; it was not read."))
+            else:
+                yield from mail.read_message(data, prefix, self.limits, self.room, self._zip_in_mail)
+        else:
+            yield document(prefix or name, _read(source, self.limits.max_member), self.limits.max_member)
+
+    def _zip(self, members: Iterator[Member], prefix: str, email: dict | None) -> Iterator[Member]:
+        """A ZIP's members: a message among them is opened (a ZIP in it is not: NESTED_ARCHIVE)."""
+        for m in members:
+            name = f"{prefix}/{m.name}" if prefix else m.name
+            if m.error is not None:
+                yield Member(name, error=m.error, email=email)
+            elif kind(m.name, m.data[:HEAD]) == "eml":
+                yield from mail.read_message(m.data, name, self.limits, self.room, _no_zip)
+            elif kind(m.name, m.data[:HEAD]) == "mbox":
+                yield from mail.read_mbox(io.BytesIO(m.data), name, self.limits, self.room, _no_zip)
+            else:
+                yield document(name, m.data, self.limits.max_member, email)
+
+    def _zip_in_mail(self, name: str, data: bytes, email: dict) -> Iterator[Member]:
+        try:
+            members = archive.iter_archive(io.BytesIO(data), self.limits, self.room)
+        except ApiError as exc:  # an attachment that is no readable ZIP is that attachment's entry; a bomb is not
+            if exc.http_status == 413:
+                raise
+            yield Member(name, error=("INVALID_ARCHIVE", f"The attached ZIP cannot be read: {exc.message}"),
+                         email=email)
+            return
+        yield from self._zip(members, name, email)
+
+
+def _no_zip(name: str, data: bytes, email: dict) -> Iterator[Member]:
+    """A ZIP attached to a message that came out of a ZIP: archives open one level deep."""
+    yield Member(name, error=NESTED_ARCHIVE, email=email)
+
+
+def _read(source: bytes | Path, limit: int) -> bytes | None:
+    """The file's bytes, or None when it is larger than `limit`."""
+    if isinstance(source, bytes):
+        return source if len(source) <= limit else None
+    if source.stat().st_size > limit:
+        return None
+    return source.read_bytes()

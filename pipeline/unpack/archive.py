@@ -1,0 +1,83 @@
+"""ZIP archives: their members, read as hostile input.
+
+Nothing is ever written to disk and no declared size is trusted. Every member is decompressed through a reader
+that stops one byte past `max_member` (a member that would grow larger gets FILE_TOO_LARGE and is read no further),
+and every byte decompressed counts toward the upload's room (`max_total`; 413 BATCH_TOO_LARGE when the archive
+would grow past it: a zip bomb of many members). A name that climbs out of the archive (`..`, an absolute path, a
+drive letter) gets UNSAFE_NAME; an encrypted or damaged member gets ENCRYPTED_MEMBER / DAMAGED_MEMBER. Whether a
+member is itself a container (a ZIP: NESTED_ARCHIVE; an e-mail: opened) is the caller's question
+(`pipeline.unpack`).
+"""
+from __future__ import annotations
+
+import io
+import zipfile
+from typing import Iterator
+
+from pipeline.errors import ApiError, ErrorDetail
+from pipeline.unpack.members import Limits, Member, Room, member_too_large, too_large_total, too_many_files, \
+    unsafe_name
+
+_CHUNK = 1 << 16
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, room: Room) -> bytes | None:
+    """The member's bytes, decompressed at most `limit` + 1 bytes far whatever its header declares (None:
+    larger). Each byte is taken from `room` (413 when it runs out)."""
+    chunks, size = [], 0
+    with archive.open(info) as stream:
+        while True:
+            chunk = stream.read(min(_CHUNK, limit + 1 - size))
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            room.take(len(chunk))
+            if size > limit:
+                return None
+            chunks.append(chunk)
+
+
+def read_archive(data: bytes, limits: Limits) -> list[Member]:
+    """The members of a ZIP archive in archive order (folders left out), each with its bytes or its error.
+    Raises ApiError 400 (not a readable ZIP, too many documents) or 413 (decompresses past `max_total`)."""
+    return list(iter_archive(io.BytesIO(data), limits))
+
+
+def iter_archive(source, limits: Limits, room: Room | None = None) -> Iterator[Member]:
+    """`read_archive` one member at a time, for an archive in a file (a path or a binary file object) far larger
+    than memory: a job's upload. The archive as a whole is checked (400 / 413) before the first member."""
+    try:
+        archive = zipfile.ZipFile(source)
+        infos = [i for i in archive.infolist() if not i.is_dir()]
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
+        message = f"The 'file' part is not a readable ZIP archive: {exc}"
+        raise ApiError(400, "INVALID_ARCHIVE", message, [ErrorDetail("INVALID_ARCHIVE", message, field="file")])
+    if len(infos) > limits.max_files:
+        raise too_many_files(len(infos), limits.max_files)
+    room = room or Room(limits.max_total)
+    # the declared sizes: an early no, never a yes (a member declared over max_member is refused unread below)
+    if sum(i.file_size for i in infos if i.file_size <= limits.max_member) > room.left:
+        raise too_large_total(room.limit)
+    return _members(archive, infos, limits.max_member, room)
+
+
+def _members(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], limit: int, room: Room) -> Iterator[Member]:
+    with archive:
+        for info in infos:
+            name = info.filename
+            if unsafe_name(name):
+                yield Member(name, error=("UNSAFE_NAME", "The member's name leaves the archive (`..`, an "
+                                          "absolute path or a drive letter); it was not read."))
+                continue
+            if info.flag_bits & 0x1:
+                yield Member(name, error=("ENCRYPTED_MEMBER", "The member is encrypted; it was not read."))
+                continue
+            if info.file_size > limit:
+                yield Member(name, error=member_too_large(limit))
+                continue
+            try:
+                body = _read_member(archive, info, limit, room)
+            except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, RuntimeError) as exc:
+                yield Member(name, error=("DAMAGED_MEMBER", f"The member could not be decompressed: {exc}"))
+                continue
+            yield Member(name, body) if body is not None else Member(name, error=member_too_large(limit))

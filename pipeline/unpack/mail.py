@@ -1,0 +1,330 @@
+"""E-mail as a container: an .eml file (one RFC 5322 message) or an .mbox file (many), each message's invoices as
+documents, named by the message and the attachment's file name.
+
+    message -> MIME tree (the standard library's `email`, modern policy; parts counted as the parser makes them)
+      XML / PDF attachment                -> a document
+      ZIP attachment                      -> its members (the caller's ZIP rules: pipeline.unpack)
+      winmail.dat (TNEF)                  -> its files, each taken as an attachment (pipeline.unpack.tnef)
+      message/rfc822, *.eml attachment    -> its own attachments, named under it (a forwarded invoice)
+      S/MIME or PGP encrypted             -> one SMIME_ENCRYPTED / PGP_ENCRYPTED entry (cannot be read here)
+      text bodies, pictures, signatures   -> not invoices
+    a message without any of these        -> one NO_INVOICE entry (a notice: nothing failed, nothing is charged)
+
+Hostile mail is bounded as hostile ZIPs are: a message larger than `Limits.max_message` (MESSAGE_TOO_LARGE), more
+than MAX_PARTS parts (MAIL_TOO_MANY_PARTS: the parser stops at the first part too many), messages and multiparts
+nested deeper than MAX_DEPTH (MAIL_TOO_DEEP), an attachment that decodes past `max_member` (FILE_TOO_LARGE) and
+all decoded bytes counted toward the upload's room (413), damaged base64 (BROKEN_ENCODING). Header text in an
+unknown or wrong charset is kept with replacement characters: the document is still named and worked on.
+"""
+from __future__ import annotations
+
+import email.errors
+import email.policy
+import email.utils
+import re
+from email.message import EmailMessage
+from email.parser import BytesParser
+from typing import Callable, Iterator
+
+from pipeline.unpack import tnef
+from pipeline.unpack.members import Limits, Member, Room, is_zip, member_too_large
+
+POLICY = email.policy.default  # the modern policy: headers decoded (RFC 2047 / 2231), EmailMessage objects
+MAX_PARTS = 500   # MIME parts of one message, all levels together
+MAX_DEPTH = 12    # multiparts and messages inside each other
+_MBOX_LINE = 1 << 16  # bytes of a line read at a time from an mbox (a longer one is read in pieces)
+
+XML_TYPES = {"application/xml", "text/xml"}
+ZIP_TYPES = {"application/zip", "application/x-zip-compressed", "application/x-zip"}
+TNEF_TYPES = {"application/ms-tnef", "application/vnd.ms-tnef"}
+SMIME_TYPES = {"application/pkcs7-mime", "application/x-pkcs7-mime"}
+_BROKEN_BASE64 = (email.errors.InvalidBase64CharactersDefect, email.errors.InvalidBase64LengthDefect)
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
+_SPACE = re.compile(r"\s+")
+
+# A ZIP found in a message: (its name, bytes, the message's identity) -> its documents (pipeline.unpack decides)
+OpenZip = Callable[[str, bytes, dict], Iterator[Member]]
+
+
+class _TooManyParts(Exception):
+    pass
+
+
+def looks_like_mail(head: bytes) -> bool:
+    """A message by its first bytes: header lines (`Name: value`, folded lines) up to the first blank line or the
+    end of `head`, among them From, Date, Message-ID, MIME-Version, Received or Return-Path."""
+    lines = head.lstrip(b"\r\n").split(b"\n")[:-1] or [head]
+    names = set()
+    for line in lines[:200]:
+        line = line.rstrip(b"\r")
+        if not line:
+            break
+        if line[:1] in (b" ", b"\t") and names:
+            continue
+        name, colon, _ = line.partition(b":")
+        if not colon or not re.fullmatch(rb"[!-9;-~]+", name):
+            return False
+        names.add(name.lower())
+    return bool(names & {b"from", b"date", b"message-id", b"mime-version", b"received", b"return-path"})
+
+
+def is_mbox(head: bytes) -> bool:
+    return head.startswith(b"From ")
+
+
+def read_mbox(stream, prefix: str, limits: Limits, room: Room, open_zip: OpenZip) -> Iterator[Member]:
+    """The documents of every message of an mbox (messages begin at lines starting "From "), read one message at
+    a time from a binary stream: a mailbox of any size is never held whole."""
+    index = 0
+    for data in _mbox_messages(stream, limits.max_message):
+        index += 1
+        if data is None:
+            yield Member(_join(prefix, f"message {index}"), error=_message_too_large(limits))
+        else:
+            yield from read_message(data, prefix, limits, room, open_zip, index)
+
+
+def _mbox_messages(stream, limit: int) -> Iterator[bytes | None]:
+    """Each message's bytes (the "From " line left out), or None for one larger than `limit` (skipped)."""
+    lines: list[bytes] | None = None
+    size, at_start = 0, True
+    while True:
+        line = stream.readline(_MBOX_LINE)
+        starts = at_start and line.startswith(b"From ")
+        if not line or starts:
+            if lines is not None:
+                yield b"".join(lines) if size <= limit else None
+            if not line:
+                return
+            lines, size = [], 0
+        elif lines is not None:
+            size += len(line)
+            if size <= limit:
+                lines.append(line)
+            else:
+                lines.clear()
+        at_start = line.endswith(b"\n")
+
+
+def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip,
+                 index: int = 1) -> Iterator[Member]:
+    """The documents of one message: its invoices, else one entry that says why there are none."""
+    if len(data) > limits.max_message:
+        yield Member(_join(prefix, f"message {index}"), error=_message_too_large(limits))
+        return
+    try:
+        message = _parse(data)
+    except _TooManyParts:
+        ident = identity(_headers_only(data), index)
+        yield Member(_join(prefix, label(ident)), error=("MAIL_TOO_MANY_PARTS", f"The message has more than "
+                     f"{MAX_PARTS} MIME parts; it was read no further."), email=ident)
+        return
+    except RecursionError:
+        ident = identity(_headers_only(data), index)
+        yield Member(_join(prefix, label(ident)), error=_too_deep(), email=ident)
+        return
+    ident = identity(message, index)
+    reader = _Reader(ident, limits, room, open_zip)
+    found = False
+    for member in reader.walk(message, _join(prefix, label(ident)), 0):
+        found = True
+        yield member
+    if not found:
+        others = ", ".join(reader.others[:10]) + (", ..." if len(reader.others) > 10 else "")
+        beside = f" (attached: {others})" if others else ""
+        yield Member(_join(prefix, label(ident)), error=("NO_INVOICE", "The message has no invoice: no XML, PDF, "
+                     f"ZIP or winmail.dat attachment{beside}."), email=ident)
+
+
+class _Reader:
+    """One message's walk: its identity, the upload's bounds, and the attachments that were not invoices."""
+
+    def __init__(self, ident: dict, limits: Limits, room: Room, open_zip: OpenZip):
+        self.ident, self.limits, self.room, self.open_zip = ident, limits, room, open_zip
+        self.others: list[str] = []
+        self.parts = 0
+        self.too_deep = False
+
+    def walk(self, part: EmailMessage, where: str, depth: int) -> Iterator[Member]:
+        if depth > MAX_DEPTH:
+            if not self.too_deep:  # one entry for the message, however many branches go too deep
+                self.too_deep = True
+                yield Member(where, error=_too_deep(), email=self.ident)
+            return
+        ctype = part.get_content_type()
+        if ctype == "multipart/encrypted" or ctype == "application/pgp-encrypted":
+            yield Member(where, error=("PGP_ENCRYPTED", "The message is encrypted with PGP/MIME; it cannot be read "
+                                       "without the recipient's key."), email=self.ident)
+            return
+        if part.is_multipart():
+            if part.get_content_maintype() == "message":  # message/rfc822: a forwarded or attached message
+                inner = part.get_payload(0)
+                yield from self.walk(inner, _join(where, label(identity(inner, None))), depth + 1)
+            else:
+                for sub in part.iter_parts():
+                    yield from self.walk(sub, where, depth + 1)
+            return
+        if ctype in SMIME_TYPES:
+            yield Member(where, error=_smime(part), email=self.ident)
+            return
+        self.parts += 1
+        name = _filename(part)
+        data = part.get_payload(decode=True) or b""
+        attached = _attached(part, name)
+        kind = _kind(ctype, name, data, attached)
+        if kind is None:
+            if attached:
+                self.others.append(name or ctype)
+            return
+        name = _join(where, name or f"part-{self.parts}.{kind}")
+        if any(isinstance(d, _BROKEN_BASE64) for d in part.defects):
+            yield Member(name, error=("BROKEN_ENCODING", "The attachment's base64 is damaged (characters outside "
+                                      "base64, or a cut last group); it was not read."), email=self.ident)
+            return
+        yield from self.attachment(name, data, kind, depth)
+
+    def attachment(self, name: str, data: bytes, kind: str, depth: int) -> Iterator[Member]:
+        if len(data) > self.limits.max_member:
+            yield Member(name, error=member_too_large(self.limits.max_member), email=self.ident)
+            return
+        self.room.take(len(data))
+        if kind == "zip":
+            yield from self.open_zip(name, data, self.ident)
+        elif kind == "eml":
+            try:
+                inner = _parse(data)
+            except (_TooManyParts, RecursionError):
+                yield Member(name, error=_too_deep(), email=self.ident)
+                return
+            yield from self.walk(inner, _join(name, label(identity(inner, None))), depth + 1)
+        elif kind == "tnef":
+            yield from self.tnef(name, data, depth)
+        else:
+            yield Member(name, data, email=self.ident)
+
+    def tnef(self, name: str, data: bytes, depth: int) -> Iterator[Member]:
+        """winmail.dat: its files, each taken as an attachment of the message (TNEF inside TNEF too)."""
+        try:
+            files = tnef.attachments(data)
+        except tnef.Unreadable as exc:
+            yield Member(name, error=("TNEF_UNREADABLE", f"The winmail.dat (TNEF) could not be read: {exc}."),
+                         email=self.ident)
+            return
+        for inner_name, inner in files:
+            inner_name = clean(inner_name) or "attachment"
+            kind = _kind("application/octet-stream", inner_name, inner, True)
+            if kind is None:
+                self.others.append(inner_name)
+            else:
+                yield from self.attachment(_join(name, inner_name), inner, kind, depth + 1)
+
+
+def _parse(data: bytes) -> EmailMessage:
+    """The message tree; raises _TooManyParts at the first part past MAX_PARTS (the parser makes each part
+    through the policy's factory, which counts them)."""
+    made = 0
+
+    def factory(policy=POLICY):
+        nonlocal made
+        made += 1
+        if made > MAX_PARTS:
+            raise _TooManyParts
+        return EmailMessage(policy)
+
+    return BytesParser(policy=POLICY.clone(message_factory=factory)).parsebytes(data)
+
+
+def _headers_only(data: bytes) -> EmailMessage:
+    return BytesParser(policy=POLICY).parsebytes(data[:1 << 20], headersonly=True)
+
+
+def _kind(ctype: str, name: str | None, data: bytes, attached: bool) -> str | None:
+    """What an attachment is to us: xml, pdf, zip, tnef, eml, or None (not an invoice)."""
+    suffix = name.lower().rpartition(".")[2] if name and "." in name else ""
+    if tnef.is_tnef(data) or ctype in TNEF_TYPES or (name or "").lower() == "winmail.dat":
+        return "tnef"
+    if is_zip(data) or suffix == "zip" or ctype in ZIP_TYPES:
+        return "zip"
+    if suffix == "eml" or ctype == "message/rfc822":
+        return "eml"
+    if data.lstrip()[:5] == b"%PDF-" or suffix == "pdf" or ctype == "application/pdf":
+        return "pdf"
+    if suffix == "xml" or ctype in XML_TYPES or ctype.endswith("+xml"):
+        return "xml"
+    if attached and ctype != "text/html" and data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<":
+        return "xml"
+    return None
+
+
+def _attached(part: EmailMessage, name: str | None) -> bool:
+    return bool(name) or (part.get_content_disposition() == "attachment")
+
+
+def _smime(part: EmailMessage) -> tuple[str, str]:
+    kind = (part.get_param("smime-type") or "").lower()
+    if kind in ("signed-data", "compressed-data"):
+        return "SMIME_OPAQUE", (f"The message is S/MIME {kind} in one opaque block; its content is not read "
+                                "here. Ask the sender for a clear-signed (multipart/signed) message.")
+    return "SMIME_ENCRYPTED", ("The message is S/MIME-encrypted; it cannot be read without the recipient's "
+                               "private key.")
+
+
+def _filename(part: EmailMessage) -> str | None:
+    try:
+        name = part.get_filename()
+    except Exception:  # noqa: BLE001 - a header the parser cannot take apart names nothing
+        name = None
+    return clean(name.replace("\\", "/").rsplit("/", 1)[-1]) if name else None
+
+
+def clean(text: str | None, limit: int = 200) -> str:
+    """Header text fit for a name and for JSON: lone surrogates (undecodable bytes) become U+FFFD, control
+    characters and path separators "_", runs of white space one space."""
+    if not text:
+        return ""
+    text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return _UNSAFE.sub("_", _SPACE.sub(" ", text)).strip()[:limit]
+
+
+def _header(message: EmailMessage, name: str) -> str:
+    try:
+        value = message.get(name)
+        return "" if value is None else str(value)
+    except Exception:  # noqa: BLE001 - a header the modern parser cannot take apart: its raw text
+        return next((v for k, v in message.raw_items() if k.lower() == name), "")
+
+
+def identity(message: EmailMessage, index: int | None) -> dict:
+    """{"messageId", "date" (ISO 8601 where readable), "from", "subject", "index" (position in an mbox)}."""
+    date = _header(message, "date")
+    try:
+        date = email.utils.parsedate_to_datetime(date).isoformat() if date else ""
+    except (TypeError, ValueError, IndexError, OverflowError):
+        pass
+    out = {"messageId": clean(_header(message, "message-id")), "date": clean(date),
+           "from": clean(_header(message, "from")), "subject": clean(_header(message, "subject"), 300)}
+    if index is not None:
+        out["index"] = index
+    return out
+
+
+def label(ident: dict) -> str:
+    """A message as a name: `2026-03-02 10:15 billing@example.com "Invoice 4711" <id@example.com>`."""
+    date = ident["date"][:16].replace("T", " ")
+    sender = email.utils.parseaddr(ident["from"])[1] or ident["from"]
+    subject = f'"{ident["subject"][:60]}"' if ident["subject"] else ""
+    mark = ident["messageId"] or (f"#{ident['index']}" if ident.get("index") else "")
+    return clean(" ".join(p for p in (date, sender, subject, mark) if p)) or "message"
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}/{name}" if prefix else name
+
+
+def _message_too_large(limits: Limits) -> tuple[str, str]:
+    return "MESSAGE_TOO_LARGE", f"The message is larger than {limits.max_message} bytes; it was not read."
+
+
+def _too_deep() -> tuple[str, str]:
+    return "MAIL_TOO_DEEP", (f"The message nests parts or messages deeper than {MAX_DEPTH} levels; the part "
+                             "was read no further.")

@@ -1,0 +1,88 @@
+"""What unpacking yields: one Member per document found in an upload (its bytes, or why it is not worked on),
+the bounds an upload is unpacked under, and the refusals of an upload as a whole (400 / 413)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.errors import ApiError, ErrorDetail
+
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header; an empty archive's end record
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+# Codes that are not errors: the entry says what was found (a message without an invoice), nothing was refused
+NOTICES = frozenset({"NO_INVOICE"})
+
+
+@dataclass
+class Member:
+    """One document of an upload: its bytes, or why it is not worked on (`error` = (code, message); a code in
+    NOTICES is no error). `email`: the message it came from ({"messageId", "date", "from", "subject", "index"})."""
+    name: str
+    data: bytes | None = None
+    error: tuple[str, str] | None = None
+    email: dict | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_files: int          # documents per upload (EINVOICE_MAX_BATCH_FILES, EINVOICE_MAX_JOB_FILES)
+    max_member: int         # bytes of one document (EINVOICE_MAX_UPLOAD_BYTES, as one upload)
+    max_total: int          # bytes all members together decompress or decode to
+
+    @property
+    def max_message(self) -> int:
+        """Bytes of one e-mail message: a document of `max_member` base64-encoded, and headers and text beside it."""
+        return 2 * self.max_member + (1 << 20)
+
+
+def is_zip(data: bytes) -> bool:
+    return data[:4] in ZIP_MAGIC
+
+
+def too_many_files(count: int, limit: int) -> ApiError:
+    message = f"The batch has {count} documents; at most {limit} are validated at once (EINVOICE_MAX_BATCH_FILES)."
+    return ApiError(400, "TOO_MANY_FILES", message, [ErrorDetail("TOO_MANY_FILES", message, field="file",
+                                                                 rejectedValue=count)])
+
+
+def too_large_total(limit: int) -> ApiError:
+    message = (f"The archive decompresses to more than {limit} bytes (a zip bomb, or too much at once); "
+               "nothing was validated.")
+    return ApiError(413, "PAYLOAD_TOO_LARGE", message, [ErrorDetail("BATCH_TOO_LARGE", message, field="file")])
+
+
+def member_too_large(limit: int) -> tuple[str, str]:
+    return "FILE_TOO_LARGE", f"The document is larger than {limit} bytes uncompressed; it was read no further."
+
+
+def unsafe_name(name: str) -> bool:
+    """A name that would climb out of a folder it is extracted to: `..` parts, absolute, a drive letter, a NUL."""
+    parts = re.split(r"[/\\]", name)
+    return (name.startswith(("/", "\\")) or bool(_DRIVE.match(name)) or ".." in parts or "\x00" in name)
+
+
+class Room:
+    """What an upload may still decompress or decode, all its containers together; 413 once it is used up."""
+
+    def __init__(self, limit: int):
+        self.limit = self.left = limit
+
+    def take(self, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise too_large_total(self.limit)
+
+
+def document(name: str, body: bytes | None, max_member: int, email: dict | None = None) -> Member:
+    """One document (an uploaded file, an archive member, an attachment): refused if too large or a ZIP that is
+    not opened here."""
+    if body is None or len(body) > max_member:
+        return Member(name, error=member_too_large(max_member), email=email)
+    if is_zip(body) or name.lower().endswith(".zip"):
+        return Member(name, error=NESTED_ARCHIVE, email=email)
+    return Member(name, body, email=email)
+
+
+NESTED_ARCHIVE = ("NESTED_ARCHIVE", "The document is itself a ZIP archive inside an archive; archives are opened "
+                  "one level deep. Put its documents in the batch itself.")
