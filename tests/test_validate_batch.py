@@ -171,7 +171,7 @@ def test_as_many_file_parts_as_the_readme_promises(client):
     assert get_settings().max_batch_files == 200
     r = post(client, [(f"{n}.xml", BROKEN) for n in range(200)])
     assert r.status_code == 200, r.text
-    assert r.json["summary"] == {"files": 200, "valid": 0, "invalid": 200, "errors": 0}
+    assert r.json["summary"] == {"files": 200, "valid": 0, "invalid": 200, "errors": 0, "noInvoice": 0}
     over = post(client, [(f"{n}.xml", BROKEN) for n in range(201)])
     assert over.status_code == 400 and over.json["errorCode"] == "TOO_MANY_FILES", over.text
 
