@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -48,7 +49,11 @@ def main(argv: list[str] | None = None) -> int:
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         code = args.func(args)
+        sys.stdout.flush()  # a closed pipe is found here, not when Python exits
     except KeyboardInterrupt:
+        return 2
+    except BrokenPipeError:  # the reader stopped reading (`| head -1`): what it took was written, the rest not
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
         return 2
     except OSError as exc:  # a file named on the command line cannot be read or written: say which, no traceback
         if exc.filename is None:

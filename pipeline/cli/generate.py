@@ -37,7 +37,10 @@ def print_api_error(err: ApiError, name: str | Path | None = None) -> int:
                                      if detail.get("businessTerm") else None) if x)
         sent = f" [sent: {dumps(detail['rejectedValue'])}]" \
             if detail.get("rejectedValue") is not None else ""
-        print(f"  {detail.get('code')}{' ' + where if where else ''}: {detail.get('message')}{sent}", file=sys.stderr)
+        message, field = detail.get("message") or "", detail.get("field")
+        if field and message.startswith(field) and ": " in message:  # the API's message names the field: once here
+            message = message.split(": ", 1)[1]
+        print(f"  {detail.get('code')}{' ' + where if where else ''}: {message}{sent}", file=sys.stderr)
     return 1 if err.http_status < 500 else 2
 
 

@@ -39,6 +39,8 @@ def _fail(message: str):
 
 
 def _call(args, method: str, path: str, data=None, headers=None, stream: bool = False):
+    if not args.key:
+        _fail("no API key given: set EINVOICE_API_KEY or pass --key (`pipeline keys create` makes one)")
     request = urllib.request.Request(args.url.rstrip("/") + path, data=data, method=method,
                                      headers={"Authorization": f"Bearer {args.key}", **(headers or {})})
     try:

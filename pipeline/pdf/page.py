@@ -211,8 +211,6 @@ def _weasyprint() -> dict:
                 from weasyprint import CSS
                 from weasyprint.text.fonts import FontConfiguration
 
-                # fontTools complains on stderr about the (harmless) 1970 dates in some fallback fonts' headers
-                logging.getLogger("fontTools").setLevel(logging.ERROR)
                 fonts = FontConfiguration()
                 fetcher = _refusing_fetcher()
                 _weasy["css"] = CSS(filename=str(CSS_FILE), font_config=fonts, url_fetcher=fetcher)
