@@ -128,3 +128,110 @@ def test_the_optimised_copies_find_what_the_originals_find():
             assert [i.to_dict() for i in engine.schematron_issues(sdoc, copy, None, doc)] == want
             findings += len(want)
     assert findings >= 2 * len(MUTATIONS)
+
+
+# ---------------------------------------------------------------- endpoint, reports for people, batch, jobs, CLI
+
+import io  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import zipfile  # noqa: E402
+
+import falcon.testing  # noqa: E402
+
+from conftest import REPO  # noqa: E402
+from pipeline.service.app import create_app  # noqa: E402
+from test_validate_endpoints import post  # noqa: E402
+
+VALIDATE = "/v1/invoice/fr-ctc/status/validate"
+
+
+@pytest.fixture(scope="module")
+def client():
+    return falcon.testing.TestClient(create_app(platform=False))
+
+
+def test_the_endpoint_answers_the_report_of_every_validate_endpoint(client):
+    r = post(client, VALIDATE, headers={"X-Request-Id": "cdv-1"}, file=example("212").read_bytes())
+    assert r.status_code == 200
+    assert r.json == {**validate_status(example("212").read_bytes(), request_id="cdv-1").to_dict()}
+    assert (r.json["valid"], r.json["syntax"], r.json["version"], r.json["requestId"]) == \
+        (True, "CDAR", "1.4.0.03", "cdv-1")
+    _, status, edit, rule = ISSUE_CASES[3]
+    r = post(client, VALIDATE, file=mutated(edit, status), request='{"version": "1.4.0.03"}')
+    assert r.status_code == 200 and not r.json["valid"]
+    assert {i["code"] for i in r.json["issues"]} == {rule}
+    error = next(i for i in r.json["issues"] if i["severity"] == "ERROR")
+    assert error["location"]["line"] and error["message"].startswith("[BR-FR-CDV-14/MDT-207] : Si le statut est")
+    r = post(client, VALIDATE, file=example("212").read_bytes(), request='{"version": "9.9"}')
+    assert r.status_code == 400 and r.json["errorCode"] == "UNSUPPORTED_VERSION"
+
+
+def test_the_report_for_people_names_the_mdt_term_and_shows_a_valid_message(client, tmp_path):
+    from test_render_page import page_text, pdftotext
+    _, status, edit, rule = ISSUE_CASES[4]
+    r = post(client, VALIDATE, headers={"Accept": "text/html"}, file=mutated(edit, status))
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    text = page_text(r.content)
+    assert rule in text and "MDT-73 Recipient electronic address" in text
+    assert "l’adresse électronique du destinataire (MDT-73) est obligatoire" in text.replace("'", "’")
+    r = post(client, VALIDATE, headers={"Accept": "application/pdf"}, file=example("207").read_bytes(),
+             request='{"metadataLanguage": "de"}')
+    assert r.status_code == 200 and r.content.startswith(b"%PDF")
+    shown = " ".join(pdftotext(r.content, tmp_path, "-raw").split())
+    assert "Gültig" in shown and "Syntax: CDAR" in shown   # the verdict, then the message's own page
+    assert "F202500007" in shown and "TX_TVA_ERR – Wrong VAT rate" in shown
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_the_batch_gives_each_message_its_report(client):
+    members = {p.name: p.read_bytes() for p in examples()}
+    members["broken.xml"] = mutated(ISSUE_CASES[2][2], ISSUE_CASES[2][1])
+    r = post(client, VALIDATE + "/batch", file=_zip(members))
+    assert r.status_code == 200
+    assert r.json["summary"] == {"files": 7, "valid": 6, "invalid": 1, "errors": 0}
+    by_name = {e["name"]: e["report"] for e in r.json["results"]}
+    assert {i["code"] for i in by_name["broken.xml"]["issues"]} == {ISSUE_CASES[2][3]}
+    assert all(report["syntax"] == "CDAR" for report in by_name.values())
+
+
+def test_a_job_validates_status_messages_like_the_endpoint(tmp_path):
+    from test_jobs import results, submit, wait_for
+    from test_platform_helpers import serve_with_key
+
+    server, _, token = serve_with_key(tmp_path, "jobs-cdar", 10, workers=1, warm=False)
+    try:
+        members = {"204.xml": example("204").read_bytes(), "no-address.xml": mutated(ISSUE_CASES[4][2], "204")}
+        r = submit(server.url, token, _zip(members), {"operation": "validate", "spec": "fr-cdar"})
+        assert r.status_code == 202, r.text
+        job = wait_for(server.url, token, r.json()["id"])
+        assert (job["state"], job["valid"], job["invalid"]) == ("done", 1, 1)
+        lines = {line["name"]: line["report"] for line in results(server.url, token, job["id"])}
+        alone = validate_status(members["204.xml"]).to_dict()
+        assert lines["204.xml"] == alone | {"requestId": lines["204.xml"]["requestId"]}
+        assert {i["code"] for i in lines["no-address.xml"]["issues"]} == {"BR-FR-CDV-08_MDT-73"}
+    finally:
+        server.stop()
+
+
+def test_the_command_line_validates_with_spec_fr_cdar(tmp_path):
+    ok = subprocess.run([sys.executable, "-m", "pipeline", "validate", "--spec", "fr-cdar", str(example("200"))],
+                        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0 and ok.stdout.startswith("VALID:") and "(fr-cdar 1.4.0.03, CDAR)" in ok.stdout
+    bad = tmp_path / "role.xml"
+    bad.write_bytes(mutated(ISSUE_CASES[1][2], ISSUE_CASES[1][1]))
+    run = subprocess.run([sys.executable, "-m", "pipeline", "validate", "--spec", "fr-cdar", str(bad),
+                          "--html", str(tmp_path / "r.html")], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "BR-FR-CDV-CL-02_MDT-21_305" in run.stdout
+    assert "MDT-21" in (tmp_path / "r.html").read_text("utf-8")
+    many = subprocess.run([sys.executable, "-m", "pipeline", "validate", "--spec", "fr-cdar", "--jobs", "1",
+                           str(example("200").parent)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert many.returncode == 0, many.stdout + many.stderr
+    assert "6 documents: 6 valid, 0 invalid" in many.stdout

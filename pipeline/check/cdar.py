@@ -18,16 +18,11 @@ import dataclasses
 
 from pipeline.check import engine, packs
 from pipeline.check.report import ERROR, WARNING, Issue
-from pipeline.check.xmlinput import XML_UNKNOWN_ROOT, ParsedXml
+from pipeline.check.xmlinput import CDAR_NS as NS, CDAR_ROOT as ROOT, XML_UNKNOWN_ROOT, ParsedXml, is_cdar
 
 SPEC = "fr-cdar"
 SYNTAX = "CDAR"
-NS = "urn:un:unece:uncefact:data:standard:CrossDomainAcknowledgementAndResponse:100"
-ROOT = f"{{{NS}}}CrossDomainAcknowledgementAndResponse"
-
-
-def is_cdar(doc: ParsedXml) -> bool:
-    return doc.root_name == ROOT
+__all__ = ["SPEC", "SYNTAX", "NS", "ROOT", "is_cdar", "root_issue", "chain_issues"]
 
 
 def root_issue(doc: ParsedXml) -> Issue:

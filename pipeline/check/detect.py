@@ -8,13 +8,14 @@ job, `pipeline validate` without `--spec`. One decision, so that the page, jobs 
   `xmlinput.party_countries`) -> fr-ctc: under France's reform an invoice between two taxable persons established
   in France is an e-invoice that the receiving platform holds to the FNFE chain (EN 16931 or its Factur-X
   profile's rules, then BR-FR), so a French invoice without its mandatory notes (BR-FR-05) is not called valid;
+- a lifecycle status message of France's reform (a CDAR D22B root) -> fr-cdar;
 - anything else -> en16931 (a document that is no XML gets its format finding there).
 """
 from __future__ import annotations
 
 from pipeline.check import xmlinput
 
-SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc", "peppol")
+SPECS = ("xrechnung", "en16931", "zugferd", "fr-ctc", "peppol", "fr-cdar")
 AUTO = "auto"
 # What a specification identifier (BT-24) names, as parts of it: every XRechnung version's; Peppol BIS Billing 3.0
 # and its self-billing (in UBL); France's EXTENDED-CTC-FR.
@@ -36,6 +37,8 @@ def detect(data: bytes) -> str:
         doc = xmlinput.load(data)
     except xmlinput.XmlInputError:
         return "en16931"
+    if xmlinput.is_cdar(doc):
+        return "fr-cdar"
     spec_id = (xmlinput.specification_id(doc)[0] or "") if doc.syntax else ""
     if XRECHNUNG_MARK in spec_id.lower():
         return "xrechnung"
@@ -50,6 +53,7 @@ def page_rules() -> dict:
     """The same decision's data for the web page's script, which detects before it uploads (templates/web)."""
     return {"xrechnung": XRECHNUNG_MARK, "peppol": PEPPOL_MARKS, "french": FRENCH_CTC_MARK,
             "roots": [[ns, name, syntax[:3]] for (ns, name), syntax in xmlinput.ROOTS.items()],
+            "status": [xmlinput.CDAR_NS, xmlinput.CDAR_ROOT.rpartition("}")[2]],
             "parties": xmlinput.PARTY_PATHS, "specId": xmlinput.SPEC_ID_PATHS}
 
 

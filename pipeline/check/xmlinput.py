@@ -19,6 +19,10 @@ CII_NS = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
 UBL_INVOICE_NS = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
 UBL_CREDITNOTE_NS = "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2"
 
+# France's lifecycle status messages (CDV, UN/CEFACT CDAR D22B): no invoice syntax; the fr-cdar pack judges them.
+CDAR_NS = "urn:un:unece:uncefact:data:standard:CrossDomainAcknowledgementAndResponse:100"
+CDAR_ROOT = f"{{{CDAR_NS}}}CrossDomainAcknowledgementAndResponse"
+
 # (namespace, local name) of the root -> syntax key used by the rule packs.
 ROOTS = {
     (CII_NS, "CrossIndustryInvoice"): "CII",
@@ -341,6 +345,11 @@ def party_countries(doc: ParsedXml) -> set[str]:
     found = {text for path in paths["countries"] for text in _found(root, path)}
     found |= {text[:2] for path in paths["vatIds"] for text in _found(root, path)}
     return {c for c in found if len(c) == 2 and c.isalpha()}
+
+
+def is_cdar(doc: ParsedXml) -> bool:
+    """A lifecycle status message of France's reform (CDAR root), which no invoice syntax names."""
+    return doc.root_name == CDAR_ROOT
 
 
 def unknown_root_issue(doc: ParsedXml) -> Issue:

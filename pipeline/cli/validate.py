@@ -1,6 +1,6 @@
-"""`pipeline validate FILE [--spec xrechnung|en16931|fr-ctc|peppol] [--version V] [--json] [--strict] [--html OUT]
-[--pdf OUT] [--lang de]`: exit 0 valid, 1 invalid, 2 error. --html / --pdf also write the report for people (as the
-validate endpoints answer Accept: text/html / application/pdf).
+"""`pipeline validate FILE [--spec auto|xrechnung|en16931|fr-ctc|peppol|fr-cdar] [--version V] [--json] [--strict]
+[--html OUT] [--pdf OUT] [--lang de]`: exit 0 valid, 1 invalid, 2 error. --html / --pdf also write the report for
+people (as the validate endpoints answer Accept: text/html / application/pdf).
 
 `pipeline validate DIR | FILES... | archive.zip | mail.eml | box.mbox [--jobs N] [--html-dir OUT]`: many documents
 (a folder's *.xml, *.pdf, *.eml and *.mbox, recursively; an archive's members and an e-mail's invoices, read as
@@ -37,10 +37,11 @@ def register(sub) -> None:
     p.add_argument("file", type=Path, nargs="+",
                    help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF; several, a folder, a ZIP archive or an "
                         "e-mail (.eml, .mbox: each message's invoices)")
-    p.add_argument("--spec", choices=("auto", "xrechnung", "en16931", "fr-ctc", "peppol"), default="auto",
+    p.add_argument("--spec", choices=("auto", "xrechnung", "en16931", "fr-ctc", "peppol", "fr-cdar"), default="auto",
                    help="rules for an XML file (default auto: detected from the file as the web page does, "
                         "pipeline.check.detect); fr-ctc (France's reform: FNFE chain with BR-FR Flux 2) takes PDFs "
-                        "too; peppol: Peppol BIS Billing 3.0, UBL only")
+                        "too; peppol: Peppol BIS Billing 3.0, UBL only; fr-cdar: France's lifecycle status messages "
+                        "(CDV, CDAR D22B on BR-FR-CDV; auto detects them)")
     p.add_argument("--version", default=None, help="validation package version (default: latest active)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
     p.add_argument("--html", type=Path, metavar="OUT", help="also write the report for people as HTML here")
@@ -74,6 +75,10 @@ def _run(args) -> int:
 
             report = validate_fr_ctc(data, args.version, content_checks=True, strict=args.strict)
             what = "fr-ctc (Factur-X PDF)"
+        elif spec == "fr-cdar":
+            from pipeline.flows.status_validate import validate_status  # lazy: as above
+
+            report, what = validate_status(data, args.version), "fr-cdar"
         elif spec == "zugferd":
             report, what = validate_pdf(data, content_checks=True, strict=args.strict), "zugferd"
         else:

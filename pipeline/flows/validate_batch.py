@@ -19,6 +19,7 @@ from pipeline.check import engine
 from pipeline.check.detect import SPECS
 from pipeline.check.report import Report
 from pipeline.errors import ApiError
+from pipeline.flows.status_validate import validate_status
 from pipeline.flows.validate_fr_ctc import validate_fr_ctc
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import validate_xml
@@ -51,6 +52,8 @@ def document_outcome(data: bytes, spec: str, version: str | None = None, request
             report = validate_pdf(data, request_id, content_checks=True, strict=strict)
         elif spec == "fr-ctc":
             report = validate_fr_ctc(data, version, request_id, content_checks=True, strict=strict)
+        elif spec == "fr-cdar":
+            report = validate_status(data, version, request_id)
         else:
             report = validate_xml(data, spec, version, request_id, content_checks=True, strict=strict)
     except budget.Exhausted:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import functools
 
+from pipeline.check.cdar import SYNTAX as CDAR
 from pipeline.check.report import Report
 from pipeline.errors import ApiError
 from pipeline.flows.parse import read_canonical, source_of
+from pipeline.flows.status_read import status_html
 from pipeline.pdf import page, report_page
 from pipeline.read import provenance
 
@@ -34,5 +36,7 @@ def readable_report(data: bytes, report: Report, name: str = "", language: str =
     except ApiError:
         if not data.startswith(b"%PDF"):
             text = data.decode("utf-8", "replace")
+        if report.syntax == CDAR and report.valid:  # a lifecycle status message: its own page
+            invoice_html = status_html(data, language)
     render = report_page.report_pdf if pdf else report_page.report_html
     return render(report, name, text, language, invoice_html, left_out, short_path=short)

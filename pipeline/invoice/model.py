@@ -801,7 +801,10 @@ def detail(code: str, field: str | None, message: str, rejected: Any = None) -> 
                        rejectedValue=rejected_value(rejected), message=f"{prefix}: {message}" if field else message)
 
 
-def _from_pydantic(err: ValidationError) -> list[ErrorDetail]:
+def from_pydantic(err: ValidationError, make_detail=None) -> list[ErrorDetail]:
+    """pydantic's errors as ErrorDetails, each made by `make_detail(code, field, message, rejected)` (default:
+    `detail`, which names the field's business term; the status messages' model names its MDT term)."""
+    make_detail = make_detail or detail
     details = []
     for e in err.errors(include_url=False):
         kind = e["type"]
@@ -815,7 +818,7 @@ def _from_pydantic(err: ValidationError) -> list[ErrorDetail]:
             msg, rejected = "is not a field of this object (unknown field)", e.get("input")
         else:
             rejected = e.get("input")
-        details.append(detail(code, field, msg[:1].lower() + msg[1:], rejected))
+        details.append(make_detail(code, field, msg[:1].lower() + msg[1:], rejected))
     return details
 
 
@@ -1068,7 +1071,7 @@ def validate_request(data: Any, endpoint_spec: str, versions: tuple[str, ...] | 
     try:
         req = InvoiceRequest.model_validate(data)
     except ValidationError as exc:
-        errors = _from_pydantic(exc)
+        errors = from_pydantic(exc)
         reported = {e.field for e in errors}
         errors += [e for e in endpoint_errors if e.field not in reported]
         shown = f" (the first {MAX_ERRORS} are listed)" if len(errors) > MAX_ERRORS else ""

@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from pipeline.check import categories
 from pipeline.check.report import ERROR, WARNING, Issue, Report
+from pipeline.invoice import cdar_terms
 from pipeline.invoice.terms import field_for_rule, term_for, term_name
 from pipeline.pdf import page
 from pipeline.settings import TEMPLATES_DIR, get_settings
@@ -84,6 +85,8 @@ def _term_label(rule: str, language: str = "en") -> str | None:
     has no name for it)."""
     field, bt = field_for_rule(rule)
     term = term_for(field)
+    if bt is None:  # a lifecycle status message's rule names an MDT term (BR-FR-CDV-14_MDT-207)
+        return cdar_terms.rule_label(rule, language)
     return f"{bt} {term_name(term, language)}" if bt and term else bt
 
 

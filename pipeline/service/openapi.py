@@ -13,7 +13,7 @@ from pydantic.json_schema import models_json_schema
 from pipeline.check.content import CHECKS
 from pipeline.errors import REFINES, SPEC_CODES, STATUS_TEXT
 from pipeline.invoice.model import InvoiceRequest
-from pipeline.service import apikeys, schemas
+from pipeline.service import apikeys, openapi_status, schemas
 from pipeline.service.platform import PlatformConfig
 
 REF = "#/components/schemas/{model}"
@@ -133,6 +133,7 @@ ERROR_CODES = {
     "readyz": {503: ("NOT_READY",)},
     "jobs": {400: ("UNSUPPORTED_VERSION", "UNSUPPORTED_SPEC", "TOO_MANY_FILES", "INVALID_ARCHIVE"),
              404: ("JOB_NOT_FOUND",)},
+    **openapi_status.ERROR_CODES,   # France's lifecycle status messages
     **{kind: {404: ("NOT_FOUND",)} for kind, _, _ in PAGE_FILES.values()},
 }
 
@@ -512,7 +513,7 @@ Where the service specification names a code for a case, `errorCode` is that cod
 
 def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict:
     config = config or PlatformConfig()
-    components = _schemas()
+    components = {**_schemas(), **openapi_status.components()}
     paths: dict[str, dict] = {}
     for path, (spec, media, summary) in GENERATION.items():
         if path in mounted_paths:
@@ -527,6 +528,8 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict
         if path in mounted_paths:
             paths[path] = _reading(path, config.cost("POST", path))
     paths.update({path: item for path, item in _jobs(config).items() if path in mounted_paths})
+    paths.update(openapi_status.paths(mounted_paths, lambda path: config.cost("POST", path), _ok, _error,
+                                      _REQUEST_ID_PARAM, _validation, _batch))
     paths["/healthz"] = _public("healthz", "The service is alive.", {"type": "object"})
     paths["/readyz"] = _public("readyz", "Rule packs loaded and storage reachable (503 otherwise).",
                                {"type": "object"}, statuses=(503,))

@@ -75,10 +75,11 @@ def parse_rate(text: str) -> tuple[int, int]:
 
 
 def default_cost(method: str, path: str) -> int:
-    """Generation and conversion cost 1; validation, parsing and rendering (reading what one received) cost 0."""
+    """Generation and conversion cost 1; validation, parsing and rendering (reading what one received, and a status
+    timeline) cost 0."""
     if method != "POST" or not path.startswith("/v1/invoice/"):
         return 0
-    return 0 if path.endswith(("/validate", "/validate/batch", "/parse", "/render")) else 1
+    return 0 if path.endswith(("/validate", "/validate/batch", "/parse", "/render", "/timeline")) else 1
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,12 @@ from pipeline.unpack import Unpacker
 BATCH_TOTAL_FACTOR = 5  # all members together decompress to at most 5 uploads' worth
 
 
+def validate_path(spec: str) -> str:
+    """The single validate endpoint of a spec, whose cost a batch or job document costs (fr-cdar: France's status
+    messages, validated at /v1/invoice/fr-ctc/status/validate)."""
+    return "/v1/invoice/fr-ctc/status/validate" if spec == "fr-cdar" else f"/v1/invoice/{spec}/validate"
+
+
 def limits() -> Limits:
     settings = get_settings()
     return Limits(settings.max_batch_files, settings.max_upload_bytes, BATCH_TOTAL_FACTOR * settings.max_upload_bytes)
@@ -68,7 +74,7 @@ def settle_per_document(req: falcon.Request, spec: str, documents: int) -> None:
     if backends is None or getattr(ctx, "key_id", None) is None:
         return
     _, config = backends.limiter_and_config()
-    cost = documents * config.cost("POST", f"/v1/invoice/{spec}/validate")
+    cost = documents * config.cost("POST", validate_path(spec))
     held = getattr(ctx, "reservation", None)
     if held is not None and cost == ctx.reservation_cost:
         return
@@ -118,4 +124,4 @@ class BatchValidation:
 
 def add_routes(app: falcon.App) -> None:
     for spec in SPECS:
-        app.add_route(f"/v1/invoice/{spec}/validate/batch", BatchValidation(spec))
+        app.add_route(validate_path(spec) + "/batch", BatchValidation(spec))

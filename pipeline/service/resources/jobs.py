@@ -31,6 +31,7 @@ from pipeline.flows.job_document import check_options
 from pipeline import jobs
 from pipeline.jobs import files, local
 from pipeline.service.platform import shared, storage_unavailable
+from pipeline.service.resources.batch import validate_path
 from pipeline.service.upload import form_parts, parse_request_part
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
@@ -74,7 +75,7 @@ def document_cost(req, operation: str, options: dict) -> int:
     _, config = backends.limiter_and_config()
     if operation == "validate":  # "auto": each document holds the dearest validation it may turn out to need
         specs = SPECS if options.get("spec") == AUTO else (options.get("spec"),)
-        return max(config.cost("POST", f"/v1/invoice/{spec}/validate") for spec in specs)
+        return max(config.cost("POST", validate_path(spec)) for spec in specs)
     return config.cost("POST", {"parse": "/v1/invoice/parse", "convert": "/v1/invoice/convert"}[operation])
 
 

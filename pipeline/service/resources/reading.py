@@ -22,15 +22,16 @@ HTML, PDF = "text/html", "application/pdf"
 MAX_LOSS_HEADER = 2000  # characters of the X-Conversion-Lost header
 
 
-def _bad(name: str, message: str, value) -> ApiError:
+def bad_option(name: str, message: str, value) -> ApiError:
+    """400 INVALID_INPUT on `request.<name>` of a reading endpoint's `request` part (the status endpoints' too)."""
     return ApiError(400, "INVALID_INPUT", f"request.{name} {message}.",
                     [ErrorDetail("INVALID_VALUE", message, field=f"request.{name}", rejectedValue=value)])
 
 
-def _flag(request: dict, name: str) -> bool:
+def request_flag(request: dict, name: str) -> bool:
     value = request.get(name, False)
     if not isinstance(value, bool):
-        raise _bad(name, "must be true or false", value)
+        raise bad_option(name, "must be true or false", value)
     return value
 
 
@@ -41,7 +42,7 @@ def _choice(request: dict, name: str, allowed: tuple[str, ...], upper: bool = Fa
     text = value.strip().upper() if upper and isinstance(value, str) else value.strip().lower() \
         if isinstance(value, str) else value
     if text not in allowed:
-        raise _bad(name, f"must be one of {', '.join(allowed)}", value)
+        raise bad_option(name, f"must be one of {', '.join(allowed)}", value)
     return text
 
 
@@ -51,7 +52,7 @@ def _language(request: dict) -> str | None:
     try:
         return None if value is None else metadata_language(value)
     except (TypeError, ValueError) as exc:
-        raise _bad("metadataLanguage", str(exc), value) from None
+        raise bad_option("metadataLanguage", str(exc), value) from None
 
 
 def _request_id(req) -> str | None:
@@ -61,7 +62,7 @@ def _request_id(req) -> str | None:
 class Parse:
     def on_post(self, req, resp):
         data, request = read_validation_upload(req)
-        result = parse_report(data, _flag(request, "validate"), _request_id(req))
+        result = parse_report(data, request_flag(request, "validate"), _request_id(req))
         resp.data = dump_request(result)  # amounts as JSON numbers, exactly as the document states them
         resp.content_type = falcon.MEDIA_JSON
 
@@ -76,16 +77,16 @@ class Convert:
         data, request = read_validation_upload(req)
         to = _choice(request, "to", TARGETS, upper=True)
         if to is None:
-            raise _bad("to", f"is required: one of {', '.join(TARGETS)}", None)
+            raise bad_option("to", f"is required: one of {', '.join(TARGETS)}", None)
         profile = request.get("profile")
         if profile is not None:
             try:
                 profile = profile_named(profile).name
             except ApiError:
-                raise _bad("profile", "names no ZUGFeRD / Factur-X profile", profile) from None
+                raise bad_option("profile", "names no ZUGFeRD / Factur-X profile", profile) from None
         read = req.context.convert_input = (data, to, _choice(request, "spec", SPECS), profile,
                                             _language(request),
-                                            _flag(request, "allowLoss"))
+                                            request_flag(request, "allowLoss"))
         return read
 
     def on_post(self, req, resp):
@@ -110,7 +111,7 @@ class Render:
         html = media == HTML
         data, request = read_validation_upload(req)
         resp.data = render(data, _language(request) or "en",
-                           _flag(request, "showBusinessTerms"), _flag(request, "validate"), html, _request_id(req))
+                           request_flag(request, "showBusinessTerms"), request_flag(request, "validate"), html, _request_id(req))
         resp.content_type = HTML + "; charset=utf-8" if html else PDF
 
 

@@ -1,0 +1,129 @@
+"""Product path: read France's lifecycle status messages (CDV, CDAR D22B): the JSON generation takes, an invoice's
+statuses as a timeline, and the readable page (French or English) of one message or of several.
+
+    read safely -> a CDAR root? -> canonical status (xslt/read-cdar.xsl) -> JSON (the model's types)
+        -> completeness (the model itself: missing, problems) -> unmapped source values -> (the chain's report)
+    several messages -> grouped by invoice (seller's SIREN and number) -> ordered by status date-time -> timeline
+    timeline -> canonical timeline XML -> page (xslt/cdar-html.xsl) -> HTML, or PDF (WeasyPrint, as every page)
+
+What comes back can be sent to POST /v1/invoice/fr-ctc/status unchanged (its `message`, `status` and `invoice`):
+generating it again gives the same message (tests/test_fr_cdar_generate.py).
+"""
+from __future__ import annotations
+
+import logging
+
+from pipeline.check import cdar as rules, xmlinput
+from pipeline.check.xmlinput import XmlInputError
+from pipeline.errors import ApiError, ErrorDetail, TransformError, bad_request
+from pipeline.flows.status_validate import validate_status
+from pipeline.invoice import cdar
+from pipeline.pdf import page, status_page
+from pipeline.read import cdar as reading
+from pipeline.write import cdar as writing
+
+log = logging.getLogger("pipeline.status")
+NOT_A_STATUS_MESSAGE = "NOT_A_STATUS_MESSAGE"
+LANGUAGES = status_page.LANGUAGES
+
+
+def _refuse(message: str, code: str, detail: str) -> ApiError:
+    return bad_request(NOT_A_STATUS_MESSAGE, message, [ErrorDetail(code, detail, field="file")])
+
+
+def read_status(data: bytes) -> tuple[xmlinput.ParsedXml, dict]:
+    """(the message read safely, its status JSON). ApiError 400 NOT_A_STATUS_MESSAGE for anything else."""
+    try:
+        doc = xmlinput.load(data)
+    except XmlInputError as exc:
+        raise _refuse(f"The file is no readable status message: {exc.issue.message}", exc.issue.code,
+                      exc.issue.message) from None
+    if not rules.is_cdar(doc):
+        issue = rules.root_issue(doc)
+        raise _refuse("The file is no lifecycle status message (CDV).", issue.code, issue.message)
+    try:
+        return doc, reading.status_json(reading.to_canonical(data))
+    except TransformError as exc:  # our stylesheet failed: a bug to log, not the client's fault
+        log.error("reading a status message failed: %s", exc)
+        raise ApiError(500, "READ_FAILED", "The status message could not be read.") from exc
+
+
+def parse_status(data: bytes, validate: bool = False, request_id: str | None = None) -> dict:
+    """A CDAR message -> {"message", "status", "invoice"} (the JSON POST /v1/invoice/fr-ctc/status takes), with
+    `complete` and the fields generation would still need (`missing`, `problems`), the source values the JSON does
+    not carry (`unmapped`) and, with `validate`, the chain's report (`validation`)."""
+    doc, found = read_status(data)
+    missing, problems = cdar.reading_problems(found)
+    out = {**found, "complete": not missing and not problems, "missing": missing,
+           "unmapped": reading.unmapped(doc, found)}
+    if problems:
+        out["problems"] = [p.to_dict() for p in problems]
+    if validate:
+        out["validation"] = validate_status(data, request_id=request_id, doc=doc).to_dict()
+    return out
+
+
+# ---- several messages: one invoice's statuses in order ------------------------------------------------------
+
+def _key(found: dict) -> tuple:
+    invoice = found.get("invoice") or {}
+    return invoice.get("sellerSiren") or "", invoice.get("number") or ""
+
+
+def _when(entry: dict) -> tuple:
+    """Status date-time (MDT-78), then the message's own (MDT-8): ISO text sorts as time."""
+    return ((entry.get("status") or {}).get("dateTime") or "", (entry.get("message") or {}).get("issueDateTime") or "")
+
+
+def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id: str | None = None) -> dict:
+    """Several messages -> {"invoices": [{"invoice", "statuses": [...]}], "unread": [...]}: the messages grouped by
+    the invoice they are about (seller's SIREN and invoice number), each invoice's statuses ordered by their status
+    date-time (then by the message's, then as sent), the invoice's data merged from its messages (the first value
+    of each field). A file that is no readable status message is listed in `unread` with the reason; with
+    `validate` each status carries its message's verdict."""
+    groups: dict[tuple, list[dict]] = {}
+    unread = []
+    for name, data in files:
+        try:
+            doc, found = read_status(data)
+        except ApiError as exc:
+            unread.append({"file": name, "error": {"code": exc.errors[0].code if exc.errors else exc.error_code,
+                                                   "message": exc.message}})
+            continue
+        entry = {"file": name, "message": found.get("message", {}), "status": found.get("status", {})}
+        if validate:
+            report = validate_status(data, request_id=request_id, doc=doc)
+            entry["validation"] = {"valid": report.valid, "version": report.version, "errors": report.errors,
+                                   "warnings": report.warnings,
+                                   "failed": sorted({i.code for i in report.issues if i.severity == "ERROR"})}
+        groups.setdefault(_key(found), []).append((found.get("invoice") or {}, entry))
+    invoices = []
+    for members in groups.values():
+        invoice: dict = {}
+        for data, _ in members:
+            invoice.update({k: v for k, v in data.items() if k not in invoice})
+        invoices.append({"invoice": invoice, "statuses": sorted((e for _, e in members), key=_when)})
+    invoices.sort(key=lambda i: (_when(i["statuses"][0]), _key({"invoice": i["invoice"]})))
+    return {"invoices": invoices, "unread": unread}
+
+
+# ---- the page ---------------------------------------------------------------------------------------------------
+
+def render_status(files: list[tuple[str, bytes]], language: str = "en", html: bool = False, validate: bool = False,
+                  request_id: str | None = None) -> bytes:
+    """The readable page of one status message or of several (the timeline of each invoice) as PDF/A-3b, or
+    HTML with its stylesheet. ApiError 400 NOT_A_STATUS_MESSAGE when no file is a status message."""
+    found = timeline(files, validate, request_id)
+    if not found["invoices"]:
+        reasons = "; ".join(f"{u['file']}: {u['error']['message']}" for u in found["unread"])
+        raise _refuse("No file is a readable lifecycle status message (CDV).", found["unread"][0]["error"]["code"],
+                      reasons)
+    out = status_page.status_html(writing.timeline_canonical(found), language)
+    return page.styled(out) if html else page.html_to_pdf(out)
+
+
+def status_html(data: bytes, language: str = "en") -> bytes:
+    """The page (HTML, unstyled) of one valid status message, as a report for people shows it below the verdict
+    (its language en or fr; a report in German shows it in English)."""
+    found = timeline([("", data)])
+    return status_page.status_html(writing.timeline_canonical(found), language if language in LANGUAGES else "en")

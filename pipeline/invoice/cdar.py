@@ -1,0 +1,540 @@
+"""The model of France's lifecycle status messages (CDV): a status request as JSON (`StatusRequest`, pydantic) and
+what FNFE-MPE's BR-FR-CDV rules (1.4.0.03) require of it, checked before any generation so that every missing or
+contradicting value is a 400 entry naming its JSON field and its MDT term (`pipeline.invoice.cdar_terms`), with the
+rule in the message. The rules themselves judge the generated message afterwards (422 when they refuse it).
+
+    message   the CDV itself: its id (MDT-4), creation time (MDT-8), profile (MDT-3), business process (MDT-2) and
+              parties: sender (MDG-9), issuer (MDG-16), recipients (MDG-23), each with role, id, name, address
+    status    the status: code (MDT-105) and name (MDT-106), date-time (MDT-78), the phase (MDT-77: 305
+              transmission by a platform, 23 processing), the document status code (MDT-88), and details (MDG-37):
+              reason (MDT-113/114), requested action (MDT-121/122), note (MDT-126), characteristics (MDG-43: amounts
+              received per VAT rate of a payment status, MEN/MDT-215/MDT-224, data in dispute, ...)
+    invoice   the invoice it is about: number (MDT-87), issue date (MDT-100), type code (MDT-91), receipt time
+              (MDT-95), the seller's SIREN (MDT-129) and the buyer's (role BY)
+
+Date-times are local times without offset, `YYYY-MM-DDTHH:MM:SS` (the message's format 204 has no time zone); dates
+`YYYY-MM-DD` (format 102). The code lists are those of the BR-FR-CDV Schematron (custom:is-valid-... functions and
+the closed lists of its rules); status names as FNFE's examples write them.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import date, datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from pipeline.errors import ApiError, ErrorDetail, invalid_input
+from pipeline.invoice import cdar_terms, france
+from pipeline.invoice.model import MAX_ERRORS, LongText, Number, Text, from_pydantic, loads, rejected_value
+
+# ---- code lists ------------------------------------------------------------------------------------------------
+
+# BR-FR-CDV-CL-06 (MDT-105): the status codes; a code outside the list is a warning of the rules (FNFE leaves room
+# for codes agreed between the parties), so it is accepted here with its name sent. Names (fr, en) where FNFE's
+# examples and the reform's specification give one.
+STATUS_CODES = ("200 201 202 203 204 205 206 207 208 209 210 211 212 213 214 220 221 224 225 226 227 228 250 251 "
+                "300 301 400 401 500 501 601").split()
+STATUS_NAMES = {
+    "200": ("Déposée", "Submitted"), "201": ("Émise par la plateforme", "Issued by the platform"),
+    "202": ("Reçue", "Received"), "203": ("Mise à disposition", "Made available"),
+    "204": ("Prise en charge", "In hand"), "205": ("Approuvée", "Approved"),
+    "206": ("Approuvée partiellement", "Partially approved"), "207": ("En litige", "Disputed"),
+    "208": ("Suspendue", "Suspended"), "209": ("Complétée", "Completed"), "210": ("Refusée", "Refused"),
+    "211": ("Paiement transmis", "Payment sent"), "212": ("Encaissée", "Payment received"),
+    "213": ("Rejetée", "Rejected"), "214": ("Visée", "Certified"), "220": ("Annulée", "Cancelled"),
+    "221": ("Erreur de routage", "Routing error"), "224": ("Demande de paiement direct", "Direct payment requested"),
+    "225": ("Affacturée", "Factored"), "226": ("Affacturée confidentiel", "Factored (undisclosed)"),
+    "227": ("Changement de compte à payer", "Change of the account to pay"), "228": ("Non affacturée", "Not factored"),
+    "501": ("Irrecevable", "Inadmissible"),
+}
+# MDT-77: 305 = the transmission phase, statuses a platform reports (FNFE's examples: 200, 202 with sender and
+# issuer WK); 23 = the processing phase, statuses of the businesses. A code of neither needs status.typeCode.
+TRANSMISSION, PROCESSING = "305", "23"
+TRANSMISSION_STATUSES = ("200", "201", "202", "203", "213", "221", "501")
+PROCESSING_STATUSES = ("204", "205", "206", "207", "208", "209", "210", "211", "212", "214", "220", "224", "225",
+                       "226", "227", "228")
+# BR-FR-CDV-CL-05 (MDT-88): the document status codes of each phase, and the one each status takes (FNFE's examples:
+# 200 10, 202 43, 204 45, 207 46, 211 and 212 47; the others as the reform's catalogue gives them). Absent when not
+# known: the rules accept a message without it.
+DOCUMENT_STATUS_CODES = {TRANSMISSION: ("10", "51", "43", "8", "48"),
+                         PROCESSING: ("45", "39", "37", "50", "49", "47", "46", "1", "5")}
+DOCUMENT_STATUS_OF = {"200": "10", "202": "43", "204": "45", "205": "1", "206": "49", "207": "46", "208": "39",
+                      "209": "37", "210": "50", "211": "47", "212": "47"}
+# BR-FR-CDV-CL-02/03/04 (MDT-21, MDT-40, MDT-59): the roles of the parties; in the transmission phase sender and
+# issuer are the platform (WK).
+ROLES = {"BY": ("Acheteur", "Buyer"), "AB": ("Agent de l'acheteur", "Buyer's agent"), "DL": ("Affactureur", "Factor"),
+         "SE": ("Vendeur", "Seller"), "SR": ("Agent du vendeur", "Seller's agent"),
+         "WK": ("Plateforme agréée", "Approved platform"), "DFH": ("Portail public de facturation (PPF)",
+                                                                  "Public invoicing portal (PPF)"),
+         "PE": ("Bénéficiaire", "Payee"), "PR": ("Payeur", "Payer"), "II": ("Émetteur de la facture", "Invoicer"),
+         "IV": ("Destinataire de la facture", "Invoicee")}
+SENDER_ROLES = ("BY", "AB", "DL", "SE", "SR", "WK", "PE", "PR", "II", "IV")
+ISSUER_ROLES = ("BY", "AB", "DL", "SE", "SR", "PE", "PR", "II", "IV")
+RECIPIENT_ROLES = (*ISSUER_ROLES, "WK", "DFH")
+ROLES_WITHOUT_ADDRESS = ("WK", "DFH")   # BR-FR-CDV-08: every other recipient needs its electronic address (MDT-73)
+# BR-FR-CDV-02 / CL-01 (MDT-3, MDT-2)
+GUIDELINE_INVOICE = "urn.cpro.gouv.fr:1p0:CDV:invoice"
+GUIDELINE_PPF = "urn.cpro.gouv.fr:1p0:CDV:einvoicingF2"
+BUSINESS_PROCESSES = ("REGULATED", "NON_REGULATED", "B2C", "B2CINT", "B2BINT", "OUTOFSCOPE")
+PPF_SCHEME, PPF_ID = "0238", "0000"   # the PPF as the one recipient: GlobalID 0000, scheme 0238, role DFH
+B2G_SENDER_ID = "9999"                # a sender GlobalID 9999 (scheme 0238): the State's platform (B2G refusals)
+SIREN_SCHEME = france.SIREN_SCHEME
+# BR-FR-CDV-15: the statuses that carry a reason (MDT-113)
+REASON_REQUIRED = ("206", "207", "208", "210", "213", "501")
+# BR-FR-CDV-CL-09: the reason codes, with a label (fr, en), and those each status allows
+REASONS = {
+    "RETRAIT_MAN_SERV": None, "ST_CT_NON_DECLAR": None, "SUPPR_COMP_AVOIR": None, "TRANSF_PMNT_REGIE": None,
+    "CONTACT_ACHTR": None, "NON_TRANSMISE": ("Destinataire non connecté", "Recipient not connected"),
+    "JUSTIF_ABS": ("Justificatif absent", "Supporting document missing"),
+    "ROUTAGE_ERR": ("Erreur de routage", "Routing error"), "AUTRE": ("Autre", "Other"),
+    "COORD_BANC_ERR": ("Coordonnées bancaires erronées", "Wrong bank details"),
+    "TX_TVA_ERR": ("Taux de TVA erroné", "Wrong VAT rate"),
+    "MONTANTTOTAL_ERR": ("Montant total erroné", "Wrong total amount"),
+    "CALCUL_ERR": ("Erreur de calcul", "Calculation error"), "NON_CONFORME": ("Non conforme", "Not compliant"),
+    "DOUBLON": ("Doublon", "Duplicate"), "DEST_INC": ("Destinataire inconnu", "Unknown recipient"),
+    "DEST_ERR": ("Destinataire erroné", "Wrong recipient"), "TRANSAC_INC": ("Transaction inconnue",
+                                                                            "Unknown transaction"),
+    "EMMET_INC": ("Émetteur inconnu", "Unknown issuer"), "CONTRAT_TERM": ("Contrat terminé", "Contract ended"),
+    "DOUBLE_FACT": ("Double facturation", "Invoiced twice"), "CMD_ERR": ("Commande erronée", "Wrong order reference"),
+    "ADR_ERR": ("Adresse erronée", "Wrong address"), "SIRET_ERR": ("SIRET erroné", "Wrong SIRET"),
+    "CODE_ROUTAGE_ERR": ("Code de routage erroné", "Wrong routing code"),
+    "REF_CT_ABSENT": ("Référence contractuelle absente", "Contract reference missing"),
+    "REF_ERR": ("Référence erronée", "Wrong reference"), "PU_ERR": ("Prix unitaire erroné", "Wrong unit price"),
+    "REM_ERR": ("Remise erronée", "Wrong discount"), "QTE_ERR": ("Quantité erronée", "Wrong quantity"),
+    "ART_ERR": ("Article erroné", "Wrong item"), "MODPAI_ERR": ("Modalités de paiement erronées",
+                                                                "Wrong payment terms"),
+    "QUALITE_ERR": ("Qualité erronée", "Wrong quality"), "LIVR_INCOMP": ("Livraison incomplète",
+                                                                      "Incomplete delivery"),
+    **{code: None for code in ("REJ_SEMAN", "REJ_UNI", "REJ_COH", "REJ_ADR", "REJ_CONT_B2G", "REJ_REF_PJ",
+                               "REJ_ASS_PJ", "IRR_VIDE_F", "IRR_TYPE_F", "IRR_SYNTAX", "IRR_TAILLE_PJ", "IRR_NOM_PJ",
+                               "IRR_VID_PJ", "IRR_EXT_DOC", "IRR_TAILLE_F", "IRR_ANTIVIRUS", "IRR_NOM_F")},
+}
+_REFUSAL = ("TX_TVA_ERR", "MONTANTTOTAL_ERR", "CALCUL_ERR", "NON_CONFORME", "DOUBLON", "DEST_ERR", "TRANSAC_INC",
+            "EMMET_INC", "CONTRAT_TERM", "DOUBLE_FACT", "CMD_ERR", "ADR_ERR", "REF_CT_ABSENT")
+_DETAIL = ("CMD_ERR", "SIRET_ERR", "CODE_ROUTAGE_ERR", "REF_CT_ABSENT", "REF_ERR", "PU_ERR", "REM_ERR", "QTE_ERR",
+           "ART_ERR", "MODPAI_ERR", "QUALITE_ERR", "LIVR_INCOMP")
+REASONS_OF = {
+    "200": ("NON_TRANSMISE",),
+    "206": ("AUTRE", *_DETAIL),
+    "207": ("AUTRE", "COORD_BANC_ERR", "TX_TVA_ERR", "MONTANTTOTAL_ERR", "CALCUL_ERR", "NON_CONFORME", "DOUBLON",
+            "DEST_INC", "DEST_ERR", "TRANSAC_INC", "EMMET_INC", "CONTRAT_TERM", "DOUBLE_FACT", "ADR_ERR", *_DETAIL),
+    "208": ("JUSTIF_ABS", "COORD_BANC_ERR", "CMD_ERR", "SIRET_ERR", "CODE_ROUTAGE_ERR", "REF_CT_ABSENT", "REF_ERR"),
+    "210": _REFUSAL,
+    "213": ("MONTANTTOTAL_ERR", "CALCUL_ERR", "DOUBLON", "DEST_INC", "ADR_ERR", "REJ_SEMAN", "REJ_UNI", "REJ_COH",
+            "REJ_ADR", "REJ_CONT_B2G", "REJ_REF_PJ", "REJ_ASS_PJ"),
+    "221": ("ROUTAGE_ERR",),
+    "501": ("IRR_VIDE_F", "IRR_TYPE_F", "IRR_SYNTAX", "IRR_TAILLE_PJ", "IRR_NOM_PJ", "IRR_VID_PJ", "IRR_EXT_DOC",
+            "IRR_TAILLE_F", "IRR_ANTIVIRUS", "IRR_NOM_F"),
+}
+# BR-FR-CDV-CL-09_MDT-113_210B2G: a refusal the State's platform sends (sender GlobalID 9999, scheme 0238)
+B2G_REFUSAL_REASONS = ("RETRAIT_MAN_SERV", "ST_CT_NON_DECLAR", "SUPPR_COMP_AVOIR", "TRANSF_PMNT_REGIE", "AUTRE",
+                       "COORD_BANC_ERR", *_REFUSAL, "LIVR_INCOMP")
+# BR-FR-CDV-CL-10 (MDT-121)
+ACTIONS = {"NOA": ("Aucune action requise", "No action required"),
+           "PIN": ("Information complémentaire requise", "More information required"),
+           "NIN": ("Émettre une facture rectificative", "Issue a corrected invoice"),
+           "CNF": ("Émettre un avoir total", "Issue a full credit note"),
+           "CNP": ("Émettre un avoir partiel", "Issue a partial credit note"),
+           "CNA": ("Rembourser le paiement", "Refund the payment"), "OTH": ("Autre", "Other")}
+# BR-FR-CDV-CL-11 (MDT-207); BR-FR-CDV-14: a 212 (Encaissée) states the amounts received (MEN) per VAT rate
+CHARACTERISTICS = {"MEN": ("Montant encaissé", "Amount received"), "MPA": ("Montant payé", "Amount paid"),
+                   "RAP": ("Reste à payer", "Amount still due"), "ESC": ("Escompte", "Early payment discount"),
+                   "RAB": ("Rabais", "Rebate"), "REM": ("Remise", "Discount"),
+                   "MAP": ("Montant approuvé HT", "Amount approved, net"),
+                   "MAPTTC": ("Montant approuvé TTC", "Amount approved, gross"),
+                   "MNA": ("Montant non approuvé HT", "Amount not approved, net"),
+                   "MNATTC": ("Montant non approuvé TTC", "Amount not approved, gross"),
+                   "CBB": ("Coordonnées bancaires", "Bank details"), "DIV": ("Donnée invalide", "Invalid value"),
+                   "DVA": ("Donnée valide attendue", "Expected valid value"), "MAJ": ("Majoration", "Surcharge")}
+RECEIVED = "MEN"
+PAYMENT_RECEIVED = "212"
+NOT_RECEIVABLE = "501"   # Irrecevable: the rules ask for no invoice date (MDG-35) nor seller id (MDT-129)
+DOCUMENT_TYPES = france.DOCUMENT_TYPES   # BR-FR-04 (MDT-91)
+
+
+def status_name(code: str, language: str = "fr") -> str | None:
+    names = STATUS_NAMES.get(code)
+    return names[0 if language == "fr" else 1] if names else None
+
+
+def _folded(text: str) -> str:
+    """A name as compared: no accents, case or punctuation (`En_litige` = `En litige`, `Reçue` = `RECUE`)."""
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", plain.lower()).split())
+
+
+_CODE_OF_NAME = {_folded(names[0]): code for code, names in STATUS_NAMES.items()}
+
+# ---- field types -----------------------------------------------------------------------------------------------
+
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _date_time(value: Any) -> str:
+    if isinstance(value, datetime) and value.tzinfo is None:
+        return value.isoformat(timespec="seconds")
+    if not isinstance(value, str):
+        raise PydanticCustomError("INVALID_TYPE", "must be a local date and time YYYY-MM-DDTHH:MM:SS")
+    if not _DATE_TIME.fullmatch(value):
+        raise PydanticCustomError("INVALID_FORMAT", "must be a local date and time YYYY-MM-DDTHH:MM:SS, without time "
+                                  "zone or fraction (the message's format 204 carries neither)")
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise PydanticCustomError("INVALID_FORMAT", "is not a valid date and time")
+    return value
+
+
+def _date(value: Any) -> str:
+    if type(value) is date:
+        return value.isoformat()
+    if not isinstance(value, str) or not _DATE.fullmatch(value):
+        raise PydanticCustomError("INVALID_FORMAT", "must be a date YYYY-MM-DD (the message's format 102)")
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        raise PydanticCustomError("INVALID_FORMAT", "is not a valid calendar date")
+    return value
+
+
+def _listed(codes, what: str):
+    """A code of a closed list, upper-cased on input (the lists are upper case)."""
+    def check(value: Any) -> str:
+        if not isinstance(value, str):
+            raise PydanticCustomError("INVALID_TYPE", "must be a string")
+        code = value.strip().upper()
+        if code not in codes:
+            raise PydanticCustomError("INVALID_VALUE", f"is not {what}: one of {', '.join(codes)}")
+        return code
+    return Annotated[str, BeforeValidator(check), WithJsonSchema({"type": "string", "enum": list(codes)})]
+
+
+def _pattern(regex: str, what: str):
+    compiled = re.compile(regex)
+
+    def check(value: Any) -> str:
+        if not isinstance(value, str):
+            raise PydanticCustomError("INVALID_TYPE", "must be a string")
+        if not compiled.fullmatch(value.strip()):
+            raise PydanticCustomError("INVALID_FORMAT", f"must be {what}")
+        return value.strip()
+    return Annotated[str, BeforeValidator(check), WithJsonSchema({"type": "string", "pattern": f"^{regex}$"})]
+
+
+DateTimeText = Annotated[str, BeforeValidator(_date_time),
+                         WithJsonSchema({"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$",
+                                         "description": "Local date and time, no offset."})]
+DateText = Annotated[str, BeforeValidator(_date), WithJsonSchema({"type": "string", "format": "date"})]
+StatusCode = _pattern(r"\d{3}", "a status code of three digits (200 Déposée ... 213 Rejetée)")
+Siren = _pattern(r"\d{9}", "a SIREN: nine digits")
+Role = _listed(tuple(ROLES), "a party role of the CDV")
+TypeCode = _listed((PROCESSING, TRANSMISSION), "a CDV message type (23 processing, 305 transmission)")
+DocumentStatusCode = _listed(tuple(dict.fromkeys(c for codes in DOCUMENT_STATUS_CODES.values() for c in codes)),
+                             "a document status code of the CDV")
+ReasonCode = _listed(tuple(REASONS), "a CDV status reason code (BR-FR-CDV-CL-09)")
+ActionCode = _listed(tuple(ACTIONS), "a CDV requested action code (BR-FR-CDV-CL-10)")
+CharacteristicType = _listed(tuple(CHARACTERISTICS), "a CDV data type code (BR-FR-CDV-CL-11)")
+
+
+def _guideline_id(value: Any) -> str:
+    """MDT-3, case-insensitive on input, written as the rules spell it."""
+    found = {g.upper(): g for g in (GUIDELINE_INVOICE, GUIDELINE_PPF)}.get(value.strip().upper()) \
+        if isinstance(value, str) else None
+    if found is None:
+        raise PydanticCustomError("INVALID_VALUE", f"is not a CDV profile: {GUIDELINE_INVOICE} or {GUIDELINE_PPF} "
+                                  "(BR-FR-CDV-02)")
+    return found
+
+
+GuidelineId = Annotated[str, BeforeValidator(_guideline_id),
+                        WithJsonSchema({"type": "string", "enum": [GUIDELINE_INVOICE, GUIDELINE_PPF]})]
+InvoiceTypeCode = _listed(DOCUMENT_TYPES, "an invoice type code of the French rules (BR-FR-04)")
+Sequence = Annotated[int, Field(strict=True, ge=1, le=999_999)]
+
+# ---- models (field order = the CDAR element order) -------------------------------------------------------------
+
+
+def _describe(schema: dict, cls: type) -> None:
+    """OpenAPI: each property's description from the term table (the MDT term and its names)."""
+    for name, prop in schema.get("properties", {}).items():
+        rows = [t for t in cdar_terms.TERMS if t.json_path.rsplit(".", 1)[-1].removesuffix("[]") == name
+                and _MODEL_OF.get(t.json_path.rsplit(".", 1)[0].removesuffix("[]")) is cls]
+        if rows:
+            row = rows[0]
+            text = f"{row.en} ({row.fr})" + (f" - {row.term}" if row.term else "") + "."
+            prop["description"] = f"{text} {prop['description']}" if prop.get("description") else text
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_describe)
+
+
+class Party(_Model):
+    """A party of the message: sender (MDG-9), issuer (MDG-16) or a recipient (MDG-23)."""
+    role: Role
+    id: Text | None = None
+    idScheme: Text | None = None
+    name: Text | None = None
+    electronicAddress: Text | None = None
+    electronicAddressScheme: Text | None = None
+
+
+class Message(_Model):
+    id: Text
+    name: Text | None = None
+    issueDateTime: DateTimeText
+    businessProcess: Text | None = None
+    guidelineId: GuidelineId | None = None
+    sender: Party
+    issuer: Party | None = None
+    recipients: list[Party] = Field(min_length=1, max_length=100)
+
+
+class Characteristic(_Model):
+    """MDG-43: a value the status is about (an amount received per VAT rate, a datum in dispute, ...)."""
+    id: Text | None = None
+    typeCode: CharacteristicType
+    changed: StrictBool | None = None
+    name: Text | None = None
+    location: LongText | None = None
+    amount: Number | None = None
+    currencyCode: Text | None = None
+    date: DateText | None = None
+    percent: Number | None = None
+
+
+class StatusDetail(_Model):
+    """MDG-37: the reason of a refusal, dispute or rejection, the action expected, and characteristics."""
+    reasonCode: ReasonCode | None = None
+    reason: LongText | None = None
+    actionCode: ActionCode | None = None
+    action: LongText | None = None
+    sequence: Sequence | None = None
+    note: LongText | None = None
+    characteristics: list[Characteristic] | None = Field(default=None, max_length=1000)
+
+
+class Status(_Model):
+    code: StatusCode
+    name: Text | None = None
+    dateTime: DateTimeText
+    typeCode: TypeCode | None = None
+    documentStatusCode: DocumentStatusCode | None = None
+    details: list[StatusDetail] | None = Field(default=None, max_length=100)
+
+
+class Invoice(_Model):
+    number: Text
+    issueDate: DateText | None = None
+    typeCode: InvoiceTypeCode
+    receiptDateTime: DateTimeText | None = None
+    referenceTypeCode: Text | None = None
+    sellerSiren: Siren | None = None
+    buyerSiren: Siren | None = None
+
+
+class StatusRequest(_Model):
+    """A lifecycle status message (CDV) of France's reform, as JSON."""
+    message: Message
+    status: Status
+    invoice: Invoice
+
+
+_MODEL_OF = {"message": Message, "message.sender": Party, "message.issuer": Party, "message.recipients": Party,
+             "status": Status, "status.details": StatusDetail, "status.details[].characteristics": Characteristic,
+             "invoice": Invoice}
+for _path in list(_MODEL_OF):
+    _MODEL_OF[_path.replace("[]", "")] = _MODEL_OF[_path]
+
+# ---- errors ----------------------------------------------------------------------------------------------------
+
+
+def detail(code: str, field: str | None, message: str, rejected: Any = None) -> ErrorDetail:
+    """An ErrorDetail naming the field and its MDT term (the term table), like the invoice model's."""
+    term = cdar_terms.term_for(field)
+    label = f"{term.en}, {term.term}" if term and term.term else (term.en if term else "")
+    prefix = f"{field}" + (f" ({label})" if label else "")
+    return ErrorDetail(code=code, field=field, businessTerm=term.term if term else None,
+                       rejectedValue=rejected_value(rejected), message=f"{prefix}: {message}" if field else message)
+
+
+def phase(req: StatusRequest) -> str | None:
+    """MDT-77 as sent, else the phase of the status code (None for a code of neither phase)."""
+    if req.status.typeCode:
+        return req.status.typeCode
+    code = req.status.code
+    return TRANSMISSION if code in TRANSMISSION_STATUSES else PROCESSING if code in PROCESSING_STATUSES else None
+
+
+def _is_ppf(recipients: list[Party]) -> bool:
+    """The PPF is the one recipient with an id (BR-FR-CDV-02, CL-01's $TestPPF): GlobalID 0000 of scheme 0238, and a
+    recipient of role DFH."""
+    with_id = [r for r in recipients if r.id]
+    return (len(with_id) == 1 and with_id[0].id == PPF_ID and with_id[0].idScheme == PPF_SCHEME
+            and any(r.role == "DFH" for r in recipients))
+
+
+def request_errors(req: StatusRequest) -> list[ErrorDetail]:
+    """Every BR-FR-CDV requirement the request misses or contradicts, as entries naming field and MDT term."""
+    errors: list[ErrorDetail] = []
+
+    def need(ok: bool, field: str, message: str, rejected=None, code: str = "REQUIRED") -> None:
+        if not ok:
+            errors.append(detail(code, field, message, rejected))
+
+    msg, st, inv = req.message, req.status, req.invoice
+    code = st.code
+    # the status: its name, its phase and the phase's parties
+    known = STATUS_NAMES.get(code)
+    need(known is not None or st.name is not None, "status.name",
+         f"is required for status code {code}, which has no name here (the FNFE list names 200 ... 228 and 501)")
+    named = _CODE_OF_NAME.get(_folded(st.name)) if st.name else None
+    need(named in (None, code), "status.name", f"names status {named} ({status_name(named or '')}), not {code}",
+         st.name, "INVALID_VALUE")
+    typed = phase(req)
+    need(typed is not None, "status.typeCode", f"is required for status code {code}, which belongs to no phase here: "
+         f"{TRANSMISSION} (transmission, by a platform) or {PROCESSING} (processing) (BR-FR-CDV-09)")
+    usual = TRANSMISSION if code in TRANSMISSION_STATUSES else PROCESSING if code in PROCESSING_STATUSES else None
+    reporter = "a platform reports in phase 305" if usual == TRANSMISSION else "a business reports in phase 23"
+    need(st.typeCode is None or usual in (None, st.typeCode), "status.typeCode",
+         f"contradicts status {code}, which {reporter}", st.typeCode, "INVALID_VALUE")
+    if typed == TRANSMISSION:
+        need(msg.sender.role == "WK", "message.sender.role", "must be WK (the platform) in the transmission phase "
+             "(MDT-77 305, BR-FR-CDV-CL-02)", msg.sender.role, "INVALID_VALUE")
+        need(msg.issuer is not None, "message.issuer", "is required: the platform (role WK) in the transmission phase "
+             "(BR-FR-CDV-CL-03)")
+        need(msg.issuer is None or msg.issuer.role == "WK", "message.issuer.role", "must be WK (the platform) in the "
+             "transmission phase (MDT-77 305, BR-FR-CDV-CL-03)", msg.issuer and msg.issuer.role, "INVALID_VALUE")
+    elif typed == PROCESSING:
+        need(msg.sender.role in SENDER_ROLES, "message.sender.role", f"must be one of {', '.join(SENDER_ROLES)} in the "
+             "processing phase (MDT-77 23, BR-FR-CDV-CL-02)", msg.sender.role, "INVALID_VALUE")
+        need(msg.issuer is not None, "message.issuer", "is required in the processing phase: the business that "
+             "reports the status, with its id (BR-FR-CDV-CL-03, BR-FR-CDV-07)")
+        if msg.issuer is not None:
+            need(msg.issuer.role in ISSUER_ROLES, "message.issuer.role", f"must be one of {', '.join(ISSUER_ROLES)} in "
+                 "the processing phase (MDT-77 23, BR-FR-CDV-CL-03): a platform (WK) only transmits",
+                 msg.issuer.role, "INVALID_VALUE")
+            need(msg.issuer.id is not None, "message.issuer.id", "is required in the processing phase (MDT-77 23, "
+                 "BR-FR-CDV-07)")
+    dsc = st.documentStatusCode
+    need(dsc is None or typed is None or dsc in DOCUMENT_STATUS_CODES[typed], "status.documentStatusCode",
+         f"is not a document status code of phase {typed}: one of {', '.join(DOCUMENT_STATUS_CODES.get(typed, ()))} "
+         "(BR-FR-CDV-CL-05)", dsc, "INVALID_VALUE")
+    # the parties
+    for i, r in enumerate(msg.recipients):
+        need(r.role in RECIPIENT_ROLES, f"message.recipients[{i}].role", f"must be one of {', '.join(RECIPIENT_ROLES)} "
+             "(BR-FR-CDV-CL-04)", r.role, "INVALID_VALUE")
+        need(r.role in ROLES_WITHOUT_ADDRESS or r.electronicAddress is not None,
+             f"message.recipients[{i}].electronicAddress", f"is required for a recipient of role {r.role}: only a "
+             "platform (WK) or the PPF (DFH) is reached without one (BR-FR-CDV-08)")
+    for path, party in (("message.sender", msg.sender), ("message.issuer", msg.issuer),
+                        *((f"message.recipients[{i}]", r) for i, r in enumerate(msg.recipients))):
+        if party is not None:
+            need(party.idScheme is None or party.id is not None, f"{path}.id", "is required with idScheme")
+            need(party.electronicAddressScheme is None or party.electronicAddress is not None,
+                 f"{path}.electronicAddress", "is required with electronicAddressScheme")
+    # the profile and the business process
+    ppf = _is_ppf(msg.recipients)
+    need(msg.guidelineId != GUIDELINE_PPF or ppf, "message.guidelineId", f"{GUIDELINE_PPF} is the profile of a "
+         f"message whose one recipient is the PPF (id {PPF_ID}, scheme {PPF_SCHEME}, role DFH) (BR-FR-CDV-02)",
+         msg.guidelineId, "INVALID_VALUE")
+    if ppf:
+        need(msg.businessProcess is None or len(msg.businessProcess.strip()) <= 3, "message.businessProcess",
+             "has at most 3 characters in a message to the PPF (BR-FR-CDV-CL-01)", msg.businessProcess,
+             "INVALID_VALUE")
+    else:
+        need(msg.businessProcess is not None, "message.businessProcess",
+             f"is required: one of {', '.join(BUSINESS_PROCESSES)} (BR-FR-CDV-CL-01)")
+        need(msg.businessProcess is None or msg.businessProcess in BUSINESS_PROCESSES, "message.businessProcess",
+             f"must be one of {', '.join(BUSINESS_PROCESSES)} (BR-FR-CDV-CL-01)", msg.businessProcess,
+             "INVALID_VALUE")
+    # the invoice
+    if code != NOT_RECEIVABLE:
+        need(inv.issueDate is not None, "invoice.issueDate", "is required (BR-FR-CDV-11), except for status 501 "
+             "(Irrecevable)")
+        need(inv.sellerSiren is not None, "invoice.sellerSiren", "is required (BR-FR-CDV-13): the seller's SIREN "
+             "(BT-30), except for status 501 (Irrecevable)")
+    # the details: reasons, actions, amounts
+    details = st.details or []
+    reasons = [(i, d.reasonCode) for i, d in enumerate(details) if d.reasonCode]
+    need(code not in REASON_REQUIRED or bool(reasons), "status.details[0].reasonCode" if details else "status.details",
+         f"a reason is required for status {code} ({status_name(code)}) (BR-FR-CDV-15)")
+    b2g = msg.sender.id == B2G_SENDER_ID and msg.sender.idScheme == PPF_SCHEME
+    allowed = B2G_REFUSAL_REASONS if code == "210" and b2g else REASONS_OF.get(code)
+    for i, reason in reasons:
+        need(allowed is None or reason in allowed, f"status.details[{i}].reasonCode",
+             f"is not a reason of status {code} ({status_name(code)}): one of {', '.join(allowed or ())} "
+             "(BR-FR-CDV-CL-09)", reason, "INVALID_VALUE")
+    for i, d in enumerate(details):
+        for j, c in enumerate(d.characteristics or []):
+            where = f"status.details[{i}].characteristics[{j}]"
+            need(c.currencyCode is None or c.amount is not None, f"{where}.amount", "is required with currencyCode")
+            if c.typeCode == RECEIVED and code == PAYMENT_RECEIVED:
+                need(c.amount is not None, f"{where}.amount", "is required: the amount received at this VAT rate "
+                     "(BR-FR-CDV-14)")
+                need(c.percent is not None, f"{where}.percent", "is required: the VAT rate of the amount received "
+                     "(BR-FR-CDV-14)")
+    if code == PAYMENT_RECEIVED:
+        need(any(c.typeCode == RECEIVED for d in details for c in d.characteristics or []),
+             "status.details[0].characteristics" if details else "status.details",
+             f"a payment received (212 Encaissée) states the amounts received per VAT rate: a characteristic of "
+             f"typeCode {RECEIVED} with amount and percent for each rate (BR-FR-CDV-14)")
+    return errors
+
+
+def with_derived(req: StatusRequest) -> StatusRequest:
+    """The request with what the message states and the request may leave out filled in: the status name, the
+    phase (MDT-77), the document status code (MDT-88), the profile (MDT-3) and the details' sequence numbers."""
+    st = req.status
+    details = [d if d.sequence is not None else d.model_copy(update={"sequence": n})
+               for n, d in enumerate(st.details or [], 1)] or None
+    status = st.model_copy(update={"name": st.name or status_name(st.code), "typeCode": phase(req),
+                                   "documentStatusCode": st.documentStatusCode or DOCUMENT_STATUS_OF.get(st.code),
+                                   "details": details})
+    message = req.message.model_copy(update={"guidelineId": req.message.guidelineId or GUIDELINE_INVOICE})
+    return req.model_copy(update={"status": status, "message": message})
+
+
+def validate_status_request(data: Any) -> StatusRequest:
+    """Parsed JSON -> StatusRequest, or ApiError 400 INVALID_INPUT with every problem (field, MDT term)."""
+    if not isinstance(data, dict):
+        raise invalid_input("The request body must be a JSON object.",
+                            [detail("INVALID_TYPE", None, "the request body must be a JSON object (a status request "
+                                    "with message, status and invoice)", data)])
+    try:
+        req = StatusRequest.model_validate(data)
+    except ValidationError as exc:
+        errors = from_pydantic(exc, detail)
+        raise invalid_input(f"The request has {len(errors)} invalid field(s).", errors[:MAX_ERRORS]) from None
+    errors = request_errors(req)
+    if errors:
+        raise invalid_input(f"The request has {len(errors)} invalid field(s).", errors[:MAX_ERRORS])
+    return req
+
+
+def parse_status_request(body: bytes) -> StatusRequest:
+    """Request body -> StatusRequest, or ApiError 400 INVALID_INPUT."""
+    if not body or not body.strip():
+        raise invalid_input("The request body is empty.", [detail("EMPTY_BODY", None, "the request body is empty; "
+                                                                  "send a status request JSON object")])
+    try:
+        data = loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise invalid_input("The request body is not valid JSON.", [detail("MALFORMED_JSON", None,
+                                                                           f"malformed JSON: {exc}")]) from None
+    return validate_status_request(data)
+
+
+def reading_problems(data: dict) -> tuple[list[str], list[ErrorDetail]]:
+    """What a status read from a message lacks for generation: (fields required and missing, other problems)."""
+    try:
+        validate_status_request(data)
+    except ApiError as exc:
+        missing = [e.field for e in exc.errors if e.code == "REQUIRED" and e.field]
+        return missing, [e for e in exc.errors if e.code != "REQUIRED" or not e.field]
+    return [], []
+

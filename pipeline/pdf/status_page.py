@@ -1,0 +1,43 @@
+"""The readable page of France's lifecycle status messages (CDV), in French or English: the canonical timeline
+(`pipeline.write.cdar.timeline_canonical`: one message or several, grouped by invoice) -> HTML (xslt/cdar-html.xsl,
+styled like the invoice page: templates/invoice.css) -> PDF/A-3b through `pipeline.pdf.page.html_to_pdf`.
+
+The labels come from the same tables as the API's messages: each value's name and MDT term from the term table
+(`pipeline.invoice.cdar_terms`), the names of status, role, reason, action and data type codes from the model's code
+lists (`pipeline.invoice.cdar`); the messages' own texts are shown as sent.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from pipeline.invoice import cdar, cdar_terms
+from pipeline.settings import XSLT_DIR
+from pipeline.write.cdar import ITEMS
+from pipeline.xslt import run_stylesheet
+
+PAGE_XSL = XSLT_DIR / "cdar-html.xsl"
+LANGUAGES = ("en", "fr")
+
+
+@lru_cache(maxsize=None)
+def _labels(language: str) -> tuple[str, str]:
+    """(terms, codes) as the stylesheet's JSON parameters: canonical path (`message/recipients/recipient/role`) ->
+    {"term", "label"}; `kind:code` -> the code's name."""
+    index = 0 if language == "fr" else 1
+    terms = {}
+    for row in cdar_terms.TERMS:
+        path = "/".join(step[:-2] + "/" + ITEMS[step[:-2]] if step.endswith("[]") else step
+                        for step in row.json_path.split("."))
+        terms[path] = {"term": row.term or "", "label": row.name(language)}
+    codes = {f"status:{c}": names[index] for c, names in cdar.STATUS_NAMES.items()}
+    for kind, table in (("role", cdar.ROLES), ("reason", cdar.REASONS), ("action", cdar.ACTIONS),
+                        ("characteristic", cdar.CHARACTERISTICS)):
+        codes.update({f"{kind}:{c}": names[index] for c, names in table.items() if names})
+    return json.dumps(terms, ensure_ascii=False), json.dumps(codes, ensure_ascii=False)
+
+
+def status_html(canonical: bytes, language: str = "en") -> bytes:
+    """The canonical timeline -> the page's HTML (language en or fr)."""
+    terms, codes = _labels(language if language in LANGUAGES else "en")
+    return run_stylesheet(PAGE_XSL, canonical, {"lang": language, "terms": terms, "codes": codes})

@@ -1,0 +1,149 @@
+"""The OpenAPI description of France's lifecycle status messages (CDV): the endpoints of
+`pipeline.service.resources.status` and the status batch, their request and response schemas. The request schema is
+the model's (`pipeline.invoice.cdar.StatusRequest`, each field with its MDT term); responses are the validation
+report and the shapes below, which tests hold against real answers. `pipeline.service.openapi.build` adds them."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import models_json_schema
+
+from pipeline.invoice.cdar import StatusRequest
+from pipeline.service import schemas
+from pipeline.service.resources.status import BASE, VALIDATE
+
+REF = "#/components/schemas/{model}"
+# The error codes of these endpoints beyond every endpoint's (pipeline.service.openapi.ERROR_CODES takes them).
+ERROR_CODES = {
+    "generate_status": {422: ("VALIDATION_FAILED",), 500: ("GENERATION_FAILED", "RULES_NOT_INSTALLED",
+                                                           "RULES_UNAVAILABLE")},
+    "read_status": {400: ("NOT_A_STATUS_MESSAGE", "TOO_MANY_FILES"),
+                    500: ("READ_FAILED", "RULES_NOT_INSTALLED", "RULES_UNAVAILABLE")},
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StatusParseResponse(_Strict):
+    message: dict[str, Any] = Field(description="The message (MDT-4 id, parties ...), as the status request has it.")
+    status: dict[str, Any] = Field(description="The status (MDT-105 code, MDT-106 name, reasons, amounts ...).")
+    invoice: dict[str, Any] = Field(description="The invoice it is about (MDT-87 number, MDT-100 date, SIRENs ...).")
+    complete: bool = Field(description="false: POST /v1/invoice/fr-ctc/status would refuse `{message, status, "
+                                       "invoice}` (see `missing`, `problems`).")
+    missing: list[str] = Field(description="JSON paths of required fields the message lacks.")
+    problems: list[schemas.ErrorDetail] | None = Field(None, description="Other values the model refuses.")
+    unmapped: list[dict[str, str]] = Field(description="Every value of the message (`xpath`, `value`) the JSON does "
+                                                       "not carry, e.g. a second invoice of a message about several.")
+    validation: schemas.XRechnungValidationResponse | None = Field(
+        None, description="With request.validate: the fr-cdar chain's report on the message.")
+
+
+class StatusReadRequest(BaseModel):
+    validate_: bool = Field(False, alias="validate", description="Add the fr-cdar chain's verdict (parse: the "
+                                                                 "report; timeline and render: per message).")
+    language: Literal["en", "fr"] = Field("en", description="render: the page's language (labels; the messages' "
+                                                            "own texts are shown as sent).")
+
+
+def components() -> dict:
+    _, top = models_json_schema([(m, "validation") for m in (StatusRequest, StatusParseResponse, StatusReadRequest)],
+                                ref_template=REF)
+    return top.get("$defs", {})
+
+
+_TIMELINE = {"type": "object", "required": ["invoices", "unread"], "properties": {
+    "invoices": {"type": "array", "items": {"type": "object", "required": ["invoice", "statuses"], "properties": {
+        "invoice": {"type": "object", "description": "The invoice's data, merged from its messages."},
+        "statuses": {"type": "array", "description": "Ordered by status date-time (MDT-78), then the message's "
+                     "(MDT-8).", "items": {"type": "object", "required": ["file", "message", "status"], "properties": {
+                         "file": {"type": "string"}, "message": {"type": "object"}, "status": {"type": "object"},
+                         "validation": {"type": "object"}}}}}}},
+    "unread": {"type": "array", "items": {"type": "object", "required": ["file", "error"], "properties": {
+        "file": {"type": "string"}, "error": {"type": "object", "required": ["code", "message"], "properties": {
+            "code": {"type": "string"}, "message": {"type": "string"}}}}}}}}
+
+
+def _multipart(request_model: str, many: bool) -> dict:
+    file = {"type": "string", "contentMediaType": "application/octet-stream",
+            "description": "A status message (CDAR XML)" + ("; repeat the part for several (at most "
+                                                           "EINVOICE_MAX_BATCH_FILES)." if many else ".")}
+    schema = {"type": "object", "required": ["file"],
+              "properties": {"file": file, "request": {"$ref": REF.format(model=request_model)}}}
+    return {"required": True, "content": {"multipart/form-data": {
+        "schema": schema, "encoding": {"request": {"contentType": "application/json"}}}}}
+
+
+def paths(mounted: set[str], costs, ok, error, request_id_param, validation, batch) -> dict:
+    """The status paths mounted in the app. `costs(path)`: its credits; `ok`, `error`, `validation`, `batch`: the
+    builders of pipeline.service.openapi, so that these operations read like the others."""
+    out: dict[str, dict] = {}
+
+    def operation(path, op_id, summary, description, tags, body, ok_response, statuses, kind):
+        cost = costs(path)
+        if cost:
+            statuses = sorted(set(statuses) | {402})
+        return {"post": {"operationId": op_id, "summary": summary, "tags": tags, "parameters": [request_id_param],
+                         "description": description + (f" Costs {cost} credit(s)." if cost else " Costs no credits."),
+                         "requestBody": body, "responses": {"200": ok_response,
+                                                            **{str(s): error(s, True, kind) for s in statuses}}}}
+
+    path = BASE
+    if path in mounted:
+        answer = ok("The lifecycle status message (CDAR D22B), valid on the fr-cdar chain.",
+                    {"application/xml": {"schema": {"type": "string"}}})
+        answer["headers"]["X-Validation-Warnings"] = {"$ref": "#/components/headers/X-Validation-Warnings"}
+        out[path] = operation(
+            path, "generate_fr_ctc_status", "Generate a lifecycle status message (CDV) of France's reform from JSON.",
+            "The status (code and name, date-time, reasons, amounts received per VAT rate), the invoice it is about "
+            "and the parties. What the BR-FR-CDV rules require for the status is checked first: 400 INVALID_INPUT, "
+            "one entry per field with its MDT term in `businessTerm`. The message is validated on the fr-cdar chain "
+            "(XSD, BR-FR-CDV, BR-FR-CDV warnings) before it leaves: 422 VALIDATION_FAILED otherwise.",
+            ["generation"], {"required": True, "content": {"application/json": {
+                "schema": {"$ref": REF.format(model="StatusRequest")}}}},
+            answer, [400, 401, 406, 413, 415, 422, 429, 500, 503], "generate_status")
+    if VALIDATE in mounted:
+        item = validation(VALIDATE, "Validate a lifecycle status message (CDV) on France's rules (fr-cdar).",
+                          costs(VALIDATE))
+        item["post"]["operationId"] = "validate_fr_cdar"
+        item["post"]["description"] = (
+            "The fr-cdar chain: the UN/CEFACT CDAR D22B XSD, FNFE-MPE's BR-FR-CDV rules (flags as written) and their "
+            "_WARNING publication (every finding a WARNING). HTTP 200 means validation completed; read `valid`. "
+            "Rule ids name the MDT term they judge (BR-FR-CDV-14_MDT-207); French rule texts as published; "
+            "`syntax` is CDAR. `Accept: text/html` or `application/pdf`: the report for people (a valid message's "
+            "page below it). " + (f"Costs {costs(VALIDATE)} credit(s)." if costs(VALIDATE) else "Costs no credits."))
+        out[VALIDATE] = item
+    path = VALIDATE + "/batch"
+    if path in mounted:
+        item = batch(path, "Validate many lifecycle status messages (CDV) at once: a ZIP archive or several "
+                           "`file` parts.", costs(VALIDATE))
+        item["post"]["operationId"] = "validate_batch_fr_cdar"
+        out[path] = item
+    path = BASE + "/parse"
+    if path in mounted:
+        out[path] = operation(
+            path, "parse_fr_ctc_status", "Read a lifecycle status message (CDV) into the JSON generation takes.",
+            "`message`, `status` and `invoice` can be posted to /v1/invoice/fr-ctc/status unchanged: it writes the "
+            "same message again.", ["reading"], _multipart("StatusReadRequest", False),
+            ok("The status JSON.", {"application/json": {"schema": {"$ref": REF.format(model="StatusParseResponse")}}}),
+            [400, 401, 413, 415, 429, 500, 503], "read_status")
+    path = BASE + "/timeline"
+    if path in mounted:
+        out[path] = operation(
+            path, "fr_ctc_status_timeline", "Several status messages -> each invoice's statuses in time order.",
+            "Grouped by the invoice they are about (seller's SIREN and invoice number); files that are no status "
+            "message are listed in `unread`.", ["reading"], _multipart("StatusReadRequest", True),
+            ok("The timeline of each invoice.", {"application/json": {"schema": _TIMELINE}}),
+            [400, 401, 406, 413, 415, 429, 500, 503], "read_status")
+    path = BASE + "/render"
+    if path in mounted:
+        out[path] = operation(
+            path, "render_fr_ctc_status", "The readable page of one status message or of several (a timeline).",
+            "PDF (default) or HTML (Accept: text/html), in English or French (request.language); each value named "
+            "with its MDT term.", ["reading"], _multipart("StatusReadRequest", True),
+            ok("The page.", {"application/pdf": {"schema": {"type": "string", "contentMediaType": "application/pdf"}},
+                             "text/html": {"schema": {"type": "string"}}}),
+            [400, 401, 406, 413, 415, 429, 500, 503], "read_status")
+    return out

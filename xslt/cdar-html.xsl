@@ -1,0 +1,311 @@
+<?xml version="1.0" encoding="UTF-8"?>
+<!--
+  Canonical status timeline (pipeline.write.cdar.timeline_canonical: statusTimeline, one or several lifecycle status
+  messages of France's reform grouped by invoice) -> the readable page (HTML for WeasyPrint and browsers).
+
+  Per invoice: its facts, the list of its statuses in time order (when there are several), then each status message
+  in full: the status and its phase, the message, its parties, the reasons, actions and data it carries. Labels and
+  headings follow $lang (en | fr); every value is named with its MDT term; the messages' own texts are shown as
+  sent, never translated. Layout from templates/invoice.css (the invoice page's; its last block is this page's).
+-->
+<xsl:stylesheet version="3.0"
+    xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:xs="http://www.w3.org/2001/XMLSchema"
+    xmlns:map="http://www.w3.org/2005/xpath-functions/map"
+    xmlns:f="urn:einvoice-pipeline:functions"
+    xpath-default-namespace="urn:einvoice-pipeline:canonical:status:1"
+    exclude-result-prefixes="#all">
+
+  <xsl:param name="lang" as="xs:string" select="'en'"/>
+  <!-- {"message/id": {"term": "MDT-4", "label": "..."}, ...}: canonical path -> term and name (the term table) -->
+  <xsl:param name="terms" as="xs:string" select="'{}'"/>
+  <!-- {"status:200": "Déposée", "role:SE": "...", "reason:...", "action:...", "characteristic:..."} -->
+  <xsl:param name="codes" as="xs:string" select="'{}'"/>
+
+  <xsl:output method="html" html-version="5" encoding="UTF-8" indent="no"/>
+
+  <xsl:decimal-format name="en" decimal-separator="." grouping-separator=","/>
+  <xsl:decimal-format name="fr" decimal-separator="," grouping-separator="&#160;"/>
+
+  <xsl:variable name="term-map" select="parse-json($terms)" as="map(*)"/>
+  <xsl:variable name="code-map" select="parse-json($codes)" as="map(*)"/>
+  <xsl:variable name="labels" as="map(xs:string, map(xs:string, xs:string))" select="map {
+    'en': map {
+      'page': 'Page', 'of': 'of', 'title': 'Invoice status', 'titleMany': 'Invoice lifecycle',
+      'invoice': 'The invoice', 'timeline': 'Statuses in time order', 'when': 'Date and time', 'status': 'Status',
+      'by': 'Reported by', 'about': 'Reason, action or amounts', 'message': 'The message', 'parties': 'Parties',
+      'party': 'Party', 'role': 'Role', 'name': 'Name', 'id': 'Identifier', 'address': 'Electronic address',
+      'sender': 'Sender', 'issuer': 'Issuer', 'recipient': 'Recipient', 'details': 'Reasons and data',
+      'data': 'Data', 'dataName': 'Datum', 'amount': 'Amount', 'percent': 'Percentage', 'date': 'Date', 'changed': 'Changed',
+      'location': 'Location in the invoice', 'yes': 'yes', 'no': 'no', 'transmission': 'transmission (platform)',
+      'processing': 'processing', 'file': 'File', 'valid': 'Valid', 'invalid': 'Invalid', 'errors': 'errors',
+      'warnings': 'warnings', 'unread': 'Files that are no readable status message', 'sellerSiren': 'Seller SIREN',
+      'statuses': 'statuses'},
+    'fr': map {
+      'page': 'Page', 'of': 'sur', 'title': 'Statut de facture', 'titleMany': 'Cycle de vie de la facture',
+      'invoice': 'La facture', 'timeline': 'Statuts dans l’ordre du temps', 'when': 'Date et heure',
+      'status': 'Statut', 'by': 'Émis par', 'about': 'Motif, action ou montants', 'message': 'Le message',
+      'parties': 'Partenaires', 'party': 'Partenaire', 'role': 'Rôle', 'name': 'Raison sociale',
+      'id': 'Identifiant', 'address': 'Adresse électronique', 'sender': 'Émetteur', 'issuer': 'Créateur',
+      'recipient': 'Destinataire', 'details': 'Motifs et données', 'data': 'Données', 'dataName': 'Donnée', 'amount': 'Montant',
+      'percent': 'Pourcentage', 'date': 'Date', 'changed': 'Modifiée', 'location': 'Localisation dans la facture',
+      'yes': 'oui', 'no': 'non', 'transmission': 'transmission (plateforme)', 'processing': 'traitement',
+      'file': 'Fichier', 'valid': 'Valide', 'invalid': 'Invalide', 'errors': 'erreurs',
+      'warnings': 'avertissements', 'unread': 'Fichiers qui ne sont pas des messages de statut lisibles',
+      'sellerSiren': 'SIREN du vendeur', 'statuses': 'statuts'}
+  }"/>
+
+  <xsl:function name="f:l" as="xs:string">
+    <xsl:param name="key" as="xs:string"/>
+    <xsl:sequence select="($labels($lang)($key), $labels('en')($key), $key)[1]"/>
+  </xsl:function>
+
+  <!-- The term of a value, by its canonical path (items of arrays by their element names). -->
+  <xsl:function name="f:term" as="map(*)?">
+    <xsl:param name="node" as="element()"/>
+    <xsl:variable name="path" select="string-join($node/ancestor-or-self::*[not(self::lifecycleStatus or
+        self::statusTimeline or self::invoices or self::invoiceTimeline or self::statuses or self::entry)]
+        /local-name(), '/')"/>
+    <xsl:sequence select="$term-map($path)"/>
+  </xsl:function>
+
+  <!-- dt/dd of a value: its name and term, then the value (nothing when there is none). -->
+  <xsl:function name="f:fact">
+    <xsl:param name="node" as="element()?"/>
+    <xsl:param name="value" as="xs:string?"/>
+    <xsl:if test="$node and normalize-space($value)">
+      <xsl:variable name="term" select="f:term($node)"/>
+      <div class="fact">
+        <dt><xsl:value-of select="($term?label, local-name($node))[1]"/>
+          <xsl:if test="$term?term ne ''"><xsl:text> </xsl:text><span class="term"><xsl:value-of select="$term?term"/></span></xsl:if></dt>
+        <dd><xsl:value-of select="$value"/></dd>
+      </div>
+    </xsl:if>
+  </xsl:function>
+
+  <xsl:function name="f:code" as="xs:string?">
+    <xsl:param name="kind" as="xs:string"/>
+    <xsl:param name="code" as="xs:string?"/>
+    <xsl:sequence select="if (normalize-space($code)) then
+        (for $name in $code-map($kind || ':' || $code) return $code || ' – ' || $name, $code)[1] else ()"/>
+  </xsl:function>
+
+  <xsl:function name="f:date" as="xs:string?">
+    <xsl:param name="iso" as="xs:string?"/>
+    <xsl:sequence select="if (matches($iso, '^\d{4}-\d{2}-\d{2}$'))
+        then (if ($lang = 'fr') then replace($iso, '^(\d{4})-(\d{2})-(\d{2})$', '$3/$2/$1') else $iso)
+        else $iso"/>
+  </xsl:function>
+
+  <xsl:function name="f:date-time" as="xs:string?">
+    <xsl:param name="iso" as="xs:string?"/>
+    <xsl:sequence select="if (matches($iso, '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$'))
+        then f:date(substring($iso, 1, 10)) || ' ' || substring($iso, 12, 5)
+             || (if (substring($iso, 18, 2) ne '00') then substring($iso, 17, 3) else '')
+        else $iso"/>
+  </xsl:function>
+
+  <xsl:function name="f:number" as="xs:string?">
+    <xsl:param name="value" as="xs:string?"/>
+    <!-- as many decimals as the message states; the picture in the language's own separators -->
+    <xsl:variable name="places" select="string-length(substring-after($value, '.'))"/>
+    <xsl:variable name="marks" select="if ($lang = 'fr') then ('&#160;', ',') else (',', '.')"/>
+    <xsl:sequence select="if ($value castable as xs:decimal)
+        then format-number(xs:decimal($value), '#' || $marks[1] || '##0'
+             || (if ($places gt 0) then $marks[2] || string-join((1 to $places) ! '0') else ''), $lang)
+        else $value"/>
+  </xsl:function>
+
+  <xsl:function name="f:with-scheme" as="xs:string?">
+    <xsl:param name="value" as="xs:string?"/>
+    <xsl:param name="scheme" as="xs:string?"/>
+    <xsl:sequence select="if (not(normalize-space($value))) then () else if ($scheme) then $value || ' (' || $scheme || ')' else $value"/>
+  </xsl:function>
+
+  <xsl:template match="/">
+    <xsl:variable name="many" select="count(//entry) gt 1"/>
+    <html lang="{$lang}">
+      <head>
+        <meta charset="utf-8"/>
+        <title><xsl:value-of select="f:l(if ($many) then 'titleMany' else 'title') || ' ' || string-join(//invoiceTimeline/invoice/number, ', ')"/></title>
+        <style>
+          @page { @bottom-right { content: "<xsl:value-of select="f:l('page')"/> " counter(page) " <xsl:value-of select="f:l('of')"/> " counter(pages); } }
+        </style>
+      </head>
+      <body>
+        <xsl:apply-templates select="statusTimeline/invoices/invoiceTimeline">
+          <xsl:with-param name="many" select="$many"/>
+        </xsl:apply-templates>
+        <xsl:apply-templates select="statusTimeline/unread[unreadFile]"/>
+      </body>
+    </html>
+  </xsl:template>
+
+  <xsl:template match="invoiceTimeline">
+    <xsl:param name="many" as="xs:boolean"/>
+    <xsl:variable name="entries" select="statuses/entry"/>
+    <header class="top">
+      <div class="brand"><xsl:value-of select="invoice/sellerSiren ! (f:l('sellerSiren') || ' ' || .)"/></div>
+      <div class="title">
+        <h1><xsl:value-of select="f:l(if ($many) then 'titleMany' else 'title')"/></h1>
+        <div class="docno"><xsl:value-of select="invoice/number"/></div>
+        <div class="footer-line"><xsl:value-of select="string-join((invoice/number, invoice/issueDate ! f:date(.),
+            if (count($entries) gt 1) then count($entries) || ' ' || f:l('statuses') else ()), ' · ')"/></div>
+      </div>
+    </header>
+    <section class="facts">
+      <h2><xsl:value-of select="f:l('invoice')"/></h2>
+      <dl class="grid">
+        <xsl:sequence select="f:fact(invoice/number, invoice/number)"/>
+        <xsl:sequence select="f:fact(invoice/issueDate, f:date(invoice/issueDate))"/>
+        <xsl:sequence select="f:fact(invoice/typeCode, invoice/typeCode)"/>
+        <xsl:sequence select="f:fact(invoice/sellerSiren, invoice/sellerSiren)"/>
+        <xsl:sequence select="f:fact(invoice/buyerSiren, invoice/buyerSiren)"/>
+        <xsl:sequence select="f:fact(invoice/receiptDateTime, f:date-time(invoice/receiptDateTime))"/>
+        <xsl:sequence select="f:fact(invoice/referenceTypeCode, invoice/referenceTypeCode)"/>
+      </dl>
+    </section>
+    <xsl:if test="count($entries) gt 1">
+      <section class="timeline">
+        <h2><xsl:value-of select="f:l('timeline')"/></h2>
+        <table class="plain timeline">
+          <thead><tr>
+            <th><xsl:value-of select="f:l('when')"/></th>
+            <th><xsl:value-of select="f:l('status')"/></th>
+            <th><xsl:value-of select="f:l('by')"/></th>
+            <th><xsl:value-of select="f:l('about')"/></th>
+          </tr></thead>
+          <tbody>
+            <xsl:for-each select="$entries">
+              <tr>
+                <td><xsl:value-of select="f:date-time(status/dateTime)"/></td>
+                <td><span class="status-code"><xsl:value-of select="status/code"/></span>
+                  <xsl:value-of select="' ' || (status/name, $code-map('status:' || status/code))[1]"/>
+                  <xsl:call-template name="badge"/></td>
+                <td><xsl:value-of select="string-join((message/issuer/role ! f:code('role', .), message/issuer/name), ', ')"/></td>
+                <td class="wrap"><xsl:value-of select="string-join((
+                    status/details/detail/reasonCode ! f:code('reason', .),
+                    status/details/detail/actionCode ! f:code('action', .),
+                    status/details/detail/characteristics/characteristic[amount] ! string-join((typeCode,
+                        f:number(amount) || (currencyCode ! (' ' || .)), percent ! (f:number(.) || ' %')), ' '))
+                    , '; ')"/></td>
+              </tr>
+            </xsl:for-each>
+          </tbody>
+        </table>
+      </section>
+    </xsl:if>
+    <xsl:apply-templates select="$entries"/>
+  </xsl:template>
+
+  <xsl:template name="badge">
+    <xsl:for-each select="validation">
+      <xsl:text> </xsl:text>
+      <span class="badge {if (valid = 'true') then 'valid' else 'invalid'}">
+        <xsl:value-of select="f:l(if (valid = 'true') then 'valid' else 'invalid') || ' · ' || errors || ' '
+            || f:l('errors') || ', ' || warnings || ' ' || f:l('warnings')
+            || (if (failed/rule) then ' · ' || string-join(failed/rule, ', ') else '')"/>
+      </span>
+    </xsl:for-each>
+  </xsl:template>
+
+  <xsl:template match="entry">
+    <section class="status-entry">
+      <h2><span class="status-code"><xsl:value-of select="status/code"/></span>
+        <xsl:value-of select="' ' || (status/name, $code-map('status:' || status/code))[1] || ' · '
+            || f:date-time(status/dateTime)"/>
+        <xsl:call-template name="badge"/></h2>
+      <dl class="grid">
+        <xsl:sequence select="f:fact(status/code, f:code('status', status/code))"/>
+        <xsl:sequence select="f:fact(status/dateTime, f:date-time(status/dateTime))"/>
+        <xsl:sequence select="f:fact(status/typeCode, status/typeCode ! (. || ' – '
+            || f:l(if (. = '305') then 'transmission' else 'processing')))"/>
+        <xsl:sequence select="f:fact(status/documentStatusCode, status/documentStatusCode)"/>
+        <xsl:sequence select="f:fact(message/id, message/id)"/>
+        <xsl:sequence select="f:fact(message/name, message/name)"/>
+        <xsl:sequence select="f:fact(message/issueDateTime, f:date-time(message/issueDateTime))"/>
+        <xsl:sequence select="f:fact(message/guidelineId, message/guidelineId)"/>
+        <xsl:sequence select="f:fact(message/businessProcess, message/businessProcess)"/>
+        <xsl:if test="normalize-space(file)">
+          <div class="fact"><dt><xsl:value-of select="f:l('file')"/></dt><dd class="wrap"><xsl:value-of select="file"/></dd></div>
+        </xsl:if>
+      </dl>
+      <h2><xsl:value-of select="f:l('parties')"/></h2>
+      <table class="plain parties">
+        <thead><tr>
+          <th><xsl:value-of select="f:l('party')"/></th>
+          <th><xsl:value-of select="f:l('role')"/></th>
+          <th><xsl:value-of select="f:l('name')"/></th>
+          <th><xsl:value-of select="f:l('id')"/></th>
+          <th><xsl:value-of select="f:l('address')"/></th>
+        </tr></thead>
+        <tbody>
+          <xsl:for-each select="message/(sender, issuer, recipients/recipient)">
+            <tr>
+              <td><xsl:value-of select="f:l(local-name())"/>
+                <span class="term"><xsl:value-of select="' ' || f:term(.)?term"/></span></td>
+              <td><xsl:value-of select="f:code('role', role)"/></td>
+              <td><xsl:value-of select="name"/></td>
+              <td class="wrap"><xsl:value-of select="f:with-scheme(id, idScheme)"/></td>
+              <td class="wrap"><xsl:value-of select="f:with-scheme(electronicAddress, electronicAddressScheme)"/></td>
+            </tr>
+          </xsl:for-each>
+        </tbody>
+      </table>
+      <xsl:if test="status/details/detail">
+        <h2><xsl:value-of select="f:l('details')"/></h2>
+        <xsl:apply-templates select="status/details/detail"/>
+      </xsl:if>
+    </section>
+  </xsl:template>
+
+  <xsl:template match="detail">
+    <dl class="grid">
+      <xsl:sequence select="f:fact(reasonCode, f:code('reason', reasonCode))"/>
+      <xsl:sequence select="f:fact(reason, reason)"/>
+      <xsl:sequence select="f:fact(actionCode, f:code('action', actionCode))"/>
+      <xsl:sequence select="f:fact(action, action)"/>
+      <xsl:sequence select="f:fact(note, note)"/>
+    </dl>
+    <xsl:if test="characteristics/characteristic">
+      <table class="plain data">
+        <thead><tr>
+          <th><xsl:value-of select="f:l('data')"/>
+            <span class="term"><xsl:value-of select="' ' || f:term(characteristics/characteristic[1]/typeCode)?term"/></span></th>
+          <th><xsl:value-of select="f:l('dataName')"/></th>
+          <th class="num"><xsl:value-of select="f:l('amount')"/></th>
+          <th class="num"><xsl:value-of select="f:l('percent')"/></th>
+          <th><xsl:value-of select="f:l('date')"/></th>
+          <th><xsl:value-of select="f:l('changed')"/></th>
+        </tr></thead>
+        <tbody>
+          <xsl:for-each select="characteristics/characteristic">
+            <tr>
+              <td><xsl:value-of select="f:code('characteristic', typeCode)"/></td>
+              <td class="wrap"><xsl:value-of select="string-join((id, name), ' ')"/></td>
+              <td class="num"><xsl:value-of select="string-join((amount ! f:number(.), currencyCode), ' ')"/></td>
+              <td class="num"><xsl:value-of select="percent ! (f:number(.) || ' %')"/></td>
+              <td><xsl:value-of select="f:date(date)"/></td>
+              <td><xsl:value-of select="changed ! f:l(if (. = 'true') then 'yes' else 'no')"/></td>
+            </tr>
+            <xsl:for-each select="location">
+              <!-- the invoice XML path of the datum, on a row of its own: too long for a column -->
+              <tr class="location"><td/><td colspan="5" class="small mono wrap">
+                <xsl:value-of select="f:term(.)?label || ': ' || ."/></td></tr>
+            </xsl:for-each>
+          </xsl:for-each>
+        </tbody>
+      </table>
+    </xsl:if>
+  </xsl:template>
+
+  <xsl:template match="unread">
+    <section class="unread">
+      <h2><xsl:value-of select="f:l('unread')"/></h2>
+      <xsl:for-each select="unreadFile">
+        <p class="note"><span class="code"><xsl:value-of select="file"/></span>
+          <xsl:value-of select="' ' || error/message"/></p>
+      </xsl:for-each>
+    </section>
+  </xsl:template>
+</xsl:stylesheet>
