@@ -105,6 +105,12 @@ def test_an_invoice_is_no_status_message():
     assert issue.code == xmlinput.XML_UNKNOWN_ROOT and "/v1/invoice/fr-ctc/validate" in issue.message
 
 
+def test_an_invoice_endpoint_names_where_a_status_message_belongs():
+    from pipeline.flows.validate_xml import validate_xml
+    [issue] = validate_xml(example("204").read_bytes(), "en16931").issues
+    assert issue.code == xmlinput.XML_UNKNOWN_ROOT and "POST /v1/invoice/fr-ctc/status/validate" in issue.message
+
+
 def test_an_unknown_version_is_refused():
     from pipeline.errors import ApiError
     with pytest.raises(ApiError) as caught:

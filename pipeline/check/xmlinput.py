@@ -353,7 +353,10 @@ def is_cdar(doc: ParsedXml) -> bool:
 
 
 def unknown_root_issue(doc: ParsedXml) -> Issue:
+    # a status message sent where invoices are validated: say what it is and where it belongs
+    status = (" This is a lifecycle status message of France's reform (CDV): POST /v1/invoice/fr-ctc/status/validate "
+              "validates it." if is_cdar(doc) else "")
     return Issue(ERROR, XML_UNKNOWN_ROOT,
                  f"Unknown document type {doc.root_name}: expected a UN/CEFACT CII D16B rsm:CrossIndustryInvoice "
-                 "or a UBL 2.1 Invoice or CreditNote.",
+                 f"or a UBL 2.1 Invoice or CreditNote.{status}",
                  doc.locate("/*[1]"))

@@ -29,6 +29,7 @@ from pipeline.settings import REPO_ROOT, TEMPLATES_DIR
 WEB_TEMPLATES = TEMPLATES_DIR / "web"
 STATIC_DIR = WEB_TEMPLATES / "static"
 EXAMPLES_DIR = REPO_ROOT / "fixtures"
+STATUS_EXAMPLES = "fr-status-"  # France's lifecycle status requests: the status tab's examples, not invoices
 LANGUAGES = ("en", "de")
 SPECS = ("xrechnung", "en16931", "peppol", "fr-ctc", "zugferd")
 SWAGGER_FILES = ("swagger-ui-bundle.js", "swagger-ui.css")
@@ -158,7 +159,8 @@ def render_page(template: str, page: str, lang: str) -> str:
     t = strings()[lang]
     return _environment().get_template(template).render(
         t=t, lang=lang, page=page, languages=LANGUAGES, specs=SPECS, profiles=list(PROFILES),
-        examples=EXAMPLES.names(),
+        examples=[n for n in EXAMPLES.names() if not n.startswith(STATUS_EXAMPLES)],
+        status_examples=[n for n in EXAMPLES.names() if n.startswith(STATUS_EXAMPLES)],
         data={"lang": lang, "strings": t, "invoiceCss": OWN.url("/static", "invoice.css"), "detect": page_rules()})
 
 

@@ -589,6 +589,10 @@
     }
   });
 
+  // What the status messages tab (static/status.js) shares of this page: its calls, progress lines and frames.
+  window.einvoicePage = {t, data, $, fmt, el, apiKey, call, ApiFailure, progress, showMessage, showFailure, save,
+                         framed, fill};
+
   $("job-results").addEventListener("click", async () => {
     try {
       const response = await jobCall("GET", `/v1/jobs/${encodeURIComponent(jobId)}/results`);
