@@ -18,6 +18,7 @@ STATUS_TEXT = {
     404: "not_found",
     405: "method_not_allowed",
     406: "not_acceptable",
+    408: "request_timeout",                   # answered by the HTTP server before the app
     413: "payload_too_large",
     414: "uri_too_long",                      # answered by the HTTP server (gunicorn) before the app
     415: "unsupported_media_type",
@@ -26,6 +27,7 @@ STATUS_TEXT = {
     431: "request_header_fields_too_large",   # answered by the HTTP server (gunicorn) before the app
     500: "internal_error",
     503: "service_unavailable",
+    505: "http_version_not_supported",        # answered by the HTTP server before the app
 }
 
 

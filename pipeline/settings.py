@@ -44,6 +44,11 @@ class Settings:
     max_worker_connections: int = 1000
     # Requests one keep-alive connection may carry; the last is answered with Connection: close.
     keepalive_requests: int = 1000
+    # Request bodies a worker process holds while they arrive (pipeline serve): bytes in memory (bodies over 1 MiB,
+    # and any past this budget, go to unnamed spool files instead), and bytes in spool files (a body past this budget
+    # is refused with 503 + Retry-After). Job uploads (POST /v1/jobs) are spooled into the jobs directory.
+    body_memory: int = 128 << 20
+    body_spool: int = 4 << 30
     # The time a request's work may take (a batch stops taking documents past it); below the worker timeout
     # (120 s), so that no request ever costs a worker.
     request_budget: float = 60.0
@@ -82,6 +87,8 @@ def get_settings() -> Settings:
         max_client_connections=int(env.get("EINVOICE_MAX_CLIENT_CONNECTIONS") or 64),
         max_worker_connections=int(env.get("EINVOICE_MAX_WORKER_CONNECTIONS") or 1000),
         keepalive_requests=int(env.get("EINVOICE_KEEPALIVE_REQUESTS") or 1000),
+        body_memory=int(env.get("EINVOICE_BODY_MEMORY") or 128 << 20),
+        body_spool=int(env.get("EINVOICE_BODY_SPOOL") or 4 << 30),
         request_budget=float(env.get("EINVOICE_REQUEST_BUDGET") or 60),
         db_connect_timeout=float(env.get("EINVOICE_DB_CONNECT_TIMEOUT") or 2),
         db_statement_timeout=float(env.get("EINVOICE_DB_STATEMENT_TIMEOUT") or 3),

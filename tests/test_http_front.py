@@ -353,9 +353,32 @@ def test_connections_past_the_cap_of_one_address_push_out_its_oldest_slow_one(ti
             s.close()
 
 
-def test_connections_past_the_workers_cap_push_out_the_oldest_slow_one(tight):
-    """Eight slow connections from two addresses fill the worker (its cap: 8): a ninth from a third address is
-    served, and the oldest slow connection made room."""
+def test_connections_past_the_workers_cap_push_out_a_slow_one_of_the_address_holding_the_most(tight):
+    """Eight slow connections, five from one address and three from another, fill the worker (its cap: 8): a ninth
+    from a third address is served, and the oldest slow connection of the address holding five made room."""
+    slow = []
+    for i in range(8):
+        s = _from("127.0.0.1" if i < 3 else "127.0.0.2", tight.port)
+        s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+        slow.append(s)
+    time.sleep(0.3)
+    try:
+        with _from("127.0.0.3", tight.port) as s9:
+            s9.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert _read_all(s9, 2).startswith(b"HTTP/1.1 200 OK")
+        assert _error_shape(_read_all(slow[3], 2), 503)["errorCode"] == "TOO_MANY_CONNECTIONS"
+        for s in slow[:3] + slow[4:]:  # the others are still open and waiting
+            s.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                s.recv(1)
+    finally:
+        for s in slow:
+            s.close()
+
+
+def test_at_the_workers_cap_no_address_holding_a_handful_is_pushed_out(tight):
+    """Four slow connections from each of two addresses (a handful each) fill the worker: a ninth is turned away
+    with 503 and none of the eight is closed."""
     slow = []
     for i in range(8):
         s = _from("127.0.0.1" if i < 4 else "127.0.0.2", tight.port)
@@ -365,8 +388,11 @@ def test_connections_past_the_workers_cap_push_out_the_oldest_slow_one(tight):
     try:
         with _from("127.0.0.3", tight.port) as s9:
             s9.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            assert _read_all(s9, 2).startswith(b"HTTP/1.1 200 OK")
-        assert _error_shape(_read_all(slow[0], 2), 503)["errorCode"] == "TOO_MANY_CONNECTIONS"
+            assert _error_shape(_read_all(s9, 2), 503)["errorCode"] == "TOO_MANY_CONNECTIONS"
+        for s in slow:
+            s.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                s.recv(1)
     finally:
         for s in slow:
             s.close()

@@ -139,7 +139,7 @@ def test_no_framing_gets_a_5xx_or_sticks_a_worker(fuzzed, stream):
     pieces, half_close, pause = stream
     answer = _exchange(server.port, pieces, half_close, pause)
     statuses = [int(s) for s in STATUS.findall(answer)]
-    assert all(s < 500 for s in statuses), (statuses, answer[:500])
+    assert all(s < 500 or s == 505 for s in statuses), (statuses, answer[:500])  # 505: HTTP/2.0, 1.10 refused
     _healthz_within_1s(server.port)
 
 

@@ -219,14 +219,21 @@ HEADS = [  # plain, odd and proxy-dependent heads: ours must read each as gunico
 
 def _ours(cfg, head: bytes, peer):
     """The request the worker builds from httptools' events (pipeline.cli.serve._Conn)."""
+    import tempfile
+    from pathlib import Path
+
     import httptools
 
-    from pipeline.cli.serve import _Conn
+    from pipeline.cli.bodies import Budgets
+    from pipeline.cli.serve import _Conn, _request_class
 
     class Worker:
-        client_timeout, line_limit, fields_limit, field_limit, body_limit = 10, 4094, 100, 8190, 1 << 20
+        client_timeout, line_limit, fields_limit, field_limit = 10, 4094, 100, 8190
+        bodies, jobs_dir = Budgets(1 << 20, 1 << 20, Path(tempfile.gettempdir())), None
 
-    from pipeline.cli.serve import _request_class
+        @staticmethod
+        def body_limit(job: bool) -> int:
+            return 1 << 20
 
     Worker.cfg, Worker.Request = cfg, _request_class()
     conn = _Conn(None, peer, Worker, 0.0)

@@ -36,6 +36,7 @@ import time
 from collections import deque
 from datetime import datetime
 
+from pipeline.cli.bodies import Body, Budgets, Full
 from pipeline.errors import STATUS_TEXT
 from pipeline.service.platform import shared
 from pipeline.service.requestid import accept_or_new
@@ -133,6 +134,26 @@ _EXPIRE_EVERY = 0.2  # s between deadline sweeps (deadlines are seconds; a sweep
 _ACCEPT_BATCH = 1
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _NEVER = float("inf")
+_JOBS = (b"/v1/jobs", b"/v1/jobs/")  # POST: a job upload, spooled into the jobs directory under its own limit
+_JOB_SLACK = 1 << 20  # multipart framing on top of EINVOICE_MAX_JOB_BYTES (pipeline.service.resources.jobs)
+# Fair caps: at a cap, room is made at the expense of the address holding the most connections, never of one that
+# holds at most _HANDFUL, and only with a connection that has no request in and is idle, still sending its head, or
+# sending its body slower than _FAIR_PACE bytes/s (after its first second)
+_HANDFUL = 4
+_FAIR_PACE = 16 * 1024
+
+
+def _path(target: bytes) -> bytes:
+    """The path of a request target (origin-form or absolute-form)."""
+    if target.startswith(b"/"):
+        return target.partition(b"?")[0]
+    _, _, rest = target.partition(b"://")
+    rest = rest.partition(b"?")[0]
+    return rest[rest.find(b"/"):] if b"/" in rest else b"/"
+
+
+def _chunked(fields) -> bool:
+    return any(n.lower() == b"transfer-encoding" and b"chunked" in v.lower() for n, v in fields)
 
 
 class _Sink:
@@ -175,6 +196,15 @@ def _malformed(status: int, reason: str, detail: str) -> _Refused:
                     f"({detail}).")
 
 
+_VERSIONS = ("1.0", "1.1")
+
+
+def _unsupported_version(version: str | None) -> _Refused:
+    said = f"HTTP/{version}" if version else "This HTTP version"
+    return _Refused(505, "HTTP Version Not Supported", "HTTP_VERSION_NOT_SUPPORTED",
+                    f"{said} is not supported; send HTTP/1.1 or HTTP/1.0.")
+
+
 def _error_bytes(status: int, reason: str, code: str, message: str, headers: str = "") -> bytes:
     request_id = accept_or_new(None)
     body = json.dumps({"requestId": request_id, "status": STATUS_TEXT.get(status, reason.lower().replace(" ", "_")),
@@ -214,6 +244,7 @@ def _request_class():
         fragment = ""
         proxy_protocol_info = None
         must_close = False
+        spool = None  # its Body (pipeline.cli.bodies), whose budget is held until it is answered
 
         @classmethod
         def trusted_proxy(cls, cfg, peer_addr) -> bool:
@@ -284,15 +315,26 @@ class _Message:
     """The request being received on a connection."""
 
     __slots__ = ("started", "target", "fields", "head_bytes", "headers_done", "body", "expect", "continued",
-                 "fed_at")
+                 "fed_at", "job", "body_since")
 
     def __init__(self, started: float, fed_at: int):
         self.started, self.fed_at = started, fed_at
         self.target = b""
         self.fields = []
         self.head_bytes = 0
-        self.headers_done = self.expect = self.continued = False
-        self.body = bytearray()
+        self.headers_done = self.expect = self.continued = self.job = False
+        self.body: Body | None = None
+        self.body_since = _NEVER  # when its head was complete: the body's pace counts from there
+
+    def drop(self) -> None:
+        if self.body is not None:
+            self.body.release()
+
+    def slow(self, now: float) -> bool:
+        """Whether the request is still sending its head, or its body at less than _FAIR_PACE on average."""
+        if not self.headers_done:
+            return True
+        return (self.body.size if self.body is not None else 0) < _FAIR_PACE * (now - self.body_since)
 
 
 class _Conn:
@@ -318,6 +360,18 @@ class _Conn:
         self.served = 0
         self.fed = 0  # bytes given to the parser (bounds a head the parser buffers internally)
         self.forwarding = None  # the forwarded headers this peer may set (Request.forwarding), on its first request
+
+    def drop_message(self) -> None:
+        """The request being received is not going on: its body's bytes and budget go."""
+        if self.msg is not None:
+            self.msg.drop()
+            self.msg = None
+
+    def drop_pending(self) -> None:
+        for req in self.pending:
+            if req.spool is not None:
+                req.spool.release()
+        self.pending.clear()
 
     @property
     def reading(self) -> bool:
@@ -347,20 +401,35 @@ class _Conn:
             msg.fields.append((name, value))
 
     def on_headers_complete(self):
-        msg, worker = self.msg, self.worker
-        msg.headers_done = True
+        msg, worker, parser = self.msg, self.worker, self.parser
+        msg.headers_done, msg.body_since = True, time.monotonic()
+        version = parser.get_http_version()
+        if version not in _VERSIONS:  # llhttp reads a request line without a version as HTTP/0.9, and takes 2.0
+            raise _unsupported_version(version)
+        msg.job = parser.get_method() == b"POST" and _path(msg.target) in _JOBS
+        announced = None
         for name, value in msg.fields:
             lower = name.lower()
-            if lower == b"content-length" and int(value.strip() or 0) > worker.body_limit:  # llhttp: digits
-                raise worker.too_large()
-            if lower == b"expect" and value.strip().lower() == b"100-continue":
-                msg.expect = self.parser.get_http_version() == "1.1"
+            if lower == b"content-length":
+                announced = int(value.strip() or 0)  # llhttp: digits
+                if announced > worker.body_limit(msg.job):
+                    raise worker.too_large(msg.job)
+            elif lower == b"expect" and value.strip().lower() == b"100-continue":
+                msg.expect = version == "1.1"
+        if announced:
+            msg.body = Body(worker.bodies, announced, worker.jobs_dir if msg.job else None)
 
     def on_body(self, part: bytes):
-        body = self.msg.body
-        body += part
-        if len(body) > self.worker.body_limit:
-            raise self.worker.too_large()
+        msg = self.msg
+        body = msg.body
+        if body is None:  # chunked
+            body = msg.body = Body(self.worker.bodies, None, self.worker.jobs_dir if msg.job else None)
+        try:
+            body.add(part)
+        except Full:
+            raise self.worker.busy() from None
+        if body.size > self.worker.body_limit(msg.job):
+            raise self.worker.too_large(msg.job)
 
     def on_message_complete(self):
         msg, worker, parser = self.msg, self.worker, self.parser
@@ -368,9 +437,14 @@ class _Conn:
         major, _, minor = parser.get_http_version().partition(".")
         if self.forwarding is None:
             self.forwarding = worker.Request.forwarding(worker.cfg, self.addr)
+        fields, body = msg.fields, msg.body
+        if body is not None and _chunked(fields):  # the app reads the body whole, with its length (no second spool)
+            fields = [(n, v) for n, v in fields if n.lower() != b"transfer-encoding"]
+            fields.append((b"Content-Length", b"%d" % body.size))
         req = worker.Request(worker.cfg, self.addr, self.forwarding, parser.get_method().decode("ascii"),
-                             msg.target, (int(major), int(minor)), parser.should_keep_alive(), msg.fields)
-        req.body = io.BytesIO(msg.body)
+                             msg.target, (int(major), int(minor)), parser.should_keep_alive(), fields)
+        req.body = body.stream() if body is not None else io.BytesIO()
+        req.spool = body
         self.pending.append(req)
 
 
@@ -395,8 +469,10 @@ class BufferedWorker(_worker_base()):
         self.per_client = settings.max_client_connections
         self.max_conns = settings.max_worker_connections
         self.keepalive_requests = settings.keepalive_requests
-        self.body_limit = settings.max_upload_bytes + _BODY_SLACK
-        self.upload_limit = settings.max_upload_bytes
+        self.upload_limit, self.job_limit = settings.max_upload_bytes, settings.max_job_bytes
+        self.limits = (settings.max_upload_bytes + _BODY_SLACK, settings.max_job_bytes + _JOB_SLACK)
+        self.bodies = Budgets(settings.body_memory, settings.body_spool, settings.data_dir / "spool")
+        self.jobs_dir = settings.jobs_dir or settings.data_dir / "jobs"
         cfg = self.cfg
         self.line_limit = cfg.limit_request_line or 8190
         self.fields_limit = cfg.limit_request_fields or 100
@@ -407,9 +483,19 @@ class BufferedWorker(_worker_base()):
         gunicorn.util.http_date = _http_date  # this worker process only
         super().init_process()
 
-    def too_large(self) -> _Refused:
+    def body_limit(self, job: bool) -> int:
+        return self.limits[job]
+
+    def too_large(self, job: bool = False) -> _Refused:
+        if job:
+            return _Refused(413, "Payload Too Large", "PAYLOAD_TOO_LARGE", f"The job's upload exceeds {self.job_limit} "
+                            "bytes (EINVOICE_MAX_JOB_BYTES); nothing was stored.")
         return _Refused(413, "Payload Too Large", "PAYLOAD_TOO_LARGE",
                         f"The request body exceeds the limit of {self.upload_limit} bytes.")
+
+    def busy(self) -> _Refused:
+        return _Refused(503, "Service Unavailable", "SERVER_BUSY", "This worker holds as many request bodies as it "
+                        "may (EINVOICE_BODY_SPOOL); try again later.", "Retry-After: 5\r\n")
 
     # -- loop --------------------------------------------------------------------------------------------------
 
@@ -506,13 +592,13 @@ class BufferedWorker(_worker_base()):
                 self.log.warning("accept: %s", exc)
                 return
             client = addr[0] if isinstance(addr, tuple) and addr else None
-            if client is not None and self._proxy(client):
-                client = None  # a trusted proxy's connections carry many clients: only the worker's cap counts
             same = self.by_addr.get(client) if client is not None else None
-            if self.per_client and same is not None and len(same) >= self.per_client and not self._make_room(same):
+            # a trusted proxy's connections carry many clients: only the worker's cap counts for its address
+            if (self.per_client and same is not None and len(same) >= self.per_client and not self._proxy(client)
+                    and not self._make_room(same)):
                 self._turn_away(sock, client, f"{self.per_client} connections from {client}")
                 continue
-            if len(self.conns) >= self.max_conns and not self._make_room(self.conns.values()):
+            if len(self.conns) >= self.max_conns and not self._make_fair_room():
                 self._turn_away(sock, client, f"{self.max_conns} connections")
                 continue
             sock.setblocking(False)
@@ -532,12 +618,24 @@ class BufferedWorker(_worker_base()):
             trusted = self.proxies[client] = self.Request.trusted_proxy(self.cfg, (client, 0))
         return trusted
 
+    def _make_fair_room(self) -> bool:
+        """At the worker's cap: room is made among the connections of the address that holds the most (the next
+        one if none of its connections may go), never of an address that holds at most _HANDFUL. False: none."""
+        for _, conns in sorted(self.by_addr.items(), key=lambda item: len(item[1]), reverse=True):
+            if len(conns) <= _HANDFUL:
+                return False
+            if self._make_room(conns):
+                return True
+        return False
+
     def _make_room(self, conns) -> bool:
-        """At a cap (per client address, per worker) a new connection is served and the oldest of `conns` that
-        has no request waiting or being answered goes: an idle keep-alive one or one still sending its request.
-        A flood of slow connections thus pushes out its own oldest, never the requests already in. False when
-        every connection has a request in."""
-        oldest = next((c for c in conns if not c.pending and not c.out and c.refusal is None), None)
+        """At a cap a new connection is served and the oldest of `conns` without a request in goes: an idle
+        keep-alive one, one still sending its head, or one sending its body slower than _FAIR_PACE. A flood of slow
+        connections thus pushes out its own oldest, never a request already in nor a body arriving at a fair pace.
+        False when no connection of `conns` may go."""
+        now = time.monotonic()
+        oldest = next((c for c in conns if not c.pending and not c.out and c.refusal is None
+                       and (c.msg is None or c.msg.slow(now))), None)
         if oldest is None:
             return False
         sock, client = oldest.sock, oldest.addr[0] if isinstance(oldest.addr, tuple) else None
@@ -586,7 +684,8 @@ class BufferedWorker(_worker_base()):
             self._close(conn)
             return
         if not data:  # the client closed its side: answer what it has sent whole, then close
-            conn.eof, conn.msg = True, None
+            conn.eof = True
+            conn.drop_message()
             self._next(conn)
             return
         had = len(conn.pending)
@@ -603,7 +702,9 @@ class BufferedWorker(_worker_base()):
             cause = exc.__context__
             self._refuse(conn, cause if isinstance(cause, _Refused) else self._bad_request(cause))
         except httptools.HttpParserError as exc:
-            self._refuse(conn, _malformed(400, "Bad Request", str(exc) or type(exc).__name__))
+            detail = str(exc) or type(exc).__name__
+            self._refuse(conn, _unsupported_version(None) if "HTTP version" in detail else
+                         _malformed(400, "Bad Request", detail))
         now = time.monotonic()
         msg = conn.msg
         if msg is not None and conn.refusal is None:
@@ -640,7 +741,7 @@ class BufferedWorker(_worker_base()):
     def _refuse(self, conn, refused: _Refused):
         self.log.warning("client %s: %s %s", conn.addr[0] if conn.addr else "?", refused.status, refused.message)
         conn.refusal = refused
-        conn.msg = None
+        conn.drop_message()
 
     def _next(self, conn):
         """After a request arrived or an answer went out: queue the next request, or the refusal, or read on."""
@@ -672,7 +773,7 @@ class BufferedWorker(_worker_base()):
                     limit = f"{self.client_timeout:g} s (EINVOICE_CLIENT_TIMEOUT)"
                 self._refuse(conn, _Refused(408, "Request Timeout", "REQUEST_TIMEOUT",
                                             f"The request did not arrive within {limit}."))
-                conn.pending.clear()
+                conn.drop_pending()
                 self._next(conn)
                 conn.deadline = now + 1  # one more second to take the 408, then it goes
             else:  # idle keep-alive, a client that never reads its answer, or one that had its last chance
@@ -708,6 +809,8 @@ class BufferedWorker(_worker_base()):
         """Take the connection out of the loop's books; the caller closes its socket."""
         sock, conn.sock = conn.sock, None
         self.conns.pop(sock.fileno(), None)
+        conn.drop_message()
+        conn.drop_pending()
         client = conn.addr[0] if isinstance(conn.addr, tuple) and conn.addr else None
         same = self.by_addr.get(client)
         if same is not None:
@@ -752,10 +855,13 @@ class BufferedWorker(_worker_base()):
             else:
                 sink.data.clear()
             keep = False
+        finally:
+            if req.spool is not None:
+                req.spool.release()
         conn.out += sink.data
         if not keep:
             conn.close_after = True
-            conn.pending.clear()
+            conn.drop_pending()
         conn.deadline = time.monotonic() + self.client_timeout
         self._flush(conn)
 
