@@ -37,9 +37,9 @@ class Settings:
     # of its first byte (408 after), whatever the pace of its bytes.
     request_deadline: float = 60.0
     # Open connections a worker process holds from one client address (0: no cap; a trusted proxy's address, in
-    # gunicorn's forwarded_allow_ips, has none) and in all. At a cap the oldest
-    # connection without a request in (idle, or still sending) is closed for the new one; if every one has a
-    # request in, the new one gets 503 + Retry-After.
+    # gunicorn's forwarded_allow_ips, has none) and in all. At a cap a connection is closed for the new one by the
+    # fair-cap rule (pipeline.cli.serve: the address holding the most, never one holding a handful, only a
+    # connection idle or slow); if none may go, the new one gets 503 + Retry-After.
     max_client_connections: int = 64
     max_worker_connections: int = 1000
     # Requests one keep-alive connection may carry; the last is answered with Connection: close.

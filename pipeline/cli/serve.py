@@ -16,7 +16,9 @@ socket and its buffered bytes, never a worker. What stays ours: buffering a requ
 call at a time, writing the answer back, Expect: 100-continue, the upload cap (413 without reading the rest), the
 deadlines (408) and the caps a public endpoint needs (settings: EINVOICE_CLIENT_TIMEOUT for the head and between
 reads, EINVOICE_REQUEST_DEADLINE for the whole request, EINVOICE_MAX_CLIENT_CONNECTIONS per address and
-EINVOICE_MAX_WORKER_CONNECTIONS per worker, EINVOICE_KEEPALIVE_REQUESTS per connection). Headers go through
+EINVOICE_MAX_WORKER_CONNECTIONS per worker with room made fairly (`_make_fair_room`), EINVOICE_KEEPALIVE_REQUESTS per
+connection), and where bodies wait (pipeline.cli.bodies: small ones in memory within EINVOICE_BODY_MEMORY, large
+ones and job uploads in spool files within EINVOICE_BODY_SPOOL). Headers go through
 gunicorn's own header policy and the request through its `wsgi.create`, so X-Forwarded-* count only from
 `forwarded_allow_ips`, as under gunicorn's parser. Every malformed request gets our ErrorResponse JSON.
 Why not gthread or gevent: gthread still reads the request in a pool thread (a trickle holds a thread, and
