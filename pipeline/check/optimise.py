@@ -40,9 +40,10 @@ from urllib.request import url2pathname
 from lxml import etree
 
 from pipeline.check import dispatch
+from pipeline.check.dispatch import matches_elements_only, remove as _remove
 
 TRANSFORM = ("svrl-findings-only+hoisted-tests+documents-as-parameters+element-walk+sibling-positions"
-             "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch/6")  # recorded in the manifest; a changed transformation gets a new name
+             "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch/8")  # recorded in the manifest; a changed transformation gets a new name
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
@@ -100,18 +101,6 @@ def optimise_stated(data: bytes) -> tuple[bytes, dict[str, int]] | None:
         return None
     return (etree.tostring(root, encoding="UTF-8", xml_declaration=True),
             {name: n for name, n in rewrites.items() if n})
-
-
-def _remove(element) -> None:
-    """Take an element out of the stylesheet, keeping the text that followed it."""
-    parent, tail = element.getparent(), element.tail
-    if tail:
-        prev = element.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(element)
 
 
 def _drop_bookkeeping(root) -> None:
@@ -384,46 +373,6 @@ def document_parameters(stylesheet: Path) -> dict[str, Path]:
 # `select="node()"` in its traversal; the ISO skeleton: `select="@*|*"` after each rule), and every one of them is
 # matched against the rules before an empty template takes it. When no template those walks reach could do anything
 # with such a node, the copy walks the elements alone.
-
-_ELEMENT_STEP = re.compile(r"^(?:\*|[\w.-]+:\*|\*:[\w.-]+|[\w.-]+(?::[\w.-]+)?|element\([^()]*\))$")
-_DOCUMENT_PATTERNS = {"/", "root()"}
-
-
-def _top_level(text: str, separator: str) -> list[str]:
-    """`text` split at `separator` outside brackets, parentheses and string literals."""
-    parts, depth, quote, start = [], 0, None, 0
-    for i, ch in enumerate(text):
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == separator and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    return parts + [text[start:]]
-
-
-def matches_elements_only(pattern: str) -> bool:
-    """Every alternative of the match pattern ends in an element test (or is the document node)."""
-    for alternative in _top_level(pattern, "|"):
-        alternative = alternative.strip()
-        if alternative in _DOCUMENT_PATTERNS:
-            continue
-        last = _top_level(alternative, "/")[-1].strip()
-        step = _top_level(last.replace("[", "|[", 1), "|")[0].strip()  # the step without its predicates
-        if "[" in last and not last.endswith("]"):
-            return False
-        if step.startswith("(") and step.endswith(")"):  # (a | b)[p]
-            if not matches_elements_only(step[1:-1]):
-                return False
-        elif not _ELEMENT_STEP.match(step):
-            return False
-    return True
-
 
 def _harmless_on_other_nodes(template) -> bool:
     """Applied to an attribute or text node the template writes nothing: it is empty, or it only applies templates
