@@ -126,10 +126,16 @@ def test_the_timeline_groups_by_invoice_and_orders_by_status_time(client):
                                                              body["unread"][0]["error"]["message"]}}]
 
 
-def test_too_many_files_are_refused(client, limits):
+def test_too_many_files_are_refused(client, limits, monkeypatch):
     limits(EINVOICE_MAX_BATCH_FILES=2)
     r = _files(client, BASE + "/timeline", [(p.name, p.read_bytes()) for p in UC1[:3]])
     assert r.status_code == 400 and r.json["errorCode"] == "TOO_MANY_FILES"
+    limits(EINVOICE_MAX_BATCH_FILES=200)
+    monkeypatch.setattr(status_read, "MAX_PDF_MESSAGES", 2)   # a PDF lays out at most so many; HTML any number
+    r = _files(client, BASE + "/render", [(p.name, p.read_bytes()) for p in UC1[:3]])
+    assert r.status_code == 400 and r.json["errorCode"] == "TOO_MANY_FILES" and "text/html" in r.json["message"]
+    r = _files(client, BASE + "/render", [(p.name, p.read_bytes()) for p in UC1[:3]], headers={"Accept": "text/html"})
+    assert r.status_code == 200
 
 
 # ---------------------------------------------------------------- the page

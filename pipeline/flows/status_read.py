@@ -24,6 +24,9 @@ from pipeline.write import cdar as writing
 
 log = logging.getLogger("pipeline.status")
 NOT_A_STATUS_MESSAGE = "NOT_A_STATUS_MESSAGE"
+# Messages one PDF lays out: WeasyPrint takes ~0.1 s a message (bench/bench_fr_cdar.py), so 50 stay within a few
+# seconds; the HTML page takes as many as the upload may carry (EINVOICE_MAX_BATCH_FILES).
+MAX_PDF_MESSAGES = 50
 LANGUAGES = status_page.LANGUAGES
 
 
@@ -112,7 +115,12 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
 def render_status(files: list[tuple[str, bytes]], language: str = "en", html: bool = False, validate: bool = False,
                   request_id: str | None = None) -> bytes:
     """The readable page of one status message or of several (the timeline of each invoice) as PDF/A-3b, or
-    HTML with its stylesheet. ApiError 400 NOT_A_STATUS_MESSAGE when no file is a status message."""
+    HTML with its stylesheet. ApiError 400 NOT_A_STATUS_MESSAGE when no file is a status message, TOO_MANY_FILES
+    for a PDF of more than MAX_PDF_MESSAGES (before any reading)."""
+    if not html and len(files) > MAX_PDF_MESSAGES:
+        raise bad_request("TOO_MANY_FILES", f"A PDF holds at most {MAX_PDF_MESSAGES} status messages; this request "
+                          f"has {len(files)}. Accept: text/html draws them all.",
+                          [ErrorDetail("TOO_MANY_FILES", f"{len(files)} file parts", field="file")])
     found = timeline(files, validate, request_id)
     if not found["invoices"]:
         reasons = "; ".join(f"{u['file']}: {u['error']['message']}" for u in found["unread"])
