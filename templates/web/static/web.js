@@ -497,6 +497,9 @@
       link.download = name;
       link.textContent = fmt(t.download_document, {name});
       const warnings = (response.headers.get("X-Content-Warnings") || "").split("; ").filter(Boolean);
+      // X-Validation-Warnings counts the official rules' warnings too, which the answer does not list
+      const ruleWarnings = Number(response.headers.get("X-Validation-Warnings") || 0) - warnings.length;
+      if (ruleWarnings > 0) warnings.push(fmt(t.rule_warnings, {count: ruleWarnings}));
       $("generated-warning-list").replaceChildren(...warnings.map((w) => el("li", w)));
       $("generated-warnings").hidden = !warnings.length;
       const preview = $("generated-preview");
