@@ -12,9 +12,7 @@ Prints medians in ms.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -24,19 +22,9 @@ from pipeline.check import cdar, engine, packs, xmlinput  # noqa: E402
 from pipeline.flows.status_generate import generate_status  # noqa: E402
 from pipeline.flows.status_read import parse_status, render_status  # noqa: E402
 from pipeline.flows.status_validate import validate_status  # noqa: E402
+from bench_fr_ctc import median_ms  # noqa: E402 - the same interleaved medians (this folder is on the path)
 
 UC1 = sorted((REPO.parent / "shared" / "corpus-cdar").glob("UC1_*.xml"))
-
-
-def median_ms(calls: dict, runs: int) -> dict:
-    """Each callable `runs` times, interleaved (a, b, a, b, ...): the machine's load hits all alike."""
-    times = {name: [] for name in calls}
-    for _ in range(runs):
-        for name, call in calls.items():
-            started = time.perf_counter()
-            call()
-            times[name].append((time.perf_counter() - started) * 1000)
-    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main() -> None:
