@@ -531,3 +531,150 @@ def test_party_blocks_are_two_columns_on_screen(browser, tmp_path, screenshots, 
         browser.save_screenshot(str(screenshots / f"parties-{lang}-{width}.png"))
         assert facts >= 20 and faults == [], (width, faults)
         assert narrowest > 150, (width, narrowest)
+
+
+# -- issue 38: the folder upload, France and Peppol, routing by what a document is, offering only what can work ------
+
+FRENCH_CII = REPO / "fixtures/golden/fr-b2b-goods.fr-ctc.cii.xml"
+PEPPOL_UBL = CORPUS / "peppol/2026.5/billing/base-example.xml"
+TYPICAL_CII = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml"
+CEN_UBL = CORPUS / "en16931-cen/ubl/examples/ubl-tc434-creditnote1.xml"
+
+
+def french_without_pmd(tmp_path) -> Path:
+    path = tmp_path / "facture-sans-pmd.xml"
+    path.write_bytes(FRENCH_CII.read_bytes().replace(b"<ram:SubjectCode>PMD</ram:SubjectCode>",
+                                                     b"<ram:SubjectCode>AAI</ram:SubjectCode>"))
+    return path
+
+
+def shown(driver, element_id) -> bool:
+    """Painted: displayed by the computed style and taking room on the screen."""
+    element = by_id(driver, element_id)
+    rect = element.rect
+    return element.is_displayed() and rect["width"] > 0 and rect["height"] > 0
+
+
+def follow_job(driver):
+    wait(driver, lambda d: visible("job-done")(d) or visible("job-error")(d), 600)
+    assert by_id(driver, "job-done").is_displayed(), by_id(driver, "job-error").text
+    return by_id(driver, "job-status").text
+
+
+def test_a_folder_of_300_files_goes_up_as_one_job_and_pdfs_are_checked_as_pdfs(page, live, tmp_path):
+    """The job tab's folder input with 300 documents (before: 400 "maximum number of form body parts exceeded"
+    beyond 64), PDFs among them: the page follows the job to its end, and each PDF got the PDF checks (not
+    XML-MALFORMED), the French invoice the French rules, as pipeline validate gives them."""
+    server, token = live
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    valid = TYPICAL_CII.read_bytes()
+    for n in range(295):
+        (folder / f"invoice-{n:03d}.xml").write_bytes(valid)
+    (folder / "zugferd-a.pdf").write_bytes(ZUGFERD.read_bytes())
+    (folder / "zugferd-b.pdf").write_bytes(ZUGFERD.read_bytes())
+    (folder / "peppol.xml").write_bytes(PEPPOL_UBL.read_bytes())
+    (folder / "france.xml").write_bytes(french_without_pmd(tmp_path).read_bytes())
+    (folder / "cen.xml").write_bytes(CEN_UBL.read_bytes())
+    enter_key(page, token)
+    by_id(page, "tab-jobs").click()
+    assert by_id(page, "job-spec").get_attribute("value") == "auto"  # "Detect from the file" first
+    by_id(page, "job-folder").send_keys(str(folder))
+    by_id(page, "job-button").click()
+    status = follow_job(page)
+    assert "300 of 300 documents" in status and "done" in status, status
+    assert page.execute_script("const b = document.getElementById('job-progress'); return [b.value, b.max]") == [300, 300]
+    assert shown(page, "job-progress") and shown(page, "job-results") and not shown(page, "job-cancel")
+    job_id = status.split()[1].rstrip(":")
+    lines = [json.loads(x) for x in requests.get(f"{server.url}/v1/jobs/{job_id}/results", timeout=120,
+                                                  headers={"Authorization": f"Bearer {token}"}).text.splitlines()]
+    by_name = {line["name"].rsplit("/", 1)[-1]: line for line in lines}
+    assert len(by_name) == 300
+    for name in ("zugferd-a.pdf", "zugferd-b.pdf"):
+        codes = [i["code"] for i in by_name[name]["report"]["issues"]]
+        assert not any(c.startswith("XML-") for c in codes), codes
+    assert any(i["code"].startswith("BR-FR-05") for i in by_name["france.xml"]["report"]["issues"])
+    assert by_name["peppol.xml"]["report"]["valid"] is True
+
+
+def test_the_page_detects_as_the_service_and_offers_france(page, live, tmp_path):
+    """"Detect from the file" picks what pipeline.check.detect picks (XRechnung, Peppol, France, EN 16931,
+    ZUGFeRD); a French CII without its PMD note is invalid on the French rules (BR-FR-05), where EN 16931 alone
+    called it valid. The rules, job and generate lists offer France; a fr-*.json example goes to its endpoint."""
+    from selenium.webdriver.support.ui import Select
+
+    from pipeline.check.detect import detect
+
+    server, token = live
+    enter_key(page, token)
+    options = lambda select: [o.get_attribute("value") for o in Select(by_id(page, select)).options]  # noqa: E731
+    assert "fr-ctc" in options("spec") and {"auto", "peppol", "fr-ctc"} <= set(options("job-spec"))
+    assert "fr-ctc" in options("endpoint")
+    french = french_without_pmd(tmp_path)
+    for path in (TYPICAL_CII, PEPPOL_UBL, french, CEN_UBL, ZUGFERD):
+        validate(page, path)
+        assert by_id(page, "result").get_attribute("data-spec") == detect(path.read_bytes()), path.name
+    assert by_id(page, "result").get_attribute("data-spec") == "zugferd"
+    validate(page, french)
+    assert by_id(page, "verdict-title").text == "Invalid"
+    assert by_id(page, "first-failed-rule").text.startswith("BR-FR-05")
+    # generate: the French example goes to the French endpoint and is generated
+    by_id(page, "tab-generate").click()
+    Select(by_id(page, "example")).select_by_value("fr-b2b-goods.json")
+    by_id(page, "load-example").click()
+    wait(page, lambda d: Select(by_id(d, "endpoint")).first_selected_option.get_attribute("value") == "fr-ctc", 30)
+    by_id(page, "generate-button").click()
+    wait(page, lambda d: visible("generated")(d) or visible("generate-error")(d))
+    assert shown(page, "generated"), by_id(page, "generate-error").text
+    assert by_id(page, "generated-link").get_attribute("download") == "invoice-fr-ctc.xml"
+
+
+def test_the_page_offers_only_what_can_work(page, live, tmp_path):
+    """No convert buttons under a text file or an invalid invoice (they answered 400 / 422); no "Cancel the job"
+    before a job, after a refused submission or after the job ended; no "Uploading ..." left after a refusal."""
+    server, token = live
+    enter_key(page, token)
+    text = tmp_path / "notes.txt"
+    text.write_text("not an invoice\n")
+    for path in (text, INVALID):
+        validate(page, path)
+        assert by_id(page, "verdict-title").text == "Invalid"
+        assert not shown(page, "convert-button") and not shown(page, "convert-button-2"), path.name
+    validate(page, VALID)
+    assert shown(page, "convert-button") and shown(page, "convert-button-2")
+    by_id(page, "tab-jobs").click()
+    assert not shown(page, "job-cancel")
+    enter_key(page, "einv_test_000000000000.wrongsecretwrongsecretwrongsecret")
+    by_id(page, "job-files").send_keys(str(VALID))
+    by_id(page, "job-button").click()
+    wait(page, visible("job-error"))
+    assert "401" in by_id(page, "job-error").text
+    assert not shown(page, "job-cancel") and "Uploading" not in by_id(page, "job-status").text
+    enter_key(page, token)
+    by_id(page, "job-button").click()
+    follow_job(page)
+    assert not shown(page, "job-cancel")
+
+
+def test_the_german_page_says_it_in_german(page, live, tmp_path):
+    """A German page, a job run and a text file: job states, error lines and the invoice pane's note in German,
+    not the service's English."""
+    server, token = live
+    page.get(server.url + "/?lang=de")
+    enter_key(page, token)
+    text = tmp_path / "notiz.txt"
+    text.write_text("keine Rechnung\n")
+    validate(page, text)
+    wait(page, visible("invoice-error"))
+    note = by_id(page, "invoice-error").text
+    assert "keine lesbare E-Rechnung" in note and "The file" not in note, note
+    by_id(page, "tab-jobs").click()
+    by_id(page, "job-files").send_keys("\n".join(str(p) for p in (VALID, INVALID)))
+    by_id(page, "job-button").click()
+    status = follow_job(page)
+    assert "fertig" in status and "done" not in status and "running" not in status, status
+    enter_key(page, "einv_test_000000000000.wrongsecretwrongsecretwrongsecret")
+    by_id(page, "job-button").click()
+    wait(page, visible("job-error"))
+    error = by_id(page, "job-error").text
+    assert "401" in error and "API-Schlüssel" in error, error

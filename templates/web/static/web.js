@@ -138,12 +138,18 @@
     box.hidden = false;
   }
 
+  // The service's message in the page's language: its code's sentence where the page has one (the German page
+  // has one for every code a person meets here), else the service's own words.
+  function said(code, message) {
+    return (code && t.errors && t.errors[code]) || message;
+  }
+
   function showFailure(box, failure, area) {
     const error = failure.error;
     const head = el("p");
     const what = [failure.status || "", error.errorCode || ""].join(" ").trim();
     if (what) head.append(el("strong", what + ": "));
-    head.append(error.message);
+    head.append(said(error.errorCode, error.message));
     box.replaceChildren(head);
     if (Array.isArray(error.errors) && error.errors.length) box.append(errorTable(error.errors, area));
     if (error.requestId) box.append(el("p", t.request_id + ": " + error.requestId, "small"));
@@ -175,7 +181,10 @@
       }
       const rejected = entry.rejectedValue === undefined || entry.rejectedValue === null ? "" :
         JSON.stringify(entry.rejectedValue);
-      row.append(field, el("td", entry.businessTerm || ""), el("td", `${entry.message} (${entry.code})`),
+      // a field's entry: its code's sentence in the page's language where there is one (the field and term stand
+      // beside it); a rule's text as the official rules give it
+      const message = t.errors && t.errors[entry.code] ? t.errors[entry.code] : entry.message;
+      row.append(field, el("td", entry.businessTerm || ""), el("td", `${message} (${entry.code})`),
         el("td", rejected));
       table.tBodies[0].append(row);
     }
@@ -356,7 +365,11 @@
     pageCall.catch(() => {}); // read below, or dropped when the report failed
     try {
       const report = showReport(await (await reportCall).text());
+      // converting answers 400 / 422 for a document that is no valid invoice: offered for a valid one only
+      const convertible = $("verdict").classList.contains("valid");
+      $("result").dataset.spec = spec;
       convertButtons.forEach((button, i) => {
+        button.hidden = !convertible;
         button.dataset.to = current.targets[i];
         button.textContent = fmt(t.dl_convert, {syntax: TARGET_NAMES[current.targets[i]]});
       });
@@ -371,7 +384,7 @@
       } catch (failure) {
         if (!(failure instanceof ApiFailure)) throw failure;
         $("invoice-frame").hidden = true;
-        showMessage($("invoice-error"), fmt(t.no_invoice_page, {message: failure.error.message}));
+        showMessage($("invoice-error"), fmt(t.no_invoice_page, {message: said(failure.error.errorCode, failure.error.message)}));
       }
       work.stop(true);
       $("verdict").focus();
@@ -538,7 +551,7 @@
   }
 
   function showJob(job) {
-    $("job-status").replaceChildren(el("span", fmt(t.job_progress, job)));
+    $("job-status").replaceChildren(el("span", fmt(t.job_progress, {...job, state: t["job_state_" + job.state] || job.state})));
     const bar = $("job-progress");
     bar.max = Math.max(job.total, 1);
     bar.value = job.done;
@@ -566,6 +579,8 @@
                                     {type: "application/json"}));
     $("job-button").disabled = true;
     $("job-done").hidden = true;
+    $("job-progress").hidden = true;
+    jobId = null;
     $("job-status").replaceChildren(el("span", fmt(t.job_uploading, {count: files.length})));
     try {
       const job = await (await jobCall("POST", "/v1/jobs", form)).json();
@@ -575,6 +590,10 @@
       $("job-done").hidden = false;
     } catch (failure) {
       if (!(failure instanceof ApiFailure)) throw failure;
+      if (!jobId) { // the upload was refused: no job to follow or cancel, and the line no longer says "Uploading"
+        $("job-status").replaceChildren();
+        $("job-progress").hidden = true;
+      }
       showFailure(jobError, failure, null);
     } finally {
       $("job-button").disabled = false;
