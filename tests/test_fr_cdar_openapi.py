@@ -14,8 +14,7 @@ from pipeline.flows.status_read import parse_status, timeline
 from pipeline.flows.status_validate import validate_status
 from pipeline.invoice.cdar import StatusRequest
 from pipeline.invoice.request_json import dump_request, load_request
-from pipeline.service import schemas
-from pipeline.service.openapi_status import StatusParseResponse
+from pipeline.service.openapi_status import StatusParseResponse, StatusValidationResponse
 from test_openapi import _check_described, _multipart
 from test_platform_helpers import Platform, make_store
 
@@ -35,11 +34,19 @@ def test_the_request_schema_is_the_models_with_mdt_terms(platform):
     own = StatusRequest.model_json_schema(ref_template="#/components/schemas/{model}", mode="validation")
     described = doc["components"]["schemas"]["StatusRequest"]
     assert described["required"] == own["required"] == ["message", "status", "invoice"]
-    code = doc["components"]["schemas"]["Status"]["properties"]["code"]
+    code = doc["components"]["schemas"]["StatusInfo"]["properties"]["code"]
     assert "MDT-105" in code["description"] and code["pattern"] == r"^\d{3}$"
     assert doc["paths"][BASE]["post"]["requestBody"]["content"]["application/json"]["schema"] == \
         {"$ref": "#/components/schemas/StatusRequest"}
     assert {BASE + s for s in ("", "/validate", "/validate/batch", "/parse", "/timeline", "/render")} <= set(doc["paths"])
+    report = {"$ref": "#/components/schemas/StatusValidationResponse"}
+    assert doc["paths"][BASE + "/validate"]["post"]["responses"]["200"]["content"]["application/json"]["schema"] == \
+        report
+    batch = doc["paths"][BASE + "/validate/batch"]["post"]["responses"]["200"]["content"]["application/json"]
+    assert batch["schema"]["properties"]["results"]["items"]["properties"]["report"] == report
+    assert doc["components"]["schemas"]["XRechnungValidationResponse"]["properties"]["syntax"]["enum"] == ["CII", "UBL"]
+    # the status models' components stand beside the invoice's, none replacing another (Invoice is the invoice's)
+    assert "seller" in doc["components"]["schemas"]["Invoice"]["properties"]
     assert len({op["post"]["operationId"] for path, op in doc["paths"].items() if "post" in op}) == \
         len([1 for op in doc["paths"].values() if "post" in op])   # no operationId twice
 
@@ -47,7 +54,7 @@ def test_the_request_schema_is_the_models_with_mdt_terms(platform):
 def test_real_answers_match_the_described_shapes(platform):
     _, doc = platform
     for data in (example("212").read_bytes(), mutated(MUTATIONS[3][2], MUTATIONS[3][1]), b"<a/>", b"x"):
-        schemas.XRechnungValidationResponse.model_validate(validate_status(data).to_dict())
+        StatusValidationResponse.model_validate(validate_status(data).to_dict())
     read = load_request(dump_request(parse_status(example("207").read_bytes(), validate=True)))
     StatusParseResponse.model_validate(read)
     schema = doc["paths"][BASE + "/timeline"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]

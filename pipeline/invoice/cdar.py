@@ -273,7 +273,7 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_describe)
 
 
-class Party(_Model):
+class StatusParty(_Model):
     """A party of the message: sender (MDG-9), issuer (MDG-16) or a recipient (MDG-23)."""
     role: Role
     id: Text | None = None
@@ -283,18 +283,18 @@ class Party(_Model):
     electronicAddressScheme: Text | None = None
 
 
-class Message(_Model):
+class StatusMessage(_Model):
     id: Text
     name: Text | None = None
     issueDateTime: DateTimeText
     businessProcess: Text | None = None
     guidelineId: GuidelineId | None = None
-    sender: Party
-    issuer: Party | None = None
-    recipients: list[Party] = Field(min_length=1, max_length=100)
+    sender: StatusParty
+    issuer: StatusParty | None = None
+    recipients: list[StatusParty] = Field(min_length=1, max_length=100)
 
 
-class Characteristic(_Model):
+class StatusCharacteristic(_Model):
     """MDG-43: a value the status is about (an amount received per VAT rate, a datum in dispute, ...)."""
     id: Text | None = None
     typeCode: CharacteristicType
@@ -315,10 +315,10 @@ class StatusDetail(_Model):
     action: LongText | None = None
     sequence: Sequence | None = None
     note: LongText | None = None
-    characteristics: list[Characteristic] | None = Field(default=None, max_length=1000)
+    characteristics: list[StatusCharacteristic] | None = Field(default=None, max_length=1000)
 
 
-class Status(_Model):
+class StatusInfo(_Model):
     code: StatusCode
     name: Text | None = None
     dateTime: DateTimeText
@@ -327,7 +327,7 @@ class Status(_Model):
     details: list[StatusDetail] | None = Field(default=None, max_length=100)
 
 
-class Invoice(_Model):
+class StatusInvoice(_Model):
     number: Text
     issueDate: DateText | None = None
     typeCode: InvoiceTypeCode
@@ -339,14 +339,14 @@ class Invoice(_Model):
 
 class StatusRequest(_Model):
     """A lifecycle status message (CDV) of France's reform, as JSON."""
-    message: Message
-    status: Status
-    invoice: Invoice
+    message: StatusMessage
+    status: StatusInfo
+    invoice: StatusInvoice
 
 
-_MODEL_OF = {"message": Message, "message.sender": Party, "message.issuer": Party, "message.recipients": Party,
-             "status": Status, "status.details": StatusDetail, "status.details[].characteristics": Characteristic,
-             "invoice": Invoice}
+_MODEL_OF = {"message": StatusMessage, "message.sender": StatusParty, "message.issuer": StatusParty,
+             "message.recipients": StatusParty, "status": StatusInfo, "status.details": StatusDetail,
+             "status.details[].characteristics": StatusCharacteristic, "invoice": StatusInvoice}
 for _path in list(_MODEL_OF):
     _MODEL_OF[_path.replace("[]", "")] = _MODEL_OF[_path]
 
@@ -370,7 +370,7 @@ def phase(req: StatusRequest) -> str | None:
     return TRANSMISSION if code in TRANSMISSION_STATUSES else PROCESSING if code in PROCESSING_STATUSES else None
 
 
-def _is_ppf(recipients: list[Party]) -> bool:
+def _is_ppf(recipients: list[StatusParty]) -> bool:
     """The PPF is the one recipient with an id (BR-FR-CDV-02, CL-01's $TestPPF): GlobalID 0000 of scheme 0238, and a
     recipient of role DFH."""
     with_id = [r for r in recipients if r.id]

@@ -513,7 +513,11 @@ Where the service specification names a code for a case, `errorCode` is that cod
 
 def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict:
     config = config or PlatformConfig()
-    components = {**_schemas(), **openapi_status.components()}
+    components, status_components = _schemas(), openapi_status.components()
+    clash = sorted(n for n in set(components) & set(status_components) if components[n] != status_components[n])
+    if clash:  # one name, two models: the second would silently replace the first
+        raise RuntimeError(f"OpenAPI component names used twice: {', '.join(clash)}")
+    components.update(status_components)
     paths: dict[str, dict] = {}
     for path, (spec, media, summary) in GENERATION.items():
         if path in mounted_paths:

@@ -27,6 +27,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class StatusValidationResponse(schemas.XRechnungValidationResponse):
+    """The validation report of every validate endpoint, about a status message: `syntax` CDAR."""
+    syntax: Literal["CDAR"] = Field(None, description="CDAR: a UN/CEFACT Cross Domain Acknowledgement and Response "
+                                                      "message. Absent (never null) when the document is no readable "
+                                                      "CDAR message (`valid` is then false).",
+                                    json_schema_extra=lambda schema: schema.pop("default", None))
+
+
 class StatusParseResponse(_Strict):
     message: dict[str, Any] = Field(description="The message (MDT-4 id, parties ...), as the status request has it.")
     status: dict[str, Any] = Field(description="The status (MDT-105 code, MDT-106 name, reasons, amounts ...).")
@@ -37,7 +45,7 @@ class StatusParseResponse(_Strict):
     problems: list[schemas.ErrorDetail] | None = Field(None, description="Other values the model refuses.")
     unmapped: list[dict[str, str]] = Field(description="Every value of the message (`xpath`, `value`) the JSON does "
                                                        "not carry, e.g. a second invoice of a message about several.")
-    validation: schemas.XRechnungValidationResponse | None = Field(
+    validation: StatusValidationResponse | None = Field(
         None, description="With request.validate: the fr-cdar chain's report on the message.")
 
 
@@ -49,8 +57,8 @@ class StatusReadRequest(BaseModel):
 
 
 def components() -> dict:
-    _, top = models_json_schema([(m, "validation") for m in (StatusRequest, StatusParseResponse, StatusReadRequest)],
-                                ref_template=REF)
+    models = (StatusRequest, StatusValidationResponse, StatusParseResponse, StatusReadRequest)
+    _, top = models_json_schema([(m, "validation") for m in models], ref_template=REF)
     return top.get("$defs", {})
 
 
@@ -74,6 +82,22 @@ def _multipart(request_model: str, many: bool) -> dict:
               "properties": {"file": file, "request": {"$ref": REF.format(model=request_model)}}}
     return {"required": True, "content": {"multipart/form-data": {
         "schema": schema, "encoding": {"request": {"contentType": "application/json"}}}}}
+
+
+def _status_reports(item: dict) -> None:
+    """The reports of an operation built like the invoices' validation (pipeline.service.openapi): about status
+    messages (StatusValidationResponse, syntax CDAR)."""
+    def swap(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "$ref" and value == REF.format(model="XRechnungValidationResponse"):
+                    node[key] = REF.format(model="StatusValidationResponse")
+                else:
+                    swap(value)
+        elif isinstance(node, list):
+            for value in node:
+                swap(value)
+    swap(item["post"]["responses"]["200"])
 
 
 def paths(mounted: set[str], costs, ok, error, request_id_param, validation, batch) -> dict:
@@ -108,6 +132,7 @@ def paths(mounted: set[str], costs, ok, error, request_id_param, validation, bat
         item = validation(VALIDATE, "Validate a lifecycle status message (CDV) on France's rules (fr-cdar).",
                           costs(VALIDATE))
         item["post"]["operationId"] = "validate_fr_cdar"
+        _status_reports(item)
         item["post"]["description"] = (
             "The fr-cdar chain: the UN/CEFACT CDAR D22B XSD, FNFE-MPE's BR-FR-CDV rules (flags as written) and their "
             "_WARNING publication (every finding a WARNING). HTTP 200 means validation completed; read `valid`. "
@@ -120,6 +145,7 @@ def paths(mounted: set[str], costs, ok, error, request_id_param, validation, bat
         item = batch(path, "Validate many lifecycle status messages (CDV) at once: a ZIP archive or several "
                            "`file` parts.", costs(VALIDATE))
         item["post"]["operationId"] = "validate_batch_fr_cdar"
+        _status_reports(item)
         out[path] = item
     path = BASE + "/parse"
     if path in mounted:

@@ -80,9 +80,7 @@ class ValidationSummary(_Strict):
 class XRechnungValidationResponse(_Strict):
     valid: bool
     version: str | None
-    syntax: Literal["CII", "UBL", "CDAR"] = Field(None, description="The syntax of the validated invoice: CII or UBL "
-                                                            "(extension: CDAR, a lifecycle status message of France's "
-                                                            "reform, on /v1/invoice/fr-ctc/status/validate). Absent "
+    syntax: Literal["CII", "UBL"] = Field(None, description="The syntax of the validated invoice: CII or UBL. Absent "
                                                             "(never null) when the document is no readable CII or "
                                                             "UBL invoice, or a PDF carries none (the service "
                                                             "specification does not say; `valid` is then false).",
