@@ -219,7 +219,9 @@ def test_skonto_lines_keep_their_line_breaks():
     assert etree.fromstring(cii).findtext(".//{*}SpecifiedTradePaymentTerms/{*}Description") == stated
 
 
-def test_peppol_specification_identifier_stays_as_sent():
+def test_peppol_specification_identifier_stays_as_sent_where_the_rules_judge_it():
+    """parse keeps the Peppol BT-24; a conversion to CII is judged on the EN 16931 rules and names them, said in
+    `changed` (issue 35)."""
     from pipeline.flows.convert import convert
     from pipeline.flows.parse import parse
     from roundtrip.reader import read_terms
@@ -228,7 +230,9 @@ def test_peppol_specification_identifier_stays_as_sent():
     parsed = parse(data)
     assert parsed.invoice["processControl"]["specificationIdentifier"] == peppol and not parsed.changed
     done = convert(data, "CII")
-    assert read_terms(done.document).terms["processControl"]["specificationIdentifier"] == peppol and not done.changed
+    assert read_terms(done.document).terms["processControl"]["specificationIdentifier"] == "urn:cen.eu:en16931:2017"
+    assert [(c["businessTerm"], c["source"], c["written"]) for c in done.changed] == [
+        ("BT-24", peppol, "urn:cen.eu:en16931:2017")]
     zugferd = convert(data, "ZUGFERD")   # the Factur-X profile needs its own identifier: said, not silent
     assert [(c["businessTerm"], c["source"], c["written"]) for c in zugferd.changed] == [
         ("BT-24", peppol, "urn:cen.eu:en16931:2017")]

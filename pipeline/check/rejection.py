@@ -23,13 +23,16 @@ _BREAKDOWN_STEP = {"CII": re.compile(r"ApplicableHeaderTradeSettlement(?:\[[^\]]
 _ARRAY_STEPS = (("invoiceLines[]", _LINE_STEP), ("vatBreakdowns[]", _BREAKDOWN_STEP))
 
 
+GENERATED_FAILED = "The generated document failed validation "  # the 422 message's start
+
+
 def rejection(report: Report, syntax: str, kept: dict[str, KeptAmount] | None = None,
               sent: dict | None = None) -> ApiError:
     """422 VALIDATION_FAILED listing every failed rule of a report (`kept`: the amounts the calculation of the
     request kept as sent, see `error_detail`; `sent`: the request JSON as sent, for rejectedValue)."""
     errors = [error_detail(i, syntax, kept, sent) for i in report.issues if i.severity == ERROR]
     rules = ", ".join(dict.fromkeys(e.code for e in errors))
-    return validation_failed(f"The generated document failed validation ({report.version}): {rules}", errors)
+    return validation_failed(f"{GENERATED_FAILED}({report.version}): {rules}", errors)
 
 
 def error_detail(issue: Issue, syntax: str, kept: dict[str, KeptAmount] | None = None,

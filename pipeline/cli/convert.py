@@ -1,10 +1,11 @@
-"""`pipeline convert FILE... --to cii|ubl|zugferd [--spec xrechnung|en16931] [--profile P] [--lang de] [--allow-loss]
-[-o OUT]` and `pipeline render FILE... [--lang de] [--html] [--business-terms] [--validate] -o OUT`: the reading
-side's conversion and page, as POST /v1/invoice/convert and /render answer them. A folder or several files are
+"""`pipeline convert FILE... --to cii|ubl|zugferd [--spec xrechnung|en16931|peppol] [--profile P] [--lang de]
+[--allow-loss] [-o OUT] [--json]` and `pipeline render FILE... [--lang de] [--html] [--business-terms] [--validate]
+-o OUT`: the reading side's conversion and page, as POST /v1/invoice/convert and /render answer them. A folder or several files are
 processed each (OUT is then a folder). Exit 0 done, 1 refused (a source is invalid, or the target cannot carry
 it), 2 error (no e-invoice, unreadable file)."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -26,6 +27,9 @@ def register(sub) -> None:
     p.add_argument("--allow-loss", action="store_true", help="convert even if the target cannot carry some values")
     p.add_argument("-o", "--output", type=Path, help="write the document here (default: stdout); a folder for "
                                                      "several files")
+    p.add_argument("--json", action="store_true", help="print one JSON object per file on stdout: the rules that "
+                   "judged the source, its findings under the rules it claims, changed, lost and technical values "
+                   "(as the endpoint's headers say them), or the refusal; needs -o")
     p.set_defaults(func=run_convert)
 
     p = sub.add_parser("render", help="the readable page of any e-invoice (PDF, or HTML)")
@@ -45,8 +49,9 @@ def _answer(err: ApiError, name=None) -> int:
     return 1 if err.http_status == 422 else 2
 
 
-def _each(args, suffix: str, one) -> int:
-    """Run `one(data, output)` for every file, the worst exit code wins."""
+def _each(args, suffix: str, one, refused=_answer) -> int:
+    """Run `one(data, output, path)` for every file, the worst exit code wins; `refused(err, path)` answers an
+    ApiError."""
     files = expand(args.file)
     if len(files) > 1 and args.output is None:
         print(f"pipeline {args.command}: several files need -o FOLDER", file=sys.stderr)
@@ -54,35 +59,60 @@ def _each(args, suffix: str, one) -> int:
     worst = 0
     for path in progress(files):
         try:
-            code = one(read_input(path), output_for(path, args.output, len(files) > 1, suffix))
+            code = one(read_input(path), output_for(path, args.output, len(files) > 1, suffix), path)
         except ApiError as err:
-            code = _answer(err, path)
+            code = refused(err, path)
         worst = max(worst, code)
     return worst
+
+
+def _said(result) -> None:
+    """What the conversion did besides the document, on stderr (the endpoint's headers in lines)."""
+    for f in result.source_findings:
+        where = f" (line {f['location']['line']})" if (f.get("location") or {}).get("line") else ""
+        print(f"source finding ({f['rules']}, not applied to the target){where}: {f['code']}: {f['message']}",
+              file=sys.stderr)
+    for c in result.changed:
+        print(f"changed: {c['businessTerm']} {c['source']} -> {c['written']} ({c['reason']})", file=sys.stderr)
+    for lost in result.losses:
+        print(f"not carried: {lost['xpath']} (line {lost['line']}) = {lost['value']!r}", file=sys.stderr)
+    for value in result.technical:
+        print(f"technical, no place in the target: {value['xpath']} (line {value['line']}) = {value['value']!r}",
+              file=sys.stderr)
 
 
 def run_convert(args) -> int:
     from pipeline.flows.convert import convert  # lazy: Saxon, WeasyPrint and pikepdf only for this command
 
-    def one(data: bytes, output: Path | None) -> int:
+    if args.json and args.output is None:
+        print("pipeline convert: --json needs -o (the document goes to a file, the JSON to stdout)", file=sys.stderr)
+        return 2
+
+    def one(data: bytes, output: Path | None, path: Path) -> int:
         result = convert(data, args.to, args.spec, args.profile, args.lang, args.allow_loss)
-        for c in result.changed:
-            print(f"changed: {c['businessTerm']} {c['source']} -> {c['target']}", file=sys.stderr)
-        for lost in result.losses:
-            print(f"not carried: {lost['xpath']} (line {lost['line']}) = {lost['value']!r}", file=sys.stderr)
+        if args.json:
+            print(json.dumps({"name": str(path), "output": str(output), **result.summary()}, ensure_ascii=False))
+        else:
+            _said(result)
         if output:
             output.write_bytes(result.document)
         else:
             sys.stdout.buffer.write(result.document)
         return 0
 
-    return _each(args, ".pdf" if args.to == "ZUGFERD" else ".xml", one)
+    def refused(err: ApiError, path: Path) -> int:
+        if not args.json:
+            return _answer(err, path)
+        print(json.dumps({"name": str(path), "error": err.to_dict(None)}, ensure_ascii=False, default=str))
+        return 1 if err.http_status == 422 else 2
+
+    return _each(args, ".pdf" if args.to == "ZUGFERD" else ".xml", one, refused)
 
 
 def run_render(args) -> int:
     from pipeline.flows.render import render  # lazy: as above
 
-    def one(data: bytes, output: Path) -> int:
+    def one(data: bytes, output: Path, _path: Path) -> int:
         output.write_bytes(render(data, args.lang, args.business_terms, args.validate, args.html))
         return 0
 

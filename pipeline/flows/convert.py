@@ -10,24 +10,32 @@ endpoint gives (tests/test_convert.py), without writing and reading that JSON an
 Two refusals a user must be able to tell apart: the source itself is invalid (422 SOURCE_INVALID, with the source's
 findings) and the target cannot carry something the source has (422 CONVERSION_LOSS, each unmapped value with its
 xpath and business term; `allow_loss` converts anyway and hands the losses back).
+
+The source is judged on the rules of its target (`judge_source`): going to EN 16931 (CII, or UBL under en16931) a
+source is converted when it is valid EN 16931, and the errors of the CIUS its BT-24 claims (Peppol, XRechnung) travel
+with the answer as source findings; where the target is a CIUS the source claims, those errors refuse. The output's
+BT-24 names the rules that judged it (`target_specification_id`), said in `changed`. Values with no business term
+that a syntax requires (`provenance.is_technical`: plumbing, fillers) are never a loss: written where the target
+syntax has their place (the same syntax), else listed as technical.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-from pipeline.check.rejection import error_detail
-from pipeline.check.report import ERROR
+from pipeline.check.rejection import GENERATED_FAILED, error_detail
+from pipeline.check.report import ERROR, Issue, Report
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.generate_xml import write_validated
 from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, parse, source_spec, validate_source,
                                   written_specification_id)
+from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice.model import DATE_RE, InvoiceRequest, term_label, validate_request
 from pipeline.invoice.request_json import dump_request
+from pipeline.invoice.specs import EN16931_ID, profile_for_guideline
 from pipeline.invoice.terms import business_term
 from pipeline.read import provenance
-from pipeline.read.provenance import is_plumbing
 
 TARGETS = ("CII", "UBL", "ZUGFERD")
 SPECS = ("xrechnung", "en16931", "peppol")
@@ -38,8 +46,17 @@ MAX_LISTED = 100  # errors[] entries of a 422
 class Conversion:
     document: bytes
     media_type: str
-    losses: list[dict] = field(default_factory=list)  # the unmapped source values (with allow_loss)
+    losses: list[dict] = field(default_factory=list)  # unmapped content of the source, left out (with allow_loss)
     changed: list[dict] = field(default_factory=list)  # source values the target writes otherwise (BT-24)
+    technical: list[dict] = field(default_factory=list)  # plumbing and fillers the target has no place for
+    judged_on: str | None = None  # the rules the source was judged on ("en16931 1.3.16")
+    source_findings: list[dict] = field(default_factory=list)  # errors of the CIUS the source claims (`judge_source`)
+
+    def summary(self) -> dict:
+        """What the conversion did besides the document, as the CLI's JSON and a job's result line state it (the
+        endpoint's X-Conversion-* and X-Source-Findings headers say the same)."""
+        return {"judgedOn": self.judged_on, "sourceFindings": self.source_findings, "changed": self.changed,
+                "lost": self.losses, "technical": self.technical}
 
 
 def _refusal(code: str, message: str, errors: list[ErrorDetail]) -> ApiError:
@@ -65,9 +82,19 @@ def request_for(parsed: Parsed, to: str, spec: str, profile: str | None, languag
         config.update(syntax="CII", profile=profile or default, **({"metadataLanguage": language} if language else {}))
         keep_specification_id(invoice, parsed.source.specification_id, "zugferd", config["profile"])
         return {"invoice": invoice, "config": config}, "zugferd"
-    keep_specification_id(invoice, parsed.source.specification_id, spec)
+    keep_specification_id(invoice, target_specification_id(parsed.source.specification_id, to, spec), spec)
     config.update(syntax=to)
     return {"invoice": invoice, "config": config}, spec
+
+
+def target_specification_id(spec_id: str | None, to: str, spec: str) -> str | None:
+    """The BT-24 a conversion offers the target (`keep_specification_id` still refuses what the target cannot
+    write): the output names the rules that judged it. Under en16931 that is the EN 16931 identifier; a CII keeps
+    a Factur-X profile's (a CII names its profile by it; EXTENDED is judged on that profile's rules). A CIUS the
+    EN 16931 rules do not check (Peppol, or any other that builds on EN 16931) is not claimed for the output."""
+    if spec != "en16931" or spec_id is None or spec_id.strip() == EN16931_ID:
+        return spec_id
+    return spec_id if to == "CII" and profile_for_guideline(spec_id.strip()) is not None else EN16931_ID
 
 
 def _lines(lines: list[dict]):
@@ -96,19 +123,26 @@ def _zoned_dates(value, path: str):
         yield path, value
 
 
+def _why_specification_id(endpoint: str, config: dict) -> str:
+    if endpoint == "zugferd":
+        return f"the ZUGFeRD profile {config['profile']} writes its own specification identifier"
+    return (f"the converted document was judged on the {endpoint} rules, and its specification identifier names "
+            "them" + (" (the source's names rules that were not applied to it)" if endpoint == "en16931" else ""))
+
+
 def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
     """The `changed` entries of a conversion: BT-24 when the target writes another identifier than the source's;
     BT-147 on UBL lines with a gross price and no discount (UBL binds BT-148 in an allowance that needs an amount:
     gross - net, which EN 16931 defines BT-146 by), BT-148 on CII lines with a discount and no gross price (net +
     discount), a date's time zone in CII (format 102 has none), BT-13 "NA" beside a lone BT-14 in UBL, BT-81 "1"
-    (instrument not defined) in UBL beside a BT-83 the source states without a means code."""
+    (instrument not defined) in UBL beside a BT-83 the source states without a means code, BT-110 0 in UBL where
+    the source states no tax total."""
     out = []
     source_id = parsed.source.specification_id
     sent = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
     if source_id is not None and sent != source_id:
         written = sent or written_specification_id(endpoint, request["config"].get("profile"))
-        target = f"the ZUGFeRD profile {request['config']['profile']}" if endpoint == "zugferd" else endpoint
-        out.append(changed_value("BT-24", source_id, written, f"{target} writes its own specification identifier"))
+        out.append(changed_value("BT-24", source_id, written, _why_specification_id(endpoint, request["config"])))
     if request["config"]["syntax"] == "CII":
         out += [changed_value(business_term(path) or path, value, value[:10], "CII's date format 102 has no time "
                               "zone") for path, value in _zoned_dates(request["invoice"], "invoice")]
@@ -131,6 +165,9 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
         if lines:
             out.append(changed_value("BT-147", None, "gross price - net price", "UBL carries the gross price "
                                      "(BT-148) in a price allowance that needs its amount; lines " + lines))
+        if (invoice.get("documentTotals") or {}).get("taxTotalAmount") is None:
+            out.append(changed_value("BT-110", None, "0", "UBL requires the invoice's tax total (cac:TaxTotal/"
+                                     "cbc:TaxAmount); the source states none (EN 16931 allows it absent)"))
     return out
 
 
@@ -220,6 +257,47 @@ def _reading_problems(parsed: Parsed) -> list[ErrorDetail]:
     return parsed.problems
 
 
+def judge_source(parsed: Parsed, spec: str, request_id: str | None = None) -> tuple[Report, str, list[dict]]:
+    """The source on the rules of the target `spec`: (the report that decides whether it converts, the name of
+    those rules, the errors of the CIUS its BT-24 claims that those rules do not apply, as report entries naming the
+    rules they come from).
+    A source whose claim is the target's (or EN 16931 itself, or a PDF: the Factur-X profile) is judged on what it
+    claims. One that claims another CIUS (XRechnung, Peppol) than the target's is judged on the EN 16931 rules, and
+    its CIUS's errors travel; a CIUS target then judges the written document (422 VALIDATION_FAILED naming its
+    rules). Content checks are left out: convert returns no warnings."""
+    source = parsed.source
+    claimed = validate_source(source, request_id, content_checks=False)
+    claim = source_spec(source)
+    claimed_rules = (f"Factur-X {claimed.version}" if source.pdf is not None or source.profile is not None
+                     else f"{claim} {claimed.version}")
+    if claim in (spec, "en16931") or source.pdf is not None:
+        return claimed, claimed_rules, []
+    judged = validate_xml(source.xml, "en16931", request_id=request_id, tree=source.rules_tree(), doc=source.doc)
+    found = {_place(i) for i in judged.issues}
+    return judged, f"en16931 {judged.version}", [{"rules": claimed_rules, **i.to_dict()} for i in claimed.issues
+                                                 if i.severity == ERROR and _place(i) not in found]
+
+
+def _place(issue: Issue) -> tuple:
+    return issue.code, issue.location.xpath if issue.location else None
+
+
+def fillers_for(parsed: Parsed, to: str) -> tuple[dict[str, str], list[dict]]:
+    """(stylesheet parameters writing the source's syntax fillers, the technical values the target has no place
+    for): a filler goes where the target syntax has its place, i.e. to the same syntax (a ZUGFeRD PDF holds CII)."""
+    syntax = "CII" if to == "ZUGFERD" else to
+    params, technical = {}, []
+    for u in parsed.unmapped:
+        if not u.get("technical"):
+            continue
+        param = provenance.filler_of(u["xpath"]) if syntax == parsed.source.syntax else None
+        if param is not None:
+            params[param] = u["value"]
+        else:
+            technical.append(u)
+    return params, technical
+
+
 def convert(data: bytes, to: str, spec: str | None = None, profile: str | None = None, language: str | None = None,
             allow_loss: bool = False, request_id: str | None = None) -> Conversion:
     """An uploaded e-invoice -> the validated document in the target syntax. ApiError 400 (no e-invoice, bad
@@ -228,34 +306,37 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     if spec is None:  # the source's rules; Peppol is UBL: its content goes to CII as EN 16931
         spec = source_spec(parsed.source)
         spec = "en16931" if spec == "peppol" and to == "CII" else spec
-    report = validate_source(parsed.source, request_id, content_checks=False)  # warnings it would not return
+    report, judged_on, findings = judge_source(parsed, spec, request_id)
     if not report.valid:
-        raise _refusal("SOURCE_INVALID", f"The source document is not valid ({report.version}); it is not converted.",
+        raise _refusal("SOURCE_INVALID", f"The source document is not valid ({judged_on}); it is not converted.",
                        [error_detail(i, parsed.source.syntax) for i in report.issues if i.severity == ERROR])
     if to == "CII" and parsed.source.pdf is not None and spec == source_spec(parsed.source):
-        return Conversion(parsed.source.xml, "application/xml")  # the PDF's own invoice, validated above
+        return Conversion(parsed.source.xml, "application/xml", judged_on=judged_on)  # the PDF's own invoice
     if parsed.request is None:  # (fields only a JSON request must send are no reason: `model.API_REQUIRED`)
         blocking = _reading_problems(parsed)
         raise _refusal("SOURCE_NOT_CONVERTIBLE", "The source lacks values the invoice model requires or holds values "
                        "it refuses: " + ", ".join(dict.fromkeys(e.businessTerm or e.field or e.code for e in blocking)),
                        in_source_terms(parsed, blocking))
-    lost = [u for u in parsed.unmapped if not is_plumbing(u["xpath"])]  # only content counts as loss
+    lost = [u for u in parsed.unmapped if not u.get("technical")]  # only content counts as loss
     if lost and not allow_loss:
         raise _refusal("CONVERSION_LOSS", f"The target cannot carry {len(lost)} value(s) of the source; "
                        "send request.allowLoss true to convert without them.", loss_details(lost))
+    fillers, technical = fillers_for(parsed, to)
     request, endpoint = request_for(parsed, to, spec, profile, language)
-    changed = changed_for(parsed, request, endpoint)
+    done = {"losses": lost, "changed": changed_for(parsed, request, endpoint), "technical": technical,
+            "judged_on": judged_on, "source_findings": findings}
     try:
         if endpoint == "zugferd":
-            return Conversion(generate_zugferd(dump_request(request), request_id), "application/pdf", parsed.unmapped,
-                              changed)
+            return Conversion(generate_zugferd(dump_request(request), request_id, fillers=fillers), "application/pdf",
+                              **done)
         document, _ = write_validated(target_model(parsed, request, endpoint), parsed.written, endpoint, request_id,
-                                      sent=lambda: request)
-        return Conversion(document, "application/xml", parsed.unmapped, changed)
+                                      sent=lambda: request, fillers=fillers)
+        return Conversion(document, "application/xml", **done)
     except ApiError as err:
         if err.http_status == 422:  # the target's rules refuse it: said in the source's terms
+            message = err.message.replace(GENERATED_FAILED, f"The converted document fails the {endpoint} rules ", 1)
             message = (f"Without the {len(lost)} source value(s) that allowLoss left out, "
-                       f"{err.message[:1].lower()}{err.message[1:]}" if lost else err.message)
+                       f"{message[:1].lower()}{message[1:]}" if lost else message)
             raise ApiError(422, err.error_code, message, in_source_terms(parsed, err.errors, to)) from err
         fields = [e.field or "" for e in err.errors]
         if err.http_status != 400 or not fields or not all(f.startswith("invoice.") for f in fields):

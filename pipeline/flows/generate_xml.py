@@ -126,14 +126,16 @@ def generate_xml(body: bytes, spec: str, request_id: str | None = None,
 
 
 def write_validated(request: model.InvoiceRequest, canonical: bytes, spec: str, request_id: str | None = None,
-                    kept: dict | None = None, sent=None) -> tuple[bytes, Report]:
+                    kept: dict | None = None, sent=None, fillers: dict | None = None) -> tuple[bytes, Report]:
     """Stages 4-5: the canonical XML of `request` (calculated) -> (XML of its syntax, the official report). A
     document the rules refuse is ApiError 422 VALIDATION_FAILED (`kept`: the amounts the calculation kept as sent;
-    `sent()`: the request JSON, for the entries' rejectedValue; called only then)."""
+    `sent()`: the request JSON, for the entries' rejectedValue; called only then; `fillers`: a converted source's
+    syntax fillers, `transform.transform_to_tree`)."""
     syntax = str(request.config.syntax).upper()
     control = request.invoice.processControl  # BT-24 as sent (the model has checked it against the endpoint)
     try:
-        out = transform_to_tree(canonical, syntax, spec, control.specificationIdentifier if control else None)
+        out = transform_to_tree(canonical, syntax, spec, control.specificationIdentifier if control else None,
+                                fillers)
     except TransformError as exc:  # a stylesheet bug, not the client's: log it, answer 500
         log.error("transform failed request_id=%s: %s", request_id, exc)
         raise ApiError(500, "GENERATION_FAILED", "The document could not be generated.") from exc

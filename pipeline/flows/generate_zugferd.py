@@ -51,13 +51,14 @@ def supporting_files(request) -> list[Attachment]:
 
 def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict | None = None,
                      clock=None, warnings: list | None = None, request=None,
-                     rule_warnings: list | None = None) -> bytes:
+                     rule_warnings: list | None = None, fillers: dict | None = None) -> bytes:
     """JSON InvoiceRequest -> checked Factur-X PDF/A-3 bytes. ApiError 400 / 422 (VALIDATION_FAILED for the XML,
     PDF_A3_VALIDATION_FAILED for the PDF) / 500. `timings`, when given, receives seconds per stage as measured
     by `clock` (default: wall clock; the bench also uses process CPU time). `warnings`, when given, receives the
     content-check findings (`pipeline.check.content`, located at their JSON fields), `rule_warnings` the warnings
     of the profile's official rules on the embedded XML. `request`: the body already parsed
-    (`generate_xml.parse(body, "zugferd")`), when the caller has it."""
+    (`generate_xml.parse(body, "zugferd")`), when the caller has it. `fillers`: a converted CII's syntax fillers
+    (`transform.to_profile`)."""
     now = clock or time.perf_counter
     started = now()
     marks = timings if timings is not None else {}
@@ -77,7 +78,7 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     lap("model")
     try:
         tree = source_tree(canonical)  # one Saxon parse of the canonical document for the CII and the page
-        xml = to_profile(canonical, profile, tree)
+        xml = to_profile(canonical, profile, tree, fillers)
     except TransformError as exc:
         raise ApiError(500, "GENERATION_FAILED", "The invoice XML could not be generated.") from exc
     lap("cii")

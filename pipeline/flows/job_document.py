@@ -6,7 +6,8 @@
                  as the web page and `pipeline validate` do; a PDF is a ZUGFeRD / Factur-X PDF whatever XML rules
                  were named)
     parse     -> parse.parse_report             (the invoice JSON POST /v1/invoice/parse answers)
-    convert   -> convert.convert                (the document POST /v1/invoice/convert answers, base64)
+    convert   -> convert.convert                (the document POST /v1/invoice/convert answers, base64, and what its
+                                                 headers say: `Conversion.summary`)
 
 `check_options` refuses a job's request before anything is stored (ApiError 400 with the field's path), so that
 a job's documents only fail one by one, never as a whole. `run` never raises for a document: a refusal of the
@@ -116,8 +117,9 @@ def run(operation: str, options: dict, name: str, data: bytes, request_id: str |
             return ("valid" if valid else "invalid"), head + ', "invoice": ' + invoice + "}", None
         conversion = convert_flow.convert(data, options["to"], options.get("spec"), request_id=request_id)
         document = base64.b64encode(conversion.document).decode("ascii")
-        return "valid", (head + ', "mediaType": ' + json.dumps(conversion.media_type) + ', "document": "'
-                         + document + '"}'), None
+        return "valid", (head + ', "mediaType": ' + json.dumps(conversion.media_type) + ', "conversion": '
+                         + json.dumps(conversion.summary(), ensure_ascii=False) + ', "document": "' + document + '"}'
+                         ), None
     except ApiError as exc:
         return "error", error_line(name, exc.error_code, exc.message, email), None
     except Exception as exc:  # noqa: BLE001 - one document's crash must not cost the others their results

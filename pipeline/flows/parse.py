@@ -105,6 +105,8 @@ def written_specification_id(spec: str, profile: str | None = None) -> str:
     """The BT-24 generation writes for a spec (and ZUGFeRD profile) when the request sends none."""
     if spec == "zugferd":
         return profile_named(profile).guideline_id
+    if spec == "peppol":
+        return peppol.BILLING_ID
     return XRECHNUNG_ID if spec == "xrechnung" else EN16931_ID
 
 

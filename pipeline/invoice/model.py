@@ -879,7 +879,7 @@ def _pdf_size_errors(invoice: Any, endpoint_spec: str) -> list[ErrorDetail]:
                    f"(/v1/invoice/en16931, /v1/invoice/xrechnung) take up to {MAX_LINES}", len(lines))]
 
 
-def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail]:
+def _context_errors(req: InvoiceRequest, endpoint_spec: str, reading: bool = False) -> list[ErrorDetail]:
     """Checks that need several fields at once (after the model accepted each of them)."""
     errors = []
     cfg, inv = req.config, req.invoice
@@ -915,7 +915,7 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str) -> list[ErrorDetail
         if problem:
             errors.append(detail("INVALID_VALUE", "invoice.processControl.specificationIdentifier", problem, spec_id))
     if endpoint_spec == "peppol":
-        errors += [detail(*requirement) for requirement in peppol.requirements(inv, cfg)]
+        errors += [detail(*requirement) for requirement in peppol.requirements(inv, cfg, reading)]
     return (errors + _extension_errors(inv, cfg, endpoint_spec, (spec_id or "").strip())
             + _line_hierarchy_errors(inv, cfg, endpoint_spec, (spec_id or "").strip()))
 
@@ -1076,7 +1076,7 @@ def validate_request(data: Any, endpoint_spec: str, versions: tuple[str, ...] | 
         errors += [e for e in endpoint_errors if e.field not in reported]
         shown = f" (the first {MAX_ERRORS} are listed)" if len(errors) > MAX_ERRORS else ""
         raise invalid_input(f"The request has {len(errors)} invalid field(s){shown}.", errors[:MAX_ERRORS])
-    errors = endpoint_errors + _context_errors(req, endpoint_spec)
+    errors = endpoint_errors + _context_errors(req, endpoint_spec, reading)
     if endpoint_spec == "fr-ctc" or (endpoint_spec == "zugferd" and req.config.rules == "fr-ctc"):
         errors += france.request_errors(req, detail)
     if errors:

@@ -36,12 +36,16 @@ def process_for(specification_id: str | None) -> str:
     return PROCESSES.get((specification_id or "").strip(), PROCESSES[BILLING_ID])[0]
 
 
-def requirements(invoice, config) -> Iterator[tuple[str, str, str, object]]:
+def requirements(invoice, config, reading: bool = False) -> Iterator[tuple[str, str, str, object]]:
     """(code, JSON field, problem, rejected value) for each Peppol requirement a request misses; `invoice` and
-    `config` are the model's Invoice and GenerationConfig (read by attribute only)."""
+    `config` are the model's Invoice and GenerationConfig (read by attribute only). `reading`: an invoice read from a
+    document (convert): only the syntax is checked here, since what its content lacks is for the official Peppol
+    rules to name on the written document (422 with their rule ids, as they would fail on the source)."""
     if str(config.syntax).upper() == "CII":
         yield ("INVALID_VALUE", "config.syntax", "Peppol BIS Billing 3.0 is a UBL invoice (the Peppol CII rules are "
                "not published as a compiled release): send config.syntax UBL", config.syntax)
+    if reading:
+        return
     for party, term in (("seller", "PEPPOL-EN16931-R020"), ("buyer", "PEPPOL-EN16931-R010")):
         values = getattr(invoice, party)
         if not values.electronicAddress:

@@ -68,6 +68,36 @@ def is_plumbing(xpath: str) -> bool:
     return any(steps[-len(tail):] == tail for tail in _PLUMBING_ELEMENTS)
 
 
+# Syntax fillers: values a syntax requires where EN 16931 has no business term, by the steps they end in -> the
+# parameter of our writing stylesheet (xslt/cii.xsl, xslt/ubl.xsl) that writes the same place. Never content: a
+# conversion writes the source's value there when the target is the same syntax, and otherwise lists it as technical.
+FILLERS: dict[tuple[str, ...], str] = {
+    ("SpecifiedProcuringProject", "Name"): "project-name",   # CII: a name beside BT-11; UBL's ProjectReference has an id
+    ("CardAccount", "NetworkID"): "card-network-id",         # UBL: a card network beside BT-87; CII has no place
+}
+# The attributes a syntax requires on an attachment's binary object (BT-125-1, BT-125-2): beside an empty object
+# they describe no attachment, so they are fillers too (no parameter: there is no attachment to write them on).
+_BINARY_OBJECTS = frozenset(("AttachmentBinaryObject", "EmbeddedDocumentBinaryObject"))
+_BINARY_OBJECT_ATTRIBUTES = frozenset(("mimeCode", "filename"))
+
+
+def filler_of(xpath: str) -> str | None:
+    """The stylesheet parameter of a syntax filler at `xpath` (`FILLERS`), or None."""
+    return FILLERS.get(_local_steps(xpath)[-2:])
+
+
+def is_technical(xpath: str, element: etree._Element | None = None) -> bool:
+    """Whether an unmapped source value is technical, never content: syntax plumbing, a syntax filler, or a
+    required attribute of an empty attachment (`element`: the attribute's element)."""
+    if is_plumbing(xpath) or filler_of(xpath) is not None:
+        return True
+    if element is None or (element.text or "").strip():
+        return False
+    steps = _local_steps(xpath)
+    return (len(steps) >= 2 and steps[-2] in _BINARY_OBJECTS
+            and steps[-1].lstrip("@") in _BINARY_OBJECT_ATTRIBUTES and steps[-1].startswith("@"))
+
+
 def business_term_of(xpath: str) -> str | None:
     """"BT-n name" of the binding a source path is in, if any."""
     steps = _local_steps(xpath)
@@ -209,10 +239,13 @@ def in_paths(read: Split, source) -> Split:
 
 def canonical_path(json_field: str) -> str:
     """The canonical element path (`/invoiceLine[1]/quantity[1]`, as `Split` keys them) of a JSON field
-    (`invoice.invoiceLines[0].quantity`)."""
+    (`invoice.invoiceLines[0].quantity`); an array without an index is its first item, one with an unknown index
+    (`invoiceLines[]`, a rule's finding that names no line) ends the path at the group that holds it."""
     out = ""
     for step in json_field.split(".")[1:]:
-        name, _, index = step.partition("[")   # (an array without index: its first item)
+        name, _, index = step.partition("[")
+        if name in ARRAY_ITEMS and index == "]":
+            break
         out += f"/{ARRAY_ITEMS[name]}[{int(index[:-1]) + 1 if index else 1}]" if name in ARRAY_ITEMS else f"/{name}[1]"
     return out
 
@@ -297,9 +330,10 @@ def short_path(doc: ParsedXml, xpath: str | None) -> str | None:
 def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
              carried: etree._Element | None = None) -> tuple[list[dict], bool]:
     """Every source leaf (an element with text and no child elements, or an attribute) that `used` does not name
-    -> ([{"xpath", "line", "column", "value"}], truncated). `names`: what `used` calls each source element in
-    document order (`Split.names`; None: their path()s); `carried`: an element whose text a field carries that
-    no s:src names (BT-24). Readable paths and lines are worked out only for what is listed (most leaves are used)."""
+    -> ([{"xpath", "line", "column", "value", "businessTerm", "technical"}], truncated); `technical`: no content
+    (`is_technical`). `names`: what `used` calls each source element in document order (`Split.names`; None: their
+    path()s); `carried`: an element whose text a field carries that no s:src names (BT-24). Readable paths and lines
+    are worked out only for what is listed (most leaves are used)."""
     found: list[dict] = []
     root = doc.tree.getroot()
     for element, name in zip(root.iter(etree.Element), names if names is not None else source_paths(root)):
@@ -313,14 +347,17 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
             if line is None:
                 line, column = doc.start_of(element)
             readable = f"{_readable(element, doc.position)}/{_attribute_step(attribute, element)[1]}"
+            technical = is_technical(readable, element)
             found.append({"xpath": readable, "line": line, "column": column, "value": value,
-                          "businessTerm": None if is_plumbing(readable) else business_term_of(readable)})
+                          "businessTerm": None if technical else business_term_of(readable), "technical": technical})
         if len(element) and any(isinstance(c.tag, str) for c in element):
             continue  # not a leaf (comments and processing instructions are no children here)
         if (element.text or "").strip() and name not in used and element is not carried:
             if line is None:
                 line, column = doc.start_of(element)
             readable = _readable(element, doc.position)
+            technical = is_technical(readable)
             found.append({"xpath": readable, "line": line, "column": column, "value": element.text.strip(),
-                          "businessTerm": term_of_element(element, readable)})
+                          "businessTerm": None if technical else term_of_element(element, readable),
+                          "technical": technical})
     return found[:MAX_UNMAPPED], len(found) > MAX_UNMAPPED

@@ -176,8 +176,25 @@ _HEADERS = {
     "RateLimit-Reset": {"description": "Seconds until the current window ends.", "required": True,
                         "schema": {"type": "integer", "minimum": 1}},
     "Retry-After": {"description": "Seconds to wait before retrying.", "required": True, "schema": {"type": "integer", "minimum": 0}},
-    "X-Conversion-Losses": {"description": "convert with allowLoss: how many source values the target does not "
-                                           "carry.", "schema": {"type": "integer", "minimum": 1}},
+    "X-Conversion-Losses": {"description": "convert with allowLoss: how many source values of content (a business "
+                                           "term's, or content EN 16931 has no term for) the target does not carry; "
+                                           "technical values are never counted here.",
+                            "schema": {"type": "integer", "minimum": 1}},
+    "X-Conversion-Technical": {"description": "convert: how many technical source values (syntax plumbing such as "
+                                              "identifier qualifiers, and fillers a syntax requires where EN 16931 "
+                                              "has no term, e.g. CII's project name, UBL's card network id) the "
+                                              "target syntax has no place for. Never a loss, never a refusal.",
+                               "schema": {"type": "integer", "minimum": 1}},
+    "X-Conversion-Technical-Left": {"description": "convert: their xpaths in the source, `; `-separated (cut after "
+                                                   "2000 characters).", "schema": {"type": "string"}},
+    "X-Source-Rules": {"description": "convert: the rules the source was judged on, which are the target's (e.g. "
+                                      "`en16931 1.3.16` for a Peppol or XRechnung document going to EN 16931 CII).",
+                       "schema": {"type": "string"}},
+    "X-Source-Findings": {"description": "convert: errors of the CIUS the source claims (its BT-24: Peppol, "
+                                         "XRechnung) under rules the target does not apply, as rule ids, `, `-separated "
+                                         "(e.g. `PEPPOL-EN16931-R010, PEPPOL-EN16931-R020`): the source was converted "
+                                         "as valid EN 16931, and its claim is worth a finding, not a refusal.",
+                          "schema": {"type": "string"}},
     "X-Conversion-Lost": {"description": "convert with allowLoss: their xpaths in the source, `; `-separated "
                                          "(cut after 2000 characters).", "schema": {"type": "string"}},
     "Location": {"description": "POST /v1/jobs: the job's address, `/v1/jobs/{id}`.", "required": True,
@@ -185,8 +202,9 @@ _HEADERS = {
     "X-Job-State": {"description": "The job's state when its results were read.", "required": True,
                     "schema": {"type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"]}},
     "X-Conversion-Changed": {"description": "convert: source values the target writes otherwise, `; `-separated "
-                                            "`BT-n source -> written` (e.g. BT-24 where the target needs its own "
-                                            "specification identifier, as a Peppol document written as CII; cut after 2000 characters).",
+                                            "`BT-n source -> written` (e.g. BT-24, which names the rules that judged "
+                                            "the output: a Peppol document written as EN 16931 CII says "
+                                            "`urn:cen.eu:en16931:2017`; cut after 2000 characters).",
                              "schema": {"type": "string"}},
     "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "required": True, "schema": {"type": "string"}},
     "X-Validation-Warnings": {"description": "Generation: how many warnings the report of the returned document "
@@ -444,7 +462,9 @@ def _reading(path: str, cost: int) -> dict:
         statuses = sorted(statuses + [402])
     ok_response = _ok(summary, ok)
     if name == "convert":
-        ok_response["headers"].update(_headers("X-Conversion-Losses", "X-Conversion-Lost", "X-Conversion-Changed"))
+        ok_response["headers"].update(_headers("X-Source-Rules", "X-Source-Findings", "X-Conversion-Changed",
+                                               "X-Conversion-Losses", "X-Conversion-Lost", "X-Conversion-Technical",
+                                               "X-Conversion-Technical-Left"))
     return {"post": {
         "operationId": name,
         "summary": summary,

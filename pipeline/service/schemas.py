@@ -113,6 +113,11 @@ class UnmappedValue(_Strict):
     businessTerm: str | None = Field(None, description="The business term the syntax binding gives this place, "
                                                        "where it has one (e.g. a second occurrence the model "
                                                        "cannot carry).")
+    technical: bool = Field(False, description="No content: syntax plumbing (an identifier or code-list qualifier "
+                                               "without a business term, UBL's version, a tax scheme's id) or a "
+                                               "filler a syntax requires where EN 16931 has no term (CII's project "
+                                               "name, UBL's card network id, the mimeCode / filename of an empty "
+                                               "attachment). A conversion never counts it as a loss.")
 
 
 class ChangedValue(_Strict):
@@ -161,13 +166,17 @@ class ParseRequest(BaseModel):
 class ConvertRequest(BaseModel):
     to: Literal["CII", "UBL", "ZUGFERD"] = Field(description="Target syntax (case-insensitive).")
     spec: Literal["xrechnung", "en16931", "peppol"] | None = Field(
-        None, description="Rules of the target (default: the source's; a Peppol source to CII: en16931). Identifiers "
-                          "the target states otherwise (BT-24, BT-23) are named in X-Conversion-Changed.")
+        None, description="Rules of the target (default: the source's; a Peppol source to CII: en16931). The source "
+                          "is judged on them: going to en16931, a source valid EN 16931 converts and the errors of "
+                          "the CIUS it claims are named in X-Source-Findings; a peppol or xrechnung target refuses "
+                          "what its rules refuse. BT-24 names the rules that judged the output (said in "
+                          "X-Conversion-Changed).")
     profile: str | None = Field(None, description="ZUGFERD: the Factur-X profile (default: the source's, else "
                                                    "EN16931).")
     metadataLanguage: Literal["en", "de"] | None = Field(None, description="ZUGFERD: the page's language.")
-    allowLoss: bool = Field(False, description="Convert even when the target cannot carry some source values; they "
-                                               "are listed in X-Conversion-Lost.")
+    allowLoss: bool = Field(False, description="Convert even when the target cannot carry some source values of "
+                                               "content; they are listed in X-Conversion-Lost (technical values "
+                                               "never need it: X-Conversion-Technical).")
 
 
 class RenderRequest(BaseModel):

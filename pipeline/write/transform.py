@@ -73,9 +73,11 @@ def transform(canonical: bytes, syntax: str, spec: str, stylesheet: str | Path |
     return xslt.run_stylesheet(stylesheet or stylesheet_for(syntax), canonical, params)
 
 
-def transform_to_tree(canonical: bytes, syntax: str, spec: str, specification_id: str | None = None) -> xslt.Output:
-    """`transform` as generation runs it: the document as bytes and as the Saxon tree validation reads."""
-    params = params_for(spec, **{"specification-id": specification_id})
+def transform_to_tree(canonical: bytes, syntax: str, spec: str, specification_id: str | None = None,
+                      fillers: Mapping[str, str] | None = None) -> xslt.Output:
+    """`transform` as generation runs it: the document as bytes and as the Saxon tree validation reads. `fillers`:
+    values of the syntax-filler parameters (project-name, card-network-id) a conversion keeps from its source."""
+    params = params_for(spec, **{"specification-id": specification_id, **(fillers or {})})
     return xslt.run_to_tree(stylesheet_for(syntax), canonical, params)
 
 
@@ -99,11 +101,12 @@ def reduce_to_profile(cii: bytes, profile: Profile) -> bytes:
                                                   "guideline-id": profile.guideline_id, "profile": profile.name})
 
 
-def to_profile(canonical: bytes, profile: Profile, tree=None) -> bytes:
+def to_profile(canonical: bytes, profile: Profile, tree=None, fillers: Mapping[str, str] | None = None) -> bytes:
     """Canonical XML -> the profile's CII: the EN 16931 (or XRechnung) mapping, then the profile subset. `tree`:
-    as for `to_cii`."""
+    as for `to_cii`; `fillers`: as for `transform_to_tree`."""
     spec = "xrechnung" if profile.xrechnung else "en16931"
-    params = params_for(spec, **({} if profile.subset else {"specification-id": profile.guideline_id}))
+    params = params_for(spec, **({} if profile.subset else {"specification-id": profile.guideline_id}),
+                        **(fillers or {}))
     return reduce_to_profile(to_cii(canonical, params, tree=tree), profile)
 
 

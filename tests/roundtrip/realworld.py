@@ -109,6 +109,30 @@ def _take_said_dates(changed: list[dict], source: dict[str, str], target: dict[s
         target[key] = source[key]
 
 
+def conversion_diff(source_terms: dict[str, str], conversion) -> list[str]:
+    """The business terms the converted document reads otherwise than its source (`_terms` of it), but for what the
+    conversion's `changed` says it wrote otherwise (BT-24 included) and why (UBL's and CII's required values)."""
+    target_terms = _terms(conversion.document)
+    said = {c["businessTerm"] for c in conversion.changed}
+    if "BT-147" in said:
+        _drop_derived_discounts(source_terms, target_terms)
+    if "BT-148" in said:
+        _drop_derived_gross_prices(source_terms, target_terms)
+    if "BT-13" in said:  # UBL's placeholder, said
+        target_terms.pop("purchaseOrderReference", None)
+    _take_said_dates(conversion.changed, source_terms, target_terms)
+    if "BT-81" in said and target_terms.get("paymentInstructions.meansCode") == "1":  # UBL's required code, said
+        del target_terms["paymentInstructions.meansCode"]
+    if "BT-110" in said and Decimal(target_terms.get("documentTotals.taxTotalAmount", "1")) == 0:  # UBL's, said
+        del target_terms["documentTotals.taxTotalAmount"]
+    key = "processControl.specificationIdentifier"
+    for c in conversion.changed:
+        if c["businessTerm"] == "BT-24" and (source_terms.get(key), target_terms.get(key)) == (c["source"],
+                                                                                              c["written"]):
+            target_terms[key] = source_terms[key]
+    return diff_lines(source_terms, target_terms)
+
+
 def _official_pdf(data: bytes) -> bool | None:
     found = checks.inspect(data, validate_xml=False, check_pdfa=False)
     if found.xml is None:
@@ -159,18 +183,7 @@ def examine(path: Path, root: Path, render_pdf: bool = False) -> Outcome:
         if conversion is None:
             out.convert = f"refused {code}"
         else:
-            target_terms = _terms(conversion.document)
-            if any(c["businessTerm"] == "BT-147" for c in conversion.changed):
-                _drop_derived_discounts(source_terms, target_terms)
-            if any(c["businessTerm"] == "BT-148" for c in conversion.changed):
-                _drop_derived_gross_prices(source_terms, target_terms)
-            if any(c["businessTerm"] == "BT-13" for c in conversion.changed):  # UBL's placeholder, said
-                target_terms.pop("purchaseOrderReference", None)
-            _take_said_dates(conversion.changed, source_terms, target_terms)
-            if any(c["businessTerm"] == "BT-81" for c in conversion.changed):  # UBL's required code, said
-                if target_terms.get("paymentInstructions.meansCode") == "1":
-                    del target_terms["paymentInstructions.meansCode"]
-            out.convert_diff = diff_lines(source_terms, target_terms)
+            out.convert_diff = conversion_diff(source_terms, conversion)
             out.convert = "differs" if out.convert_diff else "same"
     if parsed.complete and out.official:
         spec = parsed.config["spec"]

@@ -92,14 +92,35 @@ class Convert:
     def on_post(self, req, resp):
         result = convert(*self.read_input(req), _request_id(req))
         resp.data, resp.content_type = result.document, result.media_type
-        if result.changed:  # e.g. BT-24 where the target specification needs its own identifier
-            resp.set_header("X-Conversion-Changed", "; ".join(
-                f"{c['businessTerm']} {c['source']} -> {c['written']}" for c in result.changed)[:MAX_LOSS_HEADER])
-        if result.losses:
-            resp.set_header("X-Conversion-Losses", str(len(result.losses)))
-            lost = "; ".join(u["xpath"] for u in result.losses)
-            resp.set_header("X-Conversion-Lost", lost if len(lost) <= MAX_LOSS_HEADER else
-                            lost[:MAX_LOSS_HEADER] + " ...")
+        for name, value in conversion_headers(result).items():
+            resp.set_header(name, value)
+
+
+def _listed(items) -> str:
+    text = "; ".join(items)
+    return text if len(text) <= MAX_LOSS_HEADER else text[:MAX_LOSS_HEADER] + " ..."
+
+
+def conversion_headers(result) -> dict[str, str]:
+    """What a conversion did besides the document (`Conversion.summary` in headers): the rules that judged the source
+    and the errors of the CIUS it claims that they did not apply (X-Source-Rules, X-Source-Findings: rule ids),
+    values written otherwise (X-Conversion-Changed), content left out with allowLoss (X-Conversion-Losses count,
+    X-Conversion-Lost xpaths) and technical values the target has no place for (X-Conversion-Technical count,
+    X-Conversion-Technical-Left xpaths)."""
+    headers = {"X-Source-Rules": result.judged_on} if result.judged_on else {}
+    if result.source_findings:
+        headers["X-Source-Findings"] = _listed(dict.fromkeys(f["code"] for f in result.source_findings)).replace(
+            "; ", ", ")
+    if result.changed:  # e.g. BT-24 where the target specification needs its own identifier
+        headers["X-Conversion-Changed"] = _listed(f"{c['businessTerm']} {c['source']} -> {c['written']}"
+                                                  for c in result.changed)
+    if result.losses:
+        headers["X-Conversion-Losses"] = str(len(result.losses))
+        headers["X-Conversion-Lost"] = _listed(u["xpath"] for u in result.losses)
+    if result.technical:
+        headers["X-Conversion-Technical"] = str(len(result.technical))
+        headers["X-Conversion-Technical-Left"] = _listed(u["xpath"] for u in result.technical)
+    return headers
 
 
 class Render:
