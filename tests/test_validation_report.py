@@ -456,3 +456,19 @@ def test_people_read_short_prefixed_paths_and_the_json_keeps_the_rules_own(tmp_p
     pdf = render(XR_UBL.read_bytes(), validate=True)
     text = " ".join(pdftotext(pdf, tmp_path, "-raw").split())
     assert "CHECK-VAT-ID" in text and "CHECK-VAT-IDwarning" not in text
+
+
+def test_a_german_report_gives_our_own_findings_in_german():
+    """Reading and PDF findings are ours (XML-MALFORMED, XML-EMPTY, the Factur-X / XMP checks): a German report
+    gives them in German; the JSON keeps the English message."""
+    cases = [(b"<Invoice><unclosed></Invoice>", validate_xml(b"<Invoice><unclosed></Invoice>", "xrechnung"),
+              "kein wohlgeformtes XML"),
+             (b"  ", validate_xml(b"  ", "xrechnung"), "Die Datei ist leer")]
+    broken_xmp = (CORPUS / "mustangproject/validator/invalidXMP-ParseError.pdf").read_bytes()
+    cases.append((broken_xmp, validate_pdf(broken_xmp), "Die XMP-Metadaten sind nicht lesbar"))
+    for data, report, german in cases:
+        text = _text(readable_report(data, report, "x", "de"))
+        assert german in text, text[:1500]
+        assert all("message_de" not in i for i in report.to_dict()["issues"])
+        ours = [i for i in report.issues if getattr(i, "message_de", None)]  # not the rules' or validator's texts
+        assert ours and not any(i.message in text for i in ours), [i.message for i in ours]

@@ -208,8 +208,16 @@ class ParsedXml:
         return starts[i]
 
 
-def _issue(code: str, message: str, line: int | None = None, column: int | None = None) -> Issue:
-    return Issue(ERROR, code, message, Location(xpath=None, line=line, column=column))
+def _issue(code: str, message: str, line: int | None = None, column: int | None = None,
+           de: str | None = None) -> Issue:
+    """A finding of reading; `de`: its message in German, for the reports for people in German."""
+    issue = Issue(ERROR, code, message, Location(xpath=None, line=line, column=column))
+    issue.message_de = de
+    return issue
+
+
+_DTD_DE = "DOCTYPE- und ENTITY-Deklarationen sind in E-Rechnungen nicht erlaubt; das Dokument wurde nicht verarbeitet."
+_MALFORMED_DE = "Die Datei ist kein wohlgeformtes XML; der Ausschnitt zeigt die Stelle, an der das Lesen abbrach."
 
 
 def _line_of(data: bytes, offset: int) -> tuple[int, int]:
@@ -235,26 +243,30 @@ def _parser() -> etree.XMLParser:
 def parse(data: bytes) -> etree._ElementTree:
     """Parse untrusted bytes safely. Raises XmlInputError (empty, malformed, DOCTYPE/ENTITY present)."""
     if not data or not data.strip():
-        raise XmlInputError(_issue(XML_EMPTY, "The file is empty: no XML document to validate.", 1, 1))
+        raise XmlInputError(_issue(XML_EMPTY, "The file is empty: no XML document to validate.", 1, 1,
+                                   "Die Datei ist leer: kein XML-Dokument zu prüfen."))
     m = _DOCTYPE.search(_ascii_view(data))
     if m:  # refuse before the parser sees the internal subset
         line, col = _line_of(_ascii_view(data), m.start())
         raise XmlInputError(_issue(XML_DTD_FORBIDDEN, "DOCTYPE and ENTITY declarations are not allowed in "
-                                   "e-invoices; the document was not processed.", line, col))
+                                   "e-invoices; the document was not processed.", line, col, _DTD_DE))
     if data.lstrip()[:5] == b"%PDF-":  # the commonest wrong upload: say what it is and where it belongs
         raise XmlInputError(_issue(XML_MALFORMED, "The file is a PDF, not XML. A ZUGFeRD / Factur-X PDF is checked "
-                                   "with its embedded invoice by POST /v1/invoice/zugferd/validate.", 1, 1))
+                                   "with its embedded invoice by POST /v1/invoice/zugferd/validate.", 1, 1,
+                                   "Die Datei ist ein PDF, kein XML. Ein ZUGFeRD-/Factur-X-PDF wird mit seiner "
+                                   "eingebetteten Rechnung über POST /v1/invoice/zugferd/validate geprüft."))
     try:
         tree = etree.ElementTree(etree.fromstring(data, _parser()))
     except etree.XMLSyntaxError as exc:
         line, col = (exc.position if exc.position else (None, None))
         raise XmlInputError(_issue(XML_MALFORMED, f"The file is not well-formed XML: {exc.msg}", line,
-                                   col)) from None
+                                   col, _MALFORMED_DE)) from None
     except ValueError as exc:  # e.g. unsupported encoding declaration
-        raise XmlInputError(_issue(XML_MALFORMED, f"The file is not well-formed XML: {exc}", 1, 1)) from None
+        raise XmlInputError(_issue(XML_MALFORMED, f"The file is not well-formed XML: {exc}", 1, 1,
+                                   _MALFORMED_DE)) from None
     if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:  # other encodings (e.g. UTF-16)
         raise XmlInputError(_issue(XML_DTD_FORBIDDEN, "DOCTYPE and ENTITY declarations are not allowed in "
-                                   "e-invoices; the document was not processed.", 1, 1))
+                                   "e-invoices; the document was not processed.", 1, 1, _DTD_DE))
     return tree
 
 
@@ -356,7 +368,12 @@ def unknown_root_issue(doc: ParsedXml) -> Issue:
     # a status message sent where invoices are validated: say what it is and where it belongs
     status = (" This is a lifecycle status message of France's reform (CDV): POST /v1/invoice/fr-ctc/status/validate "
               "validates it." if is_cdar(doc) else "")
-    return Issue(ERROR, XML_UNKNOWN_ROOT,
-                 f"Unknown document type {doc.root_name}: expected a UN/CEFACT CII D16B rsm:CrossIndustryInvoice "
-                 f"or a UBL 2.1 Invoice or CreditNote.{status}",
-                 doc.locate("/*[1]"))
+    status_de = (" Das ist eine Statusmeldung der französischen Reform (CDV): POST /v1/invoice/fr-ctc/status/validate "
+                 "prüft sie." if status else "")
+    issue = Issue(ERROR, XML_UNKNOWN_ROOT,
+                  f"Unknown document type {doc.root_name}: expected a UN/CEFACT CII D16B rsm:CrossIndustryInvoice "
+                  f"or a UBL 2.1 Invoice or CreditNote.{status}",
+                  doc.locate("/*[1]"))
+    issue.message_de = (f"Unbekannter Dokumenttyp {doc.root_name}: erwartet wird eine UN/CEFACT-CII-D16B-"
+                        f"rsm:CrossIndustryInvoice oder eine UBL-2.1-Invoice bzw. -CreditNote.{status_de}")
+    return issue

@@ -97,9 +97,12 @@ class Inspection:
     guideline_id: str | None = None
     other_files: list[OtherFile] = field(default_factory=list)
 
-    def add(self, severity: str, code: str, message: str, where: str | None = None) -> None:
-        """A finding; `where` = the PDF object it concerns (`location.pdfObject`; no xpath: a PDF has none)."""
-        self.issues.append(Issue(severity, code, message, Location(pdfObject=where) if where else None))
+    def add(self, severity: str, code: str, message: str, where: str | None = None, de: str | None = None) -> None:
+        """A finding; `where` = the PDF object it concerns (`location.pdfObject`; no xpath: a PDF has none); `de`:
+        its message in German, for the reports for people in German (the API's `message` is English)."""
+        issue = Issue(severity, code, message, Location(pdfObject=where) if where else None)
+        issue.message_de = de
+        self.issues.append(issue)
 
     @property
     def errors(self) -> list[Issue]:
@@ -123,24 +126,30 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
         pdf = pikepdf.open(io.BytesIO(data))
     except pikepdf.PasswordError:
         result.add(ERROR, "PDF_ENCRYPTED", "The PDF is encrypted with a password; PDF/A forbids encryption "
-                   "and the embedded invoice cannot be read.")
+                   "and the embedded invoice cannot be read.",
+                   de="Das PDF ist mit einem Passwort verschlüsselt; PDF/A verbietet Verschlüsselung, und die "
+                      "eingebettete Rechnung ist nicht lesbar.")
         return result
     except Exception as exc:  # pikepdf raises PdfError (and friends) for unparseable files
         raise NotAPdf(f"the PDF cannot be parsed: {exc}") from exc
     with pdf:
         if pdf.is_encrypted:
-            result.add(ERROR, "PDF_ENCRYPTED", "The PDF is encrypted; PDF/A forbids encryption (ISO 19005-3 6.1.3).")
+            result.add(ERROR, "PDF_ENCRYPTED", "The PDF is encrypted; PDF/A forbids encryption (ISO 19005-3 6.1.3).",
+                   de="Das PDF ist verschlüsselt; PDF/A verbietet Verschlüsselung (ISO 19005-3 6.1.3).")
         try:
             _check_structure(data, pdf, result, read_other_files, check_pdfa)
         except _DAMAGE as exc:  # an object of the wrong type where the file structure needs another
             log.warning("damaged PDF structure: %s", exc, exc_info=True)
             result.add(ERROR, "PDF_STRUCTURE_BROKEN", "The PDF's object structure is damaged "
-                       f"({type(exc).__name__}: {exc}); it was not checked completely.")
+                       f"({type(exc).__name__}: {exc}); it was not checked completely.",
+                   de="Die Objektstruktur des PDF ist beschädigt; es wurde nicht vollständig geprüft.")
     if validate_xml and result.xml is not None:
         limit = get_settings().max_upload_bytes
         if len(result.xml) > limit:  # as on the XML endpoints: the rules' time grows with the document
             result.add(ERROR, "FX_XML_TOO_LARGE", f"The embedded invoice has {len(result.xml)} bytes; this service "
-                       f"validates invoices of up to {limit} bytes (the XML upload limit).")
+                       f"validates invoices of up to {limit} bytes (the XML upload limit).",
+                   de=f"Die eingebettete Rechnung hat {len(result.xml)} Bytes; dieser Dienst prüft Rechnungen bis "
+                      f"{limit} Bytes (die Grenze für XML-Uploads).")
         else:
             _check_xml(result)
     return result
@@ -262,7 +271,9 @@ def _check_object_count(pdf: pikepdf.Pdf, result: Inspection) -> bool:
     count = len(pdf.objects)
     if count > MAX_OBJECTS:
         result.add(ERROR, "PDF_TOO_COMPLEX", f"The PDF has {count} objects (limit {MAX_OBJECTS}); it was not checked "
-                   "for PDF/A conformance.")
+                   "for PDF/A conformance.",
+                   de=f"Das PDF hat {count} Objekte (Grenze {MAX_OBJECTS}); seine PDF/A-Konformität wurde nicht "
+                      "geprüft.")
         return False
     return True
 
@@ -279,12 +290,14 @@ def _check_stream_sizes(pdf: pikepdf.Pdf, result: Inspection) -> bool:
         try:
             total += len(_bounded_bytes(obj, MAX_STREAM_BYTES))
         except TooLarge as exc:
-            result.add(ERROR, "PDF_STREAM_TOO_LARGE", f"A stream was not read: {exc}.", f"obj {obj.objgen[0]} {obj.objgen[1]}")
+            result.add(ERROR, "PDF_STREAM_TOO_LARGE", f"A stream was not read: {exc}.", f"obj {obj.objgen[0]} {obj.objgen[1]}",
+                   de="Ein Datenstrom wurde nicht gelesen (zu groß oder nicht lesbar).")
             return False
         except (zlib.error, pikepdf.PdfError):
             continue  # a broken stream is the PDF/A checker's business
         if total > MAX_TOTAL_BYTES:
-            result.add(ERROR, "PDF_STREAM_TOO_LARGE", f"Streams inflate beyond {MAX_TOTAL_BYTES} bytes in total.")
+            result.add(ERROR, "PDF_STREAM_TOO_LARGE", f"Streams inflate beyond {MAX_TOTAL_BYTES} bytes in total.",
+                   de=f"Die Datenströme wachsen entpackt über {MAX_TOTAL_BYTES} Bytes.")
             return False
     return True
 
@@ -301,7 +314,9 @@ def _check_javascript(pdf: pikepdf.Pdf, result: Inspection) -> None:
                 break
     if found:
         result.add(ERROR, "PDF_JAVASCRIPT", "The PDF contains JavaScript, which PDF/A forbids (ISO 19005-3 6.6.1). "
-                   "It was not executed.")
+                   "It was not executed.",
+                   de="Das PDF enthält JavaScript, das PDF/A verbietet (ISO 19005-3 6.6.1); es wurde nicht "
+                      "ausgeführt.")
 
 
 # --- XMP ---------------------------------------------------------------------------------------------
@@ -309,12 +324,14 @@ def _check_javascript(pdf: pikepdf.Pdf, result: Inspection) -> None:
 def _read_xmp(pdf: pikepdf.Pdf, result: Inspection) -> etree._Element | None:
     meta = pdf.Root.get("/Metadata")
     if not isinstance(meta, pikepdf.Stream):
-        result.add(ERROR, "XMP_MISSING", "The PDF has no XMP metadata stream (required by PDF/A-3 and Factur-X).")
+        result.add(ERROR, "XMP_MISSING", "The PDF has no XMP metadata stream (required by PDF/A-3 and Factur-X).",
+                   de="Das PDF hat keine XMP-Metadaten (PDF/A-3 und Factur-X verlangen sie).")
         return None
     try:
         root = load_xml(_bounded_bytes(meta, 4 * 1024 * 1024)).tree.getroot()
     except (TooLarge, XmlInputError, zlib.error, pikepdf.PdfError) as exc:
-        result.add(ERROR, "XMP_NOT_WELL_FORMED", f"Could not parse the XMP metadata: {exc}")
+        result.add(ERROR, "XMP_NOT_WELL_FORMED", f"Could not parse the XMP metadata: {exc}",
+                   de="Die XMP-Metadaten sind nicht lesbar (kein wohlgeformtes XML).")
         return None
     result.pdfa_part = _xmp_value(root, PDFAID, "part")
     result.pdfa_conformance = _xmp_value(root, PDFAID, "conformance")
@@ -370,22 +387,29 @@ def _check_fx_xmp(root: etree._Element | None, declared: dict[str, set[str]], re
                or _xmp_value(root, u, "DocumentFileName") is not None), None)
     if ns is None:
         result.add(ERROR, "XMP_FX_MISSING", "The XMP has no Factur-X/ZUGFeRD properties (fx:DocumentType, "
-                   "DocumentFileName, Version, ConformanceLevel).")
+                   "DocumentFileName, Version, ConformanceLevel).",
+                   de="Die XMP-Metadaten haben keine Factur-X-/ZUGFeRD-Angaben (fx:DocumentType, DocumentFileName, "
+                      "Version, ConformanceLevel).")
         return
     for name in ("DocumentType", "DocumentFileName", "Version", "ConformanceLevel"):
         value = _xmp_value(root, ns, name)
         if value is None:
-            result.add(ERROR, "XMP_FX_PROPERTY_MISSING", f"XMP Factur-X property {name} is missing.")
+            result.add(ERROR, "XMP_FX_PROPERTY_MISSING", f"XMP Factur-X property {name} is missing.",
+                   de=f"Die Factur-X-Angabe {name} fehlt in den XMP-Metadaten.")
             continue
         result.fx[name] = value
         if name not in declared.get(ns, set()):
             result.add(ERROR, "XMP_EXTENSION_SCHEMA_MISSING", f"XMP property {name} of {ns} is not declared in "
-                       "a PDF/A extension schema (ISO 19005-3 6.6.2.3.2).")
+                       "a PDF/A extension schema (ISO 19005-3 6.6.2.3.2).",
+                   de=f"Die XMP-Angabe {name} aus {ns} ist in keinem PDF/A-Erweiterungsschema deklariert (ISO "
+                      "19005-3 6.6.2.3.2).")
     if result.fx.get("DocumentType", "INVOICE") != "INVOICE":
-        result.add(ERROR, "XMP_FX_DOCUMENT_TYPE", f"fx:DocumentType is {result.fx['DocumentType']!r}, expected 'INVOICE'.")
+        result.add(ERROR, "XMP_FX_DOCUMENT_TYPE", f"fx:DocumentType is {result.fx['DocumentType']!r}, expected 'INVOICE'.",
+                   de=f"fx:DocumentType ist {result.fx['DocumentType']!r}, erwartet wird 'INVOICE'.")
     level = result.fx.get("ConformanceLevel")
     if level is not None and level.upper() not in FX_LEVELS:
-        result.add(ERROR, "XMP_FX_CONFORMANCE_LEVEL", f"fx:ConformanceLevel {level!r} is not a Factur-X/ZUGFeRD profile.")
+        result.add(ERROR, "XMP_FX_CONFORMANCE_LEVEL", f"fx:ConformanceLevel {level!r} is not a Factur-X/ZUGFeRD profile.",
+                   de=f"fx:ConformanceLevel {level!r} ist kein Factur-X-/ZUGFeRD-Profil.")
 
 
 # --- PDF/A-3 (pikepdf.pdfa) ----------------------------------------------------------------------------
@@ -395,13 +419,17 @@ def _check_pdfa(data: bytes, pdf: pikepdf.Pdf, declared: dict[str, set[str]], pr
     part = result.pdfa_part
     if part is None:
         result.add(ERROR, "PDFA_NOT_DECLARED", "The XMP declares no PDF/A part (pdfaid:part); a Factur-X PDF "
-                   "must be PDF/A-3.")
+                   "must be PDF/A-3.",
+                   de="Die XMP-Metadaten nennen keinen PDF/A-Teil (pdfaid:part); ein Factur-X-PDF muss PDF/A-3 sein.")
     elif part == "4":
         result.add(WARNING, "PDFA_4_NOT_CHECKED", "The file declares PDF/A-4; this service checks PDF/A-3 "
-                   "conformance only, so PDF/A-4 rules were not checked.")
+                   "conformance only, so PDF/A-4 rules were not checked.",
+                   de="Die Datei gibt PDF/A-4 an; dieser Dienst prüft nur PDF/A-3, die Regeln von PDF/A-4 wurden "
+                      "nicht geprüft.")
         return
     elif part != "3":
-        result.add(ERROR, "PDFA_NOT_PART_3", f"The file declares PDF/A-{part}; Factur-X requires PDF/A-3.")
+        result.add(ERROR, "PDFA_NOT_PART_3", f"The file declares PDF/A-{part}; Factur-X requires PDF/A-3.",
+                   de=f"Die Datei gibt PDF/A-{part} an; Factur-X verlangt PDF/A-3.")
     left = budget.remaining()
     if left is not None and left <= 0:
         raise budget.Exhausted()
@@ -413,13 +441,16 @@ def _check_pdfa(data: bytes, pdf: pikepdf.Pdf, declared: dict[str, set[str]], pr
         if seconds < PDFA_CHECK_SECONDS:  # the request's budget ran out, not the check's own limit
             raise budget.Exhausted() from None
         result.add(ERROR, "PDFA_CHECK_TIMEOUT", f"The PDF/A-3 check did not finish within {PDFA_CHECK_SECONDS:g} s; "
-                   "the file was not confirmed as PDF/A-3.")
+                   "the file was not confirmed as PDF/A-3.",
+                   de=f"Die PDF/A-3-Prüfung wurde nicht binnen {PDFA_CHECK_SECONDS:g} s fertig; die Datei ist nicht "
+                      "als PDF/A-3 bestätigt.")
         return
     for f in report.findings:
         if _known_false_alarm(f, declared, prefixes, result) or _cid_system_info_is_valid(f, pdf):
             continue
         if f.kind == "unsupported" or _undetermined(f):
-            result.add(WARNING, f"PDFA_NOT_CHECKED:{f.rule}", f"Not checked by the PDF/A validator: {f.message}", f.where)
+            result.add(WARNING, f"PDFA_NOT_CHECKED:{f.rule}", f"Not checked by the PDF/A validator: {f.message}", f.where,
+                       de=f"Vom PDF/A-Prüfer nicht geprüft: {f.message}")  # its text as the validator gives it
         else:
             result.add(ERROR, f"PDFA:{f.rule}", f.message, f.where)
 
@@ -542,7 +573,9 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: boo
     chosen = next(((n, s) for w in wanted for n, s in specs if n.lower() == w), None)
     if chosen is None:
         result.add(ERROR, "FX_NO_EMBEDDED_INVOICE", "The PDF carries no embedded invoice XML "
-                   f"(looked for {', '.join(dict.fromkeys(wanted))}; found {[n for n, _ in specs] or 'no files'}).")
+                   f"(looked for {', '.join(dict.fromkeys(wanted))}; found {[n for n, _ in specs] or 'no files'}).",
+                   de=f"Das PDF trägt keine eingebettete Rechnung (gesucht: {', '.join(dict.fromkeys(wanted))}; "
+                      f"gefunden: {', '.join(n for n, _ in specs) or 'keine Dateien'}).")
         return
     name, spec = chosen
     result.other_files = []
@@ -554,36 +587,49 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: boo
     rel = spec.get("/AFRelationship")
     result.relationship = _pdf_text(rel)
     if not any(a.objgen == spec.objgen for a in _catalog_af(pdf)):
-        result.add(ERROR, "FX_NOT_ASSOCIATED", f"{name} is not listed in the catalog's /AF array (ISO 19005-3 6.8).")
+        result.add(ERROR, "FX_NOT_ASSOCIATED", f"{name} is not listed in the catalog's /AF array (ISO 19005-3 6.8).",
+                   de=f"{name} steht nicht im /AF-Verzeichnis des Katalogs (ISO 19005-3 6.8).")
     if rel is None:
-        result.add(ERROR, "FX_AFRELATIONSHIP_MISSING", f"{name} has no /AFRelationship (ISO 19005-3 6.8).")
+        result.add(ERROR, "FX_AFRELATIONSHIP_MISSING", f"{name} has no /AFRelationship (ISO 19005-3 6.8).",
+                   de=f"{name} hat keine /AFRelationship (ISO 19005-3 6.8).")
     elif result.relationship not in RELATIONSHIPS:
-        result.add(ERROR, "FX_AFRELATIONSHIP_INVALID", f"{name} has /AFRelationship {result.relationship}.")
+        result.add(ERROR, "FX_AFRELATIONSHIP_INVALID", f"{name} has /AFRelationship {result.relationship}.",
+                   de=f"{name} hat /AFRelationship {result.relationship}.")
     elif result.relationship not in ("/Data", "/Alternative", "/Source"):
         result.add(WARNING, "FX_AFRELATIONSHIP_UNUSUAL", f"{name} has /AFRelationship {result.relationship}; "
-                   "Factur-X expects /Data, /Alternative or /Source.")
+                   "Factur-X expects /Data, /Alternative or /Source.",
+                   de=f"{name} hat /AFRelationship {result.relationship}; Factur-X erwartet /Data, /Alternative oder "
+                      "/Source.")
     ef = spec.get("/EF")
     stream = ef.get("/UF", ef.get("/F")) if isinstance(ef, pikepdf.Dictionary) else None
     if not isinstance(stream, pikepdf.Stream):
-        result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"{name} has no embedded file stream.")
+        result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"{name} has no embedded file stream.",
+                   de=f"{name} hat keinen eingebetteten Datenstrom.")
         return
     subtype = stream.get("/Subtype")
     result.subtype = _pdf_text(subtype)
     if subtype is None:
         result.add(ERROR, "FX_SUBTYPE_MISSING", f"The embedded file stream of {name} has no /Subtype (MIME type), "
-                   "required by ISO 19005-3 6.8.")
+                   "required by ISO 19005-3 6.8.",
+                   de=f"Der eingebettete Datenstrom von {name} hat keinen /Subtype (MIME-Typ), den ISO 19005-3 6.8 "
+                      "verlangt.")
     elif result.subtype not in ("/text/xml", "/application/xml"):
         result.add(WARNING, "FX_SUBTYPE", f"The embedded file stream of {name} has /Subtype {result.subtype}; "
-                   "Factur-X specifies /text#2Fxml.")
+                   "Factur-X specifies /text#2Fxml.",
+                   de=f"Der eingebettete Datenstrom von {name} hat /Subtype {result.subtype}; Factur-X sieht "
+                      "/text#2Fxml vor.")
     params = stream.get("/Params")
     if not isinstance(params, pikepdf.Dictionary) or "/ModDate" not in params:
-        result.add(WARNING, "FX_PARAMS_MODDATE", f"The embedded file stream of {name} has no /Params /ModDate.")
+        result.add(WARNING, "FX_PARAMS_MODDATE", f"The embedded file stream of {name} has no /Params /ModDate.",
+                   de=f"Der eingebettete Datenstrom von {name} hat kein /Params /ModDate.")
     try:
         result.xml = _bounded_bytes(stream, MAX_STREAM_BYTES)
     except TooLarge as exc:
-        result.add(ERROR, "FX_XML_TOO_LARGE", f"The embedded invoice was not read: {exc}.")
+        result.add(ERROR, "FX_XML_TOO_LARGE", f"The embedded invoice was not read: {exc}.",
+                   de="Die eingebettete Rechnung wurde nicht gelesen (zu groß).")
     except (zlib.error, pikepdf.PdfError) as exc:
-        result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"The embedded invoice cannot be decoded: {exc}")
+        result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"The embedded invoice cannot be decoded: {exc}",
+                   de="Die eingebettete Rechnung lässt sich nicht entpacken.")
 
 
 def _other_file(name: str, spec: pikepdf.Dictionary, read: bool) -> OtherFile:
@@ -610,18 +656,23 @@ def _check_xml(result: Inspection) -> None:
         result.issues += validate_zugferd1_xml(result.xml)
         return
     if etree.QName(root).namespace != CII_NS or etree.QName(root).localname != "CrossIndustryInvoice":
-        result.add(ERROR, "FX_NOT_CII", f"The embedded invoice is {root.tag}, not a CII CrossIndustryInvoice.")
+        result.add(ERROR, "FX_NOT_CII", f"The embedded invoice is {root.tag}, not a CII CrossIndustryInvoice.",
+                   de=f"Die eingebettete Rechnung ist {root.tag}, keine CII-CrossIndustryInvoice.")
         return
     result.guideline_id, _ = specification_id(doc)
     result.profile = profile_for_guideline(result.guideline_id)
     if result.profile is None:
         result.add(ERROR, "FX_UNKNOWN_PROFILE", f"The guideline identifier (BT-24) {result.guideline_id!r} names no "
-                   "Factur-X/ZUGFeRD profile.")
+                   "Factur-X/ZUGFeRD profile.",
+                   de=f"Die Spezifikationskennung (BT-24) {result.guideline_id!r} nennt kein "
+                      "Factur-X-/ZUGFeRD-Profil.")
         return
     level = result.fx.get("ConformanceLevel")
     if level and level.upper() != result.profile.level and not (level.upper() == "COMFORT" and result.profile.name == "EN16931"):
         result.add(ERROR, "XMP_FX_LEVEL_MISMATCH", f"fx:ConformanceLevel {level!r} does not match the embedded "
-                   f"invoice's profile {result.profile.level!r}.")
+                   f"invoice's profile {result.profile.level!r}.",
+                   de=f"fx:ConformanceLevel {level!r} passt nicht zum Profil der eingebetteten Rechnung "
+                      f"{result.profile.level!r}.")
     result.issues += validate_profile_xml(result.xml, result.profile, result.guideline_id)
 
 
