@@ -132,7 +132,6 @@ def _required(request: dict) -> set[str]:
                 "message.issuer", "message.issuer.role", "message.recipients", "status", "status.code",
                 "status.dateTime", "invoice", "invoice.number", "invoice.typeCode", "invoice.issueDate",
                 "invoice.sellerSiren"}
-    required |= {f"message.recipients[{n}].role" for n, _ in enumerate(message["recipients"])}
     required |= {f"message.recipients[{n}].electronicAddress" for n, r in enumerate(message["recipients"])
                  if r["role"] not in ("WK", "DFH")}
     if message.get("guidelineId") != cdar.GUIDELINE_PPF:

@@ -12,7 +12,7 @@ import pytest
 from lxml import etree
 
 from cdar_cases import NS, example, examples, mutated
-from conftest import REPO
+from conftest import CORPUS, REPO
 from pipeline.flows import status_generate, status_read
 from pipeline.invoice.request_json import dump_request, load_request
 from pipeline.service.app import create_app
@@ -97,9 +97,8 @@ def test_a_message_missing_required_data_is_read_and_says_what_is_missing():
 @pytest.mark.parametrize("data, code", [
     (b"just text", "XML-MALFORMED"), (b"", "XML-EMPTY"),
     (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "e">]><x>&e;</x>', "XML-DTD-FORBIDDEN"),
-    ((REPO / "fixtures" / "golden").glob("*.xml").__next__().read_bytes() if list((REPO / "fixtures" / "golden")
-                                                                                  .glob("*.xml")) else b"<a/>",
-     "XML-UNKNOWN-ROOT"),
+    ((CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml").read_bytes(),
+     "XML-UNKNOWN-ROOT"),   # an invoice
 ])
 def test_what_is_no_status_message_is_a_400_saying_what_it_is(client, data, code):
     r = post(client, BASE + "/parse", file=data)

@@ -274,8 +274,9 @@ class _Model(BaseModel):
 
 
 class StatusParty(_Model):
-    """A party of the message: sender (MDG-9), issuer (MDG-16) or a recipient (MDG-23)."""
-    role: Role
+    """A party of the message: sender (MDG-9), issuer (MDG-16) or a recipient (MDG-23). The sender's and the
+    issuer's role are required (BR-FR-CDV-CL-02/03); a recipient may go without when it has an address."""
+    role: Role | None = None
     id: Text | None = None
     idScheme: Text | None = None
     name: Text | None = None
@@ -402,20 +403,22 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
     reporter = "a platform reports in phase 305" if usual == TRANSMISSION else "a business reports in phase 23"
     need(st.typeCode is None or usual in (None, st.typeCode), "status.typeCode",
          f"contradicts status {code}, which {reporter}", st.typeCode, "INVALID_VALUE")
+    need(msg.sender.role is not None, "message.sender.role", "is required (BR-FR-CDV-06, BR-FR-CDV-CL-02)")
+    need(msg.issuer is None or msg.issuer.role is not None, "message.issuer.role", "is required (BR-FR-CDV-CL-03)")
     if typed == TRANSMISSION:
-        need(msg.sender.role == "WK", "message.sender.role", "must be WK (the platform) in the transmission phase "
+        need(msg.sender.role in (None, "WK"), "message.sender.role", "must be WK (the platform) in the transmission phase "
              "(MDT-77 305, BR-FR-CDV-CL-02)", msg.sender.role, "INVALID_VALUE")
         need(msg.issuer is not None, "message.issuer", "is required: the platform (role WK) in the transmission phase "
              "(BR-FR-CDV-CL-03)")
-        need(msg.issuer is None or msg.issuer.role == "WK", "message.issuer.role", "must be WK (the platform) in the "
+        need(msg.issuer is None or msg.issuer.role in (None, "WK"), "message.issuer.role", "must be WK (the platform) in the "
              "transmission phase (MDT-77 305, BR-FR-CDV-CL-03)", msg.issuer and msg.issuer.role, "INVALID_VALUE")
     elif typed == PROCESSING:
-        need(msg.sender.role in SENDER_ROLES, "message.sender.role", f"must be one of {', '.join(SENDER_ROLES)} in the "
+        need(msg.sender.role in (None, *SENDER_ROLES), "message.sender.role", f"must be one of {', '.join(SENDER_ROLES)} in the "
              "processing phase (MDT-77 23, BR-FR-CDV-CL-02)", msg.sender.role, "INVALID_VALUE")
         need(msg.issuer is not None, "message.issuer", "is required in the processing phase: the business that "
              "reports the status, with its id (BR-FR-CDV-CL-03, BR-FR-CDV-07)")
         if msg.issuer is not None:
-            need(msg.issuer.role in ISSUER_ROLES, "message.issuer.role", f"must be one of {', '.join(ISSUER_ROLES)} in "
+            need(msg.issuer.role in (None, *ISSUER_ROLES), "message.issuer.role", f"must be one of {', '.join(ISSUER_ROLES)} in "
                  "the processing phase (MDT-77 23, BR-FR-CDV-CL-03): a platform (WK) only transmits",
                  msg.issuer.role, "INVALID_VALUE")
             need(msg.issuer.id is not None, "message.issuer.id", "is required in the processing phase (MDT-77 23, "
@@ -426,11 +429,11 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
          "(BR-FR-CDV-CL-05)", dsc, "INVALID_VALUE")
     # the parties
     for i, r in enumerate(msg.recipients):
-        need(r.role in RECIPIENT_ROLES, f"message.recipients[{i}].role", f"must be one of {', '.join(RECIPIENT_ROLES)} "
-             "(BR-FR-CDV-CL-04)", r.role, "INVALID_VALUE")
+        need(r.role in (None, *RECIPIENT_ROLES), f"message.recipients[{i}].role",
+             f"must be one of {', '.join(RECIPIENT_ROLES)} (BR-FR-CDV-CL-04)", r.role, "INVALID_VALUE")
         need(r.role in ROLES_WITHOUT_ADDRESS or r.electronicAddress is not None,
-             f"message.recipients[{i}].electronicAddress", f"is required for a recipient of role {r.role}: only a "
-             "platform (WK) or the PPF (DFH) is reached without one (BR-FR-CDV-08)")
+             f"message.recipients[{i}].electronicAddress", f"is required for a recipient of role {r.role or '(none)'}: "
+             "only a platform (WK) or the PPF (DFH) is reached without one (BR-FR-CDV-08)")
     for path, party in (("message.sender", msg.sender), ("message.issuer", msg.issuer),
                         *((f"message.recipients[{i}]", r) for i, r in enumerate(msg.recipients))):
         if party is not None:
