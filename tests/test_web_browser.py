@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import CORPUS
+from conftest import CORPUS, SHARED
 from pipeline.flows.validate_pdf import validate_pdf
 from test_platform_helpers import REPO, serve_with_key
 
@@ -490,6 +490,31 @@ def test_a_peppol_invoice_is_recognised_validated_and_converted_to_cii(page, liv
     wait(page, lambda d: target.exists() and target.stat().st_size > 0, WAIT)
     time.sleep(0.3)
     assert b"CrossIndustryInvoice" in target.read_bytes()
+
+
+def test_a_peppol_labelled_german_invoice_converts_to_cii_and_its_peppol_findings_are_said(page, live, screenshots):
+    """UBL from German software with Peppol's BT-24 and no Peppol addresses: invalid on the Peppol rules (the page's
+    verdict), valid EN 16931, so "Convert to CII" is offered; the CII comes down and the page paints, under the
+    download, the rules that judged it, the Peppol findings the sender should fix, and BT-24 as written (issue 35)."""
+    server, token = live
+    source = SHARED / "realworld/corpus/XML-Rechnung/UBL/EN16931_Einfach.ubl.xml"
+    enter_key(page, token)
+    validate(page, source)
+    assert by_id(page, "verdict-title").text == "Invalid"
+    assert shown(page, "convert-button") and by_id(page, "convert-button").text == "Convert to CII (1 credit)"
+    assert not shown(page, "convert-button-2")   # no ZUGFeRD PDF: that target judges the source on Peppol
+    for old in page.downloads.iterdir():
+        old.unlink()
+    page.find_element("css selector", "#convert-button").click()
+    target = page.downloads / (source.stem + ".cii.xml")
+    wait(page, lambda d: target.exists() and target.stat().st_size > 0 and visible("convert-notes")(d), WAIT)
+    assert b"CrossIndustryInvoice" in target.read_bytes()
+    assert shown(page, "convert-notes")
+    notes = by_id(page, "convert-notes").text
+    assert "judged on the rules of the target: en16931" in notes
+    assert "PEPPOL-EN16931-R010" in notes and "PEPPOL-EN16931-R020" in notes
+    assert "BT-24 urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0 -> urn:cen.eu:en16931:2017" in notes
+    by_id(page, "convert-notes").screenshot(str(screenshots / "convert-notes.png"))
 
 
 PARTY_COLUMNS = """

@@ -365,11 +365,14 @@
     pageCall.catch(() => {}); // read below, or dropped when the report failed
     try {
       const report = showReport(await (await reportCall).text());
-      // converting answers 400 / 422 for a document that is no valid invoice: offered for a valid one only
-      const convertible = $("verdict").classList.contains("valid");
+      // converting answers 400 / 422 for a document that is no valid invoice: offered for a valid one only. A UBL
+      // that states Peppol's BT-24 and fails Peppol's own rules may be valid EN 16931: it converts to CII as EN 16931
+      // (its Peppol findings are said under the download), so that one button is offered for it.
+      const valid = $("verdict").classList.contains("valid");
+      const asEn16931 = !valid && spec === "peppol" && await validEn16931(file);
       $("result").dataset.spec = spec;
       convertButtons.forEach((button, i) => {
-        button.hidden = !convertible;
+        button.hidden = !(valid || (asEn16931 && current.targets[i] === "CII"));
         button.dataset.to = current.targets[i];
         button.textContent = fmt(t.dl_convert, {syntax: TARGET_NAMES[current.targets[i]]});
       });
@@ -397,6 +400,34 @@
     }
   });
 
+  async function validEn16931(file) {
+    try {
+      return (await (await call("/v1/invoice/en16931/validate", upload(file, {}), "application/json")).json()).valid;
+    } catch (failure) {
+      if (!(failure instanceof ApiFailure)) throw failure;
+      return false;
+    }
+  }
+
+  // What a conversion did besides the document, from its headers: the rules that judged the source, the findings of
+  // the rules it claims that the target does not apply, values written otherwise, technical values left out.
+  function showConversion(response) {
+    const box = $("convert-notes");
+    const header = (name) => response.headers.get(name);
+    const lines = [];
+    if (header("X-Source-Rules")) lines.push(fmt(t.convert_judged, {rules: header("X-Source-Rules")}));
+    if (header("X-Source-Findings")) lines.push(fmt(t.convert_findings, {rules: header("X-Source-Findings")}));
+    for (const change of (header("X-Conversion-Changed") || "").split("; ").filter(Boolean)) {
+      lines.push(fmt(t.convert_changed, {change}));
+    }
+    if (header("X-Conversion-Losses")) lines.push(fmt(t.convert_lost, {count: header("X-Conversion-Losses")}));
+    if (header("X-Conversion-Technical")) {
+      lines.push(fmt(t.convert_technical, {count: header("X-Conversion-Technical")}));
+    }
+    box.replaceChildren(...lines.map((line) => el("li", line)));
+    box.hidden = lines.length === 0;
+  }
+
   // The downloads: each asks the API again for the representation it names.
   const DOWNLOADS = {
     json: (c) => [`/v1/invoice/${c.spec}/validate`, {metadataLanguage: data.lang}, "application/json", ".report.json"],
@@ -412,12 +443,14 @@
       if (!current) return;
       const [path, request, accept, suffix] = DOWNLOADS[button.dataset.download](current, button.dataset.to);
       $("download-error").hidden = true;
+      $("convert-notes").hidden = true;
       button.disabled = true;
       const work = progress($("download-status"));
       work.say(fmt(t.downloading, {what: button.textContent}));
       try {
         const response = await call(path, upload(current.file, request), accept);
         save(await response.blob(), baseName(current.file.name) + suffix);
+        if (button.dataset.download === "convert") showConversion(response);
         work.stop(true);
       } catch (failure) {
         work.stop(false);
