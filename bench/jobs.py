@@ -1,7 +1,7 @@
 """Jobs at scale: documents/s of a 10,000-document validation job with one and with two `pipeline worker` processes
 (Procrastinate on the local PostgreSQL, a fresh schema), the scaling ratio, and each worker's peak RSS.
 
-    python3 bench/jobs.py [--documents 10000] [--rounds 1]
+    python3 bench/jobs.py [--documents 10000] [--rounds 1] [--no-mbox]
 
 The documents are the typical one-line XRechnung CII invoice of the official test suite (01.01a). Workers are
 started and warmed (a small job that every worker takes part in) before the clock runs; the clock runs from the
@@ -10,6 +10,8 @@ each right after its baseline: the validate flow in this process, one document a
 process does per request, without HTTP), which the job's throughput per worker should reach to >= 90 %. The
 workers' logs are counted for chunks put back after a stall (none expected without a crash).
 Issue 26's targets: per worker >= 90 % of single-request throughput; 2 workers >= 1.8 x one.
+Then the same documents as an .mbox (one message per document, the invoice a base64 attachment, as mail brings it)
+with 2 workers: documents/s, and the submission's time, which now unpacks every message (issue 36).
 """
 from __future__ import annotations
 
@@ -41,6 +43,21 @@ def archive(n: int) -> bytes:
     return buf.getvalue()
 
 
+def mailbox(n: int) -> bytes:
+    """An .mbox of n messages, each with the typical invoice attached."""
+    from email.message import EmailMessage
+
+    doc, out = TYPICAL.read_bytes(), io.BytesIO()
+    for i in range(n):
+        m = EmailMessage()
+        m["From"], m["To"], m["Subject"] = "billing@seller.example", "ap@buyer.example", f"Invoice {i}"
+        m["Message-ID"] = f"<bench-{i}@seller.example>"
+        m.set_content("Please find the invoice attached.")
+        m.add_attachment(doc, maintype="application", subtype="xml", filename=f"invoice-{i:05d}.xml")
+        out.write(b"From billing@seller.example Mon Mar  2 10:00:00 2026\n" + m.as_bytes() + b"\n")
+    return out.getvalue()
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -66,12 +83,12 @@ class Bench:
         self.store.create_key(key_id, "bench", "test", digest, 0, None)
         self.client = falcon.testing.TestClient(create_app())
 
-    def submit(self, body: bytes) -> tuple[str, float]:
+    def submit(self, body: bytes, filename: str = "documents.zip") -> tuple[str, float]:
         boundary = uuid.uuid4().hex
         request = json.dumps({"operation": "validate", "spec": "xrechnung"})
         data = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"request\"\r\n\r\n{request}\r\n"
-                f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"documents.zip\"\r\n"
-                "Content-Type: application/zip\r\n\r\n").encode() + body + f"\r\n--{boundary}--\r\n".encode()
+                f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\n"
+                "Content-Type: application/octet-stream\r\n\r\n").encode() + body + f"\r\n--{boundary}--\r\n".encode()
         t = time.perf_counter()
         r = self.client.simulate_post("/v1/jobs", body=data, headers={
             "Authorization": f"Bearer {self.token}", "Content-Type": f"multipart/form-data; boundary={boundary}"})
@@ -94,10 +111,10 @@ class Bench:
         self.wait(warm)
         return procs
 
-    def run(self, n_workers: int, body: bytes, n_docs: int, baseline: float) -> float:
+    def run(self, n_workers: int, body: bytes, n_docs: int, baseline: float, filename: str = "documents.zip") -> float:
         procs = self.workers(n_workers)
         try:
-            job_id, upload = self.submit(body)
+            job_id, upload = self.submit(body, filename)
             t = time.perf_counter()
             self.wait(job_id)
             rate = n_docs / (time.perf_counter() - t)
@@ -110,7 +127,7 @@ class Bench:
         self.log.seek(0)
         log = self.log.read().decode("utf-8", "replace")
         retried = log.count("of a stalled worker goes back")  # a chunk redone: work twice, never a count twice
-        print(f"  {n_workers} worker(s): {rate:7.1f} documents/s ({rate / n_workers:6.1f} per worker, "
+        print(f"  {filename}, {n_workers} worker(s): {rate:7.1f} documents/s ({rate / n_workers:6.1f} per worker, "
               f"{rate / n_workers / baseline:.0%} of the flow alone just before), submission {upload:.1f} s, "
               f"peak RSS per worker {', '.join(f'{r:.0f} MB' for r in rss)}, chunks retried {retried}", flush=True)
         return rate
@@ -136,6 +153,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--documents", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--no-mbox", action="store_true", help="leave out the .mbox run")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-jobs-") as tmp:
         bench = Bench(Path(tmp))
@@ -155,6 +173,13 @@ def main() -> None:
                   f"{statistics.median(shares[2]):.0%} (median of {args.rounds}; target >= 90 %)")
             print(f"scaling 2 workers / 1: {statistics.median(ratios):.2f}x (median of {args.rounds} same-round "
                   "ratios; target >= 1.8x)")
+            if not args.no_mbox:
+                box = mailbox(args.documents)
+                print(f"the same documents as an .mbox of {args.documents} messages ({len(box) / 1e6:.1f} MB):",
+                      flush=True)
+                single = flow_rate()
+                print(f"  the validate flow alone in one process: {single:.1f} documents/s", flush=True)
+                bench.run(2, box, args.documents, single, "month.mbox")
         finally:
             bench.close()
 

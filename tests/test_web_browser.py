@@ -472,6 +472,40 @@ def test_many_invoices_as_a_job_with_its_progress(page, live):
     assert (job.json()["valid"], job.json()["invalid"]) == (2, 1)
 
 
+def test_a_mailbox_shows_each_message_and_its_invoices(page, live, tmp_path, screenshots):
+    """An .mbox dropped on the validate tab: a job of its messages' invoices, each invoice under its message with
+    the service's verdict, a message without an invoice said as such; what is painted is looked at."""
+    from mailbuild import mbox, message
+
+    server, token = live
+    box = tmp_path / "march.mbox"
+    box.write_bytes(mbox([message(1, [("valid.xml", VALID.read_bytes()), ("wrong.xml", INVALID.read_bytes())],
+                                  subject="Rechnungen März").as_bytes(),
+                          message(2, [], subject="Lunch on Friday?").as_bytes()]))
+    enter_key(page, token)
+    by_id(page, "file").send_keys(str(box))
+    wait(page, lambda d: (visible("mail-result")(d) or visible("validate-error")(d))
+         and d.find_element("id", "validate-button").is_enabled())
+    assert by_id(page, "mail-result").is_displayed(), by_id(page, "validate-error").text
+    assert by_id(page, "mail-title").text == ("2 message(s): 1 invoice(s) valid, 1 invalid, 0 not checked, "
+                                              "1 message(s) without an invoice")
+    messages = page.find_elements("css selector", "#mail-messages > li.message")
+    assert [m.find_element("css selector", ".message-head strong").text for m in messages] == [
+        "Rechnungen März", "Lunch on Friday?"]
+    first = [(i.get_attribute("class"), i.find_element("css selector", ".name").text)
+             for i in messages[0].find_elements("css selector", "li.invoice")]
+    assert first == [("invoice valid", "valid.xml"), ("invoice invalid", "wrong.xml")]
+    from pipeline.check.detect import route
+
+    wrong = json_report(server, token, route(INVALID.read_bytes(), "auto"), INVALID)
+    first_error = next(i["code"] for i in wrong["issues"] if i["severity"] == "ERROR")
+    assert f"\n{first_error}: " in messages[0].find_elements("css selector", "li.invoice")[1].text
+    assert "No invoice" in messages[1].text
+    page.execute_script("document.getElementById('mail-result').scrollIntoView()")
+    by_id(page, "mail-result").screenshot(str(screenshots / "mail-result.png"))
+    assert ink(page, by_id(page, "mail-messages")) > 500  # painted, not only in the DOM
+
+
 def test_a_peppol_invoice_is_recognised_validated_and_converted_to_cii(page, live):
     """A Peppol BIS self-billing credit note: the page picks the Peppol rules from its CustomizationID, shows the
     Peppol report's verdict, and converts it to CII (as EN 16931: the convert call names no spec)."""

@@ -97,7 +97,7 @@ class Intake:
 
     def add_file(self, name: str, path: Path) -> None:
         for member in self.unpacker.file(name, path):
-            self._add(member)
+            self.add(member)
 
     def add_bytes(self, name: str, data: bytes) -> None:
         """A file already in memory (a message the inbox fetched), bounded as one part."""
@@ -105,9 +105,9 @@ class Intake:
             raise job_too_large(self.max_job_bytes)
         self.left -= len(data)
         for member in self.unpacker.file(name, data):
-            self._add(member)
+            self.add(member)
 
-    def _add(self, member: Member) -> None:
+    def add(self, member: Member) -> None:
         index = len(self.names)
         if index >= self.limits.max_files:
             raise too_many_files(index + 1, self.limits.max_files)

@@ -351,6 +351,8 @@
     const file = fileInput.files[0];
     if (!apiKey()) return showMessage(validateError, t.need_key), keyInput.focus();
     if (!file) return showMessage(validateError, t.need_file), fileInput.focus();
+    $("mail-result").hidden = true;
+    if (MAIL.test(file.name)) return validateMail(file, $("spec").value);
     const sniffed = await sniff(file);
     const spec = $("spec").value === "auto" ? sniffed.spec : $("spec").value;
     current = {file, spec, targets: sniffed.targets};
@@ -426,6 +428,81 @@
     }
     box.replaceChildren(...lines.map((line) => el("li", line)));
     box.hidden = lines.length === 0;
+  }
+
+  // ---- e-mail (.eml, .mbox): a job of each message's invoices (routed by what each is), shown under the message --
+  const MAIL = /\.(eml|mbox)$/i;
+
+  async function validateMail(file, spec) {
+    $("result").hidden = true;
+    $("validate-button").disabled = true;
+    const work = progress(validateStatus);
+    work.say(fmt(t.mail_reading, {name: file.name}));
+    const form = new FormData();
+    form.append("file", file, file.name);
+    form.append("request", new Blob([JSON.stringify({operation: "validate", spec})], {type: "application/json"}));
+    try {
+      let job = await (await jobCall("POST", "/v1/jobs", form)).json();
+      const path = `/v1/jobs/${encodeURIComponent(job.id)}`;
+      while (["queued", "running"].includes(job.state)) {
+        work.say(fmt(t.mail_progress, job));
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        job = await (await jobCall("GET", path)).json();
+      }
+      const lines = (await (await jobCall("GET", `${path}/results`)).text()).split("\n").filter(Boolean);
+      showMessages(lines.map((line) => JSON.parse(line)), job);
+      work.stop(true);
+      $("mail-title").focus();
+    } catch (failure) {
+      work.stop(false);
+      if (!(failure instanceof ApiFailure)) throw failure;
+      showFailure(validateError, failure);
+    } finally {
+      $("validate-button").disabled = false;
+    }
+  }
+
+  // One item per message (its subject, sender, date), its invoices under it with their verdicts.
+  function showMessages(entries, job) {
+    const groups = new Map();
+    for (const entry of entries) {
+      const key = entry.email ? `${entry.email.index} ${entry.email.messageId}` : entry.name;
+      if (!groups.has(key)) groups.set(key, {email: entry.email, entries: []});
+      groups.get(key).entries.push(entry);
+    }
+    const list = $("mail-messages");
+    list.replaceChildren();
+    for (const {email, entries: found} of groups.values()) {
+      const item = el("li", null, "message");
+      const head = el("div", null, "message-head");
+      head.append(el("strong", email ? email.subject || t.mail_no_subject : found[0].name));
+      if (email) head.append(el("span", email.from, "from"), el("span", email.date.slice(0, 16).replace("T", " "), "date"));
+      const invoices = el("ul", null, "invoices");
+      for (const entry of found) {
+        let kind = "error", detail;
+        if (entry.report) {
+          kind = entry.report.valid ? "valid" : "invalid";
+          const first = entry.report.issues.find((issue) => issue.severity === "ERROR");
+          detail = first ? `${first.code}: ${first.message}` : "";
+        } else if (entry.notice) {
+          kind = "notice";
+          detail = entry.notice.message;
+        } else {
+          detail = `${entry.error.code}: ${entry.error.message}`;
+        }
+        const line = el("li", null, "invoice " + kind);
+        line.append(el("span", t["mail_" + kind], "badge"),
+                    el("span", entry.notice ? "" : entry.name.split("/").pop(), "name"), el("span", detail, "detail"));
+        invoices.append(line);
+      }
+      item.append(head, invoices);
+      list.append(item);
+    }
+    const title = $("mail-title");
+    title.textContent = fmt(t.mail_summary, {messages: groups.size, valid: job.valid, invalid: job.invalid,
+                                             errors: job.errors, none: job.noInvoice});
+    title.tabIndex = -1;
+    $("mail-result").hidden = false;
   }
 
   // The downloads: each asks the API again for the representation it names.
