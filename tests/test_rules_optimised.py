@@ -55,6 +55,8 @@ def test_install_writes_copies_beside_the_untouched_originals_with_both_hashes(h
             assert _sha256(made) == copy["sha256"] and made.read_bytes() != original.read_bytes()
             assert copy["path"] not in manifest["files"]  # the official content hash covers the originals only
             assert copy["rewrites"]["svrl-findings-only"] == 1 and copy["rewrites"]["per-pattern-dispatch"] >= 1
+            # SchXslt (the XRechnung pack): every pattern dispatched, so the report needs no assembly
+            assert copy["rewrites"].get("report-unassembled") == (1 if pack.spec == "xrechnung" else None)
             assert pack.runnable(original) == made
         assert pack.content_sha256 == next(e for e in packs.load_registry() if e["spec"] == pack.spec and
                                            e["version"] == pack.version)["content_sha256"]

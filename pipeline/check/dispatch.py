@@ -244,6 +244,33 @@ def schxslt(root) -> int:
     return done
 
 
+_SCHXSLT = "https://doi.org/10.5281/zenodo.1495494"
+_SVRL = "http://purl.oclc.org/dsdl/svrl"
+
+
+def unassembled_report(root) -> int:
+    """SchXslt builds its SVRL twice: an intermediate report (rule elements in the order the walk met them), then
+    the SVRL assembled pattern by pattern, with a metadata element (the processor's name, the time) in front. Once
+    every pattern is dispatched, the report's rules already come pattern by pattern, each in document order: the
+    copy writes the report into the SVRL as it is, without metadata (the engine reads only the failed asserts and
+    successful reports, in document order, wherever they sit). 1 when done, else 0."""
+    if [a for a in root.iter(f"{_T}apply-templates") if a.get("select") == "root()" and a.get("mode")]:
+        return 0  # a walk is left: its rules meet the patterns node by node, and only the assembly orders them
+    for template in root.findall(f"{_T}template[@match='root()']"):
+        otherwise = template.find(f"{_T}choose/{_T}otherwise")
+        report = otherwise.find(f"{_T}variable[@name='report']") if otherwise is not None else None
+        holder = report.find(f"{{{_SCHXSLT}}}report") if report is not None else None
+        calls = list(holder) if holder is not None else []
+        if not calls or any(c.tag != f"{_T}call-template" for c in calls):
+            return 0
+        for child in list(otherwise):
+            otherwise.remove(child)
+        output = etree.SubElement(otherwise, f"{{{_SVRL}}}schematron-output")
+        output.extend(calls)
+        return 1
+    return 0
+
+
 def _schxslt_plan(root, mode: str, patterns: list[str]):
     """{pattern id: [(rule template, the elements of its body)]} when every template of the mode has SchXslt's
     shape (the patterns-matched parameter, lets, and a choose whose `when` passes a matched pattern on and whose

@@ -43,7 +43,7 @@ from pipeline.check import dispatch
 from pipeline.check.dispatch import matches_elements_only, remove as _remove
 
 TRANSFORM = ("svrl-findings-only+hoisted-tests+documents-as-parameters+element-walk+sibling-positions"
-             "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch/8")  # recorded in the manifest; a changed transformation gets a new name
+             "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch+report-unassembled/9")  # recorded in the manifest; a changed transformation gets a new name
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
@@ -97,6 +97,8 @@ def optimise_stated(data: bytes) -> tuple[bytes, dict[str, int]] | None:
                     "sibling-positions": _sibling_positions_once(root)}
         rewrites["local-name-suffix"], rewrites["cheap-conjuncts-first"] = dispatch.cheaper_contexts(root)
         rewrites["per-pattern-dispatch"] = compilation(root)
+        if compilation is dispatch.schxslt and rewrites["per-pattern-dispatch"]:
+            rewrites["report-unassembled"] = dispatch.unassembled_report(root)
     except NotOptimisable:
         return None
     return (etree.tostring(root, encoding="UTF-8", xml_declaration=True),
