@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
+from pipeline.cli.golden import invoice_fixtures
 from pipeline.flows.generate_xml import normalize
 from pipeline.write import canonical
 from pipeline.write.calc import calculate
@@ -20,7 +21,7 @@ from pipeline.invoice.terms import CANONICAL_NS, TERMS
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "tests" / "data" / "request-standard.json"
 NS = {"c": CANONICAL_NS}
-REQUESTS = sorted((REPO / "tests" / "data").glob("request-*.json")) + sorted((REPO / "fixtures").glob("*.json"))
+REQUESTS = sorted((REPO / "tests" / "data").glob("request-*.json")) + invoice_fixtures()
 
 
 def sample() -> dict:

@@ -118,11 +118,11 @@ def test_auto_calculation_always_gives_valid_documents_that_carry_the_request(re
 
 from falcon import testing  # noqa: E402
 
-from pipeline.cli.golden import FIXTURES as _FIXTURES  # noqa: E402
+from pipeline.cli.golden import invoice_fixtures  # noqa: E402
 from pipeline.service.app import create_app  # noqa: E402
 from pipeline.flows.validate_pdf import validate_pdf  # noqa: E402
 
-_BODIES = [load_request(p.read_bytes()) for p in sorted(_FIXTURES.glob("*.json"))]
+_BODIES = [load_request(p.read_bytes()) for p in invoice_fixtures()]
 _CLIENT = testing.TestClient(create_app(platform=False))
 
 

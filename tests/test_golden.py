@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.invoice import terms
-from pipeline.cli.golden import FIXTURES, GOLDEN, cases, diff
+from pipeline.cli.golden import GOLDEN, cases, diff, invoice_fixtures
 from pipeline.invoice.request_json import load_request
 
 CASES = cases()
@@ -32,7 +32,7 @@ def test_no_stale_golden_files():
 
 
 def _fixtures() -> list[dict]:
-    return [load_request(p.read_bytes()) for p in sorted(FIXTURES.glob("*.json"))]
+    return [load_request(p.read_bytes()) for p in invoice_fixtures()]
 
 
 def _paths(value, path="") -> set[str]:

@@ -11,13 +11,13 @@ import pytest
 from lxml import etree
 
 from pipeline.write import transform
-from pipeline.cli.golden import syntaxes_of
+from pipeline.cli.golden import syntaxes_of, invoice_fixtures
 from pipeline.flows.generate_xml import normalize
 from pipeline.invoice.terms import TERMS, term_for
 from roundtrip.reader import TAX_POINT_CODES
 
 REPO = Path(__file__).resolve().parent.parent
-REQUESTS = sorted((REPO / "tests" / "data").glob("request-*.json")) + sorted((REPO / "fixtures").glob("*.json"))
+REQUESTS = sorted((REPO / "tests" / "data").glob("request-*.json")) + invoice_fixtures()
 CII_NS = {
     "rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100",
     "ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100",

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS
-from pipeline.cli.golden import FIXTURES, specs_of, syntaxes_of
+from pipeline.cli.golden import FIXTURES, specs_of, syntaxes_of, invoice_fixtures
 from pipeline.invoice import peppol, terms
 from pipeline.errors import ApiError
 from pipeline.invoice.specs import EN16931_ID, XRECHNUNG_ID
@@ -24,7 +24,7 @@ from pipeline.invoice.request_json import dump_request, load_request, with_confi
 from pipeline.flows.parse import parse, source_of, source_spec
 from roundtrip.reader import NOT_WRITTEN, canonical_terms, diff_lines, flatten, read_terms
 
-FIXTURE_FILES = sorted(f for f in FIXTURES.glob("*.json") if specs_of(f))  # the XML requests (not a PDF's)
+FIXTURE_FILES = sorted(f for f in invoice_fixtures() if specs_of(f))  # the XML requests (not a PDF's)
 
 
 def _spec(request: dict) -> str:

@@ -16,7 +16,7 @@ from pipeline.flows import generate_xml as generate
 from pipeline.invoice.request_json import with_config
 from pipeline.invoice.specs import PROFILES
 from pipeline.write import transform
-from pipeline.cli.golden import FIXTURES, syntaxes_of
+from pipeline.cli.golden import FIXTURES, syntaxes_of, invoice_fixtures
 
 
 
@@ -31,7 +31,7 @@ def _specs(fixture) -> tuple[str, ...]:
     return ("xrechnung",) if fixture.stem.startswith("xrechnung") else ("xrechnung", "en16931")
 
 
-CASES = [(f, syntax, spec) for f in sorted(FIXTURES.glob("*.json")) for syntax in syntaxes_of(f) for spec in _specs(f)]
+CASES = [(f, syntax, spec) for f in invoice_fixtures() for syntax in syntaxes_of(f) for spec in _specs(f)]
 
 
 @pytest.mark.parametrize("fixture,syntax,spec", CASES, ids=lambda v: getattr(v, "stem", v))

@@ -15,7 +15,7 @@ import pikepdf
 import pytest
 from pikepdf import pdfa
 
-from pipeline.cli.golden import syntaxes_of
+from pipeline.cli.golden import syntaxes_of, invoice_fixtures
 from pipeline.invoice import specs
 from pipeline.pdf import assemble, checks
 from pipeline.service.app import create_app
@@ -281,7 +281,7 @@ def test_gate_rejects_wrong_relationship_and_unspecified_attachments(generated):
 
 # ZUGFeRD embeds CII: fixtures CII cannot carry (golden.syntaxes_of: the XRechnung extension's groups) are refused,
 # see the next test.
-FIXTURES = sorted(p for p in (REPO / "fixtures").glob("*.json")
+FIXTURES = sorted(p for p in invoice_fixtures()
                   if p.stem != "xrechnung-spec-id" and "CII" in syntaxes_of(p))
 
 

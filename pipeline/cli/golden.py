@@ -21,6 +21,7 @@ from pipeline.invoice.specs import EN16931_ID, XRECHNUNG_ID
 from pipeline.settings import REPO_ROOT
 
 FIXTURES = REPO_ROOT / "fixtures"
+STATUS_REQUESTS = "fr-status-"  # France's lifecycle status requests (POST /v1/invoice/fr-ctc/status): no invoices
 GOLDEN = FIXTURES / "golden"
 
 
@@ -66,8 +67,14 @@ def syntaxes_of(fixture: Path) -> tuple[str, ...]:
     return ("UBL",) if ubl_only else ("CII", "UBL")
 
 
+def invoice_fixtures() -> list[Path]:
+    """The fixtures that are invoice requests; the status requests (`fr-status-*.json`) have tests of their own
+    (tests/test_fr_cdar_generate.py)."""
+    return sorted(p for p in FIXTURES.glob("*.json") if not p.name.startswith(STATUS_REQUESTS))
+
+
 def cases(names: list[str] | None = None) -> list[Case]:
-    fixtures = sorted(FIXTURES.glob("*.json"))
+    fixtures = invoice_fixtures()
     if names:
         fixtures = [f for f in fixtures if f.stem in names]
     return [Case(f, spec, syntax) for f in fixtures for spec in specs_of(f) for syntax in syntaxes_of(f)]
