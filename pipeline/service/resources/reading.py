@@ -123,13 +123,19 @@ def conversion_headers(result) -> dict[str, str]:
     return headers
 
 
+def page_media(req) -> str:
+    """PDF or HTML, as a page endpoint answers (no Accept header or */*: PDF); 406 when the header allows neither.
+    The status messages' page (resources/status.py) answers so too."""
+    media = req.client_prefers([PDF, HTML])
+    if media is None:
+        raise ApiError(406, "NOT_ACCEPTABLE", "This endpoint returns application/pdf or text/html; the Accept "
+                       "header excludes both.")
+    return media
+
+
 class Render:
     def on_post(self, req, resp):
-        media = req.client_prefers([PDF, HTML])  # no Accept header or */*: PDF
-        if media is None:
-            raise ApiError(406, "NOT_ACCEPTABLE", "This endpoint returns application/pdf or text/html; the Accept "
-                           "header excludes both.")
-        html = media == HTML
+        html = page_media(req) == HTML
         data, request = read_validation_upload(req)
         resp.data = render(data, _language(request) or "en",
                            request_flag(request, "showBusinessTerms"), request_flag(request, "validate"), html, _request_id(req))

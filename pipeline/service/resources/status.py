@@ -24,7 +24,7 @@ from pipeline.flows.status_validate import validate_status
 from pipeline.invoice.cdar import parse_status_request
 from pipeline.invoice.request_json import dump_request
 from pipeline.service.resources.generation import XML, check_media, read_body
-from pipeline.service.resources.reading import bad_option, request_flag
+from pipeline.service.resources.reading import bad_option, page_media, request_flag
 from pipeline.service.upload import answer_report, parse_request_part, read_parts, read_validation_upload, \
     report_media
 from pipeline.settings import get_settings
@@ -104,12 +104,8 @@ class Timeline:
 
 class RenderStatus:
     def on_post(self, req, resp):
-        media = req.client_prefers([PDF, HTML])  # no Accept header or */*: PDF
-        if media is None:
-            raise ApiError(406, "NOT_ACCEPTABLE", "This endpoint returns application/pdf or text/html; the Accept "
-                           "header excludes both.")
+        html = page_media(req) == HTML
         files, request = read_files(req)
-        html = media == HTML
         resp.data = render_status(files, _language(request), html, request_flag(request, "validate"), _request_id(req))
         resp.content_type = HTML + "; charset=utf-8" if html else PDF
 
