@@ -8,14 +8,13 @@ import json
 import falcon.testing
 import pytest
 
+from pipeline.cli.golden import invoice_fixtures
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.service.app import create_app
 from test_platform_helpers import REPO
 
-# The invoice requests (the fr-status-*.json status message requests are no invoices; their own tests hold them).
-FIXTURES = [p for p in sorted((REPO / "fixtures").glob("*.json")) if "invoice" in json.loads(p.read_text()) and
-            "message" not in json.loads(p.read_text())]
+FIXTURES = invoice_fixtures()  # the status message requests (fr-status-*.json) are no invoices
 ALL_FIELDS = REPO / "fixtures" / "invoice-all-fields.json"
 # Fixtures that show something the official rules warn about, and why.
 WARNED = {"xrechnung-extension": "KoSIT's rules warn on the extension's own elements (UBL-CR-470, UBL-CR-646) and "
