@@ -3,8 +3,8 @@ Messages are built here (tests/mailbuild.py) around the shared corpus' documents
 the single endpoint's for the same bytes. Hostile mail: one case per bound, each with its entry."""
 from __future__ import annotations
 
-import base64
 import json
+import re
 import time
 from email.message import EmailMessage
 
@@ -155,6 +155,21 @@ def test_too_many_parts(client):
     assert r.json["results"][0]["email"]["subject"] == "Invoice 0001"  # named by its headers all the same
 
 
+@pytest.mark.parametrize("header,code", [(b"Subject: " + b"=?utf-8?q?a?= " * 50_000, None),
+                                         (b"From: " + b"a@b.example, " * 50_000, None),
+                                         (b"Content-Type: multipart/mixed; " + b"a=b; " * 50_000, "MAIL_HEADER_TOO_LONG")])
+def test_a_header_too_long_to_parse(client, header, code):
+    """The modern header parser needs minutes for a 250 KB Subject; a header we read is bounded instead: a long
+    From or Subject names the message by its raw text, a long Content-Type stops the message with an entry."""
+    raw = message(1, [("a.xml", UBL)]).as_bytes()
+    raw = re.sub(rb"\n" + header.split(b":")[0] + rb": [^\n]*\n", b"\n" + header + b"\n", raw, count=1)
+    started = time.monotonic()
+    r = post(client, [("long.eml", raw), ("ok.eml", message(2, [("b.xml", UBL)]).as_bytes())])
+    assert r.status_code == 200 and codes(r) == [code, None]
+    assert time.monotonic() - started < 30
+    assert len(r.json["results"][0]["email"]["subject"]) <= 300
+
+
 def test_too_deep(client):
     inner = message(0, [("deep.xml", UBL)])
     for n in range(1, mail.MAX_DEPTH + 2):
@@ -289,6 +304,41 @@ def test_a_job_of_an_mbox(tmp_path, monkeypatch):
         assert all(e["email"]["index"] == n for e, n in zip(lines, (1, 1, 2, 3)))
         assert lines[3]["error"]["code"] == "BROKEN_ENCODING"
         assert store.get_key(key_id).balance == 10 - 2
+        store.close()
+    finally:
+        get_settings.cache_clear()
+
+
+def test_a_parse_job_of_a_message_and_a_folder_of_mail_for_jobs_submit(tmp_path, monkeypatch):
+    from pipeline.cli.jobs import _archive_of
+    from pipeline.settings import get_settings
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.xml").write_bytes(UBL)
+    (folder / "m.eml").write_bytes(message(1, [("x.xml", CII)]).as_bytes())
+    (folder / "notes.txt").write_text("no")
+    import zipfile
+
+    with zipfile.ZipFile(_archive_of([folder], tmp_path)) as z:  # the folder's mail goes up with it
+        assert sorted(z.namelist()) == ["a.xml", "m.eml"]
+    monkeypatch.setenv("EINVOICE_DATA_DIR", str(tmp_path / "data"))
+    get_settings.cache_clear()
+    try:
+        store = make_store("sqlite", tmp_path)
+        p = Platform(store)
+        _, token = p.key(credits=10)
+        body, ctype = form([("m.eml", message(2, [("y.xml", UBL)]).as_bytes())], '{"operation": "parse"}')
+        r = p.post(token, "/v1/jobs", body=body, headers={"Content-Type": ctype})
+        assert r.status_code == 202, r.text
+        path = f"/v1/jobs/{r.json['id']}"
+        for _ in range(600):
+            job = p.client.simulate_get(path, headers={"Authorization": f"Bearer {token}"}).json
+            if job["state"] not in ("queued", "running"):
+                break
+            time.sleep(0.2)
+        line = json.loads(p.client.simulate_get(path + "/results", headers={"Authorization": f"Bearer {token}"}).text)
+        assert job["state"] == "done" and "invoice" in line and line["email"]["subject"] == "Invoice 0002"
         store.close()
     finally:
         get_settings.cache_clear()
