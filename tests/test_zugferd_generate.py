@@ -488,8 +488,10 @@ def test_a_profile_report_lists_each_finding_once():
     from pipeline.invoice.request_json import with_config
     from pipeline.write.transform import to_profile
 
-    _, canonical = normalize(with_config((REPO / "fixtures" / "invoice-all-fields.json").read_bytes(),
-                                         syntax="CII"), "zugferd")
+    request = json.loads(with_config((REPO / "fixtures" / "invoice-all-fields.json").read_bytes(), syntax="CII"))
+    documents = request["invoice"]["additionalSupportingDocuments"]
+    documents.append(dict(documents[0], reference="Stundennachweis-04", attachedDocumentFilename="s-04.pdf"))
+    _, canonical = normalize(json.dumps(request).encode(), "zugferd")  # two named files: CII-SR-475 / 476
     issues = profiles.validate_profile_xml(to_profile(canonical, specs.PROFILES["EN16931"]), specs.PROFILES["EN16931"])
     keys = [(profiles.rule_id(i), i.location.xpath if i.location else None) for i in issues]
     assert {"CII-SR-475", "CII-SR-476"} <= {k[0] for k in keys}
