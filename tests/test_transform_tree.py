@@ -112,11 +112,14 @@ def test_zugferd_cii_is_indented(profile):
 
 
 def test_finding_points_at_its_element_in_the_returned_bytes():
-    """A warning of the official rules on a generated document (CII-SR-475 on the all-fields invoice, EN 16931 CII:
-    two attachment names) is located by line and column in the indented bytes the client gets: the start tag of
-    the element its xpath names, found there independently of the locating code."""
-    xml, report = generate.generate_xml(with_config((FIXTURES / "invoice-all-fields.json").read_bytes(), syntax="CII"),
-                                        "en16931")
+    """A warning of the official rules on a generated document (CII-SR-475 on the all-fields invoice with a second
+    named supporting document, EN 16931 CII: two attachment names) is located by line and column in the indented
+    bytes the client gets: the start tag of the element its xpath names, found there independently of the locating
+    code."""
+    request = json.loads(with_config((FIXTURES / "invoice-all-fields.json").read_bytes(), syntax="CII"))
+    documents = request["invoice"]["additionalSupportingDocuments"]
+    documents.append(dict(documents[0], reference="Stundennachweis-04", attachedDocumentFilename="s-04.pdf"))
+    xml, report = generate.generate_xml(json.dumps(request).encode(), "en16931")
     located = [i for i in report.issues if i.location and i.location.line]
     assert located and {i.code for i in located} >= {"CII-SR-475"}
     text = xml.decode("utf-8")
