@@ -8,7 +8,8 @@ resident memory at checkpoints (growth would show a leak). Last, POST /v1/invoic
 fixture as a PDF/A-3 with its attachments) with memory before and after. Bounded in count and in time.
 
     python3 bench/load.py [--requests 1000] [--concurrency 4] [--total 10000] [--zugferd 300] [--seconds 300]
-                          [--rounds 3] [--ab-requests 1500] [--baseline DIR] [--ceiling-only] [--floor]
+                          [--rounds 3] [--ab-requests 1500] [--baseline DIR [--baseline-python PY]
+                          [--baseline-rules-home DIR]] [--ceiling-only] [--floor]
 
 First (issue 29) the ceiling comparison: XRechnung 01.01a CII validated in this process (the median gives the
 ceiling of 2 workers as issue 29 defines it, 2 / median; the mean, what back-to-back validations sustain, gives the
@@ -16,7 +17,9 @@ rate two processes reach, 2 / mean: a validation's times lean right, the mean 1-
 `pipeline serve --workers 2` driven by `ab` (needs apache2-utils), on the embedded SQLite default and on
 PostgreSQL + Redis (EINVOICE_TEST_POSTGRES / EINVOICE_TEST_REDIS, defaults 127.0.0.1:5432/test in a schema of its
 own and 127.0.0.1:6379/0), in alternating rounds, with their ratio.
-`--baseline DIR` runs another source tree's service (e.g. `git archive main | tar -x -C DIR`) in the same rounds.
+`--baseline DIR` runs another source tree's service (e.g. `git archive main | tar -x -C DIR`) in the same rounds,
+with its own interpreter (`--baseline-python`: another venv, e.g. another saxonche) and rule packs
+(`--baseline-rules-home`: the optimised copies that tree's code makes) when given.
 `--floor` adds the same workers serving a bare WSGI app (the file part split out of the body, `validate_xml`,
 the report's JSON; no Falcon, key, limiter or log): the ratio no app in this worker can pass.
 """
@@ -97,23 +100,26 @@ PG_BASE = os.environ.get("EINVOICE_TEST_POSTGRES", "postgresql://127.0.0.1:5432/
 REDIS_URL = os.environ.get("EINVOICE_TEST_REDIS", "redis://127.0.0.1:6379/0")
 
 
-def start_server(port: int, workers: int, storage: str = "sqlite",
-                 source: Path = REPO) -> tuple[subprocess.Popen, str, dict]:
+def start_server(port: int, workers: int, storage: str = "sqlite", source: Path = REPO, python: str = sys.executable,
+                 rules_home: str | None = None) -> tuple[subprocess.Popen, str, dict]:
     """`pipeline serve` with its own store and an API key holding 1,000,000 credits, once /readyz answers 200:
     (process, key, environment). `storage`: "sqlite" (the embedded default, in a temporary folder that also
     holds serve.log) or "postgres" (PostgreSQL in a schema of its own + Redis, the multi-node configuration).
-    `source`: the source tree the service runs from (another checkout, for before / after in one run)."""
+    `source`: the source tree the service runs from (another checkout, for before / after in one run); `python`
+    and `rules_home`: its interpreter (another venv, e.g. another saxonche release) and its rule packs."""
     data = Path(tempfile.mkdtemp(prefix="einvoice-load-"))
     env = {**os.environ, "EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
            "EINVOICE_RATE_LIMIT": "1000000/min", "PYTHONPATH": str(source)}
+    if rules_home:
+        env["EINVOICE_RULES_HOME"] = rules_home
     if storage == "postgres":
         env["EINVOICE_DATABASE_URL"] = f"{PG_BASE}?options=-csearch_path%3Dload_{data.name.split('-')[-1].lower()}"
         env["EINVOICE_REDIS_URL"] = REDIS_URL
-    token = subprocess.run([sys.executable, "-m", "pipeline", "keys", "create", "--name", "load", "--env", "test",
+    token = subprocess.run([python, "-m", "pipeline", "keys", "create", "--name", "load", "--env", "test",
                             "--credits", "1000000"], env=env, cwd=source, capture_output=True, text=True,
                            check=True).stdout.strip()
     with open(data / "serve.log", "wb") as log:
-        server = subprocess.Popen([sys.executable, "-m", "pipeline", "serve", "--port", str(port), "--workers",
+        server = subprocess.Popen([python, "-m", "pipeline", "serve", "--port", str(port), "--workers",
                                    str(workers)], env=env, cwd=source, stdout=log, stderr=subprocess.STDOUT)
     for _ in range(600):
         try:
@@ -231,6 +237,9 @@ def ceiling(args, deadline) -> None:
                     os.environ["WARM_CACHES_BARE"] = "1"
                     server, token, env = start_server(port, 2, storage, hooked_tree(Path(floor.name)))
                     del os.environ["WARM_CACHES_BARE"]
+                elif name == "baseline":
+                    server, token, env = start_server(port, 2, storage, source, args.baseline_python or sys.executable,
+                                                      args.baseline_rules_home)
                 else:
                     server, token, env = start_server(port, 2, storage, source)
                 servers[storage, name] = (server, port, token)
@@ -297,6 +306,8 @@ def main() -> int:
     ap.add_argument("--inprocess-runs", type=int, default=200, help="validations per in-process median")
     ap.add_argument("--baseline", help="another source tree (e.g. an export of main) run alongside, same rounds")
     ap.add_argument("--storages", default="sqlite,postgres", help="storage configurations of the ceiling comparison")
+    ap.add_argument("--baseline-python", help="the baseline's interpreter (a venv with other dependencies)")
+    ap.add_argument("--baseline-rules-home", help="the baseline's rule packs (its own optimised copies)")
     ap.add_argument("--baseline-first", action="store_true", help="start and run the baseline before this tree")
     ap.add_argument("--keepalive", action="store_true", help="ab -k in the ceiling comparison (connections reused)")
     ap.add_argument("--floor", action="store_true", help="also the same workers serving a bare WSGI app (the file part "

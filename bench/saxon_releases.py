@@ -151,7 +151,11 @@ def findings(a: Worker, b: Worker) -> None:
                 compared += 1
                 if ra != rb:
                     differing += 1
-                    print(f"DIFFERENT {name} {spec}:\n  A {ra[1][:600]}\n  B {rb[1][:600]}", flush=True)
+                    print(f"DIFFERENT {name} {spec}:", flush=True)
+                    found_a, found_b = (json.loads(r[1]) if r[0] == "OK" else [r] for r in (ra, rb))
+                    for label, mine, theirs in (("A", found_a, found_b), ("B", found_b, found_a)):
+                        for finding in (f for f in mine if f not in theirs):
+                            print(f"  {label} only: {json.dumps(finding)[:400]}", flush=True)
     print(f"findings: {docs} documents, {compared} validations, {differing} with different reports")
 
 

@@ -100,6 +100,21 @@ def _bind_documents(exe, stylesheet: Path) -> None:
         exe.set_parameter(name, saxon.processor().parse_xml(xml_file_name=str(path)))
 
 
+# SaxonC 12 words a dynamic error with where it happened ("Type error at char 48 in expression in xsl:when/@test on
+# line 1068 column 315 of X.xslt: XPTY0004 <message> In template rule ... invoked by ... at file:///<rules home>/...");
+# SaxonC 13 gives the message alone. The report carries the message alone with either: the same text from both
+# releases, and no path of this server's files in an answer.
+_SAXON_WHERE = re.compile(r"^.*? on line \d+(?: column \d+)? of [^ ]+: (?:[A-Z]{4}\d{4} )?(?P<message>.*?)"
+                          r"(?: In template rule .*| In function .*| During .*)?$", re.S)
+
+
+def saxon_message(exc: Exception) -> str:
+    """The text of a Saxon dynamic error as a report shows it (see _SAXON_WHERE)."""
+    message = " ".join(str(exc).split())
+    where = _SAXON_WHERE.match(message)
+    return (where.group("message") if where else message) or type(exc).__name__
+
+
 def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | None = None,
                       doc: ParsedXml | None = None) -> list[Issue]:
     """Run one official compiled Schematron stylesheet (SVRL output) on the Saxon document and read its failed
@@ -113,7 +128,7 @@ def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | No
             # an optimised copy may meet an error elsewhere or in other words than the official rules (its
             # rules run in another order): the document gets the official stylesheet's own answer
             return schematron_issues(sdoc, original, custom_levels, doc)
-        message = " ".join(str(exc).split()) or type(exc).__name__
+        message = saxon_message(exc)
         return [Issue(ERROR, RULE_ENGINE_ERROR,
                       f"The official rules ({optimise.original_name(Path(stylesheet).name)}) stopped with a dynamic error on this document: "
                       f"{message}", None)]
