@@ -14,6 +14,8 @@ from pathlib import Path
 
 from saxonche import PySaxonProcessor, PyXdmNode, PyXsltExecutable, PyXslt30Processor
 
+from pipeline import budget
+
 _lock = threading.RLock()
 _state: dict = {"pid": None}
 
@@ -133,5 +135,6 @@ def xml_text(data: bytes) -> str:
 
 def parse(data: bytes | str) -> PyXdmNode:
     """Parse XML into a Saxon tree. Callers must have checked the bytes for DTDs/entities first
-    (pipeline.check.xmlinput)."""
-    return processor().parse_xml(xml_text=xml_text(data) if isinstance(data, bytes) else data)
+    (pipeline.check.xmlinput). A stage of the request's time budget (`pipeline.budget`)."""
+    with budget.stage("saxon-parse", len(data)):
+        return processor().parse_xml(xml_text=xml_text(data) if isinstance(data, bytes) else data)

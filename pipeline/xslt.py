@@ -21,7 +21,7 @@ from typing import Mapping
 
 from saxonche import PyXdmNode
 
-from pipeline import saxon
+from pipeline import budget, saxon
 from pipeline.errors import TransformError
 
 _lock = threading.Lock()
@@ -95,6 +95,8 @@ def source_tree(xml_bytes: bytes, path: str | Path = "input") -> PyXdmNode:
         raise TransformError(path, "input carries a DOCTYPE; refused (no DTDs or entity declarations)")
     try:
         return saxon.parse(xml_bytes)
+    except budget.Exhausted:
+        raise
     except Exception as exc:  # saxonche raises PySaxonApiError for malformed input
         raise TransformError(path, f"input is not well-formed XML: {exc}") from exc
 
@@ -119,7 +121,10 @@ def _run(path: Path, compile, xml_bytes: bytes, params: Mapping[str, str] | None
         if indent is not None:
             exe.set_property("!indent", "yes" if indent else "no")
         try:
-            out = call(exe, doc)
+            with budget.stage(f"xslt:{path.name}", len(xml_bytes or b"")):
+                out = call(exe, doc)
+        except budget.Exhausted:
+            raise
         except Exception as exc:
             messages = _messages(exe)
             raise TransformError(path, _diagnosis(exe, doc) or str(exc).strip(), messages) from exc

@@ -214,11 +214,11 @@ def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
 
 
 def serve_with_key(data: Path, name: str, credits: int, rate_limit: str = "10000/min", workers: int = 2,
-                   warm: bool = True) -> tuple[Server, dict, str]:
+                   warm: bool = True, env: dict | None = None) -> tuple[Server, dict, str]:
     """`pipeline serve` on a fresh SQLite store in `data` (no PostgreSQL, no Redis) with one test key holding
-    `credits`: (server, its environment, the key). The access log goes to data/serve.log."""
+    `credits`: (server, its environment, the key). The access log goes to data/serve.log. `env`: more settings."""
     env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
-           "EINVOICE_RATE_LIMIT": rate_limit}
+           "EINVOICE_RATE_LIMIT": rate_limit, **(env or {})}
     token = cli(env, "keys", "create", "--name", name, "--env", "test", "--credits", str(credits)).stdout.strip()
     assert token.startswith("einv_test_"), token
     return Server(env, workers=workers, warm=warm, log_path=data / "serve.log"), env, token

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from pipeline import saxon
+from pipeline import budget, saxon
 from pipeline.check import optimise, packs, scenarios, xmlinput
 from pipeline.check.report import ERROR, Issue, Location, severity_of_flag
 from pipeline.check.xmlinput import ParsedXml, XmlInputError
@@ -72,11 +72,13 @@ def xsd_issues(doc: ParsedXml, xsd_path: Path) -> list[Issue]:
     """XSD findings; each located by its path (line and column of the element's start tag) when the path
     resolves, else by the line libxml2 gives."""
     schema = load_schema(xsd_path)
-    with _attachments_stood_in(doc):
+    with _attachments_stood_in(doc), budget.stage(f"xsd:{Path(xsd_path).name}", len(doc.text)):
         if schema.validate(doc.tree):
             return []
     issues = []
     for n, e in enumerate(schema.error_log):
+        if n % 1000 == 999:
+            budget.check()
         path = getattr(e, "path", None)
         where = doc.locate(path) if path and n < MAX_LOCATED else Location(xpath=path)
         if where.line is None:
@@ -121,7 +123,10 @@ def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | No
     asserts and successful reports; with `doc` (the same document parsed by xmlinput) findings get line/column."""
     exe = rules_executable(stylesheet)
     try:
-        found = exe.transform_to_value(xdm_node=sdoc)
+        with budget.stage(f"rules:{Path(stylesheet).name}", len(doc.text) if doc is not None else 0):
+            found = exe.transform_to_value(xdm_node=sdoc)
+    except budget.Exhausted:
+        raise
     except Exception as exc:  # saxonche raises PySaxonApiError for XSLT dynamic errors
         original = optimise.original_of(Path(stylesheet))
         if original != Path(stylesheet):
@@ -138,6 +143,8 @@ def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | No
     levels = custom_levels or {}
     issues = []
     for n, i in enumerate(range(0, len(values), 4)):
+        if n % 1000 == 999:  # tens of thousands of findings: reading them counts too
+            budget.check()
         rule_id, flag, location, text = values[i:i + 4]
         severity = severity_of_flag(levels.get(rule_id, flag or None))
         where = doc.locate(location) if doc is not None and n < MAX_LOCATED else Location(xpath=location or None)
@@ -227,6 +234,8 @@ def saxon_document(doc: ParsedXml, view: str | None = None):
     nesting (its JAXP limit; lxml allows more)."""
     try:
         return saxon.parse(rules_view(doc.text) if view is None else view)
+    except budget.Exhausted:
+        raise
     except Exception as exc:  # saxonche raises PySaxonApiError
         message = " ".join(str(exc).split())
         raise XmlInputError(Issue(ERROR, xmlinput.XML_MALFORMED, f"The XML could not be read: {message}",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from pipeline import budget
 from pipeline.check.report import ERROR, Issue, Location
 
 CII_NS = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
@@ -288,8 +289,9 @@ def detect_syntax(root: etree._Element) -> str | None:
 
 def load(data: bytes) -> ParsedXml:
     """Parse and detect the syntax. Raises XmlInputError for unparseable input; an unknown root is not an
-    error here (`syntax` is None) so the caller decides how to report it."""
-    tree = parse(data)
+    error here (`syntax` is None) so the caller decides how to report it. A stage of the request's time budget."""
+    with budget.stage("xml", len(data)):
+        tree = parse(data)
     root = tree.getroot()
     return ParsedXml(tree=tree, text=decoded_text(data, tree), syntax=detect_syntax(root), root_name=root.tag)
 

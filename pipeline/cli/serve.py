@@ -30,6 +30,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import mmap
 import os
 import re
 import socket
@@ -40,6 +41,7 @@ from datetime import datetime
 
 from pipeline.cli.bodies import Body, Budgets, Full
 from pipeline.errors import STATUS_TEXT
+from pipeline.service.accesslog import front_line
 from pipeline.service.platform import shared
 from pipeline.service.requestid import accept_or_new
 from pipeline.settings import get_settings
@@ -103,6 +105,20 @@ def warm_worker(worker=None) -> None:
             log.warning("worker %s: %s not warmed: %s", os.getpid(), what, exc)
 
 
+def start_embedded_jobs() -> None:
+    """On the embedded default (SQLite) every worker process runs the job pool's thread from its start, so a job
+    whose holder died (its lease ran out) is taken over without waiting for a request, also after a restart of the
+    whole service (pipeline.jobs.local)."""
+    from pipeline import jobs  # lazy: the job engine loads in the worker
+    from pipeline.jobs import local
+
+    try:
+        if jobs.embedded(shared().store()):
+            local.ensure_started(shared().store)
+    except Exception as exc:  # noqa: BLE001 - the first /v1/jobs request starts it again
+        log.warning("worker %s: the job pool did not start: %s", os.getpid(), exc)
+
+
 def _json_protocol_error(sock, status_int, reason, mesg) -> None:
     """Gunicorn answers requests it cannot parse (bad request line, 414, 431, ...) itself, before the app sees
     them; this replaces its HTML page with our ErrorResponse so that every non-2xx has one shape."""
@@ -134,6 +150,7 @@ _EXPIRE_EVERY = 0.2  # s between deadline sweeps (deadlines are seconds; a sweep
 # connection per request: p99 18 ms with 64 against 12-13 ms with 1, same run); a flood of connections is taken
 # one per loop turn all the same (test_http_front: 2,100 trickling connections)
 _ACCEPT_BATCH = 1
+_RUNNING_SIZE = 4096  # bytes of the record of the request being run (method, path, request id, start)
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _NEVER = float("inf")
 _JOBS = (b"/v1/jobs", b"/v1/jobs/")  # POST: a job upload, spooled into the jobs directory under its own limit
@@ -188,9 +205,15 @@ class _Refused(Exception):
     def __init__(self, status: int, reason: str, code: str, message: str, headers: str = ""):
         super().__init__(message)
         self.status, self.reason, self.code, self.message, self.headers = status, reason, code, message, headers
+        self.request = (None, None, None)  # (method, path, when it began) of the request refused, as far as known
 
     def answer(self) -> bytes:
-        return _error_bytes(self.status, self.reason, self.code, self.message, self.headers)
+        """The answer's bytes; its access line is written (a line for every request)."""
+        request_id = accept_or_new(None)
+        method, path, began = self.request
+        front_line(method, path, self.status, None if began is None else time.monotonic() - began, request_id,
+                   front=True)
+        return _error_bytes(self.status, self.reason, self.code, self.message, self.headers, request_id)
 
 
 def _malformed(status: int, reason: str, detail: str) -> _Refused:
@@ -207,8 +230,9 @@ def _unsupported_version(version: str | None) -> _Refused:
                     f"{said} is not supported; send HTTP/1.1 or HTTP/1.0.")
 
 
-def _error_bytes(status: int, reason: str, code: str, message: str, headers: str = "") -> bytes:
-    request_id = accept_or_new(None)
+def _error_bytes(status: int, reason: str, code: str, message: str, headers: str = "",
+                 request_id: str | None = None) -> bytes:
+    request_id = request_id or accept_or_new(None)
     body = json.dumps({"requestId": request_id, "status": STATUS_TEXT.get(status, reason.lower().replace(" ", "_")),
                        "errorCode": code, "message": message, "errors": []}).encode()
     return (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n{headers}"
@@ -317,7 +341,7 @@ class _Message:
     """The request being received on a connection."""
 
     __slots__ = ("started", "target", "fields", "head_bytes", "headers_done", "body", "expect", "continued",
-                 "fed_at", "job", "body_since")
+                 "fed_at", "job", "body_since", "method")
 
     def __init__(self, started: float, fed_at: int):
         self.started, self.fed_at = started, fed_at
@@ -327,6 +351,12 @@ class _Message:
         self.headers_done = self.expect = self.continued = self.job = False
         self.body: Body | None = None
         self.body_since = _NEVER  # when its head was complete: the body's pace counts from there
+        self.method = None
+
+    def described(self) -> tuple:
+        """(method, path, when it began) for the access line of a request the app will not see."""
+        method = self.method.decode("ascii", "replace") if self.method else None
+        return method, _path(self.target).decode("latin-1") if self.target else None, self.started
 
     def drop(self) -> None:
         if self.body is not None:
@@ -404,7 +434,7 @@ class _Conn:
 
     def on_headers_complete(self):
         msg, worker, parser = self.msg, self.worker, self.parser
-        msg.headers_done, msg.body_since = True, time.monotonic()
+        msg.headers_done, msg.body_since, msg.method = True, time.monotonic(), parser.get_method()
         version = parser.get_http_version()
         if version not in _VERSIONS:  # llhttp reads a request line without a version as HTTP/0.9, and takes 2.0
             raise _unsupported_version(version)
@@ -464,6 +494,21 @@ class BufferedWorker(_worker_base()):
     keep-alive), queues the complete requests, runs them one by one through gunicorn's `wsgi.create` and
     `Response` and writes the buffered answers as the clients read them."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # made in the master before fork and shared with it: the request this worker's app is running, so that a
+        # request whose worker is killed (the worker timeout, the OOM killer) still gets its access line
+        self.running = mmap.mmap(-1, _RUNNING_SIZE)
+
+    def _run_begins(self, req) -> None:
+        request_id = next((v for n, v in req.headers if n == "X-REQUEST-ID"), None)
+        record = json.dumps([time.time(), req.method, req.path, accept_or_new(request_id)]).encode()[:_RUNNING_SIZE - 2]
+        self.running[2:2 + len(record)] = record
+        self.running[:2] = len(record).to_bytes(2, "big")
+
+    def _run_ends(self) -> None:
+        self.running[:2] = b"\0\0"
+
     def init_process(self):
         settings = get_settings()
         self.client_timeout = float(settings.client_timeout)
@@ -515,6 +560,7 @@ class BufferedWorker(_worker_base()):
         self.sel.register(self.PIPE[0], selectors.EVENT_READ, ("pipe", None))
         self.accepting = True
         self.listener_name = self.sockets[0].getsockname() if self.sockets else ("", 0)
+        start_embedded_jobs()
         stop_by = None
         notified = expired = 0.0
         while True:
@@ -641,18 +687,26 @@ class BufferedWorker(_worker_base()):
         if oldest is None:
             return False
         sock, client = oldest.sock, oldest.addr[0] if isinstance(oldest.addr, tuple) else None
+        request = oldest.msg.described() if oldest.msg is not None else None
         self._forget(oldest)
-        self._turn_away(sock, client, "too many connections; the oldest made room", quiet=True)
+        self._turn_away(sock, client, "too many connections; the oldest made room", quiet=True, request=request)
         return True
 
-    def _turn_away(self, sock, client, what, quiet=False):
-        """503 + Retry-After, written once without waiting, and the connection closed."""
+    def _turn_away(self, sock, client, what, quiet=False, request=None):
+        """503 + Retry-After, written once without waiting, and the connection closed. `request`: the (method, path,
+        began) of a request that had begun on it, which gets its access line."""
         if not quiet:
             self.log.warning("client %s: turned away, this worker holds %s", client or "?", what)
+        refused = _Refused(503, "Service Unavailable", "TOO_MANY_CONNECTIONS",
+                           f"Too many open connections ({what}); try again later.", "Retry-After: 1\r\n")
+        if request is not None:
+            refused.request = request
+            answer = refused.answer()
+        else:
+            answer = _error_bytes(refused.status, refused.reason, refused.code, refused.message, refused.headers)
         try:
             sock.setblocking(False)
-            sock.send(_error_bytes(503, "Service Unavailable", "TOO_MANY_CONNECTIONS",
-                                   f"Too many open connections ({what}); try again later.", "Retry-After: 1\r\n"))
+            sock.send(answer)
             sock.shutdown(socket.SHUT_WR)
         except OSError:
             pass
@@ -742,6 +796,8 @@ class BufferedWorker(_worker_base()):
 
     def _refuse(self, conn, refused: _Refused):
         self.log.warning("client %s: %s %s", conn.addr[0] if conn.addr else "?", refused.status, refused.message)
+        if conn.msg is not None:
+            refused.request = conn.msg.described()
         conn.refusal = refused
         conn.drop_message()
 
@@ -882,6 +938,7 @@ class BufferedWorker(_worker_base()):
                 self.log.info("Autorestarting worker after current request.")
                 self.alive = False
                 resp.force_close()
+            self._run_begins(req)
             respiter = self.wsgi(environ, resp.start_response)
             try:
                 for item in respiter:
@@ -893,10 +950,24 @@ class BufferedWorker(_worker_base()):
                     respiter.close()
             return not resp.should_close()
         finally:
+            self._run_ends()
             try:
                 self.cfg.post_request(self, req, environ, resp)
             except Exception:
                 self.log.exception("Exception in post_request hook")
+
+
+def killed_request(arbiter, worker) -> None:
+    """In the master, once a worker has exited (gunicorn's child_exit): the access line of the request its app was
+    running when it died, if any (`BufferedWorker.running`)."""
+    running = getattr(worker, "running", None)
+    if running is None:
+        return
+    size = int.from_bytes(running[:2], "big")
+    if size:
+        began, method, path, request_id = json.loads(running[2:2 + size])
+        front_line(method, path, None, time.time() - began, request_id, workerKilled=True)
+    running.close()
 
 
 def _raise_open_files_limit() -> None:
@@ -934,6 +1005,7 @@ def run(host: str, port: int, workers: int, timeout: int = 120, graceful_timeout
             }
             if warm:
                 settings["post_worker_init"] = warm_worker
+            settings["child_exit"] = killed_request
             for key, value in settings.items():
                 self.cfg.set(key, value)
 

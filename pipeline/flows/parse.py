@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from pipeline import saxon, write
+from pipeline import budget, saxon, write
 from pipeline.check import engine, xmlinput
 from pipeline.check.profiles import validate_profile_xml
 from pipeline.check.report import Report
@@ -138,6 +138,8 @@ def keep_specification_id(invoice: dict, spec_id: str | None, spec: str, profile
 def _saxon_tree(text: str):
     try:
         return saxon.parse(text)
+    except budget.Exhausted:
+        raise
     except Exception:  # noqa: BLE001 - saxonche raises PySaxonApiError; the stage that needs the tree says why
         return None
 

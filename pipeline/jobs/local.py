@@ -1,7 +1,8 @@
 """The embedded job engine (no PostgreSQL: the job tables are in the SQLite store): a pool of local workers.
 
-Each service worker process runs one daemon thread (started by the first /v1/jobs request it serves), and
-`pipeline worker` without EINVOICE_DATABASE_URL runs the same loop in the foreground. A loop takes one active
+Each service worker process runs one daemon thread from its start (`pipeline.cli.serve.start_embedded_jobs`; the
+first /v1/jobs request otherwise), and `pipeline worker` without EINVOICE_DATABASE_URL runs the same loop in the
+foreground. A loop takes one active
 job nobody holds, under a lease it renews as it records results, and works on its documents without a result
 (pipeline.jobs.chunks); a process that dies leaves its lease to run out (LEASE seconds) and another process
 takes the job over where its results end. So `bash scripts/serve.sh` starts nothing extra. One process works on a

@@ -22,7 +22,7 @@ import subprocess
 import threading
 from functools import lru_cache
 
-from pipeline import saxon
+from pipeline import budget, saxon
 from pipeline.check import categories
 from pipeline.check.report import ERROR, Report
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
@@ -264,7 +264,8 @@ def html_to_pdf(html: bytes, compress: bool = True) -> bytes:
     leaves the streams as they are, for a caller that saves the PDF again with compression (the Factur-X
     container: pikepdf compresses each stream once instead of inflating WeasyPrint's; 10 lines: 6 ms)."""
     w = _weasyprint()
-    with collector.paused():  # (the box tree is walked by every collection pass)
+    # (a stage of the request's time budget: the layout cannot be stopped; EINVOICE_MAX_PDF_LINES bounds it)
+    with budget.stage("pdf", len(html)), collector.paused():  # (the box tree is walked by every collection pass)
         page = w["page"](parse_page(html), w["fetcher"], w["ua"])
         return page.write_pdf(stylesheets=[w["css"]], font_config=w["fonts"], pdf_variant="pdf/a-3b",
                               pdf_identifier=None, custom_metadata=False, uncompressed_pdf=not compress)

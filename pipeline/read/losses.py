@@ -9,6 +9,7 @@ from decimal import Decimal, InvalidOperation
 
 from lxml import etree
 
+from pipeline import budget
 from pipeline.read.provenance import PARSER, leaves
 
 
@@ -24,9 +25,12 @@ def _same(a: str, b: str) -> bool:
 def lost_sources(read: dict[str, tuple[str, str]], written: bytes) -> set[str]:
     """Source paths of every value of `read` (the leaves of the canonical document read, with their s:src) that
     `written` (the canonical document generation makes from the parsed invoice) lacks or holds differently."""
+    budget.check()
     again = {path: (el.text or "").strip() for path, el in leaves(etree.fromstring(written, PARSER)).items()}
     lost: set[str] = set()
-    for path, (value, src) in read.items():
+    for n, (path, (value, src)) in enumerate(read.items()):
+        if n % 1000 == 999:
+            budget.check()
         if value and not _same(value, again.get(path, "")):
             lost.update(src.split())
     return lost

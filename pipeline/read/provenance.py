@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from lxml import etree
 
+from pipeline import budget
 from pipeline.check.xmlinput import ParsedXml
 from pipeline.invoice.terms import ARRAY_ITEMS, TERMS
 from pipeline.read.canonical import SOURCE_NS
@@ -183,6 +184,7 @@ def split(traced: bytes, source=None) -> Split:
     """Take the provenance off the canonical document the reading stylesheets wrote. `source`: the root of the
     document read (lxml), needed when they named its nodes by id (`$src = 'id'`), to check that the ids are its
     elements'."""
+    budget.check()
     root = etree.fromstring(traced, PARSER)
     ids = root.attrib.pop(_IDS, None)
     names = None
@@ -206,6 +208,8 @@ def split(traced: bytes, source=None) -> Split:
         for child in element:
             tag = child.tag
             if isinstance(tag, str):
+                if not path:  # each top-level element (an invoice line) of a document of any size
+                    budget.check()
                 n = seen[tag] = seen.get(tag, 0) + 1
                 visit(child, f"{path}/{tag.rpartition('}')[2]}[{n}]")
         if not seen:
@@ -336,7 +340,10 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
     are worked out only for what is listed (most leaves are used)."""
     found: list[dict] = []
     root = doc.tree.getroot()
-    for element, name in zip(root.iter(etree.Element), names if names is not None else source_paths(root)):
+    for n, (element, name) in enumerate(zip(root.iter(etree.Element),
+                                            names if names is not None else source_paths(root))):
+        if n % 1000 == 999:  # a source element of a document of any size
+            budget.check()
         if len(found) > MAX_UNMAPPED:
             break  # truncated: what is not listed needs no path or line
         line, column = None, None

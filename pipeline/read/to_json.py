@@ -13,6 +13,7 @@ from functools import lru_cache
 from lxml import etree
 from pydantic import BaseModel
 
+from pipeline import budget
 from pipeline.invoice.model import Invoice, field_kind
 from pipeline.invoice.terms import ARRAY_ITEMS
 from pipeline.read.provenance import PARSER
@@ -51,6 +52,8 @@ def _object(element, model: type[BaseModel]) -> dict:
         tag = child.tag
         if not isinstance(tag, str):
             continue
+        if model is Invoice:  # each top-level element (an invoice line) of a document of any size
+            budget.check()
         name = tag.rpartition("}")[2]
         found = fields.get(_LIST_OF.get(name, name))
         if found is None:

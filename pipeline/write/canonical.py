@@ -15,6 +15,7 @@ from functools import lru_cache
 from lxml import etree
 from pydantic import BaseModel
 
+from pipeline import budget
 from pipeline.invoice.model import AdditionalSupportingDocument, DateText, Invoice, InvoiceRequest, field_kind
 from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, pattern_of, term_for
 from pipeline.settings import XSLT_DIR
@@ -128,6 +129,8 @@ def _write_children(out: list[str], obj: dict, path: str) -> None:
         elif isinstance(value, list):
             item_name, item_path = ARRAY_ITEMS[field], f"{path}.{field}[]"
             for item in value:
+                if path == "invoice":  # each invoice line (note, ...) of a request of any size
+                    budget.check()
                 _write(out, item_name, item, item_path)
         else:
             out.append(f"<{field}>{_text(field, value).translate(_ESCAPES)}</{field}>")
