@@ -63,6 +63,11 @@ class Settings:
     jobs_dir: Path | None = None
     max_job_bytes: int = 2 << 30          # one job's upload (all its file parts), streamed to disk
     max_job_files: int = 200_000          # documents in one job
+    # The documents a key's active jobs keep in the jobs directory, in all (413 JOB_DISK_QUOTA_EXCEEDED past it), and
+    # a job's documents against its upload: an archive may expand at most this many times (413
+    # ARCHIVE_EXPANSION_TOO_LARGE; generated invoices with identical lines deflate ~100-150 x, zeros ~1,000 x).
+    job_disk_quota: int = 10 << 30
+    max_job_expansion: float = 200.0
     job_chunk: int = 100                  # documents a worker takes at a time
     # Rule packs (specs) a worker compiles when it starts; None: every installed one. A pack not warmed compiles on
     # its first request (~0.5 s). Fewer warm packs make a smaller Saxon heap, and its full collections, every few
@@ -98,6 +103,8 @@ def get_settings() -> Settings:
                                                                "einvoice-pipeline") / "jobs"),
         max_job_bytes=int(env.get("EINVOICE_MAX_JOB_BYTES") or 2 << 30),
         max_job_files=int(env.get("EINVOICE_MAX_JOB_FILES") or 200_000),
+        job_disk_quota=int(env.get("EINVOICE_JOB_DISK_QUOTA") or 10 << 30),
+        max_job_expansion=float(env.get("EINVOICE_MAX_JOB_EXPANSION") or 200),
         job_chunk=max(1, int(env.get("EINVOICE_JOB_CHUNK") or 100)),
         warm_specs=tuple(dict.fromkeys(s.strip() for s in env["EINVOICE_WARM_SPECS"].split(",") if s.strip()))
         if (env.get("EINVOICE_WARM_SPECS") or "").strip() else None,

@@ -54,17 +54,33 @@ def job_too_large(limit: int) -> ApiError:
     return ApiError(413, "PAYLOAD_TOO_LARGE", message, [ErrorDetail("JOB_TOO_LARGE", message, field="file")])
 
 
+def quota_exceeded(quota: int, held: int) -> ApiError:
+    message = (f"The key's jobs would keep more than {quota} bytes of documents (EINVOICE_JOB_DISK_QUOTA; those in "
+               f"progress keep {held}); nothing was stored. Wait for them to end, or cancel one.")
+    return ApiError(413, "JOB_DISK_QUOTA_EXCEEDED", message,
+                    [ErrorDetail("JOB_DISK_QUOTA_EXCEEDED", message, field="file")])
+
+
+def expansion_too_large(ratio: float, uploaded: int) -> ApiError:
+    message = (f"The job's documents would take more than {ratio:g} times its {uploaded}-byte upload "
+               "(EINVOICE_MAX_JOB_EXPANSION: a zip bomb?); nothing was stored.")
+    return ApiError(413, "ARCHIVE_EXPANSION_TOO_LARGE", message,
+                    [ErrorDetail("ARCHIVE_EXPANSION_TOO_LARGE", message, field="file")])
+
+
 class Intake:
     """Collects a job's documents in order: `names`, `refused` (index -> error line) for those that cannot be
     worked on (too large, nested archive, unsafe name, ...) as batch validation refuses them, `notices` (index ->
     notice line: a message without an invoice) and `emails` (index -> the message a document came from, JSON)."""
 
-    def __init__(self, job_id: str):
+    def __init__(self, job_id: str, held: int = 0):
+        """`held`: bytes of documents the key's other active jobs keep (its disk quota counts them)."""
         settings = get_settings()
         self.dir = job_dir(job_id)
         self.dir.mkdir(parents=True, exist_ok=False)
         self.left = settings.max_job_bytes
         self.max_job_bytes = settings.max_job_bytes
+        self.held, self.quota, self.expansion = held, settings.job_disk_quota, settings.max_job_expansion
         self.limits = Limits(settings.max_job_files, settings.max_upload_bytes,
                              ARCHIVE_TOTAL_FACTOR * settings.max_job_bytes)
         self.unpacker = Unpacker(self.limits)
@@ -118,6 +134,11 @@ class Intake:
             line = json.dumps(entry(member, None), ensure_ascii=False)
             (self.notices if member.error[0] in NOTICES else self.refused)[index] = line
         else:
+            stored, uploaded = self._pos + len(member.data), self.max_job_bytes - self.left
+            if stored > self.expansion * uploaded:  # checked before each write: the disk never holds more
+                raise expansion_too_large(self.expansion, uploaded)
+            if self.held + stored > self.quota:
+                raise quota_exceeded(self.quota, self.held)
             self._out.write(member.data)
             self.spans[index] = (self._pos, len(member.data))
             self._pos += len(member.data)

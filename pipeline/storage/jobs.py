@@ -151,6 +151,11 @@ class JobTables:
             return None
         return self._job(rows[0])
 
+    def stored_bytes(self, key_id: str) -> int:
+        """Bytes of documents the key's active jobs keep in the jobs directory (its disk quota counts them)."""
+        return int(self._read("SELECT COALESCE(SUM(d.size), 0) FROM jobs j JOIN job_documents d ON d.job_id = j.id "
+                              "WHERE j.key_id = ? AND j.state IN ('queued', 'running')", (key_id,))[0][0])
+
     def list_jobs(self, key_id: str, limit: int = 100) -> list[Job]:
         rows = self._read(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE key_id = ? ORDER BY created_at DESC LIMIT ?",
                           (key_id, int(limit)))

@@ -131,7 +131,11 @@ class Jobs:
     def on_post(self, req, resp):
         store = _store(req)
         job_id = jobs.new_job_id()
-        intake = files.Intake(job_id)
+        try:
+            held = store.stored_bytes(_key(req))
+        except StorageUnavailable:
+            raise storage_unavailable() from None
+        intake = files.Intake(job_id, held)
         try:
             request = read_job_upload(req, intake)
             operation, options = check_options(request)
