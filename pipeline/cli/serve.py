@@ -110,7 +110,7 @@ def start_embedded_jobs() -> None:
     whose holder died (its lease ran out) is taken over without waiting for a request, also after a restart of the
     whole service (pipeline.jobs.local)."""
     from pipeline import jobs  # lazy: the job engine loads in the worker
-    from pipeline.jobs import local
+    from pipeline.jobs import local  # lazy: with the engine above
 
     try:
         if jobs.embedded(shared().store()):
