@@ -410,3 +410,36 @@ def test_a_chunked_job_upload_is_streamed_to_disk_too(pair, tmp_path):
     r = requests.post(server.url + "/v1/invoice/xrechnung/validate", data=chunks(), timeout=300, headers={
         "Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"})
     assert r.status_code == 413  # the other endpoints keep their limit
+
+
+def test_a_job_upload_that_trickles_gets_408_at_the_deadline_and_leaves_no_spool_file(tmp_path):
+    """Slow clients: a job upload is spooled, not exempt: its body's first 2 MB arrive, then a byte a second (never
+    idle for the client timeout): 408 at the whole-request deadline (3 s here), its spool file gone."""
+    env = {"EINVOICE_DATA_DIR": str(tmp_path), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
+           "EINVOICE_REQUEST_DEADLINE": "3"}
+    server = Server(env, workers=1, warm=False, log_path=tmp_path / "serve.log")
+    try:
+        pids = _worker_pids(server)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            started = time.monotonic()
+            s.sendall(b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                      b"Content-Length: 100000000\r\n\r\n" + b"x" * (2 * MiB))
+            time.sleep(0.5)
+            assert _spool_files(pids) == 1  # in the jobs directory, not in memory
+            try:
+                while time.monotonic() - started < 8:
+                    s.send(b"x")
+                    time.sleep(1)
+            except OSError:
+                pass
+            parsed = _error_shape(_read_all(s), 408)
+            assert 2.5 < time.monotonic() - started < 7
+        assert parsed["errorCode"] == "REQUEST_TIMEOUT"
+        time.sleep(0.3)
+        assert _spool_files(pids) == 0
+        line = [json.loads(x) for x in (tmp_path / "serve.log").read_text().splitlines() if x.startswith('{"event"')]
+        assert [(x["path"], x["status"], x.get("front")) for x in line if x["path"] != "/healthz"] == [
+            ("/v1/jobs", 408, True)]  # (its access line, written by the worker)
+    finally:
+        server.stop()
+

@@ -939,18 +939,24 @@ class BufferedWorker(_worker_base()):
                 self.alive = False
                 resp.force_close()
             self._run_begins(req)
-            respiter = self.wsgi(environ, resp.start_response)
             try:
-                for item in respiter:
-                    resp.write(item)
-                resp.close()
-            finally:
-                self.log.access(resp, req, environ, datetime.now() - started)
-                if hasattr(respiter, "close"):
-                    respiter.close()
+                respiter = self.wsgi(environ, resp.start_response)
+                try:
+                    for item in respiter:
+                        resp.write(item)
+                    resp.close()
+                finally:
+                    self.log.access(resp, req, environ, datetime.now() - started)
+                    if hasattr(respiter, "close"):
+                        respiter.close()
+            except SystemExit:  # gunicorn's SIGABRT at its timeout: the record stays for the master's access line
+                raise
+            except BaseException:
+                self._run_ends()
+                raise
+            self._run_ends()
             return not resp.should_close()
         finally:
-            self._run_ends()
             try:
                 self.cfg.post_request(self, req, environ, resp)
             except Exception:
