@@ -208,6 +208,26 @@ def test_nginx_answers_what_it_refuses_in_the_error_shape(front):
     assert not any(x.get("requestId") == "big-1" for n in front.nodes for x in access_lines(n.log_path))
 
 
+def test_a_job_upload_larger_than_the_upload_limit_passes_nginx(front):
+    """POST /v1/jobs takes up to EINVOICE_MAX_JOB_BYTES through nginx (its own location), the other endpoints keep
+    21 MB: a 45 MB job is accepted (202) by a node, which spooled it to its jobs directory."""
+    import io
+    import zipfile
+
+    _, token = front.nodes[0].key(credits=0)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        for i in range(9):
+            z.writestr(f"doc-{i}.xml", os.urandom(5_000_000))
+    r = requests.post(front.url + "/v1/jobs", headers={"Authorization": f"Bearer {token}"}, timeout=300,
+                      files={"request": (None, json.dumps({"operation": "validate", "spec": "xrechnung"}),
+                                         "application/json"),
+                             "file": ("month.zip", buf.getvalue(), "application/zip")})
+    assert r.status_code == 202, r.text[:300]
+    assert r.json()["total"] == 9
+    requests.delete(front.url + r.headers["Location"], headers={"Authorization": f"Bearer {token}"}, timeout=30)
+
+
 def test_per_address_rate_limit_ignores_a_forged_x_forwarded_for(front):
     """nginx's flood guard (30 requests/s, burst 60 per address) keys on the TCP peer: a client that sends a new
     X-Forwarded-For with every request is still one address. Another address is not affected."""
