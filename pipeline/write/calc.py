@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
+from pipeline import budget
 from pipeline.errors import invalid_input
 from pipeline.invoice.model import (MAX_ERRORS, MAX_INTEGER_DIGITS, DocumentLevelAllowance,
                                     DocumentTotals, InvoiceLine, InvoiceRequest, KeptAmount, VatBreakdown, detail)
@@ -94,6 +95,7 @@ def calculate_line(line: InvoiceLine, index: int = 0, kept: dict | None = None, 
     """AUTO amounts of one line (or sub-invoice line at `path`): net price, allowance/charge amounts, BT-131, each
     where it is not sent, and the same for its sub-invoice lines (XRechnung extension BG-DEX-01). A line with
     sub-lines and no sent BT-131 gets the sum of the BT-131 of the sub-lines directly below it (BR-DEX-02)."""
+    budget.check()  # each line of a request of any size
     path = path or f"invoice.invoiceLines[{index}]"
     subs = [calculate_line(sub, kept=kept, path=f"{path}.subInvoiceLines[{j}]")
             for j, sub in enumerate(line.subInvoiceLines or [])] or None
