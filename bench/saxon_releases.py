@@ -94,7 +94,8 @@ def speed(a: Worker, b: Worker, runs: int, sizes: list[int], syntaxes: list[str]
         for i, (name, syntax, data) in enumerate(documents(syntaxes, sizes)):
             path = Path(tmp) / f"{i:02d}.xml"
             path.write_bytes(data)
-            prepared.append((name, data, path, scenarios.select_scenario(chosen, saxon.parse(xmlinput.load(data).text))))
+            sc = scenarios.select_scenario(chosen, saxon.parse(xmlinput.load(data).text))
+            prepared.append((name, data, path, sc))
         for _ in range(30):  # the JVM's JIT warmed on every small document first, as bench_jvm.py does
             for name, data, path, sc in prepared:
                 if len(data) < 300_000:

@@ -114,7 +114,8 @@ def pattern_as_select(pattern: str) -> str | None:
 # alternatives with the same element test T, the local name read once per element (~0.5 us each in SaxonC; the
 # CEN CII syntax pattern has five such contexts: 49 -> 31 ms on 1,000 lines). Each predicate is boolean (a call of
 # ends-with, or an `and` with no comma beside it), so `//T[P1] | //T[P2]` selects what `//T[P1 or P2]` does.
-_SUFFIX_SCAN = re.compile(r"^//(?P<test>\*|[\w.-]+:\*)\[ends-with\(local-name\(\), '(?P<suffix>[^':]*)'\)(?P<rest>.*)\]$", re.S)
+_SUFFIX_SCAN = re.compile(r"^//(?P<test>\*|[\w.-]+:\*)\[ends-with\(local-name\(\), '(?P<suffix>[^':]*)'\)"
+                          r"(?P<rest>.*)\]$", re.S)
 
 
 def union(selects: list[str]) -> str:

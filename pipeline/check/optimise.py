@@ -27,7 +27,8 @@ its rules' contexts instead of a walk through every node, and two kinds of rule 
 manifest beside the copy's hash. A copy that stops with a dynamic error is not trusted with that document: the engine
 runs the official stylesheet on it (`engine.schematron_issues`).
 
-Equality of the findings, original against copy, on every document of the official corpus: tests/test_rules_optimised.py.
+Equality of the findings, original against copy, on every document of the official corpus:
+tests/test_rules_optimised.py.
 """
 from __future__ import annotations
 
@@ -42,8 +43,9 @@ from lxml import etree
 from pipeline.check import dispatch
 from pipeline.check.dispatch import matches_elements_only, remove as _remove
 
+# recorded in the manifest; a changed transformation gets a new name
 TRANSFORM = ("svrl-findings-only+hoisted-tests+documents-as-parameters+element-walk+sibling-positions"
-             "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch+report-unassembled/9")  # recorded in the manifest; a changed transformation gets a new name
+             "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch+report-unassembled/9")
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"

@@ -6,9 +6,9 @@ same findings (tests/test_rules_optimised.py, every CII document of the corpus).
 the EN16931 profile stylesheet takes ~230 ms as shipped and ~80 ms as the copy.
 
 Layout: `<rules_home>/facturx/<release>/<name>.optimised.xslt` and `.copies.json`, the record of each copy: its
-hash, the original's path and hash, the transformation and the rewrites made (`optimise.optimise_stated`). The package's directory is left untouched; each copy
-carries `xml:base` = its original's address, so that its `document('..._codedb.xml')` calls read the code lists
-beside the original. A copy runs only while its original is the file it was made from (a package upgraded since
+hash, the original's path and hash, the transformation and the rewrites made (`optimise.optimise_stated`). The
+package's directory is left untouched; each copy carries `xml:base` = its original's address, so that its
+`document('..._codedb.xml')` calls read the code lists beside the original. A copy runs only while its original is the file it was made from (a package upgraded since
 the install runs its own stylesheets until the next install); a copy changed after the install is refused.
 """
 from __future__ import annotations
