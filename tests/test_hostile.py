@@ -119,7 +119,8 @@ def test_an_attachment_over_10_mb_is_read_as_the_official_validators_read_it():
 
 @pytest.mark.parametrize("depth", [300, 3000])
 def test_nesting_is_still_bounded(depth):
-    """Deep nesting stays refused (Saxon's parser allows 100 levels, libxml2 2048 in huge mode)."""
+    """Deep nesting stays refused (xmlinput allows 100 levels, as SaxonC 13's parser does; libxml2 2048 in huge
+    mode; SaxonC 12's parser has no limit)."""
     doc = f'<Invoice xmlns="{UBL_NS}">{"<a>" * depth}{"</a>" * depth}</Invoice>'.encode()
     r = validate.validate_xml(doc, "xrechnung")
     assert not r.valid and codes(r) == ["XML-MALFORMED"]
@@ -233,3 +234,12 @@ def test_damaged_documents_get_a_report(data, spec):
     report = resp.json
     assert report["valid"] == (report["summary"]["errors"] == 0)
     assert all(i["severity"] in ("ERROR", "WARNING") and i["code"] for i in report["issues"])
+
+
+def test_nesting_is_refused_from_the_101st_level_with_its_line():
+    def nested(levels: int) -> bytes:  # the root and levels - 1 elements inside it
+        return (f'<Invoice xmlns="{UBL_NS}">' + "\n<a>" * (levels - 1) + "</a>" * (levels - 1) + "</Invoice>").encode()
+
+    assert "XML-MALFORMED" not in codes(validate.validate_xml(nested(100), "xrechnung"))
+    [issue] = validate.validate_xml(nested(101), "xrechnung").issues
+    assert issue.code == "XML-MALFORMED" and "more than 100 levels" in issue.message and issue.location.line == 101

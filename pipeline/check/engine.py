@@ -236,8 +236,8 @@ def rules_view(text: str) -> str:
 
 def saxon_document(doc: ParsedXml, view: str | None = None):
     """The document as a Saxon tree for the rules (`view`: `rules_view(doc.text)` when the caller has it).
-    XmlInputError (XML-MALFORMED) when Saxon's parser refuses what lxml read, e.g. more than 100 levels of
-    nesting (its JAXP limit; lxml allows more)."""
+    XmlInputError (XML-MALFORMED) when Saxon's parser refuses what lxml read (nesting deeper than 100 levels is
+    refused by xmlinput before, whichever SaxonC release runs)."""
     try:
         return saxon.parse(rules_view(doc.text) if view is None else view)
     except budget.Exhausted:
