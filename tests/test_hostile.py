@@ -232,7 +232,9 @@ def test_damaged_documents_get_a_report(data, spec):
     resp = _VALIDATE.simulate_post(f"/v1/invoice/{spec}/validate", body=body, headers={"Content-Type": ctype})
     assert resp.status_code == 200, resp.text
     report = resp.json
-    assert report["valid"] == (report["summary"]["errors"] == 0)
+    assert report["valid"] == (report["summary"]["errors"] == 0 and not report["notJudged"])
+    assert report["verdict"] == ("invalid" if report["summary"]["errors"] else
+                                 "indeterminate" if report["notJudged"] else "valid")
     assert all(i["severity"] in ("ERROR", "WARNING") and i["code"] for i in report["issues"])
 
 

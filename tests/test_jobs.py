@@ -251,6 +251,25 @@ def test_a_bad_request_part_is_a_400_with_the_field(cluster):
 # -- a retried recording, on both stores ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_an_indeterminate_document_is_counted_as_invalid_and_indeterminate_and_charged(kind, tmp_path):
+    """Issue 37: a report that could not judge its document is not valid (`invalid` counts it, failing closed) and
+    says so (`indeterminate`); it got its report, so it is charged like any."""
+    store = SqliteStore(tmp_path / "s.sqlite3") if kind == "sqlite" else PostgresStore(pg_url("jobs_" + uuid.uuid4().hex[:12]))
+    try:
+        store.create_key("k1", "t", "test", "x", 10, None)
+        store.create_job("j1", "k1", "validate", "{}", ["a", "b"], {}, {0: (0, 1), 1: (1, 1)}, 2)
+        assert store.record_results("j1", [Outcome(0, "indeterminate", '{"name": "a"}'),
+                                           Outcome(1, "valid", '{"name": "b"}')]) == 2
+        job = store.get_job("j1")
+        assert (job.state, job.valid, job.invalid, job.indeterminate, job.charged) == ("done", 1, 1, 1, 4)
+        assert job.to_dict()["indeterminate"] == 1
+    finally:
+        if isinstance(store, PostgresStore):
+            store.drop_schema()
+        store.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_recording_a_chunk_twice_counts_it_once(kind, tmp_path):
     store = SqliteStore(tmp_path / "s.sqlite3") if kind == "sqlite" else PostgresStore(pg_url("jobs_" + uuid.uuid4().hex[:12]))
     try:

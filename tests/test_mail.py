@@ -73,7 +73,7 @@ def test_each_invoice_of_a_message_is_a_document_named_by_the_message(client):
     for entry, data in zip(r.json["results"], [UBL, CII, BROKEN, UBL, CII]):
         assert entry["email"]["messageId"] == m["Message-ID"]  # the message received, also for a forwarded one
         assert entry["report"] == single(client, data)
-    assert r.json["summary"] == {"files": 5, "valid": 4, "invalid": 1, "errors": 0, "noInvoice": 0}
+    assert r.json["summary"] == {"files": 5, "valid": 4, "invalid": 1, "indeterminate": 0, "errors": 0, "noInvoice": 0}
 
 
 def test_a_pdf_attachment_gets_the_zugferd_endpoints_report(client):
@@ -97,7 +97,7 @@ def test_an_mbox_gives_each_message_and_a_message_without_invoice_one_notice(cli
     notice = r.json["results"][2]
     assert notice["notice"]["code"] == "NO_INVOICE" and "photo.png" in notice["notice"]["message"]
     assert "error" not in notice and notice["email"]["index"] == 3
-    assert r.json["summary"] == {"files": 3, "valid": 2, "invalid": 0, "errors": 0, "noInvoice": 1}
+    assert r.json["summary"] == {"files": 3, "valid": 2, "invalid": 0, "indeterminate": 0, "errors": 0, "noInvoice": 1}
 
 
 def test_mail_inside_a_zip_and_several_mail_parts(client):
@@ -260,7 +260,7 @@ def test_cli_folder_with_mail_and_an_mbox_file(tmp_path, capsys):
     assert main(["validate", str(folder), "--jobs", "1", "--json"]) == 1
     body = json.loads(capsys.readouterr().out)
     assert [e["name"].split("/")[0] for e in body["results"]] == ["a.xml", "empty.eml", "m.eml", "m.eml"]
-    assert body["summary"] == {"files": 4, "valid": 2, "invalid": 1, "errors": 0, "noInvoice": 1}
+    assert body["summary"] == {"files": 4, "valid": 2, "invalid": 1, "indeterminate": 0, "errors": 0, "noInvoice": 1}
     assert body["results"][2]["email"]["subject"] == "Invoice 0001"
     box = tmp_path / "box.mbox"
     box.write_bytes(mbox([message(3, [("z.xml", UBL)]).as_bytes(), message(4, []).as_bytes()]))

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from conftest import CORPUS
-from pipeline.check import engine, packs, xmlinput
+from pipeline.check import engine, packs, verdict, xmlinput
 from pipeline.flows import validate_xml as validate
 from pipeline.errors import ApiError
 
@@ -121,10 +121,24 @@ def test_en16931_cii_example_is_valid():
     assert (r.valid, r.version, r.syntax, r.errors) == (True, "1.3.16", "CII", 0)
 
 
-def test_document_matching_no_scenario_is_invalid():
+def test_document_claiming_nothing_matches_no_scenario_and_is_invalid():
+    data = re.sub(rb"<ram:GuidelineSpecifiedDocumentContextParameter>.*?</ram:GuidelineSpecifiedDocumentContext"
+                  rb"Parameter>", b"", CII_STD.read_bytes(), count=1, flags=re.S)
+    r = validate.validate_xml(data, "xrechnung")
+    assert r.verdict == "invalid" and not r.valid and [i.code for i in r.issues] == [engine.NO_SCENARIO]
+
+
+def test_document_claiming_a_cius_we_do_not_know_is_indeterminate_after_the_en16931_rules():
+    """KoSIT's configuration has no scenario for it: not judged as what it claims, held to the EN 16931 rules."""
     data = CII_STD.read_bytes().replace(b"urn:xeinkauf.de:kosit:xrechnung_3.0", b"urn:example:other", 1)
     r = validate.validate_xml(data, "xrechnung")
-    assert not r.valid and [i.code for i in r.issues] == [engine.NO_SCENARIO]
+    assert (r.verdict, r.valid, r.errors) == ("indeterminate", False, 0)
+    assert [n.code for n in r.not_judged] == [verdict.RULES_NOT_INSTALLED]
+    assert "urn:example:other" in r.not_judged[0].claim
+    assert [(x.pack, x.version) for x in r.rules] == [("en16931", "1.3.16")]
+    broken = data.replace(b"<ram:TypeCode>380</ram:TypeCode>", b"<ram:TypeCode>999</ram:TypeCode>", 1)
+    r = validate.validate_xml(broken, "xrechnung")
+    assert r.verdict == "invalid" and "BR-CL-01" in {i.code for i in r.issues if i.severity == "ERROR"}
 
 
 def test_dynamic_error_in_official_rules_is_a_finding_and_the_engine_stays_healthy():

@@ -82,7 +82,7 @@ def test_archive_order_summary_and_each_report_equals_the_single_endpoint(client
     assert [e["name"] for e in r.json["results"]] == [n for n, _ in GOOD]
     for (_, data), got in zip(GOOD, r.json["results"]):
         assert got["report"] == single(client, data)
-    assert r.json["summary"] == {"files": 4, "valid": 3, "invalid": 1, "errors": 0, "noInvoice": 0}
+    assert r.json["summary"] == {"files": 4, "valid": 3, "invalid": 1, "indeterminate": 0, "errors": 0, "noInvoice": 0}
 
 
 def test_several_file_parts_and_strict_reach_each_report(client):
@@ -93,7 +93,7 @@ def test_several_file_parts_and_strict_reach_each_report(client):
     assert r.json["results"][0]["report"] == strict
     assert any(i["code"].startswith("CHECK-") and i["severity"] == "ERROR" for i in strict["issues"])
     one = post(client, [("only.xml", CII_STD.read_bytes())])  # a single part that is no ZIP: a batch of one
-    assert one.json["summary"] == {"files": 1, "valid": 1, "invalid": 0, "errors": 0, "noInvoice": 0}
+    assert one.json["summary"] == {"files": 1, "valid": 1, "invalid": 0, "indeterminate": 0, "errors": 0, "noInvoice": 0}
 
 
 def test_one_bad_member_never_fails_the_others(client):
@@ -102,7 +102,7 @@ def test_one_bad_member_never_fails_the_others(client):
     assert r.status_code == 200
     codes = [e.get("error", {}).get("code") for e in r.json["results"]]
     assert codes == [None, "NESTED_ARCHIVE", "UNSAFE_NAME", None]
-    assert r.json["summary"] == {"files": 4, "valid": 2, "invalid": 0, "errors": 2, "noInvoice": 0}
+    assert r.json["summary"] == {"files": 4, "valid": 2, "invalid": 0, "indeterminate": 0, "errors": 2, "noInvoice": 0}
     assert all(e["error"]["message"] for e in r.json["results"] if "error" in e)
 
 
@@ -171,7 +171,7 @@ def test_as_many_file_parts_as_the_readme_promises(client):
     assert get_settings().max_batch_files == 200
     r = post(client, [(f"{n}.xml", BROKEN) for n in range(200)])
     assert r.status_code == 200, r.text
-    assert r.json["summary"] == {"files": 200, "valid": 0, "invalid": 200, "errors": 0, "noInvoice": 0}
+    assert r.json["summary"] == {"files": 200, "valid": 0, "invalid": 200, "indeterminate": 0, "errors": 0, "noInvoice": 0}
     over = post(client, [(f"{n}.xml", BROKEN) for n in range(201)])
     assert over.status_code == 400 and over.json["errorCode"] == "TOO_MANY_FILES", over.text
 
@@ -223,7 +223,7 @@ def test_cli_folder_in_parallel_json_and_html_dir(folder, tmp_path, capsys):
     assert main(["validate", str(folder), "--jobs", "2", "--json", "--html-dir", str(out)]) == 1
     body = json.loads(capsys.readouterr().out)
     assert [e["name"] for e in body["results"]] == ["a.xml", "c.xml", "sub/b.xml"]
-    assert body["summary"] == {"files": 3, "valid": 2, "invalid": 1, "errors": 0, "noInvoice": 0}
+    assert body["summary"] == {"files": 3, "valid": 2, "invalid": 1, "indeterminate": 0, "errors": 0, "noInvoice": 0}
     pages = sorted(p.name for p in out.iterdir())
     assert pages == ["a.xml.html", "c.xml.html", "sub_b.xml.html"]
     assert "BR-" in (out / "c.xml.html").read_text() or "XML-MALFORMED" in (out / "c.xml.html").read_text()
@@ -234,7 +234,7 @@ def test_cli_zip_with_jobs_2_table_and_exit_codes(tmp_path, capsys):
     archive.write_bytes(zipped([GOOD[0], ("../evil.xml", BROKEN), GOOD[1]]))
     assert main(["validate", str(archive), "--jobs", "2"]) == 2  # one member could not be validated
     text = capsys.readouterr().out
-    assert "UNSAFE_NAME" in text and "3 documents: 2 valid, 0 invalid, 1 could not be validated" in text
+    assert "UNSAFE_NAME" in text and "3 documents: 2 valid, 0 invalid, 0 indeterminate, 1 could not be validated" in text
     good = tmp_path / "good.zip"
     good.write_bytes(zipped([GOOD[0], GOOD[1]]))
     assert main(["validate", str(good), "--jobs", "2"]) == 0

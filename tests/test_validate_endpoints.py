@@ -47,8 +47,13 @@ def test_valid_document_gives_the_report_shape(client, path):
     r = post(client, path, headers={"X-Request-Id": "req-1"}, file=CII_STD.read_bytes(), request="{}")
     assert r.status_code == 200
     body = r.json
-    assert set(body) == {"valid", "version", "syntax", "summary", "issues", "requestId"}
-    assert body["valid"] is True and body["syntax"] == "CII" and body["requestId"] == "req-1"
+    # the service specification's fields, and the extensions verdict, notJudged and rules (issue 37)
+    assert set(body) == {"valid", "verdict", "version", "syntax", "summary", "issues", "notJudged", "rules",
+                         "requestId"}
+    assert body["syntax"] == "CII" and body["requestId"] == "req-1"
+    # an XRechnung invoice: judged as such at /xrechnung/validate; /en16931 judges the EN 16931 rules it builds on
+    assert (body["valid"], body["verdict"]) == ((True, "valid") if "xrechnung" in path else (False, "indeterminate"))
+    assert [r["pack"] for r in body["rules"]] == ["xrechnung" if "xrechnung" in path else "en16931"]
     assert body["version"] == ("3.0.2" if "xrechnung" in path else "1.3.16")
     for issue in body["issues"]:
         assert set(issue) >= {"severity", "code", "message"} and issue["severity"] in ("ERROR", "WARNING")

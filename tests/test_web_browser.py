@@ -465,7 +465,7 @@ def test_many_invoices_as_a_job_with_its_progress(page, live):
     by_id(page, "job-button").click()
     wait(page, visible("job-done"))
     status = by_id(page, "job-status").text
-    assert "done, 3 of 3 documents: 2 valid, 1 invalid, 0 not validated" in status, status
+    assert "done, 3 of 3 documents: 2 valid, 1 invalid, 0 indeterminate, 0 not validated" in status, status
     assert page.execute_script("const b = document.getElementById('job-progress'); return [b.value, b.max]") == [3, 3]
     job_id = status.split()[1].rstrip(":")
     job = requests.get(f"{server.url}/v1/jobs/{job_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
@@ -487,8 +487,8 @@ def test_a_mailbox_shows_each_message_and_its_invoices(page, live, tmp_path, scr
     wait(page, lambda d: (visible("mail-result")(d) or visible("validate-error")(d))
          and d.find_element("id", "validate-button").is_enabled())
     assert by_id(page, "mail-result").is_displayed(), by_id(page, "validate-error").text
-    assert by_id(page, "mail-title").text == ("2 message(s): 1 invoice(s) valid, 1 invalid, 0 not checked, "
-                                              "1 message(s) without an invoice")
+    assert by_id(page, "mail-title").text == ("2 message(s): 1 invoice(s) valid, 1 invalid, 0 indeterminate, "
+                                              "0 not checked, 1 message(s) without an invoice")
     messages = page.find_elements("css selector", "#mail-messages > li.message")
     assert [m.find_element("css selector", ".message-head strong").text for m in messages] == [
         "Rechnungen März", "Lunch on Friday?"]

@@ -22,7 +22,8 @@
   <!-- The reading side (POST /v1/invoice/render), both JSON, empty = not shown:
        business-terms  {"invoice/seller/name": "BT-27 Seller name", ...} (canonical element path -> business term,
                        from the business-term table): a last section lists every value with its business term
-       verdict         {"valid": bool, "version": "...", "errors": n, "warnings": n, "failed": [{"code", "message",
+       verdict         {"valid": bool, "verdict": "valid|invalid|indeterminate", "version": "...", "errors": n,
+                       "warnings": n, "notJudged": [{"code", "message"}], "rules": ["label"], "failed": [{"code", "message",
                        "severity", "category", "line", "column"}], "meaning", "meaningAlso": [{"lang", "text"}]}
                        (a validation report, errors first): a box at the top with the verdict, what its worst class
                        means (in the page's language, then in the others), every finding -->
@@ -71,7 +72,8 @@
       'tradingName': 'Trading name', 'legalInfo': 'Additional legal information', 'deliveryDate': 'Delivery date',
       'deliveryParty': 'Deliver to', 'locationId': 'Location ID', 'profile': 'Factur-X profile',
       'totalVat': 'VAT', 'none': '-',
-      'valid': 'Valid', 'invalid': 'Invalid', 'errors': 'errors', 'warnings': 'warnings', 'rule': 'Rule',
+      'valid': 'Valid', 'invalid': 'Invalid', 'indeterminate': 'Indeterminate', 'notJudged': 'Not judged',
+      'rulesApplied': 'Rules applied', 'errors': 'errors', 'warnings': 'warnings', 'rule': 'Rule',
       'error': 'error', 'warning': 'warning', 'lineColumn': 'Line:col.', 'class': 'Class',
       'line': 'Line', 'finding': 'Finding', 'businessTerms': 'Business terms', 'term': 'Business term',
       'value': 'Value',
@@ -112,7 +114,8 @@
       'tradingName': 'Handelsname', 'legalInfo': 'Weitere rechtliche Informationen', 'deliveryDate': 'Lieferdatum',
       'deliveryParty': 'Lieferung an', 'locationId': 'Lieferort-ID', 'profile': 'Factur-X-Profil',
       'totalVat': 'USt.', 'none': '-',
-      'valid': 'Gültig', 'invalid': 'Ungültig', 'errors': 'Fehler', 'warnings': 'Warnungen', 'rule': 'Regel',
+      'valid': 'Gültig', 'invalid': 'Ungültig', 'indeterminate': 'Nicht beurteilbar', 'notJudged': 'Nicht beurteilt',
+      'rulesApplied': 'Angewandte Regeln', 'errors': 'Fehler', 'warnings': 'Warnungen', 'rule': 'Regel',
       'error': 'Fehler', 'warning': 'Warnung', 'lineColumn': 'Zeile:Sp.', 'class': 'Klasse',
       'line': 'Zeile', 'finding': 'Befund', 'businessTerms': 'Geschäftsbegriffe', 'term': 'Geschäftsbegriff',
       'value': 'Wert',
@@ -624,9 +627,9 @@
   <!-- The verdict of a validation report on the document shown (render with validate). -->
   <xsl:template name="verdict">
     <xsl:param name="report" as="map(*)"/>
-    <section class="verdict {if ($report?valid) then 'valid' else 'invalid'}">
+    <section class="verdict {$report?verdict}">
       <div class="verdict-line">
-        <strong><xsl:value-of select="f:l(if ($report?valid) then 'valid' else 'invalid')"/></strong>
+        <strong><xsl:value-of select="f:l($report?verdict)"/></strong>
         <xsl:value-of select="' · ' || $report?version || ' · ' || $report?errors || ' '
                               || f:l(if ($report?errors eq 1) then 'error' else 'errors') || ', '
                               || $report?warnings || ' ' || f:l(if ($report?warnings eq 1) then 'warning' else 'warnings')"/>
@@ -637,6 +640,11 @@
       <xsl:for-each select="$report?meaningAlso?*">
         <div class="verdict-meaning also" lang="{?lang}"><xsl:value-of select="?text"/></div>
       </xsl:for-each>
+      <xsl:for-each select="$report?notJudged?*">
+        <div class="verdict-meaning not-judged"><xsl:value-of select="f:l('notJudged') || ': ' || ?code || ' · ' || ?message"/></div>
+      </xsl:for-each>
+      <div class="verdict-meaning rules"><xsl:value-of select="f:l('rulesApplied') || ': '
+          || (if (array:size($report?rules) gt 0) then string-join($report?rules?*, '; ') else '-')"/></div>
       <xsl:if test="array:size($report?failed) gt 0">
         <table class="plain findings">
           <thead><tr>

@@ -23,7 +23,8 @@ from pathlib import Path
 from lxml import etree
 
 from pipeline import budget, saxon
-from pipeline.check import optimise, packs, scenarios, xmlinput
+from pipeline.check import applied, optimise, packs, scenarios, xmlinput
+from pipeline.check.applied import Checked, Rules
 from pipeline.check.report import ERROR, Issue, Location, severity_of_flag
 from pipeline.check.xmlinput import ParsedXml, XmlInputError
 from pipeline.errors import ApiError, refined
@@ -340,27 +341,42 @@ def syntax_not_available(pack: packs.Pack, syntax: str) -> ApiError:
 
 def pack_issues(doc: ParsedXml, pack: packs.Pack, sdoc) -> tuple[list[Issue], str | None]:
     """XSD + Schematron of one rule pack on a document (`sdoc`: the same document as a Saxon tree) -> (issues,
-    name of the XRechnung scenario or of the pack's variant applied (Peppol `self-billing`), or None). The pack's
-    optimised stylesheets run where it has them."""
+    name of the XRechnung scenario or of the pack's variant applied (Peppol `self-billing`), or None)."""
+    checked = pack_checked(doc, pack, sdoc)
+    return checked.issues, checked.scenario
+
+
+def pack_checked(doc: ParsedXml, pack: packs.Pack, sdoc) -> Checked:
+    """`pack_issues` with the rules that ran (`pipeline.check.applied`). XRechnung packs go through KoSIT's
+    scenarios: none matching is XRECHNUNG-NO-SCENARIO, no rules run. The pack's optimised stylesheets run where it
+    has them."""
     if pack.scenarios is not None:
         scenario = scenarios.select_scenario(scenarios.load_scenarios(pack.scenarios), sdoc)
         if scenario is None:
-            return [Issue(ERROR, NO_SCENARIO,
-                          "The document matches no scenario of the XRechnung validator configuration "
-                          f"{pack.version}: its specification identifier (CII GuidelineSpecified"
-                          "DocumentContextParameter/ID, UBL CustomizationID) is not one of XRechnung "
-                          "3.0 (standard, extension, CVD) or EN 16931.",
-                          doc.locate("/*[1]"))], None
+            return Checked([no_scenario(doc, pack)])
         sheets = [pack.runnable(s) for s in scenario.stylesheets]
-        return run_checks(doc, scenario.xsd, sheets, scenario.custom_levels, sdoc=sdoc), scenario.name
+        rules = Rules(pack.spec, pack.version, applied.steps(pack.root, scenario.xsd, sheets), scenario=scenario.name)
+        return Checked(run_checks(doc, scenario.xsd, sheets, scenario.custom_levels, sdoc=sdoc), [rules],
+                       scenario=scenario.name)
     if doc.syntax not in pack.syntaxes:
-        return [Issue(ERROR, SYNTAX_NOT_COVERED, f"{pack.spec} {pack.version} has no rules for {doc.syntax} documents.",
-                      None)], None
+        return Checked([Issue(ERROR, SYNTAX_NOT_COVERED, f"{pack.spec} {pack.version} has no rules for {doc.syntax} "
+                              "documents.", None)])
     entry = pack.rules_for(doc.syntax)
     variant = pack.variant_for(xmlinput.specification_id(doc)[0]) if pack.variants else None
-    sheets = variant.stylesheets if variant is not None else entry.stylesheets
-    return (run_checks(doc, entry.xsd, [pack.runnable(s) for s in sheets], sdoc=sdoc),
-            variant.name if variant is not None else None)
+    sheets = [pack.runnable(s) for s in (variant.stylesheets if variant is not None else entry.stylesheets)]
+    name = variant.name if variant is not None else None
+    return Checked(run_checks(doc, entry.xsd, sheets, sdoc=sdoc),
+                   [Rules(pack.spec, pack.version, applied.steps(pack.root, entry.xsd, sheets), variant=name)],
+                   scenario=name)
+
+
+def no_scenario(doc: ParsedXml, pack: packs.Pack) -> Issue:
+    return Issue(ERROR, NO_SCENARIO,
+                 "The document matches no scenario of the XRechnung validator configuration "
+                 f"{pack.version}: its specification identifier (CII GuidelineSpecified"
+                 "DocumentContextParameter/ID, UBL CustomizationID) is not one of XRechnung "
+                 "3.0 (standard, extension, CVD) or EN 16931.",
+                 doc.locate("/*[1]"))
 
 
 def warm_up(specs=packs.SPECS) -> int:

@@ -15,7 +15,9 @@ The French rules' ids carry the business term they judge (`BR-FR-05_BT-22_PMT`, 
 """
 from __future__ import annotations
 
-from pipeline.check import engine, packs, profile_copies
+from pipeline.check import applied, engine, packs, profile_copies
+from pipeline.check.applied import Checked, Rules
+from pipeline.check.profiles import profile_rules
 from pipeline.check.report import Issue
 from pipeline.check.xmlinput import ParsedXml
 from pipeline.invoice.specs import EN16931_ID, profile_for_guideline
@@ -23,32 +25,44 @@ from pipeline.invoice.specs import EN16931_ID, profile_for_guideline
 SPEC = "fr-ctc"
 
 
-def chain(doc: ParsedXml, pack: packs.Pack, guideline_id: str | None):
-    """(XSD, stylesheets in order) the FNFE chain runs on an XML document (official paths; the engine runs the
-    optimised copies)."""
+def chain_checked(doc: ParsedXml, pack: packs.Pack, sdoc, guideline_id: str | None) -> Checked:
+    """The FNFE chain on an XML document (`sdoc`: it as a Saxon tree), with the rules that ran, in order."""
+    if doc.syntax not in pack.syntaxes:
+        return Checked([Issue("ERROR", engine.SYNTAX_NOT_COVERED,
+                              f"{pack.spec} {pack.version} has no rules for {doc.syntax} documents.", None)])
     rules = pack.rules_for(doc.syntax)
+    br_fr = [pack.runnable(s) for s in rules.stylesheets]
     extended = pack.profile_stylesheet(doc.syntax, guideline_id)
-    if extended is not None:
-        return rules.xsd, [pack.runnable(extended), *map(pack.runnable, rules.stylesheets)]
     profile = profile_for_guideline(guideline_id) if doc.syntax == "CII" else None
-    if profile is not None and guideline_id != EN16931_ID and not profile.xrechnung:
-        return profile.xsd_path, [profile_copies.runnable(profile.schematron_path),
-                                  *map(pack.runnable, rules.stylesheets)]
-    cen = engine.pick_pack("en16931", None, doc.syntax)
-    return rules.xsd, [*map(cen.runnable, cen.rules_for(doc.syntax).stylesheets),
-                       *map(pack.runnable, rules.stylesheets)]
+    if extended is not None:
+        sheets = [pack.runnable(extended), *br_fr]
+        ran = [Rules(pack.spec, pack.version, applied.steps(pack.root, rules.xsd, sheets), profile="EXTENDED-CTC-FR")]
+        xsd = rules.xsd
+    elif profile is not None and guideline_id != EN16931_ID and not profile.xrechnung:
+        sheet = profile_copies.runnable(profile.schematron_path)
+        xsd, sheets = profile.xsd_path, [sheet, *br_fr]
+        ran = [*profile_rules(profile, sheet), Rules(pack.spec, pack.version, applied.steps(pack.root, None, br_fr))]
+    else:
+        cen = engine.pick_pack("en16931", None, doc.syntax, doc)
+        cen_sheets = [cen.runnable(s) for s in cen.rules_for(doc.syntax).stylesheets]
+        xsd, sheets = rules.xsd, [*cen_sheets, *br_fr]
+        ran = [Rules(pack.spec, pack.version, applied.steps(pack.root, rules.xsd, [])),
+               Rules(cen.spec, cen.version, applied.steps(cen.root, None, cen_sheets)),
+               Rules(pack.spec, pack.version, applied.steps(pack.root, None, br_fr))]
+    return Checked(engine.run_checks(doc, xsd, sheets, sdoc=sdoc), ran)
 
 
 def chain_issues(doc: ParsedXml, pack: packs.Pack, sdoc, guideline_id: str | None) -> list[Issue]:
     """The FNFE chain's findings on an XML document (`sdoc`: it as a Saxon tree)."""
-    if doc.syntax not in pack.syntaxes:
-        return [Issue("ERROR", engine.SYNTAX_NOT_COVERED,
-                      f"{pack.spec} {pack.version} has no rules for {doc.syntax} documents.", None)]
-    xsd, sheets = chain(doc, pack, guideline_id)
-    return engine.run_checks(doc, xsd, sheets, sdoc=sdoc)
+    return chain_checked(doc, pack, sdoc, guideline_id).issues
+
+
+def br_fr_checked(doc: ParsedXml, pack: packs.Pack, sdoc=None) -> Checked:
+    """Step 3 alone (BR-FR Flux 2), for an invoice whose profile checks ran elsewhere (a Factur-X PDF's)."""
+    sheets = [pack.runnable(s) for s in pack.rules_for(doc.syntax).stylesheets]
+    return Checked(engine.run_checks(doc, None, sheets, sdoc=sdoc),
+                   [Rules(pack.spec, pack.version, applied.steps(pack.root, None, sheets))])
 
 
 def br_fr_issues(doc: ParsedXml, pack: packs.Pack, sdoc=None) -> list[Issue]:
-    """Step 3 alone (BR-FR Flux 2), for an invoice whose profile checks ran elsewhere (a Factur-X PDF's)."""
-    return engine.run_checks(doc, None, [pack.runnable(s) for s in pack.rules_for(doc.syntax).stylesheets],
-                             sdoc=sdoc)
+    return br_fr_checked(doc, pack, sdoc).issues

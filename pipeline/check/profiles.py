@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
-from pipeline.check import engine, packs, profile_copies, scenarios, xmlinput
+from pipeline.check import applied, engine, profile_copies, scenarios, xmlinput
+from pipeline.check.applied import Checked, Rules, Step
 from pipeline.check.report import ERROR, WARNING, Issue
-from pipeline.invoice.specs import PROFILES, Profile, package_data
+from pipeline.invoice.specs import PROFILES, RULES_RELEASE, Profile, package_data
 
 # The Factur-X EN 16931 Schematron checks BT-24 against its own code list, which by design does not hold
 # the XRechnung identifier; for the XRECHNUNG profile BT-24 is checked by the XRechnung rules instead.
@@ -20,25 +21,56 @@ _RULE_IN_MESSAGE = re.compile(r"\s*\[([A-Za-z][\w.-]*)\]")
 
 
 def validate_profile_xml(data: bytes, profile: Profile, guideline_id: str | None = None) -> list[Issue]:
+    """`validate_profile`'s findings."""
+    return validate_profile(data, profile, guideline_id).issues
+
+
+def validate_profile(data: bytes, profile: Profile, guideline_id: str | None = None) -> Checked:
     """XSD + Schematron of the profile. EN16931 and BASIC (EN 16931 invoices) add the EN 16931 rule pack, the same
     checks as the en16931 endpoint; XRECHNUNG adds the XRechnung rules (for XRechnung 3.0 ids the full KoSIT
     scenario, for older ids the BR-DE rules with a warning). MINIMUM and BASIC WL are not EN 16931 invoices, and
-    EXTENDED goes beyond it: profile rules only."""
+    EXTENDED goes beyond it: profile rules only. (Generation's check of what it writes; a received document is
+    judged by `pipeline.check.judging`, which takes a document naming XRechnung to the XRechnung rules alone.)"""
     try:
         doc = xmlinput.load(data)  # safe parse: no DTD, entities or network
         tree = engine.saxon_document(doc)  # one Saxon tree for the profile rules and the EN 16931 / XRechnung packs
     except xmlinput.XmlInputError as exc:
-        return [exc.issue]
-    issues = engine.run_checks(doc, profile.xsd_path, [profile_copies.runnable(profile.schematron_path)], sdoc=tree)
-    if profile.en16931:
-        return once(issues, engine.pack_issues(doc, engine.pick_pack("en16931", None, doc.syntax), tree)[0])
+        return Checked([exc.issue])
     if not profile.xrechnung:
-        return once(issues, [])
+        return profile_checked(doc, profile, tree)
+    sheet = profile_copies.runnable(profile.schematron_path)
+    issues = engine.run_checks(doc, profile.xsd_path, [sheet], sdoc=tree)
     issues = [i for i in issues if i.code not in _NOT_FOR_XRECHNUNG]
     gid = guideline_id or profile.guideline_id
+    pack = engine.pick_pack("xrechnung", None, doc.syntax)
     if "xrechnung_3." in gid:
-        return once(issues, engine.pack_issues(doc, engine.pick_pack("xrechnung", None, doc.syntax), tree)[0])
-    return once(issues, _legacy_xrechnung_issues(doc, gid, tree))
+        xrechnung = engine.pack_checked(doc, pack, tree)
+        return Checked(once(issues, xrechnung.issues), [*profile_rules(profile, sheet), *xrechnung.rules])
+    scenario = next(s for s in scenarios.load_scenarios(pack.scenarios) if s.name == _XRECHNUNG_CII_SCENARIO)
+    return Checked(once(issues, _legacy_xrechnung_issues(doc, gid, tree, pack, scenario)),
+                   [*profile_rules(profile, sheet),
+                    Rules(pack.spec, pack.version, applied.steps(pack.root, None, scenario.stylesheets),
+                          scenario=scenario.name)])
+
+
+def profile_checked(doc, profile: Profile, tree) -> Checked:
+    """The Factur-X profile's XSD + Schematron on a CII document (`tree`: it as a Saxon tree), with the EN 16931
+    rule pack for the profiles that are EN 16931 invoices (each finding once: `once`); the rules that ran."""
+    sheet = profile_copies.runnable(profile.schematron_path)
+    issues = engine.run_checks(doc, profile.xsd_path, [sheet], sdoc=tree)
+    if not profile.en16931:
+        return Checked(once(issues, []), profile_rules(profile, sheet))
+    cen = engine.pack_checked(doc, engine.pick_pack("en16931", None, doc.syntax, doc), tree)
+    return Checked(once(issues, cen.issues), [*profile_rules(profile, sheet), *cen.rules])
+
+
+def profile_rules(profile: Profile, runs) -> list[Rules]:
+    """The report's `rules` entry of a Factur-X profile's XSD and Schematron (`runs`: the stylesheet that ran)."""
+    base = package_data()
+    return [Rules("factur-x", RULES_RELEASE, (
+        Step("xsd", profile.xsd_path.relative_to(base).as_posix()),
+        Step("schematron", profile.schematron_path.relative_to(base).as_posix(), runs != profile.schematron_path)),
+        profile=profile.name)]
 
 
 def rule_id(issue: Issue) -> str:
@@ -87,9 +119,7 @@ def once(profile_issues: list[Issue], pack_issues: list[Issue]) -> list[Issue]:
     return result + [i for i in pack_issues if id(i) in listed]
 
 
-def _legacy_xrechnung_issues(doc, guideline_id: str, tree) -> list[Issue]:
-    pack = packs.latest_active("xrechnung", "CII")
-    scenario = next(s for s in scenarios.load_scenarios(pack.scenarios) if s.name == _XRECHNUNG_CII_SCENARIO)
+def _legacy_xrechnung_issues(doc, guideline_id: str, tree, pack, scenario) -> list[Issue]:
     found = engine.run_checks(doc, None, scenario.stylesheets, scenario.custom_levels, sdoc=tree)
     for issue in found:
         if issue.code.startswith(_XRECHNUNG_3_ONLY_PREFIX):
@@ -99,24 +129,7 @@ def _legacy_xrechnung_issues(doc, guideline_id: str, tree) -> list[Issue]:
                   f"of XRechnung {pack.version}, Peppol rules (new in 3.0) reported as warnings.")] + found
 
 
-ZUGFERD1_NOT_EN16931 = "ZUGFERD1_NOT_EN16931"
 ZUGFERD1_VERSION = "ZUGFeRD 1.0"   # the report's version: what the document is, not the rules it was not checked on
-
-
-def validate_zugferd1_xml(data: bytes) -> list[Issue]:
-    """ZUGFeRD 1.0 documents: the package ships the XSD only (there is no official Schematron)."""
-    try:
-        doc = xmlinput.load(data)
-    except xmlinput.XmlInputError as exc:
-        return [exc.issue]
-    issues = engine.run_checks(doc, package_data() / "zugferd" / "ZUGFeRD1p0.xsd", [])
-    issues.append(Issue(ERROR, ZUGFERD1_NOT_EN16931,
-                        "ZUGFeRD 1.0 document: it predates EN 16931 and is no EN 16931 invoice (no Factur-X / ZUGFeRD 2 "
-                        "profile, no business terms of the norm), so it is not valid as one. Checked against the "
-                        "ZUGFeRD 1.0 XSD only."))
-    issues.append(Issue(WARNING, "ZUGFERD1_NO_SCHEMATRON",
-                        "ZUGFeRD 1.0 document: checked against its XSD only (no official Schematron exists)."))
-    return issues
 
 
 def warm_up() -> None:

@@ -1,13 +1,16 @@
 """The validation report (service spec 2.10), shared by every validator (XML rule packs, PDF/A-3, Factur-X).
 
 Severity mapping from Schematron flags: fatal/error -> ERROR; warning/information -> WARNING.
-Warnings never make a document invalid.
+Warnings never make a document invalid. The verdict (`pipeline.check.verdict`): invalid with an error, else
+indeterminate when something was not judged (`not_judged`), else valid; `rules` says what judged the document
+(`pipeline.check.applied`).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
+from pipeline.check import verdict as verdicts
 from pipeline.check.categories import category_of, meanings, worst_category
 
 
@@ -82,6 +85,8 @@ class Report:
     issues: list[Issue] = field(default_factory=list)
     request_id: str | None = None
     german_law: bool | None = None  # seller or buyer in Germany (categories.under_german_law); None: not known
+    rules: list = field(default_factory=list)       # pipeline.check.applied.Rules, in the order they ran
+    not_judged: list = field(default_factory=list)  # pipeline.check.verdict.NotJudged
 
     @property
     def errors(self) -> int:
@@ -92,16 +97,43 @@ class Report:
         return sum(1 for i in self.issues if i.severity == WARNING)
 
     @property
+    def verdict(self) -> str:
+        """valid | invalid | indeterminate (`pipeline.check.verdict`)."""
+        return verdicts.verdict(self.errors, self.not_judged)
+
+    @property
     def valid(self) -> bool:
-        return self.errors == 0
+        return self.verdict == verdicts.VALID
+
+    @property
+    def worst_category(self) -> str | None:
+        """The BMF class of the report: `indeterminate` when the document was not judged, else the worst class
+        among its errors (`pipeline.check.categories`)."""
+        if self.verdict == verdicts.INDETERMINATE:
+            return verdicts.CATEGORY
+        return worst_category(self.issues)
+
+    def meanings(self) -> dict[str, str]:
+        """What the report's class means for the receiver, in English and German (`german_law` False: the class
+        only, `pipeline.check.categories`)."""
+        if self.verdict == verdicts.INDETERMINATE:
+            return verdicts.meanings(self.german_law)
+        return meanings(self.issues, self.german_law)
+
+    def meaning(self, language: str = "en") -> str:
+        found = self.meanings()
+        return found.get(language, found["en"])
 
     def to_dict(self) -> dict:
         """The report as JSON; `syntax` (CII or UBL) is absent when no invoice syntax was found (an unreadable
-        document, a PDF without an embedded invoice), never null."""
-        d = {"valid": self.valid, "version": self.version}
+        document, a PDF without an embedded invoice), never null. `verdict`, `notJudged` and `rules` are
+        extensions of the service specification."""
+        d = {"valid": self.valid, "verdict": self.verdict, "version": self.version}
         if self.syntax is not None:
             d["syntax"] = self.syntax
         d.update(summary={"errors": self.errors, "warnings": self.warnings,
-                          "worstCategory": worst_category(self.issues), "meaning": meanings(self.issues, self.german_law)},
-                 issues=[i.to_dict() for i in self.issues], requestId=self.request_id)
+                          "worstCategory": self.worst_category, "meaning": self.meanings()},
+                 issues=[i.to_dict() for i in self.issues],
+                 notJudged=[n.to_dict() for n in self.not_judged],
+                 rules=[r.to_dict() for r in self.rules], requestId=self.request_id)
         return d

@@ -1,7 +1,8 @@
 """`pipeline` command. Each module in this package that defines `register(subparsers)` adds its subcommand(s);
 a subcommand's handler is stored as `func` and returns the process exit code.
 
-Exit codes shared by all commands: 0 ok / valid, 1 invalid (a finding about the input), 2 error (could not run).
+Exit codes shared by all commands: 0 ok / valid, 1 invalid (a finding about the input), 2 error (could not run),
+3 indeterminate (validation: what the document claims was not judged; never 0, so that a script fails closed).
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pkgutil
 import sys
 
 
-EXIT_CODES = "exit codes: 0 ok / valid, 1 invalid (a finding about the input), 2 error (could not run)"
+EXIT_CODES = ("exit codes: 0 ok / valid, 1 invalid (a finding about the input), 2 error (could not run), "
+              "3 indeterminate (not judged: rules the document claims are not installed, or a check could not run)")
 
 
 def _each_command(parser: argparse.ArgumentParser):

@@ -12,7 +12,7 @@
 
 The service is EINVOICE_URL (default http://127.0.0.1:8000) or --url; the key EINVOICE_API_KEY or --key.
 Exit codes: 0 done and every document valid, 1 a document invalid or refused, 2 the job failed or was cancelled
-(or the service said no).
+(or the service said no), 3 done and some documents indeterminate (not judged), none invalid.
 """
 from __future__ import annotations
 
@@ -98,8 +98,10 @@ def _bar(job: dict) -> str:
 
 
 def _summary(job: dict) -> str:
+    indeterminate = job.get("indeterminate", 0)
     rows = [("job", job["id"]), ("state", job["state"]), ("documents", job["total"]), ("valid", job["valid"]),
-            ("invalid", job["invalid"]), ("errors", job["errors"]), ("no invoice", job.get("noInvoice", 0)),
+            ("invalid", job["invalid"] - indeterminate), ("indeterminate", indeterminate), ("errors", job["errors"]),
+            ("no invoice", job.get("noInvoice", 0)),
             ("credits charged", job.get("creditsCharged", 0))]
     return "\n".join(f"{k:<16} {v}" for k, v in rows)
 
@@ -107,7 +109,10 @@ def _summary(job: dict) -> str:
 def _exit_code(job: dict) -> int:
     if job["state"] in ("failed", "cancelled"):
         return 2
-    return 0 if job["invalid"] == 0 and job["errors"] == 0 else 1
+    indeterminate = job.get("indeterminate", 0)
+    if job["errors"] or job["invalid"] > indeterminate:
+        return 1
+    return 3 if indeterminate else 0
 
 
 def _submit(args) -> int:

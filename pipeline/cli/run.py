@@ -136,7 +136,7 @@ def run_validate(args) -> int:
     except ApiError as err:
         return print_api_error(err)
     print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
-    return 0 if report.valid else 1
+    return {"valid": 0, "invalid": 1}.get(report.verdict, 3)
 
 
 def run_html(args) -> int:

@@ -1,6 +1,7 @@
 """`pipeline validate FILE [--spec auto|xrechnung|en16931|fr-ctc|peppol|fr-cdar] [--version V] [--json] [--strict]
-[--html OUT] [--pdf OUT] [--lang de]`: exit 0 valid, 1 invalid, 2 error. --html / --pdf also write the report for
-people (as the validate endpoints answer Accept: text/html / application/pdf).
+[--html OUT] [--pdf OUT] [--lang de]`: exit 0 valid, 1 invalid, 2 error, 3 indeterminate (not judged:
+`pipeline.check.verdict`). --html / --pdf also write the report for people (as the validate endpoints answer
+Accept: text/html / application/pdf).
 
 `pipeline validate DIR | FILES... | archive.zip | mail.eml | box.mbox [--jobs N] [--html-dir OUT]`: many documents
 (a folder's *.xml, *.pdf, *.eml and *.mbox, recursively; an archive's members and an e-mail's invoices, read as
@@ -8,7 +9,7 @@ POST .../validate/batch reads them: `pipeline.unpack`)
 validated in N worker processes (default: CPU cores; forkserver / spawn, never fork: Saxon must not cross a fork),
 a progress line on a terminal, one line per document and a summary table (--json: the batch endpoint's
 `{"summary", "results"}`); --html-dir writes each document's report for people there. Exit 2 if any document could
-not be validated, else 1 if any is invalid, else 0.
+not be validated, else 1 if any is invalid, else 3 if any is indeterminate, else 0.
 
 Without `--spec` (auto) each document is held to the rules detected from it, as the web page and a job's "auto" do
 (`pipeline.check.detect`). A PDF (by its `%PDF-` header) is checked as ZUGFeRD / Factur-X: PDF/A-3, XMP and the embedded invoice XML
@@ -99,18 +100,21 @@ def _run(args) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
-        verdict = "VALID" if report.valid else "INVALID"
-        print(f"{verdict}: {args.file} ({what} {report.version}, {report.syntax or 'unknown syntax'}) "
-              f"- {report.errors} error{'' if report.errors == 1 else 's'}, "
+        print(f"{report.verdict.upper()}: {args.file} ({what} {report.version}, "
+              f"{report.syntax or 'unknown syntax'}) - {report.errors} error{'' if report.errors == 1 else 's'}, "
               f"{report.warnings} warning{'' if report.warnings == 1 else 's'}")
-        from pipeline.check.categories import meaning  # what the worst class means for the receiver
-
-        print(meaning(report.issues, args.lang, report.german_law))
+        print(report.meaning(args.lang))  # what the report's class means for the receiver
+        print("  rules: " + ("; ".join(r.label for r in report.rules) or "none ran"))
+        for n in report.not_judged:
+            print(f"  NOT JUDGED {n.code}: {n.message}")
         for i in report.issues:
             loc = i.location
             where = f" line {loc.line}" + (f":{loc.column}" if loc.column else "") if loc and loc.line else ""
             print(f"  {i.severity:7} {i.code} [{i.category}]{where}: {i.message}")
-    return 0 if report.valid else 1
+    return EXIT[report.verdict]
+
+
+EXIT = {"valid": 0, "invalid": 1, "indeterminate": 3}  # 2: could not be validated
 
 
 def _write_html(folder: Path, name: str, data: bytes, report, language: str) -> None:
@@ -238,25 +242,27 @@ def _run_many(args) -> int:
         print(json.dumps({"summary": total, "results": clean}, indent=2, ensure_ascii=False))
     else:
         _table(results, total)
-    return 2 if total["errors"] else 1 if total["invalid"] else 0
+    return 2 if total["errors"] else 1 if total["invalid"] > total["indeterminate"] else 3 if total["indeterminate"] else 0
 
 
 def _table(results: list[dict], total: dict) -> None:
     """One line per document, then the summary."""
     width = min(max([len(r["name"]) for r in results] + [8]), 70)
-    print(f"{'document':{width}}  {'verdict':8} {'rules':10} {'errors':>6} {'warnings':>8}  first error")
+    print(f"{'document':{width}}  {'verdict':13} {'rules':10} {'errors':>6} {'warnings':>8}  first error (or why "
+          "not judged)")
     for r in results:
         name = r["name"] if len(r["name"]) <= width else "..." + r["name"][-width + 3:]
         if "report" in r:
             rep = r["report"]
-            verdict = "VALID" if rep["valid"] else "INVALID"
-            first = next((i["code"] for i in rep["issues"] if i["severity"] == "ERROR"), "")
-            print(f"{name:{width}}  {verdict:8} {r['spec']:10} {rep['summary']['errors']:>6} "
+            first = next((i["code"] for i in rep["issues"] if i["severity"] == "ERROR"),
+                         next((n["code"] for n in rep["notJudged"]), ""))
+            print(f"{name:{width}}  {rep['verdict'].upper():13} {r['spec']:10} {rep['summary']['errors']:>6} "
                   f"{rep['summary']['warnings']:>8}  {first}".rstrip())
         else:
             verdict, what = ("NOTICE", r["notice"]) if "notice" in r else ("ERROR", r["error"])
-            print(f"{name:{width}}  {verdict:8} {'':10} {'':>6} {'':>8}  {what['code']}: {what['message']}")
+            print(f"{name:{width}}  {verdict:13} {'':10} {'':>6} {'':>8}  {what['code']}: {what['message']}")
     files = total["files"]
-    print(f"\n{files} document{'' if files == 1 else 's'}: {total['valid']} valid, {total['invalid']} invalid, "
+    print(f"\n{files} document{'' if files == 1 else 's'}: {total['valid']} valid, "
+          f"{total['invalid'] - total['indeterminate']} invalid, {total['indeterminate']} indeterminate, "
           f"{total['errors']} could not be validated"
           + (f", {total['noInvoice']} message(s) without an invoice" if total["noInvoice"] else ""))

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from pipeline.check.rejection import GENERATED_FAILED, error_detail
 from pipeline.check.report import ERROR, Issue, Report
+from pipeline.check.verdict import INVALID
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.generate_xml import write_validated
 from pipeline.flows.generate_zugferd import generate_zugferd
@@ -307,10 +308,10 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
         spec = source_spec(parsed.source)
         spec = "en16931" if spec == "peppol" and to == "CII" else spec
     report, judged_on, findings = judge_source(parsed, spec, request_id)
-    if not report.valid:
+    if report.verdict == INVALID:  # one the rules could not judge is converted: what is written is validated
         raise _refusal("SOURCE_INVALID", f"The source document is not valid ({judged_on}); it is not converted.",
                        [error_detail(i, parsed.source.syntax) for i in report.issues if i.severity == ERROR])
-    if to == "CII" and parsed.source.pdf is not None and spec == source_spec(parsed.source):
+    if to == "CII" and parsed.source.pdf is not None and spec == source_spec(parsed.source) and report.valid:
         return Conversion(parsed.source.xml, "application/xml", judged_on=judged_on)  # the PDF's own invoice
     if parsed.request is None:  # (fields only a JSON request must send are no reason: `model.API_REQUIRED`)
         blocking = _reading_problems(parsed)

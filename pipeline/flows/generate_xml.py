@@ -22,7 +22,7 @@ from pipeline.check.rejection import rejection
 from pipeline.check.report import Location, Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, invalid_input
 from pipeline.flows.validate_xml import validate_xml
-from pipeline.check.profiles import validate_profile_xml
+from pipeline.check.verdict import INVALID
 from pipeline.invoice import model
 from pipeline.invoice.specs import RULES_VERSION, profile_for_guideline
 from pipeline.invoice.request_json import load_request
@@ -102,9 +102,10 @@ def validate(xml: bytes, spec: str, version: str | None = None, request_id: str 
     (`parse.validate_source`): EXTENDED holds all of EN 16931's CII and more (its line hierarchy), whose group lines
     the EN 16931 rules would sum into every total."""
     profile = profile_for_guideline(specification_id) if specification_id else None
-    if profile is not None and profile.name == "EXTENDED":
-        return Report(f"{RULES_VERSION} {profile.name}", "CII",
-                      validate_profile_xml(xml, profile, specification_id), request_id)
+    if profile is not None and profile.name == "EXTENDED":  # its claim routes to its profile's rules
+        report = validate_xml(xml, "en16931", request_id=request_id, tree=tree, on=date.today())
+        report.version = f"{RULES_VERSION} {profile.name}"
+        return report
     return validate_xml(xml, spec, version=version, request_id=request_id, tree=tree, on=date.today())
 
 
@@ -141,6 +142,6 @@ def write_validated(request: model.InvoiceRequest, canonical: bytes, spec: str, 
         raise ApiError(500, "GENERATION_FAILED", "The document could not be generated.") from exc
     report = validate(out.xml, spec, request.config.version, request_id, out.tree,
                       control.specificationIdentifier if control and syntax == "CII" else None)
-    if not report.valid:
+    if report.verdict == INVALID:  # a claim the rules do not judge (a CIUS id kept on en16931) is the sender's
         raise rejection(report, syntax, kept, sent() if sent else None)
     return out.xml, report

@@ -18,6 +18,7 @@ import time
 from pipeline.check import engine, fr_ctc, profiles as profile_rules, xmlinput
 from pipeline.check.rejection import profile_rejection
 from pipeline.check.report import WARNING, Report
+from pipeline.check.verdict import INVALID
 from pipeline.errors import ApiError, ErrorDetail, TransformError, invalid_input
 from pipeline.flows.generate_xml import check_content, normalize
 from pipeline.invoice.request_json import load_request
@@ -82,13 +83,15 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     except TransformError as exc:
         raise ApiError(500, "GENERATION_FAILED", "The invoice XML could not be generated.") from exc
     lap("cii")
-    report = Report(f"{RULES_VERSION} {profile.name}", "CII", profile_rules.validate_profile_xml(xml, profile),
-                    request_id)
+    checked = profile_rules.validate_profile(xml, profile)
+    report = Report(f"{RULES_VERSION} {profile.name}", "CII", checked.issues, request_id, rules=checked.rules)
     if request.config.rules == fr_ctc.SPEC:
         french = engine.pick_pack(fr_ctc.SPEC, None, "CII")
         report.version += f" + {fr_ctc.SPEC} {french.version}"
-        report.issues += fr_ctc.br_fr_issues(xmlinput.load(xml), french)
-    if not report.valid:
+        br_fr = fr_ctc.br_fr_checked(xmlinput.load(xml), french)
+        report.issues += br_fr.issues
+        report.rules += br_fr.rules
+    if report.verdict == INVALID:
         raise profile_rejection(report, profile, request, kept, load_request(body))
     lap("validate")
     html = page.invoice_html(canonical, language, profile.level, tree=tree)

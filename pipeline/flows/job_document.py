@@ -91,9 +91,9 @@ def error_line(name: str, code: str, message: str, email: dict | None = None) ->
 
 def run(operation: str, options: dict, name: str, data: bytes, request_id: str | None = None,
         email: dict | None = None) -> tuple[str, str, str | None]:
-    """(kind, line, page) of one document: kind valid | invalid (it got its result) or error; page the HTML
-    report (validate with `html`; the validate endpoint's page for people), else None. `email`: the message the
-    document came from, put in its line."""
+    """(kind, line, page) of one document: kind valid | invalid | indeterminate (it got its result) or error; page
+    the HTML report (validate with `html`; the validate endpoint's page for people), else None. `email`: the message
+    the document came from, put in its line."""
     head = '{"name": ' + json.dumps(name, ensure_ascii=False)
     if email:
         head += ', "email": ' + json.dumps(email, ensure_ascii=False)
@@ -108,13 +108,13 @@ def run(operation: str, options: dict, name: str, data: bytes, request_id: str |
             if options.get("html"):
                 page = readable_report(data, report_obj, name, options.get("language", "en")).decode("utf-8")
             line = head + ', "report": ' + json.dumps(report) + "}"
-            return ("valid" if report["valid"] else "invalid"), line, page
+            return report["verdict"], line, page  # valid | invalid | indeterminate
         if operation == "parse":
             result = parse_report(data, options.get("validate", False), request_id)
-            valid = (result.get("validation") or {}).get("valid", True)
+            kind = (result.get("validation") or {}).get("verdict", "valid")
             # amounts exactly as the document states them; the indentation's line breaks would split the line
             invoice = dump_request(result).decode("utf-8").replace("\n", "")
-            return ("valid" if valid else "invalid"), head + ', "invoice": ' + invoice + "}", None
+            return kind, head + ', "invoice": ' + invoice + "}", None
         conversion = convert_flow.convert(data, options["to"], options.get("spec"), request_id=request_id)
         document = base64.b64encode(conversion.document).decode("ascii")
         return "valid", (head + ', "mediaType": ' + json.dumps(conversion.media_type) + ', "conversion": '

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 
 from pipeline import budget, saxon, write
 from pipeline.check import engine, xmlinput
-from pipeline.check.profiles import validate_profile_xml
 from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, bad_request
 from pipeline.flows.validate_pdf import validate_pdf
-from pipeline.flows.validate_xml import content_issues, validate_xml
+from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice import peppol
 from pipeline.invoice.model import InvoiceRequest, specification_id_problem, validate_request
 from pipeline.invoice.specs import (EN16931_ID, RULES_VERSION, XRECHNUNG_ID, XRECHNUNG_ID_PREFIX, ZUGFERD1_NS, Profile,
@@ -286,11 +285,11 @@ def validate_source(source: Source, request_id: str | None = None, content_check
     them out: `content_checks=False`)."""
     if source.pdf is not None:
         return validate_pdf(source.pdf, request_id, content_checks=content_checks)
-    if source.profile is not None:
-        issues = validate_profile_xml(source.xml, source.profile, source.specification_id)
-        if content_checks:
-            issues += content_issues(source.doc)
-        return Report(f"{RULES_VERSION} {source.profile.name}", "CII", issues, request_id)
+    if source.profile is not None:  # the en16931 endpoint's route for a Factur-X profile: its own rules
+        report = validate_xml(source.xml, "en16931", request_id=request_id, tree=source.rules_tree(), doc=source.doc,
+                              content_checks=content_checks)
+        report.version = f"{RULES_VERSION} {source.profile.name}"
+        return report
     return validate_xml(source.xml, source_spec(source), request_id=request_id, tree=source.rules_tree(),
                         doc=source.doc, content_checks=content_checks)
 

@@ -79,13 +79,15 @@ def entry(member: Member, outcome: dict | None) -> dict:
 
 
 def summary(results: list[dict]) -> dict:
-    """{"files", "valid", "invalid", "errors", "noInvoice"}: entries, reports valid and invalid, error entries, and
-    messages without an invoice (notices)."""
+    """{"files", "valid", "invalid", "indeterminate", "errors", "noInvoice"}: entries, reports valid and invalid
+    (`invalid`: every report whose `valid` is false, failing closed; `indeterminate`: how many of those were not judged
+    rather than found wrong, `pipeline.check.verdict`), error entries, and messages without an invoice (notices)."""
     reports = [r["report"] for r in results if "report" in r]
     notices = sum(1 for r in results if "notice" in r)
     return {"files": len(results), "valid": sum(1 for r in reports if r["valid"]),
-            "invalid": sum(1 for r in reports if not r["valid"]), "errors": len(results) - len(reports) - notices,
-            "noInvoice": notices}
+            "invalid": sum(1 for r in reports if not r["valid"]),
+            "indeterminate": sum(1 for r in reports if r["verdict"] == "indeterminate"),
+            "errors": len(results) - len(reports) - notices, "noInvoice": notices}
 
 
 TIME_BUDGET = ("TIME_BUDGET", "Not validated: the request's time budget (EINVOICE_REQUEST_BUDGET) was spent on the "
@@ -94,7 +96,8 @@ TIME_BUDGET = ("TIME_BUDGET", "Not validated: the request's time budget (EINVOIC
 
 def validate_batch(members: list[Member], spec: str, version: str | None = None, request_id: str | None = None,
                    strict: bool = False) -> dict:
-    """{"summary": {"files", "valid", "invalid", "errors"}, "results": [...]} in the members' order, one by one.
+    """{"summary": {"files", "valid", "invalid", "indeterminate", "errors"}, "results": [...]} in the members' order,
+    one by one.
     Once the request's time budget is spent (`pipeline.budget`), the batch takes no further document: those left,
     and one whose check the budget cut short, get a TIME_BUDGET entry, and the answer holds what was done."""
     check_request(spec, version)

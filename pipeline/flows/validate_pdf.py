@@ -1,7 +1,8 @@
 """Product path: validate a ZUGFeRD / Factur-X PDF.
 
-    read the PDF (bounded) -> PDF/A-3 -> Factur-X XMP -> embedded invoice file -> its XML on the profile rules its
-    guideline id names (XSD + Schematron, plus the EN 16931 / XRechnung packs) -> report
+    read the PDF (bounded) -> PDF/A-3 -> Factur-X XMP -> embedded invoice file -> its XML on the rules its guideline
+    id names, as the same invoice sent as XML (`pipeline.check.judging`: a Factur-X profile's XSD + Schematron, the
+    EN 16931 or XRechnung pack) -> report
     (-> with `content_checks`: the checks the official rules miss on the embedded invoice, as for XML)
 
 On the French rules (`french`: the fr-ctc pack) the embedded invoice is also held to BR-FR Flux 2, and one whose
@@ -10,8 +11,9 @@ BT-24 names EXTENDED-CTC-FR (no Factur-X profile) to the French chain for XML (`
 from __future__ import annotations
 
 from pipeline.check import categories, fr_ctc, packs, xmlinput
-from pipeline.check.profiles import ZUGFERD1_NOT_EN16931, ZUGFERD1_VERSION
-from pipeline.check.report import Issue, Report
+from pipeline.check.applied import Checked
+from pipeline.check.profiles import ZUGFERD1_VERSION
+from pipeline.check.report import Report
 from pipeline.flows.validate_xml import content_issues
 from pipeline.invoice.specs import RULES_VERSION
 from pipeline.pdf import checks
@@ -25,34 +27,42 @@ def _embedded(xml: bytes | None) -> xmlinput.ParsedXml | None:
         return None
 
 
-def _french_issues(result, doc: xmlinput.ParsedXml | None, pack: packs.Pack) -> list[Issue]:
+def _french(result, doc: xmlinput.ParsedXml | None, pack: packs.Pack) -> Checked:
     """BR-FR Flux 2 on the embedded invoice; for EXTENDED-CTC-FR (which names no Factur-X profile) the French
-    chain in place of the profile finding."""
+    chain in place of the invoice's judgement at the ZUGFeRD endpoint."""
     if doc is None or doc.syntax != "CII":
-        return []
+        return Checked()
     if pack.profile_stylesheet(doc.syntax, result.guideline_id) is not None:
-        result.issues = [i for i in result.issues if i.code != "FX_UNKNOWN_PROFILE"]
-        return fr_ctc.chain_issues(doc, pack, None, result.guideline_id)
-    return fr_ctc.br_fr_issues(doc, pack)
+        if result.judged is not None:  # the French chain judges it, not the ZUGFeRD endpoint's route
+            replaced = {id(i) for i in result.judged.issues}
+            result.issues = [i for i in result.issues if id(i) not in replaced]
+            result.judged = None
+        return fr_ctc.chain_checked(doc, pack, None, result.guideline_id)
+    return fr_ctc.br_fr_checked(doc, pack)
 
 
 def validate_pdf(data: bytes, request_id: str | None = None, content_checks: bool = False,
                  strict: bool = False, french: packs.Pack | None = None) -> Report:
     """A ZUGFeRD / Factur-X PDF -> report (service spec 2.10). Not a PDF -> ApiError 400 INVALID_PDF.
     `content_checks` adds the checks the official rules miss on the embedded invoice (WARNINGs; ERRORs with
-    `strict`); the XRechnung ones when its BT-24 names XRechnung."""
+    `strict`); the XRechnung ones when its BT-24 names XRechnung. The report's `rules`: the PDF's checks, then the
+    invoice's rules; `notJudged`: checks that could not run and claims not judged (the verdict is then never
+    valid)."""
     try:
         result = checks.inspect(data)
     except checks.NotAPdf as exc:
         raise checks.not_a_pdf(exc) from exc
-    zugferd1 = any(i.code == ZUGFERD1_NOT_EN16931 for i in result.issues)
-    version = ZUGFERD1_VERSION if zugferd1 else RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
+    version = ZUGFERD1_VERSION if result.zugferd1 else RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
     doc = _embedded(result.xml)
+    extra = Checked()
     if french is not None:
         version = french.version  # the FNFE release: what a request may send back as `version`
-        result.issues += _french_issues(result, doc, french)
-    issues = list(result.issues)
+        extra = _french(result, doc, french)
+    judged = result.judged or Checked()
+    issues = list(result.issues) + extra.issues
     if content_checks and doc is not None:
         issues += content_issues(doc, strict=strict)
     german_law = categories.under_german_law(xmlinput.party_countries(doc)) if doc is not None else None
-    return Report(version, "CII" if result.xml is not None else None, issues, request_id, german_law)
+    return Report(version, "CII" if result.xml is not None else None, issues, request_id, german_law,
+                  rules=[checks.container_rules(result), *judged.rules, *extra.rules],
+                  not_judged=[*result.not_judged, *judged.not_judged, *extra.not_judged])

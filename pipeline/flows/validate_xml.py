@@ -5,7 +5,10 @@
 XRechnung packs follow KoSIT's `scenarios.xml` (first matching scenario, its steps, its `customLevel`s); EN 16931
 packs use the CEN XSD and stylesheet of the document's syntax; Peppol packs the UBL XSD, the CEN and the PEPPOL
 stylesheets (self-billing, recognised by its CustomizationID: the self-billing PEPPOL stylesheet); `fr-ctc` runs the
-French reform's chain (XSD, the rules of the profile BT-24 names, BR-FR Flux 2: `pipeline.check.fr_ctc`). Without
+French reform's chain (XSD, the rules of the profile BT-24 names, BR-FR Flux 2: `pipeline.check.fr_ctc`). What the
+document claims (BT-24) decides which of these run (`pipeline.check.judging`): a Factur-X profile's rules for a
+document naming one, the EN 16931 rules alone (and an indeterminate verdict) for a claim the endpoint's rules do not
+cover or this service does not have (`pipeline.check.claims`). Without
 `version` the pack in force on the document's issue date judges it (`pipeline.check.packs.in_force`). A syntax the
 pack has no rules for (CII on Peppol) is ApiError 400 UNSUPPORTED_SYNTAX. A document that cannot be read, or is no
 CII / UBL invoice, gets a report with that finding, never an exception.
@@ -21,7 +24,7 @@ import logging
 from dataclasses import dataclass
 from datetime import date
 
-from pipeline.check import categories, content, content_source, engine, fr_ctc, xmlinput
+from pipeline.check import categories, claims, content, content_source, engine, judging, xmlinput
 from pipeline.check.report import Issue, Location, Report
 from pipeline.check.xmlinput import ParsedXml, XmlInputError
 from pipeline.invoice.specs import XRECHNUNG_ID_PREFIX
@@ -82,9 +85,13 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
         doc = doc if doc is not None else xmlinput.load(data)
     except XmlInputError as exc:
         return Outcome(Report(engine.pick_pack(spec, version, None).version, None, [exc.issue], request_id))
+    claim = claims.of_document(doc)
     if doc.syntax is None:
-        return Outcome(Report(engine.pick_pack(spec, version, None).version, None,
-                              [xmlinput.unknown_root_issue(doc)], request_id))
+        version_used = engine.pick_pack(spec, version, None).version
+        if claim.family != claims.ZUGFERD1:
+            return Outcome(Report(version_used, None, [xmlinput.unknown_root_issue(doc)], request_id))
+        # ZUGFeRD 1.0 (a CII of its own, before EN 16931): its XSD, not judged beyond it
+        return Outcome(_judged(Report(version_used, "CII", [], request_id), judging.judge(doc, spec, None, None, claim)))
     pack = engine.pick_pack(spec, version, doc.syntax, doc, on)
     if doc.syntax not in pack.syntaxes:  # Peppol: its CII rules are not published as a compiled release
         raise engine.syntax_not_available(pack, doc.syntax)
@@ -96,13 +103,16 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
     except XmlInputError as exc:  # lxml accepted it but Saxon does not: report, do not crash
         report.issues.append(exc.issue)
         return Outcome(report)
-    if spec == fr_ctc.SPEC:
-        report.issues, scenario = fr_ctc.chain_issues(doc, pack, sdoc, xmlinput.specification_id(doc)[0]), None
-    else:
-        report.issues, scenario = engine.pack_issues(doc, pack, sdoc)
+    checked = judging.judge(doc, spec, pack, sdoc, claim)  # the rules its claim calls for here
+    _judged(report, checked)
     if content_checks:  # on the lxml tree already parsed: no Saxon work
         report.issues += content_issues(doc, spec == "xrechnung", strict)
-    return Outcome(report, scenario)
+    return Outcome(report, checked.scenario)
+
+
+def _judged(report: Report, checked) -> Report:
+    report.issues, report.rules, report.not_judged = checked.issues, checked.rules, checked.not_judged
+    return report
 
 
 def validate_xml(data: bytes, spec: str = "xrechnung", version: str | None = None,

@@ -5,12 +5,17 @@ uploaded PDFs (`inspect`). Findings are report Issues with stable codes:
 
 - `PDFA:<rule>`      pikepdf.pdfa (an allowlist validator) violation -> ERROR. A construct it merely does
                      not check (`unsupported`) -> WARNING `PDFA_NOT_CHECKED:<rule>`, never an ERROR.
+- not judged (`Inspection.not_judged`, the verdict is never valid): the PDF/A-3 check did not complete
+  (`PDFA_CHECK_TIMEOUT`), did not run (`PDF_TOO_COMPLEX`, `PDF_STREAM_TOO_LARGE`: our bounds), the file declares
+  PDF/A-4 (`PDFA_4_NOT_CHECKED`: we check PDF/A-3 only), the invoice is beyond the size we validate
+  (`FX_XML_TOO_LARGE`).
   Known false alarms of pikepdf 10.17 on files veraPDF accepts are dropped, each only when our own check
   shows the construct is fine: XMP properties of extension schemas that the XMP declares (6.6.2.3.1-1),
   `pdfaid:conformance` A or U of a part-3 file checked as 3b (6.6.4-3), and `/PageMode /UseAttachments`.
 - `XMP_*`            our Factur-X XMP checks.
 - `FX_*`, `PDF_*`    the embedded file, encryption, JavaScript, stream size caps.
-- then the embedded XML's own findings (XSD + Schematron of the profile named by its guideline id).
+- then the embedded XML's own findings: the rules its guideline id (BT-24) names, as for the same invoice sent as
+  XML (`pipeline.check.judging`, endpoint `zugferd`).
 
 Untrusted input stays bounded: stream data is only ever decompressed up to a cap, encrypted files are
 reported rather than cracked, and nothing in the PDF is executed.
@@ -32,11 +37,13 @@ from lxml import etree
 from pikepdf import Name, pdfa
 
 from pipeline import budget
-from pipeline.check.profiles import validate_profile_xml, validate_zugferd1_xml
+from pipeline.check import claims, engine, judging
+from pipeline.check.applied import Checked, Rules, Step
 from pipeline.check.report import ERROR, WARNING, Issue, Location
-from pipeline.check.xmlinput import XmlInputError, load as load_xml, specification_id
+from pipeline.check.verdict import NotJudged
+from pipeline.check.xmlinput import XmlInputError, load as load_xml
 from pipeline.errors import ApiError, ErrorDetail, bad_request, pdf_validation_failed
-from pipeline.invoice.specs import CII_NS, INVOICE_FILE_NAMES, ZUGFERD1_NS, Profile, profile_for_guideline
+from pipeline.invoice.specs import CII_NS, INVOICE_FILE_NAMES, Profile, profile_for_guideline
 from pipeline.pdf import collector
 from pipeline.pdf.assemble import attachment_names, subtype_for
 from pipeline.settings import get_settings
@@ -96,6 +103,16 @@ class Inspection:
     profile: Profile | None = None
     guideline_id: str | None = None
     other_files: list[OtherFile] = field(default_factory=list)
+    not_judged: list[NotJudged] = field(default_factory=list)  # checks that could not run (PDF/A, the invoice's)
+    pdfa_checked: bool = False   # the PDF/A-3 walk ran to its end
+    judged: Checked | None = None  # the embedded invoice's rules (`pipeline.check.judging`): its findings are in
+    #                                `issues` too
+    zugferd1: bool = False       # the embedded invoice is a ZUGFeRD 1.0 document
+
+    def not_checked(self, code: str, message: str, claim: str | None = None, de: str | None = None) -> None:
+        """A required check that could not run: the verdict cannot be valid (`pipeline.check.verdict`); `de`: the
+        message in German, for the reports for people in German."""
+        self.not_judged.append(NotJudged(code, message, claim, de))
 
     def add(self, severity: str, code: str, message: str, where: str | None = None, de: str | None = None) -> None:
         """A finding; `where` = the PDF object it concerns (`location.pdfObject`; no xpath: a PDF has none); `de`:
@@ -146,10 +163,12 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
     if validate_xml and result.xml is not None:
         limit = get_settings().max_upload_bytes
         if len(result.xml) > limit:  # as on the XML endpoints: the rules' time grows with the document
-            result.add(ERROR, "FX_XML_TOO_LARGE", f"The embedded invoice has {len(result.xml)} bytes; this service "
-                       f"validates invoices of up to {limit} bytes (the XML upload limit).",
-                   de=f"Die eingebettete Rechnung hat {len(result.xml)} Bytes; dieser Dienst prüft Rechnungen bis "
-                      f"{limit} Bytes (die Grenze für XML-Uploads).")
+            result.not_checked("FX_XML_TOO_LARGE", f"The embedded invoice has {len(result.xml)} bytes; this service "
+                               f"validates invoices of up to {limit} bytes (the XML upload limit), so its rules did "
+                               "not run.",
+                               de=f"Die eingebettete Rechnung hat {len(result.xml)} Bytes; dieser Dienst prüft "
+                                  f"Rechnungen bis {limit} Bytes (die Grenze für XML-Uploads), ihre Regeln liefen "
+                                  "daher nicht.")
         else:
             _check_xml(result)
     return result
@@ -197,11 +216,11 @@ def gate_generated(data: bytes, xml: bytes, profile: Profile, attachments=()) ->
     if result.xml != xml:
         result.add(ERROR, "FX_XML_DIFFERS", "The embedded XML differs from the validated XML.")
     _check_attachments(result, attachments)
-    if result.errors:
+    if result.errors or result.not_judged:  # a check that did not run confirms nothing
         raise pdf_validation_failed("The generated PDF failed the PDF/A-3 / Factur-X checks.", [
             ErrorDetail(i.code, i.message + (f" (PDF object: {i.location.pdfObject})"
                                              if i.location and i.location.pdfObject else ""))
-            for i in result.errors])
+            for i in result.errors] + [ErrorDetail(n.code, n.message) for n in result.not_judged])
     return result
 
 
@@ -270,10 +289,10 @@ def _bounded_bytes(stream: pikepdf.Stream, cap: int) -> bytes:
 def _check_object_count(pdf: pikepdf.Pdf, result: Inspection) -> bool:
     count = len(pdf.objects)
     if count > MAX_OBJECTS:
-        result.add(ERROR, "PDF_TOO_COMPLEX", f"The PDF has {count} objects (limit {MAX_OBJECTS}); it was not checked "
-                   "for PDF/A conformance.",
-                   de=f"Das PDF hat {count} Objekte (Grenze {MAX_OBJECTS}); seine PDF/A-Konformität wurde nicht "
-                      "geprüft.")
+        result.not_checked("PDF_TOO_COMPLEX", f"The PDF has {count} objects (limit {MAX_OBJECTS}); it was not "
+                           "checked for PDF/A conformance.",
+                           de=f"Das PDF hat {count} Objekte (Grenze {MAX_OBJECTS}); seine PDF/A-Konformität wurde "
+                              "nicht geprüft.")
         return False
     return True
 
@@ -290,14 +309,18 @@ def _check_stream_sizes(pdf: pikepdf.Pdf, result: Inspection) -> bool:
         try:
             total += len(_bounded_bytes(obj, MAX_STREAM_BYTES))
         except TooLarge as exc:
-            result.add(ERROR, "PDF_STREAM_TOO_LARGE", f"A stream was not read: {exc}.", f"obj {obj.objgen[0]} {obj.objgen[1]}",
-                   de="Ein Datenstrom wurde nicht gelesen (zu groß oder nicht lesbar).")
+            result.not_checked("PDF_STREAM_TOO_LARGE", f"A stream (obj {obj.objgen[0]} {obj.objgen[1]}) was not read: "
+                               f"{exc}; the PDF was not checked for PDF/A conformance.",
+                               de="Ein Datenstrom wurde nicht gelesen (zu groß oder nicht lesbar); die PDF/A-"
+                                  "Konformität wurde nicht geprüft.")
             return False
         except (zlib.error, pikepdf.PdfError):
             continue  # a broken stream is the PDF/A checker's business
         if total > MAX_TOTAL_BYTES:
-            result.add(ERROR, "PDF_STREAM_TOO_LARGE", f"Streams inflate beyond {MAX_TOTAL_BYTES} bytes in total.",
-                   de=f"Die Datenströme wachsen entpackt über {MAX_TOTAL_BYTES} Bytes.")
+            result.not_checked("PDF_STREAM_TOO_LARGE", f"Streams inflate beyond {MAX_TOTAL_BYTES} bytes in total; the "
+                               "PDF was not checked for PDF/A conformance.",
+                               de=f"Die Datenströme wachsen entpackt über {MAX_TOTAL_BYTES} Bytes; die PDF/A-"
+                                  "Konformität wurde nicht geprüft.")
             return False
     return True
 
@@ -422,10 +445,10 @@ def _check_pdfa(data: bytes, pdf: pikepdf.Pdf, declared: dict[str, set[str]], pr
                    "must be PDF/A-3.",
                    de="Die XMP-Metadaten nennen keinen PDF/A-Teil (pdfaid:part); ein Factur-X-PDF muss PDF/A-3 sein.")
     elif part == "4":
-        result.add(WARNING, "PDFA_4_NOT_CHECKED", "The file declares PDF/A-4; this service checks PDF/A-3 "
-                   "conformance only, so PDF/A-4 rules were not checked.",
-                   de="Die Datei gibt PDF/A-4 an; dieser Dienst prüft nur PDF/A-3, die Regeln von PDF/A-4 wurden "
-                      "nicht geprüft.")
+        result.not_checked("PDFA_4_NOT_CHECKED", "The file declares PDF/A-4; this service checks PDF/A-3 "
+                           "conformance only, so the PDF/A-4 rules were not checked.", "PDF/A-4",
+                           de="Die Datei gibt PDF/A-4 an; dieser Dienst prüft nur PDF/A-3, die Regeln von PDF/A-4 "
+                              "wurden nicht geprüft.")
         return
     elif part != "3":
         result.add(ERROR, "PDFA_NOT_PART_3", f"The file declares PDF/A-{part}; Factur-X requires PDF/A-3.",
@@ -440,11 +463,12 @@ def _check_pdfa(data: bytes, pdf: pikepdf.Pdf, declared: dict[str, set[str]], pr
     except CheckTimeout:
         if seconds < PDFA_CHECK_SECONDS:  # the request's budget ran out, not the check's own limit
             raise budget.Exhausted() from None
-        result.add(ERROR, "PDFA_CHECK_TIMEOUT", f"The PDF/A-3 check did not finish within {PDFA_CHECK_SECONDS:g} s; "
-                   "the file was not confirmed as PDF/A-3.",
-                   de=f"Die PDF/A-3-Prüfung wurde nicht binnen {PDFA_CHECK_SECONDS:g} s fertig; die Datei ist nicht "
-                      "als PDF/A-3 bestätigt.")
+        result.not_checked("PDFA_CHECK_TIMEOUT", f"The PDF/A-3 check did not finish within {PDFA_CHECK_SECONDS:g} "
+                           "s; the file was not confirmed as PDF/A-3.",
+                           de=f"Die PDF/A-3-Prüfung wurde nicht binnen {PDFA_CHECK_SECONDS:g} s fertig; die Datei "
+                              "ist nicht als PDF/A-3 bestätigt.")
         return
+    result.pdfa_checked = True
     for f in report.findings:
         if _known_false_alarm(f, declared, prefixes, result) or _cid_system_info_is_valid(f, pdf):
             continue
@@ -646,34 +670,57 @@ def _other_file(name: str, spec: pikepdf.Dictionary, read: bool) -> OtherFile:
 
 
 def _check_xml(result: Inspection) -> None:
+    """The embedded invoice on the rules its guideline id (BT-24) names (`pipeline.check.judging`): the same rules
+    and findings as the invoice sent as XML. A ZUGFeRD 1.0 invoice: its XSD, and not judged beyond it."""
     try:
         doc = load_xml(result.xml)
     except XmlInputError as exc:
         result.issues.append(exc.issue)
         return
-    root = doc.tree.getroot()
-    if etree.QName(root).namespace == ZUGFERD1_NS:
-        result.issues += validate_zugferd1_xml(result.xml)
+    claim = claims.of_document(doc)
+    if claim.family == claims.ZUGFERD1 and claim.root:
+        result.zugferd1 = True
+        _judged(result, judging.judge(doc, "zugferd", None, None, claim))
         return
+    root = doc.tree.getroot()
     if etree.QName(root).namespace != CII_NS or etree.QName(root).localname != "CrossIndustryInvoice":
         result.add(ERROR, "FX_NOT_CII", f"The embedded invoice is {root.tag}, not a CII CrossIndustryInvoice.",
                    de=f"Die eingebettete Rechnung ist {root.tag}, keine CII-CrossIndustryInvoice.")
         return
-    result.guideline_id, _ = specification_id(doc)
+    result.guideline_id = claim.text
     result.profile = profile_for_guideline(result.guideline_id)
-    if result.profile is None:
-        result.add(ERROR, "FX_UNKNOWN_PROFILE", f"The guideline identifier (BT-24) {result.guideline_id!r} names no "
-                   "Factur-X/ZUGFeRD profile.",
-                   de=f"Die Spezifikationskennung (BT-24) {result.guideline_id!r} nennt kein "
+    if claim.family == claims.NONE:
+        result.add(ERROR, "FX_UNKNOWN_PROFILE", "The embedded invoice has no guideline identifier (BT-24), so it "
+                   "names no Factur-X/ZUGFeRD profile.",
+                   de="Die eingebettete Rechnung hat keine Spezifikationskennung (BT-24) und nennt so kein "
                       "Factur-X-/ZUGFeRD-Profil.")
         return
     level = result.fx.get("ConformanceLevel")
-    if level and level.upper() != result.profile.level and not (level.upper() == "COMFORT" and result.profile.name == "EN16931"):
+    if result.profile and level and level.upper() != result.profile.level and not (
+            level.upper() == "COMFORT" and result.profile.name == "EN16931"):
         result.add(ERROR, "XMP_FX_LEVEL_MISMATCH", f"fx:ConformanceLevel {level!r} does not match the embedded "
                    f"invoice's profile {result.profile.level!r}.",
                    de=f"fx:ConformanceLevel {level!r} passt nicht zum Profil der eingebetteten Rechnung "
                       f"{result.profile.level!r}.")
-    result.issues += validate_profile_xml(result.xml, result.profile, result.guideline_id)
+    try:
+        sdoc = engine.saxon_document(doc)
+    except XmlInputError as exc:
+        result.issues.append(exc.issue)
+        return
+    _judged(result, judging.judge(doc, "zugferd", None, sdoc, claim))
+
+
+def container_rules(result: Inspection) -> Rules:
+    """The report's `rules` entry of the PDF's own checks, before the invoice's rules: the PDF/A-3 walk where it
+    ran to its end, the Factur-X XMP, the embedded invoice file."""
+    steps = ((Step("pdfa", "PDF/A-3b (pikepdf.pdfa)"),) if result.pdfa_checked else ()) + (
+        Step("xmp", "Factur-X / ZUGFeRD XMP"), Step("embedded-file", "embedded invoice file"))
+    return Rules("pdf", f"pikepdf {pikepdf.__version__}", steps)
+
+
+def _judged(result: Inspection, checked: Checked) -> None:
+    result.judged = checked
+    result.issues += checked.issues
 
 
 def not_a_pdf(exc: NotAPdf) -> ApiError:

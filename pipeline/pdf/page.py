@@ -193,10 +193,13 @@ def _verdict(report: Report, language: str = "en") -> dict:
     With each its class and the sentence on what the worst class means (`pipeline.check.categories`)."""
     shown = sorted(report.issues, key=lambda i: i.severity != ERROR)[:MAX_SHOWN_FINDINGS]
     labels = categories.LABELS.get(language, categories.LABELS["en"])
-    return {"valid": report.valid, "version": report.version, "errors": report.errors, "warnings": report.warnings,
-            "meaning": categories.meaning(report.issues, language, report.german_law),
-            "meaningAlso": [{"lang": other, "text": text} for other, text in categories.meanings(report.issues, report.german_law).items()
+    return {"valid": report.valid, "verdict": report.verdict, "version": report.version, "errors": report.errors,
+            "warnings": report.warnings, "meaning": report.meaning(language),
+            "meaningAlso": [{"lang": other, "text": text} for other, text in report.meanings().items()
                             if other != language],
+            "notJudged": [{"code": n.code, "message": (n.message_de if language == "de" else None) or n.message}
+                          for n in report.not_judged],
+            "rules": [r.label for r in report.rules],
             "failed": [{"code": i.code, "severity": i.severity, "category": labels[i.category],
                         # our own findings' German text where we wrote one; the official rules' are as published
                         "message": (getattr(i, "message_de", None) if language == "de" else None) or i.message,

@@ -1,7 +1,8 @@
 """The validation report as a page a person reads and forwards: HTML (Jinja2, templates/report.html.j2, styled like
 the invoice page) or PDF (the same HTML through WeasyPrint, nothing fetched).
 
-The verdict on top (valid / invalid, rule-pack version, syntax), the counts, then every finding grouped by severity
+The verdict on top (valid / invalid / indeterminate, rule-pack version, syntax), the counts, what was not judged
+and why, the rules that judged the document (`pipeline.check.applied`), then every finding grouped by severity
 and rule: the rule id and its text as the official rules give it, the business term the rule is about (the
 business-term table), the xpath, and a code frame (the source lines around the finding, its line marked, a caret
 under its column) so that a supplier sees exactly what to fix. A valid document's report carries the readable
@@ -14,7 +15,7 @@ from functools import lru_cache
 from lxml import etree, html as lxml_html
 from markupsafe import Markup
 
-from pipeline.check import categories
+from pipeline.check import categories, verdict
 from pipeline.check.report import ERROR, WARNING, Issue, Report
 from pipeline.invoice import cdar_terms
 from pipeline.invoice.terms import field_for_rule, term_for, term_name
@@ -31,7 +32,7 @@ SHOWN_PER_RULE = 10
 SHOWN_IN_ALL = 200
 LISTED_LINES = 50        # places (line:column) listed per rule for the findings not shown in full
 LABELS = {
-    "en": {"title": "Validation report", "valid": "Valid", "invalid": "Invalid", "rules": "Rules",
+    "en": {"title": "Validation report", "valid": "Valid", "invalid": "Invalid", "version": "Version",
            "syntax": "Syntax", "errors": "errors", "warnings": "warnings", "error": "error", "warning": "warning",
            ERROR: "Error", WARNING: "Warning", "class": "class", ERROR + "S": "Errors", WARNING + "S": "Warnings",
            "line": "line", "column": "column", "page": "Page", "of": "of", "lines": "at line:column",
@@ -40,7 +41,7 @@ LABELS = {
                   "every finding.",
            "no_page": "The invoice has {lines} lines: its page is left out of this PDF above {limit} lines "
                       "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render with Accept: text/html draws it."},
-    "de": {"title": "Prüfbericht", "valid": "Gültig", "invalid": "Ungültig", "rules": "Regeln",
+    "de": {"title": "Prüfbericht", "valid": "Gültig", "invalid": "Ungültig", "version": "Version",
            "syntax": "Syntax", "errors": "Fehler", "warnings": "Warnungen", "error": "Fehler", "warning": "Warnung",
            ERROR: "Fehler", WARNING: "Warnung", "class": "Klasse", ERROR + "S": "Fehler",
            WARNING + "S": "Warnungen",
@@ -154,8 +155,8 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
     if page_left_out:
         notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
     html = _template().render(report=report, name=name, lang=language, t=t, groups=groups, counts=counts,
-                              meaning=categories.meaning(report.issues, language, report.german_law),
-                              also=_other_languages(report, language),
+                              meaning=report.meaning(language), also=_other_languages(report, language),
+                              v=verdict.LABELS[language], applied=applied_rules(report),
                               notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None,
                               screen_style=page.screen_style() if screen else None)
     return html.encode("utf-8")
@@ -164,7 +165,15 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
 def _other_languages(report: Report, language: str) -> list[tuple[str, str]]:
     """(language, sentence) on what the worst class means in the languages other than the report's: the summary
     is stated in English and German whichever the reader picked (issue 27)."""
-    return [(other, text) for other, text in categories.meanings(report.issues, report.german_law).items() if other != language]
+    return [(other, text) for other, text in report.meanings().items() if other != language]
+
+
+def applied_rules(report: Report) -> list[tuple[str, str]]:
+    """(rule set, its steps in order) for people: `xrechnung 3.0.2 (EN16931 XRechnung (CII))`,
+    `CrossIndustryInvoice_100pD16B.xsd → EN16931-CII-validation.xsl → ...`; the JSON report names every file by its
+    path in the pack, and whether its optimised copy ran."""
+    return [(r.label, " → ".join(s.name.rsplit("/", 1)[-1] if s.kind in ("xsd", "schematron") else s.name
+                                  for s in r.steps)) for r in report.rules]
 
 
 def report_pdf(report: Report, name: str, source_text: str | None = None, language: str = "en",

@@ -361,8 +361,12 @@ def _batch(path: str, summary: str, cost: int) -> dict:
            "Costs no credits (the single validate endpoint's cost, per validated document).")))
     op["responses"] = {"200": _ok("Summary and one entry per document.", {"application/json": {"schema": {
         "type": "object", "required": ["summary", "results"], "properties": {
-            "summary": {"type": "object", "required": ["files", "valid", "invalid", "errors", "noInvoice"],
-                        "properties": {k: count for k in ("files", "valid", "invalid", "errors", "noInvoice")}},
+            "summary": {"type": "object", "required": ["files", "valid", "invalid", "indeterminate", "errors",
+                                                       "noInvoice"],
+                        "properties": {k: count for k in ("files", "valid", "invalid", "indeterminate", "errors",
+                                                          "noInvoice")},
+                        "description": "`invalid`: every report whose `valid` is false; `indeterminate`: how many "
+                                       "of those have the verdict indeterminate (not judged, rather than wrong)."},
             "results": {"type": "array", "items": result}}}}}),
         **{str(s): _error(s, True, "batch") for s in (400, 401, 402, 406, 413, 415, 429, 500, 503)}}
     return {"post": op}
@@ -376,6 +380,8 @@ _JOB = {"type": "object", "required": ["id", "state", "operation", "total", "don
                                                        "creditsCharged")},
     "noInvoice": {"type": "integer", "minimum": 0, "description": "Messages without an invoice (NO_INVOICE notices; "
                   "not errors, not charged)."},
+    "indeterminate": {"type": "integer", "minimum": 0, "description": "Of `invalid`: the documents whose verdict "
+                      "is indeterminate (not judged, rather than found wrong)."},
     **{k: {"type": ["string", "null"], "format": "date-time"} for k in ("createdAt", "startedAt", "finishedAt")},
     "message": {"type": "string", "description": "Why the job failed."}}}
 _JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}

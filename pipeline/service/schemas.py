@@ -69,16 +69,60 @@ class Meaning(_Strict):
 class ValidationSummary(_Strict):
     errors: int
     warnings: int
-    worstCategory: Literal["format", "business-rule", "content", "undetermined"] | None = Field(
+    worstCategory: Literal["format", "business-rule", "content", "undetermined", "indeterminate"] | None = Field(
         description="Extension. The most serious class (BMF letter of 15 October 2025) among the errors and the "
                     "content findings, ranked by their consequence: format, content, business-rule, undetermined; "
-                    "null when there is none (warnings of the official rules are recommendations, of no class).")
+                    "null when there is none (warnings of the official rules are recommendations, of no class). "
+                    "`indeterminate` when the verdict is: the document was not judged on what it claims, so it is "
+                    "shown to be neither a proper e-invoice nor a format error.")
     meaning: Meaning = Field(description="Extension. One sentence on what `worstCategory` means for the receiver, "
                                          "in English (`en`) and German (`de`); the reports for people show it too.")
 
 
+class NotJudged(_Strict):
+    code: str = Field(description="`RULES-NOT-INSTALLED` (the document claims rules this service does not have: "
+                                  "another EN 16931 edition, an XRechnung or Peppol BIS version, a Factur-X / "
+                                  "ZUGFeRD profile or version, ZUGFeRD 1.0, a CIUS it does not know), "
+                                  "`CLAIM-NOT-COVERED` (a specification this endpoint's rules do not cover; the "
+                                  "message names the endpoint that does), or the code of a required check that "
+                                  "could not run (`PDFA_CHECK_TIMEOUT`, `PDFA_4_NOT_CHECKED`, `PDF_TOO_COMPLEX`, "
+                                  "`PDF_STREAM_TOO_LARGE`, `FX_XML_TOO_LARGE`).")
+    message: str
+    claim: str | None = Field(None, description="What the document claims, where that is the reason: its "
+                                                "specification identifier (BT-24), or `PDF/A-4`.",
+                              json_schema_extra=lambda schema: schema.pop("default", None))
+
+
+class RuleStep(_Strict):
+    step: Literal["xsd", "schematron", "pdfa", "xmp", "embedded-file"]
+    name: str = Field(description="The official file, relative to its pack (or the check's name).")
+    optimised: bool | None = Field(None, description="Schematron steps: true when the optimised copy of the "
+                                                     "official stylesheet ran (proven to give the same findings), "
+                                                     "false when the original did.",
+                                   json_schema_extra=lambda schema: schema.pop("default", None))
+
+
+class RulesApplied(_Strict):
+    pack: str = Field(description="A rule pack (`en16931`, `xrechnung`, `peppol`, `fr-ctc`), `factur-x` (the "
+                                  "Factur-X profile rules), `zugferd-1.0` (its XSD) or `pdf` (the PDF/A-3 and "
+                                  "Factur-X container checks).")
+    version: str
+    profile: str | None = Field(None, description="The Factur-X profile whose rules ran.",
+                                json_schema_extra=lambda schema: schema.pop("default", None))
+    scenario: str | None = Field(None, description="The KoSIT scenario of an XRechnung pack.",
+                                 json_schema_extra=lambda schema: schema.pop("default", None))
+    variant: str | None = Field(None, description="A pack's variant (Peppol `self-billing`).",
+                                json_schema_extra=lambda schema: schema.pop("default", None))
+    steps: list[RuleStep]
+
+
 class XRechnungValidationResponse(_Strict):
-    valid: bool
+    valid: bool = Field(description="Whether the document passed: true only when `verdict` is `valid` (false for "
+                                    "`indeterminate`, so that a client reading `valid` alone fails closed).")
+    verdict: Literal["valid", "invalid", "indeterminate"] = Field(
+        description="Extension. `invalid`: the rules that ran found an error. `indeterminate`: no error, but the "
+                    "document claims rules this service does not have or this endpoint does not judge, or a "
+                    "required check could not run (`notJudged` says which). `valid`: no error, everything judged.")
     version: str | None
     syntax: Literal["CII", "UBL"] = Field(None, description="The syntax of the validated invoice: CII or UBL. Absent "
                                                             "(never null) when the document is no readable CII or "
@@ -87,6 +131,11 @@ class XRechnungValidationResponse(_Strict):
                                           json_schema_extra=lambda schema: schema.pop("default", None))
     summary: ValidationSummary
     issues: list[Issue]
+    notJudged: list[NotJudged] = Field(description="Extension. What could not be judged, and why (empty when "
+                                                   "everything was).")
+    rules: list[RulesApplied] = Field(description="Extension. What judged the document, in the order it ran: each "
+                                                  "rule set with its version, what was chosen inside it and its "
+                                                  "steps (XSD, Schematron stylesheets).")
     requestId: str | None
 
 

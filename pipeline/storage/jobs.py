@@ -39,9 +39,11 @@ JOBS_V3 = [
 # v4: the message a document came from (JSON, documents found in e-mail; pipeline.unpack.mail), and the messages
 # `pipeline inbox` has taken from a mailbox (pipeline.storage.inbox)
 JOBS_V4 = ["ALTER TABLE job_documents ADD COLUMN email TEXT"]
+# v5: how many of the invalid documents were indeterminate (issue 37: not judged, rather than found wrong)
+JOBS_V5 = ["ALTER TABLE jobs ADD COLUMN indeterminate INTEGER NOT NULL DEFAULT 0"]
 
 _JOB_COLUMNS = ("id, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged, "
-                "created_at, started_at, finished_at, message")
+                "created_at, started_at, finished_at, message, indeterminate")
 
 
 def _iso(ts: float | None) -> str | None:
@@ -67,6 +69,7 @@ class Job:
     started_at: float | None
     finished_at: float | None
     message: str | None
+    indeterminate: int = 0  # of `invalid`: the documents whose verdict is indeterminate
 
     @property
     def active(self) -> bool:
@@ -74,8 +77,8 @@ class Job:
 
     def to_dict(self) -> dict:
         out = {"id": self.id, "state": self.state, "operation": self.operation, "total": self.total,
-               "done": self.done, "valid": self.valid, "invalid": self.invalid, "errors": self.errors,
-               "noInvoice": self.done - self.valid - self.invalid - self.errors,
+               "done": self.done, "valid": self.valid, "invalid": self.invalid, "indeterminate": self.indeterminate,
+               "errors": self.errors, "noInvoice": self.done - self.valid - self.invalid - self.errors,
                "createdAt": _iso(self.created_at), "startedAt": _iso(self.started_at),
                "finishedAt": _iso(self.finished_at), "creditsReserved": self.reserved,
                "creditsCharged": self.charged}
@@ -86,8 +89,9 @@ class Job:
 
 @dataclass(frozen=True)
 class Outcome:
-    """One document's result: `kind` is valid | invalid | error (valid / invalid: it got its result and is
-    charged), `line` the JSON Lines entry as text, `page` the HTML report when the job asked for one."""
+    """One document's result: `kind` is valid | invalid | indeterminate | error (the first three: it got its result
+    and is charged; indeterminate counts as invalid too), `line` the JSON Lines entry as text, `page` the HTML report
+    when the job asked for one."""
     index: int
     kind: str
     line: str
@@ -103,11 +107,11 @@ class JobTables:
 
     def _job(self, row) -> Job:
         (id_, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged,
-         created, started, finished, message) = row
+         created, started, finished, message, indeterminate) = row
         return Job(id_, key_id, state, operation, options, int(total), int(done), int(valid), int(invalid),
                    int(errors), int(cost), int(reserved), int(charged), float(created),
                    None if started is None else float(started), None if finished is None else float(finished),
-                   message)
+                   message, int(indeterminate))
 
     def create_job(self, job_id: str, key_id: str, operation: str, options: str, names: list[str],
                    refused: dict[int, str], spans: dict[int, tuple[int, int]], cost: int, enqueue=None,
@@ -132,7 +136,7 @@ class JobTables:
             done = len(refused) + len(notices)
             state = "done" if done == total else "queued"
             cur.execute(self._sql(f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES "
-                                  "(?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 0, ?, NULL, ?, NULL)"),
+                                  "(?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 0, ?, NULL, ?, NULL, 0)"),
                         (job_id, key_id, state, operation, options, total, done, len(refused), cost, reserved, now,
                          now if state == "done" else None))
             cur.executemany(self._sql("INSERT INTO job_documents (job_id, idx, name, pos, size, outcome, result, "
@@ -177,7 +181,7 @@ class JobTables:
         cost = int(rows[0][0])
         try:
             with self._tx() as cur:
-                counts = {"valid": 0, "invalid": 0, "error": 0}
+                counts = {"valid": 0, "invalid": 0, "indeterminate": 0, "error": 0}
                 for o in outcomes:
                     cur.execute(self._sql("UPDATE job_documents SET outcome = ?, result = ?, page = ? "
                                           "WHERE job_id = ? AND idx = ? AND outcome IS NULL"),
@@ -187,12 +191,15 @@ class JobTables:
                 new = sum(counts.values())
                 if not new:
                     return 0
-                charge = cost * (counts["valid"] + counts["invalid"])
+                invalid = counts["invalid"] + counts["indeterminate"]  # not valid, as a batch's summary counts
+                charge = cost * (counts["valid"] + invalid)
                 cur.execute(self._sql("UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?), "
-                                      "done = done + ?, valid = valid + ?, invalid = invalid + ?, errors = errors + ?, "
+                                      "done = done + ?, valid = valid + ?, invalid = invalid + ?, "
+                                      "indeterminate = indeterminate + ?, errors = errors + ?, "
                                       "charged = charged + ? WHERE id = ? AND state IN ('queued', 'running') "
                                       "RETURNING key_id, done, total"),
-                            (time.time(), new, counts["valid"], counts["invalid"], counts["error"], charge, job_id))
+                            (time.time(), new, counts["valid"], invalid, counts["indeterminate"], counts["error"],
+                             charge, job_id))
                 row = cur.fetchone()
                 if row is None:
                     raise _Ended  # cancelled or failed meanwhile: these results are not taken (rolled back)

@@ -31,7 +31,7 @@ from psycopg import sql as pgsql
 
 from pipeline.settings import get_settings
 from pipeline.storage.inbox import INBOX_V4
-from pipeline.storage.jobs import JOBS_V3, JOBS_V4
+from pipeline.storage.jobs import JOBS_V3, JOBS_V4, JOBS_V5
 from pipeline.storage.store import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
@@ -145,7 +145,8 @@ _watchdog = _Watchdog()
 
 
 class PostgresStore(SqlStore):
-    migrations = [_V1, _V2, _V3, JOBS_V4 + INBOX_V4]  # v4: a document's message, the inbox (pipeline.storage.inbox)
+    # v4: a document's message, the inbox (pipeline.storage.inbox); v5: the jobs' indeterminate documents
+    migrations = [_V1, _V2, _V3, JOBS_V4 + INBOX_V4, JOBS_V5]
 
     def __init__(self, url: str, connect_timeout: float | None = None, statement_timeout: float | None = None,
                  lock_timeout: float | None = None):

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pipeline.storage.inbox import INBOX_V4
-from pipeline.storage.jobs import JOBS_V3, JOBS_V4
+from pipeline.storage.jobs import JOBS_V3, JOBS_V4, JOBS_V5
 from pipeline.storage.store import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
@@ -34,8 +34,9 @@ _V2 = [
 
 
 class SqliteStore(SqlStore):
-    # v3: jobs (pipeline.storage.jobs); v4: a document's message, the inbox's messages (pipeline.storage.inbox)
-    migrations = [_V1, _V2, JOBS_V3, JOBS_V4 + INBOX_V4]
+    # v3: jobs (pipeline.storage.jobs); v4: a document's message, the inbox's messages (pipeline.storage.inbox);
+    # v5: the jobs' indeterminate documents
+    migrations = [_V1, _V2, JOBS_V3, JOBS_V4 + INBOX_V4, JOBS_V5]
 
     def __init__(self, path: str | Path):
         self.path = Path(path)

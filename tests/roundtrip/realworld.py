@@ -2,10 +2,11 @@
 trip and render, each through the in-process flows, judged by the official rules and by the independent reader of
 business terms (`roundtrip.reader`). Shared by tests/test_realworld.py (targets) and bench/realworld.py (table).
 
-- official: the verdict of the official rules alone on the invoice XML (for a PDF: the embedded XML on the rules of
-  the profile its BT-24 names; ZUGFeRD 1.0 is no EN 16931 invoice: None). ours: what the validation flow answers
-  for the file (a PDF: with the PDF/A, XMP and container checks). `pdfa_only`: official valid, ours invalid, and
-  every ERROR is a PDF/A finding.
+- official: the verdict of the official rules alone on the invoice XML (for a PDF: the embedded XML on the rules its
+  BT-24 names, as for the same XML: `pipeline.check.judging`); None where they do not judge it (it claims rules
+  this service does not have, e.g. ZUGFeRD 1.0 or XRechnung 1.2: indeterminate). ours: what the validation flow
+  answers for the file (a PDF: with the PDF/A, XMP and container checks). `pdfa_only`: official valid, ours
+  invalid, and every ERROR is a PDF/A finding.
 - convert (official valid XML only): to the other syntax, no allowLoss; `same` when the independent reader reads
   identical business terms from source and target (the target is valid: convert validates it).
 - roundtrip (complete parses of official valid XML): the parse's JSON generated again in the source's syntax and spec; `same`
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from pipeline.check.profiles import validate_profile_xml
+from pipeline.check import engine, judging
 from pipeline.check.xmlinput import load
 from pipeline.check.report import ERROR
 from pipeline.errors import ApiError
@@ -29,9 +30,7 @@ from pipeline.flows.parse import parse, validate_source
 from pipeline.flows.render import render
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.invoice.request_json import dump_request
-from pipeline.invoice.specs import ZUGFERD1_NS, profile_for_guideline
 from pipeline.pdf import checks
-from pipeline.check.xmlinput import specification_id
 from roundtrip.reader import diff_lines, flatten, read_terms
 
 OTHER = {"CII": "UBL", "UBL": "CII"}
@@ -56,7 +55,7 @@ class Outcome:
 
     @property
     def pdfa_only(self) -> bool:
-        return (self.kind == "pdf" and self.official is True and self.ours is False
+        return (self.kind == "pdf" and self.official is True and self.ours is False and bool(self.ours_errors)
                 and all(code.startswith(PDFA_PREFIX) for code in self.ours_errors))
 
     @property
@@ -137,16 +136,14 @@ def _official_pdf(data: bytes) -> bool | None:
     found = checks.inspect(data, validate_xml=False, check_pdfa=False)
     if found.xml is None:
         return False
-    if ZUGFERD1_NS.encode() in found.xml[:4096]:
-        return None  # ZUGFeRD 1.0: no EN 16931 invoice, not judged as one
     try:
-        spec_id = specification_id(load(found.xml))[0]
+        doc = load(found.xml)
+        judged = judging.judge(doc, "zugferd", None, engine.saxon_document(doc) if doc.syntax else None)
     except Exception:  # noqa: BLE001 - unreadable XML: the rules cannot pass it
         return False
-    profile = profile_for_guideline(spec_id)
-    if profile is None:
+    if any(i.severity == ERROR for i in judged.issues):
         return False
-    return not any(i.severity == ERROR for i in validate_profile_xml(found.xml, profile, spec_id))
+    return None if judged.not_judged else True  # not judged: it claims rules we do not have
 
 
 def examine(path: Path, root: Path, render_pdf: bool = False) -> Outcome:
@@ -164,7 +161,7 @@ def examine(path: Path, root: Path, render_pdf: bool = False) -> Outcome:
         out.official = official
     elif parsed is not None:
         report, _ = _attempt(out, "validate", lambda: validate_source(parsed.source))
-        out.official = report.valid if report is not None else None
+        out.official = None if report is None or report.verdict == "indeterminate" else report.valid
     else:
         report = None
     if report is not None:

@@ -320,10 +320,11 @@
   function showReport(html) {
     const doc = new DOMParser().parseFromString(html, "text/html"); // inert: nothing runs, nothing loads
     const verdict = doc.querySelector("section.verdict");
-    const valid = !!verdict && verdict.classList.contains("valid");
+    // valid, invalid or indeterminate (not judged on what it claims: never valid)
+    const kind = (verdict && ["valid", "indeterminate"].find((k) => verdict.classList.contains(k))) || "invalid";
     const box = $("verdict");
-    box.className = "verdict " + (valid ? "valid" : "invalid");
-    $("verdict-title").textContent = valid ? t.valid : t.invalid;
+    box.className = "verdict " + kind;
+    $("verdict-title").textContent = t[kind];
     const lines = $("verdict-lines");
     lines.replaceChildren();
     if (verdict) {
@@ -481,8 +482,8 @@
       for (const entry of found) {
         let kind = "error", detail;
         if (entry.report) {
-          kind = entry.report.valid ? "valid" : "invalid";
-          const first = entry.report.issues.find((issue) => issue.severity === "ERROR");
+          kind = entry.report.verdict;
+          const first = entry.report.issues.find((issue) => issue.severity === "ERROR") || entry.report.notJudged[0];
           detail = first ? `${first.code}: ${first.message}` : "";
         } else if (entry.notice) {
           kind = "notice";
@@ -499,7 +500,8 @@
       list.append(item);
     }
     const title = $("mail-title");
-    title.textContent = fmt(t.mail_summary, {messages: groups.size, valid: job.valid, invalid: job.invalid,
+    title.textContent = fmt(t.mail_summary, {messages: groups.size, valid: job.valid,
+                                             invalid: job.invalid - job.indeterminate, indeterminate: job.indeterminate,
                                              errors: job.errors, none: job.noInvoice});
     title.tabIndex = -1;
     $("mail-result").hidden = false;
@@ -661,7 +663,8 @@
   }
 
   function showJob(job) {
-    $("job-status").replaceChildren(el("span", fmt(t.job_progress, {...job, state: t["job_state_" + job.state] || job.state})));
+    $("job-status").replaceChildren(el("span", fmt(t.job_progress, {...job, invalid: job.invalid - job.indeterminate,
+                                                                    state: t["job_state_" + job.state] || job.state})));
     const bar = $("job-progress");
     bar.max = Math.max(job.total, 1);
     bar.value = job.done;

