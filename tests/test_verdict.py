@@ -63,7 +63,7 @@ def test_a_claim_of_rules_we_do_not_have_is_indeterminate_in_json(client, case, 
     assert [r["pack"] for r in report["rules"]] == ran
     # the BMF class and the sentence say what it means for the receiver, in English and German
     assert report["summary"]["worstCategory"] == "indeterminate"
-    assert report["summary"]["meaning"] == verdict.MEANING
+    assert report["summary"]["meaning"] in (verdict.MEANING, verdict.MEANING_ABROAD)  # (BMF: seller or buyer in DE)
 
 
 def test_before_issue_37_the_2026_edition_was_valid_on_the_2017_rules():
@@ -129,7 +129,7 @@ def test_the_reports_for_people_say_indeterminate_why_and_what_ran(client, tmp_p
         assert html.status_code == pdf.status_code == 200
         for text in (_painted_html(html.content), _painted_pdf(pdf.content, tmp_path)):
             assert said in text and why in text and verdict.RULES_NOT_INSTALLED in text and rules in text
-            assert claim[:40] in text  # the reason names the claim
+            assert claim[:40] in text.replace(" ", "")  # the reason names the claim (a PDF may break it in a line)
             if ran:
                 assert all(pack in text for pack in ran)
             else:

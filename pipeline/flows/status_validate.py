@@ -10,7 +10,8 @@ an exception. The content checks of invoices (IBAN, VAT ids) have nothing to jud
 """
 from __future__ import annotations
 
-from pipeline.check import cdar, engine, xmlinput
+from pipeline.check import applied, cdar, engine, xmlinput
+from pipeline.check.applied import Rules
 from pipeline.check.report import Report
 from pipeline.check.xmlinput import XmlInputError
 
@@ -35,4 +36,7 @@ def validate_status(data: bytes, version: str | None = None, request_id: str | N
         report.issues.append(exc.issue)
         return report
     report.issues = cdar.chain_issues(doc, pack, sdoc)
+    rules = pack.rules_for(cdar.SYNTAX)  # what judged it, as every report says (issue 37)
+    report.rules = [Rules(pack.spec, pack.version,
+                          applied.steps(pack.root, rules.xsd, [pack.runnable(s) for s in rules.stylesheets]))]
     return report

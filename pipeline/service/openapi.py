@@ -305,6 +305,11 @@ def _validation(path: str, summary: str, cost: int) -> dict:
         "operationId": f"validate_{name}",
         "summary": summary,
         "description": "HTTP 200 means validation completed; read `valid`. Warnings never make a document invalid. "
+                       "`verdict` (an extension) tells a document not judged from one found wrong: `indeterminate` "
+                       "(`valid` false) when it claims rules this service does not have (another EN 16931 edition, an "
+                       "XRechnung or Peppol BIS version, a Factur-X / ZUGFeRD profile or version, ZUGFeRD 1.0, an "
+                       "unknown CIUS) or a specification this endpoint does not judge, or a required check could not "
+                       "run, and the rules that ran found no error; `notJudged` says why, `rules` what judged it. "
                        "The report adds the content checks (`CHECK-...`, see the API description) as WARNINGs, "
                        "ERRORs with `request.strict: true`. JSON by default; `Accept: text/html` or `application/pdf` "
                        "answers the same report for people (verdict, every finding with its business term and a code "

@@ -1,0 +1,450 @@
+"""`pipeline rules add RELEASE.zip | DIR`: an official release installed as a new pack version the day it appears,
+without a new version of this project.
+
+    read the release (bounded, no unsafe names) -> recognise its kind and version from its files -> lay it out as a
+    pack (what it lacks, e.g. Peppol's UBL XSD, from the installed pack of its kind) -> check it (entry points there,
+    every XSD and stylesheet loads) -> optimised copies, each kept only where the corpus proves it equal -> put it in
+    place at once (`packs._commit`); any failure leaves the rules home as it was
+
+Kinds, and where each states its version and the day it is in force (`validFrom`; `--valid-from` where the release
+states none, which it must then be given):
+
+    KoSIT validator configuration   scenarios.xml: `<name>... XRechnung 3.0.2</name>`, `<date>`; the XRechnung
+                                    Schematron version from its description. Pack version `<xrechnung>-<date>`.
+    XRechnung Schematron release     XRechnung-{CII,UBL}-validation.xsl/.sch: `Schematron Version 2.6.0 - XRechnung
+                                    3.0.2 compatible`, `dct:created`. Laid over the installed XRechnung pack of the
+                                    same XRechnung version (its KoSIT configuration); version `<xrechnung>-schematron-
+                                    <version>`.
+    CEN validation artefacts         {cii,ubl}/xslt/EN16931-*-validation.xslt: `Schematron version 1.3.16 - Last
+                                    update: <date>` (validFrom: the latest such date of the release's files).
+    Peppol BIS release               xslt/CEN-EN16931-UBL.xslt, xslt/PEPPOL-EN16931-UBL.xslt (-SB for self-billing):
+                                    version and mandatory date from VERSION.json, else the release folder's name
+                                    (`2026.5`); the UBL 2.1 XSD (Peppol ships none) from the installed Peppol pack.
+    FNFE release (France, Flux 2)    BR-FR-Flux2-Schematron-{CII,UBL}.xslt: version from a `V1.4.0.05`-style name of
+                                    the release or its files; laid over the installed fr-ctc pack.
+
+A release is code the service runs (XSLT): add official releases only. The manifest records every file's hash, the
+release, where it came from, its validFrom and, per stylesheet, whether its optimised copy runs or, if not, why.
+"""
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path, PurePosixPath
+
+from lxml import etree
+
+from pipeline.check import engine, optimise, packs, xmlinput
+from pipeline.check.packs import RulesError
+from pipeline.settings import REPO_ROOT, get_settings
+
+MAX_MEMBERS = 20_000
+MAX_BYTES = 512 * 1024 * 1024     # the whole release, unpacked (the largest official ones are a few MB)
+DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+SCENARIOS_NS = "http://www.xoev.de/de/validator/framework/1/scenarios"
+_DATE = r"(\d{4}-\d{2}-\d{2})"
+
+
+@dataclass
+class Release:
+    """A recognised release: its pack entry (registry form) and files (pack path -> bytes)."""
+    kind: str
+    entry: dict
+    files: dict[str, bytes]
+    stated_valid_from: date | None
+    taken: dict[str, str] = field(default_factory=dict)  # pack folder -> the installed pack it was taken from
+
+    @property
+    def key(self) -> str:
+        return f"{self.entry['spec']} {self.entry['version']}"
+
+
+# ---------------------------------------------------------------- reading
+
+def read(path: Path) -> tuple[dict[str, bytes], str]:
+    """The release's files (path inside it -> bytes) and its name; a ZIP archive or a folder. RulesError for what
+    is no readable release: a damaged archive, unsafe member names, more than the bounds."""
+    path = Path(path)
+    if path.is_dir():
+        files, total = {}, 0
+        for p in sorted(path.rglob("*")):
+            if p.is_symlink():
+                raise RulesError(f"{p}: a symbolic link in a release is refused")
+            if p.is_file():
+                total += p.stat().st_size
+                if len(files) >= MAX_MEMBERS or total > MAX_BYTES:
+                    raise RulesError(f"{path}: more than {MAX_MEMBERS} files or {MAX_BYTES} bytes: no rule release")
+                files[p.relative_to(path).as_posix()] = p.read_bytes()
+        return files, path.name
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return _members(zf), path.name
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise RulesError(f"{path}: not a readable ZIP archive or folder ({exc})") from exc
+
+
+def _members(zf: zipfile.ZipFile) -> dict[str, bytes]:
+    infos = [i for i in zf.infolist() if not i.is_dir()]
+    if len(infos) > MAX_MEMBERS:
+        raise RulesError(f"the archive has {len(infos)} members (at most {MAX_MEMBERS} are read)")
+    files, total = {}, 0
+    for info in infos:
+        name = info.filename
+        parts = PurePosixPath(name).parts
+        if name.startswith(("/", "\\")) or ".." in parts or ":" in parts[0] or "\\" in name:
+            raise RulesError(f"unsafe member name {name!r}: refused")
+        if (info.external_attr >> 16) & 0o170000 == 0o120000:
+            raise RulesError(f"{name}: a symbolic link in a release is refused")
+        with zf.open(info) as member:
+            data = member.read(MAX_BYTES - total + 1)  # never trust the declared size
+        total += len(data)
+        if total > MAX_BYTES:
+            raise RulesError(f"the archive unpacks to more than {MAX_BYTES} bytes: no rule release")
+        files[name] = data
+    return files
+
+
+# ---------------------------------------------------------------- recognising
+
+def _find(files: dict[str, bytes], pattern: str) -> list[str]:
+    rx = re.compile(pattern)
+    return sorted(n for n in files if rx.search(n))
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _date(text: str | None) -> date | None:
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def _under(files: dict[str, bytes], base: str) -> dict[str, bytes]:
+    """The files below the folder `base` ('' = all), named relative to it."""
+    return {n[len(base):]: d for n, d in files.items() if n.startswith(base)}
+
+
+def _kosit(files: dict[str, bytes], name: str) -> Release | None:
+    for path in _find(files, r"(^|/)scenarios\.xml$"):
+        try:
+            root = etree.fromstring(files[path], etree.XMLParser(resolve_entities=False, no_network=True))
+        except etree.XMLSyntaxError as exc:
+            raise RulesError(f"{path}: not well-formed ({exc})") from exc
+        if root.tag != f"{{{SCENARIOS_NS}}}scenarios":
+            continue
+        ns = {"s": SCENARIOS_NS}
+        title = " ".join((root.findtext("s:name", "", ns)).split())
+        described = " ".join(" ".join(root.find("s:description", ns).itertext()).split()) \
+            if root.find("s:description", ns) is not None else ""
+        xr = re.search(r"XRechnung (\d+\.\d+\.\d+)", title)
+        stated = _date((root.findtext("s:date", "", ns) or "").strip())
+        if xr is None or stated is None:
+            raise RulesError(f"{path}: a KoSIT validator configuration whose <name> states no XRechnung version or "
+                             "whose <date> is no date: refused")
+        schematron = re.search(r"Schematron Rules version (\d+\.\d+\.\d+)", described)
+        base = path[:-len("scenarios.xml")]
+        pack_files = _under(files, base)
+        syntaxes = _scenario_syntaxes(root, pack_files, path)
+        release = (f"XRechnung Schematron {schematron.group(1)}, " if schematron else "") + \
+            f"KoSIT validator configuration {stated.isoformat()} (XRechnung {xr.group(1)})"
+        entry = {"spec": "xrechnung", "version": f"{xr.group(1)}-{stated.isoformat()}", "status": packs.ACTIVE,
+                 "title": f"{title} ({stated.isoformat()}), added from {name}", "release": release,
+                 "scenarios": "scenarios.xml", "syntaxes": syntaxes}
+        return Release("KoSIT validator configuration", entry, pack_files, stated)
+    return None
+
+
+_XSD_SYNTAX = {"UBL-Invoice-2.1.xsd": "UBL-Invoice", "UBL-CreditNote-2.1.xsd": "UBL-CreditNote",
+               "CrossIndustryInvoice_100pD16B.xsd": "CII"}
+
+
+def _scenario_syntaxes(root, files: dict[str, bytes], path: str) -> dict:
+    """The pack's syntaxes from its scenarios: per syntax (by its XSD) the first scenario's XSD and stylesheets;
+    every resource a scenario names must be in the release."""
+    ns = {"s": SCENARIOS_NS}
+    syntaxes = {}
+    for sc in root.findall("s:scenario", ns):
+        xsd = (sc.findtext("s:validateWithXmlSchema/s:resource/s:location", "", ns) or "").strip()
+        sheets = [(loc.text or "").strip() for loc in sc.findall("s:validateWithSchematron/s:resource/s:location", ns)]
+        for rel in [xsd, *sheets]:
+            if rel not in files:
+                raise RulesError(f"{path}: scenario {sc.findtext('s:name', '', ns).strip()!r} names {rel!r}, which the "
+                                 "release does not hold: refused")
+        syntax = _XSD_SYNTAX.get(PurePosixPath(xsd).name)
+        if syntax and syntax not in syntaxes:
+            syntaxes[syntax] = {"xsd": xsd, "stylesheets": sheets}
+    if not syntaxes:
+        raise RulesError(f"{path}: no scenario validates a CII or UBL invoice: refused")
+    return syntaxes
+
+
+def _xrechnung_schematron(files: dict[str, bytes], name: str) -> Release | None:
+    sheets = _find(files, r"(^|/)XRechnung-(CII|UBL)-validation\.xsl$")
+    if not sheets:
+        return None
+    title = re.search(r"Schematron Version (\d+\.\d+\.\d+) - XRechnung (\d+\.\d+\.\d+)", _text(files[sheets[0]]))
+    created = re.search(r"<dct:created>" + _DATE, _text(files[sheets[0]]))
+    if title is None:
+        raise RulesError(f"{sheets[0]}: an XRechnung Schematron stylesheet that states no version: refused")
+    version, xr = title.groups()
+    base = _installed(lambda p: p.spec == "xrechnung" and p.version.split("-")[0] == xr and p.scenarios is not None,
+                      f"an XRechnung Schematron release belongs to the KoSIT validator configuration of XRechnung {xr}, "
+                      "which is not installed: add that release first")
+    pack_files = _overlay(base, {n: d for n, d in files.items() if n.endswith((".xsl", ".sch"))})
+    entry = _entry_like(base, f"{xr}-schematron-{version}", f"XRechnung Schematron {version} (XRechnung {xr}) over "
+                        f"the KoSIT validator configuration of {base.key}, added from {name}",
+                        f"XRechnung Schematron {version}, {base.release or base.key}")
+    return Release("XRechnung Schematron release", entry, pack_files, _date(created.group(1) if created else None),
+                   {"": base.key})
+
+
+_CEN_VERSION = re.compile(r"Schematron version (\d+\.\d+\.\d+(?:\.\d+)?) - Last update: " + _DATE)
+
+
+def _cen(files: dict[str, bytes], name: str) -> Release | None:
+    sheets = _find(files, r"(^|/)(cii|ubl)/xslt/EN16931-(CII|UBL)-validation\.xslt$")
+    if not sheets:
+        return None
+    base = sheets[0][:sheets[0].index("cii/xslt/" if "/cii/xslt/" in "/" + sheets[0] else "ubl/xslt/")]
+    stated = [m for s in sheets for m in _CEN_VERSION.findall(_text(files[s]))]
+    if len(sheets) != 2 or not stated or len({v for v, _ in stated}) != 1:
+        raise RulesError("CEN validation artefacts need EN16931-CII-validation.xslt and EN16931-UBL-validation.xslt "
+                         "of one version ('Schematron version X - Last update: DATE'): refused")
+    version = stated[0][0]
+    updates = [d for n, data in files.items() if n.startswith(base) and n.endswith((".xslt", ".sch"))
+               for _, d in _CEN_VERSION.findall(_text(data))]
+    pack_files = {n: d for n, d in _under(files, base).items()
+                  if n.startswith(("cii/", "ubl/", "LICENSE")) and not n.endswith((".doc", ".docx"))}
+    taken = {}
+    if "ubl/schema/xsd/maindoc/UBL-Invoice-2.1.xsd" not in pack_files:  # the CEN repository has no UBL XSD
+        cen = _installed(lambda p: p.spec == "en16931", "the release has no UBL 2.1 XSD and no en16931 pack is "
+                         "installed to take it from")
+        pack_files.update(_from_pack(cen, "ubl/schema/xsd/"))
+        taken["ubl/schema/xsd/"] = cen.key
+    registry = next(e for e in packs.load_registry() if e["spec"] == "en16931")
+    entry = {"spec": "en16931", "version": version, "status": packs.ACTIVE, "syntaxes": registry["syntaxes"],
+             "title": f"CEN/TC 434 EN 16931 validation artefacts {version}, added from {name}",
+             "release": f"CEN validation artefacts {version}"}
+    return Release("CEN validation artefacts", entry, pack_files, max(map(_date, updates)), taken)
+
+
+def _peppol(files: dict[str, bytes], name: str) -> Release | None:
+    found = _find(files, r"(^|/)(CEN-EN16931-UBL|PEPPOL-EN16931-UBL(-SB)?)\.xslt$")
+    if not any(n.endswith("/PEPPOL-EN16931-UBL.xslt") or n == "PEPPOL-EN16931-UBL.xslt" for n in found):
+        return None
+    top = found[0].rsplit("/", 2)[0] + "/" if found[0].count("/") >= 2 else ""
+    note = next((files[n] for n in files if n == top + "VERSION.json"), None)
+    version, stated = None, None
+    if note is not None:
+        described = json.loads(note)
+        version, stated = described.get("version"), _date(described.get("mandatoryFrom"))
+    folder = PurePosixPath(top).name if top else PurePosixPath(name).stem
+    version = version or (folder if re.fullmatch(r"\d{4}\.\d+", folder) else None)
+    if not version:
+        raise RulesError("a Peppol BIS release whose files state no version (VERSION.json, or a release folder named "
+                         "like 2026.5): refused")
+    pack_files = {n: d for n, d in _under(files, top).items() if n.startswith(("xslt/", "sch/", "LICENSE"))}
+    peppol = _installed(lambda p: p.spec == "peppol", "Peppol ships no XSD, and no peppol pack is installed to take "
+                        "the UBL 2.1 XSD from")
+    pack_files.update(_from_pack(peppol, "ubl/schema/xsd/"))
+    entry = _entry_like(peppol, version, f"Peppol BIS Billing 3.0, release {version}, added from {name}",
+                        f"Peppol BIS Billing 3.0 release {version}")
+    for path in [s for rules in entry["syntaxes"].values() for s in rules["stylesheets"]]:
+        if path not in pack_files:
+            raise RulesError(f"the Peppol release lacks {path}: refused")
+    if "xslt/PEPPOL-EN16931-UBL-SB.xslt" not in pack_files:
+        entry["variants"] = []
+    return Release("Peppol BIS release", entry, pack_files, stated, {"ubl/schema/xsd/": peppol.key})
+
+
+def _fnfe(files: dict[str, bytes], name: str) -> Release | None:
+    sheets = _find(files, r"(^|/)BR-FR-Flux2-Schematron-(CII|UBL)\.xslt$")
+    if not sheets:
+        return None
+    said = re.search(r"V(?:ersion)?[ _]?(\d+\.\d+\.\d+\.\d+)", name) or next(
+        (m for n in files if n.endswith(".sch") for m in [re.search(r"[Vv]ersion (\d+\.\d+\.\d+\.\d+)",
+                                                                     _text(files[n]))] if m), None)
+    if said is None:
+        raise RulesError("an FNFE release whose name and files state no version (like V1.4.0.05): refused")
+    base = _installed(lambda p: p.spec == "fr-ctc", "an FNFE release is laid over the installed fr-ctc pack (its XSD "
+                      "and EXTENDED-CTC-FR rules), and none is installed")
+    pack_files = _overlay(base, {n: d for n, d in files.items() if n.endswith((".xslt", ".xsl", ".xsd"))})
+    entry = _entry_like(base, said.group(1), f"France e-invoicing reform (CTC): FNFE-MPE {said.group(1)} over "
+                        f"{base.key}, added from {name}", f"FNFE-MPE BR-FR Flux 2 {said.group(1)}")
+    entry.pop("package", None)
+    return Release("FNFE release", entry, pack_files, None, {"": base.key})
+
+
+KINDS = (_kosit, _xrechnung_schematron, _cen, _peppol, _fnfe)  # the first that recognises the release wins
+
+
+def recognise(files: dict[str, bytes], name: str) -> Release:
+    for kind in KINDS:
+        found = kind(files, name)
+        if found is not None:
+            return found
+    raise RulesError(f"{name}: no official release this service knows: found none of scenarios.xml (KoSIT validator "
+                     "configuration), XRechnung-*-validation.xsl (XRechnung Schematron), "
+                     "{cii,ubl}/xslt/EN16931-*-validation.xslt (CEN), PEPPOL-EN16931-UBL.xslt (Peppol BIS), "
+                     "BR-FR-Flux2-Schematron-*.xslt (FNFE): refused")
+
+
+# ---------------------------------------------------------------- what a release lacks: from an installed pack
+
+def _installed(wanted, why: str) -> packs.Pack:
+    """The newest installed active pack that `wanted` accepts, verified; RulesError `why` when there is none."""
+    found = [p for p in packs.list_installed() if p.status == packs.ACTIVE and wanted(p)]
+    if not found:
+        raise RulesError(why + ": refused")
+    best = max(found, key=lambda p: packs.version_key(p.version))
+    return packs.get_pack(best.spec, best.version)
+
+
+def _from_pack(pack: packs.Pack, folder: str) -> dict[str, bytes]:
+    return {p.relative_to(pack.root).as_posix(): p.read_bytes() for p in sorted((pack.root / folder).rglob("*"))
+            if p.is_file() and not optimise.is_copy(p.name)}
+
+
+def _official_files(pack: packs.Pack) -> dict[str, bytes]:
+    return {p.relative_to(pack.root).as_posix(): p.read_bytes() for p in sorted(pack.root.rglob("*"))
+            if p.is_file() and p.name != packs.MANIFEST_NAME and not optimise.is_copy(p.name)}
+
+
+def _overlay(base: packs.Pack, release: dict[str, bytes]) -> dict[str, bytes]:
+    """The installed pack's files, each replaced by the release's file of the same name: a release of rules only
+    keeps the pack's layout (the paths its scenarios or registry entry name)."""
+    by_name: dict[str, list[bytes]] = {}
+    for n, d in release.items():
+        by_name.setdefault(PurePosixPath(n).name, []).append(d)
+    files = _official_files(base)
+    replaced = 0
+    for rel in files:
+        same = by_name.get(PurePosixPath(rel).name)
+        if same:
+            if len({bytes(d) for d in same}) > 1:
+                raise RulesError(f"the release holds differing files named {PurePosixPath(rel).name}: refused")
+            files[rel] = same[0]
+            replaced += 1
+    if not replaced:
+        raise RulesError(f"the release replaces no file of {base.key}: refused")
+    return files
+
+
+def _entry_like(base: packs.Pack, version: str, title: str, release: str) -> dict:
+    """A registry entry for a release laid out like `base`: its registry entry's rules, another version."""
+    entry = dict(packs.entry_of(base.spec, base.version))
+    for key in ("downloads", "content_sha256", "unpinned", "file_count", "source_path", "include", "validFrom",
+                "noDownload"):
+        entry.pop(key, None)
+    entry.update(version=version, status=packs.ACTIVE, title=title, release=release)
+    return entry
+
+
+# ---------------------------------------------------------------- checking and proving
+
+def _loads(staging: Path, entry: dict) -> None:
+    """Every XSD and rule stylesheet of the new pack loads (a damaged release is refused before it is in place)."""
+    xsds = {rules["xsd"] for rules in entry["syntaxes"].values()}
+    for rel in sorted(xsds):
+        try:
+            engine.load_schema(staging / rel)
+        except Exception as exc:  # noqa: BLE001 - lxml's schema errors: a damaged release
+            raise RulesError(f"{rel} does not load as an XML Schema ({exc}): refused") from exc
+    for rel in sorted(packs.rule_stylesheets(entry)):
+        try:
+            engine.rules_executable(staging / rel)
+        except Exception as exc:  # noqa: BLE001 - saxonche's static errors: a damaged release
+            raise RulesError(f"{rel} does not compile as XSLT ({' '.join(str(exc).split())[:300]}): refused") from exc
+
+
+def corpus_documents(corpus: Path | None, syntaxes) -> list[Path]:
+    """The corpus documents of these syntaxes (by their root) an optimised copy is proven on."""
+    if corpus is None or not corpus.is_dir():
+        return []
+    found = []
+    for path in sorted(corpus.rglob("*.xml")):
+        try:
+            doc = xmlinput.load(path.read_bytes())
+        except xmlinput.XmlInputError:
+            continue
+        if doc.syntax in syntaxes:
+            found.append(path)
+    return found
+
+
+def prover(entry: dict, corpus: Path | None):
+    """`prove(rel, original, copy)` for `packs._commit`: None when the copy finds what the original finds on every
+    corpus document of the stylesheet's syntaxes, else why its original must run."""
+    def syntaxes_of(rel: str) -> set[str]:
+        named = {s for s, rules in entry["syntaxes"].items() if rel in rules["stylesheets"]}
+        return named or set(entry["syntaxes"])  # a variant's or a profile's: the pack's syntaxes
+
+    def prove(rel: str, original: Path, copy: Path) -> str | None:
+        documents = corpus_documents(corpus, syntaxes_of(rel))
+        if not documents:
+            return f"no corpus documents to prove the copy equal on ({corpus or 'no corpus found'})"
+        for path in documents:
+            doc = xmlinput.load(path.read_bytes())
+            try:
+                sdoc = engine.saxon_document(doc)
+            except xmlinput.XmlInputError:
+                continue
+            found = [_said(engine.schematron_issues(sdoc, sheet, None, doc)) for sheet in (original, copy)]
+            if found[0] != found[1]:
+                return f"the copy's findings differ from the original's on {path.name}"
+        return None
+    return prove
+
+
+def _said(issues) -> list[tuple]:
+    return sorted((i.code, i.severity, i.message, i.location.xpath if i.location else None) for i in issues)
+
+
+# ---------------------------------------------------------------- adding
+
+def add(path: Path, *, valid_from: date | None = None, corpus: Path | None = None, optimise_copies: bool = True,
+        rules_home: Path | None = None) -> tuple[packs.Pack, Release, dict]:
+    """Install the release at `path` as a new pack version (module docstring): (the pack, the release, the record of
+    its optimised copies). RulesError, with nothing left behind, for what is not a release this service knows, a
+    damaged or incomplete one, one without a validFrom, or a version already installed with other content."""
+    files, name = read(path)
+    release = recognise(files, name)
+    entry = release.entry
+    when = valid_from or release.stated_valid_from
+    if when is None:
+        raise RulesError(f"{name}: the {release.kind} states no day from which it is in force: give it with "
+                         "--valid-from YYYY-MM-DD")
+    entry["validFrom"] = when.isoformat()
+    if packs.entry_of(entry["spec"], entry["version"], added=False) is not None:
+        raise RulesError(f"{release.key} is a release of the registry: install it with pipeline rules install")
+    home = Path(rules_home or get_settings().rules_home)
+    corpus = corpus if corpus is not None else (DEFAULT_CORPUS if DEFAULT_CORPUS.is_dir() else None)
+    with tempfile.TemporaryDirectory(prefix=".add-", dir=packs._ensure_dir(home)) as tmp:
+        staging = Path(tmp) / "pack"
+        for rel, data in release.files.items():
+            dest = (staging / rel).resolve()
+            if not dest.is_relative_to(staging.resolve()):
+                raise RulesError(f"unsafe path {rel}: refused")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+        _loads(staging, entry)
+        existing = home / entry["spec"] / entry["version"] / packs.MANIFEST_NAME
+        if existing.is_file() and packs.read_manifest(existing.parent)["files"] != packs._hash_tree(staging):
+            raise RulesError(f"{release.key} is installed with other files: remove it first (pipeline rules remove "
+                             f"{entry['spec']} {entry['version']})")
+        record = {packs.ADDED: {"entry": entry, "kind": release.kind, "release": entry["release"], "from": str(path),
+                                "validFrom": entry["validFrom"], "validFromGiven": valid_from is not None,
+                                "taken": release.taken, "corpus": str(corpus) if corpus else None,
+                                "addedAt": datetime.now().astimezone().isoformat(timespec="seconds")}}
+        pack = packs._commit(entry, staging, home, f"rules add {path}", optimise_copies, record,
+                            prover(entry, corpus) if optimise_copies else None)
+    packs.clear_caches()
+    manifest = packs.read_manifest(pack.root)
+    return pack, release, manifest.get("optimised") or {}
