@@ -368,10 +368,11 @@
     pageCall.catch(() => {}); // read below, or dropped when the report failed
     try {
       const report = showReport(await (await reportCall).text());
-      // converting answers 400 / 422 for a document that is no valid invoice: offered for a valid one only. A UBL
-      // that states Peppol's BT-24 and fails Peppol's own rules may be valid EN 16931: it converts to CII as EN 16931
-      // (its Peppol findings are said under the download), so that one button is offered for it.
-      const valid = $("verdict").classList.contains("valid");
+      // converting answers 400 / 422 for a document the rules found invalid: offered for a valid one, and for one
+      // not judged on what it claims (indeterminate: what is written is validated). A UBL that states Peppol's BT-24
+      // and fails Peppol's own rules may be valid EN 16931: it converts to CII as EN 16931 (its Peppol findings are
+      // said under the download), so that one button is offered for it.
+      const valid = !$("verdict").classList.contains("invalid");
       const asEn16931 = !valid && spec === "peppol" && await validEn16931(file);
       $("result").dataset.spec = spec;
       convertButtons.forEach((button, i) => {
@@ -405,7 +406,10 @@
 
   async function validEn16931(file) {
     try {
-      return (await (await call("/v1/invoice/en16931/validate", upload(file, {}), "application/json")).json()).valid;
+      // the EN 16931 rules ran and found no error (the document claims Peppol, so that endpoint calls it
+      // indeterminate: not judged as Peppol there)
+      const report = await (await call("/v1/invoice/en16931/validate", upload(file, {}), "application/json")).json();
+      return report.verdict !== "invalid" && report.rules.length > 0;
     } catch (failure) {
       if (!(failure instanceof ApiFailure)) throw failure;
       return false;
