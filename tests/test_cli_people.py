@@ -38,7 +38,7 @@ def test_a_closed_pipe_ends_the_command_quietly():
 
 def test_no_font_header_noise_on_stderr():
     run = cli({}, "validate", str(OLD_FONTS))
-    assert run.returncode in (0, 1), run.stderr
+    assert run.returncode in (0, 1, 3), run.stderr   # (3: indeterminate, a PDF/A part not checked)
     assert "timestamp" not in run.stderr, run.stderr
 
 

@@ -80,7 +80,9 @@ def attempts():
     for root in (REALWORLD, CORPUS):
         for path in xml_files(root):
             found += attempts_for(path.relative_to(SHARED).as_posix(), path.read_bytes())
-    assert len({a.name for a in found if a.name.startswith("realworld/")}) >= 75
+    # 72: issue 37 made XRechnung 1.x / 2.x documents indeterminate (rules not installed); those whose CEN rules fail
+    # are no valid EN 16931 either
+    assert len({a.name for a in found if a.name.startswith("realworld/")}) >= 70
     return found
 
 
@@ -108,7 +110,7 @@ def test_every_converted_document_says_in_its_headers_what_it_says(client, attem
     """Each valid real-world invoice converted through the endpoint: every X-Conversion-* header checked against
     the document read back (`_check_headers`)."""
     done = [a for a in attempts if a.name.startswith("realworld/") and a.outcome == SAME]
-    assert len(done) >= 60
+    assert len(done) >= 55
     for a in done:
         data = (SHARED / a.name).read_bytes()
         resp = upload(client, data, {"to": a.to, **({"spec": a.spec} if a.spec else {})},

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from lxml import etree
 
+from pipeline.check.report import ERROR
 from pipeline.errors import ApiError
 from pipeline.flows.convert import convert, fillers_for, request_for, target_model
 from pipeline.flows.parse import parse, source_spec, validate_source
@@ -60,13 +61,17 @@ class Attempt:
 
 
 def is_valid(parsed) -> bool:
-    """Valid EN 16931 (or a Factur-X profile its BT-24 names) or valid on the CIUS it claims."""
+    """Valid on the CIUS it claims, or valid EN 16931: the EN 16931 rules (a Factur-X profile's where its BT-24 names
+    one) ran and found no error. A report that says indeterminate only because the document claims more than the
+    en16931 endpoint covers (XRechnung, Peppol, an older XRechnung release) still ran the CEN rules."""
     source = parsed.source
-    if validate_source(source, content_checks=False).valid:
+    claimed = validate_source(source, content_checks=False)
+    if claimed.valid:
         return True
     if source.profile is not None or source_spec(source) == "en16931":
         return False
-    return validate_xml(source.xml, "en16931", tree=source.rules_tree(), doc=source.doc).valid
+    judged = validate_xml(source.xml, "en16931", tree=source.rules_tree(), doc=source.doc)
+    return bool(judged.rules) and not any(i.severity == ERROR for i in judged.issues)
 
 
 def attempts_for(name: str, data: bytes) -> list[Attempt]:
