@@ -187,8 +187,12 @@ def test_arbitrary_damage_gives_a_report_never_a_crash(cut, junk, keep_head):
     report = validate.validate_xml(data, "xrechnung")
     body = report.to_dict()
     assert body["summary"]["errors"] == sum(1 for i in body["issues"] if i["severity"] == "ERROR")
-    assert body["valid"] == (body["summary"]["errors"] == 0)
-    if not body["valid"]:
+    # errors make it invalid; without any it is valid unless it claims rules that did not run (indeterminate)
+    assert (body["verdict"] == "invalid") == (body["summary"]["errors"] > 0)
+    assert body["valid"] == (body["verdict"] == "valid")
+    if body["verdict"] == "indeterminate":
+        assert body["notJudged"] and all(n["code"] and n["message"] for n in body["notJudged"])
+    if body["verdict"] == "invalid":
         assert body["issues"] and all(i["code"] and i["message"] for i in body["issues"])
 
 

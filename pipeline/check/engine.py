@@ -371,10 +371,14 @@ def pack_checked(doc: ParsedXml, pack: packs.Pack, sdoc) -> Checked:
 
 
 def no_scenario(doc: ParsedXml, pack: packs.Pack) -> Issue:
+    # the identifier as written, quoted: KoSIT compares it exactly, so a stray space is the whole difference
+    element = xmlinput.specification_id(doc)[1] if doc.syntax else None
+    gid = element.text if element is not None and element.text and element.text.strip() else None
+    said = f" (it reads “{gid}”)" if gid else " (the document states none)"
     return Issue(ERROR, NO_SCENARIO,
                  "The document matches no scenario of the XRechnung validator configuration "
                  f"{pack.version}: its specification identifier (CII GuidelineSpecified"
-                 "DocumentContextParameter/ID, UBL CustomizationID) is not one of XRechnung "
+                 f"DocumentContextParameter/ID, UBL CustomizationID){said} is not exactly one of XRechnung "
                  "3.0 (standard, extension, CVD) or EN 16931.",
                  doc.locate("/*[1]"))
 

@@ -40,9 +40,10 @@ def judge(doc: ParsedXml, endpoint: str, pack: packs.Pack | None, sdoc, claim: C
     if own is None:
         return checked
     found = engine.pack_checked(doc, own, sdoc)
-    if own.scenarios is not None and not found.rules and claim.family != claims.NONE:
+    if own.scenarios is not None and not found.rules and claim.family != claims.NONE and not claim.known:
         # no KoSIT scenario for what it claims (an XRechnung version this pack does not have): not judged,
-        # held to the EN 16931 rules it builds on
+        # held to the EN 16931 rules it builds on. A claim of rules we have that no scenario matches as written
+        # (a stray space, a suffix) keeps KoSIT's rejection: its configuration compares the identifier exactly.
         core = _pack("en16931", doc) if claim.edition == claims.EDITION else None
         checked.not_judged.append(claims.not_installed(claim, "en16931" if core else None))
         return checked.add(engine.pack_checked(doc, core, sdoc)) if core else checked
