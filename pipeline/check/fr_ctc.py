@@ -8,7 +8,9 @@ A document a French platform receives passes, in this order:
    else the CEN EN 16931 rules (the en16931 pack);
 3. BR-FR Flux 2 (the fr-ctc pack).
 Every step runs even when an earlier one fails, so that the report lists every finding. A Factur-X PDF's embedded
-invoice gets the profile checks of the ZUGFeRD endpoint (which are steps 1 and 2) and step 3 (`br_fr_issues`).
+invoice gets this same chain, as the invoice sent as XML does (`pipeline.flows.validate_pdf`); only an embedded CII
+that names no profile gets step 3 alone (`br_fr_checked`). Unlike the ZUGFeRD endpoint, a BASIC invoice is not also
+held to the CEN rules here: FNFE's chain runs the profile's own rules.
 
 The French rules' ids carry the business term they judge (`BR-FR-05_BT-22_PMT`, `BR-FR-23_EXT-FR-FE-12`):
 `pipeline.invoice.terms` reads it from there; their texts stay French, as published.

@@ -1,7 +1,7 @@
 """Product path: validate an e-invoice on the French reform's rules (`fr-ctc`): UBL or CII XML, or a Factur-X PDF
 (by its `%PDF-` header), as POST /v1/invoice/fr-ctc/validate, its batch endpoint and `pipeline validate --spec
 fr-ctc` take them. XML: `validate_xml` with the French chain (`pipeline.check.fr_ctc`); a PDF: the ZUGFeRD
-endpoint's checks plus BR-FR Flux 2 on the embedded invoice. The report's `version` is the FNFE release."""
+endpoint's checks of the PDF and the French chain on the embedded invoice, as for XML. The report's `version` is the FNFE release."""
 from __future__ import annotations
 
 from pipeline.check import engine

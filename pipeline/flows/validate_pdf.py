@@ -5,12 +5,12 @@
     EN 16931 or XRechnung pack) -> report
     (-> with `content_checks`: the checks the official rules miss on the embedded invoice, as for XML)
 
-On the French rules (`french`: the fr-ctc pack) the embedded invoice is also held to BR-FR Flux 2, and one whose
-BT-24 names EXTENDED-CTC-FR (no Factur-X profile) to the French chain for XML (`pipeline.check.fr_ctc`).
+On the French rules (`french`: the fr-ctc pack) the embedded invoice is judged as the same invoice sent as XML to
+the French endpoint: the French chain (`pipeline.check.fr_ctc`), so that XML and PDF get the same rules and findings.
 """
 from __future__ import annotations
 
-from pipeline.check import categories, fr_ctc, packs, xmlinput
+from pipeline.check import categories, fr_ctc, judging, packs, xmlinput
 from pipeline.check.applied import Checked
 from pipeline.check.profiles import ZUGFERD1_VERSION
 from pipeline.check.report import Report
@@ -28,17 +28,18 @@ def _embedded(xml: bytes | None) -> xmlinput.ParsedXml | None:
 
 
 def _french(result, doc: xmlinput.ParsedXml | None, pack: packs.Pack) -> Checked:
-    """BR-FR Flux 2 on the embedded invoice; for EXTENDED-CTC-FR (which names no Factur-X profile) the French
-    chain in place of the invoice's judgement at the ZUGFeRD endpoint."""
-    if doc is None or doc.syntax != "CII":
+    """The embedded invoice judged as the same invoice sent as XML to the French endpoint (one written rule,
+    `judging.judge(doc, "fr-ctc")`: the rules its BT-24 names, then BR-FR Flux 2), in place of the ZUGFeRD
+    endpoint's judgement. An embedded invoice that got no judgement (no BT-24, not a CII invoice) still gets
+    BR-FR Flux 2."""
+    if doc is None or doc.syntax != "CII" or result.zugferd1:
         return Checked()
-    if pack.profile_stylesheet(doc.syntax, result.guideline_id) is not None:
-        if result.judged is not None:  # the French chain judges it, not the ZUGFeRD endpoint's route
-            replaced = {id(i) for i in result.judged.issues}
-            result.issues = [i for i in result.issues if id(i) not in replaced]
-            result.judged = None
-        return fr_ctc.chain_checked(doc, pack, None, result.guideline_id)
-    return fr_ctc.br_fr_checked(doc, pack)
+    if result.judged is None:
+        return fr_ctc.br_fr_checked(doc, pack)
+    replaced = {id(i) for i in result.judged.issues}
+    result.issues = [i for i in result.issues if id(i) not in replaced]
+    result.judged = None
+    return judging.judge(doc, fr_ctc.SPEC, pack, None)
 
 
 def validate_pdf(data: bytes, request_id: str | None = None, content_checks: bool = False,
