@@ -367,13 +367,18 @@ def test_connections_past_the_workers_cap_push_out_a_slow_one_of_the_address_hol
             s9.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert _read_all(s9, 2).startswith(b"HTTP/1.1 200 OK")
         assert _error_shape(_read_all(slow[3], 2), 503)["errorCode"] == "TOO_MANY_CONNECTIONS"
-        for s in slow[:3] + slow[4:]:  # the others are still open and waiting
-            s.setblocking(False)
-            with pytest.raises(BlockingIOError):
-                s.recv(1)
+        _still_waiting(slow[:3] + slow[4:])  # the others are still open and waiting
     finally:
         for s in slow:
             s.close()
+
+
+def _still_waiting(sockets) -> None:
+    """Each connection is open and has been answered nothing."""
+    for s in sockets:
+        s.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            s.recv(1)
 
 
 def test_at_the_workers_cap_no_address_holding_a_handful_is_pushed_out(tight):
@@ -389,10 +394,7 @@ def test_at_the_workers_cap_no_address_holding_a_handful_is_pushed_out(tight):
         with _from("127.0.0.3", tight.port) as s9:
             s9.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert _error_shape(_read_all(s9, 2), 503)["errorCode"] == "TOO_MANY_CONNECTIONS"
-        for s in slow:
-            s.setblocking(False)
-            with pytest.raises(BlockingIOError):
-                s.recv(1)
+        _still_waiting(slow)
     finally:
         for s in slow:
             s.close()

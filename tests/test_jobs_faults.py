@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from faults_common import wait_for as until
 from pipeline.storage.sqlite import SqliteStore
 from test_http_front import _worker_pids
 from test_jobs import COST, Cluster, archive, assert_exactly_once, get, results, submit, wait_for
@@ -30,16 +31,6 @@ RUNS_A_WHILE = 2000
 
 def _store(data: Path) -> SqliteStore:
     return SqliteStore(data / "platform.sqlite3")
-
-
-def _until(predicate, seconds: float, step: float = 0.2):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    return predicate()
 
 
 def _holder(store: SqliteStore, job_id: str) -> int | None:
@@ -61,13 +52,13 @@ def test_an_embedded_job_resumes_when_its_holder_is_killed_without_any_request(t
         r = submit(server.url, token, archive(n, invalid_every=10))
         assert r.status_code == 202, r.text
         job_id = r.json()["id"]
-        assert _until(lambda: store.get_job(job_id).done >= 30, 120), store.get_job(job_id)
+        assert until(lambda: store.get_job(job_id).done >= 30, 120), store.get_job(job_id)
         victim = _holder(store, job_id)
         assert store.get_job(job_id).active, "the job ended before its holder could be killed: make it longer"
         assert victim in _worker_pids(server)
         os.kill(victim, signal.SIGKILL)
         killed_at, done_then = time.monotonic(), store.get_job(job_id).done
-        job = _until(lambda: (j := store.get_job(job_id)) and not j.active and j, 2 * LEASE + 30)
+        job = until(lambda: (j := store.get_job(job_id)) and not j.active and j, 2 * LEASE + 30)
         took = time.monotonic() - killed_at
         print(f"embedded job: killed at {done_then}/{n}, done {took:.1f} s after the kill (lease {LEASE:g} s)")
         assert job and job.state == "done", store.get_job(job_id)
@@ -86,14 +77,14 @@ def test_an_embedded_job_resumes_after_the_whole_service_restarts(tmp_path):
     try:
         n = RUNS_A_WHILE
         job_id = submit(server.url, token, archive(n)).json()["id"]
-        assert _until(lambda: store.get_job(job_id).done >= 20, 120)
+        assert until(lambda: store.get_job(job_id).done >= 20, 120)
         for pid in _worker_pids(server) | {server.proc.pid}:
             os.kill(pid, signal.SIGKILL)
         server.proc.wait()
         killed_at = time.monotonic()
         assert store.get_job(job_id).active
         server = Server(env, workers=1, warm=False, log_path=tmp_path / "serve-again.log")
-        job = _until(lambda: (j := store.get_job(job_id)) and not j.active and j, 2 * LEASE + 60)
+        job = until(lambda: (j := store.get_job(job_id)) and not j.active and j, 2 * LEASE + 60)
         print(f"embedded job after a restart: done {time.monotonic() - killed_at:.1f} s after the kill")
         assert job and job.state == "done"
         assert_exactly_once(get(server.url, token, f"/v1/jobs/{job_id}").json(), results(server.url, token, job_id), n)
