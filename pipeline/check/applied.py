@@ -13,6 +13,7 @@ names the official file, relative to its pack; `optimised` says that its optimis
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,6 +82,11 @@ def _relative(path: Path, root: Path) -> str:
 
 def steps(root: Path, xsd: Path | None, runs: list[Path]) -> tuple[Step, ...]:
     """The steps of a run: the XSD, then each stylesheet that ran (an optimised copy named by its original)."""
+    return _steps(root, xsd, tuple(runs))
+
+
+@functools.lru_cache(maxsize=256)  # a handful of chains per process; each is asked for on every validation
+def _steps(root: Path, xsd: Path | None, runs: tuple[Path, ...]) -> tuple[Step, ...]:
     found = [Step("xsd", _relative(xsd, root))] if xsd is not None else []
     for sheet in runs:
         copy = optimise.is_copy(Path(sheet).name)
