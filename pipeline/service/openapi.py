@@ -7,6 +7,7 @@ against real `Report` / `ApiError` output. Only endpoints actually mounted in th
 from __future__ import annotations
 
 import copy
+from functools import partial
 
 from pydantic.json_schema import models_json_schema
 
@@ -14,6 +15,7 @@ from pipeline.check.content import CHECKS
 from pipeline.errors import REFINES, SPEC_CODES, STATUS_TEXT
 from pipeline.invoice.model import InvoiceRequest
 from pipeline.service import apikeys, openapi_status, schemas
+from pipeline.service.openapi_text import ENGLISH, Texts
 from pipeline.service.platform import PlatformConfig
 
 REF = "#/components/schemas/{model}"
@@ -230,7 +232,7 @@ def _schemas() -> dict:
     return top.get("$defs", {})
 
 
-def _error(status: int, authenticated: bool, kind: str | None = None) -> dict:
+def _error(status: int, authenticated: bool, kind: str | None = None, tr: Texts = ENGLISH) -> dict:
     """An error response; with `kind` (see ERROR_CODES) its description and schema list the errorCodes."""
     headers = ["X-Request-Id"]
     if authenticated and status not in (401, 503):
@@ -240,23 +242,23 @@ def _error(status: int, authenticated: bool, kind: str | None = None) -> dict:
     if status == 401:
         headers.append("WWW-Authenticate")
     schema: dict = {"$ref": REF.format(model="ErrorResponse")}
-    description = f"`{STATUS_TEXT[status]}`: {_ERROR_TEXT[status]}"
+    description = [f"`{STATUS_TEXT[status]}`: {tr(_ERROR_TEXT[status])}"]
     codes = error_codes(kind, status) if kind else ()
     response: dict = {}
     if codes:
         schema["properties"] = {"errorCode": {"enum": list(codes)}}
-        description += " errorCode: " + ", ".join(f"`{c}`" for c in codes) + "."
+        description.append("errorCode: " + ", ".join(f"`{c}`" for c in codes) + ".")
         extra = [c for c in codes if c not in SPEC_CODES]
         if extra:   # the spec's table (section 7) lists no such code: say so where a generated client looks
             response["x-codes-beyond-spec"] = extra
-            description += " Not in the service specification's error table: " + ", ".join(
-                f"`{c}`" for c in extra) + "."
+            description.append(tr("Not in the service specification's error table: {codes}.",
+                                  codes=", ".join(f"`{c}`" for c in extra)))
     refined = refinements(kind, status) if kind else {}
     if refined:   # ours in errors[0].code, the spec's code in errorCode (pipeline.errors.REFINES)
         response["x-refinements"] = refined
-        description += " `errors[0].code` may refine it: " + ", ".join(
-            f"`{ours}` (errorCode `{spec}`)" for ours, spec in refined.items()) + "."
-    return {"description": description, "headers": _headers(*headers),
+        description.append(tr("`errors[0].code` may refine it: {codes}.", codes=", ".join(
+            f"`{ours}` (errorCode `{spec}`)" for ours, spec in refined.items())))
+    return {"description": tr.join(*description), "headers": _headers(*headers),
             "content": {"application/json": {"schema": schema}}, **response}
 
 
@@ -265,12 +267,16 @@ def _ok(description: str, content: dict) -> dict:
             "headers": _headers("X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")}
 
 
+def _costs(cost: int, tr: Texts) -> str:
+    return tr("Costs {cost} credit(s).", cost=cost) if cost else tr("Costs no credits.")
+
+
 _REQUEST_ID_PARAM = {"name": "X-Request-Id", "in": "header", "required": False,
                      "description": "Client request id, echoed back and in every `requestId`.",
                      "schema": {"type": "string"}}
 
 
-def _generation(spec: str, media: str, summary: str, cost: int) -> dict:
+def _generation(spec: str, media: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
     body = {"$ref": REF.format(model="InvoiceRequest")}
     ok = {"type": "string"} if media == "application/xml" else {"type": "string", "contentMediaType": media}
     statuses = [400, 401, 402, 406, 413, 415, 422, 429, 500, 503] if cost else [400, 401, 406, 413, 415, 422, 429,
@@ -281,15 +287,15 @@ def _generation(spec: str, media: str, summary: str, cost: int) -> dict:
     return {"post": {
         "operationId": f"generate_{spec}",
         "summary": summary,
-        "description": f"Costs {cost} credit(s) when a document is returned; failures cost nothing.",
+        "description": tr("Costs {cost} credit(s) when a document is returned; failures cost nothing.", cost=cost),
         "tags": ["generation"],
         "parameters": [_REQUEST_ID_PARAM],
         "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
-        "responses": {"200": ok_response, **{str(s): _error(s, True, kind) for s in statuses}},
+        "responses": {"200": ok_response, **{str(s): _error(s, True, kind, tr) for s in statuses}},
     }}
 
 
-def _validation(path: str, summary: str, cost: int) -> dict:
+def _validation(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
     name = path.split("/")[3]
     multipart = {
         "type": "object",
@@ -304,7 +310,8 @@ def _validation(path: str, summary: str, cost: int) -> dict:
     return {"post": {
         "operationId": f"validate_{name}",
         "summary": summary,
-        "description": "HTTP 200 means validation completed; read `valid`. Warnings never make a document invalid. "
+        "description": tr.join(tr("HTTP 200 means validation completed; read `valid`. "
+                       "Warnings never make a document invalid. "
                        "`verdict` (an extension) tells a document not judged from one found wrong: `indeterminate` "
                        "(`valid` false) when it claims rules this service does not have (another EN 16931 edition, an "
                        "XRechnung or Peppol BIS version, a Factur-X / ZUGFeRD profile or version, ZUGFeRD 1.0, an "
@@ -313,8 +320,8 @@ def _validation(path: str, summary: str, cost: int) -> dict:
                        "The report adds the content checks (`CHECK-...`, see the API description) as WARNINGs, "
                        "ERRORs with `request.strict: true`. JSON by default; `Accept: text/html` or `application/pdf` "
                        "answers the same report for people (verdict, every finding with its business term and a code "
-                       "frame of the source, a valid document's invoice page), in `request.metadataLanguage`."
-                       + (f" Costs {cost} credit(s)." if cost else " Costs no credits."),
+                       "frame of the source, a valid document's invoice page), in `request.metadataLanguage`."),
+                       _costs(cost, tr)),
         "tags": ["validation"],
         "parameters": [_REQUEST_ID_PARAM],
         "requestBody": {"required": True, "content": {"multipart/form-data": {
@@ -323,13 +330,14 @@ def _validation(path: str, summary: str, cost: int) -> dict:
             "application/json": {"schema": {"$ref": REF.format(model="XRechnungValidationResponse")}},
             "text/html": {"schema": {"type": "string"}},
             "application/pdf": {"schema": {"type": "string", "contentMediaType": "application/pdf"}}}),
-            **{str(s): _error(s, True, "validate_pdf" if name == "zugferd" else "validate_xml") for s in statuses}},
+            **{str(s): _error(s, True, "validate_pdf" if name == "zugferd" else "validate_xml", tr)
+               for s in statuses}},
     }}
 
 
-def _batch(path: str, summary: str, cost: int) -> dict:
+def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
     """A batch: the single endpoint's report per document (pipeline.service.resources.batch)."""
-    op = _validation(path.removesuffix("/batch"), summary, cost)["post"]
+    op = _validation(path.removesuffix("/batch"), summary, cost, tr)["post"]
     op["requestBody"]["content"]["multipart/form-data"]["schema"]["required"] = ["file"]
     op["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]["file"]["description"] = (
         "Documents, ZIP archives or e-mails (.eml, .mbox: each message's XML, PDF, ZIP and winmail.dat "
@@ -347,7 +355,7 @@ def _batch(path: str, summary: str, cost: int) -> dict:
         "notice": {"type": "object", "required": ["code", "message"], "description": "`NO_INVOICE`: a message "
                    "without an invoice (not an error, not charged).", "properties": {
                        "code": {"type": "string"}, "message": {"type": "string"}}}}}
-    op.update(operationId=f"validate_batch_{path.split('/')[3]}", description=(
+    op.update(operationId=f"validate_batch_{path.split('/')[3]}", description=tr.join(tr(
         "HTTP 200: every document got an entry in `results`, in archive (or part) order: `report` exactly as the "
         "single validate endpoint answers it (content checks and `request.strict` included), or `error` (code, "
         "message) when it could not be validated: `UNSAFE_NAME` (a `..` or absolute name; not read), "
@@ -360,10 +368,10 @@ def _batch(path: str, summary: str, cost: int) -> dict:
         "document never fails the others. The whole batch is refused with 400 "
         "`TOO_MANY_FILES` (more than EINVOICE_MAX_BATCH_FILES documents, default 200) or `INVALID_ARCHIVE`, and "
         "413 when the body exceeds EINVOICE_MAX_UPLOAD_BYTES or the archive decompresses to more than 5 times it "
-        "(`BATCH_TOO_LARGE`, a zip bomb). JSON only. "
-        + (f"Costs {cost} credit(s) per validated document (refused members cost nothing); 402 before any "
-           "validation when the balance does not cover the batch." if cost else
-           "Costs no credits (the single validate endpoint's cost, per validated document).")))
+        "(`BATCH_TOO_LARGE`, a zip bomb). JSON only."),
+        tr("Costs {cost} credit(s) per validated document (refused members cost nothing); 402 before any "
+           "validation when the balance does not cover the batch.", cost=cost) if cost else
+        tr("Costs no credits (the single validate endpoint's cost, per validated document).")))
     op["responses"] = {"200": _ok("Summary and one entry per document.", {"application/json": {"schema": {
         "type": "object", "required": ["summary", "results"], "properties": {
             "summary": {"type": "object", "required": ["files", "valid", "invalid", "indeterminate", "errors",
@@ -373,7 +381,7 @@ def _batch(path: str, summary: str, cost: int) -> dict:
                         "description": "`invalid`: every report whose `valid` is false; `indeterminate`: how many "
                                        "of those have the verdict indeterminate (not judged, rather than wrong)."},
             "results": {"type": "array", "items": result}}}}}),
-        **{str(s): _error(s, True, "batch") for s in (400, 401, 402, 406, 413, 415, 429, 500, 503)}}
+        **{str(s): _error(s, True, "batch", tr) for s in (400, 401, 402, 406, 413, 415, 429, 500, 503)}}
     return {"post": op}
 
 
@@ -392,12 +400,12 @@ _JOB = {"type": "object", "required": ["id", "state", "operation", "total", "don
 _JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
-def _jobs(config: PlatformConfig) -> dict:
+def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
     """The jobs API (pipeline.service.resources.jobs)."""
     def op(op_id, summary, ok_status, ok, statuses, description="", **extra):
         return {"operationId": op_id, "summary": summary, "description": description, "tags": ["jobs"],
                 "parameters": [_REQUEST_ID_PARAM] + extra.pop("parameters", []), **extra,
-                "responses": {ok_status: ok, **{str(s): _error(s, True, "jobs") for s in statuses}}}
+                "responses": {ok_status: ok, **{str(s): _error(s, True, "jobs", tr) for s in statuses}}}
 
     job = {"application/json": {"schema": _JOB}}
     accepted = _ok("The job, queued.", job)
@@ -430,14 +438,14 @@ def _jobs(config: PlatformConfig) -> dict:
     return {
         "/v1/jobs": {
             "post": op("submit_job", "Submit many documents as a job, worked on in the background.", "202", accepted,
-                       (400, 401, 402, 413, 415, 429, 500, 503), description=(
+                       (400, 401, 402, 413, 415, 429, 500, 503), description=tr(
                            "Documents as `file` parts (documents, ZIP archives or e-mails, unpacked as the batch "
                            "endpoint does; refused members become `error` lines, messages without an invoice "
                            "`notice` lines), options in the `request` part. At most "
                            "EINVOICE_MAX_JOB_BYTES (default 2 GiB, 413) and EINVOICE_MAX_JOB_FILES documents. "
-                           f"Credits per accepted document, as its single endpoint costs ({costs}): held from the "
+                           "Credits per accepted document, as its single endpoint costs ({costs}): held from the "
                            "submission (402: nothing stored), charged when the document gets its result, given "
-                           "back for the rest on cancel or failure."),
+                           "back for the rest on cancel or failure.", costs=costs),
                        requestBody={"required": True, "content": {"multipart/form-data": {"schema": multipart}}}),
             "get": op("list_jobs", "The key's jobs, newest first.", "200", _ok("The jobs.", {"application/json": {
                 "schema": {"type": "object", "required": ["jobs"], "properties": {
@@ -455,7 +463,7 @@ def _jobs(config: PlatformConfig) -> dict:
     }
 
 
-def _reading(path: str, cost: int) -> dict:
+def _reading(path: str, cost: int, tr: Texts = ENGLISH) -> dict:
     name, summary, request_model, ok = READING[path]
     multipart = {
         "type": "object",
@@ -479,26 +487,26 @@ def _reading(path: str, cost: int) -> dict:
     return {"post": {
         "operationId": name,
         "summary": summary,
-        "description": f"Costs {cost} credit(s)." if cost else "Costs no credits.",
+        "description": _costs(cost, tr),
         "tags": ["reading"],
         "parameters": [_REQUEST_ID_PARAM],
         "requestBody": {"required": True, "content": {"multipart/form-data": {
             "schema": multipart, "encoding": {"request": {"contentType": "application/json"}}}}},
-        "responses": {"200": ok_response, **{str(s): _error(s, True, name) for s in statuses}},
+        "responses": {"200": ok_response, **{str(s): _error(s, True, name, tr) for s in statuses}},
     }}
 
 
-def _public(op_id: str, summary: str, schema: dict, statuses=()) -> dict:
+def _public(op_id: str, summary: str, schema: dict, statuses=(), tr: Texts = ENGLISH) -> dict:
     return {"get": {
         "operationId": op_id, "summary": summary, "tags": ["service"], "security": [],
         "responses": {"200": {"description": summary, "headers": _headers("X-Request-Id"),
                               "content": {"application/json": {"schema": schema}}},
-                      **{str(s): _error(s, False, op_id) for s in statuses}},
+                      **{str(s): _error(s, False, op_id, tr) for s in statuses}},
     }}
 
 
 
-def _page(path: str) -> dict:
+def _page(path: str, tr: Texts = ENGLISH) -> dict:
     """A page (HTML, `?lang=`) or a file of the pages (by name; 404 for any other)."""
     if path in PAGES:
         op_id, summary = PAGES[path]
@@ -511,7 +519,7 @@ def _page(path: str) -> dict:
     return {"get": {
         "operationId": op_id, "summary": summary, "tags": ["pages"], "security": [], "parameters": parameters,
         "responses": {"200": {"description": summary, "headers": _headers("X-Request-Id"), "content": ok},
-                      **{str(s): _error(s, False, op_id) for s in statuses}},
+                      **{str(s): _error(s, False, op_id, tr) for s in statuses}},
     }}
 
 _DESCRIPTION = """\
@@ -542,8 +550,10 @@ Where the service specification names a code for a case, `errorCode` is that cod
 """
 
 
-def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict:
-    config = config or PlatformConfig()
+def build(mounted_paths: set[str], config: PlatformConfig | None = None, texts: Texts | None = None) -> dict:
+    """The document of the app whose routes are `mounted_paths`, in English or in the language of `texts` (which
+    lists the texts it has no translation for in `texts.missing`)."""
+    config, tr = config or PlatformConfig(), texts or ENGLISH
     components, status_components = _schemas(), openapi_status.components()
     clash = sorted(n for n in set(components) & set(status_components) if components[n] != status_components[n])
     if clash:  # one name, two models: the second would silently replace the first
@@ -552,35 +562,37 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict
     paths: dict[str, dict] = {}
     for path, (spec, media, summary) in GENERATION.items():
         if path in mounted_paths:
-            paths[path] = _generation(spec, media, summary, config.cost("POST", path))
+            paths[path] = _generation(spec, media, summary, config.cost("POST", path), tr)
     for path, summary in VALIDATION.items():
         if path in mounted_paths:
-            paths[path] = _validation(path, summary, config.cost("POST", path))
+            paths[path] = _validation(path, summary, config.cost("POST", path), tr)
     for path, summary in BATCH.items():
         if path in mounted_paths:
-            paths[path] = _batch(path, summary, config.cost("POST", path.removesuffix("/batch")))
+            paths[path] = _batch(path, summary, config.cost("POST", path.removesuffix("/batch")), tr)
     for path in READING:
         if path in mounted_paths:
-            paths[path] = _reading(path, config.cost("POST", path))
-    paths.update({path: item for path, item in _jobs(config).items() if path in mounted_paths})
-    paths.update(openapi_status.paths(mounted_paths, lambda path: config.cost("POST", path), _ok, _error,
-                                      _REQUEST_ID_PARAM, _validation, _batch))
+            paths[path] = _reading(path, config.cost("POST", path), tr)
+    paths.update({path: item for path, item in _jobs(config, tr).items() if path in mounted_paths})
+    paths.update(openapi_status.paths(mounted_paths, lambda path: config.cost("POST", path), _ok,
+                                      partial(_error, tr=tr), _REQUEST_ID_PARAM, partial(_validation, tr=tr),
+                                      partial(_batch, tr=tr), tr))
     paths["/healthz"] = _public("healthz", "The service is alive.", {"type": "object"})
     paths["/readyz"] = _public("readyz", "Rule packs loaded and storage reachable (503 otherwise).",
-                               {"type": "object"}, statuses=(503,))
+                               {"type": "object"}, statuses=(503,), tr=tr)
     paths["/v1/openapi.json"] = _public("openapi", "This document.", {"type": "object"})
     for path in (*PAGES, *PAGE_FILES):
         if path in mounted_paths:
-            paths[path] = _page(path)
-    return {
+            paths[path] = _page(path, tr)
+    return tr.translate({
         "openapi": "3.1.0",
         "info": {
             "title": "E-invoice generation and validation service",
             "version": "v1",
-            "description": _DESCRIPTION.format(
-                auth=", ".join(f"`{c}` ({t})" for c, t in apikeys.AUTH_CODES.items()),
+            "description": tr(
+                _DESCRIPTION, auth=", ".join(f"`{c}` ({tr(t)})" for c, t in apikeys.AUTH_CODES.items()),
                 rate=config.rate_limit, window=config.rate_window,
-                checks="\n".join(f"- `{code}`: {what} *Why:* {why}" for code, (what, why) in CHECKS.items()),
+                checks="\n".join(tr("- `{code}`: {what} *Why:* {why}", code=code, what=tr(what), why=tr(why))
+                                 for code, (what, why) in CHECKS.items()),
                 statuses=", ".join(f"`{v}` = {k}" for k, v in sorted(STATUS_TEXT.items()))),
         },
         "servers": [{"url": "/"}],
@@ -594,5 +606,5 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None) -> dict
                 "bearerFormat": "API key: einv_<test|live>_<keyId>.<secret>",
             }},
         },
-    }
+    })
 

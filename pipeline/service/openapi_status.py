@@ -11,6 +11,7 @@ from pydantic.json_schema import models_json_schema
 
 from pipeline.invoice.cdar import StatusRequest
 from pipeline.service import schemas
+from pipeline.service.openapi_text import ENGLISH, Texts
 from pipeline.service.resources.status import BASE, VALIDATE
 
 REF = "#/components/schemas/{model}"
@@ -100,9 +101,14 @@ def _status_reports(item: dict) -> None:
     swap(item["post"]["responses"]["200"])
 
 
-def paths(mounted: set[str], costs, ok, error, request_id_param, validation, batch) -> dict:
+def paths(mounted: set[str], costs, ok, error, request_id_param, validation, batch, tr: Texts = ENGLISH) -> dict:
     """The status paths mounted in the app. `costs(path)`: its credits; `ok`, `error`, `validation`, `batch`: the
-    builders of pipeline.service.openapi, so that these operations read like the others."""
+    builders of pipeline.service.openapi, so that these operations read like the others; `tr`: the texts' language
+    where they are composed (pipeline.service.openapi_text)."""
+
+    def cost_text(cost: int) -> str:
+        return tr("Costs {cost} credit(s).", cost=cost) if cost else tr("Costs no credits.")
+
     out: dict[str, dict] = {}
 
     def operation(path, op_id, summary, description, tags, body, ok_response, statuses, kind):
@@ -110,7 +116,7 @@ def paths(mounted: set[str], costs, ok, error, request_id_param, validation, bat
         if cost:
             statuses = sorted(set(statuses) | {402})
         return {"post": {"operationId": op_id, "summary": summary, "tags": tags, "parameters": [request_id_param],
-                         "description": description + (f" Costs {cost} credit(s)." if cost else " Costs no credits."),
+                         "description": tr.join(tr(description), cost_text(cost)),
                          "requestBody": body, "responses": {"200": ok_response,
                                                             **{str(s): error(s, True, kind) for s in statuses}}}}
 
@@ -133,12 +139,12 @@ def paths(mounted: set[str], costs, ok, error, request_id_param, validation, bat
                           costs(VALIDATE))
         item["post"]["operationId"] = "validate_fr_cdar"
         _status_reports(item)
-        item["post"]["description"] = (
+        item["post"]["description"] = tr.join(tr(
             "The fr-cdar chain: the UN/CEFACT CDAR D22B XSD, FNFE-MPE's BR-FR-CDV rules (flags as written) and their "
             "_WARNING publication (every finding a WARNING). HTTP 200 means validation completed; read `valid`. "
             "Rule ids name the MDT term they judge (BR-FR-CDV-14_MDT-207); French rule texts as published; "
             "`syntax` is CDAR. `Accept: text/html` or `application/pdf`: the report for people (a valid message's "
-            "page below it). " + (f"Costs {costs(VALIDATE)} credit(s)." if costs(VALIDATE) else "Costs no credits."))
+            "page below it)."), cost_text(costs(VALIDATE)))
         out[VALIDATE] = item
     path = VALIDATE + "/batch"
     if path in mounted:
