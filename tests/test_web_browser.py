@@ -344,6 +344,49 @@ def test_docs_lists_every_operation_with_the_key_set(page, live):
                for x in log)
 
 
+def test_docs_in_german_paint_german_texts(page, live, screenshots):
+    """/docs?lang=de: Swagger UI over the German OpenAPI document (docs.js asks for the page's <html lang>): every
+    operation's summary as painted is the German one, not the English, and so are the API description, the tags'
+    descriptions and an opened operation's description, parameter and responses. Swagger UI's own controls stay
+    English, as the intro says."""
+    from selenium.webdriver.common.by import By
+
+    server, _ = live
+    page.get(server.url + "/docs?lang=de")
+    german = requests.get(server.url + "/v1/openapi.json?lang=de", timeout=30).json()
+    english = requests.get(server.url + "/v1/openapi.json", timeout=30).json()
+    operations = {f"operations-{op['tags'][0]}-{op['operationId']}": (op["summary"],
+                                                                      english["paths"][path][m]["summary"])
+                  for path, item in german["paths"].items() for m, op in item.items()}
+    wait(page, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock")) >= len(operations), 60)
+    painted = page.execute_script(
+        "return Object.fromEntries(Array.from(document.querySelectorAll('.opblock')).map(b => [b.id, "
+        "(b.querySelector('.opblock-summary-description') || {innerText: ''}).innerText]))")
+    assert set(painted) == set(operations)
+    for block, (summary, english_summary) in operations.items():
+        shown = " ".join(painted[block].split())
+        assert shown == " ".join(summary.split()) and shown != english_summary, (block, shown)
+    info = page.find_element(By.CSS_SELECTOR, ".swagger-ui .info").text
+    assert "Dienst zum Erzeugen und Prüfen von E-Rechnungen" in info and "Authentifizierung" in info, info[:300]
+    assert "Authentication" not in info and "generation and validation service" not in info
+    for tag in german["tags"]:
+        heading = page.find_element(By.CSS_SELECTOR, f"#operations-tag-{tag['name']}").text
+        assert " ".join(tag["description"].split()) in " ".join(heading.split()), heading
+    assert "„Execute“" in page.find_element(By.CSS_SELECTOR, ".intro").text
+    # an operation opened: its German description, parameter and responses painted, Swagger UI's controls English
+    block = page.find_element(By.CSS_SELECTOR, "#operations-validation-validate_xrechnung")
+    block.find_element(By.CSS_SELECTOR, ".opblock-summary").click()
+    wait(page, lambda d: block.find_elements(By.CSS_SELECTOR, ".responses-table"), 30)
+    text = block.text
+    for german_text in ("HTTP 200 heißt: Die Prüfung ist abgeschlossen", "Anfrage-ID des Clients",
+                        "Das zu prüfende Dokument.", "Prüfbericht.", "Ungültige Anfrage", "API-Schlüssel fehlt"):
+        assert german_text in text, german_text
+    assert "Try it out" in text and "validation completed" not in text
+    page.execute_script("arguments[0].scrollIntoView()", block)
+    page.save_screenshot(str(screenshots / "docs-de-operation.png"))
+    page.execute_script("window.scrollTo(0, 0)")
+
+
 def _focused(driver) -> str:
     return driver.execute_script(
         "const e = document.activeElement; return e.id || e.getAttribute('href') || e.tagName")
