@@ -506,12 +506,15 @@ def _public(op_id: str, summary: str, schema: dict, statuses=(), tr: Texts = ENG
 
 
 
+_LANG_PARAM = {"name": "lang", "in": "query", "required": False, "schema": {"enum": ["en", "de"]},
+               "description": "Language (default: by Accept-Language, else en)."}
+
+
 def _page(path: str, tr: Texts = ENGLISH) -> dict:
     """A page (HTML, `?lang=`) or a file of the pages (by name; 404 for any other)."""
     if path in PAGES:
         op_id, summary = PAGES[path]
-        media, parameters, statuses = ("text/html",), [{"name": "lang", "in": "query", "required": False, "schema": {
-            "enum": ["en", "de"]}, "description": "Language (default: by Accept-Language, else en)."}], ()
+        media, parameters, statuses = ("text/html",), [_LANG_PARAM], ()
     else:
         op_id, summary, media = PAGE_FILES[path]
         parameters, statuses = [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}], (404,)
@@ -580,6 +583,7 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None, texts: 
     paths["/readyz"] = _public("readyz", "Rule packs loaded and storage reachable (503 otherwise).",
                                {"type": "object"}, statuses=(503,), tr=tr)
     paths["/v1/openapi.json"] = _public("openapi", "This document.", {"type": "object"})
+    paths["/v1/openapi.json"]["get"]["parameters"] = [_LANG_PARAM]  # its texts in German with lang=de
     for path in (*PAGES, *PAGE_FILES):
         if path in mounted_paths:
             paths[path] = _page(path, tr)
