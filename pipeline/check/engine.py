@@ -14,6 +14,7 @@ optimised copy stops with one, the official stylesheet answers the document inst
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from contextlib import contextmanager
@@ -69,11 +70,17 @@ def load_schema(path: Path) -> etree.XMLSchema:
     return schema
 
 
+@functools.lru_cache(maxsize=512)
+def _stage(kind: str, path) -> str:
+    """A budget stage's name (`rules:EN16931-CII-validation.xslt`), made once per file, not on every validation."""
+    return f"{kind}:{Path(path).name}"
+
+
 def xsd_issues(doc: ParsedXml, xsd_path: Path) -> list[Issue]:
     """XSD findings; each located by its path (line and column of the element's start tag) when the path
     resolves, else by the line libxml2 gives."""
     schema = load_schema(xsd_path)
-    with _attachments_stood_in(doc), budget.stage(f"xsd:{Path(xsd_path).name}", len(doc.text)):
+    with _attachments_stood_in(doc), budget.stage(_stage("xsd", xsd_path), len(doc.text)):
         if schema.validate(doc.tree):
             return []
     issues = []
@@ -124,7 +131,7 @@ def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | No
     asserts and successful reports; with `doc` (the same document parsed by xmlinput) findings get line/column."""
     exe = rules_executable(stylesheet)
     try:
-        with budget.stage(f"rules:{Path(stylesheet).name}", len(doc.text) if doc is not None else 0):
+        with budget.stage(_stage("rules", stylesheet), len(doc.text) if doc is not None else 0):
             found = exe.transform_to_value(xdm_node=sdoc)
     except budget.Exhausted:
         raise
