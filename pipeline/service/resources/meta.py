@@ -12,6 +12,7 @@ from pipeline.errors import ApiError
 from pipeline.service.openapi import build
 from pipeline.service.openapi_text import Texts
 from pipeline.service.platform import shared
+from pipeline.service.resources.web import language
 from pipeline.settings import get_settings
 
 log = logging.getLogger("pipeline.service")
@@ -109,8 +110,6 @@ class OpenApi:
         return {route.path for route in inspect_routes(self.app)}
 
     def on_get(self, req, resp):
-        from pipeline.service.resources.web import language
-
         lang = language(req)
         if lang not in self._body:
             try:
