@@ -17,13 +17,13 @@ from pipeline.flows.validate_xml import validate_xml
 from pipeline.pdf import checks
 from pipeline.service.app import create_app
 from test_parse import upload
+from test_zugferd_validate import PDF_SIDE
 
 CEN_CII = CORPUS / "en16931-cen/cii/examples/CII_example1.xml"
 XR_CII = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml"
 ZUGFERD1_XML = CORPUS / "mustangproject/validator/validV1.xml"
 ZUGFERD1_PDF = CORPUS / "mustangproject/library/zugferd_invoice.pdf"
 EN16931_PDF = CORPUS / "horstoeko-zugferd/assets/pdf_zf_en16931_1.pdf"
-PDF_SIDE = ("PDFA", "XMP_", "PDF_", "FX_")  # codes of the PDF/A-3, XMP and container checks
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ the French endpoint: the French chain (`pipeline.check.fr_ctc`), so that XML and
 """
 from __future__ import annotations
 
-from pipeline.check import categories, fr_ctc, judging, packs, xmlinput
+from pipeline.check import categories, fr_ctc, packs, xmlinput
 from pipeline.check.applied import Checked
 from pipeline.check.profiles import ZUGFERD1_VERSION
 from pipeline.check.report import Report
@@ -27,19 +27,12 @@ def _embedded(xml: bytes | None) -> xmlinput.ParsedXml | None:
         return None
 
 
-def _french(result, doc: xmlinput.ParsedXml | None, pack: packs.Pack) -> Checked:
-    """The embedded invoice judged as the same invoice sent as XML to the French endpoint (one written rule,
-    `judging.judge(doc, "fr-ctc")`: the rules its BT-24 names, then BR-FR Flux 2), in place of the ZUGFeRD
-    endpoint's judgement. An embedded invoice that got no judgement (no BT-24, not a CII invoice) still gets
-    BR-FR Flux 2."""
-    if doc is None or doc.syntax != "CII" or result.zugferd1:
+def _br_fr_alone(result, doc: xmlinput.ParsedXml | None, pack: packs.Pack) -> Checked:
+    """BR-FR Flux 2 on an embedded CII that got no judgement (no BT-24, rules that could not run); one that did
+    was judged by the French chain already (`checks.inspect(french=)`)."""
+    if doc is None or doc.syntax != "CII" or result.zugferd1 or result.judged is not None:
         return Checked()
-    if result.judged is None:
-        return fr_ctc.br_fr_checked(doc, pack)
-    replaced = {id(i) for i in result.judged.issues}
-    result.issues = [i for i in result.issues if id(i) not in replaced]
-    result.judged = None
-    return judging.judge(doc, fr_ctc.SPEC, pack, None)
+    return fr_ctc.br_fr_checked(doc, pack)
 
 
 def validate_pdf(data: bytes, request_id: str | None = None, content_checks: bool = False,
@@ -50,7 +43,7 @@ def validate_pdf(data: bytes, request_id: str | None = None, content_checks: boo
     invoice's rules; `notJudged`: checks that could not run and claims not judged (the verdict is then never
     valid)."""
     try:
-        result = checks.inspect(data)
+        result = checks.inspect(data, french=french)
     except checks.NotAPdf as exc:
         raise checks.not_a_pdf(exc) from exc
     version = ZUGFERD1_VERSION if result.zugferd1 else RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
@@ -58,7 +51,7 @@ def validate_pdf(data: bytes, request_id: str | None = None, content_checks: boo
     extra = Checked()
     if french is not None:
         version = french.version  # the FNFE release: what a request may send back as `version`
-        extra = _french(result, doc, french)
+        extra = _br_fr_alone(result, doc, french)
     judged = result.judged or Checked()
     issues = list(result.issues) + extra.issues
     if content_checks and doc is not None:

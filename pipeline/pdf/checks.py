@@ -37,7 +37,7 @@ from lxml import etree
 from pikepdf import Name, pdfa
 
 from pipeline import budget
-from pipeline.check import claims, engine, judging
+from pipeline.check import claims, engine, fr_ctc, judging, packs
 from pipeline.check.applied import Checked, Rules, Step
 from pipeline.check.report import ERROR, WARNING, Issue, Location
 from pipeline.check.verdict import NotJudged
@@ -129,9 +129,10 @@ class Inspection:
 # --- entry points ------------------------------------------------------------------------------------
 
 def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = False,
-            check_pdfa: bool = True) -> Inspection:
+            check_pdfa: bool = True, french: packs.Pack | None = None) -> Inspection:
     """Check an uploaded (or generated) PDF. Raises NotAPdf when it is not a PDF we can parse at all.
     `read_other_files`: also read the embedded files besides the invoice (bounded like every stream).
+    `french` (the fr-ctc pack): the embedded invoice is judged as the French endpoint judges it sent as XML.
     `validate_xml=False, check_pdfa=False` only reads (the reading side): the embedded invoice, under the same
     bounds, with the structural findings but without the PDF/A walk and the invoice's rules."""
     if b"%PDF-" not in data[:1024]:  # (the header may follow some junk bytes, as readers allow)
@@ -170,7 +171,7 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
                                   f"Rechnungen bis {limit} Bytes (die Grenze für XML-Uploads), ihre Regeln liefen "
                                   "daher nicht.")
         else:
-            _check_xml(result)
+            _check_xml(result, french)
     return result
 
 
@@ -669,9 +670,10 @@ def _other_file(name: str, spec: pikepdf.Dictionary, read: bool) -> OtherFile:
     return found
 
 
-def _check_xml(result: Inspection) -> None:
+def _check_xml(result: Inspection, french: packs.Pack | None = None) -> None:
     """The embedded invoice on the rules its guideline id (BT-24) names (`pipeline.check.judging`): the same rules
-    and findings as the invoice sent as XML. A ZUGFeRD 1.0 invoice: its XSD, and not judged beyond it."""
+    and findings as the invoice sent as XML (to the French endpoint with `french`). A ZUGFeRD 1.0 invoice: its XSD,
+    and not judged beyond it."""
     try:
         doc = load_xml(result.xml)
     except XmlInputError as exc:
@@ -707,7 +709,8 @@ def _check_xml(result: Inspection) -> None:
     except XmlInputError as exc:
         result.issues.append(exc.issue)
         return
-    _judged(result, judging.judge(doc, "zugferd", None, sdoc, claim))
+    _judged(result, judging.judge(doc, fr_ctc.SPEC, french, sdoc, claim) if french is not None
+            else judging.judge(doc, "zugferd", None, sdoc, claim))
 
 
 def container_rules(result: Inspection) -> Rules:
