@@ -12,7 +12,7 @@ import pytest
 from lxml import etree
 
 from conftest import CORPUS, RULES_SOURCE, SHARED
-from pipeline.check import dispatch, engine, optimise, packs, profile_copies, profiles, xmlinput
+from pipeline.check import absence, dispatch, engine, optimise, packs, profile_copies, profiles, xmlinput
 from pipeline.invoice.specs import PROFILES
 from pipeline.check.xmlinput import XmlInputError
 
@@ -454,3 +454,62 @@ def test_a_union_reads_the_local_name_once_for_all_its_suffix_tests_on_the_same_
         "//ram:*[let $n := local-name() return (ends-with($n, 'ID') or (ends-with($n, 'Amount') and not "
         "(self::ram:T)))] | //a/b | //*[ends-with(local-name(), 'X')] | //ram:*[ends-with(local-name(), 'Q')][1] | "
         "//ram:*[ends-with(local-name(), 'Z') and a, b]")  # a positional or non-boolean predicate stays apart
+
+
+_ISO_ASSERT = '''<xsl:choose><xsl:when test="{test}"/><xsl:otherwise><f id="{id}"/></xsl:otherwise></xsl:choose>'''
+_SCHXSLT_ASSERT = '''<xsl:if test="not({test})"><f id="{id}"/></xsl:if>'''
+
+
+@pytest.mark.parametrize("form", [_ISO_ASSERT, _SCHXSLT_ASSERT])
+def test_absence_asserts_share_their_steps_and_run_only_when_a_path_exists(form):
+    """The rewrite of `pipeline.check.absence` on both compilations' assert forms: the shared prefixes become
+    variables, consecutive absence asserts one guard, and the findings (and their order) are the original's on
+    documents where none, one or several of the paths exist; an assert in a for-each (another context) and one
+    that is not a bare path are left as they are."""
+    tests = ["not(ram:A/ram:B/ram:C)", "not(ram:A/ram:B/ram:D)", "not(ram:A/ram:E)", "not(ram:F)",
+             "count(ram:A) le 1", "not((ram:L|ram:M)/ram:X)", "not(ram:L/ram:Y)", "not((ram:L|ram:M)/ram:Z)"]
+    body = "".join(form.format(test=t, id=i) for i, t in enumerate(tests))
+    body += f'<xsl:for-each select="ram:A">{form.format(test="not(ram:A/ram:B/ram:C)", id="each")}</xsl:for-each>'
+    root = _stylesheet(f'<xsl:template match="/"><out><xsl:apply-templates select="*" mode="M1"/></out>'
+                       f'</xsl:template><xsl:template match="/ram:I" mode="M1">{body}</xsl:template>')
+    original = etree.tostring(root)
+    assert absence.absence_asserts(root) == (5, 2)  # runs: tests 0-3 and 5-7, split by the count()
+    copy = etree.tostring(root)
+    rule = root.findall("{http://www.w3.org/1999/XSL/Transform}template")[1]
+    assert [(v.get("select")) for v in rule.findall("{http://www.w3.org/1999/XSL/Transform}variable")] == [
+        "ram:A", "(ram:L|ram:M)", "$schxslt-optimised-step-1-1/ram:B"]
+    assert [g.get("test") for g in rule.findall("{http://www.w3.org/1999/XSL/Transform}if")
+            if g.get("test").startswith("exists")] == [
+        "exists($schxslt-optimised-step-1-3/(ram:C | ram:D) | $schxslt-optimised-step-1-1/ram:E | ram:F)",
+        "exists($schxslt-optimised-step-1-2/(ram:X | ram:Z) | ram:L/ram:Y)"]
+    documents = ["<I/>", "<I><A><B><D/></B></A></I>", "<I><A><B><C/><D/></B><E/></A><A/><F/></I>",
+                 "<I><M><Z/></M><L><Y/><X/></L></I>", "<I><A><A><B><C/></B></A></A></I>"]
+    for doc in documents:
+        xml = doc.replace("<I", '<I xmlns="urn:r"', 1)
+        assert saxon_run(copy, xml) == saxon_run(original, xml), doc
+    assert saxon_run(copy, documents[0].replace("<I", '<I xmlns="urn:r"', 1)) == '<out xmlns:ram="urn:r"/>'
+
+
+def saxon_run(stylesheet: bytes, xml: str) -> str:
+    from saxonche import PySaxonProcessor  # noqa: PLC0415 (a processor of its own: the service's keeps its caches)
+    with PySaxonProcessor(license=False) as proc:
+        executable = proc.new_xslt30_processor().compile_stylesheet(stylesheet_text=stylesheet.decode())
+        result = executable.transform_to_string(xdm_node=proc.parse_xml(xml_text=xml))
+    return etree.tostring(etree.fromstring(result.encode())).decode()
+
+
+def test_attribute_names_absent_from_the_document_are_looked_up_in_one_list():
+    """`not(//@N)` as a global variable (ISO) and `not(not(//@N))` (SchXslt) read the document's attribute names,
+    listed once; a prefixed name, or another expression, stays a walk. Same results as the original's."""
+    variables = ['<xsl:variable name="a" select="not(//@listID)"/>',
+                 '<xsl:variable name="b" select="not(not( //@schemeName ))"/>',
+                 '<xsl:variable name="c" select="not(//@ram:n)"/>', '<xsl:variable name="d" select="not(//@x) or 1"/>']
+    root = _stylesheet(*variables, '<xsl:template match="/"><out a="{$a}" b="{$b}" c="{$c}" d="{$d}"/></xsl:template>')
+    original = etree.tostring(root)
+    assert absence.absent_attributes(root) == 2
+    assert [v.get("select") for v in root.findall("{http://www.w3.org/1999/XSL/Transform}variable")] == [
+        "not($schxslt-optimised-attribute-names = QName('', 'listID'))",
+        "not(not($schxslt-optimised-attribute-names = QName('', 'schemeName')))",
+        "not(//@ram:n)", "not(//@x) or 1", "distinct-values(//@*!node-name())"]
+    for doc in ['<I/>', '<I><a listID="1"/></I>', '<I xmlns:r="urn:r"><a r:listID="1" r:n="2"/><b schemeName=""/></I>']:
+        assert saxon_run(etree.tostring(root), doc) == saxon_run(original, doc), doc

@@ -21,7 +21,8 @@ attribute or a text node, the walk through the document visits elements only; an
 reads the position of an element among many same-named siblings from a map built once per document instead of
 counting its preceding siblings (see `_sibling_positions_once`). Last, each pattern is applied once to the union of
 its rules' contexts instead of a walk through every node, and two kinds of rule context get a cheaper equivalent
-(`pipeline.check.dispatch`).
+(`pipeline.check.dispatch`); the asserts that a path is absent share the steps of their paths and are skipped in
+runs when none of the paths exists (`pipeline.check.absence`).
 
 `optimise_stated` also names the rewrites made and how many places each touched; the install writes them into the
 manifest beside the copy's hash. A copy that stops with a dynamic error is not trusted with that document: the engine
@@ -40,12 +41,13 @@ from urllib.request import url2pathname
 
 from lxml import etree
 
-from pipeline.check import dispatch
+from pipeline.check import absence, dispatch
 from pipeline.check.dispatch import matches_elements_only, remove as _remove
 
 # recorded in the manifest; a changed transformation gets a new name
 TRANSFORM = ("svrl-findings-only+hoisted-tests+documents-as-parameters+element-walk+sibling-positions"
-             "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch+report-unassembled/9")
+             "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch+report-unassembled"
+             "+shared-path-steps+absence-guards+attribute-names-once/10")
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
@@ -101,6 +103,8 @@ def optimise_stated(data: bytes) -> tuple[bytes, dict[str, int]] | None:
         rewrites["per-pattern-dispatch"] = compilation(root)
         if compilation is dispatch.schxslt and rewrites["per-pattern-dispatch"]:
             rewrites["report-unassembled"] = dispatch.unassembled_report(root)
+        rewrites["shared-path-steps"], rewrites["absence-guards"] = absence.absence_asserts(root)
+        rewrites["attribute-names-once"] = absence.absent_attributes(root)
     except NotOptimisable:
         return None
     return (etree.tostring(root, encoding="UTF-8", xml_declaration=True),
