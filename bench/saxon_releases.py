@@ -1,6 +1,11 @@
 """Two saxonche releases side by side, same run (issue 40): speed against the warm JVM and findings on the corpus.
 
     python3 bench/saxon_releases.py --other /path/to/venv/bin/python [--runs 30] [--sizes 100,1000] [--corpus]
+    python3 bench/saxon_releases.py --other-tree DIR [--other-rules-home DIR] [--other python] ...
+
+`--other-tree` runs the other side from another checkout of this project (e.g. `git worktree add DIR <commit>`) with
+its own rules home (installed by that tree's `pipeline rules install`), so that two states of the code and their
+optimised copies are compared the same way as two releases.
 
 The process running this script is one engine (its venv's saxonche); `--other` names the Python of a second venv
 with the same project installed and another saxonche release. Each side is a worker process (this file with
@@ -61,9 +66,11 @@ def worker() -> None:
 
 
 class Worker:
-    def __init__(self, python: str):
-        self.proc = subprocess.Popen([python, __file__, "--worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, bufsize=1, encoding="utf-8", cwd=str(HERE.parent))
+    def __init__(self, python: str, tree: Path = HERE.parent, rules_home: str | None = None):
+        env = dict(os.environ, **({"EINVOICE_RULES_HOME": rules_home} if rules_home else {}))
+        self.proc = subprocess.Popen([python, str(tree / "bench" / Path(__file__).name), "--worker"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+                                     encoding="utf-8", cwd=str(tree), env=env)
         ready = self.proc.stdout.readline().rstrip("\n").split("\t")
         if ready[0] != "READY":
             raise RuntimeError(f"worker did not start: {ready}")
@@ -163,7 +170,9 @@ def findings(a: Worker, b: Worker) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--other", help="the Python of a venv with the other saxonche release")
+    ap.add_argument("--other", default=sys.executable, help="the Python of a venv with the other saxonche release")
+    ap.add_argument("--other-tree", type=Path, default=HERE.parent, help="another checkout of this project")
+    ap.add_argument("--other-rules-home", help="the rules home that checkout installed (EINVOICE_RULES_HOME)")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--sizes", default="100,1000")
     ap.add_argument("--syntaxes", default="CII,UBL")
@@ -175,7 +184,7 @@ def main() -> None:
         return
     load = os.getloadavg()
     print(f"load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores", flush=True)
-    a, b = Worker(sys.executable), Worker(args.other)
+    a, b = Worker(sys.executable), Worker(args.other, args.other_tree.resolve(), args.other_rules_home)
     try:
         if not args.no_speed:
             speed(a, b, args.runs, [int(n) for n in args.sizes.split(",") if n],

@@ -473,7 +473,7 @@ def test_absence_asserts_share_their_steps_and_run_only_when_a_path_exists(form)
     root = _stylesheet(f'<xsl:template match="/"><out><xsl:apply-templates select="*" mode="M1"/></out>'
                        f'</xsl:template><xsl:template match="/ram:I" mode="M1">{body}</xsl:template>')
     original = etree.tostring(root)
-    assert absence.absence_asserts(root) == (5, 2)  # runs: tests 0-3 and 5-7, split by the count()
+    assert absence.absence_asserts(root, shared_by=2) == (5, 2)  # runs: tests 0-3 and 5-7, split by the count()
     copy = etree.tostring(root)
     rule = root.findall("{http://www.w3.org/1999/XSL/Transform}template")[1]
     assert [(v.get("select")) for v in rule.findall("{http://www.w3.org/1999/XSL/Transform}variable")] == [

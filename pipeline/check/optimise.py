@@ -47,7 +47,7 @@ from pipeline.check.dispatch import matches_elements_only, remove as _remove
 # recorded in the manifest; a changed transformation gets a new name
 TRANSFORM = ("svrl-findings-only+hoisted-tests+documents-as-parameters+element-walk+sibling-positions"
              "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch+report-unassembled"
-             "+shared-path-steps+absence-guards+attribute-names-once/10")
+             "+shared-path-steps+absence-guards+attribute-names-once/11")
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
