@@ -513,3 +513,31 @@ def test_attribute_names_absent_from_the_document_are_looked_up_in_one_list():
         "not(//@ram:n)", "not(//@x) or 1", "distinct-values(//@*!node-name())"]
     for doc in ['<I/>', '<I><a listID="1"/></I>', '<I xmlns:r="urn:r"><a r:listID="1" r:n="2"/><b schemeName=""/></I>']:
         assert saxon_run(etree.tostring(root), doc) == saxon_run(original, doc), doc
+
+
+def test_a_document_wide_path_a_rule_reads_more_than_once_is_a_variable_of_the_rule():
+    """`optimise._hoist`: a context-free path given to exists/empty/not/count twice or more in one rule template's
+    tests is evaluated once, as a variable of the template; one given once, one inside a string literal and one
+    in an xsl:for-each (another context) stay as they are. Same findings as the original's."""
+    iso = '<xsl:choose><xsl:when test="{}"/><xsl:otherwise><f n="{}"/></xsl:otherwise></xsl:choose>'
+    tests = ["exists(//ram:A[ram:X = 'a']) or not(//ram:A[ram:X = 'a']/ram:Y) or ram:C",
+             "count(//ram:A[ram:X = 'a']) le count(ram:C)", "count(//ram:B) = 0 or ram:C",
+             "ram:C = 'not(//ram:B)' or not(//ram:A/ram:Y) or empty(//ram:A/ram:Y)"]
+    body = "".join(iso.format(t, i) for i, t in enumerate(tests))
+    body += f'<xsl:for-each select="ram:C">{iso.format("exists(//ram:A[ram:X = &apos;a&apos;]) and .", "each")}'
+    body += '</xsl:for-each>'
+    root = _stylesheet('<xsl:template match="/"><out><xsl:apply-templates select="*" mode="M1"/></out>'
+                       f'</xsl:template><xsl:template match="/ram:I" mode="M1">{body}</xsl:template>')
+    original = etree.tostring(root)
+    assert optimise._hoist(root) == (0, 4)
+    rule = root.findall("{http://www.w3.org/1999/XSL/Transform}template")[1]
+    assert [v.get("select") for v in rule.findall("{http://www.w3.org/1999/XSL/Transform}variable")] == [
+        "//ram:A[ram:X = 'a']", "//ram:A/ram:Y"]
+    assert [w.get("test") for w in rule.iter("{http://www.w3.org/1999/XSL/Transform}when")] == [
+        "exists($schxslt-optimised-path-0-1) or not(//ram:A[ram:X = 'a']/ram:Y) or ram:C",
+        "count($schxslt-optimised-path-0-1) le count(ram:C)", "count(//ram:B) = 0 or ram:C",
+        "ram:C = 'not(//ram:B)' or not($schxslt-optimised-path-0-2) or empty($schxslt-optimised-path-0-2)",
+        "exists(//ram:A[ram:X = 'a']) and ."]
+    for doc in ["<I/>", "<I><A><X>a</X><Y/></A><A><X>a</X></A><C>x</C></I>", "<I><A><X>b</X><Y/></A><B/><C/></I>"]:
+        xml = doc.replace("<I", '<I xmlns="urn:r"', 1)
+        assert saxon_run(etree.tostring(root), xml) == saxon_run(original, xml), doc

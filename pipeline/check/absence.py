@@ -91,7 +91,7 @@ def _absence(test, template) -> _Assert | None:
             return None
         element, form = test, "not(not({}))"
     steps = tuple(re.sub(r"\s+", "", s) for s in _STEP.findall(m.group(1)))
-    if not _same_context(element, template) or any(test.get(a) for a in _SCOPE_ATTRIBUTES) \
+    if not same_context(element, template) or any(test.get(a) for a in _SCOPE_ATTRIBUTES) \
             or not _same_namespaces(test, template, steps):
         return None
     return _Assert(element, test, form, steps)
@@ -166,7 +166,8 @@ def _union(run: list[_Assert], names) -> str:
     return " | ".join(parts)
 
 
-def _same_context(element, template) -> bool:
+def same_context(element, template) -> bool:
+    """No ancestor between the element and its template changes the context item or how XPath is read."""
     node = element.getparent()
     while node is not template:
         if node is None or node.tag not in _SAME_CONTEXT or any(node.get(a) for a in _SCOPE_ATTRIBUTES):

@@ -14,7 +14,8 @@ Two compilations are known, and anything else is left unoptimised (`optimise` re
   document in the default mode, which outputs nothing when that mode only drops text; the copy leaves it out then.
 
 And in both: an assert test that reads only absolute paths and global variables (same value on every node) is
-evaluated once, as a global variable, instead of once per node its rule fires on (see `_hoist`); a document the
+evaluated once, as a global variable, instead of once per node its rule fires on, and a document-wide path that
+the tests of one rule read more than once is read once per firing (see `_hoist`); a document the
 rules read by name (the Factur-X code lists: `document('..._codedb.xml')`) is a parameter the engine sets once per
 process, not a file parsed on every run (see `_documents_as_parameters`); and when no template can match an
 attribute or a text node, the walk through the document visits elements only; and the location of a finding
@@ -47,7 +48,7 @@ from pipeline.check.dispatch import matches_elements_only, remove as _remove
 # recorded in the manifest; a changed transformation gets a new name
 TRANSFORM = ("svrl-findings-only+hoisted-tests+documents-as-parameters+element-walk+sibling-positions"
              "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch+report-unassembled"
-             "+shared-path-steps+absence-guards+attribute-names-once/11")
+             "+shared-path-steps+absence-guards+attribute-names-once+hoisted-paths/12")
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
@@ -95,7 +96,8 @@ def optimise_stated(data: bytes) -> tuple[bytes, dict[str, int]] | None:
             compilation = dispatch.iso_skeleton
         else:
             return None
-        rewrites = {"svrl-findings-only": 1, "hoisted-tests": _hoist(root),
+        hoisted_tests, hoisted_paths = _hoist(root)
+        rewrites = {"svrl-findings-only": 1, "hoisted-tests": hoisted_tests, "hoisted-paths": hoisted_paths,
                     "documents-as-parameters": _documents_as_parameters(root),
                     "element-walk": _walk_elements_only(root),
                     "sibling-positions": _sibling_positions_once(root)}
@@ -285,29 +287,102 @@ _SCOPE_ATTRIBUTES = ("version", "xpath-default-namespace", "default-collation", 
                      f"{{{XSL}}}xpath-default-namespace", f"{{{XSL}}}default-collation")
 
 
-def _hoist(root) -> int:
+def _hoist(root) -> tuple[int, int]:
     """Assert tests of rule templates that `context_free` accepts become global variables (one per distinct test),
-    the test reads the variable."""
+    the test reads the variable. A context-free path that the tests of one rule template give to exists(), empty(),
+    not() or count() more than once becomes a variable of that template (the CEN UBL rules look the VAT categories up
+    with `//cac:ClassifiedTaxCategory[...]/cbc:ID[...]` two to four times in one test): a variable has the value of
+    its select in the template's context, which is that of any context-free expression, and is evaluated at its
+    first reference, where the expression was. Returns (tests, paths) hoisted."""
     local = {el.get("name") for el in root.iter(f"{{{XSL}}}variable", f"{{{XSL}}}param")
              if el.getparent() is not root}
     global_names = {el.get("name") for el in root if el.tag in (f"{{{XSL}}}variable", f"{{{XSL}}}param")} - local
     made: dict[tuple, str] = {}
-    hoisted = 0
-    for template in root.findall(f"{{{XSL}}}template[@match][@mode]"):
+    tests = paths = 0
+    for number, template in enumerate(root.findall(f"{{{XSL}}}template[@match][@mode]")):
+        found: dict[tuple, list] = {}
         for test in template.iter(f"{{{XSL}}}if", f"{{{XSL}}}when"):
             expr = test.get("test")
-            if "/" not in expr or not context_free(expr, global_names) or _scoped(test, root):
+            if "/" not in expr or _scoped(test, root):
                 continue
             key = (expr, tuple(sorted((k or "", v) for k, v in test.nsmap.items())))
-            name = made.get(key)
-            if name is None:
-                name = made[key] = f"{_HOISTED}{len(made) + 1}"
-                variable = etree.Element(f"{{{XSL}}}variable", nsmap=test.nsmap, name=name, select=expr)
-                variable.tail = "\n   "
-                root.append(variable)
-            test.set("test", f"${name}")
-            hoisted += 1
-    return hoisted
+            if context_free(expr, global_names):
+                if key not in made:
+                    made[key] = f"{_HOISTED}{len(made) + 1}"
+                    variable = etree.Element(f"{{{XSL}}}variable", nsmap=test.nsmap, name=made[key], select=expr)
+                    variable.tail = "\n   "
+                    root.append(variable)
+                test.set("test", f"${made[key]}")
+                tests += 1
+                continue
+            if not absence.same_context(test, template) or test.nsmap != template.nsmap:
+                continue  # e.g. an xsl:for-each over a document read by name: `//` would be that document's
+            for span in _context_free_arguments(expr, global_names):
+                found.setdefault((expr[span[0]:span[1]].strip(), key[1]), []).append((test, span))
+        paths += _template_variables(template, found, f"{_HOISTED_PATH}{number}-")
+    return tests, paths
+
+
+def _template_variables(template, found: dict[tuple, list], prefix: str) -> int:
+    """Each path given more than once gets a variable at the top of the template; the tests read it."""
+    shared = [(path, uses) for (path, _), uses in found.items() if len(uses) > 1]
+    if not shared:
+        return 0
+    at = sum(1 for child in template if child.tag == f"{{{XSL}}}param")
+    replace: dict[object, list] = {}
+    for n, (path, uses) in enumerate(shared, 1):
+        variable = template.makeelement(f"{{{XSL}}}variable", name=f"{prefix}{n}", select=path)
+        variable.tail = template[at - 1].tail if at else template.text
+        template.insert(at, variable)
+        at += 1
+        for test, span in uses:
+            replace.setdefault(test, []).append((span, f"${prefix}{n}"))
+    for test, spans in replace.items():
+        expr = test.get("test")
+        for (start, end), name in sorted(spans, reverse=True):
+            expr = f"{expr[:start]}{name}{expr[end:]}"
+        test.set("test", expr)
+    return sum(len(uses) for _, uses in shared)
+
+
+_HOISTED_PATH = "schxslt-optimised-path-"
+_ARGUMENT_OF = re.compile(r"(?<![\w.:$-])(?:exists|empty|not|count)\(")
+_LITERAL = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def _context_free_arguments(expr: str, global_names: set[str]) -> list[tuple[int, int]]:
+    """Spans of the arguments of exists/empty/not/count calls that are paths from the root and context free, in
+    order, none inside another (the outermost taken)."""
+    literals = [m.span() for m in _LITERAL.finditer(expr)]
+    spans: list[tuple[int, int]] = []
+    for call in _ARGUMENT_OF.finditer(expr):
+        start = call.end()
+        if any(a <= call.start() < b for a, b in literals + spans):
+            continue
+        end = _closing(expr, start)
+        if end is not None and expr[start:end].strip().startswith("/") \
+                and context_free(expr[start:end], global_names):
+            spans.append((start, end))
+    return spans
+
+
+def _closing(expr: str, start: int) -> int | None:
+    """Index of the parenthesis that closes the one before `start` (string literals skipped)."""
+    depth, i = 1, start
+    while i < len(expr):
+        c = expr[i]
+        if c in "'\"":
+            i = expr.find(c, i + 1)
+            if i < 0:
+                return None
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
 
 
 def _scoped(element, root) -> bool:
