@@ -52,9 +52,10 @@ def sample_invoice() -> bytes:
     raise SystemExit("no UBL sample in ../shared/corpus")
 
 
-def typical_invoice() -> bytes:
-    """XRechnung business case 01.01a in CII (one line): the document of issue 29's ceiling."""
-    return (CORPUS / "xrechnung-testsuite" / "business-cases" / "standard" / "01.01a-INVOICE_uncefact.xml").read_bytes()
+def typical_invoice(syntax: str = "CII") -> bytes:
+    """XRechnung business case 01.01a (one line), CII by default: the document of issue 29's ceiling."""
+    name = {"CII": "01.01a-INVOICE_uncefact.xml", "UBL": "01.01a-INVOICE_ubl.xml"}[syntax]
+    return (CORPUS / "xrechnung-testsuite" / "business-cases" / "standard" / name).read_bytes()
 
 
 def corpus_mix() -> list[bytes]:
@@ -220,7 +221,7 @@ def ceiling(args, deadline) -> None:
     """Issue 29's figure: the HTTP rate of `pipeline serve --workers 2` on XRechnung 01.01a (CII) against the
     in-process ceiling of the same document (2 workers / median validate_xml), for the embedded default and for
     PostgreSQL + Redis; with --baseline, the same service from another source tree, alternating in the same run."""
-    data = typical_invoice()
+    data = typical_invoice(args.syntax)
     body, ctype = multipart(data)
     trees = [("this tree", REPO)] + ([("baseline", Path(args.baseline).resolve())] if args.baseline else [])
     if args.baseline_first:
@@ -245,7 +246,7 @@ def ceiling(args, deadline) -> None:
                 servers[storage, name] = (server, port, token)
                 schemas.append(env["EINVOICE_DATABASE_URL"])
                 ab(port, token, body, ctype, 200, args.concurrency)  # warm both workers
-        print(f"ceiling: validate_xml of 01.01a CII in this process vs `pipeline serve --workers 2` "
+        print(f"ceiling: validate_xml of 01.01a {args.syntax} in this process vs `pipeline serve --workers 2` "
               f"(ab{' -k' if args.keepalive else ''} -n {args.ab_requests} -c {args.concurrency}, multipart, a key), "
               f"{args.rounds} alternating rounds")
         rows = {k: [] for k in servers}
@@ -313,6 +314,7 @@ def main() -> int:
     ap.add_argument("--floor", action="store_true", help="also the same workers serving a bare WSGI app (the file part "
                     "split out, validate_xml, the report's JSON; warm_caches.py): the floor of any app, SQLite only")
     ap.add_argument("--ceiling-only", action="store_true", help="only the ceiling comparison")
+    ap.add_argument("--syntax", choices=("CII", "UBL"), default="CII", help="the syntax of the ceiling's 01.01a")
     args = ap.parse_args()
     deadline = time.monotonic() + args.seconds
     ceiling(args, deadline)
