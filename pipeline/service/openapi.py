@@ -267,10 +267,6 @@ def _ok(description: str, content: dict) -> dict:
             "headers": _headers("X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")}
 
 
-def _costs(cost: int, tr: Texts) -> str:
-    return tr("Costs {cost} credit(s).", cost=cost) if cost else tr("Costs no credits.")
-
-
 _REQUEST_ID_PARAM = {"name": "X-Request-Id", "in": "header", "required": False,
                      "description": "Client request id, echoed back and in every `requestId`.",
                      "schema": {"type": "string"}}
@@ -321,7 +317,7 @@ def _validation(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict
                        "ERRORs with `request.strict: true`. JSON by default; `Accept: text/html` or `application/pdf` "
                        "answers the same report for people (verdict, every finding with its business term and a code "
                        "frame of the source, a valid document's invoice page), in `request.metadataLanguage`."),
-                       _costs(cost, tr)),
+                       tr.costs(cost)),
         "tags": ["validation"],
         "parameters": [_REQUEST_ID_PARAM],
         "requestBody": {"required": True, "content": {"multipart/form-data": {
@@ -487,7 +483,7 @@ def _reading(path: str, cost: int, tr: Texts = ENGLISH) -> dict:
     return {"post": {
         "operationId": name,
         "summary": summary,
-        "description": _costs(cost, tr),
+        "description": tr.costs(cost),
         "tags": ["reading"],
         "parameters": [_REQUEST_ID_PARAM],
         "requestBody": {"required": True, "content": {"multipart/form-data": {

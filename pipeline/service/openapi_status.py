@@ -105,10 +105,6 @@ def paths(mounted: set[str], costs, ok, error, request_id_param, validation, bat
     """The status paths mounted in the app. `costs(path)`: its credits; `ok`, `error`, `validation`, `batch`: the
     builders of pipeline.service.openapi, so that these operations read like the others; `tr`: the texts' language
     where they are composed (pipeline.service.openapi_text)."""
-
-    def cost_text(cost: int) -> str:
-        return tr("Costs {cost} credit(s).", cost=cost) if cost else tr("Costs no credits.")
-
     out: dict[str, dict] = {}
 
     def operation(path, op_id, summary, description, tags, body, ok_response, statuses, kind):
@@ -116,7 +112,7 @@ def paths(mounted: set[str], costs, ok, error, request_id_param, validation, bat
         if cost:
             statuses = sorted(set(statuses) | {402})
         return {"post": {"operationId": op_id, "summary": summary, "tags": tags, "parameters": [request_id_param],
-                         "description": tr.join(tr(description), cost_text(cost)),
+                         "description": tr.join(tr(description), tr.costs(cost)),
                          "requestBody": body, "responses": {"200": ok_response,
                                                             **{str(s): error(s, True, kind) for s in statuses}}}}
 
@@ -144,7 +140,7 @@ def paths(mounted: set[str], costs, ok, error, request_id_param, validation, bat
             "_WARNING publication (every finding a WARNING). HTTP 200 means validation completed; read `valid`. "
             "Rule ids name the MDT term they judge (BR-FR-CDV-14_MDT-207); French rule texts as published; "
             "`syntax` is CDAR. `Accept: text/html` or `application/pdf`: the report for people (a valid message's "
-            "page below it)."), cost_text(costs(VALIDATE)))
+            "page below it)."), tr.costs(costs(VALIDATE)))
         out[VALIDATE] = item
     path = VALIDATE + "/batch"
     if path in mounted:

@@ -55,6 +55,10 @@ class Texts:
             self._composed.add(text)
         return text
 
+    def costs(self, cost: int) -> str:
+        """What an operation costs, as every operation's description ends."""
+        return self("Costs {cost} credit(s).", cost=cost) if cost else self("Costs no credits.")
+
     def join(self, *parts: str) -> str:
         """A text the builder composes of texts in this language, `parts` (each from `__call__`), space-separated."""
         text = " ".join(parts)
