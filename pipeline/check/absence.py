@@ -65,7 +65,7 @@ def absence_asserts(root, shared_by: int = SHARED_BY) -> tuple[int, int]:
     """Rewrite every rule template of the stylesheet: (asserts continuing from a shared prefix, guards written)."""
     shared = guards = 0
     for number, template in enumerate(root.findall(f"{_T}template[@match]")):
-        asserts = [a for a in map(lambda el: _absence(el, template), template.iter(f"{_T}if", f"{_T}when")) if a]
+        asserts = [a for el in template.iter(f"{_T}if", f"{_T}when") if (a := _absence(el, template))]
         if not asserts:
             continue
         names = _bind_prefixes(template, asserts, f"{VARIABLE}{number}-", shared_by)
@@ -100,15 +100,20 @@ def _absence(test, template) -> _Assert | None:
 def _bind_prefixes(template, asserts: list[_Assert], prefix: str, shared_by: int) -> dict[tuple[str, ...], str]:
     """A variable, at the top of the template, for each proper path prefix shared by `shared_by` or more asserts."""
     shared = Counter(a.steps[:i] for a in asserts for i in range(1, len(a.steps)))
-    names: dict[tuple[str, ...], str] = {}
+    bound = sorted((p for p, n in shared.items() if n >= shared_by), key=len)  # a prefix before its continuations
+    names = {path: f"{prefix}{n}" for n, path in enumerate(bound, 1)}
+    declare_at_top(template, [(names[path], _continued(path, names)) for path in bound])
+    return names
+
+
+def declare_at_top(template, variables: list[tuple[str, str]]) -> None:
+    """`xsl:variable name= select=` for each (name, select), in order, after the template's parameters."""
     at = sum(1 for child in template if child.tag == f"{_T}param")
-    for path in sorted((p for p, n in shared.items() if n >= shared_by), key=len):  # a prefix before its continuations
-        names[path] = f"{prefix}{len(names) + 1}"
-        variable = template.makeelement(f"{_T}variable", name=names[path], select=_continued(path, names))
+    for name, select in variables:
+        variable = template.makeelement(f"{_T}variable", name=name, select=select)
         variable.tail = template[at - 1].tail if at else template.text
         template.insert(at, variable)
         at += 1
-    return names
 
 
 def _base(path: tuple[str, ...], names: dict[tuple[str, ...], str]) -> tuple[str | None, tuple[str, ...]]:
@@ -124,24 +129,29 @@ def _continued(path: tuple[str, ...], names: dict[tuple[str, ...], str]) -> str:
     return "/".join(((base,) if base else ()) + rest)
 
 
-def _guard_runs(asserts: list[_Assert], names) -> int:
+def _runs(asserts: list[_Assert]) -> list[list[_Assert]]:
+    """Consecutive absence asserts under one parent, at most RUN in a run, runs of two or more."""
     ours = {id(a.element): a for a in asserts}
-    runs, run, parents = [], [], {}
-    for a in asserts:
-        parents.setdefault(id(a.element.getparent()), a.element.getparent())
+    parents = {id(a.element.getparent()): a.element.getparent() for a in asserts}
+    runs = []
     for parent in parents.values():
+        run: list[_Assert] = []
         for child in parent:
             if not isinstance(child.tag, str):
                 continue  # a comment or a processing instruction of the stylesheet: no instruction
-            if id(child) in ours and len(run) < RUN:
-                run.append(ours[id(child)])
-                continue
-            runs.append(run)
-            run = [ours[id(child)]] if id(child) in ours else []
+            found = ours.get(id(child))
+            if found is None or len(run) == RUN:
+                runs.append(run)
+                run = [found] if found else []
+            else:
+                run.append(found)
         runs.append(run)
-        run = []
+    return [run for run in runs if len(run) >= 2]
+
+
+def _guard_runs(asserts: list[_Assert], names) -> int:
     made = 0
-    for run in (r for r in runs if len(r) >= 2):
+    for run in _runs(asserts):
         first = run[0].element
         parent = first.getparent()
         guard = parent.makeelement(f"{_T}if", test=f"exists({_union(run, names)})")

@@ -300,7 +300,7 @@ def _hoist(root) -> tuple[int, int]:
     made: dict[tuple, str] = {}
     tests = paths = 0
     for number, template in enumerate(root.findall(f"{{{XSL}}}template[@match][@mode]")):
-        found: dict[tuple, list] = {}
+        found: dict[str, list] = {}
         for test in template.iter(f"{{{XSL}}}if", f"{{{XSL}}}when"):
             expr = test.get("test")
             if "/" not in expr or _scoped(test, root):
@@ -318,23 +318,17 @@ def _hoist(root) -> tuple[int, int]:
             if not absence.same_context(test, template) or test.nsmap != template.nsmap:
                 continue  # e.g. an xsl:for-each over a document read by name: `//` would be that document's
             for span in _context_free_arguments(expr, global_names):
-                found.setdefault((expr[span[0]:span[1]].strip(), key[1]), []).append((test, span))
+                found.setdefault(expr[span[0]:span[1]].strip(), []).append((test, span))
         paths += _template_variables(template, found, f"{_HOISTED_PATH}{number}-")
     return tests, paths
 
 
-def _template_variables(template, found: dict[tuple, list], prefix: str) -> int:
+def _template_variables(template, found: dict[str, list], prefix: str) -> int:
     """Each path given more than once gets a variable at the top of the template; the tests read it."""
-    shared = [(path, uses) for (path, _), uses in found.items() if len(uses) > 1]
-    if not shared:
-        return 0
-    at = sum(1 for child in template if child.tag == f"{{{XSL}}}param")
+    shared = [(path, uses) for path, uses in found.items() if len(uses) > 1]
+    absence.declare_at_top(template, [(f"{prefix}{n}", path) for n, (path, _) in enumerate(shared, 1)])
     replace: dict[object, list] = {}
-    for n, (path, uses) in enumerate(shared, 1):
-        variable = template.makeelement(f"{{{XSL}}}variable", name=f"{prefix}{n}", select=path)
-        variable.tail = template[at - 1].tail if at else template.text
-        template.insert(at, variable)
-        at += 1
+    for n, (_, uses) in enumerate(shared, 1):
         for test, span in uses:
             replace.setdefault(test, []).append((span, f"${prefix}{n}"))
     for test, spans in replace.items():

@@ -709,8 +709,7 @@ def _check_xml(result: Inspection, french: packs.Pack | None = None) -> None:
     except XmlInputError as exc:
         result.issues.append(exc.issue)
         return
-    _judged(result, judging.judge(doc, fr_ctc.SPEC, french, sdoc, claim) if french is not None
-            else judging.judge(doc, "zugferd", None, sdoc, claim))
+    _judged(result, judging.judge(doc, fr_ctc.SPEC if french is not None else "zugferd", french, sdoc, claim))
 
 
 def container_rules(result: Inspection) -> Rules:
