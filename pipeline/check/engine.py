@@ -236,7 +236,7 @@ def _attachments_stood_in(doc: ParsedXml):
 def rules_view(text: str) -> str:
     """The document as the rules read it: attached documents' base64 replaced by a stand-in (`text` itself, the
     same object, when there is nothing to replace)."""
-    if len(text) <= STAND_IN_FROM:
+    if len(text) <= STAND_IN_FROM or "BinaryObject" not in text:  # (a scan for a word: ~20 x cheaper than the regex)
         return text
     view, replaced = _BINARY.subn(_stand_in, text)
     return text if not replaced or view == text else view
