@@ -48,7 +48,7 @@ from pipeline.check.dispatch import matches_elements_only, remove as _remove
 # recorded in the manifest; a changed transformation gets a new name
 TRANSFORM = ("svrl-findings-only+hoisted-tests+documents-as-parameters+element-walk+sibling-positions"
              "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch+report-unassembled"
-             "+shared-path-steps+absence-guards+attribute-names-once+hoisted-paths/12")
+             "+shared-path-steps+absence-guards+attribute-names-once+hoisted-paths/13")
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
@@ -487,12 +487,14 @@ def _walk_elements_only(root) -> int:
 # Children of one parent from which on an element's position is looked up rather than counted.
 _WIDE = 32
 _POSITIONS = "schxslt-optimised-positions"
-_MAP = "Q{http://www.w3.org/2005/xpath-functions/map}"
 # generate-id of every child of a parent with more than _WIDE element children -> its position among the children
-# of its name. A global variable: evaluated once, on the first finding's location, over the validated document.
-_POSITIONS_SELECT = (f"{_MAP}merge(for $p in //*[*[{_WIDE + 1}]] return for $name in distinct-values($p/*!node-name()) "
-                     f"return (let $same := $p/*[node-name() eq $name] return for $i in 1 to count($same) "
-                     f"return {_MAP}entry(generate-id($same[$i]), $i)))")
+# of its name. A global variable: evaluated once, on the first finding's location, over the validated document. The
+# children are grouped by name in one pass (xsl:for-each-group hashes the names); a filter per distinct name read
+# every child once per name (1,000-line UBL: 21 -> 10 ms).
+_POSITIONS_BODY = (f'<xsl:map xmlns:xsl="{XSL}"><xsl:for-each select="//*[*[{_WIDE + 1}]]">'
+                   '<xsl:for-each-group select="*" group-by="node-name()"><xsl:for-each select="current-group()">'
+                   '<xsl:map-entry key="generate-id()" select="position()"/>'
+                   '</xsl:for-each></xsl:for-each-group></xsl:for-each></xsl:map>')
 _LOOKUP = f"${_POSITIONS}(generate-id(.))"
 _COUNT_PRECEDING = re.compile(r"^\s*count\(\s*preceding-sibling::\*\[")
 
@@ -525,5 +527,6 @@ def _sibling_positions_once(root) -> int:
                 variable.set("select", f"let $n := {_LOOKUP} return if (exists($n)) then $n - 1 else {counted.strip()}")
                 changed = True
     if changed:
-        root.append(etree.Element(f"{{{XSL}}}variable", name=_POSITIONS, select=_POSITIONS_SELECT))
+        variable = etree.SubElement(root, f"{{{XSL}}}variable", name=_POSITIONS, **{"as": "map(*)"})
+        variable.append(etree.fromstring(_POSITIONS_BODY))
     return int(changed)
