@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from faults_common import PgNode, access_lines, slow_generation_body, wait_for
-from test_platform_helpers import REDIS_URL, REPO, Server, free_port
+from test_platform_helpers import REDIS_URL, REPO, Server, descendants, free_port
 from test_serve import _multipart, _ubl_sample
 
 GENERATE = "/v1/invoice/xrechnung"
@@ -351,7 +351,7 @@ def test_a_slow_client_flood_is_absorbed_by_nginx(front):
             # pool), give or take the one our own request needed
             assert all(during[p] <= before[p] + 2 for p in node_ports), (before, during)
             time.sleep(1)
-        print(f"\nunder 350 trickling connections: /healthz, validation through nginx: "
+        print("\nunder 350 trickling connections: /healthz, validation through nginx: "
               + ", ".join(f"{h * 1000:.0f} / {v * 1000:.0f} ms" for h, v in timings))
         assert all(h < 2.0 and v < 3.0 for h, v in timings), timings  # ~1 s is the goal; loaded CI machine
         bodies.read_answers()
@@ -369,24 +369,6 @@ def test_a_slow_client_flood_is_absorbed_by_nginx(front):
     assert len(nodes_saw) == 3 and all(x["status"] == 200 for x in nodes_saw)  # only the normal requests
 
 
-def _tree(pid: int) -> list[int]:
-    """`pid` and its descendants (from /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        todo += children.get(p, [])
-    return found
-
-
 def test_a_killed_node_is_taken_out_and_no_generation_runs_twice(front):
     """SIGKILL one node while each node generates a slow document. The request on the killed node gets nginx's
     502 and is not sent to the other node (a POST that reached a node is never resent): it is neither run again
@@ -401,7 +383,7 @@ def test_a_killed_node_is_taken_out_and_no_generation_runs_twice(front):
         held = wait_for(lambda: len(a.direct._read("SELECT request_id FROM reservations WHERE key_id = ?",
                                                    (key_id,))) == 2, 60)
         assert held, "both nodes should be working on a slow generation"  # least_conn: one on each node
-        victims = _tree(a.server.proc.pid)
+        victims = descendants(a.server.proc.pid)
         for pid in victims:
             os.kill(pid, signal.SIGKILL)
         answers = dict(zip(rids, (f.result() for f in futures)))

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from test_http_front import _error_shape, _read_all, _worker_pids
-from test_platform_helpers import Server, cli, serve_with_key
+from test_http_front import _error_shape, _read_all
+from test_platform_helpers import Server, SlowConnections, serve_with_key, worker_pids
 from test_serve import _ubl_sample
 
 MiB = 1 << 20
@@ -115,7 +115,7 @@ def test_bodies_past_the_spool_budget_get_503_with_retry_after_and_the_budget_co
             s.sendall(head + b"x" * (12 * MiB))
             held.append(s)
         time.sleep(0.5)
-        assert _spool_files(_worker_pids(small)) == 2
+        assert _spool_files(worker_pids(small)) == 2
         with socket.create_connection(("127.0.0.1", small.port)) as third:
             try:
                 third.sendall(head + b"x" * (12 * MiB))
@@ -127,7 +127,7 @@ def test_bodies_past_the_spool_budget_get_503_with_retry_after_and_the_budget_co
         for s in held:
             s.close()
     time.sleep(0.5)
-    assert _spool_files(_worker_pids(small)) == 0
+    assert _spool_files(worker_pids(small)) == 0
     with socket.create_connection(("127.0.0.1", small.port)) as fourth:
         fourth.sendall(head.replace(b"%d" % (20 * MiB), b"%d" % (12 * MiB)) + b"x" * (12 * MiB))
         assert _read_all(fourth, 10).startswith(b"HTTP/1.1 405 ")  # it arrived whole: /healthz takes no POST
@@ -171,7 +171,7 @@ def test_120_connections_sending_19_mb_each_grow_no_worker_by_more_than_512_mib(
     """The issue's flood: 120 connections from one address each send 19 MB of a 20 MB body, then trickle. Bodies
     over 1 MiB go to spool files, so each worker's resident memory stays put before, during and after."""
     server, _ = pair
-    pids = _worker_pids(server)
+    pids = worker_pids(server)
     watch = RssWatch(pids)
     head = (b"POST /v1/invoice/xrechnung/validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
             b"Content-Length: 20000000\r\n\r\n")
@@ -221,64 +221,14 @@ def test_120_connections_sending_19_mb_each_grow_no_worker_by_more_than_512_mib(
     assert all(g <= 512 * MiB for g in growth.values()), growth
     assert all(after[p] - watch.base[p] <= 64 * MiB for p in pids), (after, watch.base)
     assert _spool_files(pids) == 0  # and nothing left on disk
-    assert _worker_pids(server) == pids
+    assert worker_pids(server) == pids
     assert requests.get(server.url + "/healthz", timeout=10).status_code == 200
 
 
 # -- fair caps ------------------------------------------------------------------------------------------------------
 
-class HeadFlood:
-    """`per` connections from each of `addresses`, each sending its request head one byte every `interval` s, from
-    one thread; a connection the server closes (408 after the client timeout, or made room with) is opened again."""
-
-    HEAD = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"s" * 4096
-
-    def __init__(self, port: int, addresses: list[str], per: int, interval: float = 2.0):
-        self.port, self.interval = port, interval
-        self.sources = [a for a in addresses for _ in range(per)]
-        self.socks: list[socket.socket | None] = [None] * len(self.sources)
-        self.sent = [0] * len(self.sources)
-        self.opened = 0
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _open(self, i: int) -> None:
-        s = socket.socket()
-        s.setblocking(False)
-        try:
-            s.bind((self.sources[i], 0))
-            s.connect_ex(("127.0.0.1", self.port))
-        except OSError:
-            s.close()
-            s = None
-        self.socks[i], self.sent[i] = s, 0
-        self.opened += s is not None
-
-    def _run(self):
-        for i in range(len(self.sources)):
-            self._open(i)
-        while not self.stop.is_set():
-            for i, s in enumerate(self.socks):
-                if s is None:
-                    self._open(i)
-                    continue
-                try:
-                    s.send(self.HEAD[self.sent[i]:self.sent[i] + 1])
-                    self.sent[i] += 1
-                except BlockingIOError:
-                    pass
-                except OSError:
-                    s.close()
-                    self._open(i)
-            self.stop.wait(self.interval)
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(10)
-        for s in self.socks:
-            if s is not None:
-                s.close()
+# a request head sent one byte at a time (from SlowConnections), never complete
+_SLOW_HEAD = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"s" * 4096
 
 
 def _upload_over(port: int, source: str, token: str, body: bytes, seconds: float) -> bytes:
@@ -327,7 +277,7 @@ def test_an_attacker_on_200_addresses_does_not_evict_a_client_on_its_own_address
             statuses.append(repr(exc))
 
     get()
-    flood = HeadFlood(server.port, addresses, 13)
+    flood = SlowConnections(server.port, [a for a in addresses for _ in range(13)], _SLOW_HEAD)
     stop = threading.Event()
 
     def keep_asking():  # a request every 0.5 s: the connection is never idle for the keep-alive timeout (5 s)
@@ -378,7 +328,7 @@ def test_a_300_mb_job_upload_grows_the_worker_by_at_most_64_mib(pair, tmp_path):
     boundary = "j0bboundary"
     size = _job_body(tmp_path / "job.body", boundary, 60, 5 * 1000 * 1000)
     assert size > 300_000_000
-    pids = _worker_pids(server)
+    pids = worker_pids(server)
     watch = RssWatch(pids)
     with open(tmp_path / "job.body", "rb") as body:
         r = requests.post(server.url + "/v1/jobs", data=body, timeout=600, headers={
@@ -419,7 +369,7 @@ def test_a_job_upload_that_trickles_gets_408_at_the_deadline_and_leaves_no_spool
            "EINVOICE_REQUEST_DEADLINE": "3"}
     server = Server(env, workers=1, warm=False, log_path=tmp_path / "serve.log")
     try:
-        pids = _worker_pids(server)
+        pids = worker_pids(server)
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
             started = time.monotonic()
             s.sendall(b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"

@@ -19,8 +19,7 @@ import pytest
 import requests
 
 from faults_common import FIXTURE, access_lines, wait_for
-from test_http_front import _worker_pids
-from test_platform_helpers import serve_with_key
+from test_platform_helpers import serve_with_key, worker_pids
 
 LINES = 31_500
 
@@ -66,7 +65,7 @@ def test_a_19_5_mb_validation_with_a_6_s_budget_answers_within_18_s(big, tmp_pat
     server, _, token = serve_with_key(tmp_path, "budget", 10, workers=1, warm=True,
                                       env={"EINVOICE_REQUEST_BUDGET": "6"})
     try:
-        pids = _worker_pids(server)
+        pids = worker_pids(server)
         r, took = _post(server.url, token, "/v1/invoice/xrechnung/validate", big["findings"])
         print(f"19.5 MB validation, budget 6 s: {r.status_code} after {took:.1f} s")
         assert took < 18, took
@@ -75,7 +74,7 @@ def test_a_19_5_mb_validation_with_a_6_s_budget_answers_within_18_s(big, tmp_pat
             assert r.json()["errorCode"] == "TIME_BUDGET" and "/v1/jobs" in r.json()["message"]
         line = _line(server.log_path, r.headers["X-Request-Id"])
         assert line["status"] == r.status_code and line["path"] == "/v1/invoice/xrechnung/validate"
-        assert _worker_pids(server) == pids
+        assert worker_pids(server) == pids
     finally:
         server.stop()
 
@@ -86,7 +85,7 @@ def test_a_20_mb_convert_on_a_busy_host_is_answered_by_the_same_workers(big, tmp
     server, _, token = serve_with_key(tmp_path, "budget", 10, workers=2, warm=True)
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        pids = _worker_pids(server)
+        pids = worker_pids(server)
         r, took = _post(server.url, token, "/v1/invoice/convert", big["valid"], {"to": "CII"})
         print(f"20 MB convert on a busy host: {r.status_code} after {took:.1f} s, load {os.getloadavg()[0]:.1f}")
         assert r.status_code in (200, 503), r.text[:300]
@@ -94,7 +93,7 @@ def test_a_20_mb_convert_on_a_busy_host_is_answered_by_the_same_workers(big, tmp
             assert r.json()["errorCode"] == "TIME_BUDGET"
         assert took < 120, took
         assert _line(server.log_path, r.headers["X-Request-Id"])["status"] == r.status_code
-        assert _worker_pids(server) == pids
+        assert worker_pids(server) == pids
         assert "WORKER TIMEOUT" not in server.log_path.read_text()
     finally:
         for p in burners:
@@ -108,7 +107,7 @@ def test_a_request_whose_worker_is_killed_still_gets_its_access_line(big, tmp_pa
     request's access line, with the client's request id and `workerKilled`; a new worker serves."""
     server, _, token = serve_with_key(tmp_path, "killed", 10, workers=1, warm=False)
     try:
-        victim, = _worker_pids(server)
+        victim, = worker_pids(server)
         import threading
 
         answer = {}

@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from conftest import CORPUS
-from test_platform_helpers import REPO, Server, cli
+from test_platform_helpers import REPO, Server, SlowConnections, cli, worker_pids
 from test_serve import _multipart, _ubl_sample
 
 FIXTURE = REPO / "fixtures" / "xrechnung-spec-id.json"
@@ -111,59 +111,9 @@ def test_2_a_bad_chunk_size_is_400_on_generation_validation_and_parse(node):
 
 # -- 3: slow bodies from one address --------------------------------------------------------------------------------
 
-class Trickle:
-    """`n` connections from one address, each with a request head announcing a body it then sends one byte every
-    `interval` seconds, from one thread (a selector, not a thread each). A connection the server closes is opened
-    again on the next round, so the flood stays at `n` attempts."""
-
-    def __init__(self, port: int, n: int, source: str, interval: float = 3.0):
-        self.port, self.n, self.source, self.interval = port, n, source, interval
-        self.stop = threading.Event()
-        self.opened = self.reopened = 0
-        self.socks: list[socket.socket | None] = [None] * n
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _open(self) -> socket.socket | None:
-        s = socket.socket()
-        s.setblocking(False)
-        try:
-            s.bind((self.source, 0))
-            s.connect_ex(("127.0.0.1", self.port))
-        except OSError:
-            s.close()
-            return None
-        self.opened += 1
-        return s
-
-    def _run(self):
-        head = (b"POST /v1/invoice/xrechnung/validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
-                b"Content-Length: 100000\r\n\r\n")
-        for i in range(self.n):
-            self.socks[i] = self._open()
-        fresh = set(range(self.n))
-        while not self.stop.is_set():
-            for i, s in enumerate(self.socks):
-                if s is None:
-                    continue
-                try:
-                    s.send(head if i in fresh else b"x")
-                    fresh.discard(i)
-                except BlockingIOError:
-                    pass
-                except OSError:  # closed by the server: the flood goes on
-                    s.close()
-                    self.socks[i] = self._open()
-                    self.reopened += 1
-                    fresh.add(i)
-            self.stop.wait(self.interval)
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(10)
-        for s in self.socks:
-            if s is not None:
-                s.close()
+# `n` connections from one address, each with a request head announcing a body it then sends one byte every 3 s
+_TRICKLE_HEAD = (b"POST /v1/invoice/xrechnung/validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
+                 b"Content-Length: 100000\r\n\r\n")
 
 
 @pytest.mark.parametrize("source", ["127.0.0.2", "127.0.0.1"])  # a client; a trusted proxy's address
@@ -171,7 +121,7 @@ def test_3_healthz_and_a_validation_answer_within_1s_under_2100_trickling_connec
     """From a client address the cap per address acts (64 per worker); from a trusted proxy's address
     (forwarded_allow_ips, here loopback) the worker's cap (1,000). Either way new connections are served."""
     server, token = node
-    flood = Trickle(server.port, 2100, source)
+    flood = SlowConnections(server.port, [source] * 2100, b"x" * 100_000, _TRICKLE_HEAD, interval=3.0)
     try:
         time.sleep(4)  # the whole flood is open and has begun to trickle
         took = []
@@ -218,7 +168,7 @@ def test_4_a_zugferd_batch_of_60_pdfs_with_5000_files_each_answers_before_the_wo
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
         for i in range(60):
             z.writestr(f"invoice-{i:02}.pdf", pdf)
-    workers_before = _worker_pids(server)
+    workers_before = worker_pids(server)
     answer = {}
 
     def batch():
@@ -245,25 +195,10 @@ def test_4_a_zugferd_batch_of_60_pdfs_with_5000_files_each_answers_before_the_wo
     assert results[-1]["error"]["code"] == "TIME_BUDGET"
     assert r.json()["summary"]["errors"] == len(left)
     assert max(took) < 1, sorted(took)[-3:]
-    assert _worker_pids(server) == workers_before  # no worker was lost
+    assert worker_pids(server) == workers_before  # no worker was lost
     assert "WORKER TIMEOUT" not in server.log_path.read_text()
     for _ in range(4):
         _validate_once(server, token)
-
-
-def _worker_pids(server) -> set[int]:
-    from pathlib import Path
-
-    pids = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == server.proc.pid:
-                pids.add(int(entry.name))
-    return pids
 
 
 # -- 5: security headers on every HTML answer -----------------------------------------------------------------------
@@ -337,11 +272,19 @@ def _from(source: str, port: int) -> socket.socket:
     return s
 
 
-def test_connections_past_the_cap_of_one_address_push_out_its_oldest_slow_one(tight):
-    slow = [_from("127.0.0.2", tight.port) for _ in range(5)]
-    for s in slow:
+def _waiting_bodies(port: int, sources: list[str]) -> list[socket.socket]:
+    """A connection from each of `sources` whose request announces a body it never sends."""
+    slow = []
+    for source in sources:
+        s = _from(source, port)
         s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+        slow.append(s)
     time.sleep(0.3)
+    return slow
+
+
+def test_connections_past_the_cap_of_one_address_push_out_its_oldest_slow_one(tight):
+    slow = _waiting_bodies(tight.port, ["127.0.0.2"] * 5)
     try:
         with _from("127.0.0.2", tight.port) as sixth:  # a sixth connection from the same address is served
             sixth.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -356,12 +299,7 @@ def test_connections_past_the_cap_of_one_address_push_out_its_oldest_slow_one(ti
 def test_connections_past_the_workers_cap_push_out_a_slow_one_of_the_address_holding_the_most(tight):
     """Eight slow connections, five from one address and three from another, fill the worker (its cap: 8): a ninth
     from a third address is served, and the oldest slow connection of the address holding five made room."""
-    slow = []
-    for i in range(8):
-        s = _from("127.0.0.1" if i < 3 else "127.0.0.2", tight.port)
-        s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
-        slow.append(s)
-    time.sleep(0.3)
+    slow = _waiting_bodies(tight.port, ["127.0.0.1"] * 3 + ["127.0.0.2"] * 5)
     try:
         with _from("127.0.0.3", tight.port) as s9:
             s9.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -384,12 +322,7 @@ def _still_waiting(sockets) -> None:
 def test_at_the_workers_cap_no_address_holding_a_handful_is_pushed_out(tight):
     """Four slow connections from each of two addresses (a handful each) fill the worker: a ninth is turned away
     with 503 and none of the eight is closed."""
-    slow = []
-    for i in range(8):
-        s = _from("127.0.0.1" if i < 4 else "127.0.0.2", tight.port)
-        s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
-        slow.append(s)
-    time.sleep(0.3)
+    slow = _waiting_bodies(tight.port, ["127.0.0.1"] * 4 + ["127.0.0.2"] * 4)
     try:
         with _from("127.0.0.3", tight.port) as s9:
             s9.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")

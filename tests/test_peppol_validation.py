@@ -16,6 +16,7 @@ from pipeline import saxon
 from pipeline.check import engine, packs, xmlinput
 from pipeline.flows.validate_xml import validate
 from pipeline.service.app import create_app
+from test_rules import install_served
 from test_validate_endpoints import multipart, post
 
 PEPPOL_RULES = RULES_SOURCE / "peppol" / "2026.5"
@@ -339,10 +340,7 @@ def test_the_command_line_validates_on_the_peppol_rules(tmp_path):
 def test_the_download_path_installs_the_pinned_release(tmp_path):
     """The registry's downloads, against a local server holding archives shaped as the releases: a commit archive
     of phive-rules (its top folder named after the full commit id, matched by `*/`) and the OASIS UBL 2.1 zip."""
-    import http.server
-    import threading
     import zipfile
-    from functools import partial
 
     top = "phive-rules-432f0e9a" + "0" * 32 + "/"
     serve = tmp_path / "www"
@@ -359,19 +357,7 @@ def test_the_download_path_installs_the_pinned_release(tmp_path):
     with zipfile.ZipFile(serve / "ubl.zip", "w") as zf:
         for xsd in (UBL_XSD.parent).rglob("*.xsd"):
             zf.write(xsd, "xsd/" + xsd.relative_to(UBL_XSD.parent).as_posix())
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), partial(http.server.SimpleHTTPRequestHandler, directory=str(serve)))
-    server.RequestHandlerClass.log_message = lambda *a: None
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        real = next(e for e in packs.load_registry() if e["spec"] == "peppol")
-        base = f"http://127.0.0.1:{server.server_port}"
-        downloads = [{**real["downloads"][0], "url": f"{base}/phive.zip"},
-                     {**real["downloads"][1], "url": f"{base}/ubl.zip"}]
-        registry = tmp_path / "packs.json"
-        registry.write_text(json.dumps({"packs": [{**real, "downloads": downloads}]}))
-        [pack] = packs.install(None, registry=registry, rules_home=tmp_path / "home")
-    finally:
-        server.shutdown()
+    real = next(e for e in packs.load_registry() if e["spec"] == "peppol")
+    pack, _ = install_served(real, serve, ["phive.zip", "ubl.zip"], tmp_path)
     assert pack.content_sha256 == real["content_sha256"] and len(pack.optimised) == 3
     assert not (pack.root / "README.md").exists()

@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -186,10 +187,9 @@ class Server:
         return self.proc.returncode
 
 
-def tree_cpu_ticks(root: int) -> int:
-    """CPU time (clock ticks, user + system, reaped children included) of process `root` and all its descendants,
-    from Linux's /proc/PID/stat."""
-    parent, ticks = {}, {}
+def _processes() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, CPU clock ticks: user + system, reaped children included), from Linux's /proc/PID/stat."""
+    table = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -198,14 +198,85 @@ def tree_cpu_ticks(root: int) -> int:
         except OSError:  # gone meanwhile
             continue
         fields = stat[stat.rindex(")") + 2:].split()  # the name in parentheses may hold spaces
-        pid = int(entry.name)
-        parent[pid], ticks[pid] = int(fields[1]), sum(map(int, fields[11:15]))  # ppid; utime stime cutime cstime
+        table[int(entry.name)] = int(fields[1]), sum(map(int, fields[11:15]))  # ppid; utime stime cutime cstime
+    return table
+
+
+def descendants(root: int, table: dict[int, tuple[int, int]] | None = None) -> set[int]:
+    """`root` and every process below it."""
+    table = _processes() if table is None else table
     tree, grown = {root}, True
     while grown:  # a child's pid may be lower than its parent's: repeat until nothing joins
-        joining = {pid for pid, ppid in parent.items() if ppid in tree} - tree
+        joining = {pid for pid, (ppid, _) in table.items() if ppid in tree} - tree
         tree |= joining
         grown = bool(joining)
-    return sum(ticks.get(pid, 0) for pid in tree)
+    return tree
+
+
+def worker_pids(server: "Server") -> set[int]:
+    """The processes `server`'s master has started (gunicorn's workers)."""
+    return {pid for pid, (ppid, _) in _processes().items() if ppid == server.proc.pid}
+
+
+def tree_cpu_ticks(root: int) -> int:
+    """CPU time (clock ticks, reaped children included) of process `root` and all its descendants."""
+    table = _processes()
+    return sum(table[pid][1] for pid in descendants(root, table) if pid in table)
+
+
+class SlowConnections:
+    """One connection from each of `sources`, all driven by one thread (non-blocking sockets, not a thread each):
+    each sends `head` at once, then `drip` one byte every `interval` s. A connection the server closes (408 at its
+    client timeout, or pushed out to make room) is opened again on the next round, so the load stays; `opened`
+    counts the connections made."""
+
+    def __init__(self, port: int, sources: list[str], drip: bytes, head: bytes = b"", interval: float = 2.0):
+        self.port, self.sources, self.interval = port, sources, interval
+        self.head, self.stream = head, head + drip
+        self.socks: list[socket.socket | None] = [None] * len(sources)
+        self.sent = [0] * len(sources)
+        self.opened = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _open(self, i: int) -> None:
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.bind((self.sources[i], 0))
+            s.connect_ex(("127.0.0.1", self.port))
+        except OSError:
+            s.close()
+            s = None
+        self.socks[i], self.sent[i] = s, 0
+        self.opened += s is not None
+
+    def _run(self):
+        for i in range(len(self.sources)):
+            self._open(i)
+        while not self.stop.is_set():
+            for i, s in enumerate(self.socks):
+                if s is None:
+                    self._open(i)
+                    continue
+                at = self.sent[i]
+                try:
+                    self.sent[i] += s.send(self.stream[at:len(self.head)] if at < len(self.head)
+                                           else self.stream[at:at + 1])
+                except BlockingIOError:
+                    pass
+                except OSError:  # closed by the server: the load goes on
+                    s.close()
+                    self._open(i)
+            self.stop.wait(self.interval)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        for s in self.socks:
+            if s is not None:
+                s.close()
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:

@@ -161,13 +161,31 @@ def _zip(path, members):
             zf.write(file, name)
 
 
-def test_download_path_installs_the_pinned_content(tmp_path):
-    """The download path end to end, against a local server holding release-shaped zips of the official data:
-    the CEN repository archive (with its top folder) and the OASIS UBL 2.1 zip (xsd/...)."""
+def install_served(entry: dict, folder: Path, names: list[str], tmp_path: Path):
+    """Install the registry `entry` with its downloads (in order) served from `folder` as `names` by a local HTTP
+    server -> (the pack, the one-entry registry file)."""
     import http.server
     import threading
     from functools import partial
 
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), partial(http.server.SimpleHTTPRequestHandler, directory=str(folder)))
+    server.RequestHandlerClass.log_message = lambda *a: None
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_port}"
+        downloads = [{**d, "url": f"{base}/{name}"} for d, name in zip(entry["downloads"], names, strict=True)]
+        registry = tmp_path / "packs.json"
+        registry.write_text(json.dumps({"packs": [{**entry, "downloads": downloads}]}))
+        [pack] = packs.install(None, registry=registry, rules_home=tmp_path / "home")
+    finally:
+        server.shutdown()
+    return pack, registry
+
+
+def test_download_path_installs_the_pinned_content(tmp_path):
+    """The download path end to end, against a local server holding release-shaped zips of the official data:
+    the CEN repository archive (with its top folder) and the OASIS UBL 2.1 zip (xsd/...)."""
     src = RULES_SOURCE / "en16931" / "1.3.16"
     files = [p for p in src.rglob("*") if p.is_file()]
     top = "eInvoicing-EN16931-validation-1.3.16/"
@@ -179,20 +197,8 @@ def test_download_path_installs_the_pinned_content(tmp_path):
          + [(top + "README.md", src / "VERSION.json")])  # not mapped: must not be installed
     _zip(serve / "ubl.zip", [("xsd/" + p.relative_to(src / ubl_xsd).as_posix(), p) for p in files
                              if p.relative_to(src).as_posix().startswith(ubl_xsd)])
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), partial(http.server.SimpleHTTPRequestHandler, directory=str(serve)))
-    server.RequestHandlerClass.log_message = lambda *a: None
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        base = f"http://127.0.0.1:{server.server_port}"
-        real = _entry("1.3.16", "active")
-        downloads = [{**real["downloads"][0], "url": f"{base}/cen.zip"},
-                     {**real["downloads"][1], "url": f"{base}/ubl.zip"}]
-        registry = tmp_path / "packs.json"
-        registry.write_text(json.dumps({"packs": [{**real, "downloads": downloads}]}))
-        [pack] = packs.install(None, registry=registry, rules_home=tmp_path / "home")
-    finally:
-        server.shutdown()
+    real = _entry("1.3.16", "active")
+    pack, registry = install_served(real, serve, ["cen.zip", "ubl.zip"], tmp_path)
     assert pack.content_sha256 == real["content_sha256"]
     assert not (pack.root / "README.md").exists()
     assert packs.latest_active("en16931", "UBL-CreditNote", registry=registry,

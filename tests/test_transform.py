@@ -21,24 +21,17 @@ from pipeline.write import transform
 from pipeline.invoice.terms import TERMS
 from pipeline.flows.validate_xml import validate_xml
 from tests.conftest import CORPUS
-from tests.roundtrip.reader import canonical_terms, diff_lines, flatten, read_terms
+from tests.roundtrip.reader import NS as READER_NS, canonical_terms, diff_lines, flatten, read_terms
 
 DATA = Path(__file__).parent / "data" / "canonical"
 SAMPLES = sorted(DATA.glob("*.xml"))
 SAMPLE_IDS = [p.stem for p in SAMPLES]
 SPECS = ("en16931", "xrechnung")
 SYNTAXES = {"cii": transform.to_cii, "ubl": transform.to_ubl}
-NS = {
-    "rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100",
-    "ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100",
-    "udt": "urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100",
-    "qdt": "urn:un:unece:uncefact:data:standard:QualifiedDataType:100",
-    "cac": "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2",
-    "cbc": "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
-    "inv": "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2",
-    "cn": "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2",
-    "c": "urn:einvoice-pipeline:canonical:1",
-}
+NS = {**READER_NS,
+      "inv": "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2",
+      "cn": "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2",
+      "c": "urn:einvoice-pipeline:canonical:1"}
 # Values the output carries that the canonical document does not: the stylesheet parameters (BT-23 default,
 # BT-24), BT-5 under its second JSON name, and the rate a category O line may not carry (BR-O-05), which the
 # reader reads as the request's 0.
