@@ -11,8 +11,7 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from test_platform_helpers import Server, cli
-from test_http_front import _worker_pids
+from test_platform_helpers import Server, cli, worker_pids
 
 STATUS = re.compile(rb"HTTP/1\.[01] (\d{3}) ")
 
@@ -24,7 +23,7 @@ def fuzzed(tmp_path_factory):
            "EINVOICE_CLIENT_TIMEOUT": "2", "EINVOICE_MAX_UPLOAD_BYTES": "100000", "EINVOICE_RATE_LIMIT": "100000/min"}
     token = cli(env, "keys", "create", "--name", "fuzz", "--env", "test", "--credits", "0").stdout.strip()
     server = Server(env, workers=2, warm=False, log_path=data / "serve.log")
-    yield server, token, _worker_pids(server)
+    yield server, token, worker_pids(server)
     server.stop()
 
 
@@ -157,5 +156,5 @@ def test_a_pipelined_pair_split_at_every_position_is_answered_whole(fuzzed):
 def test_the_same_workers_served_throughout(fuzzed):
     server, _, workers = fuzzed
     _healthz_within_1s(server.port)
-    assert _worker_pids(server) == workers
+    assert worker_pids(server) == workers
     assert "WORKER TIMEOUT" not in server.log_path.read_text()

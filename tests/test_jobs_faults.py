@@ -17,9 +17,8 @@ import requests
 
 from faults_common import wait_for as until
 from pipeline.storage.sqlite import SqliteStore
-from test_http_front import _worker_pids
 from test_jobs import COST, Cluster, archive, assert_exactly_once, get, results, submit, wait_for
-from test_platform_helpers import REPO, Server, serve_with_key
+from test_platform_helpers import REPO, Server, serve_with_key, worker_pids
 
 SHARED = REPO.parent / "shared"
 LEASE = 30.0  # EINVOICE_JOB_LEASE's default
@@ -55,7 +54,7 @@ def test_an_embedded_job_resumes_when_its_holder_is_killed_without_any_request(t
         assert until(lambda: store.get_job(job_id).done >= 30, 120), store.get_job(job_id)
         victim = _holder(store, job_id)
         assert store.get_job(job_id).active, "the job ended before its holder could be killed: make it longer"
-        assert victim in _worker_pids(server)
+        assert victim in worker_pids(server)
         os.kill(victim, signal.SIGKILL)
         killed_at, done_then = time.monotonic(), store.get_job(job_id).done
         job = until(lambda: (j := store.get_job(job_id)) and not j.active and j, 2 * LEASE + 30)
@@ -78,7 +77,7 @@ def test_an_embedded_job_resumes_after_the_whole_service_restarts(tmp_path):
         n = RUNS_A_WHILE
         job_id = submit(server.url, token, archive(n)).json()["id"]
         assert until(lambda: store.get_job(job_id).done >= 20, 120)
-        for pid in _worker_pids(server) | {server.proc.pid}:
+        for pid in worker_pids(server) | {server.proc.pid}:
             os.kill(pid, signal.SIGKILL)
         server.proc.wait()
         killed_at = time.monotonic()
