@@ -18,7 +18,7 @@ from lxml import etree
 from saxonche import PySaxonProcessor
 
 from conftest import CORPUS, SHARED
-from pipeline.check import engine, packs, profile_copies, xmlinput
+from pipeline.check import engine, packs, xmlinput
 from pipeline.check.xmlinput import XmlInputError
 from pipeline.flows.validate_fr_ctc import validate_fr_ctc
 from pipeline.invoice.specs import EN16931_ID, profile_for_guideline
