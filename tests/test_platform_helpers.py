@@ -213,7 +213,7 @@ def descendants(root: int, table: dict[int, tuple[int, int]] | None = None) -> s
     return tree
 
 
-def worker_pids(server: "Server") -> set[int]:
+def worker_pids(server: Server) -> set[int]:
     """The processes `server`'s master has started (gunicorn's workers)."""
     return {pid for pid, (ppid, _) in _processes().items() if ppid == server.proc.pid}
 

@@ -216,11 +216,17 @@ def surely_base64(text: str) -> bool:
     return count % 4 == 4 - pad and not _BASE64.find(raw[last:last + 1]) & (0x03 if pad == 1 else 0x0F)
 
 
+def _may_hold_attachments(text: str) -> bool:
+    """Whether the document can hold an attachment worth a stand-in: long enough, and an `...BinaryObject` element
+    named in it (a scan for the word, ~20 x cheaper than the attachment regex over a long document)."""
+    return len(text) > STAND_IN_FROM and "BinaryObject" in text
+
+
 @contextmanager
 def _attachments_stood_in(doc: ParsedXml):
     """The tree with every large, surely valid attachment's base64 replaced by the stand-in, for the XSD pass."""
     replaced = []
-    if len(doc.text) > STAND_IN_FROM and "BinaryObject" in doc.text:
+    if _may_hold_attachments(doc.text):
         for element in doc.tree.iter(*_ATTACHMENTS):
             text = element.text
             if text and len(text) >= STAND_IN_FROM and len(element) == 0 and surely_base64(text):
@@ -236,7 +242,7 @@ def _attachments_stood_in(doc: ParsedXml):
 def rules_view(text: str) -> str:
     """The document as the rules read it: attached documents' base64 replaced by a stand-in (`text` itself, the
     same object, when there is nothing to replace)."""
-    if len(text) <= STAND_IN_FROM or "BinaryObject" not in text:  # (a scan for a word: ~20 x cheaper than the regex)
+    if not _may_hold_attachments(text):
         return text
     view, replaced = _BINARY.subn(_stand_in, text)
     return text if not replaced or view == text else view
