@@ -107,6 +107,52 @@ def test_the_request_part_is_optional_everywhere(client, path):
         assert strip(without.json) == strip(with_empty.json)
 
 
+def with_file_name(name: bytes, data: bytes) -> tuple[bytes, str]:
+    """A form whose `file` part carries `name` as raw bytes in its Content-Disposition."""
+    boundary = uuid.uuid4().hex
+    body = (f"--{boundary}\r\n".encode() + b'Content-Disposition: form-data; name="file"; filename="' + name
+            + b'"\r\nContent-Type: application/xml\r\n\r\n' + data + f"\r\n--{boundary}--\r\n".encode())
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("Rechnung ü.xml".encode("cp1252"), "Rechnung ü.xml"),  # an older Windows client's code page
+    ("Rechnung ü.xml".encode(), "Rechnung ü.xml"),          # UTF-8, as RFC 7578 and browsers send it
+    (b"\xed\xa0\x80.xml", None),                           # no encoding's text: read, its name as it decodes
+])
+def test_a_file_name_in_another_encoding_is_read_not_a_500(client, name, shown):
+    """Falcon decodes a part's headers as strict UTF-8: a CP1252 file name made every upload a 500."""
+    body, ctype = with_file_name(name, UBL_STD.read_bytes())
+    page = client.simulate_post("/v1/invoice/xrechnung/validate", body=body,
+                                headers={"Content-Type": ctype, "Accept": "text/html"})
+    assert page.status_code == 200, page.text
+    batch = client.simulate_post("/v1/invoice/xrechnung/validate/batch", body=body, headers={"Content-Type": ctype})
+    assert batch.status_code == 200, batch.text
+    assert batch.json["results"][0]["report"]["valid"] is True
+    if shown is not None:
+        assert shown in page.text and batch.json["results"][0]["name"] == shown
+
+
+def test_half_a_surrogate_pair_is_a_field_error_echoed_as_sent_not_a_500(client):
+    """A `\\ud800` escape is half a surrogate pair (a UTF-16 string cut in an emoji): JSON's grammar allows it, no
+    UTF-8 can carry it. Its field's error echoed it and the error response itself failed (500, empty body)."""
+    cases = [("/v1/invoice/xrechnung", b'{"invoice": {"invoiceNumber": "A\\ud800"}, "config": {}}', "invoice.invoiceNumber"),
+             ("/v1/invoice/fr-ctc/status", b'{"status": {"code": "\\udfff"}}', "status.code")]
+    for path, body, field in cases:
+        r = client.simulate_post(path, body=body, headers={"Content-Type": "application/json"})
+        assert r.status_code == 400, r.text
+        assert field in {e["field"] for e in r.json["errors"]}
+        assert rb'\u' in r.content  # the escape as sent, in the answer's valid JSON
+    sent = '{"invoice": {"invoiceNumber": "A\\ud800"}, "config": {}}'
+    r = client.simulate_post("/v1/invoice/xrechnung", body=sent.encode(), headers={"Content-Type": "application/json"})
+    e = next(e for e in r.json["errors"] if e["field"] == "invoice.invoiceNumber")
+    assert e["rejectedValue"] == json.loads(sent)["invoice"]["invoiceNumber"] and e["businessTerm"] == "BT-1"
+    r = client.simulate_post("/v1/invoice/xrechnung", body=b'{"x\\ud800": 1}', headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json["errors"]
+    r = post(client, "/v1/invoice/xrechnung/validate", file=b"<x/>", request='{"version": "\\ud800"}')
+    assert r.status_code == 400 and r.json["errorCode"] == "UNSUPPORTED_VERSION"
+
+
 def test_not_multipart_is_400(client):
     r = client.simulate_post("/v1/invoice/xrechnung/validate", body=UBL_STD.read_bytes(),
                              headers={"Content-Type": "application/xml"})

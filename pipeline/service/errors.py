@@ -27,8 +27,10 @@ def _write(req, resp, err: ApiError) -> None:
     resp.content_type = falcon.MEDIA_JSON
     for k, v in err.headers.items():
         resp.set_header(k, v)
-    # dumps: a rejectedValue sent as a number is a Decimal, written as the number sent (spec 2.11 "as sent")
-    resp.text = dumps(err.to_dict(getattr(req.context, "request_id", None)))
+    # dumps: a rejectedValue sent as a number is a Decimal, written as the number sent (spec 2.11 "as sent"). A
+    # string sent with half a surrogate pair (`"\ud800"`: JSON's grammar allows it, no UTF-8 can carry it) can only
+    # be inside a JSON string here, where backslashreplace writes it back as the very escape that was sent.
+    resp.data = dumps(err.to_dict(getattr(req.context, "request_id", None))).encode("utf-8", "backslashreplace")
 
 
 def handle_api_error(req, resp, ex: ApiError, params) -> None:

@@ -18,6 +18,7 @@ from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.validation_report import readable_report
 from pipeline.invoice.model import metadata_language
 from pipeline.settings import get_settings
+from pipeline.unpack import name_text
 
 # Room for the multipart framing and the request part on top of the file itself.
 _FRAMING_SLACK = 64 * 1024
@@ -59,6 +60,18 @@ def form_parts(req: falcon.Request, max_files: int):
                                                                 req.content_length)
 
 
+def part_names(part) -> tuple[str | None, str | None]:
+    """(form field name, file name) of a part. RFC 7578 (4.2) wants them in UTF-8 and Falcon decodes them strictly,
+    but older clients send their code page (a German Windows tool: "Rechnung ü.xml" in CP1252): such a header is
+    read as `unpack.name_text` reads it instead of failing the whole upload."""
+    try:
+        return part.name, part.filename
+    except UnicodeDecodeError:
+        raw = part._headers.get(b"content-disposition", b"")  # Falcon keeps a part's headers as sent, as bytes
+        _, params = falcon.parse_header(name_text(raw))
+        return params.get("name"), params.get("filename")
+
+
 @functools.lru_cache(maxsize=8)
 def _form_handler(max_parts: int) -> falcon.media.MultipartFormHandler:
     options = MultipartParseOptions()
@@ -87,15 +100,16 @@ def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
     request_raw, left = None, limit
     try:
         for part in form_parts(req, max_files or 1):
-            if part.name == "file" and (max_files != 1 or not files):
+            name, filename = part_names(part)
+            if name == "file" and (max_files != 1 or not files):
                 if max_files is not None and len(files) >= max_files:
                     raise too_many(len(files) + 1)
                 data = _read_bounded(part.stream, left)
                 if data is None:
                     raise _too_large(limit)
                 left -= len(data)
-                files.append((part.filename, data))
-            elif part.name == "request" and request_raw is None:
+                files.append((filename, data))
+            elif name == "request" and request_raw is None:
                 request_raw = _read_bounded(part.stream, _MAX_REQUEST_PART)
                 if request_raw is None:
                     raise _bad("REQUEST_TOO_LARGE", "The 'request' part is too large.", field="request")

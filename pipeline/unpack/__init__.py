@@ -18,11 +18,11 @@ from typing import Iterator
 
 from pipeline.unpack import archive, mail
 from pipeline.errors import ApiError
-from pipeline.unpack.members import NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, \
+from pipeline.unpack.members import NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, name_text, \
     too_many_files, unsafe_name
 
-__all__ = ["NOTICES", "Limits", "Member", "Room", "Unpacker", "document", "is_zip", "kind", "too_many_files",
-           "unsafe_name"]
+__all__ = ["NOTICES", "Limits", "Member", "Room", "Unpacker", "document", "is_zip", "kind", "name_text",
+           "too_many_files", "unsafe_name"]
 
 HEAD = 4096  # bytes read to tell what a file is
 

@@ -36,6 +36,16 @@ class Limits:
         return 2 * self.max_member + (1 << 20)
 
 
+def name_text(raw: bytes) -> str:
+    """A file name that comes as bytes (a form part's header, a file system's name), as text: UTF-8, else CP1252,
+    the code page of the Windows tools such names mostly come from. Never lone surrogates (Python's stand-ins for
+    bytes that are no UTF-8), which no JSON, HTML or UTF-8 answer can carry."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")
+
+
 def is_zip(data: bytes) -> bool:
     return data[:4] in ZIP_MAGIC
 

@@ -32,7 +32,7 @@ from pipeline import jobs
 from pipeline.jobs import files, local
 from pipeline.service.platform import shared, storage_unavailable
 from pipeline.service.resources.batch import validate_path
-from pipeline.service.upload import form_parts, parse_request_part
+from pipeline.service.upload import form_parts, parse_request_part, part_names
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
 
@@ -111,9 +111,10 @@ def read_job_upload(req, intake: files.Intake) -> dict:
     request_raw = None
     try:
         for part in form_parts(req, get_settings().max_job_files):
-            if part.name == "file":
-                intake.add_stream(part.filename or None, part.stream)
-            elif part.name == "request" and request_raw is None:
+            name, filename = part_names(part)
+            if name == "file":
+                intake.add_stream(filename or None, part.stream)
+            elif name == "request" and request_raw is None:
                 request_raw = part.stream.read(_MAX_REQUEST_PART + 1)
                 if len(request_raw) > _MAX_REQUEST_PART:
                     raise _bad("REQUEST_TOO_LARGE", "The 'request' part is too large.", "request")
