@@ -4,6 +4,8 @@ rules and the PDF checks, not from strings we wrote."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pikepdf
 import pytest
@@ -100,6 +102,25 @@ def test_validate_an_empty_folder_is_an_error_and_skipped_files_are_named(tmp_pa
     report = validate_xml((folder / "a.xml").read_bytes(), "en16931", content_checks=True)
     assert "INVALID" in row and row.split()[-1] == next(i.code for i in report.issues if i.severity == "ERROR")
     assert "1 document: 0 valid, 1 invalid" in out.out
+
+
+def test_a_file_name_that_is_no_utf8_is_named_as_it_reads_not_a_traceback(tmp_path, capsys):
+    """A folder copied from a Windows share holds "Rüchnung.xml" in CP1252; Python keeps the byte as a lone
+    surrogate, which the HTML report (and JSON on a strict UTF-8 terminal, and a job's ZIP) could not write."""
+    folder = tmp_path / "share"
+    folder.mkdir()
+    odd = Path(os.fsdecode(bytes(folder) + "/Rüchnung.xml".encode("cp1252")))
+    odd.write_bytes((CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml").read_bytes())
+    pages = tmp_path / "pages"
+    assert main(["validate", str(folder), "--jobs", "1", "--json", "--html-dir", str(pages)]) == 0
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)["results"]] == ["Rüchnung.xml"]
+    assert "Rüchnung.xml" in (pages / "Rüchnung.xml.html").read_text(encoding="utf-8")
+    out = tmp_path / "converted"
+    out.mkdir()  # an existing folder takes the result even for one document
+    assert main(["convert", str(odd), "--to", "CII", "-o", str(out), "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["name"].endswith("Rüchnung.xml") and said["output"] == str(out / "Rüchnung.xml")
+    assert (out / odd.name).exists()
 
 
 def test_errors_of_parse_convert_render_are_readable_lines(tmp_path, capsys):

@@ -320,15 +320,18 @@ def test_the_command_line_submits_a_folder_and_follows_it(tmp_path):
         valid, invalid = documents()
         (folder / "a.xml").write_bytes(valid)
         (folder / "march" / "b.xml").write_bytes(invalid)
+        # a name from a Windows share, no UTF-8 on disk: zipped and named as it reads
+        Path(os.fsdecode(bytes(folder) + "/c-für.xml".encode("cp1252"))).write_bytes(valid)
         env = {**env, "EINVOICE_URL": server.url, "EINVOICE_API_KEY": token}
         run = cli(env, "jobs", "submit", str(folder), "--wait")
         assert run.returncode == 1, run.stderr  # one document invalid
         summary = dict(line.split(None, 1) for line in run.stdout.splitlines() if line.strip() and " " in line)
-        assert summary["state"].strip() == "done" and summary["valid"].strip() == "1"
+        assert summary["state"].strip() == "done" and summary["valid"].strip() == "2"
         job_id = summary["job"].strip()
         lines = [json.loads(x) for x in cli(env, "jobs", "results", job_id).stdout.splitlines()]
-        assert [(x["name"], x["report"]["valid"]) for x in lines] == [("a.xml", True), ("march/b.xml", False)]
-        assert json.loads(cli(env, "jobs", "status", job_id).stdout)["done"] == 2
+        assert [(x["name"], x["report"]["valid"]) for x in lines] == [("a.xml", True), ("c-für.xml", True),
+                                                                       ("march/b.xml", False)]
+        assert json.loads(cli(env, "jobs", "status", job_id).stdout)["done"] == 3
         missing = cli(env, "jobs", "status", "job_unknown")
         assert missing.returncode == 2 and "404" in missing.stderr
     finally:
@@ -395,27 +398,41 @@ def test_an_upload_over_the_job_limit_is_413_and_leaves_nothing(tmp_path, monkey
         get_settings.cache_clear()
 
 
-def test_a_folder_of_300_file_parts_is_one_job(tmp_path, monkeypatch):
-    """The page's folder upload sends a `file` part per document: 300 of them are one job (before, Falcon's
-    multipart parser stopped at 64 parts: 400 "maximum number of form body parts exceeded")."""
+def _posted_in_process(tmp_path, monkeypatch, body: bytes, ctype: str) -> dict:
+    """POST /v1/jobs in this process (a key, SQLite under tmp_path): the 202's job, cancelled again."""
     from pipeline.settings import get_settings
     from tests.test_platform_helpers import Platform
-    from tests.test_validate_batch import form
 
     monkeypatch.setenv("EINVOICE_DATA_DIR", str(tmp_path))
     get_settings.cache_clear()
     try:
         platform = Platform(SqliteStore(tmp_path / "s.sqlite3"))
         _, token = platform.key(10)
-        valid, _ = documents()
-        body, ctype = form([(f"doc-{n}.xml", valid) for n in range(300)], '{"operation": "validate"}')
-        r = platform.client.simulate_post("/v1/jobs", body=body, headers={
-            "Authorization": f"Bearer {token}", "Content-Type": ctype})
+        auth = {"Authorization": f"Bearer {token}"}
+        r = platform.client.simulate_post("/v1/jobs", body=body, headers={**auth, "Content-Type": ctype})
         assert r.status_code == 202, r.text
-        assert r.json["total"] == 300
-        platform.client.simulate_delete(f"/v1/jobs/{r.json['id']}", headers={"Authorization": f"Bearer {token}"})
+        platform.client.simulate_delete(f"/v1/jobs/{r.json['id']}", headers=auth)
+        return r.json
     finally:
         get_settings.cache_clear()
+
+
+def test_a_folder_of_300_file_parts_is_one_job(tmp_path, monkeypatch):
+    """The page's folder upload sends a `file` part per document: 300 of them are one job (before, Falcon's
+    multipart parser stopped at 64 parts: 400 "maximum number of form body parts exceeded")."""
+    from tests.test_validate_batch import form
+
+    valid, _ = documents()
+    body, ctype = form([(f"doc-{n}.xml", valid) for n in range(300)], '{"operation": "validate"}')
+    assert _posted_in_process(tmp_path, monkeypatch, body, ctype)["total"] == 300
+
+
+def test_a_file_name_in_a_windows_code_page_is_a_job_not_a_500(tmp_path, monkeypatch):
+    """A CP1252 file name in the part's header (Falcon decodes it as strict UTF-8) made the upload a 500."""
+    from tests.test_validate_endpoints import with_file_name
+
+    body, ctype = with_file_name("Rechnung für März.xml".encode("cp1252"), documents()[0])
+    assert _posted_in_process(tmp_path, monkeypatch, body, ctype)["total"] == 1
 
 
 MIXED_PDF = SHARED / "corpus/mustangproject/validator/validXRechnung.pdf"

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from pipeline.cli.files import expand, output_for, progress
+from pipeline.cli.files import expand, output_for, progress, shown
 from pipeline.cli.generate import print_api_error, read_input
 from pipeline.errors import ApiError
 
@@ -91,7 +91,7 @@ def run_convert(args) -> int:
     def one(data: bytes, output: Path | None, path: Path) -> int:
         result = convert(data, args.to, args.spec, args.profile, args.lang, args.allow_loss)
         if args.json:
-            print(json.dumps({"name": str(path), "output": str(output), **result.summary()}, ensure_ascii=False))
+            print(json.dumps({"name": shown(path), "output": shown(output), **result.summary()}, ensure_ascii=False))
         else:
             _said(result)
         if output:
@@ -103,7 +103,7 @@ def run_convert(args) -> int:
     def refused(err: ApiError, path: Path) -> int:
         if not args.json:
             return _answer(err, path)
-        print(json.dumps({"name": str(path), "error": err.to_dict(None)}, ensure_ascii=False, default=str))
+        print(json.dumps({"name": shown(path), "error": err.to_dict(None)}, ensure_ascii=False, default=str))
         return 1 if err.http_status == 422 else 2
 
     return _each(args, ".pdf" if args.to == "ZUGFERD" else ".xml", one, refused)

@@ -2,6 +2,7 @@
 on a terminal, and where each result goes."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -25,9 +26,10 @@ def expand(paths: Iterable[Path]) -> list[Path]:
 
 
 def output_for(source: Path, output: Path | None, many: bool, suffix: str) -> Path | None:
-    """Where a result goes: `output` itself for one document; for several, `output` is a folder and each result is
-    named after its source with `suffix` (None: stdout, one document only)."""
-    if not many:
+    """Where a result goes: `output` itself for one document; for several, or when `output` is a folder that
+    exists, each result goes into the folder, named after its source with `suffix` (None: stdout, one document
+    only)."""
+    if not many and not (output is not None and output.is_dir()):
         return output
     output.mkdir(parents=True, exist_ok=True)
     return output / (source.stem + suffix)
@@ -53,6 +55,12 @@ def is_archive(path: Path) -> bool:
             return unpack.kind(path.name, f.read(unpack.HEAD)) is not None
     except OSError:
         return False
+
+
+def shown(path: Path | str) -> str:
+    """A path as a document's name in results and reports: a file system name that is no UTF-8 (Python keeps its
+    bytes as lone surrogates, which no JSON, HTML or UTF-8 output can carry) read as `unpack.name_text` reads it."""
+    return unpack.name_text(os.fsencode(path))
 
 
 def safe_name(name: str) -> str:

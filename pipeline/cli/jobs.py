@@ -28,7 +28,7 @@ import uuid
 import zipfile
 from pathlib import Path
 
-from pipeline.cli.files import expand, is_archive
+from pipeline.cli.files import expand, is_archive, shown
 
 POLL = 0.5
 
@@ -69,7 +69,7 @@ def _archive_of(paths: list[Path], tmp: Path) -> Path:
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for given in paths:
             for f in expand([given]):
-                z.write(f, f.relative_to(given).as_posix() if given.is_dir() else f.name)
+                z.write(f, shown(f.relative_to(given).as_posix() if given.is_dir() else f.name))
     return out
 
 
@@ -79,11 +79,17 @@ def _body(request: dict, upload: Path, tmp: Path) -> tuple[Path, str]:
     with open(body, "wb") as out, open(upload, "rb") as src:
         out.write((f"--{boundary}\r\nContent-Disposition: form-data; name=\"request\"\r\n"
                    f"Content-Type: application/json\r\n\r\n{json.dumps(request)}\r\n--{boundary}\r\n"
-                   f"Content-Disposition: form-data; name=\"file\"; filename=\"{upload.name}\"\r\n"
+                   f"Content-Disposition: form-data; name=\"file\"; filename=\"{_quoted(shown(upload.name))}\"\r\n"
                    f"Content-Type: {_media_type(upload)}\r\n\r\n").encode())
         shutil.copyfileobj(src, out)
         out.write(f"\r\n--{boundary}--\r\n".encode())
     return body, boundary
+
+
+def _quoted(name: str) -> str:
+    """A file name inside the quotes of a form part's header, as browsers write it (HTML's multipart/form-data
+    encoding): a quote and line breaks percent-encoded, so that no name can end the header or add one."""
+    return name.replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _media_type(upload: Path) -> str:

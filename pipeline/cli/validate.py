@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from pipeline.check.detect import is_pdf, route
-from pipeline.cli.files import DOCUMENT_SUFFIXES, MAIL_SUFFIXES, Progress, expand, is_archive, safe_name
+from pipeline.cli.files import DOCUMENT_SUFFIXES, MAIL_SUFFIXES, Progress, expand, is_archive, safe_name, shown
 from pipeline.errors import ApiError
 from pipeline.settings import get_settings
 from pipeline.unpack import Limits, Unpacker
@@ -94,9 +94,9 @@ def _run(args) -> int:
 
         for out, pdf in ((args.html, False), (args.pdf, True)):
             if out:
-                out.write_bytes(readable_report(data, report, args.file.name, args.lang, pdf=pdf))
+                out.write_bytes(readable_report(data, report, shown(args.file.name), args.lang, pdf=pdf))
     if args.html_dir:
-        _write_html(args.html_dir, args.file.name, data, report, args.lang)
+        _write_html(args.html_dir, shown(args.file.name), data, report, args.lang)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -189,7 +189,7 @@ def _jobs_of(args) -> list[tuple | dict]:
 
     def unpacked(path: Path, prefix: str) -> list[tuple | dict]:
         return [entry(m, None) if m.error else (m.name, None, m.data) + common + (m.email,)
-                for m in unpacker.file(path.name, path, prefix)]
+                for m in unpacker.file(shown(path.name), path, prefix)]
 
     jobs = []
     for path in args.file:
@@ -198,21 +198,21 @@ def _jobs_of(args) -> list[tuple | dict]:
         elif path.is_dir():
             _say_skipped(path)
             for p in expand([path]):
-                name = str(p.relative_to(path))
+                name = shown(p.relative_to(path))
                 jobs += unpacked(p, name) if p.suffix.lower() in MAIL_SUFFIXES else [(name, p, None) + common + (None,)]
         else:
-            jobs.append((str(path), path, None) + common + (None,))
+            jobs.append((shown(path), path, None) + common + (None,))
     return jobs
 
 
 def _say_skipped(folder: Path) -> None:
     """A folder's files that are not validated (not *.xml / *.pdf), named on stderr: nothing is left out unsaid."""
-    skipped = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+    skipped = sorted(shown(p.relative_to(folder)) for p in folder.rglob("*")
                      if p.is_file() and p.suffix.lower() not in DOCUMENT_SUFFIXES)
     if skipped:
-        shown = ", ".join(skipped[:10]) + (f", ... (+{len(skipped) - 10})" if len(skipped) > 10 else "")
-        print(f"pipeline validate: {folder}: skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'} "
-              f"that {'is' if len(skipped) == 1 else 'are'} not *.xml, *.pdf, *.eml or *.mbox: {shown}",
+        listed = ", ".join(skipped[:10]) + (f", ... (+{len(skipped) - 10})" if len(skipped) > 10 else "")
+        print(f"pipeline validate: {shown(folder)}: skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'} "
+              f"that {'is' if len(skipped) == 1 else 'are'} not *.xml, *.pdf, *.eml or *.mbox: {listed}",
               file=sys.stderr)
 
 
