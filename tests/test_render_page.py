@@ -16,7 +16,7 @@ from lxml import etree, html as lxml_html
 from pipeline.errors import ApiError
 from pipeline.flows.generate_xml import normalize
 from pipeline.flows.parse import parse
-from pipeline.pdf import page
+from pipeline.pdf import bidi, page
 from conftest import CORPUS
 from test_roundtrip import CORPUS_CASES
 from tests.test_zugferd_samples import invoice_request
@@ -205,6 +205,27 @@ def test_only_characters_no_font_can_draw_are_replaced():
     assert page.drawable("a\u200db\ufe0fc\u00add\u200fe") == "a\u200db\ufe0fc\u00add\u200fe"
     assert page.drawable("x\U00013000y\U0010FFFDz") == "x\ufffdy\ufffdz"
     assert page.drawable("a\x01b\x00c\x1fd\te\nf") == "a\ufffdb\ufffdc\ufffdd\te\nf"  # XML cannot carry them
+
+
+def test_a_direction_override_in_a_value_ends_with_the_value(tmp_path):
+    """A right-to-left override (U+202E) sent in the seller's name reversed the rest of the PDF's footer line, the
+    invoice number and the date included (UAX #9: to the end of the paragraph). Each such value is isolated on the
+    page now; the name itself still shows as its sender wrote it, the documents keep it as sent."""
+    request = invoice_request(1)
+    request["invoice"]["seller"]["name"] = "Müller \u202eevil"
+    number = request["invoice"]["invoiceNumber"]
+    src = canonical_of(request)
+    assert "\u202e".encode() in src  # the canonical XML (and so the documents) carry it as sent
+    first = pdf_pages(page.html_to_pdf(page.invoice_html(src, "en", "EN 16931")), tmp_path)[0]
+    footer = next(line for line in first.splitlines() if "Page 1 of" in line)
+    assert number in footer and "Factur-X profile EN 16931" in footer, footer
+    assert "Müller live" in footer  # the override still turns its own value around
+    plain = canonical_of(invoice_request(1))
+    assert bidi.isolated_values(plain) is plain  # a page without such characters is written from the XML as it is
+    # what a value opens is closed inside it; a closer without its opener would close the page's own: left out
+    assert bidi.isolate("\u202eevil") == "\u2068\u202eevil\u202c\u2069"
+    assert bidi.isolate("a\u202cb\u2069c") == "\u2068abc\u2069"
+    assert bidi.isolate("\u2067\u202ex\u2069y\u202b") == "\u2068\u2067\u202ex\u2069y\u202b\u202c\u2069"
 
 
 def test_labels_and_formats_follow_the_language_content_is_not_translated():

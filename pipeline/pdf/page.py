@@ -28,7 +28,7 @@ from pipeline.check.report import ERROR, Report
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.invoice.model import NOT_XML, metadata_language
 from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, TERMS, term_name
-from pipeline.pdf import collector
+from pipeline.pdf import bidi, collector
 from pipeline.settings import TEMPLATES_DIR, XSLT_DIR, get_settings
 from pipeline.xslt import run_stylesheet
 
@@ -131,7 +131,8 @@ def invoice_html(canonical: bytes, language: str = "en", profile_label: str = ""
         params["business-terms"] = _business_term_labels(language)
     if verdict is not None:
         params["verdict"] = json.dumps(_verdict(verdict, language), ensure_ascii=False)
-    return run_stylesheet(xslt, canonical, params, tree=tree)
+    shown = bidi.isolated_values(canonical)
+    return run_stylesheet(xslt, shown, params, tree=tree if shown is canonical else None)
 
 
 # HTML answered to people (render as HTML, the report for people) carries the page's stylesheet, for the screen:
