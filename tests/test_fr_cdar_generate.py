@@ -193,6 +193,9 @@ def test_the_400_names_the_mdt_term_and_the_rule():
     ("204", lambda r: r["status"].update(dateTime="2026-09-16T10:10:00+02:00"), "status.dateTime", "MDT-78"),
     ("204", lambda r: r["invoice"].update(typeCode="325"), "invoice.typeCode", "MDT-91"),
     ("204", lambda r: r["invoice"].update(sellerSiren="1000000"), "invoice.sellerSiren", "MDT-129"),
+    ("204", lambda r: r["message"]["issuer"].update(id="12345678X"), "message.issuer.id", "MDT-38"),  # scheme 0002
+    ("204", lambda r: r["message"]["recipients"][0].update(id="100000009", idScheme="0009"),
+     "message.recipients[0].id", "MDT-57"),  # a SIRET has 14 digits
     ("212", lambda r: r["message"]["recipients"].append({"role": "SE", "id": "100000009", "idScheme": "0002",
                                                          "electronicAddress": "x"}),
      "message.guidelineId", "MDT-3"),

@@ -438,6 +438,9 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
                         *((f"message.recipients[{i}]", r) for i, r in enumerate(msg.recipients))):
         if party is not None:
             need(party.idScheme is None or party.id is not None, f"{path}.id", "is required with idScheme")
+            pattern, what = france.FORMATS.get((party.idScheme or "").strip(), (None, ""))
+            need(pattern is None or party.id is None or bool(pattern.fullmatch(party.id.strip())), f"{path}.id", what,
+                 party.id, "INVALID_VALUE")
             need(party.electronicAddressScheme is None or party.electronicAddress is not None,
                  f"{path}.electronicAddress", "is required with electronicAddressScheme")
     # the profile and the business process

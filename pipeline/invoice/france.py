@@ -40,8 +40,11 @@ ATTACHMENT_CODES = ("RIB", "LISIBLE", "FEUILLE_DE_STYLE", "PJA", "BORDEREAU_SUIV
                     "BON_LIVRAISON", "BON_COMMANDE", "BORDEREAU_SUIVI_VALIDATION", "ETAT_ACOMPTE",
                     "FACTURE_PAIEMENT_DIRECT", "RECAPITULATIF_COTRAITANCE")
 SIREN_SCHEME, SIRET_SCHEME, SIREN_ADDRESS_SCHEME = "0002", "0009", "0225"
-_SIREN = re.compile(r"\d{9}")
-_SIRET = re.compile(r"\d{14}")
+SIREN_DIGITS = re.compile(r"\d{9}")
+SIRET_DIGITS = re.compile(r"\d{14}")
+# what an identifier of each French scheme looks like, for the messages that name one
+FORMATS = {SIREN_SCHEME: (SIREN_DIGITS, "a SIREN (scheme 0002) has nine digits"),
+           SIRET_SCHEME: (SIRET_DIGITS, "a SIRET (scheme 0009) has fourteen digits")}
 _ADDRESS = re.compile(r"[A-Za-z0-9+\-_.]+")  # BR-FR-23: an electronic address of scheme 0225
 
 
@@ -102,7 +105,7 @@ def request_errors(req, detail) -> list[ErrorDetail]:
 
     seller, buyer = inv.seller, inv.buyer
     siren = _text(seller.legalRegistrationIdentifier)
-    need(bool(_SIREN.fullmatch(siren)), "invoice.seller.legalRegistrationIdentifier",
+    need(bool(SIREN_DIGITS.fullmatch(siren)), "invoice.seller.legalRegistrationIdentifier",
          "the seller's SIREN (9 digits) is required on the French rules (BR-FR-10)", siren or None)
     need(_text(seller.legalRegistrationIdentifierSchemeId) == SIREN_SCHEME,
          "invoice.seller.legalRegistrationIdentifierSchemeId",
@@ -120,7 +123,7 @@ def request_errors(req, detail) -> list[ErrorDetail]:
             need(bool(scheme), field + "SchemeId",
                  "an identifier needs its scheme on the French rules (BR-FR-CO-10): SIRET is 0009", None)
             if _text(scheme) == SIRET_SCHEME:
-                need(bool(_SIRET.fullmatch(_text(value))) and _text(value).startswith(own_siren), field,
+                need(bool(SIRET_DIGITS.fullmatch(_text(value))) and _text(value).startswith(own_siren), field,
                      f"a SIRET (scheme {SIRET_SCHEME}) has 14 digits and starts with the {name}'s SIREN (BR-FR-09)",
                      value, "INVALID_VALUE")
     for name, party, rule in (("seller", seller, "BR-FR-13"), ("buyer", buyer, "BR-FR-12")):
@@ -133,7 +136,7 @@ def request_errors(req, detail) -> list[ErrorDetail]:
              "letters, digits and - _ . + only (BR-FR-23)", address, "INVALID_VALUE")
     if b2b:
         buyer_siren = _text(buyer.legalRegistrationIdentifier)
-        need(bool(_SIREN.fullmatch(buyer_siren)), "invoice.buyer.legalRegistrationIdentifier",
+        need(bool(SIREN_DIGITS.fullmatch(buyer_siren)), "invoice.buyer.legalRegistrationIdentifier",
              "the buyer's SIREN (9 digits) is required for B2B processing (BAR note B2B, BR-FR-11)",
              buyer_siren or None)
         name, party, own = ("seller", seller, siren) if self_billed else ("buyer", buyer, buyer_siren)
