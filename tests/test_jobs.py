@@ -398,8 +398,9 @@ def test_an_upload_over_the_job_limit_is_413_and_leaves_nothing(tmp_path, monkey
         get_settings.cache_clear()
 
 
-def _posted_in_process(tmp_path, monkeypatch, body: bytes, ctype: str) -> dict:
-    """POST /v1/jobs in this process (a key, SQLite under tmp_path): the 202's job, cancelled again."""
+@pytest.fixture
+def in_process(tmp_path, monkeypatch):
+    """The app in this process with a key (SQLite under tmp_path): (client, its Authorization header)."""
     from pipeline.settings import get_settings
     from tests.test_platform_helpers import Platform
 
@@ -407,32 +408,58 @@ def _posted_in_process(tmp_path, monkeypatch, body: bytes, ctype: str) -> dict:
     get_settings.cache_clear()
     try:
         platform = Platform(SqliteStore(tmp_path / "s.sqlite3"))
-        _, token = platform.key(10)
-        auth = {"Authorization": f"Bearer {token}"}
-        r = platform.client.simulate_post("/v1/jobs", body=body, headers={**auth, "Content-Type": ctype})
-        assert r.status_code == 202, r.text
-        platform.client.simulate_delete(f"/v1/jobs/{r.json['id']}", headers=auth)
-        return r.json
+        _, token = platform.key(100)
+        yield platform.client, {"Authorization": f"Bearer {token}"}
     finally:
         get_settings.cache_clear()
 
 
-def test_a_folder_of_300_file_parts_is_one_job(tmp_path, monkeypatch):
+def _posted(in_process, body: bytes, ctype: str) -> dict:
+    """POST /v1/jobs in this process: the 202's job, cancelled again."""
+    client, auth = in_process
+    r = client.simulate_post("/v1/jobs", body=body, headers={**auth, "Content-Type": ctype})
+    assert r.status_code == 202, r.text
+    client.simulate_delete(f"/v1/jobs/{r.json['id']}", headers=auth)
+    return r.json
+
+
+def test_a_folder_of_300_file_parts_is_one_job(in_process):
     """The page's folder upload sends a `file` part per document: 300 of them are one job (before, Falcon's
     multipart parser stopped at 64 parts: 400 "maximum number of form body parts exceeded")."""
     from tests.test_validate_batch import form
 
     valid, _ = documents()
     body, ctype = form([(f"doc-{n}.xml", valid) for n in range(300)], '{"operation": "validate"}')
-    assert _posted_in_process(tmp_path, monkeypatch, body, ctype)["total"] == 300
+    assert _posted(in_process, body, ctype)["total"] == 300
 
 
-def test_a_file_name_in_a_windows_code_page_is_a_job_not_a_500(tmp_path, monkeypatch):
+def test_a_file_name_in_a_windows_code_page_is_a_job_not_a_500(in_process):
     """A CP1252 file name in the part's header (Falcon decodes it as strict UTF-8) made the upload a 500."""
     from tests.test_validate_endpoints import with_file_name
 
     body, ctype = with_file_name("Rechnung für März.xml".encode("cp1252"), documents()[0])
-    assert _posted_in_process(tmp_path, monkeypatch, body, ctype)["total"] == 1
+    assert _posted(in_process, body, ctype)["total"] == 1
+
+
+def test_the_job_list_comes_a_page_at_a_time_newest_first(in_process):
+    """GET /v1/jobs stopped at the newest 100 with no way to the older ones; now `limit` and `next` page through
+    all of them, each job once."""
+    from tests.test_validate_endpoints import with_file_name
+
+    client, auth = in_process
+    posted = [_posted(in_process, *with_file_name(f"{n}.xml".encode(), documents()[0]))["id"] for n in range(7)]
+    seen, path = [], "/v1/jobs?limit=3"
+    while path:
+        page = client.simulate_get(path.split("?")[0], query_string=path.partition("?")[2], headers=auth).json
+        assert len(page["jobs"]) <= 3
+        seen += [j["id"] for j in page["jobs"]]
+        path = page.get("next")
+    assert seen == posted[::-1]  # newest first, each once
+    assert [j["id"] for j in client.simulate_get("/v1/jobs", headers=auth).json["jobs"]] == posted[::-1]
+    for query, field in (("limit=0", "limit"), ("limit=1001", "limit"), ("limit=x", "limit"),
+                         ("before=job_unknown", "before")):
+        r = client.simulate_get("/v1/jobs", query_string=query, headers=auth)
+        assert r.status_code == 400 and r.json["errors"][0]["field"] == field, r.text
 
 
 MIXED_PDF = SHARED / "corpus/mustangproject/validator/validXRechnung.pdf"

@@ -17,6 +17,7 @@ from pipeline.invoice.model import InvoiceRequest
 from pipeline.service import apikeys, openapi_status, schemas
 from pipeline.service.openapi_text import ENGLISH, Texts
 from pipeline.service.platform import PlatformConfig
+from pipeline.storage.jobs import JOBS_PAGE, MAX_JOBS_PAGE
 
 REF = "#/components/schemas/{model}"
 
@@ -445,7 +446,15 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
                        requestBody={"required": True, "content": {"multipart/form-data": {"schema": multipart}}}),
             "get": op("list_jobs", "The key's jobs, newest first.", "200", _ok("The jobs.", {"application/json": {
                 "schema": {"type": "object", "required": ["jobs"], "properties": {
-                    "jobs": {"type": "array", "items": _JOB}}}}}), (401, 429, 500, 503))},
+                    "jobs": {"type": "array", "items": _JOB},
+                    "next": {"type": "string", "description": "The next page's path, when there are more jobs."}}}}}),
+                      (400, 401, 429, 500, 503), parameters=[
+                          {"name": "limit", "in": "query", "required": False, "description": "Jobs per page.",
+                           "schema": {"type": "integer", "minimum": 1, "maximum": MAX_JOBS_PAGE,
+                                      "default": JOBS_PAGE}},
+                          {"name": "before", "in": "query", "required": False,
+                           "description": "The last job id of the page before (as `next` gives it).",
+                           "schema": {"type": "string"}}])},
         "/v1/jobs/{job_id}": {
             "get": op("get_job", "A job's state and counts.", "200", _ok("The job.", job), (401, 404, 429, 500, 503),
                       parameters=[_JOB_ID]),

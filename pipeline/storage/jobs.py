@@ -44,6 +44,7 @@ JOBS_V5 = ["ALTER TABLE jobs ADD COLUMN indeterminate INTEGER NOT NULL DEFAULT 0
 
 _JOB_COLUMNS = ("id, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged, "
                 "created_at, started_at, finished_at, message, indeterminate")
+JOBS_PAGE, MAX_JOBS_PAGE = 100, 1000  # jobs listed at a time (GET /v1/jobs): by default, at most
 
 
 def _iso(ts: float | None) -> str | None:
@@ -160,9 +161,15 @@ class JobTables:
         return int(self._read("SELECT COALESCE(SUM(d.size), 0) FROM jobs j JOIN job_documents d ON d.job_id = j.id "
                               "WHERE j.key_id = ? AND j.state IN ('queued', 'running')", (key_id,))[0][0])
 
-    def list_jobs(self, key_id: str, limit: int = 100) -> list[Job]:
-        rows = self._read(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE key_id = ? ORDER BY created_at DESC LIMIT ?",
-                          (key_id, int(limit)))
+    def list_jobs(self, key_id: str, limit: int = JOBS_PAGE, before: Job | None = None) -> list[Job]:
+        """The key's jobs, newest first (ties by id, so that a page ends at a stable place); with `before`, those
+        listed after that job."""
+        after = ("" if before is None else
+                 " AND (created_at < ? OR (created_at = ? AND id < ?))")
+        rows = self._read(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE key_id = ?{after} "
+                          "ORDER BY created_at DESC, id DESC LIMIT ?",
+                          (key_id, *(() if before is None else (before.created_at, before.created_at, before.id)),
+                           int(limit)))
         return [self._job(r) for r in rows]
 
     def open_documents(self, job_id: str, first: int, last: int) -> list[tuple[int, str, int, int, str | None]]:

@@ -35,6 +35,7 @@ from pipeline.service.resources.batch import validate_path
 from pipeline.service.upload import form_parts, parse_request_part, part_names
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
+from pipeline.storage.jobs import JOBS_PAGE, MAX_JOBS_PAGE
 
 _FRAMING_SLACK = 1 << 20
 _MAX_REQUEST_PART = 64 * 1024
@@ -159,10 +160,31 @@ class Jobs:
         resp.media = job.to_dict()
 
     def on_get(self, req, resp):
+        """The key's jobs, newest first, a page at a time: `limit` (1-1000, default 100) and `before` (the last job
+        id of the page before, as `next` gives it)."""
         store = _store(req)
         if jobs.embedded(store):
             local.ensure_started(_backends(req).store)
-        resp.media = {"jobs": [j.to_dict() for j in store.list_jobs(_key(req))]}
+        limit = _page_size(req.get_param("limit"))
+        before_id = req.get_param("before")
+        before = store.get_job(before_id, _key(req)) if before_id else None
+        if before_id and before is None:
+            raise ApiError(400, "INVALID_INPUT", f"before: no job {before_id[:80]!r} of this key.",
+                           [ErrorDetail("INVALID_VALUE", "a job id of this key, as `next` gives it", field="before",
+                                        rejectedValue=before_id[:80])])
+        listed = store.list_jobs(_key(req), limit + 1, before)
+        resp.media = {"jobs": [j.to_dict() for j in listed[:limit]],
+                      **({"next": f"/v1/jobs?limit={limit}&before={listed[limit - 1].id}"}
+                         if len(listed) > limit else {})}
+
+
+def _page_size(value: str | None) -> int:
+    if value is None:
+        return JOBS_PAGE
+    if not value.isdigit() or not 1 <= int(value) <= MAX_JOBS_PAGE:
+        raise ApiError(400, "INVALID_INPUT", f"limit must be a whole number from 1 to {MAX_JOBS_PAGE}.",
+                       [ErrorDetail("INVALID_VALUE", f"1 to {MAX_JOBS_PAGE}", field="limit", rejectedValue=value[:80])])
+    return int(value)
 
 
 class JobItem:
