@@ -186,8 +186,20 @@ def test_a_release_that_states_no_date_needs_valid_from(home, corpus, tmp_path, 
     assert packs.get_pack("peppol", "2026.11").valid_from.isoformat() == "2026-12-01"
 
 
+def _flagged(data: bytes, bit: int) -> bytes:
+    """A ZIP with a general-purpose flag bit set on every member (local headers and central directory)."""
+    out = bytearray(data)
+    for signature, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = out.find(signature)
+        while at >= 0:
+            out[at + offset] |= bit & 0xFF
+            out[at + offset + 1] |= bit >> 8
+            at = out.find(signature, at + 4)
+    return bytes(out)
+
+
 @pytest.mark.parametrize("case", ["truncated", "not a zip", "unknown", "broken stylesheet", "scenario file missing",
-                                  "unsafe name"])
+                                  "unsafe name", "name no UTF-8", "encrypted member"])
 def test_a_damaged_or_unknown_release_is_refused_and_nothing_is_left_behind(home, corpus, tmp_path, capsys, case):
     files = cen_release()
     if case == "truncated":
@@ -204,6 +216,10 @@ def test_a_damaged_or_unknown_release_is_refused_and_nothing_is_left_behind(home
         files = kosit_release()
         del files["resources/ubl/2.1/xsl/EN16931-UBL-validation.xsl"]
         data = _zip(files)
+    elif case == "name no UTF-8":  # flagged UTF-8 (bit 11) with bytes that are none: zipfile raised a traceback
+        data = _flagged(_zip({"AAAAAAAAAAAA.xslt": b"<x/>"}), 0x800).replace(b"AAAAAAAAAAAA", b"\xed\xa0\x80" * 4)
+    elif case == "encrypted member":
+        data = _flagged(_zip(files), 0x1)
     else:
         data = _zip({"../../evil/cii/xslt/EN16931-CII-validation.xslt": b"<x/>"})
     release = tmp_path / "release.zip"

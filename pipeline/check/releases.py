@@ -83,7 +83,9 @@ def read(path: Path) -> tuple[dict[str, bytes], str]:
     try:
         with zipfile.ZipFile(path) as zf:
             return _members(zf), path.name
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+        # ValueError: a member name that is no UTF-8 although flagged so; NotImplementedError: a compression
+        # method zipfile has not; RuntimeError: an encrypted member
         raise RulesError(f"{path}: not a readable ZIP archive or folder ({exc})") from exc
 
 
