@@ -332,6 +332,8 @@ def test_the_command_line_submits_a_folder_and_follows_it(tmp_path):
         assert [(x["name"], x["report"]["valid"]) for x in lines] == [("a.xml", True), ("c-für.xml", True),
                                                                        ("march/b.xml", False)]
         assert json.loads(cli(env, "jobs", "status", job_id).stdout)["done"] == 3
+        listed = cli(env, "jobs", "list").stdout.splitlines()
+        assert listed[1].split()[:4] == [job_id, "done", "validate", "3"], listed
         missing = cli(env, "jobs", "status", "job_unknown")
         assert missing.returncode == 2 and "404" in missing.stderr
     finally:

@@ -166,6 +166,23 @@ def _results(args) -> int:
     return 0
 
 
+def _list(args) -> int:
+    """The key's jobs, newest first, one line each; `--limit` of them (0: all, page after page)."""
+    if args.limit < 0:
+        _fail(f"--limit {args.limit}: give a count, or 0 for all")
+    path, shown = f"/v1/jobs?limit={min(args.limit or 1000, 1000)}", 0
+    print(f"{'job':<37} {'state':<10} {'operation':<10} {'documents':>9} {'valid':>7} {'invalid':>7} {'errors':>7}  "
+          "created")
+    while path and (not args.limit or shown < args.limit):
+        page = _call(args, "GET", path)
+        for job in page["jobs"][:args.limit - shown if args.limit else None]:
+            print(f"{job['id']:<37} {job['state']:<10} {job['operation']:<10} {job['total']:>9} {job['valid']:>7} "
+                  f"{job['invalid']:>7} {job['errors']:>7}  {job['createdAt']}")
+            shown += 1
+        path = page.get("next")
+    return 0
+
+
 def _cancel(args) -> int:
     job = _call(args, "DELETE", f"/v1/jobs/{args.id}")
     print(_summary(job))
@@ -195,6 +212,8 @@ def register(subparsers) -> None:
     s.add_argument("--wait", action="store_true", help="follow the job (progress bar), print the summary")
     for name, func, help in (("status", _status, "the job"), ("cancel", _cancel, "cancel the job")):
         command(name, func, help).add_argument("id")
+    listing = command("list", _list, "the key's jobs, newest first")
+    listing.add_argument("--limit", type=int, default=20, help="how many (default 20; 0: all)")
     r = command("results", _results, "the results, JSON Lines (or a ZIP)")
     r.add_argument("id")
     r.add_argument("--format", choices=("jsonl", "zip"), default="jsonl")
