@@ -58,6 +58,16 @@ def test_user_text_in_the_document_cannot_inject_markup():
     assert "<b>name</b>.xml" in root.text_content()
 
 
+def test_a_file_name_cannot_disguise_itself_with_a_direction_override(tmp_path):
+    """"Rechnung<U+202E>lmx.exe" showed as "Rechnungexe.xml" on the report: a name's bidi controls are written out."""
+    data = XR_UBL.read_bytes()
+    report = validate_xml(data, "xrechnung")
+    html = readable_report(data, report, "Rechnung\u202elmx.exe")
+    assert "Rechnung<U+202E>lmx.exe" in _text(html) and "\u202e" not in html.decode()
+    first = pdf_pages(readable_report(data, report, "Rechnung\u202elmx.exe", pdf=True), tmp_path)[0]
+    assert "Rechnung<U+202E>lmx.exe" in first and "Rechnungexe.xml" not in first
+
+
 def test_a_valid_document_carries_the_invoice_page_in_german():
     data = VALID.read_bytes()
     report = validate_xml(data, "xrechnung")

@@ -6,6 +6,9 @@ seller name, the invoice number and the date, showed "0010-4202-R" for R-2024-01
 each text value of the canonical XML that holds such controls is wrapped in an isolate (FSI ... PDI, what HTML's
 <bdi> does), with what it opened closed inside it: its direction ends with the value. Only the page sees this; the
 documents keep the values as sent. Most invoices hold none of these characters and pass through untouched.
+
+A file name is no content to show as its sender styled it: an override there only disguises it ("Rechnung<RLO>lmx.exe"
+shows as "Rechnungexe.xml"), so a report names such characters instead (`visible`).
 """
 from __future__ import annotations
 
@@ -52,3 +55,8 @@ def isolated_values(canonical: bytes) -> bytes:
         if el.text and _CONTROL.search(el.text):
             el.text = isolate(el.text)
     return etree.tostring(root, xml_declaration=True, encoding="utf-8")
+
+
+def visible(name: str) -> str:
+    """`name` with each bidi control written out ("<U+202E>"), for a file name a report shows."""
+    return _CONTROL.sub(lambda m: f"<U+{ord(m.group()):04X}>", name)

@@ -19,7 +19,7 @@ from pipeline.check import categories, verdict
 from pipeline.check.report import ERROR, WARNING, Issue, Report
 from pipeline.invoice import cdar_terms
 from pipeline.invoice.terms import field_for_rule, term_for, term_name
-from pipeline.pdf import page
+from pipeline.pdf import bidi, page
 from pipeline.settings import TEMPLATES_DIR, get_settings
 
 FRAME_LINES = 2          # source lines shown before and after a finding's line
@@ -154,7 +154,7 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
     notes = [t["cut"].format(per_rule=SHOWN_PER_RULE, total=SHOWN_IN_ALL)] if cut else []
     if page_left_out:
         notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
-    html = _template().render(report=report, name=name, lang=language, t=t, groups=groups, counts=counts,
+    html = _template().render(report=report, name=bidi.visible(name), lang=language, t=t, groups=groups, counts=counts,
                               meaning=report.meaning(language), also=_other_languages(report, language),
                               v=verdict.LABELS[language], applied=applied_rules(report),
                               notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None,
