@@ -105,6 +105,7 @@ def test_attachment_names():
     assert named("XRechnung.xml", "x.pdf", "X.PDF", "x.pdf", ".hidden", ".hidden") == [
         "XRechnung (2).xml", "x.pdf", "X (2).PDF", "x (3).pdf", ".hidden", ".hidden (2)"]
     assert named("../../etc/passwd", "a\\b\x01c.txt") == [".._.._etc_passwd", "a_b_c.txt"]
+    assert named("Anhang\u202efdp.exe", "b\u2067c.pdf") == ["Anhang_fdp.exe", "b_c.pdf"]  # no disguise
 
 
 def test_undecodable_attachment_is_400():

@@ -198,12 +198,13 @@ def _ascii(name: str) -> str:
 
 
 def attachment_names(attachments: list[Attachment] | tuple[Attachment, ...]) -> list[str]:
-    """Names the attachments are embedded under: path separators and control characters replaced, never an
-    invoice file name, unique ignoring case (a repeated name becomes `name (2).ext`)."""
+    """Names the attachments are embedded under: path separators, control characters and bidi controls replaced
+    (an override makes "x<RLO>fdp.exe" look like "xexe.pdf" in a reader's attachment list), never an invoice file
+    name, unique ignoring case (a repeated name becomes `name (2).ext`)."""
     taken = set(INVOICE_FILE_NAMES)  # a reader must not take a supporting document for the invoice
     names = []
     for a in attachments:
-        clean = re.sub(r"[\x00-\x1f\x7f/\\]", "_", a.name).strip() or "attachment"
+        clean = re.sub(r"[\x00-\x1f\x7f/\\\u202a-\u202e\u2066-\u2069]", "_", a.name).strip() or "attachment"
         stem, dot, ext = clean.rpartition(".") if "." in clean.lstrip(".") else (clean, "", "")
         name, n = clean, 1
         while name.casefold() in taken:
