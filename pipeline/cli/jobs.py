@@ -170,15 +170,15 @@ def _list(args) -> int:
     """The key's jobs, newest first, one line each; `--limit` of them (0: all, page after page)."""
     if args.limit < 0:
         _fail(f"--limit {args.limit}: give a count, or 0 for all")
-    path, shown = f"/v1/jobs?limit={min(args.limit or 1000, 1000)}", 0
+    path, listed = f"/v1/jobs?limit={min(args.limit or 1000, 1000)}", 0
     print(f"{'job':<37} {'state':<10} {'operation':<10} {'documents':>9} {'valid':>7} {'invalid':>7} {'errors':>7}  "
           "created")
-    while path and (not args.limit or shown < args.limit):
+    while path and (not args.limit or listed < args.limit):
         page = _call(args, "GET", path)
-        for job in page["jobs"][:args.limit - shown if args.limit else None]:
+        for job in page["jobs"][:args.limit - listed if args.limit else None]:
             print(f"{job['id']:<37} {job['state']:<10} {job['operation']:<10} {job['total']:>9} {job['valid']:>7} "
                   f"{job['invalid']:>7} {job['errors']:>7}  {job['createdAt']}")
-            shown += 1
+            listed += 1
         path = page.get("next")
     return 0
 

@@ -28,6 +28,7 @@ from lxml import etree
 from pikepdf import Dictionary, Name, String, pdfa
 
 from pipeline.invoice.specs import FACTURX_VERSION, INVOICE_FILE_NAMES, Profile
+from pipeline.pdf import bidi
 
 PRODUCER = "einvoice-pipeline (WeasyPrint, pikepdf)"
 # What PDF/A checkers accept as an embedded file's /Subtype (veraPDF's pattern for ISO 19005-3 6.8-1).
@@ -204,7 +205,7 @@ def attachment_names(attachments: list[Attachment] | tuple[Attachment, ...]) -> 
     taken = set(INVOICE_FILE_NAMES)  # a reader must not take a supporting document for the invoice
     names = []
     for a in attachments:
-        clean = re.sub(r"[\x00-\x1f\x7f/\\\u202a-\u202e\u2066-\u2069]", "_", a.name).strip() or "attachment"
+        clean = re.sub(rf"[\x00-\x1f\x7f/\\{bidi.CONTROLS}]", "_", a.name).strip() or "attachment"
         stem, dot, ext = clean.rpartition(".") if "." in clean.lstrip(".") else (clean, "", "")
         name, n = clean, 1
         while name.casefold() in taken:

@@ -20,7 +20,8 @@ EMBEDDINGS = "\u202a\u202b\u202d\u202e"   # LRE RLE LRO RLO, closed by PDF
 POP = "\u202c"                            # PDF
 ISOLATES = "\u2066\u2067\u2068"           # LRI RLI FSI, closed by PDI
 FSI, PDI = "\u2068", "\u2069"
-_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
+CONTROLS = "\u202a-\u202e\u2066-\u2069"  # all of them, as a range of a regular expression's character class
+_CONTROL = re.compile(f"[{CONTROLS}]")
 _CONTROL_UTF8 = re.compile(rb"\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")  # the same characters, encoded
 
 

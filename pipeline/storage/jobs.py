@@ -164,12 +164,12 @@ class JobTables:
     def list_jobs(self, key_id: str, limit: int = JOBS_PAGE, before: Job | None = None) -> list[Job]:
         """The key's jobs, newest first (ties by id, so that a page ends at a stable place); with `before`, those
         listed after that job."""
-        after = ("" if before is None else
-                 " AND (created_at < ? OR (created_at = ? AND id < ?))")
+        after, params = "", (key_id,)
+        if before is not None:
+            after, params = " AND (created_at < ? OR (created_at = ? AND id < ?))", (
+                key_id, before.created_at, before.created_at, before.id)
         rows = self._read(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE key_id = ?{after} "
-                          "ORDER BY created_at DESC, id DESC LIMIT ?",
-                          (key_id, *(() if before is None else (before.created_at, before.created_at, before.id)),
-                           int(limit)))
+                          "ORDER BY created_at DESC, id DESC LIMIT ?", (*params, int(limit)))
         return [self._job(r) for r in rows]
 
     def open_documents(self, job_id: str, first: int, last: int) -> list[tuple[int, str, int, int, str | None]]:
