@@ -100,6 +100,18 @@ def bad_request(code: str, message: str, errors: list[ErrorDetail] | None = None
     return ApiError(400, code, message, errors or [])
 
 
+def unknown_fields(request: dict, known, taker: str) -> None:
+    """400 INVALID_INPUT naming each key of a `request` part that `taker` (an endpoint, a job's operation) does not
+    take, as the generation endpoints name an unknown field: a misspelt option must not be silently ignored."""
+    known = tuple(known)
+    unknown = [name for name in request if name not in known]
+    if unknown:
+        takes = ", ".join(known) or "no options"
+        raise invalid_input(f"The 'request' part has {len(unknown)} unknown field(s) for {taker}; it takes {takes}.",
+                            [ErrorDetail("UNKNOWN_FIELD", f"is not a field of {taker}'s request (unknown field)",
+                                         field=f"request.{name}", rejectedValue=request[name]) for name in unknown])
+
+
 def validation_failed(message: str, errors: list[ErrorDetail]) -> ApiError:
     return ApiError(422, "VALIDATION_FAILED", message, errors)
 

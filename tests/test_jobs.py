@@ -540,3 +540,63 @@ def test_converted_results_are_named_after_their_source_and_never_collide(tmp_pa
         assert z.read("invoice.pdf.xml") == lines["invoice.pdf"] and z.read("invoice.xml") == lines["invoice.xml"]
     finally:
         server.stop()
+
+
+LOSSY = SHARED / "realworld/corpus/XML-Rechnung/CII/XRECHNUNG_Elektron.cii.xml"  # a department beside a person name
+
+
+def test_a_convert_job_takes_what_the_convert_endpoint_takes(tmp_path):
+    """allowLoss, profile and metadataLanguage reach each document of a convert job (before, a job ignored them:
+    the lossy invoice stayed refused whatever the request said, and a ZUGFeRD job could not choose its profile)."""
+    from pipeline.flows.validate_pdf import validate_pdf
+    from pipeline.flows.validate_xml import validate_xml
+    from tests.test_validate_batch import zipped
+
+    server, env, token = serve_with_key(tmp_path, "jobs-convert-options", 10, workers=1, warm=False)
+    try:
+        body = zipped([("lossy.xml", LOSSY.read_bytes())])
+        refused = wait_for(server.url, token, submit(server.url, token, body, {"operation": "convert", "to": "UBL"})
+                           .json()["id"])
+        line, = results(server.url, token, refused["id"])
+        assert line["error"]["code"] == "CONVERSION_LOSS", line
+        r = submit(server.url, token, body, {"operation": "convert", "to": "ubl", "allowLoss": True})
+        assert r.status_code == 202, r.text
+        line, = results(server.url, token, wait_for(server.url, token, r.json()["id"])["id"])
+        assert any("ram:DepartmentName" in lost["xpath"] for lost in line["conversion"]["lost"]), line["conversion"]
+        report = validate_xml(base64.b64decode(line["document"]), "xrechnung")  # the official rules, on their own
+        assert report.valid and report.syntax == "UBL", report.to_dict()
+
+        r = submit(server.url, token, archive(1), {"operation": "convert", "to": "ZUGFERD", "profile": "basic",
+                                                   "metadataLanguage": "de"})
+        assert r.status_code == 202, r.text
+        line, = results(server.url, token, wait_for(server.url, token, r.json()["id"])["id"])
+        report = validate_pdf(base64.b64decode(line["document"]))
+        assert report.valid and "BASIC" in report.version, report.to_dict()
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("request_part, field", [
+    ({"operation": "validate", "to": "UBL"}, "request.to"),  # another operation's option
+    ({"operation": "convert", "to": "UBL", "strict": True}, "request.strict"),
+    ({"operation": "parse", "spec": "xrechnung"}, "request.spec"),
+    ({"operation": "convert", "to": "UBL", "allowloss": True}, "request.allowloss"),  # misspelt
+])
+def test_a_key_the_operation_does_not_take_is_refused_not_ignored(in_process, request_part, field):
+    from tests.test_validate_batch import form
+
+    client, auth = in_process
+    body, ctype = form([("a.xml", documents()[0])], json.dumps(request_part))
+    r = client.simulate_post("/v1/jobs", body=body, headers={**auth, "Content-Type": ctype})
+    assert r.status_code == 400, r.text
+    assert [(e["code"], e["field"]) for e in r.json["errors"]] == [("UNKNOWN_FIELD", field)]
+
+
+def test_the_job_request_documented_is_the_one_taken(in_process):
+    """The OpenAPI document's job request lists exactly the keys the operations take."""
+    from pipeline.flows.job_document import FIELDS
+
+    client, _ = in_process
+    schema = client.simulate_get("/v1/openapi.json").json["paths"]["/v1/jobs"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
+    documented = schema["properties"]["request"]["properties"]
+    assert set(documented) == {key for keys in FIELDS.values() for key in keys}

@@ -283,3 +283,31 @@ def test_schemathesis_finds_no_500_and_no_schema_breaking_response(live):
     for op in operations:  # a templated path (/static/{name}) was hit by some name
         assert any(re.fullmatch(re.sub(r"\{[^/}]+\}", "[^/]+", op.path), path) for path in logged), op.path
     assert not [x for x in lines if x["status"] >= 500]
+
+
+def test_every_request_part_takes_the_keys_it_documents_and_refuses_any_other(tmp_path):
+    """The `request` part of each multipart endpoint: a key its OpenAPI schema lists is never an unknown field; a
+    key it does not list (a typo, another endpoint's option) is a 400 UNKNOWN_FIELD naming `request.<key>`, not
+    silently ignored. (The jobs API takes its keys per operation: tests/test_jobs.py.)"""
+    s = make_store("sqlite", tmp_path)
+    p = Platform(s)
+    d = p.client.simulate_get("/v1/openapi.json").json
+    _, token = p.key(credits=1000)
+    xml = (CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml").read_bytes()
+    checked = []
+    for path, item in d["paths"].items():
+        form = item.get("post", {}).get("requestBody", {}).get("content", {}).get("multipart/form-data")
+        if form is None or path == "/v1/jobs":
+            continue
+        ref = form["schema"]["properties"]["request"]["$ref"]
+        documented = d["components"]["schemas"][ref.rsplit("/", 1)[1]]["properties"]
+        for request, unknown in (({key: None for key in documented}, []), ({"vresion": "3.0"}, ["request.vresion"])):
+            body, ctype = _multipart(xml, request)
+            r = p.post(token, path, body=body, headers={"Content-Type": ctype, "Accept": "*/*"})
+            named = [e["field"] for e in (r.json or {}).get("errors", []) if e["code"] == "UNKNOWN_FIELD"] \
+                if r.status_code == 400 else []
+            assert named == unknown, (path, request, r.status_code, r.text[:300])
+        checked.append(path)
+    s.close()
+    assert {"/v1/invoice/xrechnung/validate", "/v1/invoice/convert", "/v1/invoice/render", "/v1/invoice/parse",
+            "/v1/invoice/zugferd/validate/batch", "/v1/invoice/fr-ctc/status/timeline"} <= set(checked), checked

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from pipeline.cli import job_request
 from pipeline.errors import ApiError
 
 RETRY = 5.0  # s before a new connection after the server or the network failed
@@ -43,9 +44,7 @@ def _run(args) -> int:
     logging.getLogger("pipeline.inbox").setLevel(logging.INFO)
     try:
         address = source.Address.parse(args.url)
-        request = {"operation": args.operation, **({"spec": args.spec} if args.spec else {}),
-                   **({"to": args.to} if args.to else {})}
-        operation, options = check_options(request)
+        operation, options = check_options(job_request.request_of(args))
     except (source.InboxError, ApiError) as exc:
         print(f"pipeline inbox: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
@@ -94,9 +93,7 @@ def _drop(box):
 def register(subparsers) -> None:
     p = subparsers.add_parser("inbox", help="take invoices from an IMAP mailbox as jobs, move each message after")
     p.add_argument("url", metavar="imaps://user@host[:port]/MAILBOX")
-    p.add_argument("--operation", choices=("validate", "parse", "convert"), default="validate")
-    p.add_argument("--spec", help="validate: auto (default), xrechnung, en16931, zugferd, fr-ctc, peppol")
-    p.add_argument("--to", help="convert: CII, UBL or ZUGFERD")
+    job_request.add_arguments(p)
     p.add_argument("--move-valid", metavar="FOLDER", help="where a message whose invoices are all valid goes")
     p.add_argument("--move-invalid", metavar="FOLDER", help="... with an invoice invalid or unreadable")
     p.add_argument("--move-other", metavar="FOLDER", help="... without an invoice")

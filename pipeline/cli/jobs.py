@@ -1,7 +1,8 @@
 """`pipeline jobs submit|status|results|cancel`: the jobs API (POST /v1/jobs) of a running service, from a shell.
 
-    pipeline jobs submit DIR | FILES | ZIP | EML | MBOX [--operation validate|parse|convert] [--spec S] [--to T]
-                         [--strict] [--wait]
+    pipeline jobs submit DIR | FILES | ZIP | EML | MBOX [--operation validate|parse|convert] [--wait]
+                         [validate: --spec S --version V --strict --html --lang L] [parse: --validate]
+                         [convert: --to T --spec S --profile P --lang L --allow-loss]
                                         a folder or several files (e-mails among them) go up as one ZIP (built in
                                         a temporary file, streamed, never held in memory), a single ZIP or e-mail
                                         as it is; --wait shows a progress bar on a terminal and the summary table
@@ -28,6 +29,7 @@ import uuid
 import zipfile
 from pathlib import Path
 
+from pipeline.cli import job_request
 from pipeline.cli.files import expand, is_archive, shown
 
 POLL = 0.5
@@ -122,10 +124,7 @@ def _exit_code(job: dict) -> int:
 
 
 def _submit(args) -> int:
-    request = {"operation": args.operation, "strict": args.strict}
-    for name in ("spec", "to", "version"):
-        if getattr(args, name):
-            request[name] = getattr(args, name)
+    request = job_request.request_of(args)
     with tempfile.TemporaryDirectory(prefix="pipeline-jobs-") as tmp:
         body, boundary = _body(request, _archive_of(args.paths, Path(tmp)), Path(tmp))
         with open(body, "rb") as data:
@@ -203,12 +202,7 @@ def register(subparsers) -> None:
 
     s = command("submit", _submit, "submit a folder, files, a ZIP or e-mails (.eml, .mbox) as one job")
     s.add_argument("paths", nargs="+", type=Path, metavar="DIR|FILES|ZIP|EML|MBOX")
-    s.add_argument("--operation", choices=("validate", "parse", "convert"), default="validate")
-    s.add_argument("--spec", help="validate: auto (default: each document's rules detected from it), xrechnung, "
-                                  "en16931, zugferd, fr-ctc, peppol; convert: the target's spec")
-    s.add_argument("--to", help="convert: CII, UBL or ZUGFERD")
-    s.add_argument("--version")
-    s.add_argument("--strict", action="store_true", help="content-check findings are errors")
+    job_request.add_arguments(s)
     s.add_argument("--wait", action="store_true", help="follow the job (progress bar), print the summary")
     for name, func, help in (("status", _status, "the job"), ("cancel", _cancel, "cancel the job")):
         command(name, func, help).add_argument("id")

@@ -20,8 +20,9 @@ import json
 import logging
 
 from pipeline.check.detect import AUTO, SPECS, route
-from pipeline.errors import ApiError, ErrorDetail
+from pipeline.errors import ApiError, unknown_fields
 from pipeline.flows import convert as convert_flow
+from pipeline.flows.options import bad_option, convert_options, flag, language
 from pipeline.flows.parse import parse_report
 from pipeline.flows.validate_batch import check_request, document_outcome
 from pipeline.flows.validation_report import readable_report
@@ -33,55 +34,40 @@ OPERATIONS = ("validate", "parse", "convert")
 VALIDATE_SPECS = (AUTO, *SPECS)
 
 
-def _bad(field: str, message: str, value) -> ApiError:
-    return ApiError(400, "INVALID_INPUT", f"request.{field} {message}.",
-                    [ErrorDetail("INVALID_VALUE", message, field=f"request.{field}", rejectedValue=value)])
+# The keys of a job's `request` part, by operation: what its single endpoint takes (a key another operation takes
+# is refused, not ignored: a convert job's `strict` would promise a check that never runs).
+FIELDS = {"validate": ("operation", "spec", "version", "strict", "html", "metadataLanguage"),
+          "parse": ("operation", "validate"),
+          "convert": ("operation", "to", "spec", "profile", "metadataLanguage", "allowLoss")}
 
 
 def check_options(request: dict) -> tuple[str, dict]:
-    """(operation, options) of a job's `request` part: {"operation", "spec", "version", "to", "strict",
-    "validate" (parse), "html" and "metadataLanguage" (validate: a report for people per document too)}.
-    ApiError 400 for anything the operation does not take."""
+    """(operation, options) of a job's `request` part (`FIELDS`): validate {"spec", "version", "strict", "html" and
+    "metadataLanguage" (a report for people per document too)}, parse {"validate"}, convert as POST
+    /v1/invoice/convert (`options.convert_options`). ApiError 400 for anything the operation does not take."""
     operation = request.get("operation") or "validate"
     if operation not in OPERATIONS:
-        raise _bad("operation", f"must be one of {', '.join(OPERATIONS)}", operation)
-    strict = request.get("strict", False)
-    if not isinstance(strict, bool):
-        raise _bad("strict", "must be true or false", strict)
+        raise bad_option("operation", f"must be one of {', '.join(OPERATIONS)}", operation)
+    unknown_fields(request, FIELDS[operation], f"a {operation} job")
+    if operation == "convert":
+        converting = convert_options(request)
+        return operation, {"to": converting.to, "spec": converting.spec, "profile": converting.profile,
+                           "language": converting.language, "allowLoss": converting.allow_loss}
+    if operation == "parse":
+        return operation, {"validate": flag(request, "validate")}
     version = request.get("version")
     if version is not None and not isinstance(version, str):
-        raise _bad("version", "must be a string or null", version)
-    spec = request.get("spec")
-    options: dict = {"strict": strict}
-    if operation == "validate":
-        html = request.get("html", False)
-        if not isinstance(html, bool):
-            raise _bad("html", "must be true or false", html)
-        language = request.get("metadataLanguage") or "en"
-        if language not in ("en", "de"):
-            raise _bad("metadataLanguage", "must be en or de", language)
-        spec = spec or AUTO
-        if spec not in VALIDATE_SPECS:
-            raise _bad("spec", f"must be one of {', '.join(VALIDATE_SPECS)}", spec)
-        if spec == AUTO and version is not None:
-            raise _bad("version", "needs a spec: each document's detected rules have versions of their own", version)
-        if spec != AUTO:
-            check_request(spec, version)
-        options.update(spec=spec, version=version, html=html, language=language)
-    elif operation == "convert":
-        to = request.get("to")
-        to = to.strip().upper() if isinstance(to, str) else to
-        if to not in convert_flow.TARGETS:
-            raise _bad("to", f"is required for convert: one of {', '.join(convert_flow.TARGETS)}", to)
-        if spec is not None and spec not in convert_flow.SPECS:
-            raise _bad("spec", f"must be one of {', '.join(convert_flow.SPECS)} for convert", spec)
-        options.update(to=to, spec=spec)
-    else:
-        validate = request.get("validate", False)
-        if not isinstance(validate, bool):
-            raise _bad("validate", "must be true or false", validate)
-        options.update(validate=validate)
-    return operation, options
+        raise bad_option("version", "must be a string or null", version)
+    spec = request.get("spec") or AUTO
+    if spec not in VALIDATE_SPECS:
+        raise bad_option("spec", f"must be one of {', '.join(VALIDATE_SPECS)}", spec)
+    if spec == AUTO and version is not None:
+        raise bad_option("version", "needs a spec: each document's detected rules have versions of their own", version)
+    if spec != AUTO:
+        check_request(spec, version)
+    html = flag(request, "html")
+    return operation, {"strict": flag(request, "strict"), "spec": spec, "version": version, "html": html,
+                       "language": language(request) or "en"}
 
 
 def error_line(name: str, code: str, message: str, email: dict | None = None) -> str:
@@ -115,7 +101,8 @@ def run(operation: str, options: dict, name: str, data: bytes, request_id: str |
             # amounts exactly as the document states them; the indentation's line breaks would split the line
             invoice = dump_request(result).decode("utf-8").replace("\n", "")
             return kind, head + ', "invoice": ' + invoice + "}", None
-        conversion = convert_flow.convert(data, options["to"], options.get("spec"), request_id=request_id)
+        conversion = convert_flow.convert(data, options["to"], options.get("spec"), options.get("profile"),
+                                          options.get("language"), options.get("allowLoss", False), request_id)
         document = base64.b64encode(conversion.document).decode("ascii")
         return "valid", (head + ', "mediaType": ' + json.dumps(conversion.media_type) + ', "conversion": '
                          + json.dumps(conversion.summary(), ensure_ascii=False) + ', "document": "' + document + '"}'

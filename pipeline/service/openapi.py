@@ -12,7 +12,10 @@ from functools import partial
 from pydantic.json_schema import models_json_schema
 
 from pipeline.check.content import CHECKS
+from pipeline.check.detect import SPECS
 from pipeline.errors import REFINES, SPEC_CODES, STATUS_TEXT
+from pipeline.flows.convert import SPECS as CONVERT_SPECS
+from pipeline.flows.job_document import OPERATIONS
 from pipeline.invoice.model import InvoiceRequest
 from pipeline.service import apikeys, openapi_status, schemas
 from pipeline.service.openapi_text import ENGLISH, Texts
@@ -407,18 +410,29 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
     job = {"application/json": {"schema": _JOB}}
     accepted = _ok("The job, queued.", job)
     accepted["headers"].update(_headers("Location"))
-    request = {"type": "object", "properties": {
-        "operation": {"type": "string", "enum": ["validate", "parse", "convert"], "default": "validate"},
-        "spec": {"type": "string", "description": "validate: xrechnung (default), en16931, zugferd; convert: the "
-                                                  "target's spec (xrechnung, en16931)."},
-        "version": {"type": ["string", "null"]},
+    request = {"type": "object", "additionalProperties": False, "description": (
+        "The keys the operation takes (`validate`: operation, spec, version, strict, html, metadataLanguage; "
+        "`parse`: operation, validate; `convert`: operation, to, spec, profile, metadataLanguage, allowLoss); any "
+        "other key is refused (400 UNKNOWN_FIELD), not ignored."), "properties": {
+        "operation": {"type": "string", "enum": list(OPERATIONS), "default": "validate"},
+        "spec": {"type": "string", "description": tr(
+            "validate: auto (default: each document's rules detected from it, as the web page and `pipeline "
+            "validate` do), {validate_specs}; convert: the target's rules ({convert_specs}; default: the source's).",
+            validate_specs=", ".join(SPECS), convert_specs=", ".join(CONVERT_SPECS))},
+        "version": {"type": ["string", "null"], "description": "validate with a spec: its rules' version."},
         "to": {"type": "string", "enum": ["CII", "UBL", "ZUGFERD"], "description": "convert: required."},
-        "strict": {"type": "boolean", "default": False},
+        "strict": {"type": "boolean", "default": False, "description": "validate: the content checks' findings are "
+                   "errors, as `request.strict` of the validate endpoints."},
         "validate": {"type": "boolean", "default": False, "description": "parse: add the validation report."},
         "html": {"type": "boolean", "default": False, "description": "validate: an HTML report per document too "
                  "(the results' ZIP holds them)."},
         "metadataLanguage": {"type": "string", "enum": ["en", "de"], "description": "validate with html: the "
-                             "reports' language."}}}
+                             "reports' language; convert to ZUGFERD: the page's."},
+        "profile": {"type": "string", "description": "convert to ZUGFERD: the Factur-X profile (default: the "
+                    "source's, else EN16931)."},
+        "allowLoss": {"type": "boolean", "default": False, "description": "convert: convert even when the target "
+                      "cannot carry some source values of content; each document's line lists them "
+                      "(`conversion`)."}}}
     multipart = {"type": "object", "required": ["file"], "properties": {
         "file": {"type": "string", "format": "binary", "description": "A document, a ZIP archive of documents or "
                  "an e-mail (.eml, .mbox: each message's invoices); repeat the part for more."},

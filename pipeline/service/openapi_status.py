@@ -50,15 +50,9 @@ class StatusParseResponse(_Strict):
         None, description="With request.validate: the fr-cdar chain's report on the message.")
 
 
-class StatusReadRequest(BaseModel):
-    validate_: bool = Field(False, alias="validate", description="Add the fr-cdar chain's verdict (parse: the "
-                                                                 "report; timeline and render: per message).")
-    language: Literal["en", "fr"] = Field("en", description="render: the page's language (labels; the messages' "
-                                                            "own texts are shown as sent).")
-
 
 def components() -> dict:
-    models = (StatusRequest, StatusValidationResponse, StatusParseResponse, StatusReadRequest)
+    models = (StatusRequest, StatusValidationResponse, StatusParseResponse, schemas.StatusReadRequest)
     _, top = models_json_schema([(m, "validation") for m in models], ref_template=REF)
     return top.get("$defs", {})
 

@@ -152,6 +152,13 @@ class XRechnungValidationRequest(BaseModel):
                                                                            "config.metadataLanguage.")
 
 
+class StatusReadRequest(BaseModel):
+    validate_: bool = Field(False, alias="validate", description="Add the fr-cdar chain's verdict (parse: the "
+                                                                 "report; timeline and render: per message).")
+    language: Literal["en", "fr"] = Field("en", description="render: the page's language (labels; the messages' "
+                                                            "own texts are shown as sent).")
+
+
 # ---- the reading side ---------------------------------------------------------------------------------------
 
 class UnmappedValue(_Strict):

@@ -13,10 +13,12 @@ import json
 
 import falcon
 from falcon.media.multipart import MultipartParseOptions
+from pydantic import BaseModel
 
-from pipeline.errors import ApiError, ErrorDetail
+from pipeline.errors import ApiError, ErrorDetail, unknown_fields
 from pipeline.flows.validation_report import readable_report
 from pipeline.invoice.model import metadata_language
+from pipeline.service.schemas import XRechnungValidationRequest
 from pipeline.settings import get_settings
 from pipeline.unpack import name_text
 
@@ -122,19 +124,29 @@ def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
     return files, request_raw
 
 
-def read_validation_upload(req: falcon.Request, max_bytes: int | None = None) -> tuple[bytes, dict]:
+def read_validation_upload(req: falcon.Request, fields: type[BaseModel] = XRechnungValidationRequest,
+                           max_bytes: int | None = None) -> tuple[bytes, dict]:
     """(file bytes, request object) from a multipart/form-data upload. The `request` part is optional on every
-    endpoint: absent means {} (the defaults), as a newcomer's first `curl -F file=@...` expects.
-    Raises ApiError 400 (not multipart, no file part, malformed JSON, bad `version`) or 413 (file too large)."""
+    endpoint: absent means {} (the defaults), as a newcomer's first `curl -F file=@...` expects; its keys are those
+    of `fields`, the model the OpenAPI document describes it with.
+    Raises ApiError 400 (not multipart, no file part, malformed JSON, an unknown key, bad `version`) or 413 (file
+    too large)."""
     files, request_raw = read_parts(req, max_bytes or get_settings().max_upload_bytes)
     (name, file_bytes), = files
     req.context.upload_name = name  # named in a report for people
     if request_raw is None:
         return file_bytes, {}
-    return file_bytes, parse_request_part(request_raw)
+    return file_bytes, parse_request_part(request_raw, fields, req.path)
 
 
-def parse_request_part(raw: bytes) -> dict:
+def field_names(model: type[BaseModel]) -> tuple[str, ...]:
+    """The JSON keys of a request part's model (aliases where they differ from the Python names)."""
+    return tuple(f.alias or name for name, f in model.model_fields.items())
+
+
+def parse_request_part(raw: bytes, fields: type[BaseModel] | None, taker: str) -> dict:
+    """The `request` part as a JSON object; with `fields`, a key the model does not have is a 400 (for `taker`,
+    the endpoint's path). The jobs API checks its keys per operation instead (`job_document.check_options`)."""
     try:
         request = json.loads(raw.decode("utf-8-sig") if raw.strip() else "null")
     except (UnicodeDecodeError, ValueError) as exc:
@@ -145,6 +157,8 @@ def parse_request_part(raw: bytes) -> dict:
     version = request.get("version")
     if version is not None and not isinstance(version, str):
         raise _bad("INVALID_VERSION", "'version' must be a string or null.", field="request.version", rejected=version)
+    if fields is not None:
+        unknown_fields(request, field_names(fields), taker)
     return request
 
 

@@ -29,6 +29,7 @@ from pipeline.check.detect import SPECS
 from pipeline.errors import ApiError
 from pipeline.flows.validate_batch import Limits, Member, check_request, too_many_files, validate_batch
 from pipeline.service.platform import storage_unavailable
+from pipeline.service.schemas import XRechnungValidationRequest
 from pipeline.invoice.specs import facturx_release
 from pipeline.service.resources.zugferd import SUPPORTED_VERSIONS as ZUGFERD_VERSIONS
 from pipeline.service.upload import parse_request_part, read_parts, strict_flag
@@ -56,7 +57,7 @@ def read_batch_upload(req: falcon.Request, bounds: Limits) -> tuple[list[Member]
     files, request_raw = read_parts(req, get_settings().max_upload_bytes, bounds.max_files,
                                     lambda n: too_many_files(n, bounds.max_files))
     files = [(name or f"file-{n}", data) for n, (name, data) in enumerate(files, start=1)]
-    request = parse_request_part(request_raw) if request_raw is not None else {}
+    request = parse_request_part(request_raw, XRechnungValidationRequest, req.path) if request_raw is not None else {}
     unpacker, members = Unpacker(bounds), []
     for name, data in files:
         for member in unpacker.file(name, data):

@@ -1,8 +1,8 @@
 """The jobs API: many documents at once, worked on in the background (pipeline.jobs). HTTP only here.
 
     POST   /v1/jobs                 multipart: `file` parts (documents or ZIP archives) + a `request` JSON part
-                                    {"operation": "validate" | "parse" | "convert", "spec", "version", "to",
-                                    "strict"} -> 202, Location: /v1/jobs/{id}, the job
+                                    {"operation": "validate" | "parse" | "convert", and the options of its
+                                    single endpoint (job_document.FIELDS)} -> 202, Location: /v1/jobs/{id}
     GET    /v1/jobs                 the key's jobs, newest first
     GET    /v1/jobs/{id}            the job: state, counts, times
     GET    /v1/jobs/{id}/results    JSON Lines in archive order, streamed: {"name", "report" | "invoice" |
@@ -126,7 +126,7 @@ def read_job_upload(req, intake: files.Intake) -> dict:
         raise _bad("MALFORMED_MULTIPART", f"The multipart body could not be read: {exc.description or exc}") from exc
     if not intake.names:
         raise _bad("MISSING_PART", "The job has no documents: send one or more 'file' parts.", "file")
-    return parse_request_part(request_raw) if request_raw is not None else {}
+    return parse_request_part(request_raw, None, req.path) if request_raw is not None else {}
 
 
 class Jobs:

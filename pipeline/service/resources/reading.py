@@ -9,50 +9,17 @@ from __future__ import annotations
 
 import falcon
 
-from pipeline.errors import ApiError, ErrorDetail
-from pipeline.flows.convert import SPECS, TARGETS, convert
+from pipeline.errors import ApiError
+from pipeline.flows.convert import convert
+from pipeline.flows.options import convert_options, flag, language
 from pipeline.flows.parse import parse_report
 from pipeline.flows.render import render
-from pipeline.invoice.model import metadata_language
 from pipeline.invoice.request_json import dump_request
-from pipeline.invoice.specs import profile_named
+from pipeline.service.schemas import ConvertRequest, ParseRequest, RenderRequest
 from pipeline.service.upload import read_validation_upload
 
 HTML, PDF = "text/html", "application/pdf"
 MAX_LOSS_HEADER = 2000  # characters of the X-Conversion-Lost header
-
-
-def bad_option(name: str, message: str, value) -> ApiError:
-    """400 INVALID_INPUT on `request.<name>` of a reading endpoint's `request` part (the status endpoints' too)."""
-    return ApiError(400, "INVALID_INPUT", f"request.{name} {message}.",
-                    [ErrorDetail("INVALID_VALUE", message, field=f"request.{name}", rejectedValue=value)])
-
-
-def request_flag(request: dict, name: str) -> bool:
-    value = request.get(name, False)
-    if not isinstance(value, bool):
-        raise bad_option(name, "must be true or false", value)
-    return value
-
-
-def _choice(request: dict, name: str, allowed: tuple[str, ...], upper: bool = False) -> str | None:
-    value = request.get(name)
-    if value is None:
-        return None
-    text = value.strip().upper() if upper and isinstance(value, str) else value.strip().lower() \
-        if isinstance(value, str) else value
-    if text not in allowed:
-        raise bad_option(name, f"must be one of {', '.join(allowed)}", value)
-    return text
-
-
-def _language(request: dict) -> str | None:
-    """request.metadataLanguage: en | de as config.metadataLanguage takes it (`model.metadata_language`)."""
-    value = request.get("metadataLanguage")
-    try:
-        return None if value is None else metadata_language(value)
-    except (TypeError, ValueError) as exc:
-        raise bad_option("metadataLanguage", str(exc), value) from None
 
 
 def _request_id(req) -> str | None:
@@ -61,36 +28,25 @@ def _request_id(req) -> str | None:
 
 class Parse:
     def on_post(self, req, resp):
-        data, request = read_validation_upload(req)
-        result = parse_report(data, request_flag(request, "validate"), _request_id(req))
+        data, request = read_validation_upload(req, ParseRequest)
+        result = parse_report(data, flag(request, "validate"), _request_id(req))
         resp.data = dump_request(result)  # amounts as JSON numbers, exactly as the document states them
         resp.content_type = falcon.MEDIA_JSON
 
 
 class Convert:
     def read_input(self, req) -> tuple:
-        """(document, to, spec, profile, language, allowLoss): the upload and its options, checked once per request.
-        The platform calls it before it reserves credits (a malformed request is a 400 whatever the balance)."""
+        """(document, ConvertOptions): the upload and its options, checked once per request. The platform calls it
+        before it reserves credits (a malformed request is a 400 whatever the balance)."""
         read = getattr(req.context, "convert_input", None)
-        if read is not None:
-            return read
-        data, request = read_validation_upload(req)
-        to = _choice(request, "to", TARGETS, upper=True)
-        if to is None:
-            raise bad_option("to", f"is required: one of {', '.join(TARGETS)}", None)
-        profile = request.get("profile")
-        if profile is not None:
-            try:
-                profile = profile_named(profile).name
-            except ApiError:
-                raise bad_option("profile", "names no ZUGFeRD / Factur-X profile", profile) from None
-        read = req.context.convert_input = (data, to, _choice(request, "spec", SPECS), profile,
-                                            _language(request),
-                                            request_flag(request, "allowLoss"))
+        if read is None:
+            data, request = read_validation_upload(req, ConvertRequest)
+            read = req.context.convert_input = (data, convert_options(request))
         return read
 
     def on_post(self, req, resp):
-        result = convert(*self.read_input(req), _request_id(req))
+        data, options = self.read_input(req)
+        result = convert(data, *options.as_args(), _request_id(req))
         resp.data, resp.content_type = result.document, result.media_type
         for name, value in conversion_headers(result).items():
             resp.set_header(name, value)
@@ -136,9 +92,9 @@ def page_media(req) -> str:
 class Render:
     def on_post(self, req, resp):
         html = page_media(req) == HTML
-        data, request = read_validation_upload(req)
-        resp.data = render(data, _language(request) or "en",
-                           request_flag(request, "showBusinessTerms"), request_flag(request, "validate"), html, _request_id(req))
+        data, request = read_validation_upload(req, RenderRequest)
+        resp.data = render(data, language(request) or "en", flag(request, "showBusinessTerms"),
+                           flag(request, "validate"), html, _request_id(req))
         resp.content_type = HTML + "; charset=utf-8" if html else PDF
 
 

@@ -20,11 +20,13 @@ import falcon
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.status_generate import generate_status
 from pipeline.flows.status_read import LANGUAGES, parse_status, render_status, timeline
+from pipeline.flows.options import choice, flag
 from pipeline.flows.status_validate import validate_status
 from pipeline.invoice.cdar import parse_status_request
 from pipeline.invoice.request_json import dump_request
 from pipeline.service.resources.generation import XML, check_media, read_body
-from pipeline.service.resources.reading import bad_option, page_media, request_flag
+from pipeline.service.schemas import StatusReadRequest
+from pipeline.service.resources.reading import page_media
 from pipeline.service.upload import answer_report, parse_request_part, read_parts, read_validation_upload, \
     report_media
 from pipeline.settings import get_settings
@@ -36,10 +38,7 @@ HTML, PDF = "text/html", "application/pdf"
 
 def _language(request: dict) -> str:
     """request.language of the page: en (default) or fr."""
-    value = request.get("language", "en")
-    if value not in LANGUAGES:
-        raise bad_option("language", f"must be one of {', '.join(LANGUAGES)}", value)
-    return value
+    return choice(request, "language", LANGUAGES) or "en"
 
 
 def _request_id(req) -> str | None:
@@ -74,8 +73,8 @@ class ValidateStatus:
 
 class ParseStatus:
     def on_post(self, req, resp):
-        data, request = read_validation_upload(req)
-        resp.data = dump_request(parse_status(data, request_flag(request, "validate"), _request_id(req)))
+        data, request = read_validation_upload(req, StatusReadRequest)
+        resp.data = dump_request(parse_status(data, flag(request, "validate"), _request_id(req)))
         resp.content_type = falcon.MEDIA_JSON
 
 
@@ -90,7 +89,7 @@ def read_files(req) -> tuple[list[tuple[str, bytes]], dict]:
 
     files, raw = read_parts(req, get_settings().max_upload_bytes, limit, too_many)
     named = [(name or f"file-{n}", data) for n, (name, data) in enumerate(files, 1)]
-    return named, parse_request_part(raw) if raw is not None else {}
+    return named, parse_request_part(raw, StatusReadRequest, req.path) if raw is not None else {}
 
 
 class Timeline:
@@ -98,7 +97,7 @@ class Timeline:
         if not req.client_accepts_json:
             raise ApiError(406, "NOT_ACCEPTABLE", "The timeline is application/json; the Accept header excludes it.")
         files, request = read_files(req)
-        resp.data = dump_request(timeline(files, request_flag(request, "validate"), _request_id(req)))
+        resp.data = dump_request(timeline(files, flag(request, "validate"), _request_id(req)))
         resp.content_type = falcon.MEDIA_JSON
 
 
@@ -106,7 +105,7 @@ class RenderStatus:
     def on_post(self, req, resp):
         html = page_media(req) == HTML
         files, request = read_files(req)
-        resp.data = render_status(files, _language(request), html, request_flag(request, "validate"), _request_id(req))
+        resp.data = render_status(files, _language(request), html, flag(request, "validate"), _request_id(req))
         resp.content_type = HTML + "; charset=utf-8" if html else PDF
 
 
