@@ -464,6 +464,28 @@ def test_the_job_list_comes_a_page_at_a_time_newest_first(in_process):
         assert r.status_code == 400 and r.json["errors"][0]["field"] == field, r.text
 
 
+
+def test_the_job_list_takes_only_the_states_asked_for(in_process):
+    """`?state=` (one or several, comma-separated) lists those jobs only, page after page (`next` keeps it)."""
+    from tests.test_validate_batch import form
+
+    client, auth = in_process
+    cancelled = [_posted(in_process, *form([("a.xml", documents()[0])]))["id"] for _ in range(3)]
+    body, ctype = form([("b.xml", documents()[0])])
+    kept = client.simulate_post("/v1/jobs", body=body, headers={**auth, "Content-Type": ctype}).json["id"]
+    seen, path = [], "/v1/jobs?limit=1&state=cancelled"
+    while path:
+        page = client.simulate_get(path.split("?")[0], query_string=path.partition("?")[2], headers=auth).json
+        assert [j["state"] for j in page["jobs"]] == ["cancelled"]
+        seen += [j["id"] for j in page["jobs"]]
+        path = page.get("next")
+    assert seen == cancelled[::-1]
+    others = client.simulate_get("/v1/jobs", query_string="state=queued,running,done,failed", headers=auth).json
+    assert [j["id"] for j in others["jobs"]] == [kept]
+    r = client.simulate_get("/v1/jobs", query_string="state=done,finished", headers=auth)
+    assert r.status_code == 400 and r.json["errors"][0]["field"] == "state", r.text
+
+
 MIXED_PDF = SHARED / "corpus/mustangproject/validator/validXRechnung.pdf"
 PEPPOL = SHARED / "corpus/peppol/2026.5/billing/base-example.xml"
 CONVERTIBLE_PDF = SHARED / "corpus/mustangproject/validator/103767-Invoice-2026-03-24-1.pdf"  # valid, EN 16931

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 import zipfile
@@ -166,10 +167,13 @@ def _results(args) -> int:
 
 
 def _list(args) -> int:
-    """The key's jobs, newest first, one line each; `--limit` of them (0: all, page after page)."""
+    """The key's jobs, newest first, one line each; `--limit` of them (0: all, page after page), `--state`
+    those in these states only."""
     if args.limit < 0:
         _fail(f"--limit {args.limit}: give a count, or 0 for all")
     path, listed = f"/v1/jobs?limit={min(args.limit or 1000, 1000)}", 0
+    if args.state:
+        path += "&state=" + urllib.parse.quote(args.state, safe=",")
     print(f"{'job':<37} {'state':<10} {'operation':<10} {'documents':>9} {'valid':>7} {'invalid':>7} {'errors':>7}  "
           "created")
     while path and (not args.limit or listed < args.limit):
@@ -208,6 +212,8 @@ def register(subparsers) -> None:
         command(name, func, help).add_argument("id")
     listing = command("list", _list, "the key's jobs, newest first")
     listing.add_argument("--limit", type=int, default=20, help="how many (default 20; 0: all)")
+    listing.add_argument("--state", help="only jobs in these states, comma-separated (queued, running, done, "
+                                         "failed, cancelled)")
     r = command("results", _results, "the results, JSON Lines (or a ZIP)")
     r.add_argument("id")
     r.add_argument("--format", choices=("jsonl", "zip"), default="jsonl")

@@ -20,7 +20,7 @@ from pipeline.invoice.model import InvoiceRequest
 from pipeline.service import apikeys, openapi_status, schemas
 from pipeline.service.openapi_text import ENGLISH, Texts
 from pipeline.service.platform import PlatformConfig
-from pipeline.storage.jobs import JOBS_PAGE, MAX_JOBS_PAGE
+from pipeline.storage.jobs import JOB_STATES, JOBS_PAGE, MAX_JOBS_PAGE
 
 REF = "#/components/schemas/{model}"
 
@@ -387,7 +387,7 @@ def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
 
 _JOB = {"type": "object", "required": ["id", "state", "operation", "total", "done", "valid", "invalid", "errors",
                                         "createdAt", "startedAt", "finishedAt"], "properties": {
-    "id": {"type": "string"}, "state": {"type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"]},
+    "id": {"type": "string"}, "state": {"type": "string", "enum": list(JOB_STATES)},
     "operation": {"type": "string", "enum": ["validate", "parse", "convert"]},
     **{k: {"type": "integer", "minimum": 0} for k in ("total", "done", "valid", "invalid", "errors", "creditsReserved",
                                                        "creditsCharged")},
@@ -468,6 +468,9 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
                                       "default": JOBS_PAGE}},
                           {"name": "before", "in": "query", "required": False,
                            "description": "The last job id of the page before (as `next` gives it).",
+                           "schema": {"type": "string"}},
+                          {"name": "state", "in": "query", "required": False,
+                           "description": "Only jobs in these states, comma-separated (e.g. `queued,running`).",
                            "schema": {"type": "string"}}])},
         "/v1/jobs/{job_id}": {
             "get": op("get_job", "A job's state and counts.", "200", _ok("The job.", job), (401, 404, 429, 500, 503),

@@ -44,6 +44,7 @@ JOBS_V5 = ["ALTER TABLE jobs ADD COLUMN indeterminate INTEGER NOT NULL DEFAULT 0
 
 _JOB_COLUMNS = ("id, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged, "
                 "created_at, started_at, finished_at, message, indeterminate")
+JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
 JOBS_PAGE, MAX_JOBS_PAGE = 100, 1000  # jobs listed at a time (GET /v1/jobs): by default, at most
 
 
@@ -161,14 +162,18 @@ class JobTables:
         return int(self._read("SELECT COALESCE(SUM(d.size), 0) FROM jobs j JOIN job_documents d ON d.job_id = j.id "
                               "WHERE j.key_id = ? AND j.state IN ('queued', 'running')", (key_id,))[0][0])
 
-    def list_jobs(self, key_id: str, limit: int = JOBS_PAGE, before: Job | None = None) -> list[Job]:
+    def list_jobs(self, key_id: str, limit: int = JOBS_PAGE, before: Job | None = None,
+                  states: tuple[str, ...] = ()) -> list[Job]:
         """The key's jobs, newest first (ties by id, so that a page ends at a stable place); with `before`, those
-        listed after that job."""
-        after, params = "", (key_id,)
+        listed after that job; with `states`, only jobs in one of them (`JOB_STATES`)."""
+        where, params = "key_id = ?", [key_id]
         if before is not None:
-            after, params = " AND (created_at < ? OR (created_at = ? AND id < ?))", (
-                key_id, before.created_at, before.created_at, before.id)
-        rows = self._read(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE key_id = ?{after} "
+            where += " AND (created_at < ? OR (created_at = ? AND id < ?))"
+            params += [before.created_at, before.created_at, before.id]
+        if states:
+            where += f" AND state IN ({', '.join('?' for _ in states)})"
+            params += list(states)
+        rows = self._read(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE {where} "
                           "ORDER BY created_at DESC, id DESC LIMIT ?", (*params, int(limit)))
         return [self._job(r) for r in rows]
 

@@ -3,7 +3,7 @@
     POST   /v1/jobs                 multipart: `file` parts (documents or ZIP archives) + a `request` JSON part
                                     {"operation": "validate" | "parse" | "convert", and the options of its
                                     single endpoint (job_document.FIELDS)} -> 202, Location: /v1/jobs/{id}
-    GET    /v1/jobs                 the key's jobs, newest first
+    GET    /v1/jobs                 the key's jobs, newest first (?limit, ?before, ?state=queued,running)
     GET    /v1/jobs/{id}            the job: state, counts, times
     GET    /v1/jobs/{id}/results    JSON Lines in archive order, streamed: {"name", "report" | "invoice" |
                                     "document" (base64) | "error"}; ?format=zip: the converted documents, the
@@ -35,7 +35,7 @@ from pipeline.service.resources.batch import validate_path
 from pipeline.service.upload import form_parts, parse_request_part, part_names
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
-from pipeline.storage.jobs import JOBS_PAGE, MAX_JOBS_PAGE
+from pipeline.storage.jobs import JOB_STATES, JOBS_PAGE, MAX_JOBS_PAGE
 
 _FRAMING_SLACK = 1 << 20
 _MAX_REQUEST_PART = 64 * 1024
@@ -160,8 +160,8 @@ class Jobs:
         resp.media = job.to_dict()
 
     def on_get(self, req, resp):
-        """The key's jobs, newest first, a page at a time: `limit` (1-1000, default 100) and `before` (the last job
-        id of the page before, as `next` gives it)."""
+        """The key's jobs, newest first, a page at a time: `limit` (1-1000, default 100), `before` (the last job
+        id of the page before, as `next` gives it) and `state` (one or several, comma-separated: only those)."""
         store = _store(req)
         if jobs.embedded(store):
             local.ensure_started(_backends(req).store)
@@ -172,9 +172,11 @@ class Jobs:
             raise ApiError(400, "INVALID_INPUT", f"before: no job {before_id[:80]!r} of this key.",
                            [ErrorDetail("INVALID_VALUE", "a job id of this key, as `next` gives it", field="before",
                                         rejectedValue=before_id[:80])])
-        listed = store.list_jobs(_key(req), limit + 1, before)
+        states = _states(req.get_param("state"))
+        listed = store.list_jobs(_key(req), limit + 1, before, states)
+        filtered = f"&state={','.join(states)}" if states else ""
         resp.media = {"jobs": [j.to_dict() for j in listed[:limit]],
-                      **({"next": f"/v1/jobs?limit={limit}&before={listed[limit - 1].id}"}
+                      **({"next": f"/v1/jobs?limit={limit}{filtered}&before={listed[limit - 1].id}"}
                          if len(listed) > limit else {})}
 
 
@@ -185,6 +187,16 @@ def _page_size(value: str | None) -> int:
         raise ApiError(400, "INVALID_INPUT", f"limit must be a whole number from 1 to {MAX_JOBS_PAGE}.",
                        [ErrorDetail("INVALID_VALUE", f"1 to {MAX_JOBS_PAGE}", field="limit", rejectedValue=value[:80])])
     return int(value)
+
+
+def _states(value: str | None) -> tuple[str, ...]:
+    states = tuple(dict.fromkeys(s.strip() for s in (value or "").split(",") if s.strip()))
+    wrong = [s for s in states if s not in JOB_STATES]
+    if wrong:
+        raise ApiError(400, "INVALID_INPUT", f"state must be one or several of {', '.join(JOB_STATES)}, "
+                       "comma-separated.", [ErrorDetail("INVALID_VALUE", ", ".join(JOB_STATES), field="state",
+                                                        rejectedValue=value[:80])])
+    return states
 
 
 class JobItem:
