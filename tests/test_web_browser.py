@@ -518,24 +518,28 @@ def test_many_invoices_as_a_job_with_its_progress(page, live):
 
 def test_a_mailbox_shows_each_message_and_its_invoices(page, live, tmp_path, screenshots):
     """An .mbox dropped on the validate tab: a job of its messages' invoices, each invoice under its message with
-    the service's verdict, a message without an invoice said as such; what is painted is looked at."""
+    the service's verdict, a message without an invoice said as such, a file name's bidi override written out;
+    what is painted is looked at."""
     from mailbuild import mbox, message
 
     server, token = live
     box = tmp_path / "march.mbox"
     box.write_bytes(mbox([message(1, [("valid.xml", VALID.read_bytes()), ("wrong.xml", INVALID.read_bytes())],
                                   subject="Rechnungen März").as_bytes(),
-                          message(2, [], subject="Lunch on Friday?").as_bytes()]))
+                          message(2, [], subject="Lunch on Friday?").as_bytes(),
+                          message(3, [("Rechnung\u202elmx.exe", VALID.read_bytes())], subject="Disguised").as_bytes()]))
     enter_key(page, token)
     by_id(page, "file").send_keys(str(box))
     wait(page, lambda d: (visible("mail-result")(d) or visible("validate-error")(d))
          and d.find_element("id", "validate-button").is_enabled())
     assert by_id(page, "mail-result").is_displayed(), by_id(page, "validate-error").text
-    assert by_id(page, "mail-title").text == ("2 message(s): 1 invoice(s) valid, 1 invalid, 0 indeterminate, "
+    assert by_id(page, "mail-title").text == ("3 message(s): 2 invoice(s) valid, 1 invalid, 0 indeterminate, "
                                               "0 not checked, 1 message(s) without an invoice")
     messages = page.find_elements("css selector", "#mail-messages > li.message")
     assert [m.find_element("css selector", ".message-head strong").text for m in messages] == [
-        "Rechnungen März", "Lunch on Friday?"]
+        "Rechnungen März", "Lunch on Friday?", "Disguised"]
+    # a right-to-left override in a file name is written out, not obeyed ("Rechnungexe.xml" on the screen)
+    assert messages[2].find_element("css selector", "li.invoice .name").text == "Rechnung<U+202E>lmx.exe"
     first = [(i.get_attribute("class"), i.find_element("css selector", ".name").text)
              for i in messages[0].find_elements("css selector", "li.invoice")]
     assert first == [("invoice valid", "valid.xml"), ("invoice invalid", "wrong.xml")]

@@ -285,6 +285,13 @@
     if (fileInput.files.length && apiKey()) $("validate-form").requestSubmit();
   });
 
+  // A file name as its characters are: a bidi control (U+202A-202E, U+2066-2069) in a name only disguises it
+  // ("Rechnung<RLO>lmx.exe" is painted "Rechnungexe.xml"), so it is written out, as the reports do (pdf/bidi.py).
+  function shownName(name) {
+    return String(name).replace(/[\u202A-\u202E\u2066-\u2069]/g,
+                                (c) => `<U+${c.codePointAt(0).toString(16).toUpperCase()}>`);
+  }
+
   function baseName(name) {
     return name.replace(/\.[^.]*$/, "") || "invoice";
   }
@@ -360,7 +367,7 @@
     $("result").hidden = true;
     $("validate-button").disabled = true;
     const work = progress(validateStatus);
-    work.say(fmt(t.validating, {name: file.name, spec: SPEC_NAMES[spec]}));
+    work.say(fmt(t.validating, {name: shownName(file.name), spec: SPEC_NAMES[spec]}));
     const request = {metadataLanguage: data.lang};
     // The report and the page are asked at once; the page's answer is read after the report's.
     const reportCall = call(`/v1/invoice/${spec}/validate`, upload(file, request), "text/html");
@@ -442,7 +449,7 @@
     $("result").hidden = true;
     $("validate-button").disabled = true;
     const work = progress(validateStatus);
-    work.say(fmt(t.mail_reading, {name: file.name}));
+    work.say(fmt(t.mail_reading, {name: shownName(file.name)}));
     const form = new FormData();
     form.append("file", file, file.name);
     form.append("request", new Blob([JSON.stringify({operation: "validate", spec})], {type: "application/json"}));
@@ -480,7 +487,7 @@
     for (const {email, entries: found} of groups.values()) {
       const item = el("li", null, "message");
       const head = el("div", null, "message-head");
-      head.append(el("strong", email ? email.subject || t.mail_no_subject : found[0].name));
+      head.append(el("strong", email ? email.subject || t.mail_no_subject : shownName(found[0].name)));
       if (email) head.append(el("span", email.from, "from"), el("span", email.date.slice(0, 16).replace("T", " "), "date"));
       const invoices = el("ul", null, "invoices");
       for (const entry of found) {
@@ -497,7 +504,7 @@
         }
         const line = el("li", null, "invoice " + kind);
         line.append(el("span", t["mail_" + kind], "badge"),
-                    el("span", entry.notice ? "" : entry.name.split("/").pop(), "name"), el("span", detail, "detail"));
+                    el("span", entry.notice ? "" : shownName(entry.name.split("/").pop()), "name"), el("span", detail, "detail"));
         invoices.append(line);
       }
       item.append(head, invoices);
