@@ -115,6 +115,27 @@ def test_path_traversal_names_get_an_error_entry_and_are_not_read(client, name):
     assert r.json["results"][0]["error"]["code"] == "UNSAFE_NAME" and r.json["results"][1]["report"]["valid"]
 
 
+def _unflagged(names: list[bytes]) -> bytes:
+    """A ZIP whose member names are these bytes without the UTF-8 flag, as macOS's Finder and Info-ZIP's `zip`
+    (UTF-8) or Windows' built-in compression (the OEM code page) write them: zipfile always flags a non-ASCII name,
+    so each is written as an ASCII stand-in of its length and put in place after."""
+    stand_ins = [b"%0*d.xml" % (len(name) - 4, n) for n, name in enumerate(names)]
+    data = zipped([(stand_in.decode(), UBL_STD.read_bytes()) for stand_in in stand_ins])
+    for stand_in, name in zip(stand_ins, names):
+        assert data.count(stand_in) == 2  # the local header's and the central directory's
+        data = data.replace(stand_in, name)
+    return data
+
+
+def test_member_names_written_without_the_utf8_flag_are_read_as_their_maker_wrote_them(client):
+    """A folder zipped on a Mac or with Linux's `zip` named its members "Rechnung f├╝r M├ñrz.xml" in the results:
+    unflagged names are CP437 by the ZIP specification, but those tools write UTF-8 there."""
+    names = ["Rechnung für März.xml".encode("utf-8"), "Gebühr Ü.xml".encode("cp437"), b"plain.xml"]
+    r = post(client, [("mac.zip", _unflagged(names))])
+    assert r.status_code == 200, r.text
+    assert [e["name"] for e in r.json["results"]] == ["Rechnung für März.xml", "Gebühr Ü.xml", "plain.xml"]
+    assert all(e["report"]["valid"] for e in r.json["results"])
+
 def test_nested_archive_by_content_too(client):
     r = post(client, [("n.zip", zipped([("looks-like.xml", zipped([GOOD[0]]))]))])
     assert r.json["results"][0]["error"]["code"] == "NESTED_ARCHIVE"

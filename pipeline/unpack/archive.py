@@ -61,10 +61,24 @@ def iter_archive(source, limits: Limits, room: Room | None = None) -> Iterator[M
     return _members(archive, infos, limits.max_member, room)
 
 
+def member_name(info: zipfile.ZipInfo) -> str:
+    """The member's name as its maker wrote it. Without the UTF-8 flag (bit 11) the ZIP specification says CP437,
+    as zipfile reads it, but macOS's Finder and Info-ZIP's `zip` write UTF-8 there unflagged ("Rechnung für
+    März.xml" would be named "Rechnung f├╝r M├ñrz.xml"): a name whose bytes are UTF-8 beyond ASCII is read so.
+    CP437 text is next to never valid UTF-8 (an umlaut is one byte above 0x7F, which UTF-8 never has alone)."""
+    if info.flag_bits & 0x800:
+        return info.filename
+    raw = info.filename.encode("cp437")  # the bytes as stored: zipfile decoded them with CP437
+    try:
+        return raw.decode("utf-8") if not raw.isascii() else info.filename
+    except UnicodeDecodeError:
+        return info.filename
+
+
 def _members(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], limit: int, room: Room) -> Iterator[Member]:
     with archive:
         for info in infos:
-            name = info.filename
+            name = member_name(info)
             if unsafe_name(name):
                 yield Member(name, error=("UNSAFE_NAME", "The member's name leaves the archive (`..`, an "
                                           "absolute path or a drive letter); it was not read."))
