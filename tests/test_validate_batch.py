@@ -136,6 +136,28 @@ def test_member_names_written_without_the_utf8_flag_are_read_as_their_maker_wrot
     assert [e["name"] for e in r.json["results"]] == ["Rechnung für März.xml", "Gebühr Ü.xml", "plain.xml"]
     assert all(e["report"]["valid"] for e in r.json["results"])
 
+APPLE_DOUBLE = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        " + bytes(60)  # a resource fork's companion
+DS_STORE = b"\x00\x00\x00\x01Bud1" + bytes(100)
+
+
+def test_what_an_operating_system_keeps_beside_documents_is_left_out(client, tmp_path):
+    """A folder zipped by macOS's Finder holds "__MACOSX/._name" companions and ".DS_Store": they were reported as
+    documents that are no e-invoice (errors in every Mac user's batch). Known by name and content both: a real
+    invoice named "._x.xml" is still validated. The command line's folder walk leaves them out alike."""
+    members = [("Rechnungen/a.xml", UBL_STD.read_bytes()), ("Rechnungen/.DS_Store", DS_STORE),
+               ("__MACOSX/Rechnungen/._a.xml", APPLE_DOUBLE), ("Rechnungen/._b.xml", CII_STD.read_bytes())]
+    r = post(client, [("finder.zip", zipped(members)), (".DS_Store", DS_STORE)])
+    assert r.status_code == 200, r.text
+    assert [(e["name"], e["report"]["valid"]) for e in r.json["results"]] == [
+        ("Rechnungen/a.xml", True), ("Rechnungen/._b.xml", True)]
+    assert r.json["summary"]["errors"] == 0
+    from pipeline.cli.files import expand
+
+    (tmp_path / "a.xml").write_bytes(UBL_STD.read_bytes())
+    (tmp_path / "._a.xml").write_bytes(APPLE_DOUBLE)
+    (tmp_path / "._b.xml").write_bytes(CII_STD.read_bytes())
+    assert [p.name for p in expand([tmp_path])] == ["._b.xml", "a.xml"]
+
 def test_nested_archive_by_content_too(client):
     r = post(client, [("n.zip", zipped([("looks-like.xml", zipped([GOOD[0]]))]))])
     assert r.json["results"][0]["error"]["code"] == "NESTED_ARCHIVE"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from pipeline import unpack
+from pipeline.unpack.members import OS_METADATA_HEAD
 
 MAIL_SUFFIXES = (".eml", ".mbox")
 DOCUMENT_SUFFIXES = (".xml", ".pdf") + MAIL_SUFFIXES
@@ -15,14 +16,20 @@ DOCUMENT_SUFFIXES = (".xml", ".pdf") + MAIL_SUFFIXES
 
 def expand(paths: Iterable[Path]) -> list[Path]:
     """The files named, a folder's e-invoice files and e-mails (*.xml, *.pdf, *.eml, *.mbox, recursively, sorted)
-    in their place."""
+    in their place; in a folder, what the operating system keeps beside documents (macOS's "._name") is left out."""
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
-            out += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES)
+            out += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES
+                          and not unpack.os_metadata(p.name, _head(p)))
         else:
             out.append(path)
     return out
+
+
+def _head(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(OS_METADATA_HEAD)
 
 
 def output_for(source: Path, output: Path | None, many: bool, suffix: str) -> Path | None:

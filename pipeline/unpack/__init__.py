@@ -5,6 +5,8 @@ file itself. Batch validation, jobs and the command line unpack what they are gi
          -> .eml / .mbox (mail.py) -> each message's invoices; a ZIP attached is opened as above (unless the
                                       message itself came out of a ZIP: one ZIP level only), winmail.dat too
          -> anything else         -> one document
+    (a file the operating system keeps beside documents, e.g. macOS's "._name" and ".DS_Store": left out, as
+     folders are: members.os_metadata)
 
 What a file is follows from its first bytes (a ZIP's signature, an mbox's "From " line, a message's headers),
 else from its name (.zip, .mbox, .eml). Every document is bounded as one upload (`Limits.max_member`), and all
@@ -19,10 +21,10 @@ from typing import Iterator
 from pipeline.unpack import archive, mail
 from pipeline.errors import ApiError
 from pipeline.unpack.members import NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, name_text, \
-    too_many_files, unsafe_name
+    os_metadata, too_many_files, unsafe_name
 
 __all__ = ["NOTICES", "Limits", "Member", "Room", "Unpacker", "document", "is_zip", "kind", "name_text",
-           "too_many_files", "unsafe_name"]
+           "os_metadata", "too_many_files", "unsafe_name"]
 
 HEAD = 4096  # bytes read to tell what a file is
 
@@ -75,7 +77,7 @@ class Unpacker:
                                                     f"{self.limits.max_message} bytes; it was not read."))
             else:
                 yield from mail.read_message(data, prefix, self.limits, self.room, self._zip_in_mail)
-        else:
+        elif not os_metadata(prefix or name, head):
             yield document(prefix or name, _read(source, self.limits.max_member), self.limits.max_member)
 
     def _zip(self, members: Iterator[Member], prefix: str, email: dict | None) -> Iterator[Member]:
@@ -84,6 +86,8 @@ class Unpacker:
             name = f"{prefix}/{m.name}" if prefix else m.name
             if m.error is not None:
                 yield Member(name, error=m.error, email=email)
+            elif os_metadata(m.name, m.data):
+                continue
             elif kind(m.name, m.data[:HEAD]) == "eml":
                 yield from mail.read_message(m.data, name, self.limits, self.room, _no_zip)
             elif kind(m.name, m.data[:HEAD]) == "mbox":

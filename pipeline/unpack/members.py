@@ -46,6 +46,22 @@ def name_text(raw: bytes) -> str:
         return raw.decode("cp1252", errors="replace")
 
 
+# Files an operating system keeps beside documents, by name and by their first bytes (both must agree, so that an
+# invoice is never taken for one): macOS's AppleDouble companions ("._name"; in a ZIP made by the Finder under
+# "__MACOSX/"), the Finder's ".DS_Store" and Windows' "Thumbs.db" (an OLE file).
+_OS_METADATA = (("._", b"\x00\x05\x16\x07"), (".ds_store", b"\x00\x00\x00\x01Bud1"),
+                ("thumbs.db", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"))
+OS_METADATA_HEAD = 8  # bytes `os_metadata` looks at
+
+
+def os_metadata(name: str, head: bytes) -> bool:
+    """Whether a file is one an operating system keeps beside documents (`_OS_METADATA`): left out of an upload's
+    documents as its folders are, rather than reported as a document that is no e-invoice."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return any((base.startswith(prefix) if prefix == "._" else base == prefix) and head.startswith(magic)
+               for prefix, magic in _OS_METADATA)
+
+
 def is_zip(data: bytes) -> bool:
     return data[:4] in ZIP_MAGIC
 
