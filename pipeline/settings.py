@@ -69,6 +69,7 @@ class Settings:
     job_disk_quota: int = 10 << 30
     max_job_expansion: float = 200.0
     job_chunk: int = 100                  # documents a worker takes at a time
+    job_retention_days: float = 30.0      # a job that ended longer ago is deleted with its results (0: kept)
     # Rule packs (specs) a worker compiles when it starts; None: every installed one. A pack not warmed compiles on
     # its first request (~0.5 s). Fewer warm packs make a smaller Saxon heap, and its full collections, every few
     # thousand validations, pause the worker in proportion (bench/gc_pauses.py).
@@ -106,6 +107,7 @@ def get_settings() -> Settings:
         job_disk_quota=int(env.get("EINVOICE_JOB_DISK_QUOTA") or 10 << 30),
         max_job_expansion=float(env.get("EINVOICE_MAX_JOB_EXPANSION") or 200),
         job_chunk=max(1, int(env.get("EINVOICE_JOB_CHUNK") or 100)),
+        job_retention_days=float(env.get("EINVOICE_JOB_RETENTION_DAYS") or 30),
         warm_specs=tuple(dict.fromkeys(s.strip() for s in env["EINVOICE_WARM_SPECS"].split(",") if s.strip()))
         if (env.get("EINVOICE_WARM_SPECS") or "").strip() else None,
     )

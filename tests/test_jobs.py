@@ -336,6 +336,10 @@ def test_the_command_line_submits_a_folder_and_follows_it(tmp_path):
         assert listed[1].split()[:4] == [job_id, "done", "validate", "3"], listed
         missing = cli(env, "jobs", "status", "job_unknown")
         assert missing.returncode == 2 and "404" in missing.stderr
+        assert cli(env, "jobs", "list", "--state", "running,queued").stdout.splitlines()[1:] == []
+        deleted = cli(env, "jobs", "delete", job_id)
+        assert deleted.returncode == 0 and "deleted" in deleted.stdout, deleted.stderr
+        assert cli(env, "jobs", "status", job_id).returncode == 2 and cli(env, "jobs", "list").stdout.count("\n") == 1
     finally:
         server.stop()
 
@@ -484,6 +488,42 @@ def test_the_job_list_takes_only_the_states_asked_for(in_process):
     assert [j["id"] for j in others["jobs"]] == [kept]
     r = client.simulate_get("/v1/jobs", query_string="state=done,finished", headers=auth)
     assert r.status_code == 400 and r.json["errors"][0]["field"] == "state", r.text
+
+
+
+def test_a_job_is_deleted_with_its_results_on_request_and_after_the_retention(in_process, tmp_path, monkeypatch):
+    """Invoices are personal and business data: `DELETE /v1/jobs/{id}?forget=true` deletes a job and its results
+    (204, then 404), and a job that ended more than EINVOICE_JOB_RETENTION_DAYS ago goes by itself; an active job
+    and a recent one stay."""
+    from pipeline.jobs import retention
+    from pipeline.settings import get_settings
+    from tests.test_validate_batch import form
+
+    client, auth = in_process
+    body, ctype = form([("a.xml", documents()[0]), ("b.xml", documents()[1])])
+    gone, old, recent = (_posted(in_process, body, ctype)["id"] for _ in range(3))
+    r = client.simulate_delete(f"/v1/jobs/{gone}", query_string="forget=true", headers=auth)
+    assert r.status_code == 204 and not r.content, r.text
+    for path in (f"/v1/jobs/{gone}", f"/v1/jobs/{gone}/results"):
+        assert client.simulate_get(path, headers=auth).status_code == 404
+    store = SqliteStore(tmp_path / "s.sqlite3")  # the service's own store
+    monkeypatch.setenv("EINVOICE_JOB_RETENTION_DAYS", "30")
+    get_settings.cache_clear()
+    with store._tx() as cur:  # `old` ended 31 days ago, and is taken for running: never deleted while it runs
+        cur.execute("UPDATE jobs SET finished_at = finished_at - 31 * 86400, state = 'running' WHERE id = ?", (old,))
+    assert retention.forget_expired(store) == 0 and store.forget_job(old) is False
+    with store._tx() as cur:
+        cur.execute("UPDATE jobs SET state = 'cancelled' WHERE id = ?", (old,))
+    assert retention.forget_expired(store) == 1
+    assert store.get_job(old) is None and list(store.result_lines(old)) == []
+    assert store.get_job(recent) is not None and len(list(store.result_lines(recent))) == 2
+    monkeypatch.setenv("EINVOICE_JOB_RETENTION_DAYS", "0")  # 0: every job is kept
+    get_settings.cache_clear()
+    with store._tx() as cur:
+        cur.execute("UPDATE jobs SET finished_at = finished_at - 365 * 86400 WHERE id = ?", (recent,))
+    assert retention.forget_expired(store) == 0 and store.get_job(recent) is not None
+    r = client.simulate_delete(f"/v1/jobs/{recent}", query_string="forget=perhaps", headers=auth)
+    assert r.status_code == 400 and store.get_job(recent) is not None, r.text
 
 
 MIXED_PDF = SHARED / "corpus/mustangproject/validator/validXRechnung.pdf"

@@ -1,4 +1,4 @@
-"""`pipeline jobs submit|status|results|cancel`: the jobs API (POST /v1/jobs) of a running service, from a shell.
+"""`pipeline jobs submit|status|list|results|cancel|delete`: the jobs API (POST /v1/jobs) of a running service, from a shell.
 
     pipeline jobs submit DIR | FILES | ZIP | EML | MBOX [--operation validate|parse|convert] [--wait]
                          [validate: --spec S --version V --strict --html --lang L] [parse: --validate]
@@ -10,6 +10,7 @@
     pipeline jobs status ID             the job as JSON
     pipeline jobs results ID [--format jsonl|zip] [-o FILE]
     pipeline jobs cancel ID
+    pipeline jobs delete ID             the job and its results go (kept EINVOICE_JOB_RETENTION_DAYS otherwise)
 
 The service is EINVOICE_URL (default http://127.0.0.1:8000) or --url; the key EINVOICE_API_KEY or --key.
 Exit codes: 0 done and every document valid, 1 a document invalid or refused, 2 the job failed or was cancelled
@@ -192,6 +193,13 @@ def _cancel(args) -> int:
     return 0
 
 
+def _delete(args) -> int:
+    """Cancel the job if it runs, then delete it and its results on the service."""
+    _call(args, "DELETE", f"/v1/jobs/{urllib.parse.quote(args.id, safe='')}?forget=true", stream=True).close()
+    print(f"{args.id}: deleted with its results")
+    return 0
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("jobs", help="submit and follow jobs (many documents) on a running service")
     sub = p.add_subparsers(dest="jobs_command", metavar="ACTION")
@@ -208,7 +216,8 @@ def register(subparsers) -> None:
     s.add_argument("paths", nargs="+", type=Path, metavar="DIR|FILES|ZIP|EML|MBOX")
     job_request.add_arguments(s)
     s.add_argument("--wait", action="store_true", help="follow the job (progress bar), print the summary")
-    for name, func, help in (("status", _status, "the job"), ("cancel", _cancel, "cancel the job")):
+    for name, func, help in (("status", _status, "the job"), ("cancel", _cancel, "cancel the job"),
+                             ("delete", _delete, "delete the job and its results (cancelled first if it runs)")):
         command(name, func, help).add_argument("id")
     listing = command("list", _list, "the key's jobs, newest first")
     listing.add_argument("--limit", type=int, default=20, help="how many (default 20; 0: all)")

@@ -20,6 +20,7 @@ import os
 import procrastinate
 from procrastinate.retry import RetryStrategy
 
+from pipeline.jobs import retention
 from pipeline.jobs.chunks import run_chunk
 from pipeline.settings import get_settings
 from pipeline.storage import open_store
@@ -64,6 +65,13 @@ async def retry_stalled(context, timestamp: int) -> int:
         log.warning("chunk %s of a stalled worker goes back to the queue: %s", job.id, job.call_string)
         await manager.retry_job(job)
     return len(stalled)
+
+
+@tasks.periodic(cron="*/10 * * * *", periodic_id="retention")
+@tasks.task(name="forget_expired", queue=QUEUE, queueing_lock="forget_expired", pass_context=True)
+def forget_expired(context, timestamp: int) -> int:
+    """The jobs kept past EINVOICE_JOB_RETENTION_DAYS go (pipeline.jobs.retention), every 10 minutes."""
+    return retention.forget_expired(store())
 
 
 def _app(connector) -> procrastinate.App:

@@ -17,6 +17,7 @@ import socket
 import threading
 import time
 
+from pipeline.jobs import retention
 from pipeline.jobs.chunks import FilesMissing, run_chunk
 
 log = logging.getLogger("pipeline.jobs")
@@ -58,12 +59,15 @@ class _LeaseLost(Exception):
 
 
 def loop(store_factory, stop: threading.Event | None = None) -> None:
-    store = None
+    store, next_retention = None, 0.0
     while stop is None or not stop.is_set():
         try:
             store = store or store_factory()
             if work_once(store):
                 continue
+            if time.monotonic() >= next_retention:  # idle: the jobs kept past their time go
+                next_retention = time.monotonic() + retention.EVERY
+                retention.forget_expired(store)
         except Exception:  # noqa: BLE001 - the pool outlives a bad moment of the database
             log.exception("embedded job worker")
         _wake.wait(IDLE_POLL)

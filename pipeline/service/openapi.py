@@ -443,6 +443,16 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
                   {"application/jsonl": {"schema": {"type": "string"}},
                    "application/zip": {"schema": {"type": "string", "contentMediaType": "application/zip"}}})
     results["headers"].update(_headers("X-Job-State"))
+    cancel = op("cancel_job", "Cancel a job: documents done keep their results.", "200",
+                _ok("The job, cancelled (or as it ended before).", job), (400, 401, 404, 429, 500, 503),
+                description="With `forget=true` the job is then deleted with its results (204), as every job is "
+                            "EINVOICE_JOB_RETENTION_DAYS (default 30) after it ended.",
+                parameters=[_JOB_ID, {"name": "forget", "in": "query", "required": False,
+                                      "description": "Delete the job and its results after cancelling it.",
+                                      "schema": {"type": "boolean", "default": False}}])
+    cancel["responses"]["204"] = {"description": "The job and its results are deleted.",
+                                  "headers": _headers("X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining",
+                                                      "RateLimit-Reset")}
     costs = ", ".join(f"{name} {config.cost('POST', path)}" for name, path in (
         ("validate", "/v1/invoice/xrechnung/validate"), ("parse", "/v1/invoice/parse"),
         ("convert", "/v1/invoice/convert")))
@@ -475,9 +485,7 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
         "/v1/jobs/{job_id}": {
             "get": op("get_job", "A job's state and counts.", "200", _ok("The job.", job), (401, 404, 429, 500, 503),
                       parameters=[_JOB_ID]),
-            "delete": op("cancel_job", "Cancel a job: documents done keep their results.", "200",
-                         _ok("The job, cancelled (or as it ended before).", job), (401, 404, 429, 500, 503),
-                         parameters=[_JOB_ID])},
+            "delete": cancel},
         "/v1/jobs/{job_id}/results": {
             "get": op("job_results", "A job's results, streamed.", "200", results, (400, 401, 404, 429, 500, 503),
                       parameters=[_JOB_ID, {"name": "format", "in": "query", "required": False, "schema": {

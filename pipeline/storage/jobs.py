@@ -251,6 +251,30 @@ class JobTables:
         with self._tx() as cur:
             return self._end(cur, job_id, "failed", message)
 
+    def forget_job(self, job_id: str, batch: int = 5000) -> bool:
+        """Delete an ended job (False, nothing deleted, while it is active; an ended job never runs again): its
+        documents' rows (their results) `batch` at a time, each batch a transaction of its own (a job of 200,000
+        documents stays within the statement timeout), then the job's row. Its ledger entries stay: credits are
+        accounting, not the invoices' content."""
+        rows = self._read("SELECT state FROM jobs WHERE id = ?", (job_id,))
+        if not rows or rows[0][0] in ACTIVE:
+            return False
+        while True:
+            with self._tx() as cur:
+                cur.execute(self._sql("DELETE FROM job_documents WHERE job_id = ? AND idx IN (SELECT idx FROM "
+                                      "job_documents WHERE job_id = ? ORDER BY idx LIMIT ?)"),
+                            (job_id, job_id, int(batch)))
+                if cur.rowcount < batch:
+                    break
+        with self._tx() as cur:
+            cur.execute(self._sql("DELETE FROM jobs WHERE id = ?"), (job_id,))
+        return True
+
+    def expired_jobs(self, ended_before: float, limit: int = 100) -> list[str]:
+        """Ids of jobs that ended before `ended_before` (epoch seconds), the oldest first."""
+        return [i for i, in self._read("SELECT id FROM jobs WHERE state NOT IN ('queued', 'running') AND "
+                                       "finished_at < ? ORDER BY finished_at LIMIT ?", (ended_before, int(limit)))]
+
     def document_names(self, job_id: str) -> list[str]:
         """The names of the job's documents, in archive order."""
         return [n for n, in self._read("SELECT name FROM job_documents WHERE job_id = ? ORDER BY idx", (job_id,))]

@@ -9,9 +9,10 @@
                                     "document" (base64) | "error"}; ?format=zip: the converted documents, the
                                     HTML reports (validate with "html": true) or the JSON entries in a ZIP
     DELETE /v1/jobs/{id}            cancel: documents done keep their results, the credits held for the rest
-                                    go back
+                                    go back; ?forget=true: then the job and its results are deleted (204)
 
-A job belongs to the key that made it; another key gets 404 JOB_NOT_FOUND. Credits: each accepted document holds
+A job that ended more than EINVOICE_JOB_RETENTION_DAYS ago (default 30) is deleted with its results
+(pipeline.jobs.retention). A job belongs to the key that made it; another key gets 404 JOB_NOT_FOUND. Credits: each accepted document holds
 what its single endpoint costs (EINVOICE_CREDIT_COSTS; validate and parse 0, convert 1 by default) from the
 submission on (402 INSUFFICIENT_CREDITS: nothing stored), and is charged when it gets its result.
 
@@ -29,7 +30,7 @@ from pipeline.check.detect import AUTO, SPECS
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.job_document import check_options
 from pipeline import jobs
-from pipeline.jobs import files, local
+from pipeline.jobs import files, local, retention
 from pipeline.service.platform import shared, storage_unavailable
 from pipeline.service.resources.batch import validate_path
 from pipeline.service.upload import form_parts, parse_request_part, part_names
@@ -213,8 +214,14 @@ class JobItem:
         resp.media = self._job(req, job_id)[1].to_dict()
 
     def on_delete(self, req, resp, job_id):
+        """Cancel the job; with `forget=true`, then delete it with its results (204; GET answers 404 after)."""
+        forget = req.get_param_as_bool("forget", default=False)
         store, job = self._job(req, job_id)
         job = store.cancel_job(job.id, job.key_id)
+        if forget:
+            retention.forget(store, job.id)
+            resp.status = falcon.HTTP_204
+            return
         if not job.active:
             files.remove(job.id)
         resp.media = job.to_dict()
