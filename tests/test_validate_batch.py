@@ -291,3 +291,12 @@ def test_cli_several_files_and_a_single_file_keeps_its_output(tmp_path, capsys):
     assert "2 documents: 1 valid, 1 invalid" in capsys.readouterr().out
     assert main(["validate", str(a)]) == 0
     assert capsys.readouterr().out.startswith(f"VALID: {a} (xrechnung")
+
+
+@pytest.mark.parametrize("path", ["/v1/invoice/en16931/validate", "/v1/invoice/parse", "/v1/invoice/render"])
+def test_a_second_file_on_a_single_endpoint_is_refused_not_left_unchecked(client, path):
+    """Two `file` parts on an endpoint that takes one: the second was skipped and the answer (200, "valid") spoke
+    of the first only. Now a 400 that points to the batch endpoint and the jobs API."""
+    r = post(client, [("a.xml", UBL_STD.read_bytes()), ("b.xml", BROKEN)], path=path)
+    assert r.status_code == 400, r.text
+    assert r.json["errors"][0]["code"] == "TOO_MANY_FILES" and "batch" in r.json["message"]

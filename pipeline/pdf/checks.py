@@ -149,7 +149,7 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
                       "eingebettete Rechnung ist nicht lesbar.")
         return result
     except Exception as exc:  # pikepdf raises PdfError (and friends) for unparseable files
-        raise NotAPdf(f"the PDF cannot be parsed: {exc}") from exc
+        raise NotAPdf(f"the PDF cannot be parsed (truncated or damaged): {qpdf_message(exc)}") from exc
     with pdf:
         if pdf.is_encrypted:
             result.add(ERROR, "PDF_ENCRYPTED", "The PDF is encrypted; PDF/A forbids encryption (ISO 19005-3 6.1.3).",
@@ -159,7 +159,7 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
         except _DAMAGE as exc:  # an object of the wrong type where the file structure needs another
             log.warning("damaged PDF structure: %s", exc, exc_info=True)
             result.add(ERROR, "PDF_STRUCTURE_BROKEN", "The PDF's object structure is damaged "
-                       f"({type(exc).__name__}: {exc}); it was not checked completely.",
+                       f"({type(exc).__name__}: {qpdf_message(exc)}); it was not checked completely.",
                    de="Die Objektstruktur des PDF ist beschädigt; es wurde nicht vollständig geprüft.")
     if validate_xml and result.xml is not None:
         limit = get_settings().max_upload_bytes
@@ -173,6 +173,15 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
         else:
             _check_xml(result, french)
     return result
+
+
+_QPDF_SOURCE = re.compile(r"^(?:stream )?<_io\.\w+ object at 0x[0-9a-fA-F]+>(?: \(object \d+ \d+[^)]*\))?:?\s*")
+
+
+def qpdf_message(exc: Exception) -> str:
+    """qpdf's message without the name it gives our in-memory file ("stream <_io.BytesIO object at 0x...>: "),
+    which says nothing to the sender and shows an address of this process."""
+    return _QPDF_SOURCE.sub("", str(exc)) or type(exc).__name__
 
 
 # What a damaged object graph raises in the checks below (pikepdf: ValueError/TypeError for an object of another
@@ -354,7 +363,7 @@ def _read_xmp(pdf: pikepdf.Pdf, result: Inspection) -> etree._Element | None:
     try:
         root = load_xml(_bounded_bytes(meta, 4 * 1024 * 1024)).tree.getroot()
     except (TooLarge, XmlInputError, zlib.error, pikepdf.PdfError) as exc:
-        result.add(ERROR, "XMP_NOT_WELL_FORMED", f"Could not parse the XMP metadata: {exc}",
+        result.add(ERROR, "XMP_NOT_WELL_FORMED", f"Could not parse the XMP metadata: {qpdf_message(exc)}",
                    de="Die XMP-Metadaten sind nicht lesbar (kein wohlgeformtes XML).")
         return None
     result.pdfa_part = _xmp_value(root, PDFAID, "part")
@@ -653,7 +662,7 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: boo
         result.add(ERROR, "FX_XML_TOO_LARGE", f"The embedded invoice was not read: {exc}.",
                    de="Die eingebettete Rechnung wurde nicht gelesen (zu groß).")
     except (zlib.error, pikepdf.PdfError) as exc:
-        result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"The embedded invoice cannot be decoded: {exc}",
+        result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"The embedded invoice cannot be decoded: {qpdf_message(exc)}",
                    de="Die eingebettete Rechnung lässt sich nicht entpacken.")
 
 

@@ -81,11 +81,18 @@ def _form_handler(max_parts: int) -> falcon.media.MultipartFormHandler:
     return falcon.media.MultipartFormHandler(options)
 
 
+def _one_file(n: int) -> ApiError:
+    message = ("This endpoint takes one document in one 'file' part; for several, use the batch endpoint "
+               "(.../validate/batch) or the jobs API (POST /v1/jobs).")
+    return ApiError(400, "INVALID_INPUT", message, [ErrorDetail("TOO_MANY_FILES", message, field="file",
+                                                                rejectedValue=n)])
+
+
 def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
                too_many=None) -> tuple[list[tuple[str | None, bytes]], bytes | None]:
     """The `file` parts (name, bytes) and the raw `request` part of a multipart/form-data upload, read under one
-    upload's bound: 413 when the body or the files together exceed `limit`; a second `file` part is skipped when
-    `max_files` is 1, and `too_many(n)` is raised beyond `max_files` otherwise. Shared by the single and the batch
+    upload's bound: 413 when the body or the files together exceed `limit`; beyond `max_files` `too_many(n)` is
+    raised (a single-file endpoint: 400 TOO_MANY_FILES, never a second document silently left unchecked). Shared by the single and the batch
     validation endpoints and the reading endpoints."""
     if req.content_length is not None and req.content_length > limit + _FRAMING_SLACK:
         raise _too_large(limit)
@@ -103,9 +110,9 @@ def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
     try:
         for part in form_parts(req, max_files or 1):
             name, filename = part_names(part)
-            if name == "file" and (max_files != 1 or not files):
+            if name == "file":
                 if max_files is not None and len(files) >= max_files:
-                    raise too_many(len(files) + 1)
+                    raise (too_many or _one_file)(len(files) + 1)
                 data = _read_bounded(part.stream, left)
                 if data is None:
                     raise _too_large(limit)
