@@ -335,6 +335,25 @@ def test_trap_negative_lines_and_credit_amounts(spec, syntax):
 
 
 @pytest.mark.parametrize("spec,syntax", SPECS_SYNTAXES)
+def test_trap_gross_price_with_discount_and_no_net_price(spec, syntax):
+    """BT-148 and BT-147 sent, BT-146 not: the net price is gross - discount (PEPPOL-EN16931-R046), never the gross
+    price, which would overcharge every such line."""
+    data = base_request([line(1, 2, 0, priceDetails={"grossPrice": D("100.00"), "priceDiscount": D("10.00")})])
+    (l,) = calc(data).invoice.invoiceLines
+    assert (l.priceDetails.netPrice, l.netAmount) == (D("90.00"), D("180.00"))
+    assert official_errors(data, spec, syntax) == []
+
+
+def test_a_price_discount_above_the_gross_price_is_a_400():
+    data = base_request([line(1, 2, 0, priceDetails={"grossPrice": D("10.00"), "priceDiscount": D("12.00")})])
+    with pytest.raises(ApiError) as info:
+        calc(data)
+    assert info.value.http_status == 400
+    (entry,) = info.value.errors
+    assert (entry.code, entry.field) == ("OUT_OF_RANGE", "invoice.invoiceLines[0].priceDetails.priceDiscount")
+
+
+@pytest.mark.parametrize("spec,syntax", SPECS_SYNTAXES)
 def test_trap_credit_note_381(spec, syntax):
     data = base_request([line(1, 2, "19.99"), line(2, 1, "0.05", rate=7)], invoiceTypeCode="381",
                         precedingInvoiceReference={"documentReference": "RE-2024-00700", "issueDate": "2024-02-01"})

@@ -102,7 +102,11 @@ def calculate_line(line: InvoiceLine, index: int = 0, kept: dict | None = None, 
     price = line.priceDetails
     net_price = price.netPrice if price else None
     if price is not None and net_price is None and price.grossPrice is not None:
-        net_price = price.grossPrice            # no discount given: net price = gross price
+        net_price = price.grossPrice - (price.priceDiscount or ZERO)   # BT-146 = BT-148 - BT-147
+        if net_price < 0:
+            raise invalid_input("AUTO calculation gives a negative item net price.", [detail(
+                "OUT_OF_RANGE", f"{path}.priceDetails.priceDiscount", "must not exceed grossPrice (BT-148): the item "
+                "net price (BT-146 = gross price - price discount) cannot be negative (BR-27)", price.priceDiscount)])
         price = price.model_copy(update={"netPrice": net_price})
     if price is not None and price.priceDiscount is None and price.grossPrice is not None and net_price is not None:
         price = price.model_copy(update={"priceDiscount": price.grossPrice - net_price})   # BT-147
