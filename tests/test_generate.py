@@ -82,6 +82,72 @@ def test_line_level_rule_points_at_the_line():
     assert detail.businessTerm in ("BT-151", "BT-152")
 
 
+def _failed(request: dict, rule: str, spec: str = "en16931") -> list:
+    with pytest.raises(ApiError) as err:
+        generate.generate_xml(dump_request(request), spec)
+    return [d for d in err.value.errors if d.code == rule]
+
+
+def _reverse_charge(request: dict) -> dict:
+    invoice = request["invoice"]
+    for line in invoice["invoiceLines"]:
+        line["lineVatInformation"] = {"vatCategoryCode": "AE", "vatRate": 0}
+    invoice["vatBreakdowns"] = [{"vatCategoryCode": "AE", "vatCategoryRate": 0, "exemptionReason": "Reverse charge"}]
+    for key in ("documentLevelAllowances", "documentLevelCharges"):
+        for item in invoice.get(key) or []:
+            item.update(vatCategoryCode="AE", vatRate=0)
+    invoice["buyer"].pop("vatIdentifier", None)
+    invoice["buyer"].pop("legalRegistrationIdentifier", None)
+    return request
+
+
+@pytest.mark.parametrize("syntax", ["CII", "UBL"])
+def test_a_rule_naming_both_parties_points_at_the_missing_one(syntax):
+    """BR-AE-02 asks for the seller's VAT identifier and the buyer's: with the seller's there, the entry is about the
+    buyer's (BT-48), with no rejectedValue (nothing was sent there)."""
+    request = _reverse_charge(load_request(with_config(FULL.read_bytes(), syntax=syntax)))
+    assert request["invoice"]["seller"]["vatIdentifier"]
+    details = _failed(request, "BR-AE-02")
+    assert details and {(d.field, d.businessTerm, d.rejectedValue) for d in details} == {
+        ("invoice.buyer.vatIdentifier", "BT-48", None)}
+
+
+@pytest.mark.parametrize("syntax", ["CII", "UBL"])
+@pytest.mark.parametrize("party,rule,field,term", [
+    ("buyer", "BR-CL-25", "electronicAddressSchemeId", "BT-49-1"),
+    ("buyer", "BR-CL-11", "legalRegistrationIdentifierSchemeId", "BT-47-1"),
+    ("buyer", "BR-CL-10", "identifierSchemeId", "BT-46-1"),
+    ("seller", "BR-CL-25", "electronicAddressSchemeId", "BT-34-1"),
+])
+def test_a_code_list_rule_points_at_the_party_whose_code_is_wrong(syntax, party, rule, field, term):
+    """The rule names every party's scheme; the finding's place in the document says whose it is."""
+    request = load_request(with_config(FULL.read_bytes(), syntax=syntax))
+    values = {"electronicAddressSchemeId": ("electronicAddress", "x@example.org"),
+              "legalRegistrationIdentifierSchemeId": ("legalRegistrationIdentifier", "X1"),
+              "identifierSchemeId": ("identifier", "B1")}
+    key, value = values[field]
+    request["invoice"][party].setdefault(key, value)
+    request["invoice"][party][field] = "ZZZZ"
+    (detail,) = _failed(request, rule)
+    assert (detail.field, detail.businessTerm, detail.rejectedValue) == (f"invoice.{party}.{field}", term, "ZZZZ")
+
+
+@pytest.mark.parametrize("syntax", ["CII", "UBL"])
+def test_an_allowance_or_charge_finding_names_its_index(syntax):
+    """Allowances and charges share one element in both syntaxes: the entry numbers the charge among the charges."""
+    request = load_request(with_config(FULL.read_bytes(), syntax=syntax))
+    invoice = request["invoice"]
+    line = next(i for i, l in enumerate(invoice["invoiceLines"]) if l.get("invoiceLineCharges"))
+    charges = invoice["invoiceLines"][line]["invoiceLineCharges"]
+    charges[-1]["reasonCode"] = "QQQ"
+    invoice["documentLevelCharges"][-1]["reasonCode"] = "QQQ"
+    assert invoice.get("documentLevelAllowances") and invoice["invoiceLines"][line].get("invoiceLineAllowances")
+    fields = {(d.field, d.businessTerm, d.rejectedValue) for d in _failed(request, "BR-CL-20")}
+    assert fields == {
+        (f"invoice.documentLevelCharges[{len(invoice['documentLevelCharges']) - 1}].reasonCode", "BT-105", "QQQ"),
+        (f"invoice.invoiceLines[{line}].invoiceLineCharges[{len(charges) - 1}].reasonCode", "BT-145", "QQQ")}
+
+
 def test_a_peppol_rule_without_a_term_in_its_message_points_at_the_field():
     # PEPPOL-EN16931-R055 (XRechnung): BT-111 sent positive while a negative line makes BT-110 negative.
     request = load_request(FULL.read_bytes())

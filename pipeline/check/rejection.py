@@ -12,44 +12,66 @@ from pipeline.invoice import terms
 from pipeline.invoice.model import KeptAmount, rejected_value
 from pipeline.invoice.specs import Profile
 
-# The line step of a finding's XPath, plain (`InvoiceLine[2]`) or Saxon's (`*:InvoiceLine[namespace-uri()='…'][2]`).
+# Steps of a finding's XPath that number an array of the request, plain (`InvoiceLine[2]`) or Saxon's
+# (`*:InvoiceLine[namespace-uri()='…'][2]`).
 _NS_PREDICATE = r"(?:\[namespace-uri\(\)='[^']*'\])?"
+_ANY_PREDICATES = r"(?:\[[^\]]*\])*"
+_PREFIX = r"(?:[\w*]+:)?"
 _LINE_STEP = {"CII": re.compile(r"IncludedSupplyChainTradeLineItem" + _NS_PREDICATE + r"\[(\d+)\]"),
               "UBL": re.compile(r"(?:InvoiceLine|CreditNoteLine)" + _NS_PREDICATE + r"\[(\d+)\]")}
 # The VAT breakdown step (BG-23): the document-level trade tax in CII, the tax subtotal in UBL.
-_BREAKDOWN_STEP = {"CII": re.compile(r"ApplicableHeaderTradeSettlement(?:\[[^\]]*\])*/(?:[\w*]+:)?ApplicableTradeTax"
-                                     + _NS_PREDICATE + r"\[(\d+)\]"),
+_BREAKDOWN_STEP = {"CII": re.compile(r"ApplicableHeaderTradeSettlement" + _ANY_PREDICATES + "/" + _PREFIX
+                                     + r"ApplicableTradeTax" + _NS_PREDICATE + r"\[(\d+)\]"),
                    "UBL": re.compile(r"TaxSubtotal" + _NS_PREDICATE + r"\[(\d+)\]")}
+# Allowances and charges share one element, allowances first (the stylesheets write them in the request's order).
+_DOCUMENT_ALLOWANCE_CHARGE = {
+    "CII": re.compile(r"ApplicableHeaderTradeSettlement" + _ANY_PREDICATES + "/" + _PREFIX
+                      + r"SpecifiedTradeAllowanceCharge" + _NS_PREDICATE + r"\[(\d+)\]"),
+    "UBL": re.compile(r"^/" + _PREFIX + r"(?:Invoice|CreditNote)" + _ANY_PREDICATES + "/" + _PREFIX
+                      + r"AllowanceCharge" + _NS_PREDICATE + r"\[(\d+)\]")}
+_LINE_ALLOWANCE_CHARGE = {
+    "CII": re.compile(r"SpecifiedLineTradeSettlement" + _ANY_PREDICATES + "/" + _PREFIX
+                      + r"SpecifiedTradeAllowanceCharge" + _NS_PREDICATE + r"\[(\d+)\]"),
+    "UBL": re.compile(r"(?:InvoiceLine|CreditNoteLine)" + _ANY_PREDICATES + "/" + _PREFIX
+                      + r"AllowanceCharge" + _NS_PREDICATE + r"\[(\d+)\]")}
 _ARRAY_STEPS = (("invoiceLines[]", _LINE_STEP), ("vatBreakdowns[]", _BREAKDOWN_STEP))
+_ALLOWANCE_CHARGE_ARRAYS = (("documentLevelAllowances[]", "documentLevelCharges[]", _DOCUMENT_ALLOWANCE_CHARGE),
+                            ("invoiceLineAllowances[]", "invoiceLineCharges[]", _LINE_ALLOWANCE_CHARGE))
 
 
 GENERATED_FAILED = "The generated document failed validation "  # the 422 message's start
 
 
 def rejection(report: Report, syntax: str, kept: dict[str, KeptAmount] | None = None,
-              sent: dict | None = None) -> ApiError:
+              sent: dict | None = None, written=None) -> ApiError:
     """422 VALIDATION_FAILED listing every failed rule of a report (`kept`: the amounts the calculation of the
-    request kept as sent, see `error_detail`; `sent`: the request JSON as sent, for rejectedValue)."""
-    errors = [error_detail(i, syntax, kept, sent) for i in report.issues if i.severity == ERROR]
+    request kept as sent, see `error_detail`; `sent`: the request JSON as sent, for rejectedValue; `written`: the
+    calculated request the document was written from)."""
+    content = as_json(written)
+    errors = [error_detail(i, syntax, kept, sent, content) for i in report.issues if i.severity == ERROR]
     rules = ", ".join(dict.fromkeys(e.code for e in errors))
     return validation_failed(f"{GENERATED_FAILED}({report.version}): {rules}", errors)
 
 
+def as_json(request) -> dict | None:
+    """A request model as the JSON it stands for (no absent fields), for `error_detail`'s `written`."""
+    return request.model_dump(mode="json", exclude_none=True) if request is not None else None
+
+
 def error_detail(issue: Issue, syntax: str, kept: dict[str, KeptAmount] | None = None,
-                 sent: dict | None = None) -> ErrorDetail:
+                 sent: dict | None = None, written: dict | None = None) -> ErrorDetail:
     """One failed rule -> ErrorDetail: code = rule id, the JSON field and BT it maps to. A line or VAT breakdown field
     gets its index from the finding's XPath when the XPath names one. `kept` (the generated request's amounts AUTO
     kept as sent, by place in the document): when the field is one of them, the entry names the field as sent and
     carries the sent value (rejectedValue) and the value computed from the other amounts. Otherwise rejectedValue
     is the value `sent` (the request JSON) has at the field, if the request sent one there. rejectedValue keeps the
-    JSON type it was sent as (spec 2.11): amounts are Decimals, which the error body writes as the numbers sent."""
-    field, bt = terms.field_for_rule(issue.code)
+    JSON type it was sent as (spec 2.11): amounts are Decimals, which the error body writes as the numbers sent.
+    `written` (the request JSON the document was written from, calculated, see `as_json`): which of the fields a
+    rule names the document has (`terms.field_for_rule`), and how many allowances precede the charges."""
     xpath = (issue.location.xpath if issue.location else None) or ""
-    for array, steps in _ARRAY_STEPS:
-        if field and array in field:
-            match = steps.get(syntax, steps["CII"]).search(xpath)
-            if match:
-                field = field.replace(array, f"{array[:-2]}[{int(match.group(1)) - 1}]", 1)
+    field, bt = terms.field_for_rule(issue.code, xpath, (lambda f: has_value(f, written)) if written else None,
+                                     issue.message)
+    field = _numbered(field, xpath, syntax, written)
     amount = _kept_amount(field, kept or {})
     if amount is None:
         return ErrorDetail(code=issue.code, message=issue.message, field=field, businessTerm=bt,
@@ -60,7 +82,55 @@ def error_detail(issue: Issue, syntax: str, kept: dict[str, KeptAmount] | None =
                        rejectedValue=amount.sent)
 
 
+def _numbered(field: str | None, xpath: str, syntax: str, written: dict | None) -> str | None:
+    """A field pattern with the indexes of the line, VAT breakdown and allowance or charge the finding's XPath
+    names (`invoiceLines[].invoiceLineCharges[].reasonCode` -> `invoiceLines[2].invoiceLineCharges[0].reasonCode`).
+    An allowance's or charge's index needs the request (`written`): the XPath numbers both together."""
+    if not field:
+        return field
+    for array, steps in _ARRAY_STEPS:
+        match = steps.get(syntax, steps["CII"]).search(xpath) if array in field else None
+        if match:
+            field = field.replace(array, f"{array[:-2]}[{int(match.group(1)) - 1}]", 1)
+    for allowances, charges, steps in _ALLOWANCE_CHARGE_ARRAYS:
+        array = allowances if allowances in field else charges if charges in field else None
+        match = steps.get(syntax, steps["CII"]).search(xpath) if array else None
+        if not match:
+            continue
+        parent = field[:field.index(array)].rstrip(".")
+        listed = _node(parent + "." + allowances[:-2], written)
+        if not isinstance(listed, list) and listed is not None or "[]" in parent:
+            continue
+        before = len(listed or [])          # allowances come first
+        position = int(match.group(1)) - 1 - (before if array == charges else 0)
+        if 0 <= position and (array == charges or position < before):
+            field = field.replace(array, f"{array[:-2]}[{position}]", 1)
+    return field
+
+
 _STEP = re.compile(r"([^.\[\]]+)((?:\[\d*\])*)")
+
+
+def _node(path: str, request: dict | None):
+    """What the request JSON holds at a concrete path (`invoice.invoiceLines[2].invoiceLineAllowances`); None when
+    nothing is there."""
+    node = request
+    for name, indexes in _STEP.findall(path):
+        node = node.get(name) if isinstance(node, dict) else None
+        for index in re.findall(r"\[(\d+)\]", indexes):
+            node = node[int(index)] if isinstance(node, list) and int(index) < len(node) else None
+    return node
+
+
+def has_value(field: str, request: dict | None) -> bool:
+    """Whether request JSON has a value at a field (pattern or concrete path) in any of the items of its arrays."""
+    nodes = [request]
+    for name, indexes in _STEP.findall(field):
+        nodes = [node.get(name) for node in nodes if isinstance(node, dict)]
+        for index in re.findall(r"\[(\d*)\]", indexes):
+            nodes = [item for node in nodes if isinstance(node, list)
+                     for item in (node if index == "" else node[int(index):int(index) + 1])]
+    return any(node not in (None, "", [], {}) for node in nodes)
 
 
 def sent_value(field: str | None, sent: dict | None):
@@ -103,7 +173,7 @@ def profile_rejection(report: Report, profile: Profile, request, kept: dict[str,
     the message says so and what to send instead: the subsets BASIC and BASIC WL have no BT-114, so the amount due
     (BT-115, which includes the rounding) no longer equals BT-112 - BT-113 in their XML and BR-CO-16 fails
     (MINIMUM's rules do not check BR-CO-16)."""
-    error = rejection(report, "CII", kept, sent)
+    error = rejection(report, "CII", kept, sent, request)
     rounding = request.invoice.documentTotals.payableRoundingAmount
     if profile.rounding or not rounding or not any("BR-CO-16" in e.code + e.message for e in error.errors):
         return error

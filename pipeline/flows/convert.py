@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pipeline.check.rejection import GENERATED_FAILED, error_detail
+from pipeline.check.rejection import GENERATED_FAILED, as_json, error_detail
 from pipeline.check.report import ERROR, Issue, Report
 from pipeline.check.verdict import INVALID
 from pipeline.errors import ApiError, ErrorDetail
@@ -310,7 +310,8 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     report, judged_on, findings = judge_source(parsed, spec, request_id)
     if report.verdict == INVALID:  # one the rules could not judge is converted: what is written is validated
         raise _refusal("SOURCE_INVALID", f"The source document is not valid ({judged_on}); it is not converted.",
-                       [error_detail(i, parsed.source.syntax) for i in report.issues if i.severity == ERROR])
+                       [error_detail(i, parsed.source.syntax, written=as_json(parsed.request))
+                        for i in report.issues if i.severity == ERROR])
     if to == "CII" and parsed.source.pdf is not None and spec == source_spec(parsed.source) and report.valid:
         return Conversion(parsed.source.xml, "application/xml", judged_on=judged_on)  # the PDF's own invoice
     if parsed.request is None:  # (fields only a JSON request must send are no reason: `model.API_REQUIRED`)

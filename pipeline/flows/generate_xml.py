@@ -143,5 +143,5 @@ def write_validated(request: model.InvoiceRequest, canonical: bytes, spec: str, 
     report = validate(out.xml, spec, request.config.version, request_id, out.tree,
                       control.specificationIdentifier if control and syntax == "CII" else None)
     if report.verdict == INVALID:  # a claim the rules do not judge (a CIUS id kept on en16931) is the sender's
-        raise rejection(report, syntax, kept, sent() if sent else None)
+        raise rejection(report, syntax, kept, sent() if sent else None, request)
     return out.xml, report

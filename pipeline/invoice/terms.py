@@ -754,13 +754,81 @@ def terms_for_rule(rule_id: str) -> tuple[str, ...]:
     return found or ()
 
 
-def field_for_rule(rule_id: str) -> tuple[str | None, str | None]:
-    """(JSON path pattern, BT id) an official rule points at: its first BT that maps to a JSON field,
-    else its first named term with no field. (None, None) when the rule names no term."""
-    terms = terms_for_rule(rule_id)
-    # Business terms before groups: "Each VAT breakdown (BG-23) shall have ... (BT-116)" points at BT-116.
-    for bt in sorted(terms, key=lambda t: not t.startswith("BT-")):
-        fields = fields_for_bt(bt)
-        if fields:
-            return fields[0], bt
-    return None, (terms[0] if terms else None)
+def rule_fields(rule_id: str) -> tuple[tuple[str, str], ...]:
+    """(JSON path pattern, BT id) of every field an official rule names; business terms before groups ("Each VAT
+    breakdown (BG-23) shall have ... (BT-116)" is about BT-116)."""
+    terms = sorted(terms_for_rule(rule_id), key=lambda t: not t.startswith("BT-"))
+    return tuple((field, bt) for bt in terms for field in fields_for_bt(bt))
+
+
+# "An Invoice that contains ... shall contain the Seller VAT Identifier (BT-31), the Seller tax registration
+# identifier (BT-32) and/or the Seller tax representative VAT identifier (BT-63) and the Buyer VAT identifier
+# (BT-48) and/or the Buyer legal registration identifier (BT-47)": one of a set is enough.
+_ALTERNATIVES = (frozenset({"BT-31", "BT-32", "BT-63"}), frozenset({"BT-48", "BT-47"}))
+# The VAT category codes that make a VAT rule apply: what the rule is conditional on, never what it wants changed.
+_TRIGGERS = frozenset({"BT-95", "BT-102", "BT-118", "BT-151"})
+# Rules about which terms an invoice has ("shall contain", "shall not contain", "shall be present"), not their values.
+_PRESENCE = re.compile(r"\b(?:shall|must)( not)? (?:contain|be present)\b", re.IGNORECASE)
+
+
+def field_for_rule(rule_id: str, xpath: str | None = None, present=None,
+                   message: str = "") -> tuple[str | None, str | None]:
+    """(JSON path pattern, BT id) a finding of an official rule points at; (None, None) when the rule names no term.
+    Of the fields the rule names: the one bound to the finding's element (`xpath`, e.g. BR-CL-25 on the buyer's
+    electronic address, not the seller's), a VAT category code only when the rule is about nothing else; else, for
+    a rule about which terms an invoice has (its `message`) and `present(field)` telling which fields the document
+    has, the one that makes the rule fail: the first of the required ones it lacks (the buyer's VAT identifier of
+    BR-AE-02 when the seller's is there) or, for a rule that forbids them ("shall not contain"), the first one it
+    has; else the first. A rule naming only terms without a field gives (None, its first term)."""
+    fields = rule_fields(rule_id)
+    if not fields:
+        terms = terms_for_rule(rule_id)
+        return None, (terms[0] if terms else None)
+    about_codes = all(bt in _TRIGGERS for _, bt in fields)
+    located = [f for f in fields if xpath and bound_at(f[0], xpath) and (about_codes or f[1] not in _TRIGGERS)]
+    if located:
+        return located[0]
+    presence = _PRESENCE.search(message)
+    if present is not None and presence:
+        blamed = _blamed(fields, present, negated=bool(presence.group(1)))
+        if blamed:
+            return blamed
+    return fields[0]
+
+
+def _blamed(fields, present, negated: bool):
+    """The field a presence rule fails on (see field_for_rule); None when presence does not tell."""
+    candidates = [(field, bt) for field, bt in fields if bt not in _TRIGGERS]
+    if negated:
+        return next(((field, bt) for field, bt in candidates if present(field)), None)
+    named = {bt for _, bt in fields}
+    for field, bt in candidates:
+        group = next((named & g for g in _ALTERNATIVES if bt in g), {bt})
+        if not any(present(f) for f, b in fields if b in group):
+            return field, bt
+    return None
+
+
+_PREDICATE = re.compile(r"\[[^\[\]]*\]")
+_UBL_NAMES = {"CreditNote": "Invoice", "CreditNoteLine": "InvoiceLine", "CreditedQuantity": "InvoicedQuantity"}
+
+
+def element_steps(xpath: str) -> tuple[str, ...]:
+    """The element names along an XPath, without prefixes, predicates and a final attribute, a credit note's UBL
+    names as the invoice's: `/*:Invoice[namespace-uri()='…'][1]/*:AccountingCustomerParty[…][1]/…` ->
+    ("Invoice", "AccountingCustomerParty", …)."""
+    while _PREDICATE.search(xpath):
+        xpath = _PREDICATE.sub("", xpath)
+    steps = [step.rsplit(":", 1)[-1] for step in xpath.split("/") if step and not step.startswith("@")]
+    return tuple(_UBL_NAMES.get(step, step) for step in steps)
+
+
+@lru_cache(maxsize=None)
+def _bindings(field: str) -> tuple[tuple[str, ...], ...]:
+    term = term_for(field)
+    return tuple(element_steps(path) for path in (term.cii, term.ubl) if path) if term else ()
+
+
+def bound_at(field: str, xpath: str) -> bool:
+    """Whether a field's syntax binding (CII or UBL) is the element a finding's XPath names."""
+    return element_steps(xpath) in _bindings(field)

@@ -81,10 +81,10 @@ def _frame(lines: list[str], line: int | None, column: int | None) -> tuple[list
     return shown, (column - offset + (1 if offset else 0)) if column else None
 
 
-def _term_label(rule: str, language: str = "en") -> str | None:
-    """"BT-n name" of the business term a rule is about, in the report's language (its BT alone when the table
-    has no name for it)."""
-    field, bt = field_for_rule(rule)
+def _term_label(rule: str, language: str = "en", xpath: str | None = None) -> str | None:
+    """"BT-n name" of the business term a rule's finding (at `xpath`) is about, in the report's language (its BT
+    alone when the table has no name for it)."""
+    field, bt = field_for_rule(rule, xpath)
     term = term_for(field)
     if bt is None:  # a lifecycle status message's rule names an MDT term (BR-FR-CDV-14_MDT-207)
         return cdar_terms.rule_label(rule, language)
@@ -103,7 +103,7 @@ def _finding(issue: Issue, lines: list[str], language: str, short_path=None) -> 
     column = location.column if location else None
     frame, caret = _frame(lines, line, column)
     # `column` is the document's (what the JSON report says); `caret` is where it falls in the cut frame line.
-    return {"message": _message(issue, language), "term": _term_label(issue.code, language),
+    return {"message": _message(issue, language), "term": _term_label(issue.code, language, location.xpath if location else None),
             "category": categories.LABELS[language][issue.category],
             "xpath": ((short_path and short_path(location.xpath)) or location.xpath or location.pdfObject)
             if location else None, "line": line,
