@@ -165,19 +165,32 @@ def test_auto_gives_a_gross_price_only_line_its_net_price_and_discount():
     assert text(doc, "//c:invoiceLine[1]/c:priceDetails/c:priceDiscount") == ["0.00"]
 
 
-def test_manual_gross_price_without_net_price_fails_the_xsd():
-    """MANUAL takes prices as sent: a line with a gross price only has no BT-146 and no BT-147, and UBL's required
-    cbc:PriceAmount is empty, which the XSD refuses (a 422, never a document)."""
+@pytest.mark.parametrize("syntax", ["CII", "UBL"])
+@pytest.mark.parametrize("drop,field,term", [
+    (lambda inv: inv["invoiceLines"][0].update(priceDetails={"grossPrice": inv["invoiceLines"][0]["priceDetails"]
+                                                                ["netPrice"]}),
+     "invoice.invoiceLines[0].priceDetails.netPrice", "BT-146"),
+    (lambda inv: inv["invoiceLines"][0].pop("netAmount"), "invoice.invoiceLines[0].netAmount", "BT-131"),
+    (lambda inv: inv["vatBreakdowns"][0].pop("vatCategoryTaxAmount"),
+     "invoice.vatBreakdowns[0].vatCategoryTaxAmount", "BT-117"),
+    (lambda inv: inv["vatBreakdowns"][0].pop("vatCategoryTaxableAmount"),
+     "invoice.vatBreakdowns[0].vatCategoryTaxableAmount", "BT-116"),
+    (lambda inv: inv["documentTotals"].pop("payableAmount"), "invoice.documentTotals.payableAmount", "BT-115"),
+    (lambda inv: inv["documentLevelAllowances"][0].pop("amount"), "invoice.documentLevelAllowances[0].amount",
+     "BT-92"),
+], ids=["net-price", "line-net-amount", "tax-amount", "taxable-amount", "payable", "allowance-amount"])
+def test_manual_without_a_required_amount_is_a_400_naming_it(syntax, drop, field, term):
+    """MANUAL takes amounts as sent and computes none: an amount EN 16931 requires that is left out would be an
+    empty element the XSD refuses (UBL) or a rule failure on another field; the 400 names the field instead."""
     from pipeline.flows.generate_xml import generate_xml
     from pipeline.invoice.request_json import dump_request
     data = json.loads((REPO / "fixtures" / "manual-totals.json").read_bytes(), parse_float=D)
-    data["config"]["syntax"] = "UBL"
-    line = data["invoice"]["invoiceLines"][0]
-    line["priceDetails"] = {"grossPrice": line["priceDetails"]["netPrice"]}
+    data["config"]["syntax"] = syntax
+    drop(data["invoice"])
     with pytest.raises(ApiError) as info:
         generate_xml(dump_request(data), "en16931")
-    assert info.value.http_status == 422
-    assert any(e.code.startswith("XSD-") and "PriceAmount" in e.message for e in info.value.errors)
+    assert (info.value.http_status, info.value.error_code) == (400, "INVALID_INPUT")
+    assert [(e.code, e.field, e.businessTerm) for e in info.value.errors] == [("REQUIRED", field, term)]
 
 
 @pytest.mark.parametrize("spec", ["en16931", "xrechnung"])

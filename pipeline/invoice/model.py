@@ -667,10 +667,9 @@ _SILENT_SPEC_TEXT = {
     (InvoiceLine, "priceDetails"): (
         "Section 2.7 lists it and its fields as optional, but EN 16931 requires the item net price (BT-146, BR-26) on "
         "every line: send priceDetails.netPrice (or grossPrice, less priceDiscount where sent, which AUTO then takes as "
-        "the net price). Without "
-        "it, `{}` or no priceDetails is refused: 400 INVALID_INPUT, REQUIRED on priceDetails.netPrice (BT-146), "
-        "when AUTO needs it to compute netAmount; 422 VALIDATION_FAILED BR-26 on the same field when netAmount is "
-        "sent."),
+        "the net price). Without it, `{}` or no priceDetails is refused: 400 INVALID_INPUT, REQUIRED on "
+        "priceDetails.netPrice (BT-146), when AUTO needs it to compute netAmount and always in MANUAL mode; 422 "
+        "VALIDATION_FAILED BR-26 on the same field when AUTO is sent netAmount."),
 }
 
 

@@ -245,33 +245,61 @@ def calculate_auto(req: InvoiceRequest, kept: dict | None = None) -> InvoiceRequ
 
 def _out_of_range(inv) -> list:
     """Computed amounts beyond the bound the model puts on sent ones (15 integer digits): a 400, not a 500."""
-    found = []
+    return [detail("OUT_OF_RANGE", field, f"the computed amount has more than {MAX_INTEGER_DIGITS} integer digits "
+                   "(check quantities, prices and percentages)", value)
+            for value, field, _ in _amounts(inv)
+            if value is not None and value != 0 and value.adjusted() >= MAX_INTEGER_DIGITS][:MAX_ERRORS]
 
-    def check(value, field):
-        if value is not None and value != 0 and value.adjusted() >= MAX_INTEGER_DIGITS:
-            found.append(detail("OUT_OF_RANGE", field, f"the computed amount has more than {MAX_INTEGER_DIGITS} "
-                                "integer digits (check quantities, prices and percentages)", value))
 
-    def check_line(line, path):
-        check(line.netAmount, f"{path}.netAmount")
-        for kind in ("invoiceLineAllowances", "invoiceLineCharges"):
+def check_manual_amounts(req: InvoiceRequest) -> None:
+    """A MANUAL request to generate from leaves out no amount EN 16931 requires: the syntaxes have no empty amount
+    to write, and a 400 REQUIRED naming each says more than the XSD's refusal of an empty element. (A read invoice,
+    MANUAL too, is written again as it is: its verdict is the rules'.)"""
+    if req.config.calculationMode != "MANUAL":
+        return
+    unsent = _unsent_amounts(req.invoice)
+    if unsent:
+        raise invalid_input("calculationMode MANUAL computes no amounts: send every amount EN 16931 requires.", unsent)
+
+
+def _unsent_amounts(inv) -> list:
+    return [detail("REQUIRED", field, f"is required ({rule}): calculationMode MANUAL writes the amounts as sent and "
+                   "computes none; send it, or use calculationMode AUTO, which computes it")
+            for value, field, rule in _amounts(inv) if value is None and rule][:MAX_ERRORS]
+
+
+# The document totals EN 16931 requires (BR-12..15); the others are 0..1.
+_TOTALS = {"lineExtensionAmount": "BR-12", "allowanceTotalAmount": None, "chargeTotalAmount": None,
+           "taxExclusiveAmount": "BR-13", "taxTotalAmount": None, "taxInclusiveAmount": "BR-14",
+           "payableAmount": "BR-15"}
+
+
+def _amounts(inv):
+    """(amount, field path, the EN 16931 rule that requires it or None) of every amount of an invoice: lines (and
+    sub-invoice lines) with their net price, allowances, charges, VAT breakdowns, totals."""
+    def line_amounts(line, path, nested=False):
+        yield line.netAmount, f"{path}.netAmount", "BR-24"
+        # A line that only groups others (XRechnung sub-invoice lines, a Factur-X EXTENDED GROUP or INFORMATION
+        # line) and a sub-invoice line may go without a price, as the official examples and real senders' do.
+        grouping = line.subInvoiceLines or line.lineStatusReasonCode in ("GROUP", "INFORMATION")
+        yield line.priceDetails.netPrice if line.priceDetails else None, f"{path}.priceDetails.netPrice", \
+            None if nested or grouping else "BR-26"
+        for kind, rule in (("invoiceLineAllowances", "BR-41"), ("invoiceLineCharges", "BR-43")):
             for j, item in enumerate(getattr(line, kind) or []):
-                check(item.amount, f"{path}.{kind}[{j}].amount")
+                yield item.amount, f"{path}.{kind}[{j}].amount", rule
         for j, sub in enumerate(line.subInvoiceLines or []):
-            check_line(sub, f"{path}.subInvoiceLines[{j}]")
+            yield from line_amounts(sub, f"{path}.subInvoiceLines[{j}]", nested=True)
 
     for i, line in enumerate(inv.invoiceLines):
-        check_line(line, f"invoice.invoiceLines[{i}]")
-    for kind in ("documentLevelAllowances", "documentLevelCharges"):
+        yield from line_amounts(line, f"invoice.invoiceLines[{i}]")
+    for kind, rule in (("documentLevelAllowances", "BR-31"), ("documentLevelCharges", "BR-36")):
         for j, item in enumerate(getattr(inv, kind) or []):
-            check(item.amount, f"invoice.{kind}[{j}].amount")
+            yield item.amount, f"invoice.{kind}[{j}].amount", rule
     for j, b in enumerate(inv.vatBreakdowns):
-        check(b.vatCategoryTaxableAmount, f"invoice.vatBreakdowns[{j}].vatCategoryTaxableAmount")
-        check(b.vatCategoryTaxAmount, f"invoice.vatBreakdowns[{j}].vatCategoryTaxAmount")
-    for name in ("lineExtensionAmount", "allowanceTotalAmount", "chargeTotalAmount", "taxExclusiveAmount",
-                 "taxTotalAmount", "taxInclusiveAmount", "payableAmount"):
-        check(getattr(inv.documentTotals, name), f"invoice.documentTotals.{name}")
-    return found[:MAX_ERRORS]
+        yield b.vatCategoryTaxableAmount, f"invoice.vatBreakdowns[{j}].vatCategoryTaxableAmount", "BR-45"
+        yield b.vatCategoryTaxAmount, f"invoice.vatBreakdowns[{j}].vatCategoryTaxAmount", "BR-46"
+    for name, rule in _TOTALS.items():
+        yield getattr(inv.documentTotals, name), f"invoice.documentTotals.{name}", rule
 
 
 def calculate_manual(req: InvoiceRequest) -> InvoiceRequest:
