@@ -74,8 +74,9 @@ def _clean_text(value: str) -> str:
         raise PydanticCustomError("INVALID_VALUE", "must not be empty")
     bad = NOT_XML.search(value)
     if bad:
-        raise PydanticCustomError("INVALID_VALUE", "contains a character XML cannot carry (U+{code:04X})",
-                                  {"code": ord(bad.group())})
+        # pydantic fills in plain {placeholders} only: the code point is formatted here
+        raise PydanticCustomError("INVALID_VALUE", "contains a character XML cannot carry ({code})",
+                                  {"code": f"U+{ord(bad.group()):04X}"})
     return value
 
 
