@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zlib
 
 import falcon.testing
@@ -187,6 +188,32 @@ def rewrite(data: bytes, change, **save) -> bytes:
         out = io.BytesIO()
         doc.save(out, **save)
         return out.getvalue()
+
+
+def _cut_after(data: bytes, marker: bytes) -> bytes:
+    return data[:data.rfind(marker)]
+
+
+def _wrong_startxref(data: bytes) -> bytes:
+    at = data.rfind(b"startxref")
+    offset = re.match(rb"startxref\s+(\d+)", data[at:])
+    return data[:at + offset.start(1)] + str(int(offset.group(1)) + 7).encode() + data[at + offset.end(1):]
+
+
+@pytest.mark.parametrize("change,codes", [
+    (lambda d: b"GARBAGE\n" + d, {"PDFA:ISO_19005_3:6.1.2-1"}),
+    (lambda d: d + b"\nGARBAGE", {"PDFA:ISO_19005_3:6.1.3-3"}),
+    (lambda d: _cut_after(d, b"%%EOF"), {"PDFA:ISO_19005_3:6.1.3-3"}),
+    (_wrong_startxref, {"PDF_DAMAGED"}),
+    (lambda d: d[:d.index(b"\n") + 1] + b"%abcd" + d[d.index(b"\n") + 6:], {"PDFA:ISO_19005_3:6.1.2-2"}),
+], ids=["bytes-before-the-header", "bytes-after-eof", "no-eof", "wrong-startxref", "no-binary-comment"])
+def test_a_pdf_damaged_at_file_level_is_not_pdfa(client, own_pdf, change, codes):
+    """What readers silently repair is no PDF/A-3 (ISO 19005-3 6.1.2, 6.1.3): pikepdf.pdfa trusts the file
+    syntax of what qpdf wrote, so these are ours; the embedded invoice is still read and judged."""
+    assert own_pdf[own_pdf.index(b"\n") + 1:own_pdf.index(b"\n") + 2] == b"%"   # the binary comment replaced above
+    report = upload(client, change(own_pdf)).json
+    assert report["valid"] is False and set(errors(report, "pdf")) == codes, report["issues"]
+    assert report["syntax"] == "CII"
 
 
 def test_pdf_without_xmp_fx_properties_is_invalid(client, own_pdf):

@@ -463,6 +463,7 @@ def _check_pdfa(data: bytes, pdf: pikepdf.Pdf, declared: dict[str, set[str]], pr
     elif part != "3":
         result.add(ERROR, "PDFA_NOT_PART_3", f"The file declares PDF/A-{part}; Factur-X requires PDF/A-3.",
                    de=f"Die Datei gibt PDF/A-{part} an; Factur-X verlangt PDF/A-3.")
+    _check_file_syntax(data, pdf, result)
     left = budget.remaining()
     if left is not None and left <= 0:
         raise budget.Exhausted()
@@ -487,6 +488,39 @@ def _check_pdfa(data: bytes, pdf: pikepdf.Pdf, declared: dict[str, set[str]], pr
                        de=f"Vom PDF/A-Prüfer nicht geprüft: {f.message}")  # its text as the validator gives it
         else:
             result.add(ERROR, f"PDFA:{f.rule}", f.message, f.where)
+
+
+_HEADER = re.compile(rb"%PDF-1\.[0-7](?:\r\n|\r|\n)")
+_EOL_ONLY = (b"", b"\n", b"\r", b"\r\n")
+
+
+def _check_file_syntax(data: bytes, pdf: pikepdf.Pdf, result: Inspection) -> None:
+    """The file-level rules of ISO 19005-3 6.1.2-6.1.3 that pikepdf.pdfa trusts (it checks files qpdf has just
+    written): header at byte 0 with its binary comment, nothing after the last %%EOF (codes as pikepdf.pdfa's); and
+    a file qpdf had to repair to read (wrong byte offsets, a missing startxref), which a reader can only guess at."""
+    header = _HEADER.match(data)
+    if not header:
+        result.add(ERROR, "PDFA:ISO_19005_3:6.1.2-1", "The file header does not begin at byte 0 as %PDF-1.n (n 0 to 7) followed "
+                   "by an end-of-line marker" + (" (bytes precede it)" if b"%PDF-" in data[1:1024] else "") + ".",
+                   "header", de="Der Dateikopf beginnt nicht bei Byte 0 als %PDF-1.n (n 0 bis 7) mit folgendem "
+                   "Zeilenende.")
+    elif not (data[header.end():header.end() + 1] == b"%"
+              and all(byte > 127 for byte in data[header.end() + 1:header.end() + 5])):
+        result.add(ERROR, "PDFA:ISO_19005_3:6.1.2-2", "The header line is not followed by a comment of at least four bytes "
+                   "above 127 (the binary marker).", "header",
+                   de="Auf die Kopfzeile folgt kein Kommentar mit mindestens vier Bytes über 127 (Binärkennung).")
+    end = data.rfind(b"%%EOF")
+    if end < 0 or data[end + 5:] not in _EOL_ONLY:
+        result.add(ERROR, "PDFA:ISO_19005_3:6.1.3-3", "Data follows the last end-of-file marker (%%EOF)" if end >= 0 else
+                   "The file has no end-of-file marker (%%EOF): it is truncated or damaged.", "trailer",
+                   de="Auf die letzte Dateiende-Markierung (%%EOF) folgen Daten." if end >= 0 else
+                   "Die Datei hat keine Dateiende-Markierung (%%EOF): sie ist abgeschnitten oder beschädigt.")
+    repaired = [qpdf_message(Exception(w)) for w in pdf.get_warnings()]
+    if repaired:
+        result.add(ERROR, "PDF_DAMAGED", "The file is damaged and had to be repaired to be read "
+                   f"({'; '.join(repaired[:3])}); readers may see other content than the sender's.", "trailer",
+                   de="Die Datei ist beschädigt und musste zum Lesen repariert werden; Leser sehen womöglich anderen "
+                   "Inhalt als der Absender.")
 
 
 @contextmanager
