@@ -100,6 +100,28 @@ def test_a_pdf_sent_to_an_xml_endpoint_is_named_as_such():
     assert "is a PDF" in r.issues[0].message and "/v1/invoice/zugferd/validate" in r.issues[0].message
 
 
+def _zip(xml: bytes) -> bytes:
+    import io
+    import zipfile
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("invoice.xml", xml)
+    return out.getvalue()
+
+
+_MAIL = b"From: billing@example.org\r\nTo: ap@example.com\r\nSubject: Rechnung\r\nMIME-Version: 1.0\r\n\r\nHallo\r\n"
+
+
+@pytest.mark.parametrize("data,what", [(_zip(b"<a/>"), "is a ZIP archive"), (_MAIL, "is an e-mail message"),
+                                       (b"From billing@example.org Mon Jan  5 10:00:00 2026\n" + _MAIL, "is a mailbox")],
+                         ids=["zip", "eml", "mbox"])
+def test_an_archive_or_mail_sent_to_an_xml_endpoint_is_named_with_where_it_belongs(data, what):
+    r = validate.validate_xml(data, "en16931")
+    assert not r.valid and codes(r) == ["XML-MALFORMED"]
+    assert what in r.issues[0].message and "/validate/batch" in r.issues[0].message
+    assert "/v1/jobs" in r.issues[0].message and "/v1/jobs" in r.issues[0].message_de
+
+
 def test_an_attachment_over_10_mb_is_read_as_the_official_validators_read_it():
     """libxml2's default limits call a text node over 10 MB malformed; an invoice carrying a supporting document of
     that size (BT-125, base64) is well-formed, and is valid when the rules say so."""
@@ -124,6 +146,8 @@ def test_nesting_is_still_bounded(depth):
     doc = f'<Invoice xmlns="{UBL_NS}">{"<a>" * depth}{"</a>" * depth}</Invoice>'.encode()
     r = validate.validate_xml(doc, "xrechnung")
     assert not r.valid and codes(r) == ["XML-MALFORMED"]
+    # one message for both bounds, ours and libxml2's: well-formed, too deep (no parser option to suggest)
+    assert "more than 100 levels deep" in r.issues[0].message and "XML_PARSE_HUGE" not in r.issues[0].message
 
 
 @pytest.mark.parametrize("data", [b"", b"   \n\t"], ids=["empty", "whitespace"])

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from pipeline import budget
+from pipeline import budget, unpack
 from pipeline.check.report import ERROR, Issue, Location
 
 CII_NS = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
@@ -245,6 +245,30 @@ def _parser() -> etree.XMLParser:
     return etree.XMLParser(**_PARSER_OPTIONS)
 
 
+_BATCH = ("The invoices in it are checked by the batch endpoint of the rules (POST /v1/invoice/xrechnung/validate/batch "
+          "and the others) or as a job (POST /v1/jobs).",
+          "Die Rechnungen darin prüft der Batch-Endpunkt der Regeln (POST /v1/invoice/xrechnung/validate/batch und die "
+          "anderen) oder ein Auftrag (POST /v1/jobs).")
+_CONTAINERS = {
+    "pdf": ("The file is a PDF, not XML. A ZUGFeRD / Factur-X PDF is checked with its embedded invoice by POST "
+            "/v1/invoice/zugferd/validate.",
+            "Die Datei ist ein PDF, kein XML. Ein ZUGFeRD-/Factur-X-PDF wird mit seiner eingebetteten Rechnung über "
+            "POST /v1/invoice/zugferd/validate geprüft."),
+    "zip": (f"The file is a ZIP archive, not XML. {_BATCH[0]}", f"Die Datei ist ein ZIP-Archiv, kein XML. {_BATCH[1]}"),
+    "eml": (f"The file is an e-mail message, not XML. {_BATCH[0]}",
+            f"Die Datei ist eine E-Mail-Nachricht, kein XML. {_BATCH[1]}"),
+    "mbox": (f"The file is a mailbox (mbox), not XML. {_BATCH[0]}",
+             f"Die Datei ist ein Postfach (mbox), kein XML. {_BATCH[1]}"),
+}
+
+
+def _container(data: bytes) -> tuple[str, str] | None:
+    """(English, German) message when `data` is a PDF, a ZIP archive or mail rather than XML."""
+    if data.lstrip()[:5] == b"%PDF-":
+        return _CONTAINERS["pdf"]
+    return _CONTAINERS.get(unpack.kind("", data[:unpack.HEAD]))
+
+
 def parse(data: bytes) -> etree._ElementTree:
     """Parse untrusted bytes safely. Raises XmlInputError (empty, malformed, DOCTYPE/ENTITY present)."""
     if not data or not data.strip():
@@ -255,15 +279,15 @@ def parse(data: bytes) -> etree._ElementTree:
         line, col = _line_of(_ascii_view(data), m.start())
         raise XmlInputError(_issue(XML_DTD_FORBIDDEN, "DOCTYPE and ENTITY declarations are not allowed in "
                                    "e-invoices; the document was not processed.", line, col, _DTD_DE))
-    if data.lstrip()[:5] == b"%PDF-":  # the commonest wrong upload: say what it is and where it belongs
-        raise XmlInputError(_issue(XML_MALFORMED, "The file is a PDF, not XML. A ZUGFeRD / Factur-X PDF is checked "
-                                   "with its embedded invoice by POST /v1/invoice/zugferd/validate.", 1, 1,
-                                   "Die Datei ist ein PDF, kein XML. Ein ZUGFeRD-/Factur-X-PDF wird mit seiner "
-                                   "eingebetteten Rechnung über POST /v1/invoice/zugferd/validate geprüft."))
+    container = _container(data)
+    if container:  # the commonest wrong uploads: say what it is and where it belongs
+        raise XmlInputError(_issue(XML_MALFORMED, container[0], 1, 1, container[1]))
     try:
         tree = etree.ElementTree(etree.fromstring(data, _parser()))
     except etree.XMLSyntaxError as exc:
         line, col = (exc.position if exc.position else (None, None))
+        if "Excessive depth" in exc.msg:  # libxml2's own bound (2048 levels): well-formed, just deeper than ours
+            raise XmlInputError(_too_deep(line)) from None
         raise XmlInputError(_issue(XML_MALFORMED, f"The file is not well-formed XML: {exc.msg}", line,
                                    col, _MALFORMED_DE)) from None
     except ValueError as exc:  # e.g. unsupported encoding declaration
@@ -274,11 +298,15 @@ def parse(data: bytes) -> etree._ElementTree:
                                    "e-invoices; the document was not processed.", 1, 1, _DTD_DE))
     deep = tree.xpath(_TOO_DEEP)
     if deep:
-        raise XmlInputError(_issue(XML_MALFORMED, f"The XML nests elements more than {MAX_DEPTH} levels deep (an "
-                                   "e-invoice needs about 10); the document was not processed.", deep[0].sourceline,
-                                   None, f"Das XML verschachtelt Elemente tiefer als {MAX_DEPTH} Ebenen (eine "
-                                   "E-Rechnung braucht etwa 10); das Dokument wurde nicht verarbeitet."))
+        raise XmlInputError(_too_deep(deep[0].sourceline))
     return tree
+
+
+def _too_deep(line: int | None) -> Issue:
+    return _issue(XML_MALFORMED, f"The XML nests elements more than {MAX_DEPTH} levels deep (an e-invoice needs "
+                  "about 10); the document was not processed.", line, None,
+                  f"Das XML verschachtelt Elemente tiefer als {MAX_DEPTH} Ebenen (eine E-Rechnung braucht etwa 10); "
+                  "das Dokument wurde nicht verarbeitet.")
 
 
 def decoded_text(data: bytes, tree: etree._ElementTree) -> str:
