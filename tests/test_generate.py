@@ -261,7 +261,17 @@ def test_endpoint_422_lists_failed_rules_and_returns_no_document(client):
     assert b"<" not in resp.content
 
 
-@pytest.mark.parametrize("accept", ["application/json", "application/pdf", "text/*"])
+@pytest.mark.parametrize("accept", ["text/xml", "text/*", "text/xml, application/json;q=0.9"])
+def test_endpoint_answers_text_xml_to_a_client_that_accepts_only_that(client, accept):
+    """text/xml and application/xml name the same documents (RFC 7303): the XML, labelled as the client asks."""
+    resp = client.simulate_post("/v1/invoice/xrechnung", body=SMALL.read_bytes(),
+                                headers={"Content-Type": "application/json", "Accept": accept})
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["content-type"] == "text/xml"
+    assert generate.validate(resp.content, "xrechnung").valid
+
+
+@pytest.mark.parametrize("accept", ["application/json", "application/pdf", "text/html", "image/*"])
 def test_endpoint_406_when_accept_excludes_xml(client, accept):
     resp = client.simulate_post("/v1/invoice/xrechnung", body=SMALL.read_bytes(),
                                 headers={"Content-Type": "application/json", "Accept": accept})

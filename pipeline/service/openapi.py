@@ -282,7 +282,9 @@ def _generation(spec: str, media: str, summary: str, cost: int, tr: Texts = ENGL
     statuses = [400, 401, 402, 406, 413, 415, 422, 429, 500, 503] if cost else [400, 401, 406, 413, 415, 422, 429,
                                                                                 500, 503]
     kind = "generate_xml" if media == "application/xml" else "generate_pdf"
-    ok_response = _ok(summary, {media: {"schema": ok}})
+    # text/xml: the same document for a client whose Accept header takes only that (RFC 7303)
+    ok_response = _ok(summary, {media: {"schema": ok}, **({"text/xml": {"schema": ok}} if kind == "generate_xml"
+                                                            else {})})
     ok_response["headers"].update(_headers("X-Validation-Warnings", "X-Content-Warnings"))
     return {"post": {
         "operationId": f"generate_{spec}",

@@ -113,7 +113,7 @@ def paths(mounted: set[str], costs, ok, error, request_id_param, validation, bat
     path = BASE
     if path in mounted:
         answer = ok("The lifecycle status message (CDAR D22B), valid on the fr-cdar chain.",
-                    {"application/xml": {"schema": {"type": "string"}}})
+                    {"application/xml": {"schema": {"type": "string"}}, "text/xml": {"schema": {"type": "string"}}})
         answer["headers"]["X-Validation-Warnings"] = {"$ref": "#/components/headers/X-Validation-Warnings"}
         out[path] = operation(
             path, "generate_fr_ctc_status", "Generate a lifecycle status message (CDV) of France's reform from JSON.",

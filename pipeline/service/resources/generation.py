@@ -14,6 +14,7 @@ from pipeline.flows.generate_xml import SPECS, generate_xml, parse
 from pipeline.settings import get_settings
 
 XML = "application/xml"
+TEXT_XML = "text/xml"  # the same documents (RFC 7303); clients written for SOAP-era services ask for it
 CONTENT_WARNINGS = "X-Content-Warnings"
 _MAX_HEADER = 2000
 
@@ -29,12 +30,17 @@ def set_content_warnings(resp, findings) -> None:
 def check_media(req, produces: str = XML) -> None:
     """406 when the Accept header excludes what the endpoint produces (none and */* accept it);
     415 unless the body is JSON. Shared by every generation endpoint."""
-    if not req.client_accepts(produces):
+    if not req.client_accepts(produces) and not (produces == XML and req.client_accepts(TEXT_XML)):
         raise ApiError(406, "NOT_ACCEPTABLE", f"This endpoint returns {produces}; the Accept header excludes it.")
     media = (req.content_type or "").split(";", 1)[0].strip().lower()
     if media != falcon.MEDIA_JSON:
         raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE",
                        f"Content-Type must be application/json, not {req.content_type or 'missing'}.")
+
+
+def xml_media(req) -> str:
+    """application/xml, or text/xml for a client whose Accept header takes only that."""
+    return TEXT_XML if not req.client_accepts(XML) and req.client_accepts(TEXT_XML) else XML
 
 
 def read_body(req) -> bytes:
@@ -78,7 +84,7 @@ class GenerateXml:
     def on_post(self, req, resp):
         body, request = self.read_input(req)
         xml, report = generate_xml(body, self.spec, getattr(req.context, "request_id", None), request)
-        resp.content_type = XML
+        resp.content_type = xml_media(req)
         resp.set_header("X-Validation-Warnings", str(report.warnings))
         set_content_warnings(resp, [i for i in report.issues if content.is_content_issue(i)])
         resp.data = xml

@@ -24,7 +24,7 @@ from pipeline.flows.options import choice, flag
 from pipeline.flows.status_validate import validate_status
 from pipeline.invoice.cdar import parse_status_request
 from pipeline.invoice.request_json import dump_request
-from pipeline.service.resources.generation import XML, check_media, read_body
+from pipeline.service.resources.generation import XML, check_media, read_body, xml_media
 from pipeline.service.schemas import StatusReadRequest
 from pipeline.service.resources.reading import page_media
 from pipeline.service.upload import answer_report, parse_request_part, read_parts, read_validation_upload, \
@@ -58,7 +58,7 @@ class GenerateStatus:
     def on_post(self, req, resp):
         body, request = self.read_input(req)
         xml, report = generate_status(body, _request_id(req), request)
-        resp.content_type = XML
+        resp.content_type = xml_media(req)
         resp.set_header("X-Validation-Warnings", str(report.warnings))
         resp.data = xml
 
