@@ -227,6 +227,17 @@ def test_pdf_without_xmp_fx_properties_is_invalid(client, own_pdf):
     assert "XMP_FX_MISSING" in errors(report)
 
 
+def test_a_document_file_name_that_names_no_embedded_file_is_a_warning(client, own_pdf):
+    """The invoice is still found by its usual name (factur-x.xml) and judged; the XMP's wrong name is said."""
+    def rename(doc):
+        doc.Root.Metadata.write(doc.Root.Metadata.read_bytes().replace(b">factur-x.xml<", b">invoice.xml<"))
+    report = upload(client, rewrite(own_pdf, rename)).json
+    warning = next(i for i in report["issues"] if i["code"] == "XMP_FX_DOCUMENT_FILE_NAME")
+    assert warning["severity"] == "WARNING" and "'invoice.xml'" in warning["message"]
+    assert "'factur-x.xml'" in warning["message"]
+    assert report["valid"] and report["syntax"] == "CII", report["issues"]
+
+
 @pytest.mark.parametrize("user", ["", "secret"])
 def test_encrypted_pdf_is_reported(client, own_pdf, user):
     data = rewrite(own_pdf, lambda doc: None, encryption=pikepdf.Encryption(owner="owner", user=user))

@@ -646,6 +646,12 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: boo
                       f"gefunden: {', '.join(n for n, _ in specs) or 'keine Dateien'}).")
         return
     name, spec = chosen
+    declared = result.fx.get("DocumentFileName")
+    if declared is not None and declared.lower() != name.lower():  # read by its usual name instead
+        result.add(WARNING, "XMP_FX_DOCUMENT_FILE_NAME", f"The XMP's fx:DocumentFileName is {declared!r}, but the "
+                   f"PDF embeds no file of that name; the invoice read is {name!r}.",
+                   de=f"fx:DocumentFileName der XMP-Metadaten ist {declared!r}, das PDF enthält aber keine Datei "
+                      f"dieses Namens; gelesen wurde die Rechnung {name!r}.")
     result.other_files = []
     for other_name, other in specs:
         if other is not spec:
