@@ -125,6 +125,20 @@ def test_the_timeline_groups_by_invoice_and_orders_by_status_time(client):
                                                              body["unread"][0]["error"]["message"]}}]
 
 
+def test_a_message_read_twice_is_one_status_naming_both_files(client):
+    """The same message from the mailbox and from the platform: one status, its copies named (JSON and page)."""
+    first, second = UC1[:2]
+    files = [(first.name, first.read_bytes()), (second.name, second.read_bytes()),
+             ("from-mail.xml", first.read_bytes())]
+    body = load_request(_files(client, BASE + "/timeline", files, {"validate": True}).content)
+    (invoice,) = body["invoices"]
+    assert [(s["file"], s.get("copies")) for s in invoice["statuses"]] == [(first.name, ["from-mail.xml"]),
+                                                                         (second.name, None)]
+    page = _files(client, BASE + "/render", files, {"language": "en"}, headers={"Accept": "text/html"})
+    assert page.status_code == 200 and f"{first.name}, from-mail.xml" in page_text(page.content)
+    assert page_text(page.content).count("from-mail.xml") == 1
+
+
 def test_too_many_files_are_refused(client, limits, monkeypatch):
     limits(EINVOICE_MAX_BATCH_FILES=2)
     r = _files(client, BASE + "/timeline", [(p.name, p.read_bytes()) for p in UC1[:3]])

@@ -227,7 +227,8 @@
         <xsl:sequence select="f:fact(message/guidelineId, message/guidelineId)"/>
         <xsl:sequence select="f:fact(message/businessProcess, message/businessProcess)"/>
         <xsl:if test="normalize-space(file)">
-          <div class="fact"><dt><xsl:value-of select="f:l('file')"/></dt><dd class="wrap"><xsl:value-of select="file"/></dd></div>
+          <div class="fact"><dt><xsl:value-of select="f:l('file')"/></dt><dd class="wrap"><xsl:value-of
+            select="string-join((file, copies/file), ', ')"/></dd></div>
         </xsl:if>
       </dl>
       <h2><xsl:value-of select="f:l('parties')"/></h2>

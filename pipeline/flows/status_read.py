@@ -78,12 +78,18 @@ def _when(entry: dict) -> tuple:
     return ((entry.get("status") or {}).get("dateTime") or "", (entry.get("message") or {}).get("issueDateTime") or "")
 
 
+def _same_message(a: dict, b: dict) -> bool:
+    """One message twice: the same message identifier (MDT-3) saying the same."""
+    return bool(a["message"].get("id")) and (a["message"], a["status"]) == (b["message"], b["status"])
+
+
 def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id: str | None = None) -> dict:
     """Several messages -> {"invoices": [{"invoice", "statuses": [...]}], "unread": [...]}: the messages grouped by
     the invoice they are about (seller's SIREN and invoice number), each invoice's statuses ordered by their status
     date-time (then by the message's, then as sent), the invoice's data merged from its messages (the first value
-    of each field). A file that is no readable status message is listed in `unread` with the reason; with
-    `validate` each status carries its message's verdict."""
+    of each field). A message read again (same identifier, same content) is one status whose `copies` names the
+    other files. A file that is no readable status message is listed in `unread` with the reason; with `validate`
+    each status carries its message's verdict."""
     groups: dict[tuple, list[dict]] = {}
     unread = []
     for name, data in files:
@@ -94,6 +100,10 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
                                                    "message": exc.message}})
             continue
         entry = {"file": name, "message": found.get("message", {}), "status": found.get("status", {})}
+        copy_of = next((e for _, e in groups.get(_key(found), []) if _same_message(e, entry)), None)
+        if copy_of is not None:  # the same message again (from mail and the platform, or sent twice): one status
+            copy_of.setdefault("copies", []).append(name)
+            continue
         if validate:
             report = validate_status(data, request_id=request_id, doc=doc)
             entry["validation"] = {"valid": report.valid, "version": report.version, "errors": report.errors,

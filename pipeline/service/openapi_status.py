@@ -63,6 +63,8 @@ _TIMELINE = {"type": "object", "required": ["invoices", "unread"], "properties":
         "statuses": {"type": "array", "description": "Ordered by status date-time (MDT-78), then the message's "
                      "(MDT-8).", "items": {"type": "object", "required": ["file", "message", "status"], "properties": {
                          "file": {"type": "string"}, "message": {"type": "object"}, "status": {"type": "object"},
+                         "copies": {"type": "array", "items": {"type": "string"}, "description":
+                                    "Other files holding the same message (same MDT-3, same content)."},
                          "validation": {"type": "object"}}}}}}},
     "unread": {"type": "array", "items": {"type": "object", "required": ["file", "error"], "properties": {
         "file": {"type": "string"}, "error": {"type": "object", "required": ["code", "message"], "properties": {

@@ -21,7 +21,8 @@ STATUS_NS = "urn:einvoice-pipeline:canonical:status:1"
 ROOT = "lifecycleStatus"
 ITEMS = {"recipients": "recipient", "details": "detail", "characteristics": "characteristic",
          # the timeline of several messages (pipeline.flows.status_read.timeline)
-         "invoices": "invoiceTimeline", "statuses": "entry", "unread": "unreadFile", "failed": "rule"}
+         "invoices": "invoiceTimeline", "statuses": "entry", "unread": "unreadFile", "failed": "rule",
+         "copies": "file"}
 TIMELINE_ROOT = "statusTimeline"
 
 
