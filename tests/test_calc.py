@@ -344,6 +344,17 @@ def test_trap_gross_price_with_discount_and_no_net_price(spec, syntax):
     assert official_errors(data, spec, syntax) == []
 
 
+def test_a_gross_price_below_the_net_price_is_a_400():
+    """The price discount (BT-147 = gross - net) would be negative: the official rules let it pass, it means
+    nothing."""
+    data = base_request([line(1, 2, 0, priceDetails={"grossPrice": D("70.00"), "netPrice": D("80.00")})])
+    with pytest.raises(ApiError) as info:
+        calc(data)
+    (entry,) = info.value.errors
+    assert (entry.code, entry.field, entry.businessTerm) == (
+        "OUT_OF_RANGE", "invoice.invoiceLines[0].priceDetails.grossPrice", "BT-148")
+
+
 def test_a_price_discount_above_the_gross_price_is_a_400():
     data = base_request([line(1, 2, 0, priceDetails={"grossPrice": D("10.00"), "priceDiscount": D("12.00")})])
     with pytest.raises(ApiError) as info:

@@ -109,6 +109,11 @@ def calculate_line(line: InvoiceLine, index: int = 0, kept: dict | None = None, 
                 "net price (BT-146 = gross price - price discount) cannot be negative (BR-27)", price.priceDiscount)])
         price = price.model_copy(update={"netPrice": net_price})
     if price is not None and price.priceDiscount is None and price.grossPrice is not None and net_price is not None:
+        if price.grossPrice < net_price:  # the official rules pass a negative discount; it says nothing sensible
+            raise invalid_input("AUTO calculation gives a negative item price discount.", [detail(
+                "OUT_OF_RANGE", f"{path}.priceDetails.grossPrice", f"is below netPrice ({net_price}): the item price "
+                "discount (BT-147 = gross price - net price) would be negative, and EN 16931 has no price "
+                "surcharge; send the gross price before the discount, or no gross price", price.grossPrice)])
         price = price.model_copy(update={"priceDiscount": price.grossPrice - net_price})   # BT-147
     gross_amount = None
     if net_price is not None and line.quantity is not None:
