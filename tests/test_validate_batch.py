@@ -228,9 +228,26 @@ def test_request_level_refusals(client):
     assert none.status_code == 400 and none.json["errors"][0]["code"] == "MISSING_PART"
 
 
-def test_zugferd_batch_gives_invalid_pdf_entries_for_non_pdfs(client):
-    r = post(client, [("a.xml", UBL_STD.read_bytes())], path="/v1/invoice/zugferd/validate/batch")
-    assert r.status_code == 200 and r.json["results"][0]["error"]["code"] == "INVALID_PDF"
+ZUGFERD_PDF = CORPUS / "mustangproject/library/EN16931_1_Teilrechnung.pdf"   # valid: tests/test_zugferd_validate.py
+
+
+def test_a_month_of_pdfs_and_xml_is_judged_each_by_what_it_is(client):
+    """A receiver's archive mixes ZUGFeRD PDFs and XML: each gets the report of the path that takes it (as a job
+    does), never a format error for being a PDF on XML rules or XML on the ZUGFeRD batch."""
+    members = [("invoice.pdf", ZUGFERD_PDF.read_bytes()), ("a.xml", UBL_STD.read_bytes())]
+    for path in (BATCH, "/v1/invoice/zugferd/validate/batch"):
+        r = post(client, [("month.zip", zipped(members))], path=path)
+        assert r.status_code == 200, r.text
+        pdf, xml = (result["report"] for result in r.json["results"])
+        assert pdf["valid"] and pdf["syntax"] == "CII" and "EN16931" in pdf["version"], pdf["issues"]
+        assert xml["valid"] and xml["syntax"].startswith("UBL") and xml["version"].startswith("3.0"), xml["issues"]
+
+
+def test_the_zugferd_batch_gives_a_non_pdf_non_xml_file_its_format_finding(client):
+    r = post(client, [("a.txt", b"just text")], path="/v1/invoice/zugferd/validate/batch")
+    assert r.status_code == 200
+    report = r.json["results"][0]["report"]
+    assert not report["valid"] and [i["code"] for i in report["issues"]] == ["XML-MALFORMED"]
 
 
 def test_credits_are_charged_per_validated_document_at_the_validate_cost(tmp_path):

@@ -4,8 +4,10 @@
     validate flow -> results
 
 Each document gets exactly the report its single validate path gives (`validate_xml` for xrechnung / en16931,
-`validate_pdf` for zugferd; content checks and `strict` included), or an `error` entry with a code and message when
-it could not be validated, or a `notice` (NO_INVOICE: a message without an invoice, nothing failed). One bad member
+`validate_pdf` for zugferd; content checks and `strict` included), by what it is (`detect.route`, as a job: a PDF on
+XML rules is a ZUGFeRD / Factur-X PDF, XML on the ZUGFeRD batch is held to the rules it names), or an `error` entry
+with a code and message when it could not be validated, or a `notice` (NO_INVOICE: a message without an invoice,
+nothing failed). One bad member
 never fails the others; only the upload as a whole can be refused (ApiError 400/413): not a readable ZIP, more than
 `max_files` documents, more than `max_total` bytes decompressed or decoded. How uploads are unpacked, and how
 hostile archives and mail are bounded: `pipeline.unpack`.
@@ -16,7 +18,7 @@ import logging
 
 from pipeline import budget
 from pipeline.check import engine
-from pipeline.check.detect import SPECS
+from pipeline.check.detect import SPECS, route
 from pipeline.check.report import Report
 from pipeline.errors import ApiError
 from pipeline.flows.status_validate import validate_status
@@ -108,8 +110,10 @@ def validate_batch(members: list[Member], spec: str, version: str | None = None,
         if m.error is not None:
             results.append(entry(m, None))
             continue
+        routed = route(m.data, spec)  # a receiver's month mixes ZUGFeRD PDFs and XML, as jobs take it
         try:
-            results.append(entry(m, validate_document(m.data, spec, version, request_id, strict)))
+            results.append(entry(m, validate_document(m.data, routed, version if routed == spec else None,
+                                                      request_id, strict)))
         except budget.Exhausted:
             results.append(entry(Member(m.name, error=TIME_BUDGET, email=m.email), None))
     return {"summary": summary(results), "results": results}

@@ -359,7 +359,9 @@ def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
                        "code": {"type": "string"}, "message": {"type": "string"}}}}}
     op.update(operationId=f"validate_batch_{path.split('/')[3]}", description=tr.join(tr(
         "HTTP 200: every document got an entry in `results`, in archive (or part) order: `report` exactly as the "
-        "single validate endpoint answers it (content checks and `request.strict` included), or `error` (code, "
+        "single validate endpoint answers it (content checks and `request.strict` included) for what the document "
+        "is (a PDF on XML rules as a ZUGFeRD / Factur-X PDF, XML on the ZUGFeRD batch on the rules it names), or "
+        "`error` (code, "
         "message) when it could not be validated: `UNSAFE_NAME` (a `..` or absolute name; not read), "
         "`NESTED_ARCHIVE` (a ZIP inside the batch; not opened), `FILE_TOO_LARGE` (a member over "
         "EINVOICE_MAX_UPLOAD_BYTES uncompressed; read no further), `ENCRYPTED_MEMBER`, `DAMAGED_MEMBER`, "
