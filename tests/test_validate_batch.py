@@ -219,8 +219,19 @@ def test_as_many_file_parts_as_the_readme_promises(client):
     assert over.status_code == 400 and over.json["errorCode"] == "TOO_MANY_FILES", over.text
 
 
+def _flagged_latin1_name(archive: bytes) -> bytes:
+    """The archive with its one member's name in Latin-1 while the directory says UTF-8 (a broken zipper)."""
+    data = bytearray(archive.replace(b"a.xml", b"\xe4.xml"))
+    for signature, flags in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = data.find(signature) + flags
+        data[at + 1] |= 0x08   # general purpose bit 11: UTF-8 names
+    return bytes(data)
+
+
 def test_request_level_refusals(client):
     assert post(client, [("x.zip", b"PK\x03\x04 not really")]).json["errorCode"] == "INVALID_ARCHIVE"
+    broken = post(client, [("x.zip", _flagged_latin1_name(zipped([("a.xml", UBL_STD.read_bytes())])))]).json
+    assert broken["errorCode"] == "INVALID_ARCHIVE" and "marked as UTF-8 but is not UTF-8" in broken["message"]
     bad = post(client, [("a.xml", BROKEN)], request='{"version": "0.9"}')
     assert bad.status_code == 400 and bad.json["errorCode"] == "UNSUPPORTED_VERSION"
     body, ctype = form([], "{}")

@@ -49,9 +49,11 @@ def iter_archive(source, limits: Limits, room: Room | None = None) -> Iterator[M
     try:
         archive = zipfile.ZipFile(source)
         infos = [i for i in archive.infolist() if not i.is_dir()]
+    except UnicodeDecodeError:  # (a ValueError) zipfile reads the whole directory or nothing
+        raise _invalid("The 'file' part is a damaged ZIP archive: a member's name is marked as UTF-8 but is not "
+                       "UTF-8, so its directory cannot be read and no member was read. Pack the files again.")
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
-        message = f"The 'file' part is not a readable ZIP archive: {exc}"
-        raise ApiError(400, "INVALID_ARCHIVE", message, [ErrorDetail("INVALID_ARCHIVE", message, field="file")])
+        raise _invalid(f"The 'file' part is not a readable ZIP archive: {exc}")
     if len(infos) > limits.max_files:
         raise too_many_files(len(infos), limits.max_files)
     room = room or Room(limits.max_total)
@@ -59,6 +61,10 @@ def iter_archive(source, limits: Limits, room: Room | None = None) -> Iterator[M
     if sum(i.file_size for i in infos if i.file_size <= limits.max_member) > room.left:
         raise too_large_total(room.limit)
     return _members(archive, infos, limits.max_member, room)
+
+
+def _invalid(message: str) -> ApiError:
+    return ApiError(400, "INVALID_ARCHIVE", message, [ErrorDetail("INVALID_ARCHIVE", message, field="file")])
 
 
 def member_name(info: zipfile.ZipInfo) -> str:
