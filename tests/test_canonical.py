@@ -208,10 +208,15 @@ def test_vat_accounting_currency_equal_to_the_invoice_currency_is_not_written(sp
     data["config"]["syntax"] = syntax
     xml, report = generate_xml(dump_request(data), spec)
     assert report.valid and b"TaxCurrencyCode" not in xml
+    data["invoice"]["documentTotals"]["taxTotalAmountInAccountingCurrency"] = D("198.39")
+    with pytest.raises(ApiError) as info:   # a BT-111 that contradicts BT-110 is not dropped unsaid
+        generate_xml(dump_request(data), spec)
+    assert [(e.code, e.field, e.businessTerm, e.rejectedValue) for e in info.value.errors] == [
+        ("INVALID_VALUE", "invoice.documentTotals.taxTotalAmountInAccountingCurrency", "BT-111", D("198.39"))]
     data["invoice"]["vatAccountingCurrencyCode"] = "USD"   # a different currency is written, with its BT-111
     written = write(data, spec)
     assert text(written, "//c:vatAccountingCurrencyCode") == ["USD"]
-    assert text(written, "//c:taxTotalAmountInAccountingCurrency") == ["198.38"]
+    assert text(written, "//c:taxTotalAmountInAccountingCurrency") == ["198.39"]
 
 
 @pytest.mark.parametrize("doc,expected", [

@@ -59,9 +59,11 @@ def parse(body: bytes, spec: str) -> model.InvoiceRequest:
 def calculate(request: model.InvoiceRequest, kept: dict | None = None) -> model.InvoiceRequest:
     """Stage 2, calculation: fill the derived amounts (AUTO) or keep them as sent (MANUAL); `kept` receives the
     sent amounts AUTO kept although it computes others (for the 422's message). MANUAL: an amount EN 16931 requires
-    and the request leaves out is a 400 REQUIRED."""
+    and the request leaves out is a 400 REQUIRED; so is a BT-111 that contradicts BT-110 in the invoice currency."""
     write.check_manual_amounts(request)
-    return write.calculate(request, kept)
+    calculated = write.calculate(request, kept)
+    write.check_vat_accounting_total(calculated)
+    return calculated
 
 
 def to_canonical(request: model.InvoiceRequest, indent: bool = False) -> bytes:

@@ -267,6 +267,20 @@ def check_manual_amounts(req: InvoiceRequest) -> None:
         raise invalid_input("calculationMode MANUAL computes no amounts: send every amount EN 16931 requires.", unsent)
 
 
+def check_vat_accounting_total(req: InvoiceRequest) -> None:
+    """A calculated request to generate from whose VAT accounting currency (BT-6) is the invoice currency: BT-6 and
+    BT-111 are not written (they say nothing, and the rules refuse them), so a BT-111 that differs from the VAT
+    total BT-110 is a contradiction to refuse (400), not a value to drop unsaid."""
+    inv = req.invoice
+    totals = inv.documentTotals
+    sent, total = totals.taxTotalAmountInAccountingCurrency, totals.taxTotalAmount
+    if inv.vatAccountingCurrencyCode == inv.currencyCode and None not in (sent, total) and sent != total:
+        raise invalid_input("The VAT total in the accounting currency contradicts the VAT total.", [detail(
+            "INVALID_VALUE", "invoice.documentTotals.taxTotalAmountInAccountingCurrency", f"differs from the VAT "
+            f"total (BT-110, {total}) although vatAccountingCurrencyCode is the invoice currency "
+            f"({inv.currencyCode}): leave out both, or send the accounting currency the amount is in", sent)])
+
+
 def _unsent_amounts(inv) -> list:
     return [detail("REQUIRED", field, f"is required ({rule}): calculationMode MANUAL writes the amounts as sent and "
                    "computes none; send it, or use calculationMode AUTO, which computes it")
