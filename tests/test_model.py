@@ -298,6 +298,18 @@ def test_vat_rate_range(rate):
                                                          "BT-119")
 
 
+def test_a_rate_on_category_o_is_refused_not_dropped():
+    """Category O has no VAT rate (BR-O-05..07): 0 is accepted (the spec requires a line's vatRate), another rate
+    says the category is wrong."""
+    data = sample()
+    data["invoice"]["invoiceLines"][0]["lineVatInformation"] = {"vatCategoryCode": "O", "vatRate": 19}
+    e = only_error(data)
+    assert (e["code"], e["field"], e["businessTerm"], e["rejectedValue"]) == (
+        "INVALID_VALUE", "invoice.invoiceLines[0].lineVatInformation.vatRate", "BT-152", 19)
+    data["invoice"]["invoiceLines"][0]["lineVatInformation"]["vatRate"] = 0
+    parse_request(body(data), "xrechnung")
+
+
 def test_price_base_quantity_must_not_be_negative():
     """0 is valid EN 16931 and kept as sent (AUTO calculation refuses it: tests/test_realworld_more.py)."""
     data = sample()

@@ -911,6 +911,8 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str, reading: bool = Fal
                                  f"repeats the VAT breakdown vatBreakdowns[{seen[key]}] (same category and rate)",
                                  {"vatCategoryCode": b.vatCategoryCode, "vatCategoryRate": b.vatCategoryRate}))
         seen.setdefault(key, i)
+    if not reading:
+        errors += _rates_without_place(inv)
     spec_id = inv.processControl.specificationIdentifier if inv.processControl else None
     if spec_id is not None:
         problem = specification_id_problem(spec_id.strip(), endpoint_spec, cfg.profile)
@@ -920,6 +922,24 @@ def _context_errors(req: InvoiceRequest, endpoint_spec: str, reading: bool = Fal
         errors += [detail(*requirement) for requirement in peppol.requirements(inv, cfg, reading)]
     return (errors + _extension_errors(inv, cfg, endpoint_spec, (spec_id or "").strip())
             + _line_hierarchy_errors(inv, cfg, endpoint_spec, (spec_id or "").strip()))
+
+
+def _rates_without_place(inv: Invoice) -> list[ErrorDetail]:
+    """A VAT rate other than 0 on a line or a document allowance or charge of category O: "not subject to VAT" has
+    no rate (BR-O-05..07), so it is not written; a rate sent there says the category is wrong, and dropping it would
+    hide that. (The service specification requires a line's vatRate: 0 is the rate of category O.)"""
+    def walk(lines, path):
+        for i, line in enumerate(lines or []):
+            yield line.lineVatInformation, f"{path}[{i}].lineVatInformation.vatRate"
+            yield from walk(line.subInvoiceLines, f"{path}[{i}].subInvoiceLines")
+
+    places = list(walk(inv.invoiceLines, "invoice.invoiceLines"))
+    places += [(item, f"invoice.{kind}[{j}].vatRate") for kind in ("documentLevelAllowances", "documentLevelCharges")
+               for j, item in enumerate(getattr(inv, kind) or [])]
+    return [detail("INVALID_VALUE", field, "must be 0 or left out for category O (not subject to VAT), which has no "
+                   "VAT rate (BR-O-05..07); a rate says the category is another", item.vatRate)
+            for item, field in places
+            if item is not None and item.vatCategoryCode == "O" and item.vatRate not in (None, 0)]
 
 
 def _line_hierarchy_errors(inv: Invoice, cfg: GenerationConfig, endpoint_spec: str,
