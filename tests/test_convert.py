@@ -72,6 +72,7 @@ def test_a_zugferd_pdf_converted_to_cii_is_its_embedded_xml(client):
     resp = upload(client, pdf, {"to": "CII"}, path="/v1/invoice/convert")
     assert resp.status_code == 200 and resp.headers["content-type"] == "application/xml"
     assert resp.content == parse(pdf).source.xml
+    assert re.fullmatch(r"Factur-X \d+\.\d+ EN16931", resp.headers["X-Source-Rules"])   # named once
 
 
 def test_xml_to_zugferd_gives_a_checked_pdf_with_the_same_terms(client):
@@ -128,6 +129,86 @@ def test_fields_only_a_json_request_must_send_do_not_block_conversion(client):
     assert resp.status_code == 200, resp.text
     assert flatten(read_terms(resp.content).terms).items() >= {
         k: v for k, v in flatten(read_terms(data).terms).items() if "priceDiscount" not in k}.items()
+
+
+def test_fields_only_a_json_request_must_send_do_not_block_a_zugferd_target(client):
+    """The same for a ZUGFeRD PDF: it embeds the CII of the same model (EN16931_Einfach has no payment instructions,
+    BG-16, which a JSON request must send)."""
+    data = (SHARED / "realworld/corpus/XML-Rechnung/CII/EN16931_Einfach.cii.xml").read_bytes()
+    assert any(f.startswith("invoice.paymentInstructions") for f in parse(data).missing)
+    resp = upload(client, data, {"to": "ZUGFERD"}, path="/v1/invoice/convert")
+    assert resp.status_code == 200 and resp.headers["content-type"] == "application/pdf", resp.text
+    embedded = parse(resp.content).source.xml
+    assert _terms(embedded) == _terms(data)
+
+
+def test_a_peppol_labelled_ubl_goes_to_zugferd_as_en16931_with_its_findings(client):
+    """German software's UBL claiming Peppol without the Peppol-only fields: valid EN 16931, so converted to a
+    ZUGFeRD PDF (as to CII), with the Peppol errors said in X-Source-Findings."""
+    data = (SHARED / "realworld/corpus/XML-Rechnung/UBL/EN16931_Einfach.ubl.xml").read_bytes()
+    resp = upload(client, data, {"to": "ZUGFERD"}, path="/v1/invoice/convert")
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["X-Source-Rules"].startswith("en16931 ")
+    assert "PEPPOL-EN16931-R003" in resp.headers["X-Source-Findings"]
+
+
+def test_a_source_with_more_lines_than_a_pdf_holds_is_a_400_for_zugferd_only(client, monkeypatch):
+    from pipeline.settings import get_settings
+    monkeypatch.setenv("EINVOICE_MAX_PDF_LINES", "1")
+    get_settings.cache_clear()
+    try:
+        data = (CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml").read_bytes()
+        resp = upload(client, data, {"to": "ZUGFERD"}, path="/v1/invoice/convert")
+        assert resp.status_code == 400 and resp.json["errors"][0]["code"] == "TOO_MANY_LINES", resp.text
+        assert "EINVOICE_MAX_PDF_LINES" in resp.json["message"]
+        assert upload(client, data, {"to": "CII"}, path="/v1/invoice/convert").status_code == 200
+    finally:
+        monkeypatch.undo()
+        get_settings.cache_clear()
+
+
+def test_an_older_xrechnung_to_cii_names_the_rules_that_judged_it(client):
+    """XRechnung 2.3 (rules not installed) is judged on EN 16931 and converted: the CII says EN 16931, not a claim
+    of 2.3 that our own validation would call indeterminate."""
+    data = (SHARED / "realworld/mustang/validator/validXRV23.xml").read_bytes()
+    resp = upload(client, data, {"to": "CII"}, path="/v1/invoice/convert")
+    assert resp.status_code == 200 and resp.headers["X-Source-Rules"].startswith("en16931 "), resp.text
+    assert parse(resp.content).source.specification_id == "urn:cen.eu:en16931:2017"
+    assert validate_xml(resp.content, "en16931").verdict == "valid"
+
+
+@pytest.mark.parametrize("profile,cut", [("BASIC", 9), ("BASIC WL", 29), ("MINIMUM", 52)])
+def test_a_subset_profile_cuts_only_with_allow_loss_and_says_what(client, profile, cut):
+    """BASIC, BASIC WL and MINIMUM keep part of EN 16931: what their XML cannot hold is a loss like any other (the
+    seller's contact BT-41..43, item description BT-154, ...), refused without allowLoss and listed with it."""
+    data = (SHARED / "realworld/mustang/library/cii/01.01a-INVOICE.cii.xml").read_bytes()
+    refused = upload(client, data, {"to": "ZUGFERD", "profile": profile}, path="/v1/invoice/convert")
+    assert refused.status_code == 422 and refused.json["errorCode"] == "CONVERSION_LOSS", refused.text
+    assert len(refused.json["errors"]) == cut and "EN16931" in refused.json["message"]
+    assert all(f"profile {profile} has no place for it" in e["message"] for e in refused.json["errors"])
+    resp = upload(client, data, {"to": "ZUGFERD", "profile": profile, "allowLoss": True},
+                  path="/v1/invoice/convert")
+    assert resp.status_code == 200 and resp.headers["X-Conversion-Losses"] == str(cut), resp.text
+    # the independent reader: every term of the source the PDF's XML lacks is among those said
+    from pipeline.invoice.terms import business_term
+    source, written = flatten(read_terms(data).terms), flatten(read_terms(parse(resp.content).source.xml).terms)
+    missing = {business_term(f"invoice.{k}") for k in source if k not in written and k != BT24}
+    said = {e["businessTerm"] for e in refused.json["errors"]}
+    assert missing and missing <= said, missing - said
+
+
+def test_a_header_value_outside_ascii_is_percent_encoded(client):
+    """A BT-24 in any script travels in X-Conversion-Changed as visible ASCII (gunicorn refuses other header
+    values after the work is done: a 500), decoding back to the source's value."""
+    from urllib.parse import unquote
+    source = (SHARED / "realworld/corpus/XML-Rechnung/CII/EN16931_Einfach.cii.xml").read_text("utf-8")
+    claim = "urn:cen.eu:en16931:2017#compliant#urn:example\u2192\u4e2d 100%"
+    data = source.replace("<ram:ID>urn:cen.eu:en16931:2017</ram:ID>", f"<ram:ID>{claim}</ram:ID>", 1).encode()
+    assert claim.encode() in data
+    resp = upload(client, data, {"to": "UBL"}, path="/v1/invoice/convert")
+    assert resp.status_code == 200, resp.text
+    changed = resp.headers["X-Conversion-Changed"]
+    assert all(0x20 <= ord(c) < 0x7F for c in changed) and claim in unquote(changed)
 
 
 @pytest.mark.parametrize("request_part,field", [

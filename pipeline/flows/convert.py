@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from pipeline.check.rejection import GENERATED_FAILED, as_json, error_detail
 from pipeline.check.report import ERROR, Issue, Report
 from pipeline.check.verdict import INVALID
-from pipeline.errors import ApiError, ErrorDetail
+from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.flows.generate_xml import write_validated
 from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, parse, source_spec, validate_source,
@@ -34,9 +35,11 @@ from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, 
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice.model import DATE_RE, InvoiceRequest, term_label, validate_request
 from pipeline.invoice.request_json import dump_request
-from pipeline.invoice.specs import EN16931_ID, profile_for_guideline
+from pipeline.invoice.specs import EN16931_ID, profile_for_guideline, profile_named
 from pipeline.invoice.terms import business_term
 from pipeline.read import provenance
+from pipeline.settings import get_settings
+from pipeline.write.transform import to_profile
 
 TARGETS = ("CII", "UBL", "ZUGFERD")
 SPECS = ("xrechnung", "en16931", "peppol")
@@ -66,10 +69,43 @@ def _refusal(code: str, message: str, errors: list[ErrorDetail]) -> ApiError:
 
 
 def loss_details(unmapped: list[dict]) -> list[ErrorDetail]:
-    return [ErrorDetail("NOT_CARRIED", f"{u['xpath']} (line {u['line']}) = {u['value']!r}: no field of the model carries "
-                        "it, so the converted document would not have it", businessTerm=(u.get("businessTerm") or
-                                                                                          "").split(" ")[0] or None)
+    return [ErrorDetail("NOT_CARRIED", f"{u['xpath']} (line {u['line']}) = {u['value']!r}: "
+                        + u.get("reason", "no field of the model carries it")
+                        + ", so the converted document would not have it",
+                        businessTerm=(u.get("businessTerm") or "").split(" ")[0] or None)
             for u in unmapped]
+
+
+def profile_cut(parsed: Parsed, profile_name: str) -> list[dict]:
+    """The source's values a Factur-X subset profile (BASIC, BASIC WL, MINIMUM) has no place for, as loss entries
+    (like `parsed.unmapped`'s): the profile's CII is the EN 16931 CII reduced to what its XSD declares, so every
+    field the source has that the reduced document, read back, lacks is cut. (The PDF's page still shows them; the
+    invoice a machine reads is the XML.)"""
+    profile = profile_named(profile_name)
+    if not profile.subset:
+        return []
+    kept = {field for field, _ in _scalars(parse(to_profile(parsed.written, profile)).invoice, "invoice")}
+    cut = []
+    for field, value in _scalars(parsed.invoice, "invoice"):
+        if field in kept:
+            continue
+        node = provenance.source_node(parsed.read, parsed.source.doc, field) if parsed.read is not None else None
+        cut.append({"xpath": node["xpath"] if node else field, "line": node["line"] if node else None,
+                    "value": value, "businessTerm": business_term(field),
+                    "reason": f"the Factur-X profile {profile.name} has no place for it"})
+    return cut
+
+
+def _scalars(value, path: str):
+    """(concrete field path, value) of every value of request JSON."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _scalars(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _scalars(item, f"{path}[{i}]")
+    elif value is not None:
+        yield path, value
 
 
 def request_for(parsed: Parsed, to: str, spec: str, profile: str | None, language: str | None) -> tuple[dict, str]:
@@ -95,7 +131,8 @@ def target_specification_id(spec_id: str | None, to: str, spec: str) -> str | No
     EN 16931 rules do not check (Peppol, or any other that builds on EN 16931) is not claimed for the output."""
     if spec != "en16931" or spec_id is None or spec_id.strip() == EN16931_ID:
         return spec_id
-    return spec_id if to == "CII" and profile_for_guideline(spec_id.strip()) is not None else EN16931_ID
+    profile = profile_for_guideline(spec_id.strip())   # (XRechnung's id, any version, is no profile's claim here)
+    return spec_id if to == "CII" and profile is not None and profile.name != "XRECHNUNG" else EN16931_ID
 
 
 def _lines(lines: list[dict]):
@@ -114,14 +151,8 @@ def _lines_with(request: dict, price_term: str, without: str) -> str:
 
 def _zoned_dates(value, path: str):
     """(field, value) of each date with a time zone (`2016-04-04+01:00`, an xs:date as UBL may send it)."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _zoned_dates(item, f"{path}.{key}")
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _zoned_dates(item, f"{path}[{i}]")
-    elif path.endswith("Date") and isinstance(value, str) and len(value) > 10 and DATE_RE.fullmatch(value):
-        yield path, value
+    return ((field, item) for field, item in _scalars(value, path)
+            if field.endswith("Date") and isinstance(item, str) and len(item) > 10 and DATE_RE.fullmatch(item))
 
 
 def _why_specification_id(endpoint: str, config: dict) -> str:
@@ -136,8 +167,8 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
     BT-147 on UBL lines with a gross price and no discount (UBL binds BT-148 in an allowance that needs an amount:
     gross - net, which EN 16931 defines BT-146 by), BT-148 on CII lines with a discount and no gross price (net +
     discount), a date's time zone in CII (format 102 has none), BT-13 "NA" beside a lone BT-14 in UBL, BT-81 "1"
-    (instrument not defined) in UBL beside a BT-83 the source states without a means code, BT-110 0 in UBL where
-    the source states no tax total."""
+    (instrument not defined) in UBL beside a BT-83 the source states without a means code, BT-110 (the sum of the
+    breakdowns' tax) where the source states no tax total."""
     out = []
     source_id = parsed.source.specification_id
     sent = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
@@ -166,10 +197,22 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
         if lines:
             out.append(changed_value("BT-147", None, "gross price - net price", "UBL carries the gross price "
                                      "(BT-148) in a price allowance that needs its amount; lines " + lines))
-        if (invoice.get("documentTotals") or {}).get("taxTotalAmount") is None:
-            out.append(changed_value("BT-110", None, "0", "UBL requires the invoice's tax total (cac:TaxTotal/"
-                                     "cbc:TaxAmount); the source states none (EN 16931 allows it absent)"))
-    return out
+    return out + _tax_total(request)
+
+
+def _tax_total(request: dict) -> list[dict]:
+    """BT-110 where the source states none (EN 16931 allows it absent): written as the sum of the VAT breakdowns'
+    tax amounts (BT-117, BR-CO-14), since UBL requires it and the calculation fills it for every target."""
+    invoice = request["invoice"]
+    if (invoice.get("documentTotals") or {}).get("taxTotalAmount") is not None:
+        return []
+    taxes = [b.get("vatCategoryTaxAmount") for b in invoice.get("vatBreakdowns") or []]
+    if not taxes or None in taxes:
+        return []
+    total = sum((Decimal(str(t)) for t in taxes), Decimal(0))
+    return [changed_value("BT-110", None, str(total.quantize(Decimal("0.01"))), "the invoice's tax total is written as the sum of the VAT "
+                          "breakdowns' tax amounts (BT-117): UBL requires it (cac:TaxTotal/cbc:TaxAmount), and the "
+                          "calculation fills it for CII too")]
 
 
 def target_model(parsed: Parsed, request: dict, spec: str) -> InvoiceRequest:
@@ -249,6 +292,18 @@ def _cannot_carry(errors: list[ErrorDetail], to: str, message: str) -> str:
     return f"The target cannot carry the source: {message}"
 
 
+def _check_pdf_lines(parsed: Parsed) -> None:
+    """400 TOO_MANY_LINES, as generation answers it, for a source whose ZUGFeRD page would hold more lines than
+    EINVOICE_MAX_PDF_LINES (the page is laid out line by line); CII and UBL take it."""
+    lines = sum(1 for _ in _lines(parsed.invoice.get("invoiceLines") or []))
+    limit = get_settings().max_pdf_lines
+    if lines > limit:
+        raise invalid_input(f"The invoice has {lines} lines; a ZUGFeRD PDF holds at most {limit} "
+                            "(EINVOICE_MAX_PDF_LINES). Convert it to CII or UBL.", [ErrorDetail(
+                                "TOO_MANY_LINES", f"file (Invoice line, BG-25): a ZUGFeRD PDF holds at most {limit} "
+                                "invoice lines", field="file", businessTerm="BG-25", rejectedValue=lines)])
+
+
 def _reading_problems(parsed: Parsed) -> list[ErrorDetail]:
     """Why the model refuses the invoice as read (the entries of validate_request(reading=True))."""
     try:
@@ -269,8 +324,9 @@ def judge_source(parsed: Parsed, spec: str, request_id: str | None = None) -> tu
     source = parsed.source
     claimed = validate_source(source, request_id, content_checks=False)
     claim = source_spec(source)
-    claimed_rules = (f"Factur-X {claimed.version}" if source.pdf is not None or source.profile is not None
-                     else f"{claim} {claimed.version}")
+    factur_x = source.pdf is not None or source.profile is not None
+    claimed_rules = (f"{claim} {claimed.version}" if not factur_x else claimed.version
+                     if claimed.version.startswith("Factur-X") else f"Factur-X {claimed.version}")
     if claim in (spec, "en16931") or source.pdf is not None:
         return claimed, claimed_rules, []
     judged = validate_xml(source.xml, "en16931", request_id=request_id, tree=source.rules_tree(), doc=source.doc)
@@ -304,9 +360,9 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     """An uploaded e-invoice -> the validated document in the target syntax. ApiError 400 (no e-invoice, bad
     parameters), 422 SOURCE_INVALID / SOURCE_NOT_CONVERTIBLE / CONVERSION_LOSS / VALIDATION_FAILED."""
     parsed = parse(data)
-    if spec is None:  # the source's rules; Peppol is UBL: its content goes to CII as EN 16931
+    if spec is None:  # the source's rules; Peppol is UBL: its content goes to CII (and ZUGFeRD's) as EN 16931
         spec = source_spec(parsed.source)
-        spec = "en16931" if spec == "peppol" and to == "CII" else spec
+        spec = "en16931" if spec == "peppol" and to in ("CII", "ZUGFERD") else spec
     report, judged_on, findings = judge_source(parsed, spec, request_id)
     if report.verdict == INVALID:  # one the rules could not judge is converted: what is written is validated
         raise _refusal("SOURCE_INVALID", f"The source document is not valid ({judged_on}); it is not converted.",
@@ -320,17 +376,23 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
                        "it refuses: " + ", ".join(dict.fromkeys(e.businessTerm or e.field or e.code for e in blocking)),
                        in_source_terms(parsed, blocking))
     lost = [u for u in parsed.unmapped if not u.get("technical")]  # only content counts as loss
-    if lost and not allow_loss:
-        raise _refusal("CONVERSION_LOSS", f"The target cannot carry {len(lost)} value(s) of the source; "
-                       "send request.allowLoss true to convert without them.", loss_details(lost))
-    fillers, technical = fillers_for(parsed, to)
     request, endpoint = request_for(parsed, to, spec, profile, language)
+    if endpoint == "zugferd":
+        _check_pdf_lines(parsed)
+        lost += profile_cut(parsed, request["config"]["profile"])
+    if lost and not allow_loss:
+        subset = " (or a profile that carries them, EN16931)" if any("profile" in u.get("reason", "") for u in lost) \
+            else ""
+        raise _refusal("CONVERSION_LOSS", f"The target cannot carry {len(lost)} value(s) of the source; send "
+                       f"request.allowLoss true to convert without them{subset}.", loss_details(lost))
+    fillers, technical = fillers_for(parsed, to)
     done = {"losses": lost, "changed": changed_for(parsed, request, endpoint), "technical": technical,
             "judged_on": judged_on, "source_findings": findings}
     try:
-        if endpoint == "zugferd":
-            return Conversion(generate_zugferd(dump_request(request), request_id, fillers=fillers), "application/pdf",
-                              **done)
+        if endpoint == "zugferd":  # the model checked as for the XML targets: API_REQUIRED fields do not block
+            pdf = generate_zugferd(dump_request(request), request_id, fillers=fillers,
+                                   request=target_model(parsed, request, endpoint))
+            return Conversion(pdf, "application/pdf", **done)
         document, _ = write_validated(target_model(parsed, request, endpoint), parsed.written, endpoint, request_id,
                                       sent=lambda: request, fillers=fillers)
         return Conversion(document, "application/xml", **done)

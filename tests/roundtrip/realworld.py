@@ -122,8 +122,9 @@ def conversion_diff(source_terms: dict[str, str], conversion) -> list[str]:
     _take_said_dates(conversion.changed, source_terms, target_terms)
     if "BT-81" in said and target_terms.get("paymentInstructions.meansCode") == "1":  # UBL's required code, said
         del target_terms["paymentInstructions.meansCode"]
-    if "BT-110" in said and Decimal(target_terms.get("documentTotals.taxTotalAmount", "1")) == 0:  # UBL's, said
-        del target_terms["documentTotals.taxTotalAmount"]
+    written = next((c["written"] for c in conversion.changed if c["businessTerm"] == "BT-110"), None)
+    if written is not None and Decimal(target_terms.get("documentTotals.taxTotalAmount", "NaN")) == Decimal(written):
+        del target_terms["documentTotals.taxTotalAmount"]   # the breakdowns' sum where the source had none, said
     key = "processControl.specificationIdentifier"
     for c in conversion.changed:
         if c["businessTerm"] == "BT-24" and (source_terms.get(key), target_terms.get(key)) == (c["source"],

@@ -7,6 +7,8 @@ in `pipeline.flows`:
 """
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import falcon
 
 from pipeline.errors import ApiError
@@ -49,7 +51,17 @@ class Convert:
         result = convert(data, *options.as_args(), _request_id(req))
         resp.data, resp.content_type = result.document, result.media_type
         for name, value in conversion_headers(result).items():
-            resp.set_header(name, value)
+            resp.set_header(name, header_text(value))
+
+
+def header_text(text: str) -> str:
+    """A header value as HTTP carries it: visible ASCII; other characters (a BT-24 in Chinese, a line break) as
+    percent-encoded UTF-8, and `%` itself as %25, so the value decodes back unambiguously. (gunicorn refuses any
+    other value after the response has begun: a 500 after the work was done.)"""
+    return quote(text, safe=_HEADER_SAFE)
+
+
+_HEADER_SAFE = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%")
 
 
 def _listed(items) -> str:
