@@ -44,9 +44,33 @@ class ErrorDetail:
             "code": self.code,
             "field": self.field,
             "businessTerm": self.businessTerm,
-            "rejectedValue": self.rejectedValue,
+            "rejectedValue": _shown(self.rejectedValue),
             "message": self.message,
         }
+
+
+MAX_SHOWN_DEPTH = 20   # a rejected object or array nested deeper is left out of the error body
+
+
+def _shown(value: Any, depth: int = 0) -> Any:
+    """A rejected value as the error body can carry it: an object or array nested deeper than MAX_SHOWN_DEPTH (a
+    hostile request part) is None, as writing it would exhaust the stack; anything else as it is."""
+    if not isinstance(value, (dict, list, tuple)):
+        return value
+    if depth >= MAX_SHOWN_DEPTH:
+        raise _TooDeep()
+    try:
+        if isinstance(value, dict):
+            return {k: _shown(v, depth + 1) for k, v in value.items()}
+        return [_shown(v, depth + 1) for v in value]
+    except _TooDeep:
+        if depth:
+            raise
+        return None
+
+
+class _TooDeep(Exception):
+    pass
 
 
 @dataclass

@@ -81,12 +81,34 @@ def test_invalid_document_is_200_with_findings(client):
     ({"file": b"<x/>", "request": "{not json"}, "MALFORMED_JSON", "request"),
     ({"file": b"<x/>", "request": "[1, 2]"}, "MALFORMED_JSON", "request"),
     ({"file": b"<x/>", "request": '{"version": 3}'}, "INVALID_VERSION", "request.version"),
+    # as strict as a JSON body: no NaN / Infinity (an error body echoing them would be no JSON), no duplicate keys,
+    # nesting bounded (a RecursionError was a 500)
+    ({"file": b"<x/>", "request": '{"strict": Infinity}'}, "MALFORMED_JSON", "request"),
+    ({"file": b"<x/>", "request": '{"version": NaN}'}, "MALFORMED_JSON", "request"),
+    ({"file": b"<x/>", "request": '{"version": null, "version": "3.0.2"}'}, "MALFORMED_JSON", "request"),
+    ({"file": b"<x/>", "request": '{"version": ' + "[" * 5000 + "]" * 5000 + "}"}, "MALFORMED_JSON", "request"),
+    ({"file": b"<x/>", "request": '{"x": ' + "[" * 900 + "]" * 900 + "}"}, "UNKNOWN_FIELD", "request.x"),
+    ({"file": b"<x/>", "requests": '{"version": "9"}'}, "UNKNOWN_PART", "requests"),
+    # checked whatever the report is answered as (a JSON report has no language, but the request was wrong)
+    ({"file": b"<x/>", "request": '{"metadataLanguage": "fr"}'}, "UNSUPPORTED_LANGUAGE", "request.metadataLanguage"),
 ])
 def test_request_level_problems_are_400(client, parts, code, field):
     r = post(client, "/v1/invoice/xrechnung/validate", **parts)
     assert r.status_code == 400, r.text
     assert r.json["errorCode"] == "INVALID_INPUT"
     assert r.json["errors"][0]["code"] == code and r.json["errors"][0]["field"] == field
+    json.loads(r.text, parse_constant=lambda name: pytest.fail(f"{name} in the error body"))
+
+
+def test_a_second_request_part_is_a_400_not_silently_dropped(client):
+    body, ctype = multipart(file=UBL_STD.read_bytes(), request="{}")
+    boundary = ctype.split("=", 1)[1]
+    second = (f'--{boundary}\r\nContent-Disposition: form-data; name="request"\r\n'
+              'Content-Type: application/json\r\n\r\n{"version": "9"}\r\n').encode()
+    body = body.replace(f"--{boundary}--".encode(), second + f"--{boundary}--".encode())
+    r = client.simulate_post("/v1/invoice/xrechnung/validate", body=body, headers={"Content-Type": ctype})
+    assert r.status_code == 400 and r.json["errors"][0]["code"] == "UNKNOWN_PART", r.text
+    assert "'request' twice" in r.json["message"]
 
 
 @pytest.mark.parametrize("path", ["/v1/invoice/xrechnung/validate", "/v1/invoice/en16931/validate",

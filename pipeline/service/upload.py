@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import io
-import json
 
 import falcon
 from falcon.media.multipart import MultipartParseOptions
@@ -17,7 +16,7 @@ from pydantic import BaseModel
 
 from pipeline.errors import ApiError, ErrorDetail, unknown_fields
 from pipeline.flows.validation_report import readable_report
-from pipeline.invoice.model import metadata_language
+from pipeline.invoice.model import loads, metadata_language
 from pipeline.service.schemas import XRechnungValidationRequest
 from pipeline.settings import get_settings
 from pipeline.unpack import name_text
@@ -122,13 +121,21 @@ def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
                 request_raw = _read_bounded(part.stream, _MAX_REQUEST_PART)
                 if request_raw is None:
                     raise _bad("REQUEST_TOO_LARGE", "The 'request' part is too large.", field="request")
-            elif _read_bounded(part.stream, limit) is None:  # other parts are skipped, but bounded too
-                raise _too_large(limit)
+            else:
+                raise unexpected_part(name)
     except falcon.MediaMalformedError as exc:
         raise _bad("MALFORMED_MULTIPART", f"The multipart body could not be read: {exc.description or exc}") from exc
     if not files:
         raise _bad("MISSING_PART", "The 'file' part is missing.", field="file")
     return files, request_raw
+
+
+def unexpected_part(name: str | None) -> ApiError:
+    """400 UNKNOWN_PART for a second `request` part or a part of another name (`requests`, `Request`): its options
+    must not be silently lost, as a misspelt key in the request part is not."""
+    shown = (name or "")[:100]
+    return _bad("UNKNOWN_PART", f"The form has a part named {shown!r}" + (" twice" if name == "request" else "")
+                + "; this endpoint takes 'file' parts and one 'request' part.", field=shown or None)
 
 
 def read_validation_upload(req: falcon.Request, fields: type[BaseModel] = XRechnungValidationRequest,
@@ -143,7 +150,9 @@ def read_validation_upload(req: falcon.Request, fields: type[BaseModel] = XRechn
     req.context.upload_name = name  # named in a report for people
     if request_raw is None:
         return file_bytes, {}
-    return file_bytes, parse_request_part(request_raw, fields, req.path)
+    request = parse_request_part(request_raw, fields, req.path)
+    report_language(request)  # checked before the work, whatever the report is answered as (a JSON report too)
+    return file_bytes, request
 
 
 def field_names(model: type[BaseModel]) -> tuple[str, ...]:
@@ -154,9 +163,9 @@ def field_names(model: type[BaseModel]) -> tuple[str, ...]:
 def parse_request_part(raw: bytes, fields: type[BaseModel] | None, taker: str) -> dict:
     """The `request` part as a JSON object; with `fields`, a key the model does not have is a 400 (for `taker`,
     the endpoint's path). The jobs API checks its keys per operation instead (`job_document.check_options`)."""
-    try:
-        request = json.loads(raw.decode("utf-8-sig") if raw.strip() else "null")
-    except (UnicodeDecodeError, ValueError) as exc:
+    try:  # as strict as a JSON body (no NaN, Infinity, duplicate keys; nesting bounded), a BOM allowed
+        request = loads(raw.decode("utf-8-sig") if raw.strip() else "null")
+    except (ValueError, RecursionError) as exc:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
         raise _bad("MALFORMED_JSON", f"The 'request' part is not valid JSON: {exc}", field="request") from None
     if not isinstance(request, dict):
         raise _bad("MALFORMED_JSON", "The 'request' part must be a JSON object, e.g. {\"version\": null}.",
