@@ -207,6 +207,17 @@ def test_only_characters_no_font_can_draw_are_replaced():
     assert page.drawable("a\x01b\x00c\x1fd\te\nf") == "a\ufffdb\ufffdc\ufffdd\te\nf"  # XML cannot carry them
 
 
+def test_a_line_separator_in_a_value_breaks_the_line_and_stays_in_the_xml():
+    """U+2028 in the seller's name: Pango broke the line and drew the separator with a glyph the font subset lacks,
+    which the PDF/A gate refused (422 with no field to fix). The page breaks the line; the XML keeps the value."""
+    from pipeline.flows.generate_zugferd import generate_zugferd
+    assert page.drawable("a\u2028b\u2029c") == "a\nb\u2029c"
+    request = invoice_request(3, "EN16931")
+    request["invoice"]["seller"]["name"] = "Muster\u2028Consulting GmbH"
+    pdf = generate_zugferd(json.dumps(request).encode())
+    assert parse(pdf).invoice["seller"]["name"] == "Muster\u2028Consulting GmbH"
+
+
 def test_a_direction_override_in_a_value_ends_with_the_value(tmp_path):
     """A right-to-left override (U+202E) sent in the seller's name reversed the rest of the PDF's footer line, the
     invoice number and the date included (UAX #9: to the end of the paragraph). Each such value is isolated on the

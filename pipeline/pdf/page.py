@@ -108,8 +108,9 @@ def _drawable_ranges() -> tuple[list[int], list[int]]:
 
 def drawable(text: str) -> str:
     """`text` with each character that no installed font can draw, or XML cannot carry (a control character in the
-    code frame of a malformed upload), replaced by U+FFFD."""
-    text = NOT_XML.sub(NO_GLYPH, text)
+    code frame of a malformed upload), replaced by U+FFFD. A line separator (U+2028) is a line break: Pango breaks
+    the line there but draws it too, with a glyph the font subset lacks, which PDF/A forbids."""
+    text = NOT_XML.sub(NO_GLYPH, text).replace("\u2028", "\n")
     if text.isascii():
         return text
     starts, ends = _drawable_ranges()
