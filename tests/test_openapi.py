@@ -197,6 +197,28 @@ def test_every_answer_is_described_with_its_code_and_headers(tmp_path):
     s.close()
 
 
+def test_a_spent_time_budget_is_described_without_retry_after(tmp_path, monkeypatch):
+    """503 TIME_BUDGET: the same request would run out again, so no Retry-After (the limiter's 503 has one)."""
+    from pipeline.settings import get_settings
+    from test_platform_helpers import REPO
+
+    monkeypatch.setenv("EINVOICE_REQUEST_BUDGET", "0.001")
+    get_settings.cache_clear()
+    s = make_store("sqlite", tmp_path)
+    try:
+        p = Platform(s)
+        d = p.client.simulate_get("/v1/openapi.json").json
+        _, token = p.key(credits=10)
+        r = p.post(token, path="/v1/invoice/xrechnung", body=(REPO / "fixtures" / "invoice-all-fields.json")
+                   .read_bytes(), headers={"Content-Type": "application/json"})
+        assert r.status_code == 503 and r.json["errorCode"] == "TIME_BUDGET" and "Retry-After" not in r.headers
+        _check_described(d, "/v1/invoice/xrechnung", r)
+    finally:
+        s.close()
+        monkeypatch.undo()
+        get_settings.cache_clear()
+
+
 def _check_described(d: dict, path: str, r) -> None:
     responses = d["paths"][path]["post"]["responses"]
     assert str(r.status_code) in responses, (path, r.status_code, r.text[:200])

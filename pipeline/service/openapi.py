@@ -103,6 +103,9 @@ _ERROR_TEXT = {
     503: "RATE_LIMIT_CONFIGURATION_UNAVAILABLE (limiter backend, rate limit configuration or the key store "
          "unreadable); nothing was done or charged, retry after `Retry-After` seconds.",
 }
+_TIME_BUDGET_TEXT = ("TIME_BUDGET: the document needs more time than a request has (EINVOICE_REQUEST_BUDGET); nothing "
+                     "was charged and the same request would run out again (no `Retry-After`): send it to the jobs "
+                     "API, POST /v1/jobs.")
 
 # Every code an endpoint can answer, per kind of endpoint and HTTP status (the statuses every authenticated
 # endpoint shares in _COMMON_CODES). Each error response's schema narrows `errorCode` to its list, so the schemathesis
@@ -142,6 +145,11 @@ ERROR_CODES = {
     **openapi_status.ERROR_CODES,   # France's lifecycle status messages
     **{kind: {404: ("NOT_FOUND",)} for kind, _, _ in PAGE_FILES.values()},
 }
+# A single document's work stops at the request's time budget (pipeline.budget): 503 TIME_BUDGET, no Retry-After.
+BUDGETED = ("generate_xml", "generate_pdf", "validate_xml", "validate_pdf", "parse", "convert", "render",
+            "generate_status", "read_status")
+for _kind in BUDGETED:
+    ERROR_CODES[_kind] = {**ERROR_CODES[_kind], 503: ("TIME_BUDGET",)}
 
 
 def _codes(kind: str, status: int) -> tuple[str, ...]:
@@ -222,6 +230,13 @@ _HEADERS = {
                                           "when there are none. `config.strict: true` refuses such a request with "
                                           "400 instead.", "schema": {"type": "string"}},
 }
+# A 503 of a budgeted operation: TIME_BUDGET comes after the limiter (its RateLimit-* headers, no Retry-After),
+# the limiter's own 503 before it (Retry-After, no RateLimit-*): each header there is optional.
+_HEADERS.update({f"{name}-503": {**_HEADERS[name], "required": False}
+                 for name in ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")})
+_HEADERS["Retry-After-503"] = {"description": "Seconds to wait before retrying: with RATE_LIMIT_CONFIGURATION_UNAVAILABLE "
+                               "and STORAGE_UNAVAILABLE, not with TIME_BUDGET.", "required": False,
+                               "schema": {"type": "integer", "minimum": 0}}
 
 
 def _headers(*names: str) -> dict:
@@ -241,12 +256,14 @@ def _error(status: int, authenticated: bool, kind: str | None = None, tr: Texts 
     headers = ["X-Request-Id"]
     if authenticated and status not in (401, 503):
         headers += ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]
-    if status in (429, 503):
+    if status == 429 or (status == 503 and kind not in BUDGETED):
         headers.append("Retry-After")
     if status == 401:
         headers.append("WWW-Authenticate")
     schema: dict = {"$ref": REF.format(model="ErrorResponse")}
     description = [f"`{STATUS_TEXT[status]}`: {tr(_ERROR_TEXT[status])}"]
+    if status == 503 and kind in BUDGETED:   # Retry-After comes with the limiter's 503 only
+        description.append(tr(_TIME_BUDGET_TEXT))
     codes = error_codes(kind, status) if kind else ()
     response: dict = {}
     if codes:
@@ -262,7 +279,11 @@ def _error(status: int, authenticated: bool, kind: str | None = None, tr: Texts 
         response["x-refinements"] = refined
         description.append(tr("`errors[0].code` may refine it: {codes}.", codes=", ".join(
             f"`{ours}` (errorCode `{spec}`)" for ours, spec in refined.items())))
-    return {"description": tr.join(*description), "headers": _headers(*headers),
+    listed = _headers(*headers)
+    if status == 503 and kind in BUDGETED:
+        listed.update({name: {"$ref": f"#/components/headers/{name}-503"} for name in (
+            "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After")})
+    return {"description": tr.join(*description), "headers": listed,
             "content": {"application/json": {"schema": schema}}, **response}
 
 
