@@ -125,6 +125,33 @@ def test_stopped_redis_fails_closed_with_503(store, own_redis):
     assert store.get_key(key_id).balance == 4 and store.pending(key_id) == 0
 
 
+def test_a_write_locked_sqlite_limiter_fails_closed_within_a_second(store, tmp_path):
+    """Another process holds SQLite's write lock: every call waited 30 s (the store's busy timeout) and readiness,
+    which only read (WAL lets reads pass), said ready. Now the limiter waits 1 s, then 503; /readyz says so."""
+    import sqlite3
+    import subprocess
+    import sys
+    p = platform(store, "sqlite")
+    _, token = p.key(credits=5)
+    assert p.post(token).status_code == 200
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+        "c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(30)"), str(store.path)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        r = p.post(token)
+        assert r.status_code == 503 and r.json["errorCode"] == "RATE_LIMIT_CONFIGURATION_UNAVAILABLE", r.text
+        assert time.monotonic() - started < 5
+        ready = p.client.simulate_get("/readyz")
+        assert ready.status_code == 503 and ready.json["message"] == "rate limiter: unavailable", ready.text
+    finally:
+        holder.kill()
+        holder.wait()
+    assert p.post(token).status_code == 200 and p.work.calls == 2
+
+
 def test_dead_redis_port_fails_closed(store):
     p = Platform(store, RedisLimiter(f"redis://127.0.0.1:{free_port()}/0"), PlatformConfig())
     _, token = p.key(credits=5)

@@ -19,6 +19,7 @@ import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pipeline.settings import Settings, get_settings
@@ -83,17 +84,37 @@ class SqliteLimiter(Limiter):
     def hit(self, bucket, limit, window):
         now = time.time()
         try:
-            hits, window_end = self.store.connection().execute(
-                self._UPSERT, {"bucket": bucket, "now": now, "window": float(window)}).fetchone()
+            with _waiting_at_most(self.store.connection(), BUSY_SECONDS) as conn:
+                hits, window_end = conn.execute(
+                    self._UPSERT, {"bucket": bucket, "now": now, "window": float(window)}).fetchone()
         except (sqlite3.Error, StorageUnavailable) as exc:
             raise LimiterUnavailable(f"SQLite rate limiter: {exc}") from exc
         return _decision(hits, limit, window_end - now)
 
     def ping(self, timeout=None):
+        """Whether a window could be written now: a read alone passes under WAL while another process holds the
+        write lock, and every request would then wait for it."""
         try:
-            self.store.connection().execute("SELECT 1 FROM rate_windows LIMIT 1").fetchall()
+            with _waiting_at_most(self.store.connection(), timeout or BUSY_SECONDS) as conn:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("ROLLBACK")
         except (sqlite3.Error, StorageUnavailable) as exc:
             raise LimiterUnavailable(f"SQLite rate limiter: {exc}") from exc
+
+
+# How long a request waits for SQLite's write lock before the limiter answers 503 (the store's own writes wait up
+# to 30 s: a long job result batch is worth waiting for, a rate-limit window is not).
+BUSY_SECONDS = 1.0
+
+
+@contextmanager
+def _waiting_at_most(conn: sqlite3.Connection, seconds: float):
+    previous = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+    try:
+        yield conn
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(previous)}")
 
 
 class PostgresLimiter(Limiter):
