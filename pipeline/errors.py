@@ -22,6 +22,7 @@ STATUS_TEXT = {
     413: "payload_too_large",
     414: "uri_too_long",                      # answered by the HTTP server (gunicorn) before the app
     415: "unsupported_media_type",
+    417: "expectation_failed",                # answered by the HTTP server before the app
     422: "unprocessable_entity",
     429: "too_many_requests",
     431: "request_header_fields_too_large",   # answered by the HTTP server (gunicorn) before the app

@@ -107,6 +107,12 @@ def test_2_a_bad_chunk_size_is_400_on_generation_validation_and_parse(node):
                       "Transfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\nzz\r\n".encode())
             parsed = _error_shape(_read_all(s), 400)
         assert parsed["status"] == "bad_request" and parsed["errorCode"] == "MALFORMED_HTTP_REQUEST", path
+    # the client's request id, once its headers were read, as the app would answer it (a new one was minted)
+    for head, status in ((b"Content-Length: 99999999999\r\n\r\n", 413), (b"Expect: foo\r\n\r\n", 417)):
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+            s.sendall(b"POST /v1/invoice/xrechnung HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine-front\r\n" + head)
+            parsed = _error_shape(_read_all(s), status)
+        assert parsed["requestId"] == "mine-front", parsed
 
 
 # -- 3: slow bodies from one address --------------------------------------------------------------------------------

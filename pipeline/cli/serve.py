@@ -205,12 +205,13 @@ class _Refused(Exception):
     def __init__(self, status: int, reason: str, code: str, message: str, headers: str = ""):
         super().__init__(message)
         self.status, self.reason, self.code, self.message, self.headers = status, reason, code, message, headers
-        self.request = (None, None, None)  # (method, path, when it began) of the request refused, as far as known
+        # (method, path, when it began, its X-Request-Id) of the request refused, as far as known
+        self.request = (None, None, None, None)
 
     def answer(self) -> bytes:
         """The answer's bytes; its access line is written (a line for every request)."""
-        request_id = accept_or_new(None)
-        method, path, began = self.request
+        method, path, began, asked = self.request
+        request_id = accept_or_new(asked)  # the client's id where its headers were read, as the app answers
         front_line(method, path, self.status, None if began is None else time.monotonic() - began, request_id,
                    front=True)
         return _error_bytes(self.status, self.reason, self.code, self.message, self.headers, request_id)
@@ -354,9 +355,11 @@ class _Message:
         self.method = None
 
     def described(self) -> tuple:
-        """(method, path, when it began) for the access line of a request the app will not see."""
+        """(method, path, when it began, its X-Request-Id if read) for the answer and access line of a request the
+        app will not see."""
         method = self.method.decode("ascii", "replace") if self.method else None
-        return method, _path(self.target).decode("latin-1") if self.target else None, self.started
+        asked = next((v.decode("latin-1") for n, v in self.fields if n.lower() == b"x-request-id"), None)
+        return method, _path(self.target).decode("latin-1") if self.target else None, self.started, asked
 
     def drop(self) -> None:
         if self.body is not None:
@@ -465,7 +468,6 @@ class _Conn:
 
     def on_message_complete(self):
         msg, worker, parser = self.msg, self.worker, self.parser
-        self.msg = None
         major, _, minor = parser.get_http_version().partition(".")
         if self.forwarding is None:
             self.forwarding = worker.Request.forwarding(worker.cfg, self.addr)
@@ -475,6 +477,7 @@ class _Conn:
             fields.append((b"Content-Length", b"%d" % body.size))
         req = worker.Request(worker.cfg, self.addr, self.forwarding, parser.get_method().decode("ascii"),
                              msg.target, (int(major), int(minor)), parser.should_keep_alive(), fields)
+        self.msg = None  # (only now: a refusal by gunicorn's header policy above still knows the request's id)
         req.body = body.stream() if body is not None else io.BytesIO()
         req.spool = body
         self.pending.append(req)
