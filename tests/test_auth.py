@@ -93,6 +93,15 @@ def test_public_endpoints_need_no_key(p):
         assert "RateLimit-Limit" not in r.headers
 
 
+@pytest.mark.parametrize("path", ["/healthz", "/readyz", "/v1/openapi.json", "/", "/v1/jobs"])
+def test_head_answers_as_get_without_the_body(p, path):
+    """RFC 9110: HEAD wherever GET works (load balancers probe with it); it was a 405."""
+    get, head = p.client.simulate_get(path), p.client.simulate_head(path)
+    assert head.status_code == get.status_code and head.content == b"", path
+    assert head.headers["content-length"] == get.headers["content-length"]
+    assert head.headers["content-type"] == get.headers["content-type"]
+
+
 def test_keys_cli_round_trip(tmp_path):
     env = {"EINVOICE_DATA_DIR": str(tmp_path), "EINVOICE_DATABASE_URL": ""}
     r = cli(env, "keys", "create", "--name", "acme", "--env", "live", "--credits", "5", "--rate-limit", "30/min")

@@ -22,12 +22,24 @@ def platform_middleware(backends=None) -> list:
     return platform_layer.middleware(backends)
 
 
+class _App(falcon.App):
+    """Every GET route answers HEAD too (RFC 9110 9.3.2; load balancers probe /healthz with it): the GET
+    responder runs and Falcon sends its headers without the body."""
+
+    def add_route(self, uri_template, resource, **kwargs):
+        suffix = kwargs.get("suffix")
+        get, head = (f"on_get_{suffix}", f"on_head_{suffix}") if suffix else ("on_get", "on_head")
+        if hasattr(resource, get) and not hasattr(resource, head):
+            setattr(resource, head, getattr(resource, get))
+        super().add_route(uri_template, resource, **kwargs)
+
+
 def create_app(platform: bool = True, backends=None) -> falcon.App:
     """`platform=False` mounts the stages without auth/credits/rate limits (stage tests and benchmarks).
     `backends` (a pipeline.service.platform.Backends) replaces the store/limiter/config read from settings."""
     mw = [RequestIdMiddleware(), AccessLogMiddleware(), SecurityHeadersMiddleware(), TimeBudgetMiddleware()]
     mw += platform_middleware(backends) if platform else []
-    app = falcon.App(middleware=mw)
+    app = _App(middleware=mw)
     app.req_options.strip_url_path_trailing_slash = True
     errors.install(app)
     for info in sorted(pkgutil.iter_modules(resources.__path__), key=lambda m: m.name):
