@@ -285,6 +285,15 @@ def test_endpoint_415_unless_json(client, content_type):
     _error(resp, 415, "UNSUPPORTED_MEDIA_TYPE")
 
 
+@pytest.mark.parametrize("path", ["/v1/invoice/en16931", "/v1/invoice/en16931/validate"])
+def test_a_compressed_body_is_415_saying_so_not_malformed(client, path):
+    import gzip
+    resp = client.simulate_post(path, body=gzip.compress(SMALL.read_bytes()), headers={
+        "Content-Type": "application/json" if path.endswith("16931") else "multipart/form-data; boundary=b",
+        "Content-Encoding": "gzip"})
+    assert "Content-Encoding gzip" in _error(resp, 415, "UNSUPPORTED_MEDIA_TYPE")["message"]
+
+
 @pytest.mark.parametrize("body", [b"", b"{", b"[]", b'{"invoice": {}}'])
 def test_endpoint_400_for_bad_bodies(client, body):
     resp = client.simulate_post("/v1/invoice/xrechnung", body=body, headers={"Content-Type": "application/json"})

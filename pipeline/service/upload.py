@@ -95,6 +95,7 @@ def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
     validation endpoints and the reading endpoints."""
     if req.content_length is not None and req.content_length > limit + _FRAMING_SLACK:
         raise _too_large(limit)
+    refuse_encoded(req)
     if not (req.content_type or "").lower().startswith("multipart/form-data"):
         raise _bad("NOT_MULTIPART", "Send multipart/form-data with a 'file' part (and optionally a 'request' JSON part).",
                    rejected=req.content_type)
@@ -128,6 +129,15 @@ def read_parts(req: falcon.Request, limit: int, max_files: int | None = 1,
     if not files:
         raise _bad("MISSING_PART", "The 'file' part is missing.", field="file")
     return files, request_raw
+
+
+def refuse_encoded(req) -> None:
+    """415 for a compressed body (Content-Encoding gzip, br, ...): it would be read as if it were plain and fail as
+    malformed JSON or XML, saying nothing of the cause."""
+    encoding = (req.get_header("Content-Encoding") or "").strip().lower()
+    if encoding not in ("", "identity"):
+        raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE", f"Content-Encoding {encoding} is not supported; send the body "
+                       "uncompressed.")
 
 
 def unexpected_part(name: str | None) -> ApiError:

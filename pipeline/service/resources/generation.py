@@ -11,6 +11,7 @@ import falcon
 from pipeline.check import content
 from pipeline.errors import ApiError
 from pipeline.flows.generate_xml import SPECS, generate_xml, parse
+from pipeline.service.upload import refuse_encoded
 from pipeline.settings import get_settings
 
 XML = "application/xml"
@@ -32,6 +33,7 @@ def check_media(req, produces: str = XML) -> None:
     415 unless the body is JSON. Shared by every generation endpoint."""
     if not req.client_accepts(produces) and not (produces == XML and req.client_accepts(TEXT_XML)):
         raise ApiError(406, "NOT_ACCEPTABLE", f"This endpoint returns {produces}; the Accept header excludes it.")
+    refuse_encoded(req)
     media = (req.content_type or "").split(";", 1)[0].strip().lower()
     if media != falcon.MEDIA_JSON:
         raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE",
