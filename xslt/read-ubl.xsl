@@ -159,7 +159,8 @@
     <xsl:param name="note" as="element()"/>
     <xsl:param name="name" as="xs:string"/>
     <xsl:param name="part" as="xs:integer"/>
-    <xsl:variable name="text" select="r:value($note, 'text')"/>
+    <!-- verbatim, as CII's notes are read: a note's line breaks and indentation are the sender's -->
+    <xsl:variable name="text" select="r:value($note, 'verbatim')"/>
     <xsl:variable name="parts" as="xs:string*" select="
         if (matches($text, '^#[A-Za-z]{3}#.', 's')) then (substring($text, 2, 3), substring($text, 6)) else ((), $text)"/>
     <xsl:if test="exists($parts) and ($part eq 2 or count($parts) eq 2)">
