@@ -237,7 +237,7 @@ def test_a_hostile_winmail_dat_costs_its_reader_not_the_request(client):
 def test_the_tnef_reader_returns_each_file_exactly():
     from pipeline.unpack import tnef as reader
 
-    assert reader.attachments(tnef([("r.pdf", PDF), ("i.xml", UBL)])) == [("r.pdf", PDF), ("i.xml", UBL)]
+    assert reader.attachments(tnef([("r.pdf", PDF), ("i.xml", UBL)])).files == [("r.pdf", PDF), ("i.xml", UBL)]
 
 
 @pytest.mark.parametrize("head,kind", [

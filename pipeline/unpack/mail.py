@@ -241,18 +241,22 @@ class _Reader:
     def tnef(self, name: str, data: bytes, depth: int) -> Iterator[Member]:
         """winmail.dat: its files, each taken as an attachment of the message (TNEF inside TNEF too)."""
         try:
-            files = tnef.attachments(data)
+            contents = tnef.attachments(data)
         except tnef.Unreadable as exc:
             yield Member(name, error=("TNEF_UNREADABLE", f"The winmail.dat (TNEF) could not be read: {exc}."),
                          email=self.ident)
             return
-        for inner_name, inner in files:
+        for inner_name, inner in contents.files:
             inner_name = clean(inner_name) or "attachment"
             kind = _kind("application/octet-stream", inner_name, inner, True)
             if kind is None:
                 self.others.append(inner_name)
             else:
                 yield from self.attachment(_join(name, inner_name), inner, kind, depth + 1)
+        if contents.damaged is not None:  # the files before the cut are whole; the one it falls in is not
+            inner_name, problem = contents.damaged
+            yield Member(_join(name, clean(inner_name) or "attachment") if inner_name else name, email=self.ident,
+                         error=("TNEF_UNREADABLE", f"The winmail.dat (TNEF) could not be read whole: {problem}."))
 
 
 def _parse(data: bytes) -> EmailMessage:
