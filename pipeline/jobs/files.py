@@ -20,7 +20,7 @@ from pathlib import Path
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.validate_batch import entry
 from pipeline.settings import get_settings
-from pipeline.unpack import NOTICES, Limits, Member, Unpacker, too_many_files
+from pipeline.unpack import JOB_FILES, NOTICES, Limits, Member, Unpacker, too_many_files
 
 _CHUNK = 1 << 16
 DOCUMENTS = "documents"
@@ -82,7 +82,7 @@ class Intake:
         self.max_job_bytes = settings.max_job_bytes
         self.held, self.quota, self.expansion = held, settings.job_disk_quota, settings.max_job_expansion
         self.limits = Limits(settings.max_job_files, settings.max_upload_bytes,
-                             ARCHIVE_TOTAL_FACTOR * settings.max_job_bytes)
+                             ARCHIVE_TOTAL_FACTOR * settings.max_job_bytes, JOB_FILES)
         self.unpacker = Unpacker(self.limits)
         self.names: list[str] = []
         self.refused: dict[int, str] = {}
@@ -126,7 +126,7 @@ class Intake:
     def add(self, member: Member) -> None:
         index = len(self.names)
         if index >= self.limits.max_files:
-            raise too_many_files(index + 1, self.limits.max_files)
+            raise too_many_files(index + 1, self.limits.max_files, JOB_FILES)
         self.names.append(member.name)
         if member.email is not None:
             self.emails[index] = json.dumps(member.email, ensure_ascii=False)

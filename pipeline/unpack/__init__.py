@@ -20,10 +20,10 @@ from typing import Iterator
 
 from pipeline.unpack import archive, mail
 from pipeline.errors import ApiError
-from pipeline.unpack.members import NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, name_text, \
-    os_metadata, too_many_files, unsafe_name
+from pipeline.unpack.members import JOB_FILES, NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, \
+    name_text, os_metadata, too_many_files, unsafe_name
 
-__all__ = ["NOTICES", "Limits", "Member", "Room", "Unpacker", "document", "is_zip", "kind", "name_text",
+__all__ = ["JOB_FILES", "NOTICES", "Limits", "Member", "Room", "Unpacker", "document", "is_zip", "kind", "name_text",
            "os_metadata", "too_many_files", "unsafe_name"]
 
 HEAD = 4096  # bytes read to tell what a file is
@@ -81,13 +81,12 @@ class Unpacker:
             yield document(prefix or name, _read(source, self.limits.max_member), self.limits.max_member)
 
     def _zip(self, members: Iterator[Member], prefix: str, email: dict | None) -> Iterator[Member]:
-        """A ZIP's members: a message among them is opened (a ZIP in it is not: NESTED_ARCHIVE)."""
+        """A ZIP's members (without the operating system's files: `archive` leaves them out): a message among them
+        is opened (a ZIP in it is not: NESTED_ARCHIVE)."""
         for m in members:
             name = f"{prefix}/{m.name}" if prefix else m.name
             if m.error is not None:
                 yield Member(name, error=m.error, email=email)
-            elif os_metadata(m.name, m.data):
-                continue
             elif kind(m.name, m.data[:HEAD]) == "eml":
                 yield from mail.read_message(m.data, name, self.limits, self.room, _no_zip)
             elif kind(m.name, m.data[:HEAD]) == "mbox":

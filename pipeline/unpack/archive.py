@@ -4,7 +4,9 @@ Nothing is ever written to disk and no declared size is trusted. Every member is
 that stops one byte past `max_member` (a member that would grow larger gets FILE_TOO_LARGE and is read no further),
 and every byte decompressed counts toward the upload's room (`max_total`; 413 BATCH_TOO_LARGE when the archive
 would grow past it: a zip bomb of many members). A name that climbs out of the archive (`..`, an absolute path, a
-drive letter) gets UNSAFE_NAME; an encrypted or damaged member gets ENCRYPTED_MEMBER / DAMAGED_MEMBER. Whether a
+drive letter) gets UNSAFE_NAME; an encrypted or damaged member gets ENCRYPTED_MEMBER / DAMAGED_MEMBER. What an
+operating system keeps beside documents (`__MACOSX/._name`, `.DS_Store`, `Thumbs.db`) is left out as folders are,
+before the documents are counted against `max_files`. Whether a
 member is itself a container (a ZIP: NESTED_ARCHIVE; an e-mail: opened) is the caller's question
 (`pipeline.unpack`).
 """
@@ -15,8 +17,8 @@ import zipfile
 from typing import Iterator
 
 from pipeline.errors import ApiError, ErrorDetail
-from pipeline.unpack.members import Limits, Member, Room, member_too_large, too_large_total, too_many_files, \
-    unsafe_name
+from pipeline.unpack.members import Limits, Member, Room, member_too_large, metadata_magic, too_large_total, \
+    too_many_files, unsafe_name
 
 _CHUNK = 1 << 16
 
@@ -54,13 +56,27 @@ def iter_archive(source, limits: Limits, room: Room | None = None) -> Iterator[M
                        "UTF-8, so its directory cannot be read and no member was read. Pack the files again.")
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
         raise _invalid(f"The 'file' part is not a readable ZIP archive: {exc}")
+    infos = [i for i in infos if not _os_metadata(archive, i)]  # left out before counting: never read
     if len(infos) > limits.max_files:
-        raise too_many_files(len(infos), limits.max_files)
+        raise too_many_files(len(infos), limits.max_files, limits.files_setting, exact=True)
     room = room or Room(limits.max_total)
     # the declared sizes: an early no, never a yes (a member declared over max_member is refused unread below)
     if sum(i.file_size for i in infos if i.file_size <= limits.max_member) > room.left:
         raise too_large_total(room.limit)
     return _members(archive, infos, limits.max_member, room)
+
+
+def _os_metadata(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
+    """Whether a member is one an operating system keeps beside documents (`members.os_metadata`): only a member
+    so named has its first bytes read, to be sure (a Finder ZIP has one `__MACOSX/._name` per document)."""
+    magic = metadata_magic(member_name(info))
+    if magic is None or info.flag_bits & 0x1 or info.file_size < len(magic):
+        return False
+    try:
+        with archive.open(info) as stream:
+            return stream.read(len(magic)) == magic
+    except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, RuntimeError):
+        return False  # a damaged member is counted, and gets its entry
 
 
 def _invalid(message: str) -> ApiError:

@@ -24,11 +24,15 @@ class Member:
     email: dict | None = None
 
 
+BATCH_FILES, JOB_FILES = "EINVOICE_MAX_BATCH_FILES", "EINVOICE_MAX_JOB_FILES"
+
+
 @dataclass(frozen=True)
 class Limits:
     max_files: int          # documents per upload (EINVOICE_MAX_BATCH_FILES, EINVOICE_MAX_JOB_FILES)
     max_member: int         # bytes of one document (EINVOICE_MAX_UPLOAD_BYTES, as one upload)
     max_total: int          # bytes all members together decompress or decode to
+    files_setting: str = BATCH_FILES  # the setting `max_files` comes from: a refusal names it
 
     @property
     def max_message(self) -> int:
@@ -54,22 +58,33 @@ _OS_METADATA = (("._", b"\x00\x05\x16\x07"), (".ds_store", b"\x00\x00\x00\x01Bud
 OS_METADATA_HEAD = 8  # bytes `os_metadata` looks at
 
 
+def metadata_magic(name: str) -> bytes | None:
+    """The first bytes a file so named has if it is one an operating system keeps (`_OS_METADATA`), else None."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return next((magic for prefix, magic in _OS_METADATA
+                 if (base.startswith(prefix) if prefix == "._" else base == prefix)), None)
+
+
 def os_metadata(name: str, head: bytes) -> bool:
     """Whether a file is one an operating system keeps beside documents (`_OS_METADATA`): left out of an upload's
     documents as its folders are, rather than reported as a document that is no e-invoice."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
-    return any((base.startswith(prefix) if prefix == "._" else base == prefix) and head.startswith(magic)
-               for prefix, magic in _OS_METADATA)
+    magic = metadata_magic(name)
+    return magic is not None and head.startswith(magic)
 
 
 def is_zip(data: bytes) -> bool:
     return data[:4] in ZIP_MAGIC
 
 
-def too_many_files(count: int, limit: int) -> ApiError:
-    message = f"The batch has {count} documents; at most {limit} are validated at once (EINVOICE_MAX_BATCH_FILES)."
+def too_many_files(count: int, limit: int, setting: str = BATCH_FILES, exact: bool = False) -> ApiError:
+    """400 TOO_MANY_FILES naming `setting`. `count`: the documents found before the upload was refused, which is
+    all of them only where `exact` (a ZIP's directory); else reading stopped at the first one past `limit`."""
+    has = count if exact else f"more than {limit}"
+    done = "taken in one job" if setting == JOB_FILES else "validated at once"
+    message = f"The {'job' if setting == JOB_FILES else 'batch'} has {has} documents; at most {limit} are {done} " \
+              f"({setting})."
     return ApiError(400, "TOO_MANY_FILES", message, [ErrorDetail("TOO_MANY_FILES", message, field="file",
-                                                                 rejectedValue=count)])
+                                                                 rejectedValue=count if exact else None)])
 
 
 def too_large_total(limit: int) -> ApiError:
