@@ -250,44 +250,43 @@ def test_a_bad_request_part_is_a_400_with_the_field(cluster):
 
 # -- a retried recording, on both stores ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
-def test_an_indeterminate_document_is_counted_as_invalid_and_indeterminate_and_charged(kind, tmp_path):
+@pytest.fixture(params=["sqlite", "postgres"])
+def job_store(request, tmp_path):
+    """A fresh store of either backend (PostgreSQL: a schema of its own, dropped after)."""
+    store = SqliteStore(tmp_path / "s.sqlite3") if request.param == "sqlite" else \
+        PostgresStore(pg_url("jobs_" + uuid.uuid4().hex[:12]))
+    yield store
+    if isinstance(store, PostgresStore):
+        store.drop_schema()
+    store.close()
+
+
+def test_an_indeterminate_document_is_counted_as_invalid_and_indeterminate_and_charged(job_store):
     """Issue 37: a report that could not judge its document is not valid (`invalid` counts it, failing closed) and
     says so (`indeterminate`); it got its report, so it is charged like any."""
-    store = SqliteStore(tmp_path / "s.sqlite3") if kind == "sqlite" else PostgresStore(pg_url("jobs_" + uuid.uuid4().hex[:12]))
-    try:
-        store.create_key("k1", "t", "test", "x", 10, None)
-        store.create_job("j1", "k1", "validate", "{}", ["a", "b"], {}, {0: (0, 1), 1: (1, 1)}, 2)
-        assert store.record_results("j1", [Outcome(0, "indeterminate", '{"name": "a"}'),
-                                           Outcome(1, "valid", '{"name": "b"}')]) == 2
-        job = store.get_job("j1")
-        assert (job.state, job.valid, job.invalid, job.indeterminate, job.charged) == ("done", 1, 1, 1, 4)
-        assert job.to_dict()["indeterminate"] == 1
-    finally:
-        if isinstance(store, PostgresStore):
-            store.drop_schema()
-        store.close()
+    store = job_store
+    store.create_key("k1", "t", "test", "x", 10, None)
+    store.create_job("j1", "k1", "validate", "{}", ["a", "b"], {}, {0: (0, 1), 1: (1, 1)}, 2)
+    assert store.record_results("j1", [Outcome(0, "indeterminate", '{"name": "a"}'),
+                                       Outcome(1, "valid", '{"name": "b"}')]) == 2
+    job = store.get_job("j1")
+    assert (job.state, job.valid, job.invalid, job.indeterminate, job.charged) == ("done", 1, 1, 1, 4)
+    assert job.to_dict()["indeterminate"] == 1
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
-def test_recording_a_chunk_twice_counts_it_once(kind, tmp_path):
-    store = SqliteStore(tmp_path / "s.sqlite3") if kind == "sqlite" else PostgresStore(pg_url("jobs_" + uuid.uuid4().hex[:12]))
-    try:
-        store.create_key("k1", "t", "test", "x", 10, None)
-        store.create_job("j1", "k1", "validate", "{}", ["a", "b", "c"], {}, {0: (0, 1), 1: (1, 1), 2: (2, 1)}, 2)
-        assert store.get_key("k1").balance == 4
-        first = [Outcome(0, "valid", '{"name": "a"}'), Outcome(1, "error", '{"name": "b"}')]
-        assert store.record_results("j1", first) == 2
-        assert store.record_results("j1", first + [Outcome(2, "invalid", '{"name": "c"}')]) == 1
-        job = store.get_job("j1")
-        assert (job.state, job.done, job.valid, job.invalid, job.errors, job.charged) == ("done", 3, 1, 1, 1, 4)
-        assert store.get_key("k1").balance == 6  # 6 held, 4 charged (a and c), 2 given back (b: an error)
-        assert store.record_results("j1", first) == 0 and store.get_key("k1").balance == 6
-        assert not store.cancel_job("j1", "k1").active and store.get_key("k1").balance == 6
-    finally:
-        if isinstance(store, PostgresStore):
-            store.drop_schema()
-        store.close()
+def test_recording_a_chunk_twice_counts_it_once(job_store):
+    store = job_store
+    store.create_key("k1", "t", "test", "x", 10, None)
+    store.create_job("j1", "k1", "validate", "{}", ["a", "b", "c"], {}, {0: (0, 1), 1: (1, 1), 2: (2, 1)}, 2)
+    assert store.get_key("k1").balance == 4
+    first = [Outcome(0, "valid", '{"name": "a"}'), Outcome(1, "error", '{"name": "b"}')]
+    assert store.record_results("j1", first) == 2
+    assert store.record_results("j1", first + [Outcome(2, "invalid", '{"name": "c"}')]) == 1
+    job = store.get_job("j1")
+    assert (job.state, job.done, job.valid, job.invalid, job.errors, job.charged) == ("done", 3, 1, 1, 1, 4)
+    assert store.get_key("k1").balance == 6  # 6 held, 4 charged (a and c), 2 given back (b: an error)
+    assert store.record_results("j1", first) == 0 and store.get_key("k1").balance == 6
+    assert not store.cancel_job("j1", "k1").active and store.get_key("k1").balance == 6
 
 
 # -- the embedded default: SQLite, the service's own pool -----------------------------------------------------------
@@ -653,6 +652,22 @@ def test_a_key_the_operation_does_not_take_is_refused_not_ignored(in_process, re
     r = client.simulate_post("/v1/jobs", body=body, headers={**auth, "Content-Type": ctype})
     assert r.status_code == 400, r.text
     assert [(e["code"], e["field"]) for e in r.json["errors"]] == [("UNKNOWN_FIELD", field)]
+
+
+def test_a_misspelt_part_or_a_compressed_upload_is_refused_not_ignored(in_process):
+    """As on the other uploads: a 'requests' part's options must not be lost; a gzip body is a 415."""
+    from tests.test_validate_batch import form
+
+    client, auth = in_process
+    body, ctype = form([("a.xml", documents()[0])], None)
+    boundary = ctype.split("=", 1)[1]
+    body = body.replace(f"--{boundary}--".encode(), (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="requests"\r\n\r\n{{"operation": "parse"}}\r\n'
+        f"--{boundary}--").encode())
+    r = client.simulate_post("/v1/jobs", body=body, headers={**auth, "Content-Type": ctype})
+    assert r.status_code == 400 and r.json["errors"][0]["code"] == "UNKNOWN_PART", r.text
+    r = client.simulate_post("/v1/jobs", body=body, headers={**auth, "Content-Type": ctype, "Content-Encoding": "gzip"})
+    assert r.status_code == 415, r.text
 
 
 def test_the_job_request_documented_is_the_one_taken(in_process):

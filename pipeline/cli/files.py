@@ -93,3 +93,15 @@ class Progress:
         if self.show:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
+
+
+def say_skipped(folder: Path, program: str) -> None:
+    """A folder's files that are not read (not *.xml / *.pdf / *.eml / *.mbox), named on stderr: nothing is left
+    out unsaid."""
+    skipped = sorted(shown(p.relative_to(folder)) for p in folder.rglob("*")
+                     if p.is_file() and p.suffix.lower() not in DOCUMENT_SUFFIXES)
+    if skipped:
+        listed = ", ".join(skipped[:10]) + (f", ... (+{len(skipped) - 10})" if len(skipped) > 10 else "")
+        print(f"{program}: {shown(folder)}: skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'} "
+              f"that {'is' if len(skipped) == 1 else 'are'} not *.xml, *.pdf, *.eml or *.mbox: {listed}",
+              file=sys.stderr)

@@ -38,6 +38,7 @@ def _run(args) -> int:
     from pipeline.flows.job_document import check_options  # lazy: the flows load only for this command
     from pipeline.jobs import inbox as source  # lazy: as above (the job engine)
     from pipeline.service.platform import PlatformConfig  # lazy: as above (the credit costs' settings)
+    from pipeline.service.resources.jobs import job_prices  # lazy: as above (what a job's document holds)
     from pipeline.storage import open_store  # lazy: as above (psycopg where PostgreSQL runs)
 
     configure_logging()
@@ -50,10 +51,10 @@ def _run(args) -> int:
         return 2
     password = _password(args)
     context = ssl.create_default_context(cafile=args.cafile or os.environ.get("EINVOICE_IMAP_CAFILE") or None)
-    path = {"validate": "/v1/invoice/xrechnung/validate", "parse": "/v1/invoice/parse",
-            "convert": "/v1/invoice/convert"}[operation]
+    # each document holds the dearest rules it may be routed to and is charged those it got, as a job's upload
+    cost, options = job_prices(PlatformConfig.from_env(), operation, options)
     store = open_store()
-    inbox = source.Inbox(store, args.key_id or "", operation, options, PlatformConfig.from_env().cost("POST", path),
+    inbox = source.Inbox(store, args.key_id or "", operation, options, cost,
                          {"valid": args.move_valid, "invalid": args.move_invalid, "other": args.move_other})
     if not args.key_id:
         print("pipeline inbox: no --key-id (EINVOICE_INBOX_KEY_ID): the jobs belong to no API key", file=sys.stderr)

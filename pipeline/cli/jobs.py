@@ -3,10 +3,11 @@
     pipeline jobs submit DIR | FILES | ZIP | EML | MBOX [--operation validate|parse|convert] [--wait]
                          [validate: --spec S --version V --strict --html --lang L] [parse: --validate]
                          [convert: --to T --spec S --profile P --lang L --allow-loss]
-                                        a folder or several files (e-mails among them) go up as one ZIP (built in
-                                        a temporary file, streamed, never held in memory), a single ZIP or e-mail
-                                        as it is; --wait shows a progress bar on a terminal and the summary table
-                                        at the end
+                                        each file goes up as it is, a part of its own (the body built in a
+                                        temporary file, streamed, never held in memory), so that ZIPs and e-mails
+                                        are opened as `pipeline validate` opens them; a folder's documents named by
+                                        their path in it; --wait shows a progress bar on a terminal and the
+                                        summary table at the end
     pipeline jobs status ID             the job as JSON
     pipeline jobs results ID [--format jsonl|zip] [-o FILE]
     pipeline jobs cancel ID
@@ -28,11 +29,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-import zipfile
 from pathlib import Path
 
 from pipeline.cli import job_request
-from pipeline.cli.files import expand, is_archive, shown
+from pipeline.cli.files import expand, say_skipped, shown
 
 POLL = 0.5
 
@@ -64,29 +64,34 @@ def _call(args, method: str, path: str, data=None, headers=None, stream: bool = 
         return json.loads(resp.read())
 
 
-def _archive_of(paths: list[Path], tmp: Path) -> Path:
-    """The upload: a ZIP or an e-mail named on its own, else a ZIP of the files (names relative to the folder
-    given; the service opens the e-mails in it)."""
-    if len(paths) == 1 and paths[0].is_file() and is_archive(paths[0]):
-        return paths[0]
-    out = tmp / "documents.zip"
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        for given in paths:
-            for f in expand([given]):
-                z.write(f, shown(f.relative_to(given).as_posix() if given.is_dir() else f.name))
+def _uploads(paths: list[Path]) -> list[tuple[str, Path]]:
+    """(name, file) of each `file` part: every file as it is, each its own part (a ZIP or an e-mail is opened by
+    the service, as `pipeline validate` opens them: in one ZIP of them all, they were NESTED_ARCHIVE), a folder's
+    documents named by their path in it (its other files named on stderr, as `pipeline validate` does)."""
+    out = []
+    for given in paths:
+        if not given.is_dir():
+            out.append((shown(given.name), given))
+            continue
+        say_skipped(given, "pipeline jobs")
+        out += [(shown(f.relative_to(given).as_posix()), f) for f in expand([given])]
     return out
 
 
-def _body(request: dict, upload: Path, tmp: Path) -> tuple[Path, str]:
+def _body(request: dict, uploads: list[tuple[str, Path]], tmp: Path) -> tuple[Path, str]:
+    """The multipart body in a temporary file, each document copied in as it is read (never held in memory)."""
     boundary = uuid.uuid4().hex
     body = tmp / "body"
-    with open(body, "wb") as out, open(upload, "rb") as src:
+    with open(body, "wb") as out:
         out.write((f"--{boundary}\r\nContent-Disposition: form-data; name=\"request\"\r\n"
-                   f"Content-Type: application/json\r\n\r\n{json.dumps(request)}\r\n--{boundary}\r\n"
-                   f"Content-Disposition: form-data; name=\"file\"; filename=\"{_quoted(shown(upload.name))}\"\r\n"
-                   f"Content-Type: {_media_type(upload)}\r\n\r\n").encode())
-        shutil.copyfileobj(src, out)
-        out.write(f"\r\n--{boundary}--\r\n".encode())
+                   f"Content-Type: application/json\r\n\r\n{json.dumps(request)}\r\n").encode())
+        for name, path in uploads:
+            out.write((f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+                       f"filename=\"{_quoted(name)}\"\r\nContent-Type: {_media_type(path)}\r\n\r\n").encode())
+            with open(path, "rb") as src:
+                shutil.copyfileobj(src, out)
+            out.write(b"\r\n")
+        out.write(f"--{boundary}--\r\n".encode())
     return body, boundary
 
 
@@ -97,7 +102,8 @@ def _quoted(name: str) -> str:
 
 
 def _media_type(upload: Path) -> str:
-    return {".eml": "message/rfc822", ".mbox": "application/mbox"}.get(upload.suffix.lower(), "application/zip")
+    return {".eml": "message/rfc822", ".mbox": "application/mbox", ".zip": "application/zip", ".xml": "application/xml",
+            ".pdf": "application/pdf"}.get(upload.suffix.lower(), "application/octet-stream")
 
 
 def _bar(job: dict) -> str:
@@ -128,7 +134,7 @@ def _exit_code(job: dict) -> int:
 def _submit(args) -> int:
     request = job_request.request_of(args)
     with tempfile.TemporaryDirectory(prefix="pipeline-jobs-") as tmp:
-        body, boundary = _body(request, _archive_of(args.paths, Path(tmp)), Path(tmp))
+        body, boundary = _body(request, _uploads(args.paths), Path(tmp))
         with open(body, "rb") as data:
             job = _call(args, "POST", "/v1/jobs", data=data,
                         headers={"Content-Type": f"multipart/form-data; boundary={boundary}",

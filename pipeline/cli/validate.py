@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from pipeline.check.detect import is_pdf, route
-from pipeline.cli.files import DOCUMENT_SUFFIXES, MAIL_SUFFIXES, Progress, expand, is_archive, safe_name, shown
+from pipeline.cli.files import MAIL_SUFFIXES, Progress, expand, is_archive, safe_name, say_skipped, shown
 from pipeline.errors import ApiError
 from pipeline.settings import get_settings
 from pipeline.unpack import Limits, Unpacker
@@ -196,24 +196,13 @@ def _jobs_of(args) -> list[tuple | dict]:
         if path.is_file() and is_archive(path):
             jobs += unpacked(path, "")
         elif path.is_dir():
-            _say_skipped(path)
+            say_skipped(path, "pipeline validate")
             for p in expand([path]):
                 name = shown(p.relative_to(path))
                 jobs += unpacked(p, name) if p.suffix.lower() in MAIL_SUFFIXES else [(name, p, None) + common + (None,)]
         else:
             jobs.append((shown(path), path, None) + common + (None,))
     return jobs
-
-
-def _say_skipped(folder: Path) -> None:
-    """A folder's files that are not validated (not *.xml / *.pdf), named on stderr: nothing is left out unsaid."""
-    skipped = sorted(shown(p.relative_to(folder)) for p in folder.rglob("*")
-                     if p.is_file() and p.suffix.lower() not in DOCUMENT_SUFFIXES)
-    if skipped:
-        listed = ", ".join(skipped[:10]) + (f", ... (+{len(skipped) - 10})" if len(skipped) > 10 else "")
-        print(f"pipeline validate: {shown(folder)}: skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'} "
-              f"that {'is' if len(skipped) == 1 else 'are'} not *.xml, *.pdf, *.eml or *.mbox: {listed}",
-              file=sys.stderr)
 
 
 def _run_many(args) -> int:

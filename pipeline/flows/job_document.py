@@ -10,14 +10,15 @@
                                                  headers say: `Conversion.summary`)
 
 `check_options` refuses a job's request before anything is stored (ApiError 400 with the field's path), so that
-a job's documents only fail one by one, never as a whole. `run` never raises for a document: a refusal of the
-flow (an ApiError) or a crash becomes the entry's `error`.
+a job's documents only fail one by one, never as a whole. `work` never raises for a document: a refusal of the
+flow (an ApiError, with its errors[]) or a crash becomes the entry's `error`.
 """
 from __future__ import annotations
 
 import base64
 import json
 import logging
+from typing import NamedTuple
 
 from pipeline.check.detect import AUTO, SPECS, route
 from pipeline.errors import ApiError, unknown_fields
@@ -70,46 +71,73 @@ def check_options(request: dict) -> tuple[str, dict]:
                        "language": language(request) or "en"}
 
 
-def error_line(name: str, code: str, message: str, email: dict | None = None) -> str:
+def routes(spec: str) -> tuple[str, ...]:
+    """Every spec `detect.route` may choose for a document of a validate job on `spec`: a document holds the dearest
+    of their prices and is charged the one it got."""
+    if spec in (AUTO, "zugferd"):  # detected: XML on zugferd is held to the rules it names
+        return SPECS
+    return (spec,) if spec == "fr-ctc" else (spec, "zugferd")  # a PDF on XML rules gets the ZUGFeRD checks
+
+
+class Done(NamedTuple):
+    """One document's result: kind valid | invalid | indeterminate (it got its result) or error; line its JSON Lines
+    entry; page the HTML report (validate with `html`); rules the spec it was validated on (its price), else None."""
+    kind: str
+    line: str
+    page: str | None = None
+    rules: str | None = None
+
+
+def error_line(name: str, code: str, message: str, email: dict | None = None,
+               errors: list[dict] | None = None) -> str:
+    """An `error` entry; `errors` the single endpoint's errors[] (field, business term, rejected value; the message
+    names the source's xpath) where it gave any."""
     return json.dumps({"name": name, **({"email": email} if email else {}),
-                       "error": {"code": code, "message": message}}, ensure_ascii=False)
+                       "error": {"code": code, "message": message, **({"errors": errors} if errors else {})}},
+                      ensure_ascii=False)
 
 
 def run(operation: str, options: dict, name: str, data: bytes, request_id: str | None = None,
         email: dict | None = None) -> tuple[str, str, str | None]:
-    """(kind, line, page) of one document: kind valid | invalid | indeterminate (it got its result) or error; page
-    the HTML report (validate with `html`; the validate endpoint's page for people), else None. `email`: the message
-    the document came from, put in its line."""
+    """(kind, line, page) of one document, as `work` gives them."""
+    return work(operation, options, name, data, request_id, email)[:3]
+
+
+def work(operation: str, options: dict, name: str, data: bytes, request_id: str | None = None,
+         email: dict | None = None) -> Done:
+    """One document through its operation's flow (`Done`). `email`: the message the document came from, put in
+    its line."""
     head = '{"name": ' + json.dumps(name, ensure_ascii=False)
     if email:
         head += ', "email": ' + json.dumps(email, ensure_ascii=False)
     try:
         if operation == "validate":
-            outcome, report_obj = document_outcome(data, route(data, options["spec"]), options.get("version"),
-                                                   request_id, options.get("strict", False))
+            rules = route(data, options["spec"])
+            outcome, report_obj = document_outcome(data, rules, options.get("version"), request_id,
+                                                   options.get("strict", False))
             if "error" in outcome:
-                return "error", error_line(name, outcome["error"]["code"], outcome["error"]["message"], email), None
+                failed = outcome["error"]
+                return Done("error", error_line(name, failed["code"], failed["message"], email, failed.get("errors")))
             report = outcome["report"]
             page = None
             if options.get("html"):
                 page = readable_report(data, report_obj, name, options.get("language", "en")).decode("utf-8")
             line = head + ', "report": ' + json.dumps(report) + "}"
-            return report["verdict"], line, page  # valid | invalid | indeterminate
+            return Done(report["verdict"], line, page, rules)  # valid | invalid | indeterminate
         if operation == "parse":
             result = parse_report(data, options.get("validate", False), request_id)
             kind = (result.get("validation") or {}).get("verdict", "valid")
             # amounts exactly as the document states them; the indentation's line breaks would split the line
             invoice = dump_request(result).decode("utf-8").replace("\n", "")
-            return kind, head + ', "invoice": ' + invoice + "}", None
+            return Done(kind, head + ', "invoice": ' + invoice + "}")
         conversion = convert_flow.convert(data, options["to"], options.get("spec"), options.get("profile"),
                                           options.get("language"), options.get("allowLoss", False), request_id)
         document = base64.b64encode(conversion.document).decode("ascii")
-        return "valid", (head + ', "mediaType": ' + json.dumps(conversion.media_type) + ', "conversion": '
-                         + json.dumps(conversion.summary(), ensure_ascii=False) + ', "document": "' + document + '"}'
-                         ), None
+        return Done("valid", head + ', "mediaType": ' + json.dumps(conversion.media_type) + ', "conversion": '
+                    + json.dumps(conversion.summary(), ensure_ascii=False) + ', "document": "' + document + '"}')
     except ApiError as exc:
-        return "error", error_line(name, exc.error_code, exc.message, email), None
+        return Done("error", error_line(name, exc.error_code, exc.message, email, [e.to_dict() for e in exc.errors]))
     except Exception as exc:  # noqa: BLE001 - one document's crash must not cost the others their results
         log.exception("a job's document failed request_id=%s", request_id)
-        return "error", error_line(name, "INTERNAL_ERROR", f"The document could not be processed: "
-                                                           f"{type(exc).__name__}", email), None
+        return Done("error", error_line(name, "INTERNAL_ERROR", f"The document could not be processed: "
+                                                                f"{type(exc).__name__}", email))

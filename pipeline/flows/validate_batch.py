@@ -60,8 +60,9 @@ def document_outcome(data: bytes, spec: str, version: str | None = None, request
             report = validate_xml(data, spec, version, request_id, content_checks=True, strict=strict)
     except budget.Exhausted:
         raise
-    except ApiError as exc:
-        return {"error": {"code": exc.error_code, "message": exc.message}}, None
+    except ApiError as exc:  # as the single endpoint answers it, its errors[] included
+        return {"error": {"code": exc.error_code, "message": exc.message,
+                          **({"errors": [e.to_dict() for e in exc.errors]} if exc.errors else {})}}, None
     except Exception as exc:  # noqa: BLE001 - one document's crash must not cost the others their reports
         log.exception("validating a batch member failed request_id=%s", request_id)
         return {"error": {"code": "INTERNAL_ERROR", "message": f"The document could not be validated: "

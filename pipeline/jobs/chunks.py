@@ -34,6 +34,7 @@ def run_chunk(store, job_id: str, first: int, last: int, on_batch=None) -> int:
     if job is None or not job.active:
         return 0
     options = json.loads(job.options)
+    prices = options.get("prices") or {}  # validate: the price of each spec a document may be routed to
     recorded, outcomes, since = 0, [], time.monotonic()
     for index, name, pos, size, email in store.open_documents(job_id, first, last):
         try:
@@ -43,9 +44,9 @@ def run_chunk(store, job_id: str, first: int, last: int, on_batch=None) -> int:
             if job is None or not job.active:
                 return recorded  # cancelled meanwhile: its folder is gone
             raise FilesMissing(f"job {job_id}: document {index} is not in {files.job_dir(job_id)}") from None
-        kind, line, page = job_document.run(job.operation, options, name, data, request_id=job_id,
-                                            email=json.loads(email) if email else None)
-        outcomes.append(Outcome(index, kind, line, page))
+        done = job_document.work(job.operation, options, name, data, request_id=job_id,
+                                 email=json.loads(email) if email else None)
+        outcomes.append(Outcome(index, done.kind, done.line, done.page, prices.get(done.rules)))
         if time.monotonic() - since >= RECORD_EVERY:
             recorded += _record(store, job_id, outcomes)
             outcomes, since = [], time.monotonic()

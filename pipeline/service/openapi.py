@@ -374,7 +374,9 @@ def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
             "index": {"type": "integer", "description": "The message's position in its .mbox (1: an .eml)."}}},
         "report": {"$ref": REF.format(model="XRechnungValidationResponse")},
         "error": {"type": "object", "required": ["code", "message"], "properties": {
-            "code": {"type": "string"}, "message": {"type": "string"}}},
+            "code": {"type": "string"}, "message": {"type": "string"},
+            "errors": {"type": "array", "items": {"$ref": REF.format(model="ErrorDetail")},
+                       "description": "The single endpoint's errors[] where it gives any."}}},
         "notice": {"type": "object", "required": ["code", "message"], "description": "`NO_INVOICE`: a message "
                    "without an invoice (not an error, not charged).", "properties": {
                        "code": {"type": "string"}, "message": {"type": "string"}}}}}

@@ -6,7 +6,8 @@ recorded in one transaction that
 - fills each document's row only if it has no result yet (`... WHERE outcome IS NULL`), so a retried chunk, or
   two workers that ran the same chunk, count a document once;
 - adds the newly recorded documents to the job's counters and writes one ledger charge for those that got a
-  result (a report, an invoice, a document; an error entry costs nothing);
+  result (a report, an invoice, a document; an error entry costs nothing), each at its own price (a validated
+  document: the rules it got, `Outcome.cost`) and never above what it holds;
 - ends the job once every document has its row, giving the credits still held (never charged) back.
 Cancel and failure end the job the same way: the state moves from queued/running to its end state once, and
 that one transaction gives back `reserved - charged`. Results recorded after the end are not taken.
@@ -58,7 +59,7 @@ class Job:
     key_id: str
     state: str
     operation: str
-    options: str  # JSON: {"spec", "version", "to", "strict"}
+    options: str  # JSON: {"spec", "version", "to", "strict", ...; "prices": validate, what each route costs}
     total: int
     done: int
     valid: int
@@ -93,11 +94,13 @@ class Job:
 class Outcome:
     """One document's result: `kind` is valid | invalid | indeterminate | error (the first three: it got its result
     and is charged; indeterminate counts as invalid too), `line` the JSON Lines entry as text, `page` the HTML report
-    when the job asked for one."""
+    when the job asked for one, `cost` what it is charged (the price of the rules it got; None: the job's `cost`,
+    what each document holds)."""
     index: int
     kind: str
     line: str
     page: str | None = None
+    cost: int | None = None
 
 
 class _Ended(Exception):
@@ -194,17 +197,19 @@ class JobTables:
         try:
             with self._tx() as cur:
                 counts = {"valid": 0, "invalid": 0, "indeterminate": 0, "error": 0}
+                charge = 0
                 for o in outcomes:
                     cur.execute(self._sql("UPDATE job_documents SET outcome = ?, result = ?, page = ? "
                                           "WHERE job_id = ? AND idx = ? AND outcome IS NULL"),
                                 (o.kind, o.line, o.page, job_id, o.index))
                     if cur.rowcount == 1:
                         counts[o.kind] += 1
+                        if o.kind != "error":  # never more than it holds: the credits held cover every charge
+                            charge += cost if o.cost is None else min(o.cost, cost)
                 new = sum(counts.values())
                 if not new:
                     return 0
                 invalid = counts["invalid"] + counts["indeterminate"]  # not valid, as a batch's summary counts
-                charge = cost * (counts["valid"] + invalid)
                 cur.execute(self._sql("UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?), "
                                       "done = done + ?, valid = valid + ?, invalid = invalid + ?, "
                                       "indeterminate = indeterminate + ?, errors = errors + ?, "

@@ -13,8 +13,9 @@
 
 A job that ended more than EINVOICE_JOB_RETENTION_DAYS ago (default 30) is deleted with its results
 (pipeline.jobs.retention). A job belongs to the key that made it; another key gets 404 JOB_NOT_FOUND. Credits: each accepted document holds
-what its single endpoint costs (EINVOICE_CREDIT_COSTS; validate and parse 0, convert 1 by default) from the
-submission on (402 INSUFFICIENT_CREDITS: nothing stored), and is charged when it gets its result.
+what its single endpoint costs (EINVOICE_CREDIT_COSTS; validate and parse 0, convert 1 by default; validate: the
+dearest it may be routed to) from the submission on (402 INSUFFICIENT_CREDITS: nothing stored), and is charged when
+it gets its result (validate: the price of the rules it got).
 
 The upload is streamed to disk (pipeline.jobs.files), never held whole: at most EINVOICE_MAX_JOB_BYTES (413).
 """
@@ -22,18 +23,18 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 
 import falcon
 
-from pipeline.check.detect import AUTO, SPECS
 from pipeline.errors import ApiError, ErrorDetail
-from pipeline.flows.job_document import check_options
+from pipeline.flows.job_document import check_options, routes
 from pipeline import jobs
 from pipeline.jobs import files, local, retention
 from pipeline.service.platform import shared, storage_unavailable
 from pipeline.service.resources.batch import validate_path
-from pipeline.service.upload import form_parts, parse_request_part, part_names
+from pipeline.service.upload import form_parts, parse_request_part, part_names, refuse_encoded, unexpected_part
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
 from pipeline.storage.jobs import JOB_STATES, JOBS_PAGE, MAX_JOBS_PAGE
@@ -69,16 +70,22 @@ def _bad(code: str, message: str, field: str | None = None) -> ApiError:
     return ApiError(400, "INVALID_INPUT", message, [ErrorDetail(code, message, field=field)])
 
 
-def document_cost(req, operation: str, options: dict) -> int:
-    """What one document costs: its single endpoint's configured cost."""
+def job_prices(config, operation: str, options: dict) -> tuple[int, dict]:
+    """(what each document holds, the options to store): the operation's single endpoint's cost (`config`: the
+    PlatformConfig); a validate document holds the dearest validate endpoint it may be routed to and is charged the
+    one it got, so the options carry each route's price ("prices", read by the worker that records it)."""
+    if operation != "validate":
+        return config.cost("POST", {"parse": "/v1/invoice/parse", "convert": "/v1/invoice/convert"}[operation]), options
+    prices = {spec: config.cost("POST", validate_path(spec)) for spec in routes(options["spec"])}
+    return max(prices.values()), {**options, "prices": prices}
+
+
+def document_cost(req, operation: str, options: dict) -> tuple[int, dict]:
+    """`job_prices` with this process's configuration; nothing costs anything without the platform layer."""
     backends = getattr(req.context, "platform", None)
     if backends is None or getattr(req.context, "key_id", None) is None:
-        return 0
-    _, config = backends.limiter_and_config()
-    if operation == "validate":  # "auto": each document holds the dearest validation it may turn out to need
-        specs = SPECS if options.get("spec") == AUTO else (options.get("spec"),)
-        return max(config.cost("POST", validate_path(spec)) for spec in specs)
-    return config.cost("POST", {"parse": "/v1/invoice/parse", "convert": "/v1/invoice/convert"}[operation])
+        return 0, options
+    return job_prices(backends.limiter_and_config()[1], operation, options)
 
 
 def _spool_chunked(req, intake: files.Intake) -> None:
@@ -106,6 +113,7 @@ def read_job_upload(req, intake: files.Intake) -> dict:
     limit = get_settings().max_job_bytes
     if req.content_length is not None and req.content_length > limit + _FRAMING_SLACK:
         raise files.job_too_large(limit)
+    refuse_encoded(req)
     if not (req.content_type or "").lower().startswith("multipart/form-data"):
         raise _bad("NOT_MULTIPART", "Send multipart/form-data with `file` parts and a `request` JSON part.")
     if req.content_length is None and "chunked" in (req.get_header("Transfer-Encoding") or "").lower():
@@ -121,8 +129,7 @@ def read_job_upload(req, intake: files.Intake) -> dict:
                 if len(request_raw) > _MAX_REQUEST_PART:
                     raise _bad("REQUEST_TOO_LARGE", "The 'request' part is too large.", "request")
             else:
-                while part.stream.read(_CHUNK):  # other parts are skipped
-                    pass
+                raise unexpected_part(name)
     except falcon.MediaMalformedError as exc:
         raise _bad("MALFORMED_MULTIPART", f"The multipart body could not be read: {exc.description or exc}") from exc
     if not intake.names:
@@ -142,7 +149,7 @@ class Jobs:
         try:
             request = read_job_upload(req, intake)
             operation, options = check_options(request)
-            cost = document_cost(req, operation, options)
+            cost, options = document_cost(req, operation, options)
         except BaseException:
             intake.discard()
             raise
@@ -152,7 +159,7 @@ class Jobs:
             raise storage_unavailable() from None
         if job is None:
             accepted = len(intake.names) - len(intake.refused)
-            raise ApiError(402, "INSUFFICIENT_CREDITS", f"This job costs {cost * accepted} credit(s) ({accepted} "
+            raise ApiError(402, "INSUFFICIENT_CREDITS", f"This job holds {cost * accepted} credit(s) ({accepted} "
                            "document(s)); the key's balance is too low. Nothing was stored or charged.")
         if jobs.embedded(store):
             local.ensure_started(_backends(req).store)
@@ -227,14 +234,22 @@ class JobItem:
         resp.media = job.to_dict()
 
 
-def _lines(store, job) -> "iter[bytes]":
+def _entries(store, job, pages: bool = False):
+    """(index, name, line, page) of each document with a result in archive order; once the job has ended, the
+    documents never worked on get their NOT_PROCESSED line (while it runs they are left out: not done yet)."""
     ended = not job.active
-    for _, name, outcome, line in store.result_lines(job.id, _PAGE):
+    for row in store.result_lines(job.id, _PAGE, pages=pages):
+        index, name, _, line = row[:4]
         if line is None:
             if not ended:
-                continue  # not worked on yet
+                continue
             line = json.dumps({"name": name, "error": {"code": "NOT_PROCESSED", "message": f"The job was "
                                f"{job.state} before this document was worked on."}}, ensure_ascii=False)
+        yield index, name, line, row[4] if pages else None
+
+
+def _lines(store, job) -> "iter[bytes]":
+    for _, _, line, _ in _entries(store, job):
         yield line.encode("utf-8") + b"\n"
 
 
@@ -256,25 +271,29 @@ class _Sink(io.RawIOBase):
         return out
 
 
+_NOT_ON_WINDOWS = re.compile(r'[<>:"|?*\x00-\x1f]')  # characters Windows refuses in a file or folder name
+
+
 def _member_name(name: str) -> str:
-    """A document's name as a safe ZIP member name: no absolute path, no `..`, forward slashes."""
-    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
-    return "/".join(parts).replace(":", "_") or "document"
+    """A document's name as a ZIP member name every system can extract: no absolute path, no `..`, forward
+    slashes, no character Windows refuses (a message's folder holds its date's `:` and the `<id>` and `"subject"`
+    of its name), no part ending in a dot or a space (Windows drops them)."""
+    parts = [_NOT_ON_WINDOWS.sub("_", p) for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    return "/".join(p[:-1] + "_" if p[-1] in ". " else p for p in parts) or "document"
 
 
 def _zip(store, job) -> "iter[bytes]":
-    """The converted documents, else the HTML reports (a validate job with `html`), else the JSON entries. Each is
-    named after its source: the source's name where the result keeps its extension (a.xml converted to UBL:
-    a.xml), else the name with the result's extension added (a.pdf -> a.pdf.xml, a.xml.html, a.xml.json); never
-    another source's name nor one taken before (then the document's index goes in front: 3-a.pdf.xml)."""
+    """The converted documents, else the HTML reports (a validate job with `html`), else the JSON entries (those a
+    cancel left unprocessed too, as the JSON lines have them). Each is named after its source: the source's name
+    where the result keeps its extension (a.xml converted to UBL: a.xml), else the name with the result's extension
+    added (a.pdf -> a.pdf.xml, a.xml.html, a.xml.json); never another source's name nor one taken before (then the
+    document's index goes in front of the file name, in the source's folder: mail/3-a.pdf.xml)."""
     import base64  # lazy: only the ZIP form decodes documents
     sink = _Sink()
     sources = {_member_name(n) for n in store.document_names(job.id)}
     seen: set[str] = set()
     with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
-        for index, name, outcome, line, page in store.result_lines(job.id, _PAGE, pages=True):
-            if line is None:
-                continue
+        for index, name, line, page in _entries(store, job, pages=True):
             entry = json.loads(line)
             name = _member_name(name)
             if "document" in entry:
@@ -285,8 +304,10 @@ def _zip(store, job) -> "iter[bytes]":
             else:
                 ext, data = (".error.json" if "error" in entry else ".json"), line.encode("utf-8")
             member = name if name.lower().endswith(ext) else name + ext
+            folder, _, file = member.rpartition("/")
             while member in seen or (member != name and member in sources):
-                member = f"{index}-{member}"
+                file = f"{index}-{file}"
+                member = f"{folder}/{file}" if folder else file
             seen.add(member)
             archive.writestr(member, data)
             yield sink.take()
