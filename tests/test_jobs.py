@@ -274,6 +274,23 @@ def test_an_indeterminate_document_is_counted_as_invalid_and_indeterminate_and_c
     assert job.to_dict()["indeterminate"] == 1
 
 
+def test_a_job_runs_from_its_first_document_not_from_its_first_result(job_store):
+    """state `running` and startedAt when a worker begins (a small job was `queued` to its end, and its
+    startedAt equalled its finishedAt); marking it twice keeps the first start."""
+    store = job_store
+    store.create_key("k1", "t", "test", "x", 10, None)
+    store.create_job("j1", "k1", "validate", "{}", ["a"], {}, {0: (0, 1)}, 0)
+    assert store.get_job("j1").state == "queued" and store.get_job("j1").started_at is None
+    store.mark_running("j1")
+    started = store.get_job("j1").started_at
+    assert store.get_job("j1").state == "running" and started is not None
+    time.sleep(0.01)
+    store.mark_running("j1")
+    assert store.record_results("j1", [Outcome(0, "valid", '{"name": "a"}')]) == 1
+    job = store.get_job("j1")
+    assert (job.state, job.started_at) == ("done", started) and job.finished_at > started
+
+
 def test_recording_a_chunk_twice_counts_it_once(job_store):
     store = job_store
     store.create_key("k1", "t", "test", "x", 10, None)
@@ -332,9 +349,12 @@ def test_the_command_line_submits_a_folder_and_follows_it(tmp_path):
                                                                        ("march/b.xml", False)]
         assert json.loads(cli(env, "jobs", "status", job_id).stdout)["done"] == 3
         listed = cli(env, "jobs", "list").stdout.splitlines()
-        assert listed[1].split()[:4] == [job_id, "done", "validate", "3"], listed
+        assert listed[0].split()[4:8] == ["valid", "invalid", "indeterminate", "errors"], listed
+        assert listed[1].split()[:8] == [job_id, "done", "validate", "3", "2", "1", "0", "0"], listed
         missing = cli(env, "jobs", "status", "job_unknown")
         assert missing.returncode == 2 and "404" in missing.stderr
+        refused = cli({**env, "EINVOICE_API_KEY": "einv_test_nokey.nosecret"}, "jobs", "list")
+        assert refused.returncode == 2 and refused.stdout == "", refused.stdout   # no table header over an error
         assert cli(env, "jobs", "list", "--state", "running,queued").stdout.splitlines()[1:] == []
         deleted = cli(env, "jobs", "delete", job_id)
         assert deleted.returncode == 0 and "deleted" in deleted.stdout, deleted.stderr

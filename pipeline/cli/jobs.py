@@ -181,13 +181,17 @@ def _list(args) -> int:
     path, listed = f"/v1/jobs?limit={min(args.limit or 1000, 1000)}", 0
     if args.state:
         path += "&state=" + urllib.parse.quote(args.state, safe=",")
-    print(f"{'job':<37} {'state':<10} {'operation':<10} {'documents':>9} {'valid':>7} {'invalid':>7} {'errors':>7}  "
-          "created")
+    header = (f"{'job':<37} {'state':<10} {'operation':<10} {'documents':>9} {'valid':>7} {'invalid':>7} "
+              f"{'indeterminate':>13} {'errors':>7}  created")
     while path and (not args.limit or listed < args.limit):
-        page = _call(args, "GET", path)
+        page = _call(args, "GET", path)  # (the header after the first answer: an error is said alone)
+        if header:
+            print(header)
+            header = None
         for job in page["jobs"][:args.limit - listed if args.limit else None]:
+            indeterminate = job.get("indeterminate", 0)  # counted in the API's invalid too; shown apart, as --wait
             print(f"{job['id']:<37} {job['state']:<10} {job['operation']:<10} {job['total']:>9} {job['valid']:>7} "
-                  f"{job['invalid']:>7} {job['errors']:>7}  {job['createdAt']}")
+                  f"{job['invalid'] - indeterminate:>7} {indeterminate:>13} {job['errors']:>7}  {job['createdAt']}")
             listed += 1
         path = page.get("next")
     return 0

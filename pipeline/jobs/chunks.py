@@ -33,6 +33,8 @@ def run_chunk(store, job_id: str, first: int, last: int, on_batch=None) -> int:
     job = store.get_job(job_id)
     if job is None or not job.active:
         return 0
+    if job.state == "queued":
+        store.mark_running(job_id)
     options = json.loads(job.options)
     prices = options.get("prices") or {}  # validate: the price of each spec a document may be routed to
     recorded, outcomes, since = 0, [], time.monotonic()

@@ -297,6 +297,13 @@ class JobTables:
                 return
             after = rows[-1][0]
 
+    def mark_running(self, job_id: str) -> None:
+        """A queued job is running from when a worker begins its first document (not from its first recorded
+        result, which a small job reaches only at its end: it was `queued` all its run, startedAt = finishedAt)."""
+        with self._tx() as cur:
+            cur.execute(self._sql("UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?) "
+                                  "WHERE id = ? AND state = 'queued'"), (time.time(), job_id))
+
     # -- the embedded pool: one process works on a job at a time, under a lease ----------------------------------
 
     def claim_job(self, owner: str, lease_seconds: float) -> str | None:
