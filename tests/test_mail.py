@@ -170,6 +170,20 @@ def test_a_header_too_long_to_parse(client, header, code):
     assert len(r.json["results"][0]["email"]["subject"]) <= 300
 
 
+def test_a_part_whose_header_is_too_long_costs_that_part_only(client):
+    """An attachment with a 9,000-character Content-Type beside two invoices: that part gets the entry, the
+    invoices before and after it keep their reports (the whole message got one entry)."""
+    m = message(1, [("first.xml", UBL), ("long.xml", UBL), ("ok.xml", UBL)])
+    raw = m.as_bytes()
+    at = raw.index(b'filename="long.xml"')
+    start = raw.rindex(b"Content-Type:", 0, at)
+    end = raw.index(b"\n", start)
+    raw = raw[:start] + b"Content-Type: application/xml; " + b"a=b; " * 1800 + raw[end:]
+    r = post(client, [("m.eml", raw)])
+    assert r.status_code == 200 and codes(r) == [None, "MAIL_HEADER_TOO_LONG", None], r.json
+    assert [e["name"].rsplit("/", 1)[-1] for e in r.json["results"] if "report" in e] == ["first.xml", "ok.xml"]
+
+
 def test_too_deep(client):
     inner = message(0, [("deep.xml", UBL)])
     for n in range(1, mail.MAX_DEPTH + 2):

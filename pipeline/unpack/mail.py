@@ -56,6 +56,9 @@ class _HeaderTooLong(Exception):
     pass
 
 
+UNREAD_TYPE = "application/x-header-too-long"   # stands for a Content-Type longer than MAX_HEADER
+
+
 class _Policy(email.policy.EmailPolicy):
     """The modern policy (headers decoded per RFC 2047 / 2231, EmailMessage objects), with two changes for speed
     and safety: a header value is parsed once, not at every look (the parser itself looks at Content-Type several
@@ -66,7 +69,9 @@ class _Policy(email.policy.EmailPolicy):
         if hasattr(value, "name"):
             return value
         if len(value) > MAX_HEADER:
-            raise _HeaderTooLong(name)
+            if name.lower() != "content-type":
+                raise _HeaderTooLong(name)
+            value = UNREAD_TYPE  # the parser looks at every part's type: that part stays unread, not the message
         return _parsed(self.header_factory, name, value)
 
 
@@ -204,6 +209,10 @@ class _Reader:
             yield Member(where, error=_smime(part), email=self.ident)
             return
         self.parts += 1
+        if ctype == UNREAD_TYPE:
+            named = _join(where, _filename(part) or f"part-{self.parts}") if depth else where
+            yield Member(named, email=self.ident, error=_header_too_long(_HeaderTooLong("Content-Type"), part=depth > 0))
+            return
         name = _filename(part)
         data = part.get_payload(decode=True) or b""
         attached = _attached(part, name)
@@ -369,7 +378,10 @@ def _message_too_large(limits: Limits) -> tuple[str, str]:
     return "MESSAGE_TOO_LARGE", f"The message is larger than {limits.max_message} bytes; it was not read."
 
 
-def _header_too_long(exc: _HeaderTooLong) -> tuple[str, str]:
+def _header_too_long(exc: _HeaderTooLong, part: bool = False) -> tuple[str, str]:
+    if part:
+        return "MAIL_HEADER_TOO_LONG", (f"The part's {exc} header is longer than {MAX_HEADER} characters; the part "
+                                        "was not read (the message's other parts were).")
     return "MAIL_HEADER_TOO_LONG", (f"The message's {exc} header is longer than {MAX_HEADER} characters; the "
                                     "message was read no further.")
 
