@@ -117,6 +117,16 @@ def test_keys_cli_round_trip(tmp_path):
     assert cli(env, "keys", "credit", key_id, "-100").returncode == 2
     usage = json.loads(cli(env, "keys", "usage", key_id, "--json").stdout)
     assert [(u["kind"], u["amount"]) for u in usage] == [("credit", 5), ("credit", 3)]
+    from pipeline.jobs.chunks import Outcome
+    from pipeline.storage.sqlite import SqliteStore
+    store = SqliteStore(tmp_path / "platform.sqlite3")   # a job's charge: its id is longer than a request's
+    job_id = "job_" + "0" * 32
+    store.create_job(job_id, key_id, "validate", "{}", ["a"], {}, {0: (0, 1)}, 1)
+    store.record_results(job_id, [Outcome(0, "valid", '{"name": "a"}')])
+    store.close()
+    table = cli(env, "keys", "usage", key_id).stdout.splitlines()
+    assert table[0].split() == ["TIME", "KIND", "AMOUNT", "REQUEST", "ID", "ENDPOINT"]
+    assert [line.split()[-2:] for line in table if job_id in line] == [[job_id, "/v1/jobs"]], table
     assert cli(env, "keys", "revoke", key_id).returncode == 0
     assert json.loads(cli(env, "keys", "list", "--json").stdout)[0]["revoked"] is True
     assert cli(env, "keys", "revoke", "000000000000").returncode == 2

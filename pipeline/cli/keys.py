@@ -85,9 +85,11 @@ def _usage(args, store) -> int:
     if args.json:
         print(json.dumps([asdict(r) for r in rows], indent=2))
         return 0
-    print(f"{'TIME':<34}{'KIND':<8}{'AMOUNT':>7}  {'REQUEST ID':<34}ENDPOINT")
+    # as wide as the longest id: a job's (job_ + 32 hex) ran into the endpoint column at a fixed 34
+    width = max([34] + [len(r.request_id or "-") + 2 for r in rows])
+    print(f"{'TIME':<34}{'KIND':<8}{'AMOUNT':>7}  {'REQUEST ID':<{width}}ENDPOINT")
     for r in rows:
-        print(f"{r.created_at:<34}{r.kind:<8}{r.amount:>7}  {r.request_id or '-':<34}{r.endpoint or '-'}")
+        print(f"{r.created_at:<34}{r.kind:<8}{r.amount:>7}  {r.request_id or '-':<{width}}{r.endpoint or '-'}")
     return 0
 
 
