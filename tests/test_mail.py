@@ -148,6 +148,14 @@ def test_broken_charsets_still_give_named_entries(client):
     json.dumps(r.json, ensure_ascii=False).encode("utf-8")  # no lone surrogate reached the answer
 
 
+def test_the_subject_is_said_as_written_and_named_without_its_slashes(client):
+    m = message(1, [("a.xml", UBL)])
+    m.replace_header("Subject", "Rechnung 03/2026 \\ Lager")
+    entry, = post(client, [("m.eml", m.as_bytes())]).json["results"]
+    assert entry["email"]["subject"] == "Rechnung 03/2026 \\ Lager"   # the metadata: what the header says
+    assert '"Rechnung 03_2026 _ Lager"' in entry["name"] and entry["name"].endswith("/a.xml")
+
+
 def test_too_many_parts(client):
     m = message(1, [(f"p{n}.png", b"x") for n in range(mail.MAX_PARTS + 5)])
     r = post(client, [("parts.eml", m.as_bytes()), ("ok.eml", message(2, [("a.xml", UBL)]).as_bytes())])

@@ -42,6 +42,7 @@ TNEF_TYPES = {"application/ms-tnef", "application/vnd.ms-tnef"}
 SMIME_TYPES = {"application/pkcs7-mime", "application/x-pkcs7-mime"}
 _BROKEN_BASE64 = (email.errors.InvalidBase64CharactersDefect, email.errors.InvalidBase64LengthDefect)
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SPACE = re.compile(r"\s+")
 
 # A ZIP found in a message: (its name, bytes, the message's identity) -> its documents (pipeline.unpack decides)
@@ -330,13 +331,13 @@ def _filename(part: EmailMessage) -> str | None:
     return clean(name.replace("\\", "/").rsplit("/", 1)[-1]) if name else None
 
 
-def clean(text: str | None, limit: int = 200) -> str:
-    """Header text fit for a name and for JSON: lone surrogates (undecodable bytes) become U+FFFD, control
-    characters and path separators "_", runs of white space one space."""
+def clean(text: str | None, limit: int = 200, name: bool = True) -> str:
+    """Header text fit for JSON and, with `name`, for a document's name: lone surrogates (undecodable bytes) become
+    U+FFFD, runs of white space one space, control characters and (in a name) path separators "_"."""
     if not text:
         return ""
     text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return _UNSAFE.sub("_", _SPACE.sub(" ", text)).strip()[:limit]
+    return (_UNSAFE if name else _CONTROL).sub("_", _SPACE.sub(" ", text)).strip()[:limit]
 
 
 def _header(message: EmailMessage, name: str) -> str:
@@ -354,8 +355,10 @@ def identity(message: EmailMessage, index: int | None) -> dict:
         date = email.utils.parsedate_to_datetime(date).isoformat() if date else ""
     except (TypeError, ValueError, IndexError, OverflowError):
         pass
-    out = {"messageId": clean(_header(message, "message-id")), "date": clean(date),
-           "from": clean(_header(message, "from")), "subject": clean(_header(message, "subject"), 300)}
+    # what the headers say, slashes included ("Rechnung 03/2026"); `label` makes a name of it
+    out = {"messageId": clean(_header(message, "message-id"), name=False), "date": clean(date, name=False),
+           "from": clean(_header(message, "from"), name=False),
+           "subject": clean(_header(message, "subject"), 300, name=False)}
     if index is not None:
         out["index"] = index
     return out
