@@ -236,7 +236,9 @@ def test_a_message_over_its_bound_in_an_mbox(limits):
     unpacker = Unpacker(Limits(100, 50_000, 10 << 20))
     box = mbox([message(1, [("a.xml", b"<a/>" * 300_000)]).as_bytes(), message(2, [("b.xml", UBL)]).as_bytes()])
     got = list(unpacker.file("x.mbox", box))
-    assert [(m.name, m.error and m.error[0]) for m in got][0] == ("message 1", "MESSAGE_TOO_LARGE")
+    too_large = got[0]   # named by its headers, which are readable (it was only "message 1")
+    assert too_large.error[0] == "MESSAGE_TOO_LARGE" and '"Invoice 0001"' in too_large.name, too_large.name
+    assert too_large.email["subject"] == "Invoice 0001" and too_large.email["index"] == 1
     assert got[1].data == UBL
 
 

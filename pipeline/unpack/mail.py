@@ -112,39 +112,56 @@ def read_mbox(stream, prefix: str, limits: Limits, room: Room, open_zip: OpenZip
     index = 0
     for data in _mbox_messages(stream, limits.max_message):
         index += 1
-        if data is None:
-            yield Member(_join(prefix, f"message {index}"), error=_message_too_large(limits))
+        if isinstance(data, _TooLarge):
+            yield _too_large(data.head, prefix, limits, index)
         else:
             yield from read_message(data, prefix, limits, room, open_zip, index)
 
 
-def _mbox_messages(stream, limit: int) -> Iterator[bytes | None]:
-    """Each message's bytes (the "From " line left out), or None for one larger than `limit` (skipped)."""
+class _TooLarge:
+    """A message larger than the limit, skipped: its first bytes only, for its headers (its name)."""
+
+    def __init__(self, head: bytes):
+        self.head = head
+
+
+_HEAD_KEPT = 64 * 1024
+
+
+def _mbox_messages(stream, limit: int) -> Iterator[bytes | _TooLarge]:
+    """Each message's bytes (the "From " line left out), or _TooLarge for one larger than `limit` (skipped)."""
     lines: list[bytes] | None = None
-    size, at_start = 0, True
+    size, at_start, head = 0, True, b""
     while True:
         line = stream.readline(_MBOX_LINE)
         starts = at_start and line.startswith(b"From ")
         if not line or starts:
             if lines is not None:
-                yield b"".join(lines) if size <= limit else None
+                yield b"".join(lines) if size <= limit else _TooLarge(head)
             if not line:
                 return
-            lines, size = [], 0
+            lines, size, head = [], 0, b""
         elif lines is not None:
             size += len(line)
             if size <= limit:
                 lines.append(line)
-            else:
+            elif lines:
+                head = b"".join(lines)[:_HEAD_KEPT]
                 lines.clear()
         at_start = line.endswith(b"\n")
+
+
+def _too_large(head: bytes, prefix: str, limits: Limits, index: int) -> Member:
+    """The entry of a message too large to read, named by its headers where they are readable."""
+    ident = identity(_headers_only(head), index)
+    return Member(_join(prefix, label(ident)), error=_message_too_large(limits), email=ident)
 
 
 def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip,
                  index: int = 1) -> Iterator[Member]:
     """The documents of one message: its invoices, else one entry that says why there are none."""
     if len(data) > limits.max_message:
-        yield Member(_join(prefix, f"message {index}"), error=_message_too_large(limits))
+        yield _too_large(data[:_HEAD_KEPT], prefix, limits, index)
         return
     try:
         message = _parse(data)
