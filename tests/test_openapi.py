@@ -209,10 +209,11 @@ def test_a_spent_time_budget_is_described_without_retry_after(tmp_path, monkeypa
         p = Platform(s)
         d = p.client.simulate_get("/v1/openapi.json").json
         _, token = p.key(credits=10)
-        r = p.post(token, path="/v1/invoice/xrechnung", body=(REPO / "fixtures" / "invoice-all-fields.json")
-                   .read_bytes(), headers={"Content-Type": "application/json"})
+        xml = sorted((CORPUS / "xrechnung-testsuite").rglob("*.xml"))[0].read_bytes()
+        body, media = _multipart(xml, {})
+        r = p.post(token, path="/v1/invoice/xrechnung/validate", body=body, headers={"Content-Type": media})
         assert r.status_code == 503 and r.json["errorCode"] == "TIME_BUDGET" and "Retry-After" not in r.headers
-        _check_described(d, "/v1/invoice/xrechnung", r)
+        _check_described(d, "/v1/invoice/xrechnung/validate", r)
     finally:
         s.close()
         monkeypatch.undo()
