@@ -111,26 +111,28 @@ def _numbered(field: str | None, xpath: str, syntax: str, written: dict | None) 
 _STEP = re.compile(r"([^.\[\]]+)((?:\[\d*\])*)")
 
 
+def _nodes(field: str, request) -> list:
+    """What request JSON holds at a field path, one entry per array item a `[]` step walks (None where an item
+    has nothing there; a concrete path: at most one entry)."""
+    nodes = [request]
+    for name, indexes in _STEP.findall(field):
+        nodes = [node.get(name) if isinstance(node, dict) else None for node in nodes]
+        for index in re.findall(r"\[(\d*)\]", indexes):
+            nodes = [item for node in nodes
+                     for item in ((node if index == "" else node[int(index):int(index) + 1])
+                                  if isinstance(node, list) else [None])]
+    return nodes
+
+
 def _node(path: str, request: dict | None):
     """What the request JSON holds at a concrete path (`invoice.invoiceLines[2].invoiceLineAllowances`); None when
     nothing is there."""
-    node = request
-    for name, indexes in _STEP.findall(path):
-        node = node.get(name) if isinstance(node, dict) else None
-        for index in re.findall(r"\[(\d+)\]", indexes):
-            node = node[int(index)] if isinstance(node, list) and int(index) < len(node) else None
-    return node
+    return next(iter(_nodes(path, request)), None)
 
 
 def has_value(field: str, request: dict | None) -> bool:
     """Whether request JSON has a value at a field (pattern or concrete path) in any of the items of its arrays."""
-    nodes = [request]
-    for name, indexes in _STEP.findall(field):
-        nodes = [node.get(name) for node in nodes if isinstance(node, dict)]
-        for index in re.findall(r"\[(\d*)\]", indexes):
-            nodes = [item for node in nodes if isinstance(node, list)
-                     for item in (node if index == "" else node[int(index):int(index) + 1])]
-    return any(node not in (None, "", [], {}) for node in nodes)
+    return any(node not in (None, "", [], {}) for node in _nodes(field, request))
 
 
 def sent_value(field: str | None, sent: dict | None):
@@ -138,19 +140,10 @@ def sent_value(field: str | None, sent: dict | None):
     when it has a single item), as sent (an amount as its Decimal); None when it sent nothing (or an object) there."""
     if not field or not isinstance(sent, dict):
         return None
-    node = sent
-    for name, indexes in _STEP.findall(field):
-        node = node.get(name) if isinstance(node, dict) else None
-        for index in re.findall(r"\[(\d*)\]", indexes):
-            if not isinstance(node, list) or (index == "" and len(node) != 1):
-                return None
-            position = int(index or 0)
-            node = node[position] if position < len(node) else None
-        if node is None:
-            return None
-    if isinstance(node, (dict, list)):
+    found = _nodes(field, sent)   # a `[]` over several items names none of them
+    if len(found) != 1 or found[0] is None or isinstance(found[0], (dict, list)):
         return None
-    return rejected_value(node)
+    return rejected_value(found[0])
 
 
 def _kept_amount(field: str | None, kept: dict[str, KeptAmount]) -> KeptAmount | None:
