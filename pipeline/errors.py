@@ -27,6 +27,7 @@ STATUS_TEXT = {
     429: "too_many_requests",
     431: "request_header_fields_too_large",   # answered by the HTTP server (gunicorn) before the app
     500: "internal_error",
+    501: "not_implemented",                   # a transfer coding other than chunked, refused by the HTTP server
     503: "service_unavailable",
     505: "http_version_not_supported",        # answered by the HTTP server before the app
 }

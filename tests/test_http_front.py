@@ -366,3 +366,142 @@ def test_the_time_budget_stops_a_batch_between_documents(monkeypatch):
     assert [("report" in r, r.get("error", {}).get("code")) for r in out["results"]] == [
         (True, None), (True, None), (False, "TIME_BUDGET"), (False, "TIME_BUDGET")]
     assert out["summary"]["errors"] == 2 and len(calls) == 2
+
+
+# -- framing a hostile client may try (RFC 9112): each refused in our error shape before any body, then closed ---------
+
+def _answer(port: int, raw: bytes, timeout: float = 3) -> tuple[bytes, bool]:
+    """What the server says to `raw` and whether it closed the connection (False: it was still open at `timeout`)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(raw)
+        data, closed = b"", False
+        try:
+            while chunk := s.recv(65536):
+                data += chunk
+            closed = True
+        except ConnectionResetError:
+            closed = True
+        except socket.timeout:
+            pass
+    return data, closed
+
+
+def _statuses(data: bytes) -> list[bytes]:
+    return re.findall(rb"HTTP/1\.[01] (\d{3}) ", data)  # (a status line, not a message naming a version)
+
+
+_POST = b"POST /v1/invoice/xrechnung HTTP/1.1\r\nHost: x\r\nX-Request-Id: framing-1\r\n"
+_NEXT = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"  # pipelined after the refused one: never answered
+
+
+@pytest.mark.parametrize("codings", [b"gzip, chunked", b"gzip\r\nTransfer-Encoding: chunked", b"identity", b"gzip",
+                                     b"deflate, chunked", b"chunked;q=1"])
+def test_a_transfer_coding_other_than_chunked_is_501_before_its_body_is_read(tight, codings):
+    """llhttp frames `gzip, chunked` as chunked: the app was handed the gzipped bytes as the body (and the connection
+    kept), and `identity` or `gzip` alone were a 400 naming llhttp's error. RFC 9112 6.1: 501 for a coding not
+    understood, and the framing cannot be trusted, so the connection closes."""
+    started = time.monotonic()
+    gzipped = b"3\r\n\x1f\x8b\x08\r\n0\r\n\r\n"
+    data, closed = _answer(tight.port, _POST + b"Transfer-Encoding: " + codings + b"\r\n\r\n" + gzipped + _NEXT)
+    parsed = _error_shape(data, 501)
+    assert parsed["errorCode"] == "TRANSFER_ENCODING_NOT_IMPLEMENTED" and parsed["status"] == "not_implemented"
+    assert parsed["requestId"] == "framing-1" and b"Connection: close" in data
+    assert closed and len(_statuses(data)) == 1 and time.monotonic() - started < 2
+    line = [json.loads(x) for x in tight.log_path.read_text().splitlines()
+            if x.startswith("{") and '"framing-1"' in x][-1]
+    assert line["status"] == 501 and line["front"] is True  # answered by the front: the app never saw it
+
+
+@pytest.mark.parametrize("codings", [b"chunked, gzip", b"chunked, chunked", b"chunked\r\nTransfer-Encoding: gzip"])
+def test_chunked_not_last_or_twice_is_400(tight, codings):
+    data, closed = _answer(tight.port, _POST + b"Transfer-Encoding: " + codings + b"\r\n\r\n0\r\n\r\n" + _NEXT)
+    assert _error_shape(data, 400)["errorCode"] == "MALFORMED_HTTP_REQUEST"
+    assert closed and len(_statuses(data)) == 1
+
+
+def test_plain_chunked_in_any_case_and_with_empty_list_elements_is_still_read(tight):
+    for codings in (b"chunked", b"Chunked", b", chunked"):
+        last = _NEXT.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
+        data, _ = _answer(tight.port, b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + codings +
+                          b"\r\n\r\n3\r\nabc\r\n0\r\n\r\n" + last)
+        assert _statuses(data) == [b"405", b"200"], (codings, data[:300])
+
+
+def test_transfer_encoding_in_http_1_0_is_400_and_the_connection_closes(tight):
+    """RFC 9112 6.1: a 1.0 message with Transfer-Encoding has faulty framing and the connection MUST close; it was
+    read as chunked and, with `Connection: keep-alive`, the next request on it was served."""
+    data, closed = _answer(tight.port, b"POST /healthz HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n"
+                           b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /healthz HTTP/1.0\r\n\r\n")
+    assert "HTTP/1.0" in _error_shape(data, 400)["message"]
+    assert closed and len(_statuses(data)) == 1
+
+
+def test_an_http_1_1_request_without_host_is_400(tight):
+    """RFC 9112 3.2: MUST be 400 (it was served); HTTP/1.0 needs none."""
+    data, closed = _answer(tight.port, b"GET /healthz HTTP/1.1\r\nX-Request-Id: no-host\r\n\r\n" + _NEXT)
+    parsed = _error_shape(data, 400)
+    assert "without Host" in parsed["message"] and parsed["requestId"] == "no-host"
+    assert closed and len(_statuses(data)) == 1
+    data, _ = _answer(tight.port, b"GET /healthz HTTP/1.0\r\n\r\n")
+    assert data.startswith(b"HTTP/1.0 200 ")
+
+
+def test_an_expectation_other_than_100_continue_is_417_before_the_body(tight):
+    """Refused by gunicorn's header policy only once the body was in, so a client waiting for its 100 heard nothing
+    until the 408."""
+    started = time.monotonic()
+    data, closed = _answer(tight.port, _POST + b"Expect: 100-continue, x-more\r\nContent-Length: 1000\r\n\r\n")
+    assert _error_shape(data, 417)["requestId"] == "framing-1"
+    assert closed and time.monotonic() - started < 2
+
+
+SMUGGLING = {  # each refused by llhttp or our checks; a regression table
+    "CL and TE": b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    "TE and CL": b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+    "CL and TE gzip": b"Content-Length: 5\r\nTransfer-Encoding: gzip\r\n\r\nabcde",
+    "two CLs": b"Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+    "a CL list": b"Content-Length: 3, 3\r\n\r\nabc",
+    "a signed CL": b"Content-Length: +3\r\n\r\nabc",
+    "a CL overflowing": b"Content-Length: 99999999999999999999999\r\n\r\nabc",
+    "a folded TE": b"Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n",
+    "obs-fold": b"X-A: a\r\n b\r\n\r\n",
+    "a bare CR": b"X-A: a\rb\r\n\r\n",
+    "a bare LF": b"X-A: a\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    "a NUL": b"X-A: a\x00b\r\n\r\n",
+    "a space before the colon": b"Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n",
+    "a vertical tab": b"Transfer-Encoding: \x0bchunked\r\n\r\n0\r\n\r\n",
+    "a trailer CL": b"Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nContent-Length: 9\r\n\r\n",
+    "a chunk longer than its size": b"Transfer-Encoding: chunked\r\n\r\n3\r\nabcGET\r\n0\r\n\r\n",
+    "101 fields": b"".join(b"X-%d: v\r\n" % i for i in range(101)) + b"\r\n",
+}
+
+
+@pytest.mark.parametrize("name", SMUGGLING)
+def test_smuggling_shapes_get_a_clean_4xx_and_the_connection_closes(tight, name):
+    data, closed = _answer(tight.port, _POST + SMUGGLING[name] + _NEXT)
+    status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.1 ") else None
+    assert status in (400, 431), (name, data[:300])
+    _error_shape(data, status)
+    assert closed and len(_statuses(data)) == 1, (name, data[:300])
+
+
+@pytest.mark.parametrize("line", [b"CONNECT evil.example:443 HTTP/1.1", b"CONNECT /healthz HTTP/1.1",
+                                  b"TRACE / HTTP/1.1", b"GET * HTTP/1.1", b"PRI * HTTP/2.0", b"GET /a\x00b HTTP/1.1"])
+def test_odd_methods_and_targets_get_our_error_shape(tight, line):
+    data, _ = _answer(tight.port, line + b"\r\nHost: x\r\nConnection: close\r\n\r\n")
+    status = int(data.split(b" ", 2)[1])
+    assert 400 <= status < 500 or status == 505, data[:300]
+    _error_shape(data, status)
+
+
+@pytest.mark.parametrize("framing", [b"Content-Length: 5\r\n\r\nabcde",
+                                     b"Transfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n"])
+def test_a_request_asking_to_upgrade_with_a_body_is_refused_not_answered_without_it(tight, framing):
+    """httptools skips the body of an Upgrade request (what `curl --http2` sends on http://): the app was handed an
+    empty body (405 here, 400 `EMPTY_BODY` on a generation), the body's bytes dropped. Without a body the Upgrade is
+    ignored and the request served."""
+    upgrade = b"POST /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+    data, closed = _answer(tight.port, upgrade + framing)
+    assert _error_shape(data, 400)["errorCode"] == "UPGRADE_WITH_BODY" and closed
+    data, _ = _answer(tight.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n")
+    assert _statuses(data) == [b"200"]

@@ -207,14 +207,25 @@ HEADS = [  # plain, odd and proxy-dependent heads: ours must read each as gunico
     b"POST /v1/invoice/xrechnung/validate HTTP/1.1\r\nHost: 127.0.0.1:8973\r\nContent-Length: 3\r\n"
     b"Authorization: Bearer abc \r\nContent-Type: multipart/form-data; boundary=xx\r\nConnection: close\r\n\r\n",
     b"GET /a? HTTP/1.1\r\nHost:x\r\nAccept:\t*/*\r\nEmpty:\r\n\r\n",
-    b"GET //a HTTP/1.1\r\n\r\n", b"GET /a#f HTTP/1.1\r\n\r\n", b"GET /a HTTP/1.1\r\nX_Y: 1\r\n\r\n",
-    b"GET http://h/a?b HTTP/1.1\r\n\r\n", b"GET /a HTTP/1.1\r\nA: 1\r\nA: 2\r\n\r\n",
-    b"GET /a HTTP/1.1\r\nX-Forwarded-Proto: https\r\nX-Forwarded-For: 10.0.0.1\r\n\r\n",
-    b"GET /a HTTP/1.1\r\nX-Forwarded-Proto: https\r\nX-Forwarded-Ssl: on\r\n\r\n",
+    b"GET //a HTTP/1.1\r\nHost: h\r\n\r\n", b"GET /a#f HTTP/1.1\r\nHost: h\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nHost: h\r\nX_Y: 1\r\n\r\n", b"GET http://h/a?b HTTP/1.1\r\nHost: h\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nHost: h\r\nA: 1\r\nA: 2\r\n\r\n", b"GET /a HTTP/1.0\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nHost: h\r\nX-Forwarded-Proto: https\r\nX-Forwarded-For: 10.0.0.1\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nHost: h\r\nX-Forwarded-Proto: https\r\nX-Forwarded-Ssl: on\r\n\r\n",
     # refused (400) by both, the last one from a trusted proxy only (conflicting scheme headers)
-    b"GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", b"GET /a HTTP/1.1\r\nA : 1\r\n\r\n",
-    b"get /a HTTP/1.1\r\n\r\n", b"GET /a HTTP/1.1\r\nA: 1\r\n b\r\n\r\n",
-    b"GET /a HTTP/1.1\r\nX-Forwarded-Proto: https\r\nX-Forwarded-Ssl: off\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", b"GET /a HTTP/1.1\r\nHost: h\r\nA : 1\r\n\r\n",
+    b"get /a HTTP/1.1\r\nHost: h\r\n\r\n", b"GET /a HTTP/1.1\r\nHost: h\r\nA: 1\r\n b\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nHost: h\r\nExpect: 100-continue, x\r\n\r\n",
+    b"GET /a HTTP/1.1\r\nHost: h\r\nX-Forwarded-Proto: https\r\nX-Forwarded-Ssl: off\r\n\r\n",
+]
+
+# read by gunicorn's parser, refused by ours: RFC 9112 3.2 (Host) and 6.1 / 6.3 (transfer codings); ours refuses
+# before a body is read, gunicorn's would hand the app `gzip, chunked` as chunked, a body still gzipped
+STRICTER = [
+    (b"GET /a HTTP/1.1\r\n\r\n", 400),
+    (b"POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501),
+    (b"POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 501),
+    (b"POST /a HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
 ]
 
 
@@ -282,3 +293,14 @@ def test_the_worker_reads_heads_as_gunicorns_parser_does(peer):
         del environs[0]["wsgi.input"], environs[1]["wsgi.input"]
         assert environs[0] == environs[1], head
         assert answers[0] == answers[1] and ours.should_close() == theirs.should_close(), head
+
+
+@pytest.mark.parametrize("head,status", STRICTER)
+def test_the_worker_refuses_what_the_rfc_refuses_before_any_body(head, status):
+    from gunicorn.config import Config
+
+    from pipeline.cli.serve import _Refused
+
+    with pytest.raises(_Refused) as refused:
+        _ours(Config(), head, ("10.9.8.7", 5))
+    assert refused.value.status == status

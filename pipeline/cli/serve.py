@@ -13,9 +13,12 @@ trailers, pipelining, keep-alive; nothing of HTTP's framing is parsed here) and 
 time, exactly as the sync worker does) only on a request that has fully arrived; the response is buffered and
 written back by the same loop. A client that trickles its headers or body, or reads its answer slowly, costs a
 socket and its buffered bytes, never a worker. What stays ours: buffering a request until it is complete, one app
-call at a time, writing the answer back, Expect: 100-continue, the upload cap (413 without reading the rest), the
-deadlines (408) and the caps a public endpoint needs (settings: EINVOICE_CLIENT_TIMEOUT for the head and between
-reads, EINVOICE_REQUEST_DEADLINE for the whole request, EINVOICE_MAX_CLIENT_CONNECTIONS per address and
+call at a time, writing the answer back, Expect: 100-continue (any other expectation: 417 before the body), the
+RFC 9112 checks llhttp lets through (a transfer coding other than chunked: 501; Transfer-Encoding in HTTP/1.0, an
+HTTP/1.1 request without Host, a body on a request asking to switch protocols, which httptools would skip: 400), the
+upload cap (413 without reading the rest), the deadlines (408) and the caps a public endpoint needs (settings:
+EINVOICE_CLIENT_TIMEOUT for the head and between reads, EINVOICE_REQUEST_DEADLINE for the whole request,
+EINVOICE_MAX_CLIENT_CONNECTIONS per address and
 EINVOICE_MAX_WORKER_CONNECTIONS per worker with room made fairly (`_make_fair_room`), EINVOICE_KEEPALIVE_REQUESTS per
 connection), and where bodies wait (pipeline.cli.bodies: small ones in memory within EINVOICE_BODY_MEMORY, large
 ones and job uploads in spool files within EINVOICE_BODY_SPOOL). Headers go through
@@ -173,6 +176,31 @@ def _path(target: bytes) -> bytes:
 
 def _chunked(fields) -> bool:
     return any(n.lower() == b"transfer-encoding" and b"chunked" in v.lower() for n, v in fields)
+
+
+def _transfer_codings(fields) -> list[bytes] | None:
+    """The request's transfer codings in the order applied (all Transfer-Encoding lines as one list, lower-cased,
+    empty list elements skipped); None when it has no Transfer-Encoding."""
+    codings = None
+    for name, value in fields:
+        if name.lower() == b"transfer-encoding":
+            codings = (codings or []) + [c.strip(b" \t").lower() for c in value.split(b",") if c.strip(b" \t")]
+    return codings
+
+
+def _check_transfer_codings(codings: list[bytes], version: str) -> None:
+    """RFC 9112 6.1 / 6.3. llhttp frames `gzip, chunked` as chunked and would hand the app a body still gzipped, so
+    what it lets through is checked here, before any of the body is read."""
+    if version == "1.0":  # framing MUST be treated as faulty: a 1.0 hop in front would read it differently
+        raise _malformed(400, "Bad Request", "Transfer-Encoding in an HTTP/1.0 request")
+    if not codings or (b"chunked" in codings and (codings[-1] != b"chunked" or codings.count(b"chunked") > 1)):
+        raise _malformed(400, "Bad Request", "chunked must be the last transfer coding, applied once")
+    unknown = [c for c in codings if c != b"chunked"]
+    if unknown:
+        named = ", ".join(c.decode("latin-1") for c in unknown)
+        raise _Refused(501, "Not Implemented", "TRANSFER_ENCODING_NOT_IMPLEMENTED",
+                       f"Transfer coding {named!r} is not implemented: send the body with Content-Length, or with "
+                       "Transfer-Encoding: chunked alone.")
 
 
 class _Sink:
@@ -441,6 +469,11 @@ class _Conn:
         version = parser.get_http_version()
         if version not in _VERSIONS:  # llhttp reads a request line without a version as HTTP/0.9, and takes 2.0
             raise _unsupported_version(version)
+        codings = _transfer_codings(msg.fields)
+        if codings is not None:
+            _check_transfer_codings(codings, version)
+        if version == "1.1" and not any(n.lower() == b"host" for n, _ in msg.fields):
+            raise _malformed(400, "Bad Request", "an HTTP/1.1 request without Host")  # RFC 9112 3.2: MUST
         msg.job = parser.get_method() == b"POST" and _path(msg.target) in _JOBS
         announced = None
         for name, value in msg.fields:
@@ -449,8 +482,18 @@ class _Conn:
                 announced = int(value.strip() or 0)  # llhttp: digits
                 if announced > worker.body_limit(msg.job):
                     raise worker.too_large(msg.job)
-            elif lower == b"expect" and value.strip().lower() == b"100-continue":
+            elif lower == b"expect":
+                # gunicorn's header policy refuses any other expectation, but only once the body is in: refused
+                # now, before the client sends a body for nothing (it may be waiting for a 100 that never comes)
+                expected = value.strip(b" \t").decode("latin-1")
+                if expected.lower() != "100-continue":
+                    raise _malformed(417, "Expectation Failed", f"Unable to comply with expectation: {expected!r}")
                 msg.expect = version == "1.1"
+        if (announced or codings) and parser.should_upgrade():
+            # httptools skips the body of a request asking to switch protocols (Upgrade, CONNECT): it reached the
+            # app empty. Nothing here switches protocols, so such a request cannot carry a body
+            raise _Refused(400, "Bad Request", "UPGRADE_WITH_BODY", "A request asking to switch protocols (Upgrade "
+                           "with Connection: upgrade, or CONNECT) cannot carry a body here: send it without them.")
         if announced:
             msg.body = Body(worker.bodies, announced, worker.jobs_dir if msg.job else None)
 
