@@ -62,9 +62,12 @@ def message(n: int, attachments: list[tuple[str, bytes]], subject: str | None = 
     return m
 
 
-def mbox(messages: list[bytes]) -> bytes:
+def mbox(messages: list[bytes], escape: bool = True, separate: bool = True) -> bytes:
+    """An mbox of `messages`. `escape`: quote body lines that begin with "From " as ">From " (mboxo), as not every
+    writer does; `separate`: an empty line after each message, as RFC 4155 has it (a mailbox pasted together from
+    .eml files has none)."""
     out = b""
     for data in messages:
-        body = b"\n".join((b">" + line if line.startswith(b"From ") else line) for line in data.split(b"\n"))
-        out += b"From sender@example Sun Mar  1 08:00:00 2026\n" + body.rstrip(b"\n") + b"\n\n"
+        body = b"\n".join((b">" + line if escape and line.startswith(b"From ") else line) for line in data.split(b"\n"))
+        out += b"From sender@example Sun Mar  1 08:00:00 2026\n" + body.rstrip(b"\n") + (b"\n\n" if separate else b"\n")
     return out

@@ -698,3 +698,63 @@ def test_the_job_request_documented_is_the_one_taken(in_process):
     schema = client.simulate_get("/v1/openapi.json").json["paths"]["/v1/jobs"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
     documented = schema["properties"]["request"]["properties"]
     assert set(documented) == {key for keys in FIELDS.values() for key in keys}
+
+
+def _job_lines(in_process, body: bytes, ctype: str) -> list[dict]:
+    """POST /v1/jobs in this process and the result lines once it is done."""
+    client, auth = in_process
+    r = client.simulate_post("/v1/jobs", body=body, headers={**auth, "Content-Type": ctype})
+    assert r.status_code == 202, r.text
+    for _ in range(600):
+        job = client.simulate_get(f"/v1/jobs/{r.json['id']}", headers=auth).json
+        if job["state"] not in ("queued", "running"):
+            break
+        time.sleep(0.2)
+    assert job["state"] == "done", job
+    return [json.loads(x) for x in client.simulate_get(f"/v1/jobs/{job['id']}/results", headers=auth).text.split("\n")
+            if x]
+
+
+def test_a_file_name_in_html_s_form_encoding_is_read_back(in_process, tmp_path):
+    """Browsers (and `pipeline jobs submit`) send `"`, CR and LF of a file name as %22, %0D, %0A inside the quoted
+    filename; the job and the batch named the document `a%22b.xml`. Only these three are taken back: a `%` is sent
+    as it is, so `100%25.xml` stays so, and an RFC 5987 filename* is decoded once, by its own rule."""
+    from pipeline.cli.jobs import _body
+    from tests.test_validate_batch import form
+
+    valid, _ = documents()
+    for name in ('Rechnung "März".xml', "line\nbreak.xml"):
+        (tmp_path / "f.xml").write_bytes(valid)
+        body, boundary = _body({"operation": "validate"}, [(name, tmp_path / "f.xml")], tmp_path)
+        assert b"%22" in body.read_bytes() or b"%0A" in body.read_bytes()
+        lines = _job_lines(in_process, body.read_bytes(), f"multipart/form-data; boundary={boundary}")
+        assert [line["name"] for line in lines] == [name]
+    body, ctype = form([("a%22b%0d%0A.xml", valid), ("100%25.xml", valid), ("x%2522.xml", valid)])
+    star = body.replace(b'filename="x%2522.xml"', b"filename*=UTF-8''x%2522.xml")
+    lines = _job_lines(in_process, star, ctype)
+    assert [line["name"] for line in lines] == ['a"b\r\n.xml', "100%25.xml", "x%22.xml"]
+    batch = in_process[0].simulate_post("/v1/invoice/xrechnung/validate/batch", body=star,
+                                        headers={**in_process[1], "Content-Type": ctype})
+    assert [e["name"] for e in batch.json["results"]] == ['a"b\r\n.xml', "100%25.xml", "x%22.xml"], batch.text
+
+
+def test_an_unreadable_or_empty_zip_among_a_job_s_files_is_an_entry(in_process):
+    """One damaged or 0-byte ZIP in a folder of files refused the whole job (400 INVALID_ARCHIVE), and an empty
+    ZIP was "The job has no documents: send one or more 'file' parts". Now each is an entry of its own (not
+    charged); a job of one unreadable ZIP alone is still the 400 batch validation answers."""
+    from tests.test_validate_batch import form, zipped
+
+    valid, _ = documents()
+    body, ctype = form([("a.xml", valid), ("cut.zip", zipped([("b.xml", valid)])[:40]), ("zero.zip", b""),
+                        ("empty.zip", zipped([]))], '{"operation": "validate"}')
+    lines = _job_lines(in_process, body, ctype)
+    assert [(line["name"], line.get("error", {}).get("code")) for line in lines] == [
+        ("a.xml", None), ("cut.zip", "INVALID_ARCHIVE"), ("zero.zip", "INVALID_ARCHIVE"),
+        ("empty.zip", "EMPTY_ARCHIVE")]
+    assert lines[0]["report"]["valid"] and "not a readable ZIP archive" in lines[2]["error"]["message"]
+    client, auth = in_process
+    body, ctype = form([("zero.zip", b"")], '{"operation": "validate"}')
+    r = client.simulate_post("/v1/jobs", body=body, headers={**auth, "Content-Type": ctype})
+    assert r.status_code == 400 and r.json["errorCode"] == "INVALID_ARCHIVE", r.text
+    body, ctype = form([("empty.zip", zipped([]))], '{"operation": "validate"}')
+    assert [line["error"]["code"] for line in _job_lines(in_process, body, ctype)] == ["EMPTY_ARCHIVE"]

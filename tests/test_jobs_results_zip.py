@@ -53,3 +53,39 @@ def test_member_names_extract_anywhere_and_nothing_is_left_out(tmp_path):
         assert skipped and [json.loads(z.read(line["name"] + ".error.json")) for line in skipped] == skipped
     finally:
         server.stop()
+
+
+def test_a_document_named_as_a_windows_device_gets_a_name_windows_extracts():
+    """Windows keeps CON, PRN, AUX, NUL, COM1-9 and LPT1-9 for devices, with any extension and in any case: a
+    results ZIP member `nul.xml.json` or a folder `AUX/` cannot be extracted there (or opens the device)."""
+    from pipeline.jobs.files import zip_member_name
+
+    for name, member in [("CON", "_CON"), ("nul.xml", "_nul.xml"), ("Com1.pdf", "_Com1.pdf"), ("lpt9.XML", "_lpt9.XML"),
+                         ("in/AUX/prn.tar.gz", "in/_AUX/_prn.tar.gz"), ("aux .xml", "_aux .xml"),
+                         ("com\u00b9.xml", "_com\u00b9.xml"), ("CONOUT$.xml", "_CONOUT$.xml")]:
+        assert zip_member_name(name) == member, name
+    # names that only begin like a device are names: left as they are
+    for name in ("COM10.xml", "CONSOLE.xml", "nullable.xml", "con-1.xml", "LPT.xml", "Contract/CON_.xml"):
+        assert zip_member_name(name) == name
+    # what the results ZIP did already
+    assert zip_member_name('../m/Rechnung? "M\u00e4rz" <1>.xml') == "m/Rechnung_ _M\u00e4rz_ _1_.xml"
+    assert zip_member_name("a./b ") == "a_/b_" and zip_member_name("/") == "document"
+
+
+def test_a_name_too_long_for_a_zip_or_a_file_system_is_shortened_keeping_its_extension():
+    """A ZIP member of a 65,500-character name inside a message's ZIP attachment: with the message's folder and
+    ".json" its results member passed the ZIP format's 65,535 bytes and the results ZIP broke off mid-stream
+    (struct.error); no file system extracts a name over 255 bytes anyway."""
+    import zipfile as zf
+
+    from pipeline.jobs.files import zip_member_name
+
+    long = zip_member_name('2026-03-01 billing@x "Invoice" <id@x>/a.zip/' + "y" * 65500 + ".xml")
+    folder, _, file = long.rpartition("/")
+    assert folder == '2026-03-01 billing@x _Invoice_ _id@x_/a.zip' and file.endswith("~.xml")
+    assert len(file.encode()) <= 200 and file.startswith("yyy")
+    umlauts = zip_member_name("\u00fc" * 300 + ".pdf")
+    assert umlauts.endswith("\u00fc~.pdf") and len(umlauts.encode()) <= 200
+    with zf.ZipFile(io.BytesIO(), "w") as archive:  # what broke: now every part fits
+        archive.writestr(long + ".error.json", b"{}")
+        assert all(len(p.encode()) + len("12-") <= 255 for p in (long + ".error.json").split("/"))

@@ -100,6 +100,36 @@ def test_an_mbox_gives_each_message_and_a_message_without_invoice_one_notice(cli
     assert r.json["summary"] == {"files": 3, "valid": 2, "invalid": 0, "indeterminate": 0, "errors": 0, "noInvoice": 1}
 
 
+def test_a_body_line_beginning_with_from_does_not_cut_a_message_in_two(client):
+    """Not every mbox writer quotes "From " at a line's start: such a line cut the message there, and its
+    attachments went to a "message" of their own with no headers (or were lost). A new message begins at an
+    envelope line only, after an empty line or followed by a header; mboxrd's ">From " quoting is taken off."""
+    first = message(1, [("a.xml", UBL)])
+    first.get_body().set_content("Dear customer,\n\nFrom 1 April on, please pay to our new account.\n\n"
+                      "From accounts payable: thanks!\nFrom sender@example Sun Mar  1 08:00:00 2026 (quoted)\n")
+    for part in (UBL, CII):
+        first.add_attachment(part, maintype="application", subtype="xml", filename=f"{len(part)}.xml")
+    box = mbox([first.as_bytes(), message(2, [("b.xml", CII)]).as_bytes()], escape=False)
+    assert box.count(b"\nFrom ") == 4  # three in the body, one envelope
+    r = post(client, [("month.mbox", box)])
+    assert r.status_code == 200, r.text
+    assert names(r) == ["a.xml", f"{len(UBL)}.xml", f"{len(CII)}.xml", "b.xml"], names(r)
+    assert [e["email"]["index"] for e in r.json["results"]] == [1, 1, 1, 2]
+    assert r.json["summary"]["valid"] == 4
+
+    # .eml files pasted together behind envelope lines, without the empty line between them
+    pasted = mbox([message(n, [(f"{n}.xml", UBL)]).as_bytes() for n in (1, 2, 3)], separate=False)
+    assert names(post(client, [("pasted.mbox", pasted)])) == ["1.xml", "2.xml", "3.xml"]
+
+    # an 8bit XML attachment a mboxrd writer quoted: the invoice comes back byte for byte
+    xml = UBL.replace(b"<cbc:Note>", b"<cbc:Note>\nFrom the seller: ", 1)
+    assert b"\nFrom the seller" in xml
+    m = message(4, [])
+    m.add_attachment(xml, maintype="text", subtype="xml", filename="note.xml", cte="8bit")
+    got = list(Unpacker(Limits(10, 1 << 20, 10 << 20)).file("x.mbox", mbox([m.as_bytes()])))
+    assert [g.data for g in got] == [xml]
+
+
 def test_mail_inside_a_zip_and_several_mail_parts(client):
     one, two = message(1, [("a.xml", UBL)]).as_bytes(), message(2, [("b.xml", CII)]).as_bytes()
     r = post(client, [("mails.zip", zipped([("in/one.eml", one), ("box.mbox", mbox([two]))]))])
@@ -144,8 +174,20 @@ def test_broken_charsets_still_give_named_entries(client):
     assert r.status_code == 200
     entry = r.json["results"][0]
     assert entry["report"] == single(client, UBL)
-    assert "\ufffd" in entry["email"]["subject"] and entry["name"].endswith("chnung.xml")
+    # raw bytes that are no UTF-8 are read as CP1252 (they were U+FFFD each)
+    assert entry["email"]["subject"] == "Hallo \u00ff\u00fe caf\u00e9" and entry["name"].endswith("chnung.xml")
     json.dumps(r.json, ensure_ascii=False).encode("utf-8")  # no lone surrogate reached the answer
+
+
+def test_raw_latin1_and_utf8_in_headers_name_the_invoice_as_written(client):
+    """An older German mailer writes the file name and subject in Latin-1, unencoded: the invoice was named
+    "Rechnung M\ufffdrz.xml". Raw UTF-8 (RFC 6532) was read right already, and stays so."""
+    for encoding in ("latin-1", "utf-8"):
+        raw = message(1, [("a.xml", UBL)], subject="Grüße").as_bytes()
+        raw = raw.replace(b'filename="a.xml"', 'filename="Rechnung März.xml"'.encode(encoding))
+        raw = raw.replace(b"Subject: =?utf-8?q?Gr=C3=BC=C3=9Fe?=", "Subject: Grüße, Rechnung".encode(encoding))
+        r = post(client, [("m.eml", raw)])
+        assert names(r) == ["Rechnung März.xml"] and r.json["results"][0]["email"]["subject"] == "Grüße, Rechnung"
 
 
 def test_the_subject_is_said_as_written_and_named_without_its_slashes(client):
@@ -154,6 +196,69 @@ def test_the_subject_is_said_as_written_and_named_without_its_slashes(client):
     entry, = post(client, [("m.eml", m.as_bytes())]).json["results"]
     assert entry["email"]["subject"] == "Rechnung 03/2026 \\ Lager"   # the metadata: what the header says
     assert '"Rechnung 03_2026 _ Lager"' in entry["name"] and entry["name"].endswith("/a.xml")
+
+
+def test_a_multipart_without_a_usable_boundary_is_split_at_the_one_its_body_has(client):
+    """A boundary left out, unquoted with `=` in it (as some mailers write it) or named other than in the body:
+    the parser cannot split the message, and it was NO_INVOICE, "no XML, PDF ... attachment", its invoice lost.
+    It is split at the boundary line its body begins with; without one it is MAIL_DAMAGED, not NO_INVOICE."""
+    m = message(1, [("a.xml", UBL), ("b.xml", CII)])
+    raw, boundary = m.as_bytes(), m.get_boundary().encode()
+    declared = b'boundary="' + boundary + b'"'
+    assert boundary.startswith(b"=") and raw.count(declared) == 1
+    for broken in (raw.replace(b"; " + declared, b""), raw.replace(declared, b"boundary=" + boundary),
+                   raw.replace(declared, b'boundary="other"')):
+        r = post(client, [("m.eml", broken)])
+        assert r.status_code == 200 and names(r) == ["a.xml", "b.xml"], r.text
+        assert r.json["summary"]["valid"] == 2
+    body_start = raw.index(b"\n\n") + 2
+    no_lines = raw[:body_start] + raw[body_start:].replace(b"\n--" + boundary, b"\n  ").replace(b"--" + boundary, b"")
+    r = post(client, [("m.eml", no_lines.replace(declared, b'boundary="other"'))])
+    assert codes(r) == ["MAIL_DAMAGED"] and "error" in r.json["results"][0], r.text
+
+
+def test_a_message_forwarded_in_base64_is_read_as_the_message_it_is(client):
+    """message/rfc822 with Content-Transfer-Encoding base64 (RFC 2046 forbids it; Outlook and some gateways send
+    it): the parser took the base64 for a message without headers, and the forwarded invoice was lost behind a
+    NO_INVOICE. It is decoded and read as a forwarded message, named as one; damaged base64 is BROKEN_ENCODING."""
+    import base64
+
+    forwarded = message(2, [("inner.xml", UBL)], subject="Fwd: Rechnung")
+    plain = post(client, [("m.eml", message(1, [], forwarded=forwarded).as_bytes())])
+    m = message(1, [("marker.txt", b"x")])
+    raw, boundary = m.as_bytes(), m.get_boundary().encode()
+    part = (b"--" + boundary + b"\nContent-Type: message/rfc822\nContent-Transfer-Encoding: base64\n"
+            b"Content-Disposition: attachment\n\n" + base64.encodebytes(forwarded.as_bytes()) + b"\n")
+    encoded = raw.replace(b"--" + boundary + b"--", part + b"--" + boundary + b"--")
+    r = post(client, [("m.eml", encoded)])
+    assert names(r) == ["inner.xml"] and r.json["results"][0]["report"]["valid"], r.text
+    assert r.json["results"][0]["name"].split("/", 1)[1] == plain.json["results"][0]["name"].split("/", 1)[1]
+    r = post(client, [("m.eml", encoded.replace(part[-40:], b"!!!" + part[-37:]))])
+    assert codes(r) == ["BROKEN_ENCODING"]
+
+
+def test_empty_containers_each_give_an_entry(client):
+    """An empty ZIP (or one of folders only) gave a batch of no results and a job "no documents: send one or more
+    'file' parts"; an empty .eml was a NO_INVOICE notice named "#1"; an empty ZIP attached was "no ZIP attachment";
+    an .mbox whose first "From " line is missing (an .eml renamed) gave nothing at all."""
+    folders = zipped([("Rechnungen/", b"")])
+    r = post(client, [("empty.zip", zipped([])), ("folders.zip", folders), ("empty.eml", b""), ("empty.mbox", b"\n"),
+                      ("ok.xml", UBL)])
+    assert r.status_code == 200, r.text
+    assert [(e["name"], codes_of(e)) for e in r.json["results"]] == [
+        ("empty.zip", "EMPTY_ARCHIVE"), ("folders.zip", "EMPTY_ARCHIVE"), ("empty.eml", "EMPTY_FILE"),
+        ("empty.mbox", "EMPTY_FILE"), ("ok.xml", None)]
+    assert r.json["summary"] == {"files": 5, "valid": 1, "invalid": 0, "indeterminate": 0, "errors": 4, "noInvoice": 0}
+    r = post(client, [("m.eml", message(1, [("e.zip", zipped([]))]).as_bytes())])
+    assert codes(r) == ["EMPTY_ARCHIVE"] and names(r) == ["e.zip"]
+    r = post(client, [("in.zip", zipped([("a.eml", b""), ("b.mbox", b"")]))])
+    assert [(e["name"], codes_of(e)) for e in r.json["results"]] == [("a.eml", "EMPTY_FILE"), ("b.mbox", "EMPTY_FILE")]
+    r = post(client, [("renamed.mbox", message(2, [("a.xml", UBL)]).as_bytes())])
+    assert names(r) == ["a.xml"] and r.json["results"][0]["report"]["valid"]
+
+
+def codes_of(entry: dict) -> str | None:
+    return (entry.get("error") or entry.get("notice") or {}).get("code")
 
 
 def test_too_many_parts(client):
@@ -291,6 +396,26 @@ def test_cli_folder_with_mail_and_an_mbox_file(tmp_path, capsys):
     assert main(["validate", str(box), "--jobs", "1"]) == 0  # a message without invoice is no failure
     text = capsys.readouterr().out
     assert "NOTICE" in text and "NO_INVOICE" in text and "1 message(s) without an invoice" in text
+
+
+def test_cli_html_reports_of_mail_documents_get_file_names_a_file_system_takes(tmp_path, capsys, monkeypatch):
+    """A document of a message is named by the message (date, sender, subject, Message-ID) and its file name:
+    `--html-dir` made that one file name, past 255 bytes for a long subject, and the whole run ended with "File
+    name too long". A Windows device name (CON.xml) is not made either."""
+    from pipeline.cli.files import safe_name
+
+    m = message(1, [("z.zip", zipped([("a" * 150 + "/" + "b" * 150 + ".xml", UBL), ("c" * 301 + ".xml", UBL)]))],
+                subject="Rechnung " + "\u00e4" * 100)
+    (tmp_path / "long.eml").write_bytes(m.as_bytes())
+    (tmp_path / "CON.xml").write_bytes(UBL)
+    out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "long.eml", "CON.xml", "--html-dir", str(out), "--jobs", "1"]) == 0, capsys.readouterr()
+    written = sorted(p.name for p in out.iterdir())
+    assert len(written) == 3 and "_CON.xml.html" in written, written
+    assert all(len(n.encode()) <= 255 for n in written) and sum(n.endswith("b.xml.html") for n in written) == 1
+    assert safe_name("x" * 300 + "1.xml") != safe_name("x" * 300 + "2.xml")  # never one file for two documents
+    assert safe_name("in/a.xml") == "in_a.xml" and safe_name("../nul") == "__nul" and safe_name("") == "document"
 
 
 # -- jobs ----------------------------------------------------------------------------------------------------------

@@ -2,13 +2,14 @@
 on a terminal, and where each result goes."""
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from pipeline import unpack
-from pipeline.unpack.members import OS_METADATA_HEAD
+from pipeline.unpack.members import OS_METADATA_HEAD, windows_device
 
 MAIL_SUFFIXES = (".eml", ".mbox")
 DOCUMENT_SUFFIXES = (".xml", ".pdf") + MAIL_SUFFIXES
@@ -70,10 +71,25 @@ def shown(path: Path | str) -> str:
     return unpack.name_text(os.fsencode(path))
 
 
+_NAME_BYTES = 200  # of a file name made by `safe_name`: file systems take 255, and ".html" is added
+
+
 def safe_name(name: str) -> str:
-    """A document's name (a path, an archive member) as one file name in an output folder: no separators, no `..`."""
-    flat = name.replace("\\", "/").strip("/").replace("/", "_")
-    return flat.replace("..", "_") or "document"
+    """A document's name (a path, an archive member) as one file name in an output folder: no separators, no `..`,
+    no Windows device name (`CON.xml` -> `_CON.xml`), at most _NAME_BYTES bytes. A document of a message is named
+    by the message's date, sender, subject and Message-ID before its file name: 255 bytes were soon passed, and
+    `--html-dir` ended the whole run with "File name too long". A longer name keeps its start and its end (the
+    attachment's file name) around a digest of the whole, so that two long names never share one file."""
+    flat = name.replace("\\", "/").strip("/").replace("/", "_").replace("..", "_") or "document"
+    if windows_device(flat):
+        flat = "_" + flat
+    data = flat.encode("utf-8", "surrogatepass")
+    if len(data) <= _NAME_BYTES:
+        return flat
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    end = data[-(_NAME_BYTES // 2):].decode("utf-8", "ignore")
+    start = data[:_NAME_BYTES - len(end.encode("utf-8", "surrogatepass")) - len(digest) - 2].decode("utf-8", "ignore")
+    return f"{start}~{digest}~{end}"
 
 
 class Progress:

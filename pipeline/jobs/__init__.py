@@ -39,6 +39,7 @@ def submit(store, job_id: str, key_id: str | None, operation: str, options: dict
         ranges = chunks(len(intake.names), get_settings().job_chunk)
         enqueue = lambda cursor: engine.enqueue(job_id, ranges, cursor)  # noqa: E731
     try:
+        intake.check()
         intake.close()
         job = store.create_job(job_id, key_id or "", operation, json.dumps(options), intake.names, intake.refused,
                                intake.spans, cost, enqueue, notices=intake.notices, emails=intake.emails)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.validate_batch import entry
 from pipeline.settings import get_settings
 from pipeline.unpack import JOB_FILES, NOTICES, Limits, Member, Unpacker, too_many_files
+from pipeline.unpack.members import windows_device
 
 _CHUNK = 1 << 16
 DOCUMENTS = "documents"
@@ -43,6 +45,34 @@ def read_document(job_id: str, pos: int, size: int) -> bytes:
     if len(data) != size:
         raise FileNotFoundError(f"{job_dir(job_id) / DOCUMENTS} is shorter than its documents")
     return data
+
+
+_NOT_ON_WINDOWS = re.compile(r'[<>:"|?*\x00-\x1f]')  # characters Windows refuses in a file or folder name
+
+
+def zip_member_name(name: str) -> str:
+    """A document's name as a ZIP member name every system can extract (a job's results ZIP): no absolute path, no
+    `..`, forward slashes, no character Windows refuses (a message's folder holds its date's `:` and the `<id>` and
+    `"subject"` of its name), no part ending in a dot or a space (Windows drops them), no part named as a Windows
+    device (`CON.xml` -> `_CON.xml`; Windows reads the name up to its first dot, trailing spaces dropped)."""
+    parts = [_NOT_ON_WINDOWS.sub("_", p) for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    parts = [p[:-1] + "_" if p[-1] in ". " else p for p in map(_shortened, parts)]
+    return "/".join("_" + p if windows_device(p) else p for p in parts) or "document"
+
+
+_PART_BYTES = 200  # of one folder or file name: file systems take 255, and the ZIP adds ".error.json", "12-"
+
+
+def _shortened(part: str) -> str:
+    """A folder or file name cut to _PART_BYTES of UTF-8, its extension kept: a ZIP member name longer than
+    65,535 bytes broke the results ZIP off mid-stream, and no file system extracts a name over 255 bytes."""
+    if len(part.encode("utf-8")) <= _PART_BYTES:
+        return part
+    stem, dot, ext = part.rpartition(".")
+    if not dot or len(ext) > 16:
+        stem, ext = part, ""
+    room = _PART_BYTES - len(ext.encode("utf-8")) - 2
+    return stem.encode("utf-8")[:room].decode("utf-8", "ignore") + "~" + (f".{ext}" if ext else "")
 
 
 def remove(job_id: str) -> None:
@@ -90,6 +120,8 @@ class Intake:
         self.emails: dict[int, str] = {}
         self.spans: dict[int, tuple[int, int]] = {}  # index -> (position, size) in the documents file
         self._spools = 0
+        self.files = 0  # files unpacked (a part, a fetched message)
+        self.unreadable: ApiError | None = None  # the first file that was no readable ZIP
         self._out = open(self.dir / DOCUMENTS, "wb")
         self._pos = 0
 
@@ -112,14 +144,30 @@ class Intake:
             spool.unlink(missing_ok=True)
 
     def add_file(self, name: str, path: Path) -> None:
-        for member in self.unpacker.file(name, path):
-            self.add(member)
+        """One file's documents. A file that is no readable ZIP (damaged, cut short, 0 bytes named .zip) is an
+        entry of its own, as a damaged member is: one bad file of a folder's 300 no longer refuses the other 299
+        (400). A job of that one file alone is still refused (`check`), as batch validation refuses it."""
+        self.files += 1
+        try:
+            for member in self.unpacker.file(name, path):
+                self.add(member)
+        except ApiError as exc:
+            if exc.error_code != "INVALID_ARCHIVE":  # (the archive is read as a whole before its first member)
+                raise
+            self.unreadable = self.unreadable or exc
+            self.add(Member(name, error=("INVALID_ARCHIVE", exc.message.replace("The 'file' part", "The file"))))
+
+    def check(self) -> None:
+        """Raise what refuses the job as a whole: its one file is no readable ZIP (400 INVALID_ARCHIVE)."""
+        if self.files == 1 and self.unreadable is not None and len(self.names) == 1:
+            raise self.unreadable
 
     def add_bytes(self, name: str, data: bytes) -> None:
         """A file already in memory (a message the inbox fetched), bounded as one part."""
         if len(data) > self.left:
             raise job_too_large(self.max_job_bytes)
         self.left -= len(data)
+        self.files += 1
         for member in self.unpacker.file(name, data):
             self.add(member)
 

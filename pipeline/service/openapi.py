@@ -390,7 +390,7 @@ def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
         "`NESTED_ARCHIVE` (a ZIP inside the batch; not opened), `FILE_TOO_LARGE` (a member over "
         "EINVOICE_MAX_UPLOAD_BYTES uncompressed; read no further), `ENCRYPTED_MEMBER`, `DAMAGED_MEMBER`, "
         "`INVALID_PDF`, e-mail: `BROKEN_ENCODING`, `SMIME_ENCRYPTED`, `PGP_ENCRYPTED`, `MAIL_TOO_DEEP`, "
-        "`MAIL_TOO_MANY_PARTS`, `MAIL_HEADER_TOO_LONG`, `MESSAGE_TOO_LARGE`, `TNEF_UNREADABLE` (README: receiving by e-mail), "
+        "`MAIL_TOO_MANY_PARTS`, `MAIL_HEADER_TOO_LONG`, `MESSAGE_TOO_LARGE`, `MAIL_DAMAGED`, `TNEF_UNREADABLE` (README: receiving by e-mail), `EMPTY_ARCHIVE`, `EMPTY_FILE`, "
         "`TIME_BUDGET` (the request's time budget, EINVOICE_REQUEST_BUDGET, was spent before this "
         "document: the batch answers what it has done; send the rest to the jobs API, POST /v1/jobs). One bad "
         "document never fails the others. The whole batch is refused with 400 "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 
 import falcon
 from falcon.media.multipart import MultipartParseOptions
@@ -64,13 +65,29 @@ def form_parts(req: falcon.Request, max_files: int):
 def part_names(part) -> tuple[str | None, str | None]:
     """(form field name, file name) of a part. RFC 7578 (4.2) wants them in UTF-8 and Falcon decodes them strictly,
     but older clients send their code page (a German Windows tool: "Rechnung ü.xml" in CP1252): such a header is
-    read as `unpack.name_text` reads it instead of failing the whole upload."""
+    read as `unpack.name_text` reads it instead of failing the whole upload. A quoted `filename` is taken back from
+    HTML's form encoding (`form_unescaped`); an RFC 5987 `filename*` (Falcon reads it) is percent-decoded already."""
+    raw = part._headers.get(b"content-disposition", b"")  # Falcon keeps a part's headers as sent, as bytes
+    _, params = falcon.parse_header(name_text(raw))
     try:
-        return part.name, part.filename
+        name, filename = part.name, part.filename
     except UnicodeDecodeError:
-        raw = part._headers.get(b"content-disposition", b"")  # Falcon keeps a part's headers as sent, as bytes
-        _, params = falcon.parse_header(name_text(raw))
-        return params.get("name"), params.get("filename")
+        name, filename = params.get("name"), params.get("filename")
+    if filename is not None and filename == params.get("filename"):
+        filename = form_unescaped(filename)
+    return name, filename
+
+
+# What browsers percent-encode in a multipart file name (HTML's multipart/form-data encoding algorithm): `"`, CR
+# and LF, so that no name ends the quoted string or the header. Nothing else: "%" itself is sent as it is, so
+# "100%.xml" and "Rechnung%20März.xml" are names as written; `pipeline jobs submit` encodes the same three.
+_FORM_ESCAPES = {"%22": '"', "%0d": "\r", "%0a": "\n"}
+_FORM_ESCAPED = re.compile(r"%(?:22|0[dDaA])")
+
+
+def form_unescaped(filename: str) -> str:
+    """A form part's file name as the file is named: `a%22b.xml` -> `a"b.xml`."""
+    return _FORM_ESCAPED.sub(lambda m: _FORM_ESCAPES[m.group(0).lower()], filename)
 
 
 @functools.lru_cache(maxsize=8)

@@ -54,7 +54,9 @@ class Unpacker:
 
     def file(self, name: str, source: bytes | Path, prefix: str = "") -> Iterator[Member]:
         """The documents of one uploaded file (its bytes, or a path for a file far larger than memory: a job's
-        spooled upload). `prefix` names where the file came from (a folder's file: its relative path)."""
+        spooled upload). `prefix` names where the file came from (a folder's file: its relative path). A ZIP or
+        a mailbox with no document in it gets one entry that says so (EMPTY_ARCHIVE, EMPTY_FILE): an upload is
+        never answered with nothing."""
         if isinstance(source, Path):
             with open(source, "rb") as f:
                 head = f.read(HEAD)
@@ -62,19 +64,20 @@ class Unpacker:
             head = source[:HEAD]
         what = kind(name, head)
         if what == "zip":
-            yield from self._zip(archive.iter_archive(source if isinstance(source, Path) else io.BytesIO(source),
-                                                      self.limits, self.room), prefix, None)
+            yield from _or_empty(self._zip(archive.iter_archive(source if isinstance(source, Path)
+                                                                else io.BytesIO(source), self.limits, self.room),
+                                           prefix, None), prefix or name, EMPTY_ARCHIVE)
         elif what == "mbox":
-            if isinstance(source, Path):
-                with open(source, "rb") as stream:
-                    yield from mail.read_mbox(stream, prefix, self.limits, self.room, self._zip_in_mail)
-            else:
-                yield from mail.read_mbox(io.BytesIO(source), prefix, self.limits, self.room, self._zip_in_mail)
+            with open(source, "rb") if isinstance(source, Path) else io.BytesIO(source) as stream:
+                yield from _or_empty(mail.read_mbox(stream, prefix, self.limits, self.room, self._zip_in_mail),
+                                     prefix or name, EMPTY_FILE)
         elif what == "eml":
             data = _read(source, self.limits.max_message)
             if data is None:
                 yield Member(prefix or name, error=("MESSAGE_TOO_LARGE", f"The message is larger than "
                                                     f"{self.limits.max_message} bytes; it was not read."))
+            elif not data.strip():  # a message of no headers would be named "#1": the file's name says more
+                yield Member(prefix or name, error=EMPTY_FILE)
             else:
                 yield from mail.read_message(data, prefix, self.limits, self.room, self._zip_in_mail)
         elif not os_metadata(prefix or name, head):
@@ -88,9 +91,11 @@ class Unpacker:
             if m.error is not None:
                 yield Member(name, error=m.error, email=email)
             elif kind(m.name, m.data[:HEAD]) == "eml":
-                yield from mail.read_message(m.data, name, self.limits, self.room, _no_zip)
+                yield from (mail.read_message(m.data, name, self.limits, self.room, _no_zip) if m.data.strip()
+                            else [Member(name, error=EMPTY_FILE, email=email)])
             elif kind(m.name, m.data[:HEAD]) == "mbox":
-                yield from mail.read_mbox(io.BytesIO(m.data), name, self.limits, self.room, _no_zip)
+                yield from _or_empty(mail.read_mbox(io.BytesIO(m.data), name, self.limits, self.room, _no_zip),
+                                     name, EMPTY_FILE, email)
             else:
                 yield document(name, m.data, self.limits.max_member, email)
 
@@ -103,7 +108,26 @@ class Unpacker:
             yield Member(name, error=("INVALID_ARCHIVE", f"The attached ZIP cannot be read: {exc.message}"),
                          email=email)
             return
-        yield from self._zip(members, name, email)
+        yield from _or_empty(self._zip(members, name, email), name, EMPTY_ARCHIVE, email)
+
+
+def _or_empty(members: Iterator[Member], name: str, error: tuple[str, str], email: dict | None = None
+              ) -> Iterator[Member]:
+    """A container's documents, or one entry `error` for a container without any: a ZIP of no members, of folders
+    only or of only what an operating system keeps beside documents (EMPTY_ARCHIVE), an empty mailbox
+    (EMPTY_FILE). Before, such a file gave a batch of no results, a job "no documents: send one or more 'file'
+    parts", and a message with an empty ZIP attached NO_INVOICE, "no ... ZIP attachment"."""
+    empty = True
+    for member in members:
+        empty = False
+        yield member
+    if empty:
+        yield Member(name, error=error, email=email)
+
+
+EMPTY_ARCHIVE = ("EMPTY_ARCHIVE", "The ZIP archive holds no documents (no files, folders only, or only files an "
+                 "operating system keeps beside documents); nothing was checked.")
+EMPTY_FILE = ("EMPTY_FILE", "The file is empty: there is no message in it.")
 
 
 def _no_zip(name: str, data: bytes, email: dict) -> Iterator[Member]:

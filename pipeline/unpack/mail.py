@@ -5,7 +5,9 @@ documents, named by the message and the attachment's file name.
       XML / PDF attachment                -> a document
       ZIP attachment                      -> its members (the caller's ZIP rules: pipeline.unpack)
       winmail.dat (TNEF)                  -> its files, each taken as an attachment (pipeline.unpack.tnef)
-      message/rfc822, *.eml attachment    -> its own attachments, named under it (a forwarded invoice)
+      message/rfc822, *.eml attachment    -> its own attachments, named under it (a forwarded invoice; one
+                                             sent in base64, which RFC 2046 forbids, decoded first)
+      a multipart the parser cannot split -> split at the boundary line its body has, else MAIL_DAMAGED
       S/MIME or PGP encrypted             -> one SMIME_ENCRYPTED / PGP_ENCRYPTED entry (cannot be read here)
       text bodies, pictures, signatures   -> not invoices
     a message without any of these        -> one NO_INVOICE entry (a notice: nothing failed, nothing is charged)
@@ -15,10 +17,12 @@ than MAX_PARTS parts (MAIL_TOO_MANY_PARTS: the parser stops at the first part to
 than MAX_HEADER (MAIL_HEADER_TOO_LONG: the modern header parser is slow on long ones), messages and multiparts
 nested deeper than MAX_DEPTH (MAIL_TOO_DEEP), an attachment that decodes past `max_member` (FILE_TOO_LARGE) and
 all decoded bytes counted toward the upload's room (413), damaged base64 (BROKEN_ENCODING). Header text in an
-unknown or wrong charset is kept with replacement characters: the document is still named and worked on.
+unknown or wrong charset is kept with replacement characters: the document is still named and worked on; raw
+8-bit header bytes are read as UTF-8 where they are, else as CP1252 (`_eight_bit`).
 """
 from __future__ import annotations
 
+import base64
 import email.errors
 import email.policy
 import email.utils
@@ -44,6 +48,9 @@ _BROKEN_BASE64 = (email.errors.InvalidBase64CharactersDefect, email.errors.Inval
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SPACE = re.compile(r"\s+")
+# A boundary line: the first line of a multipart's body that begins with "--", up to 70 printable characters
+# (RFC 2046 5.1.1; no quote or backslash: it goes into a quoted parameter), not ending in a space
+_BOUNDARY_LINE = re.compile(rb"^--([!#-\[\]-~](?:[ !#-\[\]-~]{0,68}[!#-\[\]-~])?)[ \t]*\r?$", re.MULTILINE)
 
 # A ZIP found in a message: (its name, bytes, the message's identity) -> its documents (pipeline.unpack decides)
 OpenZip = Callable[[str, bytes, dict], Iterator[Member]]
@@ -73,7 +80,24 @@ class _Policy(email.policy.EmailPolicy):
             if name.lower() != "content-type":
                 raise _HeaderTooLong(name)
             value = UNREAD_TYPE  # the parser looks at every part's type: that part stays unread, not the message
-        return _parsed(self.header_factory, name, value)
+        return _parsed(self.header_factory, name, _eight_bit(value))
+
+
+def _eight_bit(value: str) -> str:
+    """A header with raw 8-bit bytes (the parser keeps them as lone surrogates): read as UTF-8 (RFC 6532), as the
+    header parser reads them itself, else as CP1252, where the parser made each byte U+FFFD: an older German
+    mailer's Latin-1 `filename="Rechnung M\xe4rz.xml"` was named "Rechnung M\ufffdrz.xml"."""
+    if value.isascii():
+        return value
+    try:
+        raw = value.encode("ascii", "surrogateescape")
+    except UnicodeEncodeError:  # real non-ASCII text (a header set as text), no raw bytes
+        return value
+    try:
+        raw.decode("utf-8")
+        return value
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", "replace")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -107,8 +131,8 @@ def is_mbox(head: bytes) -> bool:
 
 
 def read_mbox(stream, prefix: str, limits: Limits, room: Room, open_zip: OpenZip) -> Iterator[Member]:
-    """The documents of every message of an mbox (messages begin at lines starting "From "), read one message at
-    a time from a binary stream: a mailbox of any size is never held whole."""
+    """The documents of every message of an mbox (messages begin at "From " envelope lines: `_mbox_messages`),
+    read one message at a time from a binary stream: a mailbox of any size is never held whole."""
     index = 0
     for data in _mbox_messages(stream, limits.max_message):
         index += 1
@@ -127,27 +151,57 @@ class _TooLarge:
 
 _HEAD_KEPT = 64 * 1024
 
+# The envelope line an mbox writer puts before each message (RFC 4155): "From " , the return path (some writers
+# leave it out), then the date as asctime ("Sun Mar  1 08:00:00 2026", a zone before the year as Gmail writes
+# it: "+0000 2026") or as RFC 5322 writes it ("Sun, 1 Mar 2026 08:00:00"). A body line that merely begins with
+# "From " ("From 1 March on, please pay to ...") is none.
+_DAY = rb"(?i:mon|tue|wed|thu|fri|sat|sun)"
+_MONTH = rb"(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+_TIME = rb"\d{1,2}:\d\d(?::\d\d)?"
+_ENVELOPE = re.compile(rb"From (?:\S+ +)?(?:(?:" + _DAY + rb",? +)?" + _MONTH + rb" +\d{1,2} +" + _TIME
+                       + rb"(?: +(?:[A-Za-z]{1,5}|[+-]\d{4}))* +\d{4}|" + _DAY + rb", +\d{1,2} +" + _MONTH
+                       + rb" +\d{4} +" + _TIME + rb")(?:\s|$)")
+_HEADER_LINE = re.compile(rb"[!-9;-~]+:")
+_ESCAPED_FROM = re.compile(rb">+From ")
+
 
 def _mbox_messages(stream, limit: int) -> Iterator[bytes | _TooLarge]:
-    """Each message's bytes (the "From " line left out), or _TooLarge for one larger than `limit` (skipped)."""
+    """Each message's bytes (the "From " line left out, mboxrd's and mboxo's ">From " quoting taken off), or
+    _TooLarge for one larger than `limit` (skipped).
+
+    Not every writer quotes a body line that begins with "From ", so such a line starts a new message only where
+    it is an envelope (`_ENVELOPE`) after an empty line, as RFC 4155 has writers put one, or, for mailboxes pasted
+    together without the empty line, an envelope followed by a header line. Else a message would be cut in two at
+    "From our accounts department: ..." and the attachments after the cut lost to it."""
     lines: list[bytes] | None = None
-    size, at_start, head = 0, True, b""
+    size, at_start, blank, head = 0, True, False, b""
+    ahead: bytes | None = None  # a line read to decide whether the line before it starts a message
     while True:
-        line = stream.readline(_MBOX_LINE)
+        line, ahead = (ahead, None) if ahead is not None else (stream.readline(_MBOX_LINE), None)
         starts = at_start and line.startswith(b"From ")
+        if starts and lines is not None:  # not the file's first line: is it an envelope?
+            starts = _ENVELOPE.match(line) is not None
+            if starts and not blank:
+                ahead = stream.readline(_MBOX_LINE)
+                starts = _HEADER_LINE.match(ahead) is not None
         if not line or starts:
             if lines is not None:
                 yield b"".join(lines) if size <= limit else _TooLarge(head)
             if not line:
                 return
             lines, size, head = [], 0, b""
+        elif lines is None and line.strip():  # a ".mbox" without its "From " line (an .eml renamed): one message
+            lines, size, head = [line], len(line), b""
         elif lines is not None:
+            if at_start and _ESCAPED_FROM.match(line):
+                line = line[1:]
             size += len(line)
             if size <= limit:
                 lines.append(line)
             elif lines:
                 head = b"".join(lines)[:_HEAD_KEPT]
                 lines.clear()
+        blank = at_start and line in (b"\n", b"\r\n")
         at_start = line.endswith(b"\n")
 
 
@@ -167,8 +221,7 @@ def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip:
         message = _parse(data)
     except _TooManyParts:
         ident = identity(_headers_only(data), index)
-        yield Member(_join(prefix, label(ident)), error=("MAIL_TOO_MANY_PARTS", f"The message has more than "
-                     f"{MAX_PARTS} MIME parts; it was read no further."), email=ident)
+        yield Member(_join(prefix, label(ident)), error=_too_many_parts(), email=ident)
         return
     except RecursionError:
         ident = identity(_headers_only(data), index)
@@ -215,9 +268,15 @@ class _Reader:
             yield Member(where, error=("PGP_ENCRYPTED", "The message is encrypted with PGP/MIME; it cannot be read "
                                        "without the recipient's key."), email=self.ident)
             return
+        if part.get_content_maintype() == "multipart" and not part.is_multipart():
+            yield from self.unsplit(part, where, depth)
+            return
         if part.is_multipart():
             if part.get_content_maintype() == "message":  # message/rfc822: a forwarded or attached message
                 inner = part.get_payload(0)
+                if (part.get("content-transfer-encoding") or "").strip().lower() == "base64":
+                    yield from self.encoded_message(inner, where, depth)
+                    return
                 yield from self.walk(inner, _join(where, label(identity(inner, None))), depth + 1)
             else:
                 for sub in part.iter_parts():
@@ -245,6 +304,45 @@ class _Reader:
                                       "base64, or a cut last group); it was not read."), email=self.ident)
             return
         yield from self.attachment(name, data, kind, depth)
+
+    def encoded_message(self, parsed: EmailMessage, where: str, depth: int) -> Iterator[Member]:
+        """A message/rfc822 part in base64 (RFC 2046 forbids it; Outlook and some gateways forward so): the parser
+        took the base64 text for a message of no headers and the forwarded invoices were lost (NO_INVOICE). The
+        text is decoded and read as the attached message it is."""
+        text = parsed.get_payload()
+        text = text if isinstance(text, str) else ""  # (base64 has no ":" a header would need: all of it is body)
+        try:
+            data = base64.b64decode(re.sub(r"\s+", "", text), validate=True)
+        except ValueError:  # (binascii.Error)
+            yield Member(where, error=("BROKEN_ENCODING", "The attached message's base64 is damaged; it was not "
+                                       "read."), email=self.ident)
+            return
+        yield from self.attachment(where, data, "eml", depth)
+
+    def unsplit(self, part: EmailMessage, where: str, depth: int) -> Iterator[Member]:
+        """A multipart the parser could not split: no boundary parameter (or one unquoted with `=` in it, as
+        some mailers write it), or one that never occurs in the body. Its parts are split at the boundary its
+        body begins with instead; where it has none, the part is an entry of its own (MAIL_DAMAGED), never
+        NO_INVOICE: its attachments are there, they cannot be told apart."""
+        body = part.get_payload(decode=True) or b""
+        line = _BOUNDARY_LINE.search(body)
+        if line is not None:
+            head = f"Content-Type: {part.get_content_type()}; boundary=\"".encode() + line.group(1) + b'"\n\n'
+            try:
+                inner = _parse(head + body)
+            except _TooManyParts:
+                yield Member(where, error=_too_many_parts(), email=self.ident)
+                return
+            except RecursionError:
+                yield Member(where, error=_too_deep(), email=self.ident)
+                return
+            if inner.is_multipart():
+                yield from self.walk(inner, where, depth + 1)
+                return
+        if body.strip():
+            yield Member(where, email=self.ident, error=("MAIL_DAMAGED", f"The message's {part.get_content_type()} "
+                         "part has no boundary its body holds, so its attachments cannot be told apart; it was "
+                         "not read."))
 
     def attachment(self, name: str, data: bytes, kind: str, depth: int) -> Iterator[Member]:
         if len(data) > self.limits.max_member:
@@ -404,6 +502,10 @@ def _header_too_long(exc: _HeaderTooLong, part: bool = False) -> tuple[str, str]
                                         "was not read (the message's other parts were).")
     return "MAIL_HEADER_TOO_LONG", (f"The message's {exc} header is longer than {MAX_HEADER} characters; the "
                                     "message was read no further.")
+
+
+def _too_many_parts() -> tuple[str, str]:
+    return "MAIL_TOO_MANY_PARTS", f"The message has more than {MAX_PARTS} MIME parts; it was read no further."
 
 
 def _too_deep() -> tuple[str, str]:

@@ -97,6 +97,18 @@ def member_too_large(limit: int) -> tuple[str, str]:
     return "FILE_TOO_LARGE", f"The document is larger than {limit} bytes uncompressed; it was read no further."
 
 
+# Names Windows keeps for devices, with any extension ("nul.xml", "Com1.pdf.json"): a file so named cannot be made
+# there (opening it opens the device). COM and LPT with superscript digits are devices too.
+_DEVICE = re.compile(r"(?:CON|PRN|AUX|NUL|CONIN\$|CONOUT\$|COM[0-9\u00b9\u00b2\u00b3]|LPT[0-9\u00b9\u00b2\u00b3])",
+                     re.IGNORECASE)
+
+
+def windows_device(part: str) -> bool:
+    """Whether a file or folder name is a Windows device name: Windows reads it up to its first dot, trailing
+    spaces dropped (`CON.xml`, `aux .tar.gz`)."""
+    return _DEVICE.fullmatch(part.split(".", 1)[0].rstrip(" ")) is not None
+
+
 def unsafe_name(name: str) -> bool:
     """A name that would climb out of a folder it is extracted to: `..` parts, absolute, a drive letter, a NUL."""
     parts = re.split(r"[/\\]", name)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 import zipfile
 
 import falcon
@@ -271,17 +270,6 @@ class _Sink(io.RawIOBase):
         return out
 
 
-_NOT_ON_WINDOWS = re.compile(r'[<>:"|?*\x00-\x1f]')  # characters Windows refuses in a file or folder name
-
-
-def _member_name(name: str) -> str:
-    """A document's name as a ZIP member name every system can extract: no absolute path, no `..`, forward
-    slashes, no character Windows refuses (a message's folder holds its date's `:` and the `<id>` and `"subject"`
-    of its name), no part ending in a dot or a space (Windows drops them)."""
-    parts = [_NOT_ON_WINDOWS.sub("_", p) for p in name.replace("\\", "/").split("/") if p not in ("", ".", "..")]
-    return "/".join(p[:-1] + "_" if p[-1] in ". " else p for p in parts) or "document"
-
-
 def _zip(store, job) -> "iter[bytes]":
     """The converted documents, else the HTML reports (a validate job with `html`), else the JSON entries (those a
     cancel left unprocessed too, as the JSON lines have them). Each is named after its source: the source's name
@@ -290,12 +278,12 @@ def _zip(store, job) -> "iter[bytes]":
     document's index goes in front of the file name, in the source's folder: mail/3-a.pdf.xml)."""
     import base64  # lazy: only the ZIP form decodes documents
     sink = _Sink()
-    sources = {_member_name(n) for n in store.document_names(job.id)}
+    sources = {files.zip_member_name(n) for n in store.document_names(job.id)}
     seen: set[str] = set()
     with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
         for index, name, line, page in _entries(store, job, pages=True):
             entry = json.loads(line)
-            name = _member_name(name)
+            name = files.zip_member_name(name)
             if "document" in entry:
                 ext = {"application/pdf": ".pdf"}.get(entry.get("mediaType"), ".xml")
                 data = base64.b64decode(entry["document"])
