@@ -228,6 +228,17 @@ def _flagged_latin1_name(archive: bytes) -> bytes:
     return bytes(data)
 
 
+def test_an_unreadable_zip_among_several_files_is_an_entry_and_alone_a_400(client):
+    """A folder dropped on the batch with one damaged ZIP in it refused the other files (400), where a job of the
+    same folder gave the ZIP an entry: both give it one now; the ZIP alone is still refused."""
+    r = post(client, [("cut.zip", b"PK\x03\x04 not really"), ("a.xml", UBL_STD.read_bytes())])
+    assert r.status_code == 200, r.text
+    cut, good = r.json["results"]
+    assert cut["name"] == "cut.zip" and cut["error"]["code"] == "INVALID_ARCHIVE", cut
+    assert cut["error"]["message"].startswith("The file is not a readable ZIP archive"), cut
+    assert good["name"] == "a.xml" and good["report"]["valid"] is True
+
+
 def test_request_level_refusals(client):
     assert post(client, [("x.zip", b"PK\x03\x04 not really")]).json["errorCode"] == "INVALID_ARCHIVE"
     broken = post(client, [("x.zip", _flagged_latin1_name(zipped([("a.xml", UBL_STD.read_bytes())])))]).json

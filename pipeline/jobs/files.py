@@ -121,7 +121,6 @@ class Intake:
         self.spans: dict[int, tuple[int, int]] = {}  # index -> (position, size) in the documents file
         self._spools = 0
         self.files = 0  # files unpacked (a part, a fetched message)
-        self.unreadable: ApiError | None = None  # the first file that was no readable ZIP
         self._out = open(self.dir / DOCUMENTS, "wb")
         self._pos = 0
 
@@ -144,23 +143,16 @@ class Intake:
             spool.unlink(missing_ok=True)
 
     def add_file(self, name: str, path: Path) -> None:
-        """One file's documents. A file that is no readable ZIP (damaged, cut short, 0 bytes named .zip) is an
-        entry of its own, as a damaged member is: one bad file of a folder's 300 no longer refuses the other 299
-        (400). A job of that one file alone is still refused (`check`), as batch validation refuses it."""
+        """One file's documents; one that is no readable ZIP is an entry (`Unpacker.one_of_several`)."""
         self.files += 1
-        try:
-            for member in self.unpacker.file(name, path):
-                self.add(member)
-        except ApiError as exc:
-            if exc.error_code != "INVALID_ARCHIVE":  # (the archive is read as a whole before its first member)
-                raise
-            self.unreadable = self.unreadable or exc
-            self.add(Member(name, error=("INVALID_ARCHIVE", exc.message.replace("The 'file' part", "The file"))))
+        for member in self.unpacker.one_of_several(name, path):
+            self.add(member)
 
     def check(self) -> None:
-        """Raise what refuses the job as a whole: its one file is no readable ZIP (400 INVALID_ARCHIVE)."""
-        if self.files == 1 and self.unreadable is not None and len(self.names) == 1:
-            raise self.unreadable
+        """Raise what refuses the job as a whole: its one file is no readable ZIP (400 INVALID_ARCHIVE), as batch
+        validation refuses it."""
+        if self.files == 1 and self.unpacker.unreadable is not None and len(self.names) == 1:
+            raise self.unpacker.unreadable
 
     def add_bytes(self, name: str, data: bytes) -> None:
         """A file already in memory (a message the inbox fetched), bounded as one part."""

@@ -394,7 +394,7 @@ def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
         "`TIME_BUDGET` (the request's time budget, EINVOICE_REQUEST_BUDGET, was spent before this "
         "document: the batch answers what it has done; send the rest to the jobs API, POST /v1/jobs). One bad "
         "document never fails the others. The whole batch is refused with 400 "
-        "`TOO_MANY_FILES` (more than EINVOICE_MAX_BATCH_FILES documents, default 200) or `INVALID_ARCHIVE`, and "
+        "`TOO_MANY_FILES` (more than EINVOICE_MAX_BATCH_FILES documents, default 200) or `INVALID_ARCHIVE` (its one file is no readable ZIP; one among several files is an entry), and "
         "413 when the body exceeds EINVOICE_MAX_UPLOAD_BYTES or the archive decompresses to more than 5 times it "
         "(`BATCH_TOO_LARGE`, a zip bomb). JSON only."),
         tr("Costs {cost} credit(s) per validated document (refused members cost nothing); 402 before any "

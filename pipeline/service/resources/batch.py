@@ -59,8 +59,8 @@ def read_batch_upload(req: falcon.Request, bounds: Limits) -> tuple[list[Member]
     files = [(name or f"file-{n}", data) for n, (name, data) in enumerate(files, start=1)]
     request = parse_request_part(request_raw, XRechnungValidationRequest, req.path) if request_raw is not None else {}
     unpacker, members = Unpacker(bounds), []
-    for name, data in files:
-        for member in unpacker.file(name, data):
+    for name, data in files:  # one unreadable ZIP among several files is an entry; alone, a 400
+        for member in (unpacker.file if len(files) == 1 else unpacker.one_of_several)(name, data):
             members.append(member)
             if len(members) > bounds.max_files:
                 raise too_many_files(len(members), bounds.max_files)
