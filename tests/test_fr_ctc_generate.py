@@ -41,6 +41,17 @@ def _french_roots():
     return packs.latest_active("fr-ctc").root, packs.latest_active("en16931").root
 
 
+def test_a_line_without_its_vat_information_is_named_not_a_server_error(client):
+    """The French request checks read every line's VAT category and rate and stopped with a 500 on a line that sent
+    none; the line now goes to the rules, whose BR-CO-04 names it (a 422, as on the other endpoints)."""
+    request = _request("fr-b2b-goods")
+    del request["invoice"]["invoiceLines"][0]["lineVatInformation"]
+    r = _generate(client, request)
+    assert r.status_code == 422, r.text
+    [entry] = [e for e in r.json["errors"] if e["code"] == "BR-CO-04"]
+    assert entry["field"].startswith("invoice.invoiceLines[0]"), entry
+
+
 @pytest.mark.parametrize("name", XML_FIXTURES)
 @pytest.mark.parametrize("syntax", ["CII", "UBL"])
 def test_the_fixtures_generate_documents_the_official_french_chain_accepts(client, name, syntax):

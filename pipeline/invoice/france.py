@@ -151,7 +151,7 @@ def request_errors(req, detail) -> list[ErrorDetail]:
               f"invoice.vatBreakdowns[{i}].vatCategoryRate", b.vatCategoryRate) for i, b in enumerate(inv.vatBreakdowns)]
     taxed += [(f"invoice.invoiceLines[{i}].lineVatInformation.vatCategoryCode", line.lineVatInformation.vatCategoryCode,
                f"invoice.invoiceLines[{i}].lineVatInformation.vatRate", line.lineVatInformation.vatRate)
-              for i, line in enumerate(inv.invoiceLines)]
+              for i, line in enumerate(inv.invoiceLines) if line.lineVatInformation is not None]
     for kind in ("documentLevelAllowances", "documentLevelCharges"):
         taxed += [(f"invoice.{kind}[{i}].vatCategoryCode", a.vatCategoryCode, f"invoice.{kind}[{i}].vatRate",
                    a.vatRate) for i, a in enumerate(getattr(inv, kind) or ()) if a.vatCategoryCode is not None]
