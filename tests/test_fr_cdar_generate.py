@@ -201,6 +201,9 @@ def test_the_400_names_the_mdt_term_and_the_rule():
      "message.guidelineId", "MDT-3"),
     ("207", lambda r: r["status"]["details"][0].update(actionCode="XYZ"), "status.details[0].actionCode", "MDT-121"),
     ("299", None, "status.name", "MDT-106"),
+    # a name of another status in English contradicts the code as the French one does (was generated: "207 Refused")
+    ("207", lambda r: r["status"].update(name="Refused"), "status.name", "MDT-106"),
+    ("212", lambda r: r["status"].update(name="payment sent"), "status.name", "MDT-106"),
 ])
 def test_contradicting_data_is_a_400_before_any_generation(status, change, field, term, monkeypatch):
     request = _fixture(status if status != "299" else "204")
@@ -301,3 +304,44 @@ def test_pipeline_generate_is_not_needed_for_statuses_but_the_cli_validates_them
                          cwd=REPO, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1
     assert {i["code"] for i in json.loads(run.stdout)["issues"]} == {"BR-FR-CDV-14_MDT-207"}
+
+
+def test_a_status_named_in_english_is_generated_with_that_name():
+    request = _fixture("207")
+    request["status"]["name"] = "Disputed"
+    assert b"<ram:ProcessCondition>Disputed</ram:ProcessCondition>" in _generate(request)
+
+
+@pytest.mark.parametrize("status, change, field, term", [
+    ("207", lambda r: r["status"].pop("details"), "status.details[0].reasonCode", "MDT-113"),
+    ("207", lambda r: r["status"].update(details=[]), "status.details[0].reasonCode", "MDT-113"),
+    ("212", lambda r: r["status"].pop("details"), "status.details", "MDG-37"),
+    ("212", lambda r: r["status"]["details"][0].pop("characteristics"), "status.details[0].characteristics",
+     "MDG-43"),
+    ("204", lambda r: r["message"].update(recipients=[]), "message.recipients", "MDG-23"),
+])
+def test_a_missing_list_is_a_400_naming_its_term(status, change, field, term):
+    """A 400 about a list left out or empty names a term too (it named none: `status.details`, `message.recipients`
+    had no row of their own); a missing reason is named where it goes, with the term the official rule names."""
+    request = _fixture(status)
+    change(request)
+    errors = {e.field: e for e in _refusal(request).errors}
+    assert field in errors and errors[field].businessTerm == term, [e.to_dict() for e in errors.values()]
+    assert errors[field].message.startswith(field + " (")
+
+
+def test_the_term_of_a_missing_reason_is_the_one_the_official_rule_names():
+    """The 207 fixture's message without its reason code fails BR-FR-CDV-15_MDT-113 on FNFE's chain alone; the 400
+    for the request without details names that term."""
+    xml = _generate(_fixture("207"))
+    tree = etree.fromstring(xml)
+    for node in tree.iterfind(".//{*}SpecifiedDocumentStatus/{*}ReasonCode"):
+        node.getparent().remove(node)
+    valid, failed, _, severities = official_chain(etree.tostring(tree))
+    rules = {rule for (rule, severity) in severities if severity == "ERROR"}
+    assert not valid and rules == {"BR-FR-CDV-15_MDT-113"}
+    request = _fixture("207")
+    del request["status"]["details"]
+    [entry] = _refusal(request).errors
+    assert (entry.field, entry.businessTerm) == ("status.details[0].reasonCode",
+                                                 cdar_terms.term_of_rule("BR-FR-CDV-15_MDT-113"))

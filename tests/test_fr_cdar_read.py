@@ -11,7 +11,7 @@ import falcon.testing
 import pytest
 from lxml import etree
 
-from cdar_cases import NS, example, examples, mutated
+from cdar_cases import MUTATIONS, NS, example, examples, mutated, official_chain
 from conftest import CORPUS, REPO
 from pipeline.flows import status_generate, status_read
 from pipeline.invoice.request_json import dump_request, load_request
@@ -123,6 +123,20 @@ def test_the_timeline_groups_by_invoice_and_orders_by_status_time(client):
     assert all(s["validation"]["valid"] for i in body["invoices"] for s in i["statuses"])
     assert body["unread"] == [{"file": "notes.txt", "error": {"code": "XML-MALFORMED", "message":
                                                              body["unread"][0]["error"]["message"]}}]
+
+
+def test_each_status_of_a_timeline_carries_the_verdict_the_official_chain_gives(client):
+    """`validation` had `valid` alone; every report gives `verdict` beside it (issue 37), the timeline's too."""
+    name, status, edit, rule = MUTATIONS[2]   # a refusal without its reason
+    broken = mutated(edit, status)
+    files = [(p.name, p.read_bytes()) for p in UC1] + [("broken.xml", broken)]
+    body = load_request(_files(client, BASE + "/timeline", files, {"validate": True}).content)
+    statuses = {s["file"]: s["validation"] for i in body["invoices"] for s in i["statuses"]}
+    data = dict(files)
+    for file, validation in statuses.items():
+        valid = official_chain(data[file])[0]
+        assert (validation["valid"], validation["verdict"]) == (valid, "valid" if valid else "invalid"), file
+    assert statuses["broken.xml"]["failed"] == [rule]
 
 
 def test_a_message_read_twice_is_one_status_naming_both_files(client):

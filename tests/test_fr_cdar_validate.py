@@ -242,3 +242,24 @@ def test_the_command_line_validates_with_spec_fr_cdar(tmp_path):
                           cwd=REPO, capture_output=True, text=True, timeout=300)
     assert many.returncode == 0, many.stdout + many.stderr
     assert "6 documents: 6 valid, 0 invalid" in many.stdout and many.stdout.count(" fr-cdar ") == 6
+
+
+@pytest.mark.parametrize("data, worst", [
+    (example("207").read_bytes(), None),
+    (mutated(MUTATIONS[2][2], MUTATIONS[2][1]), "business-rule"),   # BR-FR-CDV-15_MDT-113 on the official chain
+    (b"<a/>", "format"),
+])
+def test_a_status_report_s_sentence_speaks_of_a_status_message_not_of_a_german_e_invoice(data, worst):
+    """The summary sentence of a status report said what the BMF letter's classes mean for a German e-invoice ("not
+    an e-invoice but an other invoice", "input VAT deduction", "the e-invoice breaks a business rule"): a status
+    message of France's reform is no invoice. It now says what the class means for the message, in both languages;
+    the class itself is the report's as before. The verdict is the official chain's."""
+    report = validate_status(data)
+    if data != b"<a/>":
+        assert report.valid == official_chain(data)[0]
+    assert report.worst_category == worst and report.meanings() == cdar.MEANING[worst]
+    as_json = report.to_dict()["summary"]["meaning"]
+    for language, text in as_json.items():
+        assert "status message is no invoice" in text or "Statusmeldung ist keine Rechnung" in text, language
+        assert "input VAT" not in text and "Vorsteuerabzug" not in text and "e-invoice breaks" not in text
+        assert "E-Rechnung verstößt" not in text and "other invoice" not in text

@@ -285,3 +285,42 @@ def test_bad_input_gets_the_report_or_400_of_the_other_endpoints_never_a_500(cli
         assert r.status_code == 400 and r.json["errorCode"] == code
     else:
         assert r.status_code == 200 and r.json["valid"] is False and [i["code"] for i in r.json["issues"]] == [code]
+
+
+# ---------------------------------------------------------------- what a French BT-24 claims
+
+@lru_cache(maxsize=1)
+def _french_invoice() -> bytes:
+    """fixtures/fr-b2b-goods.json as CII, valid on the FNFE chain (BT-24: EN 16931)."""
+    from conftest import REPO
+    from pipeline.flows.generate_xml import generate_xml
+    return generate_xml((REPO / "fixtures" / "fr-b2b-goods.json").read_bytes(), "fr-ctc")[0]
+
+
+def _claiming(gid: str) -> bytes:
+    data = _french_invoice()
+    written = f"<ram:ID>{EN16931_ID}</ram:ID>".encode()
+    assert data.count(written) == 1
+    return data.replace(written, f"<ram:ID>{gid}</ram:ID>".encode())
+
+
+@pytest.mark.parametrize("gid", [
+    EXTENDED_CTC_FR + ":2p0",                                            # a later EXTENDED-CTC-FR
+    "urn:cen.eu:en16931:2017#compliant#urn.cpro.gouv.fr:1p0:cius-fr",    # a French CIUS the pack has no rules of
+    "urn.cpro.gouv.fr:1p0:CDV:invoice",                                  # the status messages' profile (MDT-3)
+])
+def test_a_french_id_whose_rules_the_pack_does_not_have_is_never_valid(home, gid):
+    """BR-FR does not judge BT-24, and the pack has the rules of one French id (EXTENDED-CTC-FR). Any other id naming
+    cpro.gouv.fr was held to be France's rules in full: `valid` on the CEN rules and BR-FR, which the official chain
+    alone finds nothing wrong with, though the document claims rules that never ran. It is `indeterminate` now,
+    with the same findings as the official chain's files where they ran (none here)."""
+    data = _claiming(gid)
+    assert validate_fr_ctc(_claiming(EXTENDED_CTC_FR)).verdict == "valid"   # the id the pack has rules of
+    report = validate_fr_ctc(data)
+    assert (report.verdict, report.valid, report.errors) == ("indeterminate", False, 0)
+    assert [(n.code, n.claim) for n in report.not_judged] == [("RULES-NOT-INSTALLED", gid)]
+    assert "French specification or version this service does not know" in report.not_judged[0].message
+    if report.rules:   # built on EN 16931:2017: the FNFE chain on the CEN rules ran, as the official files do
+        assert [r.pack for r in report.rules] == ["fr-ctc", "en16931", "fr-ctc"]
+        valid, ids, xsd_valid = _official_chain(data, home)
+        assert valid and xsd_valid and Counter(i.code for i in report.issues) == ids

@@ -10,7 +10,8 @@ import subprocess
 import falcon.testing
 import pytest
 
-from conftest import CORPUS
+from cdar_cases import official_findings  # the official stylesheet alone, read as SVRL
+from conftest import CORPUS, RULES_SOURCE
 from pipeline.check import verdict
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import validate_xml
@@ -185,3 +186,60 @@ def test_own_en16931_pdf_and_its_xml_agree(own_pdf):
     assert as_xml.valid and in_pdf.valid
     assert [r.to_dict() for r in in_pdf.rules[1:]] == [r.to_dict() for r in as_xml.rules]
     assert [r.pack for r in as_xml.rules] == ["en16931"]
+
+
+# ---- a claim built on Peppol BIS Billing 3.0 is held to the Peppol rules it builds on --------------------------
+
+BIS3 = CORPUS / "en16931-cen/ubl/examples/BIS3_Invoice_positive.XML"
+PEPPOL_XSLT = RULES_SOURCE / "peppol" / "2026.5" / "xslt" / "PEPPOL-EN16931-UBL.xslt"
+
+
+def _customised(gid: str) -> bytes:
+    data = BIS3.read_bytes()
+    billing = b"urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0"
+    assert data.count(b"<cbc:CustomizationID>" + billing + b"</cbc:CustomizationID>") == 1
+    return data.replace(b"<cbc:CustomizationID>" + billing, b"<cbc:CustomizationID>" + gid.encode(), 1)
+
+
+@pytest.mark.parametrize("gid", [
+    "urn:fdc:peppol.eu:2017:poacc:billing:3.0",  # Peppol's ProfileID written as BT-24: the Peppol rules refuse it
+    "urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0#conformant#urn:example:extension",
+])
+def test_a_claim_built_on_peppol_bis_3_is_judged_by_the_peppol_rules(client, gid):
+    """PEPPOL-EN16931-R004 says BT-24 "MUST begin with" the billing 3.0 id: Peppol's own rules judge these ids. Before,
+    the first got no rules at all and the second the CEN rules alone, both `indeterminate`, the first with a reason
+    that contradicted itself ("claims Peppol BIS Billing 3.0, whose rules this service does not have (it has Peppol
+    BIS Billing 3.0 for UBL)"), although the official Peppol stylesheet refuses it."""
+    data = _customised(gid)
+    official = {rule for rule, flag in official_findings(data, PEPPOL_XSLT) if flag in ("fatal", "error")}
+    report = upload(client, data, {}, path="/v1/invoice/peppol/validate").json
+    ours = {i["code"] for i in report["issues"] if i["severity"] == "ERROR"}
+    assert {code for code in ours if code.startswith("PEPPOL-")} == official
+    assert [r["pack"] for r in report["rules"]] == ["peppol"]
+    assert report["verdict"] == ("invalid" if official else "indeterminate") and report["valid"] is False
+    [reason] = report["notJudged"]
+    assert (reason["code"], reason["claim"]) == (verdict.RULES_NOT_INSTALLED, gid)
+    assert "built on Peppol BIS Billing 3.0" in reason["message"] and "held to the Peppol BIS Billing 3.0" in \
+        reason["message"]
+    assert ("PEPPOL-EN16931-R004" in official) == (gid == "urn:fdc:peppol.eu:2017:poacc:billing:3.0")
+    # elsewhere the id is a Peppol claim that endpoint does not judge: never valid
+    elsewhere = upload(client, data, {}, path="/v1/invoice/en16931/validate").json
+    assert elsewhere["verdict"] == "indeterminate" and "peppol" not in [r["pack"] for r in elsewhere["rules"]]
+
+
+def test_a_pdf_whose_invoice_rules_are_not_installed_is_indeterminate_not_valid(monkeypatch):
+    """An install without the rules the embedded invoice's claim calls for (here: the CEN rules for CII, as on a
+    machine where the en16931 pack is missing or covers UBL only) ran nothing on the invoice and said `valid` on the
+    PDF checks alone: the judging step returned no findings, no rules and no reason. It names what did not run."""
+    from pipeline.check import packs
+    data = EN16931_PDF.read_bytes()
+    assert validate_pdf(data).verdict == "valid"   # with the CEN rules installed
+    covers = packs.covers
+    monkeypatch.setattr(packs, "covers", lambda spec, syntax: spec != "en16931" and covers(spec, syntax))
+    report = validate_pdf(data)
+    assert (report.verdict, report.valid) == ("indeterminate", False)
+    assert [r.pack for r in report.rules] == ["pdf"]
+    [reason] = report.not_judged
+    assert reason.code == verdict.RULES_NOT_INSTALLED and reason.claim == "urn:cen.eu:en16931:2017"
+    assert "en16931 rules, which are not installed here for CII documents" in reason.message
+    assert "nicht installiert" in reason.message_de

@@ -22,7 +22,35 @@ from pipeline.check.xmlinput import CDAR_NS as NS, CDAR_ROOT as ROOT, XML_UNKNOW
 
 SPEC = "fr-cdar"
 SYNTAX = "CDAR"
-__all__ = ["SPEC", "SYNTAX", "NS", "ROOT", "is_cdar", "root_issue", "chain_issues"]
+__all__ = ["SPEC", "SYNTAX", "NS", "ROOT", "MEANING", "is_cdar", "root_issue", "chain_issues"]
+
+
+_NO_INVOICE = ("A status message is no invoice: the German BMF letter of 15 October 2025, which classes the defects "
+               "of e-invoices, does not concern it.",
+               "Eine Statusmeldung ist keine Rechnung: Das BMF-Schreiben vom 15. Oktober 2025, das Fehler von "
+               "E-Rechnungen einordnet, betrifft sie nicht.")
+# What a status report's worst class means for the sender and the receiver (`Report.sentences`): the rules are
+# FNFE-MPE's for France's reform, not a German e-invoice's, so the BMF letter's consequences are not stated.
+MEANING = {
+    None: {"en": "No error: the message meets the CDAR D22B syntax and FNFE-MPE's BR-FR-CDV rules; warnings are "
+                 "recommendations of the rules. " + _NO_INVOICE[0],
+           "de": "Kein Fehler: Die Meldung entspricht der Syntax CDAR D22B und den Regeln BR-FR-CDV von FNFE-MPE; "
+                 "Warnungen sind Empfehlungen der Regeln. " + _NO_INVOICE[1]},
+    "format": {"en": "Format error: the file is no lifecycle status message in the syntax France's reform requires "
+                     "(UN/CEFACT CDAR D22B); it has to be sent again as one. " + _NO_INVOICE[0],
+               "de": "Formatfehler: Die Datei ist keine Statusmeldung in der Syntax, die Frankreichs Reform "
+                     "vorschreibt (UN/CEFACT CDAR D22B); sie ist als solche neu zu senden. " + _NO_INVOICE[1]},
+    "business-rule": {"en": "Business-rule error: the message breaks FNFE-MPE's BR-FR-CDV rules of France's reform "
+                            "(see the rules listed, each naming its MDT term); it has to be corrected and sent again. "
+                            + _NO_INVOICE[0],
+                      "de": "Geschäftsregelfehler: Die Meldung verstößt gegen die Regeln BR-FR-CDV von FNFE-MPE für "
+                            "Frankreichs Reform (siehe die genannten Regeln, jede mit ihrem MDT-Begriff); sie ist zu "
+                            "berichtigen und neu zu senden. " + _NO_INVOICE[1]},
+    "undetermined": {"en": "The rules could not judge the message in full (see the findings): it is not shown to meet "
+                           "FNFE-MPE's BR-FR-CDV rules. " + _NO_INVOICE[0],
+                     "de": "Die Regeln konnten die Meldung nicht vollständig beurteilen (siehe die Befunde): Es ist "
+                           "nicht gezeigt, dass sie den Regeln BR-FR-CDV von FNFE-MPE entspricht. " + _NO_INVOICE[1]},
+}
 
 
 def root_issue(doc: ParsedXml) -> Issue:

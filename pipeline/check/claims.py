@@ -27,7 +27,9 @@ Each endpoint judges the claims of its specification (`route`, `COVERS`); for an
   we lack, an unknown Factur-X / ZUGFeRD profile or version, ZUGFeRD 1.0, a CIUS or extension we do not know);
 - CLAIM-NOT-COVERED: another endpoint's specification (a Peppol invoice at /xrechnung/validate), named in the reason.
 A claim built on EN 16931:2017 is then still held to the CEN rules, so that its errors are found (an error makes it
-invalid); a claim of another edition runs no rules (the 2017 rules are not its rules, and failing their XSD would
+invalid), and at the Peppol endpoint one built on Peppol BIS Billing 3.0 in UBL (an extension, Peppol's ProfileID
+written as BT-24) to the Peppol rules, which judge the id themselves (PEPPOL-EN16931-R004); a claim of another edition
+runs no rules (the 2017 rules are not its rules, and failing their XSD would
 read as a format error).
 """
 from __future__ import annotations
@@ -77,6 +79,7 @@ class Claim:
     profile: Profile | None = None  # a Factur-X profile the id names
     known: bool = True        # False: a version, profile or CIUS whose rules this service does not have
     root: bool = False        # ZUGFeRD 1.0: the document's root says so (its XSD can be checked)
+    base: str | None = None   # a family of ours it builds on, beyond EN 16931, when it is not known itself
 
     @property
     def label(self) -> str:
@@ -90,6 +93,9 @@ class Claim:
         if self.family == XRECHNUNG:
             return f"XRechnung {self.version}"
         if self.family == PEPPOL:
+            if self.base == PEPPOL:  # not "Peppol BIS Billing 3.0": that is what this service has
+                return f"{'eine Spezifikation auf Grundlage von' if de else 'a specification built on'} " \
+                       f"Peppol BIS Billing {self.version}"
             return f"Peppol BIS Billing {self.version}"
         if self.family == FACTURX:
             if self.profile:
@@ -100,6 +106,9 @@ class Claim:
             level = (self.text or "").rsplit(":", 1)[-1].upper() if self.text else ""
             return "ZUGFeRD 1.0" + (f" {level}" if level and level != "1P0" else "")
         if self.family == FR_CTC:
+            if not self.known:
+                return ("eine französische Spezifikation oder Version, die dieser Dienst nicht kennt" if de else
+                        "a French specification or version this service does not know")
             return ("Frankreichs E-Rechnungsregeln (fr-ctc)" if de else "France's e-invoicing rules (fr-ctc)")
         if self.family == EN16931:
             return "EN 16931"
@@ -123,10 +132,16 @@ def of_id(text: str | None, syntax: str | None = None) -> Claim:
         return Claim(gid, XRECHNUNG, year, m.group(1), known=m.group(1) in xrechnung_versions())
     if (m := _PEPPOL.search(gid)) is not None:
         # its CII rules are published as Schematron only, not compiled: not here (`engine.syntax_not_available`)
-        return Claim(gid, PEPPOL, year, m.group(2) + (" self-billing" if m.group(1) else ""),
-                     known=gid in PEPPOL_IDS and syntax != "CII")
+        known = gid in PEPPOL_IDS and syntax != "CII"
+        # Any other id naming billing 3.0 in UBL (an extension, or Peppol's ProfileID written as BT-24) builds on
+        # the Peppol rules we have, which judge the id themselves (PEPPOL-EN16931-R004: "MUST begin with"); they
+        # run. Self-billing is left out: its rules are chosen by the exact id (`packs.Pack.variant_for`).
+        base = PEPPOL if not known and not m.group(1) and m.group(2) == "3.0" and syntax != "CII" else None
+        return Claim(gid, PEPPOL, year, m.group(2) + (" self-billing" if m.group(1) else ""), known=known, base=base)
     if "cpro.gouv.fr" in gid:
-        return Claim(gid, FR_CTC, year)
+        # only the ids whose rules the fr-ctc pack has (EXTENDED-CTC-FR); BR-FR itself does not judge BT-24, so
+        # another French id (a later EXTENDED-CTC-FR, a CDV profile, e-reporting) is a claim of rules not here
+        return Claim(gid, FR_CTC, year, known=gid in fr_ctc_ids())
     if _FACTURX_FAMILY.search(gid):
         profile = profile_for_guideline(gid) if _FACTURX_KNOWN.search(gid) else None
         return Claim(gid, FACTURX, year, profile=profile, known=profile is not None and syntax in (None, "CII"))
@@ -149,6 +164,12 @@ def xrechnung_versions() -> set[str]:
             if p.spec == "xrechnung" and p.status == packs.ACTIVE}
 
 
+def fr_ctc_ids() -> set[str]:
+    """The French specification ids (BT-24) whose profile rules an installed fr-ctc pack has (EXTENDED-CTC-FR)."""
+    return {gid for p in packs.list_installed() if p.spec == "fr-ctc" and p.status == packs.ACTIVE
+            for gid, _ in p.profile_rules.values()}
+
+
 @dataclass(frozen=True)
 class Route:
     """The rules an endpoint runs on a claim (`judge`: a pack's spec, `factur-x`, `zugferd-1.0`, or None: none),
@@ -166,6 +187,8 @@ def route(claim: Claim, endpoint: str) -> Route:
     core = EN16931 if claim.edition == EDITION else None  # the rules of the edition it builds on
     if endpoint == "fr-ctc" and core:
         core = "fr-ctc"  # the FNFE chain: CEN rules, then BR-FR
+    if claim.base is not None and COVERS[endpoint].get(claim.base):
+        core = COVERS[endpoint][claim.base]  # the rules it builds on (they include the CEN rules)
     if claim.family == ZUGFERD1 and claim.root:
         core = ZUGFERD1_XSD
     if not claim.known:
@@ -180,26 +203,50 @@ _HELD = {
     None: ("; no rules of this service apply to it, so none ran",
            "; keine Regeln dieses Dienstes gelten dafür, es liefen daher keine"),
 }
+_HELD_PEPPOL = ("; it was held to the Peppol BIS Billing 3.0 rules it builds on, which would show its errors",
+                "; es wurde an den Regeln von Peppol BIS Billing 3.0 gemessen, auf denen es aufbaut und die seine "
+                "Fehler zeigen würden")
 _HELD_CORE = ("; it was held to the EN 16931:2017 rules it builds on, which would show its errors",
               "; es wurde an den Regeln von EN 16931:2017 gemessen, auf denen es aufbaut und die seine Fehler zeigen "
               "würden")
 
 
+_HELD_FR = ("; it was held to the FNFE chain on the EN 16931:2017 rules it builds on (the CEN rules, then BR-FR), "
+            "which would show its errors",
+            "; es wurde an der FNFE-Kette auf Grundlage von EN 16931:2017 gemessen (den CEN-Regeln, dann BR-FR), die "
+            "seine Fehler zeigen würde")
+
+
 def _held(core: str | None) -> tuple[str, str]:
-    return _HELD.get(core, _HELD_CORE)
+    return {"peppol": _HELD_PEPPOL, "fr-ctc": _HELD_FR}.get(core) or _HELD.get(core, _HELD_CORE)
 
 
 def not_installed(claim: Claim, core: str | None) -> NotJudged:
-    have = {EN16931: f"EN 16931:{EDITION}",
-            XRECHNUNG: "XRechnung " + (", ".join(sorted(xrechnung_versions())) or "none"),
-            PEPPOL: "Peppol BIS Billing 3.0 for UBL"}.get(claim.family)
+    versions = ", ".join(sorted(xrechnung_versions()))
+    # what this service has instead, in the message's language (the German one said "for UBL", "none")
+    have, have_de = {EN16931: (f"EN 16931:{EDITION}",) * 2,
+                     XRECHNUNG: (f"XRechnung {versions or 'none'}", f"XRechnung {versions or 'keine'}"),
+                     PEPPOL: ("Peppol BIS Billing 3.0 for UBL", "Peppol BIS Billing 3.0 für UBL"),
+                     FR_CTC: (", ".join(sorted(fr_ctc_ids())) or None,) * 2}.get(claim.family, (None, None))
     said = f" ({claim.text})" if claim.text and claim.text not in claim.label else ""
     held = _held(core)
     return NotJudged(RULES_NOT_INSTALLED,
                      f"The document claims {claim.label}{said}, whose rules this service does not have"
                      + (f" (it has {have})" if have else "") + held[0] + ".", claim.text,
                      f"Das Dokument beruft sich auf {claim.said('de')}{said}, deren Regeln dieser Dienst nicht hat"
-                     + (f" (er hat {have})" if have else "") + held[1] + ".")
+                     + (f" (er hat {have_de})" if have_de else "") + held[1] + ".")
+
+
+def rules_missing(claim: Claim, spec: str, syntax: str | None) -> NotJudged:
+    """The rules that judge `claim` (the `spec` pack's) are not installed for the document's syntax: none ran."""
+    what = claim.label if claim.family != NONE else "no specification"
+    what_de = claim.said("de") if claim.family != NONE else "keine Spezifikation"
+    return NotJudged(RULES_NOT_INSTALLED,
+                     f"The document claims {what}" + (f" ({claim.text})" if claim.text else "") + f", judged by the "
+                     f"{spec} rules, which are not installed here for {syntax} documents; none ran.", claim.text,
+                     f"Das Dokument beruft sich auf {what_de}" + (f" ({claim.text})" if claim.text else "") +
+                     f", die die Regeln von {spec} prüfen; diese sind hier für {syntax}-Dokumente nicht installiert, "
+                     "es liefen keine.")
 
 
 def not_covered(claim: Claim, endpoint: str, core: str | None) -> NotJudged:

@@ -37,7 +37,8 @@ def judge(doc: ParsedXml, endpoint: str, pack: packs.Pack | None, sdoc, claim: C
     if route.judge == fr_ctc.SPEC:
         return checked.add(fr_ctc.chain_checked(doc, pack, sdoc, claim.text))
     own = pack if pack is not None and pack.spec == route.judge else _pack(route.judge, doc)
-    if own is None:
+    if own is None:  # the rules its claim calls for are not installed here: nothing ran, so never valid
+        checked.not_judged.append(claims.rules_missing(claim, route.judge, doc.syntax))
         return checked
     found = engine.pack_checked(doc, own, sdoc)
     if own.scenarios is not None and not found.rules and claim.family != claims.NONE and not claim.known:

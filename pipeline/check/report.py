@@ -87,6 +87,9 @@ class Report:
     german_law: bool | None = None  # seller or buyer in Germany (categories.under_german_law); None: not known
     rules: list = field(default_factory=list)       # pipeline.check.applied.Rules, in the order they ran
     not_judged: list = field(default_factory=list)  # pipeline.check.verdict.NotJudged
+    # The summary's sentences by worst class ({class | None: {"en", "de"}}) for a document that is no invoice, so
+    # that the BMF letter's consequences for an e-invoice are not stated of it (a status message: `check.cdar`)
+    sentences: dict | None = None
 
     @property
     def errors(self) -> int:
@@ -118,6 +121,9 @@ class Report:
         only, `pipeline.check.categories`)."""
         if self.verdict == verdicts.INDETERMINATE:
             return verdicts.meanings(self.german_law)
+        worst = worst_category(self.issues)
+        if self.sentences is not None and worst in self.sentences:
+            return dict(self.sentences[worst])
         return meanings(self.issues, self.german_law)
 
     def meaning(self, language: str = "en") -> str:

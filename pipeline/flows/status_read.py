@@ -79,7 +79,7 @@ def _when(entry: dict) -> tuple:
 
 
 def _same_message(a: dict, b: dict) -> bool:
-    """One message twice: the same message identifier (MDT-3) saying the same."""
+    """One message twice: the same message identifier (MDT-4) saying the same."""
     return bool(a["message"].get("id")) and (a["message"], a["status"]) == (b["message"], b["status"])
 
 
@@ -106,8 +106,9 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
             continue
         if validate:
             report = validate_status(data, request_id=request_id, doc=doc)
-            entry["validation"] = {"valid": report.valid, "version": report.version, "errors": report.errors,
-                                   "warnings": report.warnings,
+            # the verdict beside `valid`, as every report gives it (issue 37)
+            entry["validation"] = {"valid": report.valid, "verdict": report.verdict, "version": report.version,
+                                   "errors": report.errors, "warnings": report.warnings,
                                    "failed": sorted({i.code for i in report.issues if i.severity == "ERROR"})}
         groups.setdefault(_key(found), []).append((found.get("invoice") or {}, entry))
     invoices = []

@@ -26,10 +26,11 @@ def validate_status(data: bytes, version: str | None = None, request_id: str | N
     try:
         doc = doc if doc is not None else xmlinput.load(data)
     except XmlInputError as exc:
-        return Report(pack.version, None, [exc.issue], request_id)
+        return Report(pack.version, None, [exc.issue], request_id, sentences=cdar.MEANING)
     if not cdar.is_cdar(doc):
-        return Report(pack.version, None, [cdar.root_issue(doc)], request_id)
-    report = Report(pack.version, cdar.SYNTAX, [], request_id)
+        return Report(pack.version, None, [cdar.root_issue(doc)], request_id, sentences=cdar.MEANING)
+    # a status message is no invoice: its summary sentence is not the BMF letter's on e-invoices
+    report = Report(pack.version, cdar.SYNTAX, [], request_id, sentences=cdar.MEANING)
     try:
         sdoc = tree if tree is not None else engine.saxon_document(doc)
     except XmlInputError as exc:  # lxml accepted it but Saxon does not: report, do not crash

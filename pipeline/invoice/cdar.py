@@ -166,7 +166,8 @@ def _folded(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9]+", " ", plain.lower()).split())
 
 
-_CODE_OF_NAME = {_folded(names[0]): code for code, names in STATUS_NAMES.items()}
+# Both languages: "Refused" on a 207 contradicts its code as much as "Refusée" does.
+_CODE_OF_NAME = {_folded(name): code for code, names in STATUS_NAMES.items() for name in names}
 
 # ---- field types -----------------------------------------------------------------------------------------------
 
@@ -467,7 +468,8 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
     # the details: reasons, actions, amounts
     details = st.details or []
     reasons = [(i, d.reasonCode) for i, d in enumerate(details) if d.reasonCode]
-    need(code not in REASON_REQUIRED or bool(reasons), "status.details[0].reasonCode" if details else "status.details",
+    # named where the reason goes (MDT-113, the term BR-FR-CDV-15 names), details sent or not
+    need(code not in REASON_REQUIRED or bool(reasons), "status.details[0].reasonCode",
          f"a reason is required for status {code} ({status_name(code)}) (BR-FR-CDV-15)")
     b2g = msg.sender.id == B2G_SENDER_ID and msg.sender.idScheme == PPF_SCHEME
     allowed = B2G_REFUSAL_REASONS if code == "210" and b2g else REASONS_OF.get(code)

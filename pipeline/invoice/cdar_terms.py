@@ -132,7 +132,12 @@ def pattern_of(path: str) -> str:
 
 
 def term_for(path: str | None) -> Term | None:
-    return BY_PATH.get(pattern_of(path)) if path else None
+    """The term of a field; a list itself (`message.recipients`, `status.details`) is named by its items' group
+    (MDG-23, MDG-37), so that a 400 about an empty or missing list names its term too."""
+    if not path:
+        return None
+    pattern = pattern_of(path)
+    return BY_PATH.get(pattern) or BY_PATH.get(pattern + "[]")
 
 
 def business_term(path: str | None) -> str | None:

@@ -64,7 +64,7 @@ _TIMELINE = {"type": "object", "required": ["invoices", "unread"], "properties":
                      "(MDT-8).", "items": {"type": "object", "required": ["file", "message", "status"], "properties": {
                          "file": {"type": "string"}, "message": {"type": "object"}, "status": {"type": "object"},
                          "copies": {"type": "array", "items": {"type": "string"}, "description":
-                                    "Other files holding the same message (same MDT-3, same content)."},
+                                    "Other files holding the same message (same MDT-4, same content)."},
                          "validation": {"type": "object"}}}}}}},
     "unread": {"type": "array", "items": {"type": "object", "required": ["file", "error"], "properties": {
         "file": {"type": "string"}, "error": {"type": "object", "required": ["code", "message"], "properties": {
