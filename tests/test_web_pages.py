@@ -144,3 +144,17 @@ def test_pages_cost_nothing_and_carry_no_key(live):
     assert pages and all(x["keyId"] is None and x["creditsCharged"] == 0 for x in pages)
     listing = cli(env, "keys", "list").stdout
     assert re.search(r"\b5\b", listing), listing  # the balance the key was created with
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_the_file_label_says_what_the_input_takes(live, lang):
+    """The validate tab's file input takes e-mail (.eml, .mbox) and checks Peppol and French invoices, but its label
+    said "XML or PDF" and its hint named neither: a newcomer with an invoice in a mail did not know to drop it."""
+    server, _, _ = live
+    page = requests.get(f"{server.url}/?lang={lang}", timeout=30).text
+    accept = re.search(r'<input id="file" type="file" accept="([^"]+)"', page).group(1)
+    assert ".eml" in accept and ".mbox" in accept
+    label = re.search(r'<label for="file">([^<]+)</label>', page).group(1)
+    hint = re.search(r'<p id="drop-hint" class="hint">([^<]+)</p>', page).group(1)
+    assert {"en": "e-mail", "de": "E-Mail"}[lang] in label
+    assert ".eml" in hint and ".mbox" in hint and "Peppol" in hint and "ZIP" in hint

@@ -39,6 +39,7 @@
       page.showFailure(error, failure, null);
     } finally {
       button.disabled = false;
+      page.land(button); // after an error or a success that showed nothing to focus: back to the button
     }
   }
 
@@ -50,6 +51,7 @@
       const html = await (await page.call(BASE + "/render", form(request), "text/html")).text();
       $("status-frame").hidden = false;
       page.fill("status-frame", page.framed(new DOMParser().parseFromString(html, "text/html")));
+      page.land($("status-frame")); // the page read: keyboard scrolling moves through it
     });
   });
 
@@ -117,6 +119,7 @@
       page.showFailure(generateError, failure, area);
     } finally {
       button.disabled = false;
+      page.land(button); // after an error or a success that showed nothing to focus: back to the button
     }
   });
   void el;

@@ -133,6 +133,16 @@
     };
   }
 
+  // A button disabled while its call runs drops the keyboard focus to <body>, and a keyboard user had to start again
+  // from the top: the focus then goes where the answer is (an error, a result). Where the person has moved on
+  // meanwhile (typing elsewhere), it stays there.
+  function land(target) {
+    if (!target) return;
+    if (document.activeElement && document.activeElement !== document.body) return;
+    if (target.tabIndex < 0 && !target.hasAttribute("tabindex")) target.tabIndex = -1;
+    target.focus();
+  }
+
   function showMessage(box, text) {
     box.replaceChildren(el("p", text));
     box.hidden = false;
@@ -154,6 +164,7 @@
     if (Array.isArray(error.errors) && error.errors.length) box.append(errorTable(error.errors, area));
     if (error.requestId) box.append(el("p", t.request_id + ": " + error.requestId, "small"));
     box.hidden = false;
+    land(box);
   }
 
   // ErrorResponse.errors[] as a table: the JSON field (a button that selects it in the request, where there is
@@ -183,12 +194,26 @@
         JSON.stringify(entry.rejectedValue);
       // a field's entry: its code's sentence in the page's language where there is one (the field and term stand
       // beside it); a rule's text as the official rules give it
-      const message = t.errors && t.errors[entry.code] ? t.errors[entry.code] : entry.message;
+      const message = t.errors && t.errors[entry.code] ? inLanguage(entry, rejected) : entry.message;
       row.append(field, el("td", entry.businessTerm || ""), el("td", `${message} (${entry.code})`),
         el("td", rejected));
+      // each cell names its column: on a narrow screen the rows are stacked and the header row is not shown
+      Array.from(row.cells).forEach((cell, i) => { cell.dataset.label = table.tHead.rows[0].cells[i].textContent; });
       table.tBodies[0].append(row);
     }
     return table;
+  }
+
+  // The code's sentence stood alone, and said less than the service's (English) message: three rows "Pflichtangabe
+  // fehlt." for three different notes, and "Pflichtangabe fehlt." beside the value sent ("HRB 12345" where a SIREN
+  // is required). The rules the message names come along (a person can look BR-FR-05 up), and a required value
+  // that was sent but is not what the rules ask for is said as such.
+  const RULE_ID = /\b(?:BR|PEPPOL|CII|UBL)(?:-[A-Z0-9]+)*-[A-Z]*\d+\b/g;
+
+  function inLanguage(entry, rejected) {
+    const sentence = entry.code === "REQUIRED" && rejected !== "" ? t.required_sent : t.errors[entry.code];
+    const rules = [...new Set(String(entry.message || "").match(RULE_ID) || [])];
+    return rules.length ? `${sentence} ${fmt(t.rules_named, {rules: rules.join(", ")})}` : sentence;
   }
 
   // Where a JSON path (`invoice.invoiceLines[1].quantity`) is in the request text: each key in turn after the
@@ -323,6 +348,24 @@
     fill("invoice-frame", framed(new DOMParser().parseFromString(html, "text/html")));
   }
 
+  // One line of the report's verdict block as a sentence. A block with a heading says it before its items: "Not
+  // judged" with each reason in full (its code alone, "RULES-NOT-INSTALLED", told a person nothing), the rules
+  // that ran by their names; counts and plain lines as they are.
+  function verdictLine(line) {
+    const clean = (node) => node.textContent.trim().replace(/\s+/g, " ");
+    const head = line.querySelector(":scope > .head");
+    if (head) {
+      const items = Array.from(line.querySelectorAll(":scope > .item"));
+      if (!items.length) return clean(head);
+      const said = line.classList.contains("applied")
+        ? items.map((item) => clean(item.querySelector(".code") || item)).join(", ")
+        : items.map(clean).join(" · ");
+      return `${clean(head)}: ${said}`;
+    }
+    const parts = line.querySelectorAll("span");
+    return parts.length ? Array.from(parts, clean).join(", ") : clean(line);
+  }
+
   // The verdict above the panes from the report; returns the report's document for its frame.
   function showReport(html) {
     const doc = new DOMParser().parseFromString(html, "text/html"); // inert: nothing runs, nothing loads
@@ -336,9 +379,7 @@
     lines.replaceChildren();
     if (verdict) {
       for (const line of verdict.querySelectorAll(":scope > div")) {
-        const parts = line.querySelectorAll("span");
-        lines.append(el("p", parts.length ? Array.from(parts, (p) => p.textContent.trim()).join(", ") :
-          line.textContent.trim()));
+        lines.append(el("p", verdictLine(line)));
       }
       // what the worst class of the findings means for the receiver (BMF letter of 15 October 2025)
       const meaning = verdict.querySelector(":scope > p.meaning");
@@ -548,6 +589,7 @@
         showFailure($("download-error"), failure);
       } finally {
         button.disabled = false;
+        land(button);
       }
     });
   }
@@ -572,12 +614,14 @@
       const response = await fetch("/examples/" + encodeURIComponent($("example").value), {credentials: "omit"});
       if (!response.ok) throw new Error(fmt(t.error_status, {status: response.status}));
       requestArea.value = await response.text();
-      // the endpoint the example is written for (its config.spec), where the page offers it
+      // the endpoint the example is written for: its config.spec, else the first (XRechnung), never the one an
+      // earlier example left (a German invoice sent to the French endpoint is a 400); the options that override
+      // its config go back to "As in the request", so that every example gives its document as it is written
       const spec = ((JSON.parse(requestArea.value) || {}).config || {}).spec;
-      if (spec && Array.from(endpoint.options).some((o) => o.value === spec)) {
-        endpoint.value = spec;
-        syncOptions();
-      }
+      const offered = Array.from(endpoint.options).some((o) => o.value === spec);
+      endpoint.value = offered ? spec : endpoint.options[0].value;
+      for (const id of ["syntax", "profile", "doc-language"]) $(id).value = "";
+      syncOptions();
       requestArea.focus();
     } catch (err) {
       showMessage(generateError, fmt(t.network_error, {detail: err.message}));
@@ -712,6 +756,7 @@
       $("job-cancel").hidden = false;
       await follow(job.id);
       $("job-done").hidden = false;
+      land($("job-status"));
     } catch (failure) {
       if (!(failure instanceof ApiFailure)) throw failure;
       if (!jobId) { // the upload was refused: no job to follow or cancel, and the line no longer says "Uploading"
@@ -737,7 +782,7 @@
 
   // What the status messages tab (static/status.js) shares of this page: its calls, progress lines and frames.
   window.einvoicePage = {t, data, $, fmt, el, apiKey, call, ApiFailure, progress, showMessage, showFailure, save,
-                         framed, fill};
+                         framed, fill, land};
 
   $("job-results").addEventListener("click", async () => {
     try {
