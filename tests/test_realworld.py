@@ -58,9 +58,9 @@ NOT_CONVERTED = {
 }
 # Since issue 37 the XML invoices that claim rules this service does not have are indeterminate, not valid, and are
 # not counted here (8 of ../shared/realworld: XRechnung 1.2 (testout-XR, xml_xrechnung_1), 2.0 (xml_xrechnung_2),
-# 2.1 (validator/01.01a-INVOICE_ubl), 2.2 extension (library/ubl/04.01a-INVOICE_ubl, refused SOURCE_NOT_CONVERTIBLE
-# before: XRechnung sub-invoice lines are bound in UBL only), 2.3 (ubl-selfbilled-01.20a, validXRV23), ZUGFeRD 1.0
-# COMFORT (invalidV2Profile)).
+# 2.1 (validator/01.01a-INVOICE_ubl), 2.2 extension (library/ubl/04.01a-INVOICE_ubl: read for XRechnung 3.0's
+# extension since, its sub-lines refused by CII as line structure, no longer SOURCE_NOT_CONVERTIBLE:
+# tests/test_conversions.py), 2.3 (ubl-selfbilled-01.20a, validXRV23), ZUGFeRD 1.0 COMFORT (invalidV2Profile)).
 # Complete parses of valid XML that do not regenerate identical terms, and why: none since issue 23 (EXTENDED
 # documents keep their line hierarchy and are judged on their own profile's rules, as their BT-24 asks).
 NOT_ROUND_TRIPPED: dict[str, tuple[str, str]] = {}

@@ -30,14 +30,15 @@ from pipeline.check.verdict import INVALID
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.flows.generate_xml import write_validated
 from pipeline.flows.generate_zugferd import generate_zugferd
-from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, parse, source_spec, validate_source,
-                                  written_specification_id)
+from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, names_xrechnung_extension, parse,
+                                  read_canonical, source_of, source_spec, validate_source, written_specification_id)
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice.model import DATE_RE, InvoiceRequest, term_label, validate_request
 from pipeline.invoice.request_json import dump_request
 from pipeline.invoice.specs import EN16931_ID, profile_for_guideline, profile_named
 from pipeline.invoice.terms import business_term
 from pipeline.read import provenance
+from pipeline.read.to_json import invoice_json
 from pipeline.settings import get_settings
 from pipeline.write.transform import to_profile
 
@@ -76,18 +77,20 @@ def loss_details(unmapped: list[dict]) -> list[ErrorDetail]:
             for u in unmapped]
 
 
-def profile_cut(parsed: Parsed, profile_name: str) -> list[dict]:
+def profile_cut(parsed: Parsed, profile_name: str, fillers: dict[str, str] | None = None) -> list[dict]:
     """The source's values a Factur-X subset profile (BASIC, BASIC WL, MINIMUM) has no place for, as loss entries
     (like `parsed.unmapped`'s): the profile's CII is the EN 16931 CII reduced to what its XSD declares, so every
     field the source has that the reduced document, read back, lacks is cut. (The PDF's page still shows them; the
-    invoice a machine reads is the XML.)"""
+    invoice a machine reads is the XML.) `fillers`: the conversion's, as generation will write them."""
     profile = profile_named(profile_name)
     if not profile.subset:
         return []
-    kept = {field for field, _ in _scalars(parse(to_profile(parsed.written, profile)).invoice, "invoice")}
+    # only the fields the reduced document keeps are needed: read, not parsed whole (no model, no loss check)
+    reduced = source_of(to_profile(parsed.written, profile, fillers=fillers))
+    kept = {field for field, _ in _scalars(invoice_json(read_canonical(reduced).root), "invoice")}
     cut = []
     for field, value in _scalars(parsed.invoice, "invoice"):
-        if field in kept:
+        if field in kept or field == "invoice.processControl.specificationIdentifier":  # the profile's own, said
             continue
         node = provenance.source_node(parsed.read, parsed.source.doc, field) if parsed.read is not None else None
         cut.append({"xpath": node["xpath"] if node else field, "line": node["line"] if node else None,
@@ -197,7 +200,28 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
         if lines:
             out.append(changed_value("BT-147", None, "gross price - net price", "UBL carries the gross price "
                                      "(BT-148) in a price allowance that needs its amount; lines " + lines))
-    return out + _tax_total(request)
+    return out + _tax_total(request) + _tax_currency(parsed)
+
+
+# BT-6 where a document states it: CII in the settlement, UBL on the root
+_TAX_CURRENCY = {"CII": "/*/*[local-name()='SupplyChainTradeTransaction']"
+                        "/*[local-name()='ApplicableHeaderTradeSettlement']/*[local-name()='TaxCurrencyCode']",
+                 "UBL": "/*/*[local-name()='TaxCurrencyCode']"}
+
+
+def _tax_currency(parsed: Parsed) -> list[dict]:
+    """BT-6 where the source states it equal to BT-5: read as the invoice currency (the VAT accounted in it, which a
+    document without BT-6 says too) and not written, since CII's BR-53 and Peppol's R005 refuse BT-6 = BT-5. Said,
+    so that a value of the source is never left out silently."""
+    currency = (parsed.invoice.get("currencyCode") or "").strip()
+    if not currency or parsed.invoice.get("vatAccountingCurrencyCode"):
+        return []
+    stated = parsed.source.doc.tree.xpath(_TAX_CURRENCY[parsed.source.syntax])
+    if not stated or (stated[0].text or "").strip() != currency:
+        return []
+    return [changed_value("BT-6", currency, None, "the VAT accounting currency equals the invoice currency (BT-5), "
+                          "which a document without it says too; CII (BR-53) and Peppol (PEPPOL-EN16931-R005) refuse "
+                          "it equal to BT-5, so it is not written")]
 
 
 def _tax_total(request: dict) -> list[dict]:
@@ -259,7 +283,11 @@ _STRUCTURE = {
 
 
 def _structure(field: str | None, to: str) -> bool:
-    return bool(field) and field.rpartition(".")[2] in _STRUCTURE.get(to, ((), ""))[0]
+    return bool(field) and field.rpartition(".")[2] in _STRUCTURE.get(_syntax(to), ((), ""))[0]
+
+
+def _syntax(to: str) -> str:
+    return "CII" if to == "ZUGFERD" else to   # a ZUGFeRD PDF holds CII
 
 
 def _in_terms(e: ErrorDetail, to: str) -> str:
@@ -267,7 +295,7 @@ def _in_terms(e: ErrorDetail, to: str) -> str:
     named by business term ("invoice.x (Name, BT-n): ..." -> "Name (BT-n): ..."); a line structure the target has
     no place for said as such."""
     if _structure(e.field, to):
-        return f"{_named(e.field)}: {to} has no place for it"
+        return f"{_named(e.field)}: {_syntax(to)} has no place for it"
     label = term_label(e.field)
     prefix = (f"{e.field} ({label}): " if label else f"{e.field}: ") if e.field else None
     text = e.message
@@ -287,8 +315,8 @@ def in_source_terms(parsed: Parsed, errors: list[ErrorDetail], to: str = "") -> 
 def _cannot_carry(errors: list[ErrorDetail], to: str, message: str) -> str:
     """The refusal's message: the line structure's reason first when that is among the entries."""
     if any(_structure(e.field, to) for e in errors):
-        return (f"The target cannot carry the source's line structure: {_STRUCTURE[to][1]}. allowLoss does not "
-                "apply: the lines would not add up without it.")
+        return (f"The target cannot carry the source's line structure: {_STRUCTURE[_syntax(to)][1]}. allowLoss does "
+                "not apply: the lines would not add up without it.")
     return f"The target cannot carry the source: {message}"
 
 
@@ -361,7 +389,8 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     parameters), 422 SOURCE_INVALID / SOURCE_NOT_CONVERTIBLE / CONVERSION_LOSS / VALIDATION_FAILED."""
     parsed = parse(data)
     if spec is None:  # the source's rules; Peppol is UBL: its content goes to CII (and ZUGFeRD's) as EN 16931
-        spec = source_spec(parsed.source)
+        # (an XRechnung extension of a release before 3.0 is read for xrechnung: `parse.config_for`)
+        spec = "xrechnung" if names_xrechnung_extension(parsed.source.specification_id) else source_spec(parsed.source)
         spec = "en16931" if spec == "peppol" and to in ("CII", "ZUGFERD") else spec
     report, judged_on, findings = judge_source(parsed, spec, request_id)
     if report.verdict == INVALID:  # one the rules could not judge is converted: what is written is validated
@@ -377,15 +406,15 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
                        in_source_terms(parsed, blocking))
     lost = [u for u in parsed.unmapped if not u.get("technical")]  # only content counts as loss
     request, endpoint = request_for(parsed, to, spec, profile, language)
+    fillers, technical = fillers_for(parsed, to)
     if endpoint == "zugferd":
         _check_pdf_lines(parsed)
-        lost += profile_cut(parsed, request["config"]["profile"])
+        lost += profile_cut(parsed, request["config"]["profile"], fillers)
     if lost and not allow_loss:
         subset = " (or a profile that carries them, EN16931)" if any("profile" in u.get("reason", "") for u in lost) \
             else ""
         raise _refusal("CONVERSION_LOSS", f"The target cannot carry {len(lost)} value(s) of the source; send "
                        f"request.allowLoss true to convert without them{subset}.", loss_details(lost))
-    fillers, technical = fillers_for(parsed, to)
     done = {"losses": lost, "changed": changed_for(parsed, request, endpoint), "technical": technical,
             "judged_on": judged_on, "source_findings": findings}
     try:

@@ -10,6 +10,7 @@ the source states it).
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 from pipeline import budget, saxon, write
@@ -20,8 +21,8 @@ from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice import peppol
 from pipeline.invoice.model import InvoiceRequest, specification_id_problem, validate_request
-from pipeline.invoice.specs import (EN16931_ID, RULES_VERSION, XRECHNUNG_ID, XRECHNUNG_ID_PREFIX, ZUGFERD1_NS, Profile,
-                                    profile_for_guideline, profile_named)
+from pipeline.invoice.specs import (EN16931_ID, RULES_VERSION, XRECHNUNG_EXTENSION_ID, XRECHNUNG_ID,
+                                    XRECHNUNG_ID_PREFIX, ZUGFERD1_NS, Profile, profile_for_guideline, profile_named)
 from pipeline.pdf import checks
 from pipeline.read import canonical as reading, losses, provenance
 from pipeline.read.to_json import invoice_json
@@ -30,6 +31,14 @@ from pipeline.settings import get_settings
 log = logging.getLogger("pipeline.parse")
 NOT_AN_EINVOICE = "NOT_AN_EINVOICE"
 XRECHNUNG_3_PREFIX = XRECHNUNG_ID_PREFIX + "3."
+# The XRechnung extension's BT-24 names it after the standard's id: "...#conformant#urn:xeinkauf.de:kosit:extension:
+# xrechnung_3.0" since 3.0, "...#conformant#urn:xoev-de:kosit:extension:xrechnung_2.x" before (2.x, under xoev-de)
+XRECHNUNG_EXTENSION_MARK = re.compile(r"#conformant#urn:(?:xeinkauf\.de|xoev-de):kosit:extension:xrechnung_")
+
+
+def names_xrechnung_extension(spec_id: str | None) -> bool:
+    """Whether a BT-24 claims the XRechnung extension (sub-invoice lines, third-party payments), of any release."""
+    return bool(spec_id) and XRECHNUNG_EXTENSION_MARK.search(spec_id) is not None
 
 
 @dataclass
@@ -126,6 +135,12 @@ def keep_specification_id(invoice: dict, spec_id: str | None, spec: str, profile
     if problem is None:
         invoice["processControl"] = {**control, "specificationIdentifier": spec_id}
         return []
+    if spec == "xrechnung" and names_xrechnung_extension(spec_id):
+        # an older release's extension: written as today's, which the model asks of sub-lines and third-party
+        # payments (generation writes the standard's id unless it is sent)
+        invoice["processControl"] = {**control, "specificationIdentifier": XRECHNUNG_EXTENSION_ID}
+        return [changed_value("BT-24", spec_id, XRECHNUNG_EXTENSION_ID, problem + " (its extension: the "
+                              "identifier of XRechnung 3.0's extension)")]
     if control:
         invoice["processControl"] = control
     else:
@@ -214,14 +229,19 @@ def config_for(source: Source) -> dict:
     amounts as stated (MANUAL)."""
     if source.pdf is not None and source.profile is not None:
         return {"spec": "zugferd", "syntax": "CII", "profile": source.profile.name, "calculationMode": "MANUAL"}
+    if names_xrechnung_extension(source.specification_id):
+        # an extension of an XRechnung release before 3.0 (no rules of ours judge it, source_spec: en16931): its
+        # sub-lines and third-party payments are the xrechnung endpoint's only, so it is read for that endpoint
+        return {"spec": "xrechnung", "syntax": source.syntax, "calculationMode": "MANUAL"}
     return {"spec": source_spec(source), "syntax": source.syntax, "calculationMode": "MANUAL"}
 
 
 def completeness(invoice: dict, config: dict) -> tuple[InvoiceRequest | None, list[str], list[ErrorDetail]]:
     """What the model says of the read invoice: (the request as read, JSON paths of required fields the document
     lacks, other problems). The request is built without the fields only a JSON request must send (conversion
-    needs none of them: `model.API_REQUIRED`); `missing` names those too, since generating from the parse's JSON
-    needs them. No request = the invoice cannot be written from as it is."""
+    needs none of them: `model.API_REQUIRED`) and beyond a JSON request's bounds (`model.READING`); `missing` names
+    the former, the problems the latter, since generating from the parse's JSON needs them. No request = the invoice
+    cannot be written from as it is."""
     errors: list[ErrorDetail] = []
     try:
         request = validate_request({"invoice": invoice, "config": config}, config["spec"], reading=True)
@@ -231,6 +251,9 @@ def completeness(invoice: dict, config: dict) -> tuple[InvoiceRequest | None, li
         validate_request({"invoice": invoice, "config": config}, config["spec"])
     except ApiError as err:
         errors += [e for e in err.errors if e.code == "REQUIRED" and e.field and e not in errors]
+        if request is not None:  # a text or number beyond a JSON request's bounds: read (and converted) as stated,
+            # yet generation refuses the JSON, so it is no complete parse
+            errors += [e for e in err.errors if e.code in ("TOO_LONG", "OUT_OF_RANGE") and e.field]
     missing = list(dict.fromkeys(e.field for e in errors if e.code == "REQUIRED" and e.field))
     return request, missing, [e for e in errors if not (e.code == "REQUIRED" and e.field)]
 

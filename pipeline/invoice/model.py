@@ -9,13 +9,14 @@ OUT_OF_RANGE, TOO_LONG, MALFORMED_JSON, EMPTY_BODY, UNSUPPORTED_VERSION (config.
 """
 from __future__ import annotations
 
+import copy
 import json
 import re
 import types
 import typing
 from datetime import date
-from decimal import Decimal, InvalidOperation
-from typing import Annotated, Any, NamedTuple
+from decimal import ROUND_UP, Decimal, InvalidOperation
+from typing import Annotated, Any, NamedTuple, NoReturn
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints,
                       ValidationError, WithJsonSchema)
@@ -47,6 +48,7 @@ MAX_FRACTION_DIGITS = 10
 MAX_ERRORS = 100             # errors[] entries in one 400 response
 MAX_KEY = 100                # characters of an unknown key echoed in `field`
 _SMALLEST = Decimal(1).scaleb(-MAX_FRACTION_DIGITS)
+FRACTION_BOUND = f"must have at most {MAX_FRACTION_DIGITS} decimal places"
 
 
 def field_kind(annotation) -> tuple[str, Any]:
@@ -109,7 +111,7 @@ def _number(value: Any) -> Decimal:
         return number
     kept = len("".join(map(str, digits)).rstrip("0"))   # digits without trailing zeros
     if kept and -(exponent + len(digits) - kept) > MAX_FRACTION_DIGITS:
-        raise PydanticCustomError("OUT_OF_RANGE", f"must have at most {MAX_FRACTION_DIGITS} decimal places")
+        raise PydanticCustomError("OUT_OF_RANGE", FRACTION_BOUND)
     return number.quantize(_SMALLEST)   # only trailing zeros beyond: drop them (0E-999999999 is just 0)
 
 
@@ -1077,11 +1079,59 @@ def parse_request(body: bytes, endpoint_spec: str, versions: tuple[str, ...] | N
     return validate_request(data, endpoint_spec, versions)
 
 
+def _refuse_fields(exc: ValidationError, endpoint_errors: list[ErrorDetail]) -> NoReturn:
+    errors = from_pydantic(exc)
+    reported = {e.field for e in errors}
+    errors += [e for e in endpoint_errors if e.field not in reported]
+    shown = f" (the first {MAX_ERRORS} are listed)" if len(errors) > MAX_ERRORS else ""
+    raise invalid_input(f"The request has {len(errors)} invalid field(s){shown}.", errors[:MAX_ERRORS])
+
+
+def _as_read(data: dict, exc: ValidationError) -> InvoiceRequest | None:
+    """An invoice read from a document whose only faults are a JSON request's bounds (MAX_TEXT / MAX_LONG_TEXT
+    characters, MAX_FRACTION_DIGITS decimal places), which guard the API and which EN 16931 does not set: validated
+    with a stand-in within the bounds for each such value, then given each value back as the document states it (the
+    document itself is bounded by its upload). None when anything else is wrong. Only this rare retry pays for it:
+    the validation of every request stays as it is."""
+    stand_ins = []
+    for e in exc.errors(include_url=False):
+        value, loc = e.get("input"), tuple(e["loc"])
+        if e["type"] == "string_too_long" and isinstance(value, str):
+            try:
+                _clean_text(value)   # (the stand-in is checked as text; the whole value must pass too)
+            except PydanticCustomError:
+                return None
+            stand_ins.append((loc, value, value[:e["ctx"]["max_length"]]))
+        elif e["type"] == "OUT_OF_RANGE" and e["msg"] == FRACTION_BOUND and isinstance(value, Decimal):
+            # away from zero onto the grid: a value beyond a range's bound (0, 100) stays beyond it
+            stand_ins.append((loc, value, value.quantize(_SMALLEST, rounding=ROUND_UP)))
+        else:
+            return None
+    stood = copy.deepcopy(data)
+    try:
+        for loc, _, stand_in in stand_ins:
+            _set(stood, loc, stand_in, lambda node, key, v: node.__setitem__(key, v))
+        req = InvoiceRequest.model_validate(stood)
+        for loc, value, _ in stand_ins:
+            _set(req, loc, value, lambda node, key, v: (
+                node.__setitem__(key, v) if isinstance(key, int) else setattr(node, key, v)))
+    except (ValidationError, LookupError, AttributeError, TypeError):   # (a place the walk cannot take back)
+        return None
+    return req
+
+
+def _set(root: Any, loc: tuple, value: Any, put) -> None:
+    node = root
+    for key in loc[:-1]:
+        node = node[key] if isinstance(key, int) or isinstance(node, dict) else getattr(node, key)
+    put(node, loc[-1], value)
+
+
 def validate_request(data: Any, endpoint_spec: str, versions: tuple[str, ...] | None = None,
                      reading: bool = False) -> InvoiceRequest:
     """Parsed JSON (Decimals for fractions) -> InvoiceRequest, or ApiError 400 INVALID_INPUT (`versions`: as in
     parse_request). `reading`: an invoice read from a document, which need not have the fields only a JSON request
-    must send (`API_REQUIRED`)."""
+    must send (`API_REQUIRED`) and may go beyond a JSON request's bounds of length and decimal places (`_as_read`)."""
     budget.check()  # (pydantic's validation itself cannot be stopped: ~1.3 s for 31,500 lines)
     if not isinstance(data, dict):
         raise invalid_input("The request body must be a JSON object.",
@@ -1094,11 +1144,9 @@ def validate_request(data: Any, endpoint_spec: str, versions: tuple[str, ...] | 
     try:
         req = InvoiceRequest.model_validate(data)
     except ValidationError as exc:
-        errors = from_pydantic(exc)
-        reported = {e.field for e in errors}
-        errors += [e for e in endpoint_errors if e.field not in reported]
-        shown = f" (the first {MAX_ERRORS} are listed)" if len(errors) > MAX_ERRORS else ""
-        raise invalid_input(f"The request has {len(errors)} invalid field(s){shown}.", errors[:MAX_ERRORS])
+        req = _as_read(data, exc) if reading else None
+        if req is None:
+            _refuse_fields(exc, endpoint_errors)
     errors = endpoint_errors + _context_errors(req, endpoint_spec, reading)
     if endpoint_spec == "fr-ctc" or (endpoint_spec == "zugferd" and req.config.rules == "fr-ctc"):
         errors += france.request_errors(req, detail)

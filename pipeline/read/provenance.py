@@ -76,10 +76,6 @@ FILLERS: dict[tuple[str, ...], str] = {
     ("SpecifiedProcuringProject", "Name"): "project-name",   # CII: a name beside BT-11; UBL's ProjectReference has an id
     ("CardAccount", "NetworkID"): "card-network-id",         # UBL: a card network beside BT-87; CII has no place
 }
-# The attributes a syntax requires on an attachment's binary object (BT-125-1, BT-125-2): beside an empty object
-# they describe no attachment, so they are fillers too (no parameter: there is no attachment to write them on).
-_BINARY_OBJECTS = frozenset(("AttachmentBinaryObject", "EmbeddedDocumentBinaryObject"))
-_BINARY_OBJECT_ATTRIBUTES = frozenset(("mimeCode", "filename"))
 
 
 def filler_of(xpath: str) -> str | None:
@@ -88,15 +84,15 @@ def filler_of(xpath: str) -> str | None:
 
 
 def is_technical(xpath: str, element: etree._Element | None = None) -> bool:
-    """Whether an unmapped source value is technical, never content: syntax plumbing, a syntax filler, or a
-    required attribute of an empty attachment (`element`: the attribute's element)."""
+    """Whether an unmapped source value is technical, never content: syntax plumbing, a syntax filler, or an
+    attribute of an element without a value (`element`: the attribute's element). An attribute qualifies its
+    element's value (a scheme, a currency, a mime code); beside none it qualifies nothing: the mimeCode / filename a
+    syntax requires on an empty attachment (BT-125-1, BT-125-2), the scheme of an empty electronic address."""
     if is_plumbing(xpath) or filler_of(xpath) is not None:
         return True
-    if element is None or (element.text or "").strip():
+    if element is None or (element.text or "").strip() or not _local_steps(xpath)[-1:][0].startswith("@"):
         return False
-    steps = _local_steps(xpath)
-    return (len(steps) >= 2 and steps[-2] in _BINARY_OBJECTS
-            and steps[-1].lstrip("@") in _BINARY_OBJECT_ATTRIBUTES and steps[-1].startswith("@"))
+    return not any(isinstance(child.tag, str) for child in element)
 
 
 def business_term_of(xpath: str) -> str | None:
