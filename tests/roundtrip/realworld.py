@@ -117,6 +117,8 @@ def conversion_diff(source_terms: dict[str, str], conversion) -> list[str]:
         _drop_derived_discounts(source_terms, target_terms)
     if "BT-148" in said:
         _drop_derived_gross_prices(source_terms, target_terms)
+    if "BT-6" in said and source_terms.get("vatAccountingCurrencyCode") == source_terms.get("currencyCode"):
+        del source_terms["vatAccountingCurrencyCode"]   # BT-6 = BT-5 is no BT-6 (BR-53), said
     if "BT-13" in said:  # UBL's placeholder, said
         target_terms.pop("purchaseOrderReference", None)
     _take_said_dates(conversion.changed, source_terms, target_terms)
