@@ -900,7 +900,7 @@ def test_the_verdict_says_what_was_not_judged_and_which_rules_ran(page, live):
 def test_the_focus_lands_on_the_answer(page, live, tmp_path):
     """The buttons are disabled while their call runs, which dropped the keyboard focus to <body>: after a refused
     generation, a finished job, a status page shown or a download the next Tab started again at the top. The focus
-    now goes to the error, the job's status line, the status page, or back to the download's button."""
+    now goes to the error, the heading of the job's documents, the status page, or back to the download's button."""
     server, token = live
     enter_key(page, token)
     by_id(page, "tab-generate").click()
@@ -912,7 +912,7 @@ def test_the_focus_lands_on_the_answer(page, live, tmp_path):
     by_id(page, "job-files").send_keys(str(VALID))
     by_id(page, "job-button").click()
     follow_job(page)
-    wait(page, lambda d: _focused(d) == "job-status", 10)
+    wait(page, lambda d: _focused(d) == "job-list-title", 10)  # the heading of the job's list of documents
     by_id(page, "tab-status").click()
     cdar = sorted((SHARED / "corpus-cdar").glob("*.xml"))[0]
     by_id(page, "status-files").send_keys(str(cdar))
@@ -924,3 +924,106 @@ def test_the_focus_lands_on_the_answer(page, live, tmp_path):
     by_id(page, "status-json").click()
     wait(page, lambda d: d.execute_script("return window.wasBusy") and by_id(d, "status-json").is_enabled(), 60)
     assert _focused(page) == "status-json"  # back on the button that asked, not on <body>
+
+
+MANY_ERRORS = CORPUS / "kosit-validator-configuration-tests/instances/ubl008.xml"  # 14 errors
+
+
+def _job_folder(tmp_path) -> Path:
+    """What an accounts-payable folder holds: a valid XML, an invalid one (14 errors), a PDF, a text file, a broken
+    ZIP and an e-mail whose long subject ends up in its invoice's name."""
+    from mailbuild import message
+
+    folder = tmp_path / "post"
+    folder.mkdir()
+    (folder / "valid.xml").write_bytes(VALID.read_bytes())
+    (folder / "invalid.xml").write_bytes(MANY_ERRORS.read_bytes())
+    (folder / "zugferd.pdf").write_bytes(ZUGFERD.read_bytes())
+    (folder / "notes.txt").write_text("Bitte bis Freitag zurückrufen.\n")
+    (folder / "broken.zip").write_bytes(b"PK\x03\x04 not really a ZIP archive")
+    subject = ("Rechnung März 2026 – Lieferung Nr. 4711 für Musterfirma GmbH & Co. KG, Niederlassung Süd, "
+               "Kostenstelle Einkauf/Verwaltung")
+    (folder / "forwarded.eml").write_bytes(message(1, [("wrong.xml", INVALID.read_bytes())], subject=subject).as_bytes())
+    return folder
+
+
+def _painted_job_list(driver) -> list[tuple[str, str, str]]:
+    """(verdict class, badge, name) of each item of the job's list of documents that are not valid, as shown."""
+    return [(item.get_attribute("class").split()[-1], item.find_element("css selector", ".badge").text,
+             item.find_element("css selector", ".name").text)
+            for item in driver.find_elements("css selector", "#job-documents > li")]
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_a_finished_job_lists_the_documents_that_are_not_valid(page, live, tmp_path, screenshots, lang):
+    """A folder sent as a job: when it ends, the documents that are not valid are listed in the service's order with
+    their verdict in words (in the page's language), their names (the long one of an e-mail's invoice wraps) and
+    their first errors, held against the job's own JSON Lines; the valid ones are one line that opens to their
+    names; the focus is on the list's heading. On the German page at 375 px nothing scrolls sideways."""
+    server, token = live
+    folder = _job_folder(tmp_path)
+    if lang == "de":
+        page.set_window_size(375, 812)
+    page.get(f"{server.url}/?lang={lang}")
+    enter_key(page, token)
+    by_id(page, "tab-jobs").click()
+    by_id(page, "job-folder").send_keys(str(folder))
+    by_id(page, "job-button").click()
+    status = follow_job(page)
+    wait(page, lambda d: _focused(d) == "job-list-title", 30)
+    job_id = status.split()[1].rstrip(":")
+    lines = [json.loads(x) for x in requests.get(f"{server.url}/v1/jobs/{job_id}/results", timeout=120,
+                                                  headers={"Authorization": f"Bearer {token}"}).text.splitlines()]
+    assert len(lines) == 6
+    kind = {"report": lambda e: e["report"]["verdict"], "error": lambda e: "error", "notice": lambda e: "notice"}
+    kinds = [(next(kind[k](e) for k in kind if k in e), e["name"]) for e in lines]
+    words = {"en": {"invalid": "Invalid", "indeterminate": "Indeterminate", "error": "Not checked"},
+             "de": {"invalid": "Ungültig", "indeterminate": "Nicht beurteilbar", "error": "Nicht geprüft"}}[lang]
+    expected = [(k, words[k], name) for k, name in kinds if k != "valid"]
+    assert _painted_job_list(page) == expected
+    # the folder's files each as the page expects them: the text file and the e-mail's invoice invalid, the ZIP not
+    # readable; the PDF is whatever the service said of it (a verdict other than valid, so it is listed)
+    by_name = {name.rsplit("/", 1)[-1]: k for k, name in kinds}
+    assert (by_name["invalid.xml"], by_name["notes.txt"], by_name["wrong.xml"], by_name["broken.zip"],
+            by_name["valid.xml"]) == ("invalid", "invalid", "invalid", "error", "valid")
+    title = by_id(page, "job-list-title").text
+    assert title == {"en": "5 of 6 documents not valid", "de": "5 von 6 Dokumenten nicht gültig"}[lang], title
+    # each invalid report's first three errors, rule id and message, as its report has it, and how many more
+    items = page.find_elements("css selector", "#job-documents > li")
+    more = {"en": "and {} more", "de": "und {} weitere"}[lang]
+    for item, entry in zip(items, [e for e in lines if "report" not in e or e["report"]["verdict"] != "valid"]):
+        if "report" in entry and entry["report"]["verdict"] == "invalid":
+            errors = [i for i in entry["report"]["issues"] if i["severity"] == "ERROR"]
+            shown = [li.text for li in item.find_elements("css selector", ".detail li")]
+            assert [line.split(": ", 1)[0] for line in shown[:3]] == [i["code"] for i in errors[:3]]
+            assert all(" ".join(i["message"].split()).endswith(line.split(": ", 1)[1])  # the "[BR-06]-" goes
+                       for i, line in zip(errors, shown[:3]))
+            assert shown[3:] == ([more.format(len(errors) - 3)] if len(errors) > 3 else [])
+    assert any(len(item.find_elements("css selector", ".detail li")) == 4 for item in items)  # ubl008's "and 11 more"
+    broken = items[next(i for i, (_, _, name) in enumerate(expected) if name.endswith("broken.zip"))]
+    assert broken.find_element("css selector", ".detail").text.startswith("INVALID_ARCHIVE: " + {
+        "en": "The file is not a readable ZIP archive", "de": "Das ZIP-Archiv ist nicht lesbar."}[lang])
+    # the valid ones: one line, closed, that opens to their names
+    summary = page.find_element("css selector", "#job-valid summary")
+    assert summary.text == {"en": "1 valid", "de": "1 gültig"}[lang]
+    assert not by_id(page, "job-valid-names").is_displayed()
+    summary.click()
+    wait(page, lambda d: [li.text for li in d.find_elements("css selector", "#job-valid-names li")] == ["post/valid.xml"], 10)
+    # the e-mail's invoice: its name (date, sender, subject, message id, file) wraps inside its line
+    mail = next(item for item in items if "wrong.xml" in item.find_element("css selector", ".name").text)
+    name = mail.find_element("css selector", ".name")
+    assert "Lieferung Nr. 4711" in name.text
+    assert name.rect["height"] > 1.5 * summary.rect["height"]  # more than one line
+    assert name.rect["x"] + name.rect["width"] <= mail.rect["x"] + mail.rect["width"] + 1
+    width = page.execute_script("return document.documentElement.clientWidth")
+    assert page.execute_script("return document.documentElement.scrollWidth") <= width
+    if lang == "de":
+        assert width <= 375
+    page.execute_script("document.getElementById('job-list').scrollIntoView()")
+    assert ink(page, by_id(page, "job-documents")) > 500  # painted, not only in the DOM
+    tall = page.execute_script("return document.documentElement.scrollHeight")
+    page.set_window_size(375 if lang == "de" else 1280, min(tall + 100, 3000))
+    page.save_screenshot(str(screenshots / f"job-list-{lang}.png"))
+    print(f"screenshot: {screenshots / f'job-list-{lang}.png'}")
+    page.set_window_size(1280, 1000)
+

@@ -502,8 +502,9 @@
         await new Promise((resolve) => setTimeout(resolve, 1000));
         job = await (await jobCall("GET", path)).json();
       }
-      const lines = (await (await jobCall("GET", `${path}/results`)).text()).split("\n").filter(Boolean);
-      showMessages(lines.map((line) => JSON.parse(line)), job);
+      const entries = [];
+      for await (const entry of jsonLines(await jobCall("GET", `${path}/results`))) entries.push(entry);
+      showMessages(entries, job);
       work.stop(true);
       $("mail-title").focus();
     } catch (failure) {
@@ -514,6 +515,84 @@
       $("validate-button").disabled = false;
     }
   }
+
+  // A JSON Lines answer (a job's results), one parsed line at a time as it arrives: the results API has no pages,
+  // and a job of thousands of documents (reports of a few kB each) is never held as one string.
+  async function* jsonLines(response) {
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    let searched = 0; // a long line arriving in many chunks is searched for its end once, not once per chunk
+    for (;;) {
+      const {done, value} = await reader.read();
+      buffer += decoder.decode(value || new Uint8Array(0), {stream: !done});
+      let start = 0;
+      let end;
+      while ((end = buffer.indexOf("\n", Math.max(start, searched))) >= 0) {
+        const line = buffer.slice(start, end);
+        start = end + 1;
+        if (line.trim()) yield JSON.parse(line);
+      }
+      buffer = buffer.slice(start);
+      searched = buffer.length;
+      if (done) break;
+    }
+    if (buffer.trim()) yield JSON.parse(buffer);
+  }
+
+  const FINDINGS_SHOWN = 3; // per document: the first few say what is wrong; its report (the download) has them all
+
+  // What one result line says, for a person: its verdict (a report's; a document that could not be read, "error";
+  // a message without an invoice, "notice") and why, as {code, message} (at most FINDINGS_SHOWN, the rest counted).
+  // An invalid report's reasons are its errors; an indeterminate one's what was not judged.
+  function outcome(entry) {
+    let kind, found;
+    if (entry.report) {
+      const report = entry.report;
+      kind = report.verdict;
+      const errors = report.issues.filter((issue) => issue.severity === "ERROR");
+      found = errors.length ? errors : report.notJudged || []; // {code, message} already
+    } else if (entry.notice) {
+      kind = "notice";
+      found = [{code: "", message: said(entry.notice.code, entry.notice.message)}];
+    } else {
+      kind = "error";
+      const error = entry.error || {};
+      found = [{code: error.code, message: said(error.code, error.message)},
+               ...(error.errors || []).map((e) => ({code: e.code, message: [e.field, t.errors && t.errors[e.code]
+                 ? inLanguage(e, "") : e.message].filter(Boolean).join(": ")}))];
+    }
+    return {kind, findings: found.slice(0, FINDINGS_SHOWN), more: Math.max(0, found.length - FINDINGS_SHOWN)};
+  }
+
+  // A rule's message repeats its id in front ("[BR-06]-An Invoice shall…"); the id stands beside it already.
+  function bare(finding) {
+    const message = String(finding.message || "");
+    const head = `[${finding.code}]`;
+    return finding.code && message.startsWith(head) ? message.slice(head.length).replace(/^\s*[-:]?\s*/, "") : message;
+  }
+
+  // One document as a list item: its verdict in words, its name, its first findings. The e-mail view (under each
+  // message) and a job's list of documents that are not valid both draw their documents with it.
+  function documentItem(entry, name) {
+    const {kind, findings, more} = outcome(entry);
+    const item = el("li", null, "invoice " + kind);
+    item.append(el("span", t["doc_" + kind], "badge"), el("span", name, "name"));
+    if (findings.length) {
+      const list = el("ul", null, "detail");
+      for (const finding of findings) {
+        const line = el("li");
+        if (finding.code) line.append(el("code", finding.code), ": ");
+        line.append(bare(finding));
+        list.append(line);
+      }
+      if (more) list.append(el("li", fmt(t.doc_more, {count: count(more)}), "more"));
+      item.append(list);
+    }
+    return item;
+  }
+
+  const count = (n) => n.toLocaleString(data.lang); // 5,000 / 5.000
 
   // One item per message (its subject, sender, date), its invoices under it with their verdicts.
   function showMessages(entries, job) {
@@ -531,23 +610,8 @@
       head.append(el("strong", email ? email.subject || t.mail_no_subject : shownName(found[0].name)));
       if (email) head.append(el("span", email.from, "from"), el("span", email.date.slice(0, 16).replace("T", " "), "date"));
       const invoices = el("ul", null, "invoices");
-      for (const entry of found) {
-        let kind = "error", detail;
-        if (entry.report) {
-          kind = entry.report.verdict;
-          const first = entry.report.issues.find((issue) => issue.severity === "ERROR") || entry.report.notJudged[0];
-          detail = first ? `${first.code}: ${first.message}` : "";
-        } else if (entry.notice) {
-          kind = "notice";
-          detail = entry.notice.message;
-        } else {
-          detail = `${entry.error.code}: ${entry.error.message}`;
-        }
-        const line = el("li", null, "invoice " + kind);
-        line.append(el("span", t["mail_" + kind], "badge"),
-                    el("span", entry.notice ? "" : shownName(entry.name.split("/").pop()), "name"), el("span", detail, "detail"));
-        invoices.append(line);
-      }
+      // the message's head names it: a notice's line needs no name, an invoice's its file name in the message
+      for (const entry of found) invoices.append(documentItem(entry, entry.notice ? "" : shownName(entry.name.split("/").pop())));
       item.append(head, invoices);
       list.append(item);
     }
@@ -747,6 +811,7 @@
                                     {type: "application/json"}));
     $("job-button").disabled = true;
     $("job-done").hidden = true;
+    $("job-list").hidden = true;
     $("job-progress").hidden = true;
     jobId = null;
     $("job-status").replaceChildren(el("span", fmt(t.job_uploading, {count: files.length})));
@@ -755,10 +820,13 @@
       jobId = job.id;
       $("job-cancel").hidden = false;
       await follow(job.id);
+      $("job-cancel").hidden = true; // before the focus moves: a focused button that goes would drop it to <body>
       $("job-done").hidden = false;
-      land($("job-status"));
+      await showJobList(job.id);
+      land($("job-list-title"));
     } catch (failure) {
       if (!(failure instanceof ApiFailure)) throw failure;
+      $("job-list").hidden = true; // its results could not be read: no heading left saying "Reading…"
       if (!jobId) { // the upload was refused: no job to follow or cancel, and the line no longer says "Uploading"
         $("job-status").replaceChildren();
         $("job-progress").hidden = true;
@@ -768,6 +836,64 @@
       $("job-button").disabled = false;
       $("job-cancel").hidden = true;
     }
+  });
+
+  // When a job has ended: its documents that are not valid, each with its verdict and first findings (the first
+  // JOB_LISTED drawn, the rest counted: a list of 5,000 is read by nobody and costs the page seconds), the valid ones
+  // one line that opens to their names, drawn only when opened. The results are read once, as they stream in; while
+  // the job runs they are not: the API answers every document done so far each time (no "from" to go on from), so
+  // following them as they arrive would read a 5,000-document job's results thousands of times over.
+  const JOB_LISTED = 300;
+  const VALID_LISTED = 2000;
+  let validNames = [];
+
+  async function showJobList(id) {
+    const title = $("job-list-title");
+    const list = $("job-documents");
+    const valid = $("job-valid");
+    title.textContent = t.job_list_reading;
+    list.replaceChildren();
+    valid.open = false;
+    valid.hidden = true;
+    $("job-valid-names").replaceChildren();
+    $("job-list-cap").hidden = true;
+    $("job-unprocessed").hidden = true;
+    $("job-list").hidden = false;
+    const items = document.createDocumentFragment();
+    const names = [];
+    let total = 0, bad = 0, good = 0, unprocessed = 0;
+    for await (const entry of jsonLines(await jobCall("GET", `/v1/jobs/${encodeURIComponent(id)}/results`))) {
+      total++;
+      if (entry.error && entry.error.code === "NOT_PROCESSED") { // a cancelled job's rest: one line says it
+        unprocessed++;
+      } else if (entry.report && entry.report.verdict === "valid") {
+        if (++good <= VALID_LISTED) names.push(entry.name);
+      } else if (++bad <= JOB_LISTED) {
+        items.append(documentItem(entry, shownName(entry.name))); // the whole name: a mail's says which message
+      }
+    }
+    list.append(items);
+    list.hidden = bad === 0;
+    title.textContent = bad || !good ? fmt(t.job_list_title, {count: count(bad), total: count(total)})
+      : fmt(t.job_list_none, {count: count(good)});
+    $("job-list-cap").textContent = fmt(t.job_list_cap, {shown: count(JOB_LISTED), count: count(bad)});
+    $("job-list-cap").hidden = bad <= JOB_LISTED;
+    $("job-unprocessed").textContent = fmt(t.job_unprocessed, {count: count(unprocessed)});
+    $("job-unprocessed").hidden = !unprocessed;
+    validNames = names;
+    $("job-valid-summary").textContent = fmt(t.job_valid, {count: count(good)});
+    valid.dataset.count = String(good);
+    valid.hidden = good === 0;
+  }
+
+  $("job-valid").addEventListener("toggle", () => {
+    const box = $("job-valid-names");
+    if (!$("job-valid").open || box.childElementCount) return;
+    const items = document.createDocumentFragment();
+    for (const name of validNames) items.append(el("li", shownName(name)));
+    const rest = Number($("job-valid").dataset.count) - validNames.length;
+    if (rest > 0) items.append(el("li", fmt(t.doc_more, {count: count(rest)}), "more"));
+    box.append(items);
   });
 
   $("job-cancel").addEventListener("click", async () => {
