@@ -157,3 +157,46 @@ def test_a_revoked_key_is_refused_within_the_key_cache_time(tmp_path):
                     "INVALID_API_KEY")
     finally:
         s.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_keys_cli_refuses_odd_input_with_a_message_and_exit_2(tmp_path, backend):
+    """`pipeline keys` with odd input. Before: a top-up of 99999999999999999999 was a traceback (exit 1) on both
+    stores, one of 2**63 - 1 then + 1000 left SQLite a REAL balance of 9.22e18; on PostgreSQL `usage --limit -1`
+    and `--rate-limit 99999999999/min` were tracebacks; a nameless key or one whose name held a newline (a forged
+    row in `keys list`) was created; `credit KEY 0` wrote a ledger row of 0; a refused top-up said "unknown key
+    id, or the balance would go below zero" for a key that exists."""
+    import uuid
+
+    from test_platform_helpers import pg_url
+
+    schema = "h19cli_" + uuid.uuid4().hex[:10]
+    env = {"EINVOICE_DATA_DIR": str(tmp_path),
+           "EINVOICE_DATABASE_URL": pg_url(schema) if backend == "postgres" else ""}
+    try:
+        token = cli(env, "keys", "create", "--name", "odd", "--env", "test", "--credits", "3").stdout.strip()
+        _, key_id, _ = apikeys.parse_authorization("Bearer " + token)
+        for args in (["credit", key_id, "99999999999999999999"], ["credit", key_id, "9223372036854775807"],
+                     ["credit", key_id, "1.5"], ["credit", key_id, "--", "-4"], ["credit", key_id, "1000000000000000"],
+                     ["credit", "000000000000", "1"], ["usage", key_id, "--limit", "-1"],
+                     ["create", "--name", "", "--env", "test"], ["create", "--name", "a\nb", "--env", "test"],
+                     ["create", "--name", "x", "--env", "test", "--credits", "99999999999999999999"],
+                     ["create", "--name", "x", "--env", "test", "--rate-limit", "99999999999/min"]):
+            r = cli(env, "keys", *args)
+            assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.strip(), (args, r.stderr)
+        r = cli(env, "keys", "credit", key_id, "--", "-4")
+        assert "(3)" in r.stderr and "unknown" not in r.stderr, r.stderr
+        assert "unknown key id" in cli(env, "keys", "credit", "000000000000", "1").stderr
+        assert "balance 3" in cli(env, "keys", "credit", key_id, "0").stdout
+        assert "balance 1000000000000000" in cli(env, "keys", "credit", key_id, "999999999999997").stdout
+        listed = json.loads(cli(env, "keys", "list", "--json").stdout)
+        assert [(k["name"], k["balance"]) for k in listed] == [("odd", 10**15)]
+        usage = json.loads(cli(env, "keys", "usage", key_id, "--json").stdout)
+        assert [u["amount"] for u in usage] == [3, 999999999999997]   # no row of 0, none refused
+        table = cli(env, "keys", "list").stdout.splitlines()
+        assert table[1].split()[2] == str(10**15), table   # its own column, not run into the next
+    finally:
+        if backend == "postgres":
+            from pipeline.storage.postgres import PostgresStore
+
+            PostgresStore(pg_url(schema)).drop_schema()

@@ -222,3 +222,106 @@ def test_a_valid_generation_request_without_credits_is_402():
                    headers={"Content-Type": "application/json"})
         assert r.status_code == 200, r.text
         store.close()
+
+
+@pytest.mark.parametrize("sent", ["//v1/invoice/h4work", "///v1/invoice/h4work/", "/v1/invoice/h4work/"])
+def test_a_path_spelled_otherwise_that_reaches_a_charged_resource_is_charged(store, sent):
+    """Falcon routes `//v1/invoice/xrechnung` to the generation resource, but the price was read from the path as
+    sent, which did not start with /v1/invoice/: a document for free (found through `pipeline serve`). The price
+    and the ledger's endpoint are the route's."""
+    p = Platform(store, config=PlatformConfig(rate_limit=1000, costs={GEN: 3}))
+    key_id, token = p.key(credits=5)
+    r = p.post(token, path=sent, headers={"X-Request-Id": "spelled-otherwise"})
+    assert r.status_code == 200 and p.work.calls == 1, r.text
+    assert store.get_key(key_id).balance == 2
+    assert [(e.amount, e.endpoint) for e in store.usage(key_id) if e.kind == "charge"] == [(3, GEN)]
+    r = p.post(token, path=sent)
+    assert r.status_code == 402 and p.work.calls == 1
+
+
+def test_balances_stay_whole_numbers_within_their_bound(store):
+    """A top-up past 2**63 - 1 turned SQLite's INTEGER balance into a REAL (rounded: ledger and balance no longer
+    agreed) and was an uncaught bigint overflow on PostgreSQL: balances and top-ups are bounded."""
+    from pipeline.storage.store import MAX_BALANCE
+
+    store.create_key("bounded00001", "b", "test", "x", MAX_BALANCE - 1, None)
+    with pytest.raises(ValueError):
+        store.create_key("bounded00002", "b", "test", "x", MAX_BALANCE + 1, None)
+    assert store.add_credits("bounded00001", 2) is None
+    assert store.add_credits("bounded00001", 2**63) is None and store.add_credits("bounded00001", -2**63) is None
+    assert store.add_credits("bounded00001", 1) == MAX_BALANCE
+    key = store.get_key("bounded00001")
+    assert key.balance == MAX_BALANCE and type(key.balance) is int
+    assert sum(e.amount for e in store.usage("bounded00001")) == MAX_BALANCE
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan", "inf", "soon"])
+def test_a_reservation_ttl_that_is_no_duration_is_refused(value):
+    """A TTL of 0 or less let a sweep give reservations back while their requests ran (documents delivered
+    uncharged); a NaN one failed the reservation's NOT NULL: both a 500 or a loss, now a configuration error
+    (every API request fails closed with 503, as for an unreadable rate limit)."""
+    from pipeline.service.platform import ConfigError
+
+    with pytest.raises(ConfigError):
+        PlatformConfig.from_env({"EINVOICE_RESERVATION_TTL": value})
+    with pytest.raises(ConfigError):
+        PlatformConfig.from_env({"EINVOICE_KEY_CACHE_SECONDS": "-1" if value == "0" else value})
+    assert PlatformConfig.from_env({"EINVOICE_RESERVATION_TTL": "30"}).reservation_ttl == 30
+
+
+def test_postgres_reservations_expire_on_the_database_clock(tmp_path, monkeypatch):
+    """Nodes share PostgreSQL but not a clock. Expiry was written and swept on each node's own clock: a node set an
+    hour ahead gave back a reservation another node had just made (its document then went out uncharged), and one
+    set an hour behind wrote reservations every other node swept at once. Both now use the database's clock."""
+    from test_platform_helpers import make_store
+
+    pg = make_store("postgres", tmp_path)
+    try:
+        pg.create_key("skewed000001", "s", "test", "x", 5, None)
+        real = time.time
+        held = pg.reserve("skewed000001", 1, "r-ok", GEN, 600)         # a node with the right time
+        monkeypatch.setattr(time, "time", lambda: real() + 3600)        # a node an hour ahead sweeps
+        assert pg.release_expired() == 0
+        monkeypatch.setattr(time, "time", lambda: real() - 3600)        # a node an hour behind reserves
+        behind = pg.reserve("skewed000001", 1, "r-behind", GEN, 600)
+        monkeypatch.setattr(time, "time", real)
+        assert pg.release_expired() == 0 and pg.pending("skewed000001") == 2
+        assert pg.commit(held) and pg.commit(behind)
+        assert pg.get_key("skewed000001").balance == 3
+        short = pg.reserve("skewed000001", 2, "r-short", GEN, 0.05)     # expiry itself still works
+        time.sleep(0.2)
+        assert pg.release_expired() == 1 and pg.get_key("skewed000001").balance == 3
+    finally:
+        pg.drop_schema()
+        pg.close()
+
+
+def test_through_pipeline_serve_a_doubled_slash_generates_nothing_for_free(tmp_path):
+    """The reproduction: `POST //v1/invoice/xrechnung` to `pipeline serve` answered 200 with the document and the
+    access log said `creditsCharged: 0`, the balance untouched. Now charged like the path it reaches, and refused
+    with 402 once the balance is spent."""
+    import json
+
+    import requests
+
+    from pipeline.cli.golden import FIXTURES
+    from test_platform_helpers import cli, serve_with_key
+
+    server, env, token = serve_with_key(tmp_path, "slashes", 1, workers=1, warm=False)
+    try:
+        body = (FIXTURES / "invoice-all-fields.json").read_bytes()
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        r = requests.post(server.url + "//v1/invoice/xrechnung", data=body, headers=headers, timeout=300)
+        assert r.status_code == 200 and r.content.startswith(b"<?xml"), r.text[:300]
+        r2 = requests.post(server.url + "//v1/invoice/xrechnung", data=body, headers=headers, timeout=300)
+        assert r2.status_code == 402 and r2.json()["errorCode"] == "INSUFFICIENT_CREDITS", r2.text
+        keys = json.loads(cli(env, "keys", "list", "--json").stdout)
+        assert keys[0]["balance"] == 0
+        usage = json.loads(cli(env, "keys", "usage", keys[0]["key_id"], "--json").stdout)
+        assert [(u["kind"], u["amount"], u["endpoint"]) for u in usage] == \
+            [("credit", 1, None), ("charge", 1, "/v1/invoice/xrechnung")]
+        lines = [json.loads(x) for x in server.log_path.read_text().splitlines() if x.startswith('{"event"')]
+        line = next(x for x in lines if x["requestId"] == r.headers["X-Request-Id"])
+        assert line["creditsCharged"] == 1
+    finally:
+        server.stop()

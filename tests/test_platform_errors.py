@@ -37,6 +37,8 @@ def _is_error(r, status, code=None):
 @pytest.mark.parametrize("sent, kept", [
     ("abc-123", True), ("A.b_c:d-1", True), ("x" * 128, True),
     ("x" * 129, False), ("has space", False), ("semi;colon", False), ("ünï", False), ("", False),
+    # `^...$` let a final newline through ($ matches before it): the id went back out as a header value with it
+    ("abc-123\n", False), ("abc\r\nSet-Cookie: a=b", False),
 ])
 def test_request_id_kept_or_replaced(p, sent, kept):
     _, token = p.key()

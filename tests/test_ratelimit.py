@@ -188,3 +188,32 @@ def test_a_full_window_resets_in_its_own_length_despite_float_error():
     assert (7.013 + 60) - 7.013 > 60
     assert _decision(1, 3, (7.013 + 60) - 7.013).reset == 60
     assert _decision(1, 3, 0.2).reset == 1 and _decision(1, 3, 59.2).reset == 60
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_window_ending_beyond_its_length_starts_afresh(tmp_path, kind):
+    """Windows that live in a database are kept on a wall clock (the node's for SQLite, the database's for
+    PostgreSQL). Set back by an hour, a key at its limit stayed refused for an hour and a minute, its Retry-After
+    saying 3,660 s: a window's end more than its length ahead can only come from such a clock (or a unit shortened
+    from N/h to N/min), and it now starts afresh."""
+    from pipeline.storage.ratelimit import PostgresLimiter, SqliteLimiter
+
+    store = make_store(kind, tmp_path)
+    limiter = SqliteLimiter(store) if kind == "sqlite" else PostgresLimiter(store)
+    try:
+        assert [limiter.hit("k", 2, 60).allowed for _ in range(3)] == [True, True, False]
+        # the window as a clock an hour ahead wrote it (the same as this clock set back by an hour)
+        sql = "UPDATE rate_windows SET window_end = window_end + 3600 WHERE bucket = ?"
+        if kind == "sqlite":
+            with store._tx() as cur:
+                cur.execute(sql, ("k",))
+        else:
+            store._read(sql.replace("?", "%s") + " RETURNING 1", ("k",))
+        d = limiter.hit("k", 2, 60)
+        assert d.allowed and d.remaining == 1 and d.reset <= 60, d
+        d = limiter.hit("k", 2, 60), limiter.hit("k", 2, 60)
+        assert [x.allowed for x in d] == [True, False] and d[1].reset <= 60
+    finally:
+        if kind == "postgres":
+            store.drop_schema()
+        store.close()

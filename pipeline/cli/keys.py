@@ -3,7 +3,7 @@
   pipeline keys create --name N --env test|live --credits N [--rate-limit N/min]   prints the key once
   pipeline keys list [--json]
   pipeline keys revoke KEYID
-  pipeline keys credit KEYID N        (N may be negative to take credits back)
+  pipeline keys credit KEYID N        (N may be negative to take credits back; a balance stays in 0..10**15)
   pipeline keys usage KEYID [--json]  the ledger: top-ups and charges with request id and endpoint
 """
 from __future__ import annotations
@@ -15,23 +15,45 @@ from dataclasses import asdict
 from pipeline.service import apikeys
 from pipeline.service.platform import ConfigError, parse_rate
 from pipeline.storage import StorageUnavailable, open_store
+from pipeline.storage.store import MAX_BALANCE
+
+# The per-key limit is an INTEGER column: a larger one was a traceback on PostgreSQL (integer out of range).
+MAX_RATE_LIMIT = 2**31 - 1
 
 
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise ValueError(text)
-    return value
+def _bounded(low: int, high: int, what: str):
+    """An argparse type: an integer in low..high. Out of range was a traceback (an overflow in the database) or, for
+    a top-up past 2**63 on SQLite, a balance turned into a rounded REAL."""
+    def convert(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise ValueError(text)
+        return value
+    convert.__name__ = f"{what} ({low}..{high})"  # argparse names the type in its error message
+    return convert
 
 
-_non_negative.__name__ = "non-negative integer"  # argparse names the type in its error message
+_non_negative = _bounded(0, MAX_BALANCE, "credits")
 
 
 def _per_minute(text: str) -> int:
     limit, window = parse_rate(text if "/" in text else f"{text}/min")
     if window != 60:
         raise ConfigError("per-key rate limits are given per minute: N/min")
+    if limit > MAX_RATE_LIMIT:
+        raise ConfigError(f"rate limit {text!r}: at most {MAX_RATE_LIMIT}/min")
     return limit
+
+
+def _name(text: str) -> str:
+    """A key's name is a line of `keys list`: not empty, no control characters (a newline or an escape sequence
+    would forge rows or rewrite the terminal of whoever lists the keys)."""
+    if not text.strip() or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):
+        raise ValueError(text)
+    return text
+
+
+_name.__name__ = "name (not empty, no control characters)"
 
 
 def _create(args, store) -> int:
@@ -50,9 +72,12 @@ def _list(args, store) -> int:
     if args.json:
         print(json.dumps([{k: v for k, v in asdict(key).items() if k != "secret_hash"} for key in keys], indent=2))
         return 0
-    print(f"{'KEY ID':<14}{'ENV':<6}{'CREDITS':>9}  {'RATE/MIN':<9}{'STATE':<9}{'CREATED':<27}NAME")
+    # columns as wide as their widest value: a large balance or limit ran into the next column
+    cw = max([9] + [len(str(k.balance)) for k in keys])
+    rw = max([9] + [len(str(k.rate_limit or "default")) + 1 for k in keys])
+    print(f"{'KEY ID':<14}{'ENV':<6}{'CREDITS':>{cw}}  {'RATE/MIN':<{rw}}{'STATE':<9}{'CREATED':<27}NAME")
     for k in keys:
-        print(f"{k.key_id:<14}{k.env:<6}{k.balance:>9}  {str(k.rate_limit or 'default'):<9}"
+        print(f"{k.key_id:<14}{k.env:<6}{k.balance:>{cw}}  {str(k.rate_limit or 'default'):<{rw}}"
               f"{'revoked' if k.revoked else 'active':<9}{k.created_at[:26]:<27}{k.name}")
     return 0
 
@@ -69,9 +94,18 @@ def _revoke(args, store) -> int:
 
 
 def _credit(args, store) -> int:
+    key = store.get_key(args.key_id)
+    if key is None:
+        print(f"unknown key id {args.key_id}", file=sys.stderr)
+        return 2
+    if args.amount == 0:  # nothing to book: no ledger row of 0
+        print(f"{args.key_id}: balance {key.balance}")
+        return 0
     balance = store.add_credits(args.key_id, args.amount)
-    if balance is None:
-        print(f"unknown key id {args.key_id}, or the balance would go below zero", file=sys.stderr)
+    if balance is None:  # read again: requests may have spent credits meanwhile
+        now = store.get_key(args.key_id)
+        print(f"{args.key_id}: the balance ({now.balance if now else key.balance}) would leave 0..{MAX_BALANCE}; "
+              "nothing changed", file=sys.stderr)
         return 2
     print(f"{args.key_id}: balance {balance}")
     return 0
@@ -120,7 +154,7 @@ def register(subparsers) -> None:
     sub.required = True
 
     c = sub.add_parser("create", help="create a key and print it once")
-    c.add_argument("--name", required=True, help="who the key is for (shown in keys list)")
+    c.add_argument("--name", required=True, type=_name, help="who the key is for (shown in keys list)")
     c.add_argument("--env", choices=apikeys.ENVIRONMENTS, required=True,
                    help="test or live: part of the key (einv_test_... / einv_live_...), to tell them apart")
     c.add_argument("--credits", type=_non_negative, default=0, help="starting balance (default: 0)")
@@ -137,11 +171,13 @@ def register(subparsers) -> None:
 
     cr = sub.add_parser("credit", help="add (or with a negative N take back) credits")
     cr.add_argument("key_id", help="the key id (keys list)")
-    cr.add_argument("amount", type=int, help="credits to add (negative: to take away)")
+    cr.add_argument("amount", type=_bounded(-MAX_BALANCE, MAX_BALANCE, "credits"),
+                    help="credits to add (negative: to take away)")
     cr.set_defaults(func=_run(_credit))
 
     u = sub.add_parser("usage", help="the key's ledger")
     u.add_argument("key_id", help="the key id (keys list)")
     u.add_argument("--json", action="store_true", help="print JSON")
-    u.add_argument("--limit", type=int, default=1000, help="newest ledger entries shown (default: 1000)")
+    u.add_argument("--limit", type=_bounded(1, 10**9, "entries"), default=1000,
+                   help="newest ledger entries shown (default: 1000)")
     u.set_defaults(func=_run(_usage))

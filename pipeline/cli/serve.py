@@ -174,6 +174,9 @@ def _path(target: bytes) -> bytes:
     return rest[rest.find(b"/"):] if b"/" in rest else b"/"
 
 
+_SLASHES = re.compile(rb"//+")  # Falcon routes `//v1/jobs` as /v1/jobs: a job upload either way
+
+
 def _chunked(fields) -> bool:
     return any(n.lower() == b"transfer-encoding" and b"chunked" in v.lower() for n, v in fields)
 
@@ -474,7 +477,7 @@ class _Conn:
             _check_transfer_codings(codings, version)
         if version == "1.1" and not any(n.lower() == b"host" for n, _ in msg.fields):
             raise _malformed(400, "Bad Request", "an HTTP/1.1 request without Host")  # RFC 9112 3.2: MUST
-        msg.job = parser.get_method() == b"POST" and _path(msg.target) in _JOBS
+        msg.job = parser.get_method() == b"POST" and _SLASHES.sub(b"/", _path(msg.target)) in _JOBS
         announced = None
         for name, value in msg.fields:
             lower = name.lower()

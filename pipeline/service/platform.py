@@ -31,17 +31,19 @@ Configuration (environment, read once per process):
                             limit (`pipeline keys create --rate-limit N/min`) wins.
 - EINVOICE_CREDIT_COSTS     `path=n,...` overrides (e.g. `/v1/invoice/zugferd=2`). Default: a POST to
                             /v1/invoice/<spec> (generation) and /v1/invoice/convert cost 1, a path ending in
-                            /validate, /parse or /render costs 0.
+                            /validate, /parse or /render costs 0. A request is priced by the route it reached
+                            (`//v1/invoice/zugferd` costs what /v1/invoice/zugferd costs).
 - EINVOICE_RESERVATION_TTL  seconds after which an unsettled reservation (a crashed worker) is given back
-                            (default 600; longer than any request may run).
+                            (default 600; longer than any request may run; a finite number above 0).
 - EINVOICE_KEY_CACHE_SECONDS how long a worker trusts a key it verified without reading the store again
                             (default 5, 0: always read): a revocation reaches free endpoints within that time,
-                            charged ones at once (see pipeline.service.apikeys.KeyCache).
+                            charged ones at once (see pipeline.service.apikeys.KeyCache). Finite, >= 0.
 """
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -82,6 +84,19 @@ def default_cost(method: str, path: str) -> int:
     return 0 if path.endswith(("/validate", "/validate/batch", "/parse", "/render", "/timeline")) else 1
 
 
+def _seconds(env, name: str, default: float, positive: bool) -> float:
+    """A duration setting. `nan`, `inf` and negatives are refused: a TTL of 0 or less let a sweep give a reservation
+    back while its request ran (a document delivered uncharged), a NaN one failed the reservation's NOT NULL (500)."""
+    text = env.get(name) or str(default)
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise ConfigError(f"{name}: {exc}") from None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise ConfigError(f"{name} {text!r}: expected a number of seconds {'> 0' if positive else '>= 0'}")
+    return value
+
+
 @dataclass(frozen=True)
 class PlatformConfig:
     rate_limit: int = 120
@@ -99,14 +114,8 @@ class PlatformConfig:
             if not sep or not path.startswith("/") or not n.strip().isdigit():
                 raise ConfigError(f"EINVOICE_CREDIT_COSTS entry {item!r}: expected /path=n")
             costs[path.strip().rstrip("/")] = int(n)
-        try:
-            ttl = float(env.get("EINVOICE_RESERVATION_TTL") or 600)
-        except ValueError as exc:
-            raise ConfigError(f"EINVOICE_RESERVATION_TTL: {exc}") from None
-        try:
-            key_cache = float(env.get("EINVOICE_KEY_CACHE_SECONDS") or 5)
-        except ValueError as exc:
-            raise ConfigError(f"EINVOICE_KEY_CACHE_SECONDS: {exc}") from None
+        ttl = _seconds(env, "EINVOICE_RESERVATION_TTL", 600, positive=True)
+        key_cache = _seconds(env, "EINVOICE_KEY_CACHE_SECONDS", 5, positive=False)
         return cls(limit, window, costs, ttl, key_cache)
 
     def cost(self, method: str, path: str) -> int:
@@ -257,7 +266,10 @@ class PlatformMiddleware:
                            f"Rate limit of {limit} requests per {window} s exceeded; retry after {decision.reset} s.",
                            headers={"Retry-After": str(decision.reset)})
 
-        cost = config.cost(req.method, req.path)
+        # Priced by the route the request reached, not the path as sent: Falcon routes `//v1/invoice/xrechnung` (and
+        # percent-encoded variants) to the generation resource, and pricing req.path made that a free document.
+        route = getattr(req, "uri_template", None) or req.path
+        cost = config.cost(req.method, route)
         read_input = getattr(resource, "read_input", None)
         if cost > 0 and read_input is not None:
             read_input(req)  # the request's own faults (400, 406, 413, 415) before credits: see the module doc
@@ -268,7 +280,7 @@ class PlatformMiddleware:
         if cost > 0:
             try:
                 ctx.reserved_at = time.time()
-                reservation = store.reserve(key.key_id, cost, ctx.request_id, req.path, config.reservation_ttl)
+                reservation = store.reserve(key.key_id, cost, ctx.request_id, route, config.reservation_ttl)
             except StorageUnavailable as exc:
                 log.error("storage unavailable request_id=%s: %s", ctx.request_id, exc)
                 raise storage_unavailable() from None

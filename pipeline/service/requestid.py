@@ -11,7 +11,8 @@ import os
 import re
 import secrets
 
-_SAFE = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+# fullmatch, not `^...$`: `$` also matches before a final newline, and "abc\n" would go out as a header value
+_SAFE = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
 _minting: tuple[int, str, itertools.count] = (-1, "", itertools.count())   # pid, random prefix, counter
 
 
@@ -24,7 +25,7 @@ def new_id() -> str:
 
 
 def accept_or_new(value: str | None) -> str:
-    if value and _SAFE.match(value):
+    if value and _SAFE.fullmatch(value):
         return value
     return new_id()
 

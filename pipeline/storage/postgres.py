@@ -12,7 +12,11 @@ Every call is bounded in time, also when the network swallows packets (where no 
   a watchdog thread shuts the connection's socket down, psycopg's wait ends with an OperationalError and the
   call raises StorageUnavailable;
 - after a failed connect or a missed deadline the store fails fast (no network) for a cooldown of
-  `connect_timeout` seconds, so that requests during an outage get their 503 at once instead of each waiting.
+  `connect_timeout` seconds, so that requests during an outage get their 503 at once instead of each waiting;
+- a kept connection found dead (the database restarted, a proxy reset it: an error at once, not a missed
+  deadline) costs no 503 where the call may run twice (reads, the limiter's window, `reserve` by its id): it runs
+  once more on a fresh connection.
+Reservations expire on the database's clock (`clock_timestamp()`), the one clock all nodes share.
 """
 from __future__ import annotations
 
@@ -61,7 +65,19 @@ _RESERVE = (
     "WITH debit AS (UPDATE api_keys SET balance = balance - %(n)s "
     "WHERE key_id = %(key)s AND revoked_at IS NULL AND balance >= %(n)s RETURNING key_id) "
     "INSERT INTO reservations (id, key_id, amount, request_id, endpoint, expires_at) "
-    "SELECT %(id)s, key_id, %(n)s, %(request_id)s, %(endpoint)s, %(expires)s FROM debit"
+    "SELECT %(id)s, key_id, %(n)s, %(request_id)s, %(endpoint)s, %(epoch)s + %(ttl)s FROM debit"
+)
+# Reservations expire on the database's clock, which every node shares: on each node's own clock, a node set a
+# few minutes ahead gave back the other nodes' reservations while their requests ran (documents delivered
+# uncharged), and one set behind kept its own reservations past their TTL.
+_EPOCH = "extract(epoch FROM clock_timestamp())::double precision"
+_RESERVE = _RESERVE.replace("%(epoch)s", _EPOCH)
+_RELEASE_EXPIRED = (
+    "WITH expired AS (DELETE FROM reservations WHERE expires_at < " + _EPOCH + " RETURNING key_id, amount), "
+    "owed AS (SELECT key_id, SUM(amount) AS amount, COUNT(*) AS n FROM expired GROUP BY key_id), "
+    "given AS (UPDATE api_keys SET balance = api_keys.balance + owed.amount FROM owed "
+    "WHERE api_keys.key_id = owed.key_id RETURNING owed.n) "
+    "SELECT COALESCE(SUM(n), 0) FROM given"
 )
 _COMMIT = (
     "WITH settled AS (DELETE FROM reservations WHERE id = %s RETURNING key_id, amount, request_id, endpoint) "
@@ -144,6 +160,11 @@ class _Watchdog:
 _watchdog = _Watchdog()
 
 
+class _DeadConnection(StorageUnavailable):
+    """A connection kept from an earlier call was found dead (the server restarted or a proxy reset it), not a
+    missed deadline: an idempotent call may run once more on a fresh one (`PostgresStore._again_if_dead`)."""
+
+
 class PostgresStore(SqlStore):
     # v4: a document's message, the inbox (pipeline.storage.inbox); v5: the jobs' indeterminate documents
     migrations = [_V1, _V2, _V3, JOBS_V4 + INBOX_V4, JOBS_V5]
@@ -198,6 +219,9 @@ class PostgresStore(SqlStore):
     @contextmanager
     def _bounded(self, timeout: float | None = None):
         """A connection for one call that must finish within the statement timeout (+0.5 s) or fail."""
+        kept = getattr(self._local, "conn", None)
+        reused = (kept is not None and getattr(self._local, "pid", None) == os.getpid() and not kept.closed
+                  and not kept.broken)
         conn = self.connection()
         seconds = timeout if timeout is not None else self.statement_timeout + 0.5
         token = _watchdog.arm(conn.pgconn.socket, seconds)
@@ -210,6 +234,8 @@ class PostgresStore(SqlStore):
                 self._down_until = time.monotonic() + self.connect_timeout
                 self._discard(conn)
                 raise StorageUnavailable(f"PostgreSQL: no answer within {seconds:g} s") from exc
+            if reused and conn.broken:
+                raise _DeadConnection(f"PostgreSQL: {type(exc).__name__}") from exc
             raise StorageUnavailable(f"PostgreSQL: {type(exc).__name__}") from exc
         finally:
             if not fired and _watchdog.disarm(token):
@@ -250,10 +276,31 @@ class PostgresStore(SqlStore):
                 cur = conn.execute(sql, params)
             return cur.rowcount
 
+    def _again_if_dead(self, call):
+        """`call()`, and once more on a fresh connection when it failed on a kept connection that had died. After
+        a restart of the database every worker's kept connection is dead: each worker's next request got a 503
+        although the database answered again. Only for calls that may run twice: reads, the rate limiter's hit
+        (at worst one hit counted twice, on the strict side) and `reserve` (idempotent by its id)."""
+        try:
+            return call()
+        except _DeadConnection:
+            return call()
+
     def reserve(self, key_id, amount, request_id, endpoint, ttl_seconds):
         reservation_id = uuid.uuid4().hex
-        n = self._one_trip(_RESERVE, {"n": int(amount), "key": key_id, "id": reservation_id, "request_id": request_id,
-                                      "endpoint": endpoint, "expires": time.time() + ttl_seconds}, durable=False)
+        params = {"n": int(amount), "key": key_id, "id": reservation_id, "request_id": request_id,
+                  "endpoint": endpoint, "ttl": float(ttl_seconds)}
+        attempts = []
+
+        def once():
+            attempts.append(1)
+            try:
+                return self._one_trip(_RESERVE, params, durable=False)
+            except psycopg.errors.UniqueViolation:
+                if len(attempts) == 1:
+                    raise
+                return 1  # the first attempt's answer was lost, not its reservation: the id is taken by it
+        n = self._again_if_dead(once)
         return reservation_id if n == 1 else None
 
     def commit(self, reservation_id):
@@ -262,9 +309,16 @@ class PostgresStore(SqlStore):
     def release(self, reservation_id):
         return self._one_trip(_RELEASE, (reservation_id,), durable=False) == 1
 
+    def release_expired(self):
+        with self._tx() as cur:
+            cur.execute(_RELEASE_EXPIRED)
+            return int(cur.fetchone()[0])
+
     def _read(self, sql, params=(), timeout: float | None = None):
-        with self._bounded(timeout) as conn:
-            return conn.execute(self._sql(sql), params).fetchall()
+        def once():
+            with self._bounded(timeout) as conn:
+                return conn.execute(self._sql(sql), params).fetchall()
+        return self._again_if_dead(once)
 
     def ping(self, timeout: float | None = None):
         self._read("SELECT 1", timeout=timeout)

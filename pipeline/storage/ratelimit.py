@@ -1,9 +1,12 @@
 """Rate limiting behind one small interface: `Limiter.hit(bucket, limit, window) -> Decision`.
 
 Fixed windows: a bucket's window starts with its first hit and lasts `window` seconds; every hit in it
-counts (rejected ones too, so hammering does not help). Backends:
+counts (rejected ones too, so hammering does not help). A window that ends further away than its length (the
+wall clock was set back, or the limit's unit shortened from N/h to N/min) starts afresh: kept, it refused a key
+for the window plus however far the clock went back, with a Retry-After to match. Backends:
 - `RedisLimiter` (`EINVOICE_REDIS_URL`): one atomic Lua call (INCR, PEXPIRE on the first hit, PTTL); the
-  window lives in Redis, so every node and worker shares it and clocks do not matter.
+  window lives in Redis, so every node and worker shares it and clocks do not matter. A kept connection found
+  closed (Redis restarted) is replaced and the hit sent once more; a timeout is not retried.
 - `SqliteLimiter` (default with the SQLite store): one atomic UPSERT in the store's file; shared by the
   workers of one node.
 - `PostgresLimiter` (PostgreSQL without Redis): the same UPSERT in the shared database, on the database's
@@ -73,8 +76,10 @@ class SqliteLimiter(Limiter):
     _UPSERT = (
         "INSERT INTO rate_windows (bucket, window_end, hits) VALUES (:bucket, :now + :window, 1) "
         "ON CONFLICT (bucket) DO UPDATE SET "
-        "hits = CASE WHEN rate_windows.window_end <= :now THEN 1 ELSE rate_windows.hits + 1 END, "
-        "window_end = CASE WHEN rate_windows.window_end <= :now THEN excluded.window_end ELSE rate_windows.window_end END "
+        "hits = CASE WHEN rate_windows.window_end <= :now OR rate_windows.window_end > :now + :window "
+        "THEN 1 ELSE rate_windows.hits + 1 END, "
+        "window_end = CASE WHEN rate_windows.window_end <= :now OR rate_windows.window_end > :now + :window "
+        "THEN excluded.window_end ELSE rate_windows.window_end END "
         "RETURNING hits, window_end"
     )
 
@@ -129,8 +134,10 @@ class PostgresLimiter(Limiter):
         "INSERT INTO rate_windows AS w (bucket, window_end, hits) "
         "SELECT %(bucket)s, clock.now + %(window)s, 1 FROM clock "
         "ON CONFLICT (bucket) DO UPDATE SET "
-        "hits = CASE WHEN w.window_end <= (SELECT now FROM clock) THEN 1 ELSE w.hits + 1 END, "
-        "window_end = CASE WHEN w.window_end <= (SELECT now FROM clock) THEN excluded.window_end ELSE w.window_end END "
+        "hits = CASE WHEN w.window_end <= (SELECT now FROM clock) "
+        "OR w.window_end > (SELECT now FROM clock) + %(window)s THEN 1 ELSE w.hits + 1 END, "
+        "window_end = CASE WHEN w.window_end <= (SELECT now FROM clock) "
+        "OR w.window_end > (SELECT now FROM clock) + %(window)s THEN excluded.window_end ELSE w.window_end END "
         "RETURNING hits, window_end - (SELECT now FROM clock)"
     )
 
@@ -180,6 +187,8 @@ class RedisLimiter(Limiter):
         import redis
 
         self._errors = (redis.RedisError, OSError)
+        self._timeouts = (redis.TimeoutError, TimeoutError)
+        self._lost = (redis.ConnectionError, ConnectionError)
         # the URL is read now (a malformed one is a configuration error); nothing connects before the first hit
         self._pool = redis.ConnectionPool.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self._client = self._script = None
@@ -198,19 +207,31 @@ class RedisLimiter(Limiter):
             self._client = client
         return self._client
 
+    def _call(self, call):
+        """`call()` on the kept connection; once more on a fresh one when that was found closed (Redis restarted, a
+        proxy reset it), else each worker's next request (and /readyz) after a restart was a 503 although Redis
+        answered again. A timeout is not retried (a stalled Redis: no second wait). At worst one hit is counted
+        twice (the script ran, its answer was lost): the strict side."""
+        for attempt in (1, 2):
+            try:
+                self.client
+                return call()
+            except self._timeouts as exc:
+                raise LimiterUnavailable(f"Redis rate limiter: {type(exc).__name__}") from exc
+            except self._lost as exc:
+                if attempt == 2:
+                    raise LimiterUnavailable(f"Redis rate limiter: {type(exc).__name__}") from exc
+                if getattr(self._client, "connection", None) is not None:
+                    self._client.connection.disconnect()
+            except self._errors as exc:
+                raise LimiterUnavailable(f"Redis rate limiter: {type(exc).__name__}") from exc
+
     def hit(self, bucket, limit, window):
-        try:
-            self.client
-            hits, ttl_ms = self._script(keys=[self.prefix + bucket], args=[int(window * 1000)])
-        except self._errors as exc:
-            raise LimiterUnavailable(f"Redis rate limiter: {type(exc).__name__}") from exc
+        hits, ttl_ms = self._call(lambda: self._script(keys=[self.prefix + bucket], args=[int(window * 1000)]))
         return _decision(int(hits), limit, int(ttl_ms) / 1000)
 
     def ping(self, timeout=None):
-        try:
-            self.client.ping()
-        except self._errors as exc:
-            raise LimiterUnavailable(f"Redis rate limiter: {type(exc).__name__}") from exc
+        self._call(lambda: self.client.ping())
 
 
 def open_limiter(store: Store | None = None, settings: Settings | None = None) -> Limiter:

@@ -15,7 +15,7 @@ from typing import Iterator
 
 from pipeline.storage.inbox import InboxTables
 from pipeline.storage.jobs import JobTables
-from pipeline.storage.store import ApiKey, LedgerEntry, Store
+from pipeline.storage.store import MAX_BALANCE, ApiKey, LedgerEntry, Store
 
 _KEY_COLUMNS = "key_id, name, env, secret_hash, balance, rate_limit, revoked_at, created_at"
 
@@ -73,6 +73,8 @@ class SqlStore(JobTables, InboxTables, Store):
                       self._ts(created_at))
 
     def create_key(self, key_id, name, env, secret_hash, credits, rate_limit):
+        if not 0 <= int(credits) <= MAX_BALANCE:
+            raise ValueError(f"credits must be between 0 and {MAX_BALANCE}")
         now = self._now()
         with self._tx() as cur:
             cur.execute(self._sql(f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)"),
@@ -95,9 +97,12 @@ class SqlStore(JobTables, InboxTables, Store):
             return cur.rowcount == 1
 
     def add_credits(self, key_id, amount):
+        if abs(int(amount)) > MAX_BALANCE:
+            return None  # no balance can take it (and the sum below must not overflow)
         with self._tx() as cur:
-            cur.execute(self._sql("UPDATE api_keys SET balance = balance + ? WHERE key_id = ? AND balance + ? >= 0"),
-                        (int(amount), key_id, int(amount)))
+            cur.execute(self._sql("UPDATE api_keys SET balance = balance + ? "
+                                  "WHERE key_id = ? AND balance + ? BETWEEN 0 AND ?"),
+                        (int(amount), key_id, int(amount), MAX_BALANCE))
             if cur.rowcount != 1:
                 return None
             self._ledger(cur, key_id, "credit", int(amount), None, None, self._now())

@@ -27,6 +27,11 @@ class LedgerEntry:
     created_at: str
 
 
+# The largest balance a key may hold (and so the largest top-up). Unbounded, a top-up past 2**63 - 1 turned SQLite's
+# INTEGER balance into a REAL (rounded: the ledger no longer summed to it) and was a bigint overflow on PostgreSQL.
+MAX_BALANCE = 10**15
+
+
 class StorageUnavailable(Exception):
     """The backing database cannot be reached or answered with an error."""
 
@@ -47,7 +52,8 @@ class Store(ABC):
 
     @abstractmethod
     def add_credits(self, key_id: str, amount: int) -> int | None:
-        """Top up (or, with a negative amount, take back) credits; returns the new balance, None if unknown."""
+        """Top up (or, with a negative amount, take back) credits; returns the new balance, None if the key is
+        unknown or the balance would leave 0..MAX_BALANCE."""
 
     @abstractmethod
     def reserve(self, key_id: str, amount: int, request_id: str | None, endpoint: str | None,

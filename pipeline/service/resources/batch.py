@@ -86,7 +86,7 @@ def settle_per_document(req: falcon.Request, spec: str, documents: int) -> None:
     if cost <= 0:
         return
     ctx.reserved_at = time.time()
-    reservation = store.reserve(ctx.key_id, cost, getattr(ctx, "request_id", None), req.path,
+    reservation = store.reserve(ctx.key_id, cost, getattr(ctx, "request_id", None), req.uri_template or req.path,
                                 config.reservation_ttl)
     if reservation is None:
         raise ApiError(402, "INSUFFICIENT_CREDITS", f"This batch costs {cost} credit(s) ({documents} document(s)); "
