@@ -73,13 +73,19 @@ def test_files_that_cannot_be_read_or_written_are_named_not_a_traceback(tmp_path
              (["run", "normalize", str(missing)], "No such file or directory", missing),
              (["run", "transform", str(tmp_path), "--to", "cii"], "Is a directory", tmp_path),
              (["run", "pdf", str(missing)], "No such file or directory", missing),
-             (["validate", str(missing)], "No such file or directory", missing),
-             (["generate", str(REQUEST), "-o", str(tmp_path / "no" / "x.xml")], "No such file or directory",
-              tmp_path / "no" / "x.xml")]
+             (["validate", str(missing)], "No such file or directory", missing)]
     for argv, why, path in cases:
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
-        assert err == f"pipeline {argv[0]}: {why}: {path}\n", argv
+        command = " ".join(argv[:2] if argv[0] == "run" else argv[:1])  # a stage is named with its command
+        assert err == f"pipeline {command}: {why}: {path}\n", argv
+    # an output in a missing folder is refused before the work, which was done and then lost
+    out = tmp_path / "no" / "x.xml"
+    for argv in (["generate", str(REQUEST), "-o", str(out)], ["validate", str(missing), "--html", str(out)],
+                 ["run", "pdf", str(missing), "-o", str(out)]):
+        assert main(argv) == 2, argv
+        command = " ".join(argv[:2] if argv[0] == "run" else argv[:1])
+        assert capsys.readouterr().err == f"pipeline {command}: {out}: its folder {out.parent} does not exist\n"
 
 
 # ---- what a newcomer trips over (issue 27) ----------------------------------------------------------------------

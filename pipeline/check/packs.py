@@ -49,7 +49,10 @@ ACTIVE, DEPRECATED = "active", "deprecated"
 
 
 class RulesError(Exception):
-    """A rule pack cannot be installed, found or trusted; the message says what to do."""
+    """A rule pack cannot be installed, found or trusted; the message says what to do. From `install`: `installed`,
+    the packs that were installed all the same."""
+
+    installed: list = []
 
 
 class PackNotInstalled(RulesError):
@@ -275,23 +278,32 @@ def install(source_dir: str | Path | None = None, *, registry: Path | None = Non
     # A pack the registry pins no download for (`noDownload`) comes from a local copy only: without one the others
     # are installed and the command fails naming it.
     local_only = [e for e in entries if source_dir is None and e.get("noDownload") and not e.get("package")]
-    installed = []
+    installed, failed = [], []
     for entry in (e for e in entries if e not in local_only):
-        with tempfile.TemporaryDirectory(prefix=".install-", dir=_ensure_dir(home)) as tmp:
-            staging = Path(tmp) / "pack"
-            if entry.get("package"):
-                _stage_from_package(entry, staging)  # from the installed Python package, with or without --from
-            elif source_dir is not None:
-                _stage_from_dir(Path(source_dir), entry, staging)
-            else:
-                _stage_from_download(entry, staging)
-            source = _package_source(entry) if entry.get("package") else str(source_dir or "download")
-            installed.append(_commit(entry, staging, home, source, optimise))
+        try:
+            with tempfile.TemporaryDirectory(prefix=".install-", dir=_ensure_dir(home)) as tmp:
+                staging = Path(tmp) / "pack"
+                if entry.get("package"):
+                    _stage_from_package(entry, staging)  # from the installed Python package, with or without --from
+                elif source_dir is not None:
+                    _stage_from_dir(Path(source_dir), entry, staging)
+                else:
+                    _stage_from_download(entry, staging)
+                source = _package_source(entry) if entry.get("package") else str(source_dir or "download")
+                installed.append(_commit(entry, staging, home, source, optimise))
+        except RulesError as exc:
+            # Each pack goes in whole or not at all: one damaged pack stopped the command after the packs before
+            # it were installed and before those after it were tried, and the error named neither.
+            failed.append(str(exc))
     clear_caches()
-    if local_only:
-        raise RulesError("; ".join(f"{e['spec']} {e['version']} was not installed: {e['noDownload']}" for e in local_only)
-                         + f". The other packs are installed ({', '.join(p.key for p in installed) or 'none'}); "
-                         "install from a local copy of the official artefacts: pipeline rules install --from DIR")
+    failed += [f"{e['spec']} {e['version']} was not installed: {e['noDownload']}" for e in local_only]
+    if failed:
+        error = RulesError("; ".join(failed) + f". The other packs are installed "
+                           f"({', '.join(p.key for p in installed) or 'none'})" + (
+                               "; install from a local copy of the official artefacts: pipeline rules install "
+                               "--from DIR" if local_only else ""))
+        error.installed = installed
+        raise error
     return installed
 
 

@@ -202,7 +202,9 @@ def _xrechnung_schematron(files: dict[str, bytes], name: str) -> Release | None:
     pack_files = _overlay(base, {n: d for n, d in files.items() if n.endswith((".xsl", ".sch"))})
     entry = _entry_like(base, f"{xr}-schematron-{version}", f"XRechnung Schematron {version} (XRechnung {xr}) over "
                         f"the KoSIT validator configuration of {base.key}, added from {name}",
-                        f"XRechnung Schematron {version}, {base.release or base.key}")
+                        # the configuration's own Schematron is the one replaced: named, the pack claimed both
+                        f"XRechnung Schematron {version}, "
+                        + re.sub(r"^XRechnung Schematron [\d.]+, ", "", base.release or base.key))
     return Release("XRechnung Schematron release", entry, pack_files, _date(created.group(1) if created else None),
                    {"": base.key})
 

@@ -12,6 +12,7 @@ import os
 import pkgutil
 import sys
 
+from pipeline.cli.files import shown
 
 EXIT_CODES = ("exit codes: 0 ok / valid, 1 invalid (a finding about the input), 2 error (could not run), "
               "3 indeterminate (not judged: rules the document claims are not installed, or a check could not run)")
@@ -44,15 +45,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tolerant_output() -> None:
+    """A file name that is no UTF-8 reaches print() as lone surrogates; where stdout / stderr are strict (a UTF-8
+    locale other than C, PYTHONIOENCODING=utf-8) printing it ended the command with a traceback. Such a name is
+    written back as the bytes it was read from, as `ls` does."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="surrogateescape")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+    _tolerant_output()
+    program = getattr(args, "_parser", parser).prog  # "pipeline run normalize", not just "pipeline run"
     try:
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe is found here, not when Python exits
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C: no traceback; said, so that a script's log shows why the output is short
+        print(f"\n{program}: interrupted", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader stopped reading (`| head -1`): what it took was written, the rest not
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
@@ -60,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a file named on the command line cannot be read or written: say which, no traceback
         if exc.filename is None:
             raise
-        print(f"pipeline {args.command}: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        name = shown(exc.filename) if isinstance(exc.filename, (str, bytes, os.PathLike)) else exc.filename
+        print(f"{program}: {exc.strerror or exc}: {name}", file=sys.stderr)
         return 2
     return int(code or 0)
 

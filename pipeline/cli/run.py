@@ -17,14 +17,19 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline.cli.generate import print_api_error, read_input
+from pipeline.cli.files import shown
+from pipeline.cli.generate import (output_refused, pdf_to_terminal, print_api_error, read_input,
+                                   write_output)
 from pipeline.errors import ApiError, TransformError
 
-SPECS = ("xrechnung", "en16931")
+# every spec `pipeline generate` writes XML for (pipeline.invoice.model.XML_SPECS): with xrechnung and en16931 only,
+# a fixture stating config.spec fr-ctc or peppol could not be normalized ("contradicts the endpoint, which
+# generates en16931") nor its stages be run as generation runs them
+SPECS = ("xrechnung", "en16931", "fr-ctc", "peppol")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("run", help="run one generation stage and print its output")
+    p = sub.add_parser("run", help="run one stage (generation, reading, validation) and print its output")
     stages = p.add_subparsers(dest="stage", metavar="STAGE")
     stages.required = True
 
@@ -38,7 +43,8 @@ def register(sub) -> None:
     s.add_argument("canonical", type=Path, help="canonical XML (run normalize's output; '-' for stdin)")
     s.add_argument("--to", type=str.upper, choices=("CII", "UBL"), default="CII", help="syntax (default: CII)")
     s.add_argument("--xslt", type=Path, help="run this stylesheet instead of xslt/cii.xsl or xslt/ubl.xsl")
-    s.add_argument("--spec", choices=SPECS, default="xrechnung", help="sets BT-24 and the BT-23 default")
+    s.add_argument("--spec", choices=SPECS, default="xrechnung", help="sets BT-24 and the BT-23 default "
+                                                                      "(default: xrechnung)")
     s.add_argument("--specification-id", help="write this BT-24 instead (e.g. an XRechnung extension id)")
     s.set_defaults(func=run_transform)
 
@@ -64,7 +70,7 @@ def register(sub) -> None:
 
     s = stages.add_parser("pdf", help="HTML -> PDF/A-3b pages with WeasyPrint and templates/ (ZUGFeRD path)")
     s.add_argument("html", type=Path, help="the page as HTML (run html's output; '-' for stdin)")
-    s.add_argument("-o", "--output", type=Path, help="write the PDF here (default: stdout)")
+    s.add_argument("-o", "--output", type=Path, help="write the PDF here (default, or '-': stdout)")
     s.set_defaults(func=run_pdf)
 
 
@@ -103,25 +109,53 @@ def _saxon_quiet():
             os.close(saved)
 
 
+_CANONICAL_ROOT = "{urn:einvoice-pipeline:canonical:1}invoice"
+
+
+def not_xml(command: str, source: Path, data: bytes, canonical: bool = False) -> int:
+    """0 when `data` is XML a stylesheet can be given, else the input's fault said in one line and 1: malformed,
+    or carrying a DOCTYPE (refused, as everywhere). Saxon's refusal named our stylesheet and exited 2, as if the
+    stylesheet were broken. `canonical`: the root must also be the canonical invoice (html.xsl has no such check
+    and answered an empty page with exit 0 for a CII or UBL document)."""
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        why = f"the input is not well-formed XML: {exc.msg}"
+    else:
+        doctype = root.getroottree().docinfo.doctype
+        why = ("the input carries a DOCTYPE; refused (no DTDs or entity declarations)" if doctype
+               else "the input is not a canonical invoice (urn:einvoice-pipeline:canonical:1 invoice)"
+               if canonical and root.tag != _CANONICAL_ROOT else None)
+    if why is None:
+        return 0
+    print(f"pipeline {command}: {shown(source)}: {why}", file=sys.stderr)
+    return 1
+
+
 def transform_failed(command: str, source: Path, err: TransformError) -> int:
     """One report of a failed stage: the input named; the stylesheet's own verdict on it (an xsl:message that
     stops the transform, e.g. "the input is not a canonical invoice") when it gave one, else Saxon's error with
     the stylesheet's file and line (a fault of the stylesheet). Exit 1 for the input, 2 for the stylesheet."""
     if err.xsl_messages:
         for message in err.xsl_messages:
-            print(f"pipeline {command}: {source}: {message}", file=sys.stderr)
+            print(f"pipeline {command}: {shown(source)}: {message}", file=sys.stderr)
         return 1
-    print(f"pipeline {command}: {source}: {err}", file=sys.stderr)
+    print(f"pipeline {command}: {shown(source)}: {err}", file=sys.stderr)
     return 2
 
 
 def run_transform(args) -> int:
     from pipeline.write.transform import transform  # lazy: as above
 
+    data = read_input(args.canonical)
+    if not_xml("run transform", args.canonical, data):
+        return 1
     try:
         with _saxon_quiet():
-            out = transform(read_input(args.canonical), args.to, args.spec,
-                            str(args.xslt) if args.xslt else None, args.specification_id)
+            out = transform(data, args.to, args.spec, str(args.xslt) if args.xslt else None, args.specification_id)
     except TransformError as err:  # the message names the stylesheet file and line
         return transform_failed("run transform", args.canonical, err)
     sys.stdout.buffer.write(out)
@@ -133,8 +167,9 @@ def run_validate(args) -> int:
 
     try:
         report = validate_xml(read_input(args.document), args.spec, args.version)
-    except ApiError as err:
-        return print_api_error(err)
+    except ApiError as err:  # an unknown --version, a document too large: not validated, so never "invalid"
+        print_api_error(err)
+        return 2
     print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
     return {"valid": 0, "invalid": 1}.get(report.verdict, 3)
 
@@ -142,10 +177,13 @@ def run_validate(args) -> int:
 def run_html(args) -> int:
     from pipeline.pdf import page  # lazy: as above
 
+    data = read_input(args.canonical)
+    # an author's own page stylesheet may take other input; ours takes the canonical invoice only
+    if not_xml("run html", args.canonical, data, canonical=args.xslt is None):
+        return 1
     try:
         with _saxon_quiet():
-            out = page.invoice_html(read_input(args.canonical), page.language_of(args.lang), args.profile_label,
-                                    args.xslt or page.HTML_XSL)
+            out = page.invoice_html(data, page.language_of(args.lang), args.profile_label, args.xslt or page.HTML_XSL)
     except ApiError as err:
         return print_api_error(err)
     except TransformError as err:
@@ -157,11 +195,9 @@ def run_html(args) -> int:
 def run_pdf(args) -> int:
     from pipeline.pdf import page  # lazy: as above
 
-    pages = page.html_to_pdf(read_input(args.html))
-    if args.output:
-        args.output.write_bytes(pages)
-    else:
-        sys.stdout.buffer.write(pages)
+    if output_refused("pipeline run pdf", args.output) or pdf_to_terminal("pipeline run pdf", args.output):
+        return 2
+    write_output(args.output, page.html_to_pdf(read_input(args.html)))
     return 0
 
 
@@ -174,13 +210,34 @@ def run_read(args) -> int:
     try:
         source = parse.source_of(read_input(args.document))
         with _saxon_quiet():
-            out = canonical.to_canonical(source.xml, source.doc, args.xslt)
+            # source nodes named by id, as parse does: the stylesheets' path() on every value made the stage
+            # quadratic (a 20,000-line UBL had not finished after 6 minutes; parse reads it in seconds)
+            out = canonical.to_canonical(source.xml, source.doc, args.xslt, tree=source.reading_tree(), ids=True)
     except ApiError as err:
         return print_api_error(err)
     except TransformError as err:
         return transform_failed("run read", args.document, err)
-    if not args.provenance:
-        out = provenance.split(out).canonical
+    root = source.doc.tree.getroot()
+    out = _with_paths(out, root) if args.provenance else provenance.split(out, root).canonical
     sys.stdout.buffer.write(etree.tostring(etree.fromstring(out), xml_declaration=True, encoding="UTF-8",
                                            pretty_print=True))
     return 0
+
+
+def _with_paths(traced: bytes, source) -> bytes:
+    """The canonical document with its s:src naming source nodes by path(), as the stylesheets write them without
+    `$src = 'id'` (an author's stylesheet that writes paths itself is left as it is)."""
+    from lxml import etree
+
+    from pipeline.read import provenance
+    from pipeline.read.canonical import SOURCE_NS
+
+    root = etree.fromstring(traced)
+    ids = root.attrib.pop(f"{{{SOURCE_NS}}}ids", None)
+    if ids is not None:
+        path = provenance.path_namer(ids.split(), source)
+        for element in root.iter(etree.Element):
+            src = element.get(f"{{{SOURCE_NS}}}src")
+            if src:
+                element.set(f"{{{SOURCE_NS}}}src", " ".join(map(path, src.split())))
+    return etree.tostring(root)

@@ -9,7 +9,8 @@ POST .../validate/batch reads them: `pipeline.unpack`)
 validated in N worker processes (default: CPU cores; forkserver / spawn, never fork: Saxon must not cross a fork),
 a progress line on a terminal, one line per document and a summary table (--json: the batch endpoint's
 `{"summary", "results"}`); --html-dir writes each document's report for people there. Exit 2 if any document could
-not be validated, else 1 if any is invalid, else 3 if any is indeterminate, else 0.
+not be validated, else 1 if any is invalid, else 3 if any is indeterminate, else 0. Ctrl-C stops the workers at once
+and reports the documents done; the others are `INTERRUPTED` errors (exit 2). `-` reads one document from stdin.
 
 Without `--spec` (auto) each document is held to the rules detected from it, as the web page and a job's "auto" do
 (`pipeline.check.detect`). A PDF (by its `%PDF-` header) is checked as ZUGFeRD / Factur-X: PDF/A-3, XMP and the embedded invoice XML
@@ -19,15 +20,18 @@ with `--strict` (then a finding makes the exit code 1).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import multiprocessing
 import os
+import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from pipeline.check.detect import is_pdf, route
 from pipeline.cli.files import MAIL_SUFFIXES, Progress, expand, is_archive, safe_name, say_skipped, shown
+from pipeline.cli.generate import is_stdio, output_refused
 from pipeline.errors import ApiError
 from pipeline.settings import get_settings
 from pipeline.unpack import Limits, Unpacker
@@ -36,8 +40,8 @@ from pipeline.unpack import Limits, Unpacker
 def register(sub) -> None:
     p = sub.add_parser("validate", help="validate an e-invoice (CII / UBL XML, or a ZUGFeRD PDF) on the official rules")
     p.add_argument("file", type=Path, nargs="+",
-                   help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF; several, a folder, a ZIP archive or an "
-                        "e-mail (.eml, .mbox: each message's invoices)")
+                   help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF ('-' for stdin); several, a folder, a ZIP "
+                        "archive or an e-mail (.eml, .mbox: each message's invoices)")
     p.add_argument("--spec", choices=("auto", "xrechnung", "en16931", "fr-ctc", "peppol", "fr-cdar"), default="auto",
                    help="rules for an XML file (default auto: detected from the file as the web page does, "
                         "pipeline.check.detect); fr-ctc (France's reform: FNFE chain with BR-FR Flux 2) takes PDFs "
@@ -45,22 +49,45 @@ def register(sub) -> None:
                         "(CDV, CDAR D22B on BR-FR-CDV; auto detects them)")
     p.add_argument("--version", default=None, help="validation package version (default: latest active)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
-    p.add_argument("--html", type=Path, metavar="OUT", help="also write the report for people as HTML here")
-    p.add_argument("--pdf", type=Path, metavar="OUT", help="also write the report for people as PDF here")
+    p.add_argument("--html", type=Path, metavar="OUT", help="also write the report for people as HTML here (one "
+                                                            "document; several: --html-dir)")
+    p.add_argument("--pdf", type=Path, metavar="OUT", help="also write the report for people as PDF here (one "
+                                                           "document)")
     p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the --html / --pdf report and of the verdict's sentence")
     p.add_argument("--strict", action="store_true",
                    help="content-check findings (CHECK-IBAN, CHECK-VAT-ID, ...) are errors, not warnings")
     p.add_argument("--html-dir", type=Path, metavar="OUT", help="write each document's report for people here")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
+    p.add_argument("--jobs", type=_positive, default=None, metavar="N",
                    help="worker processes for several documents (default: CPU cores)")
     p.set_defaults(func=_dispatch)
 
 
+def _positive(text: str) -> int:
+    """--jobs: a number of processes, at least 1 (0 and -1 were taken and meant "CPU cores" and "one")."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
+    return n
+
+
 def _dispatch(args) -> int:
+    if any(output_refused("pipeline validate", out) for out in (args.html, args.pdf)) \
+            or output_refused("pipeline validate", args.html_dir, folder=True):
+        return 2  # before validating: a folder given as --html-dir failed every document as INTERNAL_ERROR
+    if is_stdio(args.html) or is_stdio(args.pdf):  # wrote a file named "-"; stdout carries the verdict
+        print("pipeline validate: --html / --pdf take a file name (stdout carries the verdict)", file=sys.stderr)
+        return 2
     paths = args.file
-    if len(paths) == 1 and not paths[0].is_dir() and not is_archive(paths[0]):
+    if len(paths) == 1 and (is_stdio(paths[0]) or not paths[0].is_dir() and not is_archive(paths[0])):
         args.file = paths[0]
         return _run(args)
+    if args.html or args.pdf:  # they name one file: for several documents they did nothing, without a word
+        print("pipeline validate: --html / --pdf write the report of one document; for several use --html-dir OUT",
+              file=sys.stderr)
+        return 2
     return _run_many(args)
 
 
@@ -68,8 +95,13 @@ def _run(args) -> int:
     from pipeline.flows.validate_pdf import validate_pdf  # lazy: Saxon and pikepdf only for this command
     from pipeline.flows.validate_xml import validate  # lazy: as above
 
-    data = args.file.read_bytes()
+    stdin = is_stdio(args.file)
+    data = sys.stdin.buffer.read() if stdin else args.file.read_bytes()
+    name = "(stdin)" if stdin else shown(args.file)
     spec = route(data, args.spec)
+    if spec == "zugferd" and args.version:  # the PDF's own profile decides its rules
+        print("pipeline validate: --version does not apply to a ZUGFeRD / Factur-X PDF (its profile's rules judge "
+              "it)", file=sys.stderr)
     try:
         if spec == "fr-ctc" and is_pdf(data):
             from pipeline.flows.validate_fr_ctc import validate_fr_ctc  # lazy: as above
@@ -94,13 +126,13 @@ def _run(args) -> int:
 
         for out, pdf in ((args.html, False), (args.pdf, True)):
             if out:
-                out.write_bytes(readable_report(data, report, shown(args.file.name), args.lang, pdf=pdf))
+                out.write_bytes(readable_report(data, report, Path(name).name, args.lang, pdf=pdf))
     if args.html_dir:
-        _write_html(args.html_dir, shown(args.file.name), data, report, args.lang)
+        _write_html(args.html_dir, Path(name).name, data, report, args.lang)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
-        print(f"{report.verdict.upper()}: {args.file} ({what} {report.version}, "
+        print(f"{report.verdict.upper()}: {name} ({what} {report.version}, "
               f"{report.syntax or 'unknown syntax'}) - {report.errors} error{'' if report.errors == 1 else 's'}, "
               f"{report.warnings} warning{'' if report.warnings == 1 else 's'}")
         print(report.meaning(args.lang))  # what the report's class means for the receiver
@@ -144,23 +176,39 @@ def validate_one(job: tuple) -> dict:
 
 
 def _warm() -> None:
-    """Worker start: load Saxon in this process (never inherited)."""
+    """Worker start: load Saxon in this process (never inherited). Ctrl-C reaches the whole process group: the
+    parent alone answers it (stops the workers, reports what was done), so a worker ignores it rather than die
+    with a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     import pipeline.flows.validate_batch  # noqa: F401 - lazy: the heavy imports, once per worker
 
 
+class Interrupted(Exception):
+    """Ctrl-C during run_jobs: `results` in job order, None for each document not validated."""
+
+    def __init__(self, results: list[dict | None]):
+        super().__init__("interrupted")
+        self.results = results
+
+
 def run_jobs(jobs: list[tuple], workers: int, progress: Progress | None = None) -> list[dict]:
-    """Every job through validate_one, in `workers` processes (1: in this process), results in job order."""
+    """Every job through validate_one, in `workers` processes (1: in this process), results in job order.
+    Interrupted (with what was done) on Ctrl-C."""
     results: list[dict | None] = [None] * len(jobs)
     if workers <= 1 or len(jobs) <= 1:
-        for n, job in enumerate(jobs):
-            results[n] = validate_one(job)
-            if progress:
-                progress.step(job[0])
+        try:
+            for n, job in enumerate(jobs):
+                results[n] = validate_one(job)
+                if progress:
+                    progress.step(job[0])
+        except KeyboardInterrupt:
+            raise Interrupted(results) from None
         return results
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     size = max(1, min(16, len(jobs) // (workers * 8)))  # small chunks: little IPC, the workers stay even
     chunks = [list(range(n, min(n + size, len(jobs)))) for n in range(0, len(jobs), size)]
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_warm) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_warm)
+    try:
         futures = {pool.submit(validate_chunk, [jobs[n] for n in chunk]): chunk for chunk in chunks}
         for future in as_completed(futures):
             chunk = futures[future]
@@ -172,7 +220,25 @@ def run_jobs(jobs: list[tuple], workers: int, progress: Progress | None = None) 
                 results[n] = result
                 if progress:
                     progress.step(jobs[n][0])
+    except KeyboardInterrupt:
+        # a `with` block's exit waited for every queued document (the whole folder) and then reported none: drop the
+        # queue and end the workers' current documents (the workers are this process's own children)
+        _stop(pool)
+        raise Interrupted(results) from None
+    finally:
+        pool.shutdown(cancel_futures=True)  # after _stop: returns at once
     return results
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """End a pool at once: nothing queued starts, the running documents are abandoned."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # no public way to reach them (3.11)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(5)
 
 
 def validate_chunk(jobs: list[tuple]) -> list[dict]:
@@ -200,6 +266,8 @@ def _jobs_of(args) -> list[tuple | dict]:
             for p in expand([path]):
                 name = shown(p.relative_to(path))
                 jobs += unpacked(p, name) if p.suffix.lower() in MAIL_SUFFIXES else [(name, p, None) + common + (None,)]
+        elif is_stdio(path):  # `-` among several: stdin read here, as one document
+            jobs.append(("(stdin)", None, sys.stdin.buffer.read()) + common + (None,))
         else:
             jobs.append((shown(path), path, None) + common + (None,))
     return jobs
@@ -218,11 +286,15 @@ def _run_many(args) -> int:
     refused = {n: j for n, j in enumerate(jobs) if isinstance(j, dict)}
     todo = [j for n, j in enumerate(jobs) if n not in refused]
     progress = Progress(len(todo))
+    interrupted = False
     try:
-        done = iter(run_jobs(todo, args.jobs or os.cpu_count() or 1, progress))
+        validated = run_jobs(todo, args.jobs or os.cpu_count() or 1, progress)
+    except Interrupted as stop:  # Ctrl-C: what was validated is reported, the rest named as not validated
+        interrupted, validated = True, stop.results
     finally:
         progress.close()
-    results = [refused[n] if n in refused else next(done) for n in range(len(jobs))]
+    done = iter(validated)
+    results = [refused[n] if n in refused else next(done) or _not_validated(jobs[n]) for n in range(len(jobs))]
     from pipeline.flows.validate_batch import summary  # lazy: as above
 
     total = summary(results)
@@ -230,8 +302,26 @@ def _run_many(args) -> int:
         clean = [{k: v for k, v in r.items() if k != "spec"} for r in results]
         print(json.dumps({"summary": total, "results": clean}, indent=2, ensure_ascii=False))
     else:
-        _table(results, total)
+        _table([r for r in results if not _was_interrupted(r)], total)
+    if interrupted:
+        left = sum(1 for r in results if _was_interrupted(r))
+        print(f"pipeline validate: interrupted: {len(results) - left} of {len(results)} documents done, {left} not "
+              "validated (INTERRUPTED)", file=sys.stderr)
     return 2 if total["errors"] else 1 if total["invalid"] > total["indeterminate"] else 3 if total["indeterminate"] else 0
+
+
+INTERRUPTED = "INTERRUPTED"
+
+
+def _not_validated(job: tuple) -> dict:
+    """The results[] entry of a document Ctrl-C left unvalidated: an error, so that the exit code is 2 and a
+    --json reader sees every document named."""
+    return {"name": job[0], **({"email": job[-1]} if job[-1] else {}),
+            "error": {"code": INTERRUPTED, "message": "Not validated: the run was interrupted (Ctrl-C)."}}
+
+
+def _was_interrupted(result: dict) -> bool:
+    return (result.get("error") or {}).get("code") == INTERRUPTED
 
 
 def _table(results: list[dict], total: dict) -> None:
@@ -251,7 +341,8 @@ def _table(results: list[dict], total: dict) -> None:
             verdict, what = ("NOTICE", r["notice"]) if "notice" in r else ("ERROR", r["error"])
             print(f"{name:{width}}  {verdict:13} {'':10} {'':>6} {'':>8}  {what['code']}: {what['message']}")
     files = total["files"]
+    left = total["files"] - len(results)  # the documents an interruption left: counted, not listed one by one
     print(f"\n{files} document{'' if files == 1 else 's'}: {total['valid']} valid, "
           f"{total['invalid'] - total['indeterminate']} invalid, {total['indeterminate']} indeterminate, "
-          f"{total['errors']} could not be validated"
+          f"{total['errors'] - left} could not be validated" + (f", {left} not validated (interrupted)" if left else "")
           + (f", {total['noInvoice']} message(s) without an invoice" if total["noInvoice"] else ""))
