@@ -70,4 +70,7 @@ def convert_options(request: dict) -> ConvertOptions:
             profile = profile_named(profile).name
         except (ApiError, AttributeError, TypeError):
             raise bad_option("profile", "names no ZUGFeRD / Factur-X profile", profile) from None
+        if to != "ZUGFERD":  # it was ignored: an XML target is written on its spec's rules, never cut to a profile
+            raise bad_option("profile", f"applies to the ZUGFERD target only (a Factur-X PDF's profile); {to} is "
+                             "written on the rules of request.spec", profile)
     return ConvertOptions(to, choice(request, "spec", SPECS), profile, language(request), flag(request, "allowLoss"))
