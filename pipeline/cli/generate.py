@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from pipeline.cli.files import shown
 from pipeline.errors import ApiError
 from pipeline.invoice.request_json import dumps, with_config
 
@@ -37,8 +38,6 @@ def output_refused(program: str, output: Path | None, folder: bool = False) -> b
     """True (said on stderr) when `output` cannot be written: checked before the work, which was done in full and
     then lost (and `pipeline validate` printed no verdict) when the folder was missing. `folder`: `output` is a
     folder to be made (`--html-dir`), so an existing file is in the way."""
-    from pipeline.cli.files import shown
-
     if output is None or is_stdio(output):
         return False
     if folder:

@@ -117,7 +117,7 @@ def not_xml(command: str, source: Path, data: bytes, canonical: bool = False) ->
     or carrying a DOCTYPE (refused, as everywhere). Saxon's refusal named our stylesheet and exited 2, as if the
     stylesheet were broken. `canonical`: the root must also be the canonical invoice (html.xsl has no such check
     and answered an empty page with exit 0 for a CII or UBL document)."""
-    from lxml import etree
+    from lxml import etree  # lazy: as above
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True)
     try:
@@ -202,7 +202,7 @@ def run_pdf(args) -> int:
 
 
 def run_read(args) -> int:
-    from lxml import etree
+    from lxml import etree  # lazy: as above
 
     from pipeline.flows import parse  # lazy: as above
     from pipeline.read import canonical, provenance  # lazy: as above
@@ -227,10 +227,10 @@ def run_read(args) -> int:
 def _with_paths(traced: bytes, source) -> bytes:
     """The canonical document with its s:src naming source nodes by path(), as the stylesheets write them without
     `$src = 'id'` (an author's stylesheet that writes paths itself is left as it is)."""
-    from lxml import etree
+    from lxml import etree  # lazy: as above
 
-    from pipeline.read import provenance
-    from pipeline.read.canonical import SOURCE_NS
+    from pipeline.read import provenance  # lazy: as above
+    from pipeline.read.canonical import SOURCE_NS  # lazy: as above
 
     root = etree.fromstring(traced)
     ids = root.attrib.pop(f"{{{SOURCE_NS}}}ids", None)
