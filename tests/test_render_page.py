@@ -154,6 +154,19 @@ def test_the_page_counter_stays_on_one_line_beside_a_long_footer(lang, counter, 
     assert layout_faults(pdf, tmp_path) == []
 
 
+@pytest.mark.parametrize("lang, heading, label", [("en", "SELLER TAX REPRESENTATIVE", "VAT ID"),
+                                                    ("de", "STEUERLICHER VERTRETER", "USt-IdNr.")])
+def test_a_party_block_is_not_split_across_pages(lang, heading, label, tmp_path):
+    """invoice-all-fields fills page 1 up to the payee / tax representative / delivery row: the row goes to page 2
+    whole, not with the representative's VAT ID alone at the top of page 2 under no heading."""
+    body = json.loads(ALL_FIELDS.read_text())
+    body["config"] = {"syntax": "CII"}
+    pages = pdf_pages(page.html_to_pdf(page.invoice_html(canonical_of(body), lang, "EN 16931")), tmp_path)
+    vat_id = body["invoice"]["sellerTaxRepresentativeParty"]["vatIdentifier"]
+    [on] = [n for n, p in enumerate(pages) if vat_id in p]
+    assert heading in pages[on] and re.search(rf"{re.escape(label)}\s+{vat_id}", pages[on])
+
+
 # Free-text fields (names, addresses, references, notes, descriptions): the codes, dates, numbers, identifiers
 # and addresses with a format of their own keep their fixture values.
 FORMATTED = re.compile(r"Code|SchemeId|Date|country|currency|^vat|unit|Identifier$|attachedDocument|Mime|Origin|"

@@ -483,3 +483,32 @@ def test_a_german_report_gives_our_own_findings_in_german():
         assert all("message_de" not in i for i in report.to_dict()["issues"])
         ours = [i for i in report.issues if getattr(i, "message_de", None)]  # not the rules' or validator's texts
         assert ours and not any(i.message in text for i in ours), [i.message for i in ours]
+
+
+def test_a_pdf_whose_invoice_is_malformed_xml_gets_the_code_frame_its_finding_points_to():
+    """The invoice in a PDF declares an encoding no parser knows (a real case: Mustang's
+    factur-x-invalid-xml-encoding-attribute.pdf): XML-MALFORMED at line 1, column 38, whose text says the frame shows
+    where reading stopped; the reading side refuses the invoice, so the frame comes from the embedded file as the
+    PDF check read it (there was none before)."""
+    import io
+
+    import pikepdf
+    from pipeline.flows.generate_zugferd import generate_zugferd
+    from test_zugferd_samples import invoice_request
+
+    with pikepdf.open(io.BytesIO(generate_zugferd(json.dumps(invoice_request(2, "EN16931", "de")).encode()))) as doc:
+        ef = pikepdf.NameTree(doc.Root.Names.EmbeddedFiles)["factur-x.xml"].EF
+        xml = ef.UF.read_bytes()
+        bad = xml.replace(b'encoding="UTF-8"', b'encoding="UTF-8-W/O-BOM"', 1)
+        assert bad != xml
+        for key in ("/F", "/UF"):
+            ef[key].write(bad)
+        out = io.BytesIO()
+        doc.save(out)
+    data = out.getvalue()
+    report = validate_pdf(data)
+    [malformed] = [i for i in report.issues if i.code == "XML-MALFORMED"]
+    assert (malformed.location.line, malformed.location.column) == (1, 38)
+    root = lxml_html.fromstring(readable_report(data, report, "x.pdf", "de"))
+    frames = [" ".join(f.text_content().split()) for f in root.xpath("//pre[@class='frame']")]
+    assert len(frames) == 1 and 'encoding="UTF-8-W/O-BOM"' in frames[0], frames

@@ -10,6 +10,7 @@ import zlib
 import falcon.testing
 import pikepdf
 import pytest
+from lxml import html as lxml_html
 
 from pipeline.invoice.specs import CII_NS as CII
 from pipeline.service.app import create_app
@@ -236,6 +237,60 @@ def test_a_document_file_name_that_names_no_embedded_file_is_a_warning(client, o
     assert warning["severity"] == "WARNING" and "'invoice.xml'" in warning["message"]
     assert "'factur-x.xml'" in warning["message"]
     assert report["valid"] and report["syntax"] == "CII", report["issues"]
+
+
+def _attach(name: str, data: bytes):
+    """A change for `rewrite`: one more embedded file, listed in the name tree and the catalog's /AF as the invoice."""
+    def change(doc):
+        spec = pikepdf.AttachedFileSpec(doc, data, mime_type="text/xml", filename=name,
+                                        relationship=pikepdf.Name.Alternative)
+        doc.attachments[name] = spec
+        doc.Root.AF.append(pikepdf.NameTree(doc.Root.Names.EmbeddedFiles)[name])
+    return change
+
+
+def _embedded_invoice(pdf: bytes) -> bytes:
+    with pikepdf.open(io.BytesIO(pdf)) as doc:
+        return doc.attachments["factur-x.xml"].get_file().read_bytes()
+
+
+def test_a_second_invoice_file_with_other_content_is_not_vouched_for(client, own_pdf):
+    """factur-x.xml is judged; an xrechnung.xml beside it with another invoice is what some readers take (Mustang
+    reads any of the invoice names): the report cannot call the PDF valid, and says which file it did not judge."""
+    other = _embedded_invoice(own_pdf).replace(b"<ram:ID>", b"<ram:ID>X", 1)
+    report = upload(client, rewrite(own_pdf, _attach("xrechnung.xml", other))).json
+    assert indeterminate(report, "FX_SECOND_INVOICE"), report
+    assert "'xrechnung.xml'" in report["notJudged"][0]["message"]
+    same = upload(client, rewrite(own_pdf, _attach("xrechnung.xml", _embedded_invoice(own_pdf)))).json
+    assert same["verdict"] == "valid", same  # the same bytes twice: one invoice
+
+
+def test_another_spelling_of_the_invoice_name_does_not_take_its_place(client, own_pdf):
+    """'FACTUR-X.XML' sorts before 'factur-x.xml' in the name tree: the file of the exact name is the invoice (it
+    was the other one, read as malformed XML), and the other spelling is named as a second invoice file."""
+    report = upload(client, rewrite(own_pdf, _attach("FACTUR-X.XML", b"not xml"))).json
+    assert "XML-MALFORMED" not in errors(report) and report["syntax"] == "CII", report
+    assert indeterminate(report, "FX_SECOND_INVOICE") and "'FACTUR-X.XML'" in report["notJudged"][0]["message"]
+
+
+def test_the_pdfa_checker_s_findings_are_german_in_a_german_report(client, own_pdf):
+    """pikepdf.pdfa writes English; the forms it uses are said in German (names and values as in the file), any
+    other is quoted as the checker's; so are the names of the PDF's own checks under "Angewandte Regeln"."""
+    from pipeline.pdf import checks
+
+    def part_1(doc):
+        doc.Root.Metadata.write(doc.Root.Metadata.read_bytes().replace(b"<pdfaid:part>3<", b"<pdfaid:part>1<"))
+    data = rewrite(own_pdf, part_1)
+    assert "pdfaid:part is '1', expected 3" in json.dumps(upload(client, data).json)
+    resp = upload(client, data, {"metadataLanguage": "de"}, headers={"Accept": "text/html"})
+    text = " ".join(lxml_html.document_fromstring(resp.content).body.text_content().split())
+    assert "pdfaid:part ist '1', erwartet 3" in text and "expected" not in text
+    assert "Factur-X-/ZUGFeRD-XMP-Metadaten → eingebettete Rechnungsdatei" in text
+    assert "embedded invoice file" not in text
+    assert checks.pdfa_message_de("embedded files are not supported") == \
+        "eingebettete Dateien werden nicht unterstützt"
+    assert checks.pdfa_message_de("Type 3 fonts are not supported") == \
+        "(Meldung des Prüfers pikepdf) Type 3 fonts are not supported"
 
 
 @pytest.mark.parametrize("user", ["", "secret"])

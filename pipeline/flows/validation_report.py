@@ -13,8 +13,18 @@ from pipeline.check.report import Report
 from pipeline.errors import ApiError
 from pipeline.flows.parse import read_canonical, source_of
 from pipeline.flows.status_read import status_html
-from pipeline.pdf import page, report_page
+from pipeline.pdf import checks, page, report_page
 from pipeline.read import provenance
+
+
+def _embedded_text(data: bytes) -> str | None:
+    """A PDF's embedded invoice as text, read as the PDF check reads it (bounded), when the reading side refused it
+    (malformed XML, a wrong encoding declaration): its findings point into it."""
+    try:
+        xml = checks.inspect(data, validate_xml=False, check_pdfa=False).xml
+    except checks.NotAPdf:
+        return None
+    return xml.decode("utf-8", "replace") if xml is not None else None
 
 
 def readable_report(data: bytes, report: Report, name: str = "", language: str = "en", pdf: bool = False) -> bytes:
@@ -34,8 +44,8 @@ def readable_report(data: bytes, report: Report, name: str = "", language: str =
                 invoice_html = page.invoice_html(read.canonical, language,
                                                  source.profile.level if source.profile else "")
     except ApiError:
-        if not data.startswith(b"%PDF"):
-            text = data.decode("utf-8", "replace")
+        # the text as it is, so that a finding on unreadable XML (XML-MALFORMED at its line) still gets its code frame
+        text = _embedded_text(data) if data.startswith(b"%PDF") else data.decode("utf-8", "replace")
         if report.syntax == CDAR and report.valid:  # a lifecycle status message: its own page
             invoice_html = status_html(data, language)
     render = report_page.report_pdf if pdf else report_page.report_html

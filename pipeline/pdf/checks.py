@@ -8,7 +8,8 @@ uploaded PDFs (`inspect`). Findings are report Issues with stable codes:
 - not judged (`Inspection.not_judged`, the verdict is never valid): the PDF/A-3 check did not complete
   (`PDFA_CHECK_TIMEOUT`), did not run (`PDF_TOO_COMPLEX`, `PDF_STREAM_TOO_LARGE`: our bounds), the file declares
   PDF/A-4 (`PDFA_4_NOT_CHECKED`: we check PDF/A-3 only), the invoice is beyond the size we validate
-  (`FX_XML_TOO_LARGE`).
+  (`FX_XML_TOO_LARGE`), a second embedded file under an invoice file name with other content (`FX_SECOND_INVOICE`:
+  which of the two a receiver reads depends on its software).
   Known false alarms of pikepdf 10.17 on files veraPDF accepts are dropped, each only when our own check
   shows the construct is fine: XMP properties of extension schemas that the XMP declares (6.6.2.3.1-1),
   `pdfaid:conformance` A or U of a part-3 file checked as 3b (6.6.4-3), and `/PageMode /UseAttachments`.
@@ -485,9 +486,46 @@ def _check_pdfa(data: bytes, pdf: pikepdf.Pdf, declared: dict[str, set[str]], pr
             continue
         if f.kind == "unsupported" or _undetermined(f):
             result.add(WARNING, f"PDFA_NOT_CHECKED:{f.rule}", f"Not checked by the PDF/A validator: {f.message}", f.where,
-                       de=f"Vom PDF/A-Prüfer nicht geprüft: {f.message}")  # its text as the validator gives it
+                       de=f"Vom PDF/A-Prüfer nicht geprüft: {pdfa_message_de(f.message)}")
         else:
-            result.add(ERROR, f"PDFA:{f.rule}", f.message, f.where)
+            result.add(ERROR, f"PDFA:{f.rule}", f.message, f.where, de=pdfa_message_de(f.message))
+
+
+# pikepdf.pdfa's messages (English) as German reports say them: the forms met in the corpus and our own PDFs; the
+# names, keys and values in them stay as the file has them. Any other message is quoted as the checker wrote it.
+_PDFA_DE = [(re.compile(p), de) for p, de in (
+    (r"^embedded files are not supported$", "eingebettete Dateien werden nicht unterstützt"),
+    (r"^associated files \(/AF\) are not supported$", "verknüpfte Dateien (/AF) werden nicht unterstützt"),
+    (r"^interactive forms \(/AcroForm\) are not supported$", "interaktive Formulare (/AcroForm) werden nicht unterstützt"),
+    (r"^optional content \(BDC /OC\) is not supported$", "optionale Inhalte (BDC /OC) werden nicht unterstützt"),
+    (r"^no OutputIntents; device colour cannot be checked$",
+     "keine OutputIntents; geräteabhängige Farben lassen sich nicht prüfen"),
+    (r"^marked-content property lists are not checked yet$",
+     "Eigenschaftslisten markierter Inhalte werden noch nicht geprüft"),
+    (r"^unrecognized key\(s\) (.+) are not checked$", r"unbekannte Schlüssel werden nicht geprüft: \1"),
+    (r"^the content of structured XMP property (\S+) is not checked$",
+     r"der Inhalt der strukturierten XMP-Eigenschaft \1 wird nicht geprüft"),
+    (r"^/CIDSet on a (\S+) subset is not checked$", r"/CIDSet einer Teilmenge (\1) wird nicht geprüft"),
+    (r"^(\S+) used with OutputIntent colour space (\S+)$", r"\1 verwendet, Farbraum des OutputIntent: \2"),
+    (r"^(\S+) is not supported$", r"\1 wird nicht unterstützt"),
+    (r"^pdfaid:(part|conformance) is (.+), expected (.+)$", r"pdfaid:\1 ist \2, erwartet \3"),
+    (r"^XMP namespace (\S+) is not permitted$", r"XMP-Namensraum \1 ist nicht zulässig"),
+    (r"^XMP property (\S+) is not permitted$", r"XMP-Eigenschaft \1 ist nicht zulässig"),
+    (r"^XMP is not well-formed XML: (.+)$", r"XMP ist kein wohlgeformtes XML: \1"),
+    (r"^file is encrypted$", "die Datei ist verschlüsselt"),
+    (r"^(\S+) is a required property$", r"\1 ist eine verlangte Angabe"),
+    (r"^the embedded file is not an associated file: no /AF array lists its file specification$",
+     "die eingebettete Datei ist keine verknüpfte Datei: kein /AF-Verzeichnis nennt ihre Dateispezifikation"),
+    (r"^(.+) is not of type (\S+)$", r"\1 ist nicht vom Typ \2"),
+)]
+
+
+def pdfa_message_de(message: str) -> str:
+    """A pikepdf.pdfa message in German where its form is known, else the checker's own words, marked as such."""
+    for pattern, de in _PDFA_DE:
+        if pattern.match(message):
+            return pattern.sub(de, message, count=1)
+    return f"(Meldung des Prüfers pikepdf) {message}"
 
 
 _HEADER = re.compile(rb"%PDF-1\.[0-7](?:\r\n|\r|\n)")
@@ -636,9 +674,12 @@ def _catalog_af(pdf: pikepdf.Pdf) -> list[pikepdf.Dictionary]:
 
 def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: bool = False) -> None:
     specs = _file_specs(pdf)
-    wanted = [n.lower() for n in ([result.fx["DocumentFileName"]] if "DocumentFileName" in result.fx else [])]
-    wanted += list(INVOICE_FILE_NAMES)
-    chosen = next(((n, s) for w in wanted for n, s in specs if n.lower() == w), None)
+    named = ([result.fx["DocumentFileName"]] if "DocumentFileName" in result.fx else []) + list(INVOICE_FILE_NAMES)
+    wanted = [n.lower() for n in named]
+    # Each name spelt exactly before another spelling of it: a file 'FACTUR-X.XML' sorts before 'factur-x.xml' in
+    # the name tree and must not take the invoice's place.
+    chosen = next(((n, s) for w in named for exact in (True, False) for n, s in specs
+                   if (n == w if exact else n.lower() == w.lower())), None)
     if chosen is None:
         result.add(ERROR, "FX_NO_EMBEDDED_INVOICE", "The PDF carries no embedded invoice XML "
                    f"(looked for {', '.join(dict.fromkeys(wanted))}; found {[n for n, _ in specs] or 'no files'}).",
@@ -653,10 +694,13 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: boo
                    de=f"fx:DocumentFileName der XMP-Metadaten ist {declared!r}, das PDF enthält aber keine Datei "
                       f"dieses Namens; gelesen wurde die Rechnung {name!r}.")
     result.other_files = []
+    rivals = []  # other files a receiver's software may take for the invoice
     for other_name, other in specs:
         if other is not spec:
             budget.check()
             result.other_files.append(_other_file(other_name, other, read_other_files))
+            if other_name.lower() in wanted:
+                rivals.append((other_name, other))
     result.file_name = name
     rel = spec.get("/AFRelationship")
     result.relationship = _pdf_text(rel)
@@ -704,6 +748,37 @@ def _extract_invoice(pdf: pikepdf.Pdf, result: Inspection, read_other_files: boo
     except (zlib.error, pikepdf.PdfError) as exc:
         result.add(ERROR, "FX_EMBEDDED_FILE_BROKEN", f"The embedded invoice cannot be decoded: {qpdf_message(exc)}",
                    de="Die eingebettete Rechnung lässt sich nicht entpacken.")
+    for other_name, other in rivals:
+        budget.check()
+        if not _same_bytes(other, result.xml):  # the same bytes twice say nothing new
+            _second_invoice(result, name, other_name)
+            break  # one is enough to withhold the verdict: no reading of every copy a file may list
+
+
+def _same_bytes(spec: pikepdf.Dictionary, data: bytes | None) -> bool:
+    """Whether the file `spec` embeds is `data`, read no further than its length (a rival file is never inflated
+    much beyond the invoice it is compared with; 1 MiB at least, so that a copy under a filter bounded only by 64
+    times its input, ASCIIHex, is still read)."""
+    ef = spec.get("/EF")
+    stream = ef.get("/UF", ef.get("/F")) if isinstance(ef, pikepdf.Dictionary) else None
+    if data is None or not isinstance(stream, pikepdf.Stream):
+        return False
+    try:
+        return _bounded_bytes(stream, max(len(data), 1 << 20)) == data
+    except (TooLarge, zlib.error, pikepdf.PdfError):
+        return False
+
+
+def _second_invoice(result: Inspection, name: str, other: str) -> None:
+    """Another embedded file under an invoice file name with other content: which invoice a receiver's software
+    reads depends on that software (readers take the first or the last such name), and only one of them was judged
+    here, so the report cannot vouch for the PDF's invoice."""
+    result.not_checked("FX_SECOND_INVOICE", f"The PDF embeds a second invoice file {other!r} whose content differs "
+                       f"from the invoice judged ({name!r}); it was not judged, and a receiver's software may read it "
+                       "instead.",
+                       de=f"Das PDF enthält eine zweite Rechnungsdatei {other!r} mit anderem Inhalt als die geprüfte "
+                          f"Rechnung ({name!r}); sie wurde nicht geprüft, und die Software eines Empfängers liest "
+                          "womöglich sie.")
 
 
 def _other_file(name: str, spec: pikepdf.Dictionary, read: bool) -> OtherFile:

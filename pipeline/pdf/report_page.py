@@ -156,7 +156,7 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
         notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
     html = _template().render(report=report, name=bidi.visible(name), lang=language, t=t, groups=groups, counts=counts,
                               meaning=report.meaning(language), also=_other_languages(report, language),
-                              v=verdict.LABELS[language], applied=applied_rules(report),
+                              v=verdict.LABELS[language], applied=applied_rules(report, language),
                               notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None,
                               screen_style=page.screen_style() if screen else None)
     return html.encode("utf-8")
@@ -168,12 +168,22 @@ def _other_languages(report: Report, language: str) -> list[tuple[str, str]]:
     return [(other, text) for other, text in report.meanings().items() if other != language]
 
 
-def applied_rules(report: Report) -> list[tuple[str, str]]:
+# The PDF container's own steps (`pipeline.pdf.checks.container_rules`) are named by us, not files: German reports
+# say them in German.
+STEP_NAMES_DE = {"pdfa": "PDF/A-3b (pikepdf.pdfa)", "xmp": "Factur-X-/ZUGFeRD-XMP-Metadaten",
+                 "embedded-file": "eingebettete Rechnungsdatei"}
+
+
+def applied_rules(report: Report, language: str = "en") -> list[tuple[str, str]]:
     """(rule set, its steps in order) for people: `xrechnung 3.0.2 (EN16931 XRechnung (CII))`,
     `CrossIndustryInvoice_100pD16B.xsd → EN16931-CII-validation.xsl → ...`; the JSON report names every file by its
     path in the pack, and whether its optimised copy ran."""
-    return [(r.label, " → ".join(s.name.rsplit("/", 1)[-1] if s.kind in ("xsd", "schematron") else s.name
-                                  for s in r.steps)) for r in report.rules]
+    def name(step) -> str:
+        if step.kind in ("xsd", "schematron"):
+            return step.name.rsplit("/", 1)[-1]
+        return STEP_NAMES_DE.get(step.kind, step.name) if language == "de" else step.name
+
+    return [(r.label, " → ".join(name(s) for s in r.steps)) for r in report.rules]
 
 
 def report_pdf(report: Report, name: str, source_text: str | None = None, language: str = "en",
