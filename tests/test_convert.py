@@ -152,6 +152,19 @@ def test_a_peppol_labelled_ubl_goes_to_zugferd_as_en16931_with_its_findings(clie
     assert "PEPPOL-EN16931-R003" in resp.headers["X-Source-Findings"]
 
 
+def test_a_pdf_whose_only_errors_are_its_own_converts_with_them_as_findings(client):
+    """A real ZUGFeRD PDF whose invoice passes its rules but whose PDF breaks PDF/A-3 (the embedded file not an
+    associated file, 6.8-4) was refused as SOURCE_INVALID: the PDF's faults do not follow the invoice into UBL, so
+    it converts and they travel in X-Source-Findings. (Its second buyer id is a loss: allowLoss.)"""
+    data = (SHARED / "realworld/corpus/ZUGFeRDv2/correct/intarsys/EN16931/"
+                     "zugferd_2p0_EN16931_Reisekostenabrechnung.pdf").read_bytes()
+    assert validate_source(parse(data).source).verdict == "invalid"   # as the ZUGFeRD endpoint judges the PDF
+    resp = upload(client, data, {"to": "UBL", "allowLoss": True}, path="/v1/invoice/convert")
+    assert resp.status_code == 200, resp.text
+    assert "PDFA:ISO_19005_3:6.8-4" in resp.headers["X-Source-Findings"]
+    assert validate_xml(resp.content, "en16931").valid   # the UBL on the official CEN rules
+
+
 def test_a_source_with_more_lines_than_a_pdf_holds_is_a_400_for_zugferd_only(client, monkeypatch):
     from pipeline.settings import get_settings
     monkeypatch.setenv("EINVOICE_MAX_PDF_LINES", "1")

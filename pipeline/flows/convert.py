@@ -355,6 +355,15 @@ def judge_source(parsed: Parsed, spec: str, request_id: str | None = None) -> tu
     factur_x = source.pdf is not None or source.profile is not None
     claimed_rules = (f"{claim} {claimed.version}" if not factur_x else claimed.version
                      if claimed.version.startswith("Factur-X") else f"Factur-X {claimed.version}")
+    if source.pdf is not None and claimed.verdict == INVALID and source.doc is not None:
+        # The PDF's own faults (PDF/A, XMP) stay with the PDF: the invoice it embeds converts when its own rules pass
+        # it (judged as sent as XML), and they travel as findings
+        invoice = validate_xml(source.xml, "en16931" if source.profile else claim, request_id=request_id,
+                               tree=source.rules_tree(), doc=source.doc, content_checks=False)
+        if invoice.verdict != INVALID:
+            found = {_place(i) for i in invoice.issues}
+            return invoice, claimed_rules, [{"rules": "the PDF's own checks (PDF/A-3, XMP)", **i.to_dict()}
+                                            for i in claimed.issues if i.severity == ERROR and _place(i) not in found]
     if claim in (spec, "en16931") or source.pdf is not None:
         return claimed, claimed_rules, []
     judged = validate_xml(source.xml, "en16931", request_id=request_id, tree=source.rules_tree(), doc=source.doc)
