@@ -263,6 +263,9 @@ def test_a_second_invoice_file_with_other_content_is_not_vouched_for(client, own
     assert "'xrechnung.xml'" in report["notJudged"][0]["message"]
     same = upload(client, rewrite(own_pdf, _attach("xrechnung.xml", _embedded_invoice(own_pdf)))).json
     assert same["verdict"] == "valid", same  # the same bytes twice: one invoice
+    from pipeline.flows.parse import parse
+    parsed = parse(rewrite(own_pdf, _attach("xrechnung.xml", other)))   # parse says it too: not a complete reading
+    assert not parsed.complete and [p.code for p in parsed.problems] == ["FX_SECOND_INVOICE"]
 
 
 def test_another_spelling_of_the_invoice_name_does_not_take_its_place(client, own_pdf):

@@ -51,6 +51,8 @@ class Source:
     profile: Profile | None = None      # Factur-X / ZUGFeRD profile its BT-24 names (CII only)
     embedded_file_name: str | None = None  # the PDF's invoice file
     pdf: bytes | None = None
+    # what the PDF holds beside the invoice read that a reader must know (a second invoice file with other content)
+    pdf_problems: tuple[ErrorDetail, ...] = ()
     _trees: dict = field(default_factory=dict, repr=False, compare=False)
 
     def reading_tree(self):
@@ -167,7 +169,7 @@ def _refuse(message: str, code: str, detail: str) -> ApiError:
 def source_of(data: bytes) -> Source:
     """Stage 1: the invoice XML of an upload (a CII / UBL file, or the invoice a ZUGFeRD / Factur-X PDF embeds),
     read safely. ApiError 400 NOT_AN_EINVOICE saying what was found instead."""
-    pdf, name = None, None
+    pdf, name, pdf_problems = None, None, ()
     if b"%PDF-" in data[:1024]:
         try:
             found = checks.inspect(data, validate_xml=False, check_pdfa=False)
@@ -182,6 +184,8 @@ def source_of(data: bytes) -> Source:
                            f"{limit} are read.", [ErrorDetail("FX_XML_TOO_LARGE", f"at most {limit} bytes",
                                                               field="file")])
         pdf, name, data = data, found.file_name, found.xml
+        pdf_problems = tuple(ErrorDetail(n.code, n.message, field="file") for n in found.not_judged
+                             if n.code == "FX_SECOND_INVOICE")
     try:
         doc = xmlinput.load(data)
     except xmlinput.XmlInputError as exc:
@@ -196,7 +200,7 @@ def source_of(data: bytes) -> Source:
     profile = profile_for_guideline(spec_id) if doc.syntax == "CII" else None
     if pdf is None and profile is not None and profile.name in ("EN16931", "XRECHNUNG"):
         profile = None  # a plain EN 16931 / XRechnung XML names no Factur-X profile
-    return Source(data, doc, doc.report_syntax, spec_id, profile, name, pdf)
+    return Source(data, doc, doc.report_syntax, spec_id, profile, name, pdf, pdf_problems)
 
 
 def to_canonical(source: Source, stylesheet=None, ids: bool = False) -> bytes:
@@ -285,6 +289,7 @@ def parse(data: bytes) -> Parsed:
     # today's 3.0, and said so in `changed`)
     changed = keep_specification_id(invoice, source.specification_id, config["spec"], config.get("profile"))
     request, missing, problems = completeness(invoice, config)
+    problems += source.pdf_problems  # (the invoice read is complete; the PDF says another thing too)
     written = written_again(request) if request is not None else None
     unmapped, truncated = unmapped_of(source, read, written)
     return Parsed(source, read.canonical, invoice, config, unmapped, truncated, missing, problems, request, written,
