@@ -253,7 +253,7 @@ def test_ctrl_c_stops_the_worker_processes_at_once(tmp_path):
     folder = tmp_path / "inbox"
     folder.mkdir()
     documents = sorted(CORPUS.glob("xrechnung-schematron-tests/**/*.xml"))
-    for n in range(3):  # enough work that the run is still going when it is interrupted
+    for n in range(20):  # enough work that the run is still going when it is interrupted (3 copies: done in 4 s)
         for doc in documents:
             (folder / f"{n}-{doc.name}").write_bytes(doc.read_bytes())
     proc = subprocess.Popen([sys.executable, "-m", "pipeline", "validate", str(folder), "--jobs", "2", "--json"],
@@ -261,7 +261,7 @@ def test_ctrl_c_stops_the_worker_processes_at_once(tmp_path):
     deadline = time.monotonic() + 120
     while len(_descendants(proc.pid)) < 3 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)  # the workers have started: the run is inside the pool
-    time.sleep(4)  # on 2 free cores about 140 documents are done by then, the rest not
+    time.sleep(3)  # some documents are done by then, most not (about 3,500 in all)
     os.killpg(proc.pid, signal.SIGINT)
     sent = time.monotonic()
     out, err = proc.communicate(timeout=120)
@@ -270,7 +270,7 @@ def test_ctrl_c_stops_the_worker_processes_at_once(tmp_path):
     assert b"interrupted: " in err
     answer = json.loads(out)
     left = [r for r in answer["results"] if r.get("error", {}).get("code") == "INTERRUPTED"]
-    assert answer["summary"]["files"] == len(documents) * 3 and left
+    assert answer["summary"]["files"] == len(documents) * 20 and left
     assert not [p for p in _descendants(proc.pid)]  # no worker left behind
 
 

@@ -291,6 +291,8 @@ def _run_many(args) -> int:
         validated = run_jobs(todo, args.jobs or os.cpu_count() or 1, progress)
     except Interrupted as stop:  # Ctrl-C: what was validated is reported, the rest named as not validated
         interrupted, validated = True, stop.results
+    except KeyboardInterrupt:  # outside the pool's loop (its start or end, a loaded machine): none known as done
+        interrupted, validated = True, [None] * len(todo)
     finally:
         progress.close()
     done = iter(validated)
