@@ -61,17 +61,16 @@ LONG_TX_SECONDS = 120
 
 # The hot path (reserve, commit, release) as single statements, sent with psycopg's pipeline mode: one round
 # trip each instead of one per statement. Same semantics as the portable versions in SqlStore.
-_RESERVE = (
-    "WITH debit AS (UPDATE api_keys SET balance = balance - %(n)s "
-    "WHERE key_id = %(key)s AND revoked_at IS NULL AND balance >= %(n)s RETURNING key_id) "
-    "INSERT INTO reservations (id, key_id, amount, request_id, endpoint, expires_at) "
-    "SELECT %(id)s, key_id, %(n)s, %(request_id)s, %(endpoint)s, %(epoch)s + %(ttl)s FROM debit"
-)
 # Reservations expire on the database's clock, which every node shares: on each node's own clock, a node set a
 # few minutes ahead gave back the other nodes' reservations while their requests ran (documents delivered
 # uncharged), and one set behind kept its own reservations past their TTL.
 _EPOCH = "extract(epoch FROM clock_timestamp())::double precision"
-_RESERVE = _RESERVE.replace("%(epoch)s", _EPOCH)
+_RESERVE = (
+    "WITH debit AS (UPDATE api_keys SET balance = balance - %(n)s "
+    "WHERE key_id = %(key)s AND revoked_at IS NULL AND balance >= %(n)s RETURNING key_id) "
+    "INSERT INTO reservations (id, key_id, amount, request_id, endpoint, expires_at) "
+    "SELECT %(id)s, key_id, %(n)s, %(request_id)s, %(endpoint)s, " + _EPOCH + " + %(ttl)s FROM debit"
+)
 _RELEASE_EXPIRED = (
     "WITH expired AS (DELETE FROM reservations WHERE expires_at < " + _EPOCH + " RETURNING key_id, amount), "
     "owed AS (SELECT key_id, SUM(amount) AS amount, COUNT(*) AS n FROM expired GROUP BY key_id), "
@@ -290,17 +289,13 @@ class PostgresStore(SqlStore):
         reservation_id = uuid.uuid4().hex
         params = {"n": int(amount), "key": key_id, "id": reservation_id, "request_id": request_id,
                   "endpoint": endpoint, "ttl": float(ttl_seconds)}
-        attempts = []
-
-        def once():
-            attempts.append(1)
+        try:
+            n = self._one_trip(_RESERVE, params, durable=False)
+        except _DeadConnection:  # once more on a fresh connection (`_again_if_dead`), by the same id
             try:
-                return self._one_trip(_RESERVE, params, durable=False)
+                n = self._one_trip(_RESERVE, params, durable=False)
             except psycopg.errors.UniqueViolation:
-                if len(attempts) == 1:
-                    raise
-                return 1  # the first attempt's answer was lost, not its reservation: the id is taken by it
-        n = self._again_if_dead(once)
+                n = 1  # the first attempt's answer was lost, not its reservation: the id is taken by it
         return reservation_id if n == 1 else None
 
     def commit(self, reservation_id):
