@@ -151,6 +151,28 @@ def test_removing_a_french_field_is_a_400_naming_it_with_its_business_term(clien
     assert entry["businessTerm"] == term
 
 
+# (the number as fr-b2b-goods has it, the same with one digit mistyped, the fields the 400 then names): the seller's
+# SIREN (and so the SIRET that starts with it), the seller's SIRET alone, the buyer's SIREN (B2B: its address too)
+MISTYPED = [("732829320", "732829321", {"seller.legalRegistrationIdentifier", "seller.identifier"}),
+            ("73282932000074", "73282932000075", {"seller.identifier"}),
+            ("552100554", "552100555", {"buyer.legalRegistrationIdentifier"})]
+
+
+@pytest.mark.parametrize("right, wrong, named", MISTYPED, ids=["seller SIREN", "seller SIRET", "buyer SIREN"])
+def test_a_siren_or_siret_whose_check_digit_is_wrong_is_a_400_the_rules_would_not_give(client, right, wrong, named):
+    """BR-FR-09/10/11 check a SIREN's nine digits and a SIRET's fourteen, not INSEE's Luhn key (python-stdnum): an
+    invoice with a mistyped digit passed them all and named a company that does not exist."""
+    request = json.loads(json.dumps(_request("fr-b2b-goods")).replace(right, wrong))
+    r = _generate(client, request)
+    assert r.status_code == 400, r.text
+    assert {e["field"] for e in r.json["errors"]} == {f"invoice.{f}" for f in named}, r.json["errors"]
+    for entry in r.json["errors"]:
+        assert entry["code"] == "INVALID_VALUE" and "check digit" in entry["message"] and entry["businessTerm"]
+    # the official chain alone takes the document with that number
+    document = _generate(client, _request("fr-b2b-goods")).content.replace(right.encode(), wrong.encode())
+    assert _official_chain(document, _french_roots())[0]
+
+
 def test_attachment_codes_are_checked(client):
     request = _request("fr-services-billing-frame")
     request["invoice"]["additionalSupportingDocuments"][0]["description"] = "Bon de livraison"

@@ -83,13 +83,31 @@ def _same_message(a: dict, b: dict) -> bool:
     return bool(a["message"].get("id")) and (a["message"], a["status"]) == (b["message"], b["status"])
 
 
+# The invoice's own data, the same in every message about it (number and seller's SIREN are the group's key). Its
+# receipt time (MDT-95) is each side's (the seller's Déposée, the buyer's Reçue) and the reference type the message's.
+_INVOICE_FACTS = ("issueDate", "typeCode", "buyerSiren")
+
+
+def _conflicts(members: list[tuple[dict, dict]]) -> list[dict]:
+    """The invoice's data its messages state differently, each value with the files stating it: the merged invoice
+    shows one of them, so the others must not vanish unseen."""
+    stated: dict[str, dict[str, list[str]]] = {}
+    for data, entry in members:
+        for field in _INVOICE_FACTS:
+            if data.get(field) is not None:
+                stated.setdefault(field, {}).setdefault(str(data[field]), []).append(entry["file"])
+    return [{"field": f"invoice.{field}", "values": [{"value": value, "files": files} for value, files in
+                                                     values.items()]}
+            for field, values in stated.items() if len(values) > 1]
+
+
 def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id: str | None = None) -> dict:
     """Several messages -> {"invoices": [{"invoice", "statuses": [...]}], "unread": [...]}: the messages grouped by
     the invoice they are about (seller's SIREN and invoice number), each invoice's statuses ordered by their status
     date-time (then by the message's, then as sent), the invoice's data merged from its messages (the first value
-    of each field). A message read again (same identifier, same content) is one status whose `copies` names the
-    other files. A file that is no readable status message is listed in `unread` with the reason; with `validate`
-    each status carries its message's verdict."""
+    of each field; `conflicts` lists the fields they state differently). A message read again (same identifier,
+    same content) is one status whose `copies` names the other files. A file that is no readable status message is
+    listed in `unread` with the reason; with `validate` each status carries its message's verdict."""
     groups: dict[tuple, list[dict]] = {}
     unread = []
     for name, data in files:
@@ -116,7 +134,11 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
         invoice: dict = {}
         for data, _ in members:
             invoice.update({k: v for k, v in data.items() if k not in invoice})
-        invoices.append({"invoice": invoice, "statuses": sorted((e for _, e in members), key=_when)})
+        found_invoice = {"invoice": invoice, "statuses": sorted((e for _, e in members), key=_when)}
+        conflicts = _conflicts(members)
+        if conflicts:
+            found_invoice["conflicts"] = conflicts
+        invoices.append(found_invoice)
     invoices.sort(key=lambda i: (_when(i["statuses"][0]), _key({"invoice": i["invoice"]})))
     return {"invoices": invoices, "unread": unread}
 

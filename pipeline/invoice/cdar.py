@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import date, datetime
+from datetime import date, datetime, timedelta, timezone
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, WithJsonSchema
@@ -28,6 +28,7 @@ from pydantic_core import PydanticCustomError
 
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.invoice import cdar_terms, france
+from pipeline.invoice.codes import CURRENCY_CODES
 from pipeline.invoice.model import MAX_ERRORS, LongText, Number, Text, from_pydantic, loads, rejected_value
 
 # ---- code lists ------------------------------------------------------------------------------------------------
@@ -251,9 +252,31 @@ def _guideline_id(value: Any) -> str:
     return found
 
 
+def _business_process(value: Any) -> Any:
+    """MDT-2 written as the list spells it when it is one of BR-FR-CDV-CL-01's (`regulated` as `REGULATED`, as the
+    roles are upper-cased); a message to the PPF carries its own short code, kept as sent."""
+    if isinstance(value, str) and value.strip().upper() in BUSINESS_PROCESSES:
+        return value.strip().upper()
+    return value
+
+
 GuidelineId = Annotated[str, BeforeValidator(_guideline_id),
                         WithJsonSchema({"type": "string", "enum": [GUIDELINE_INVOICE, GUIDELINE_PPF]})]
 InvoiceTypeCode = _listed(DOCUMENT_TYPES, "an invoice type code of the French rules (BR-FR-04)")
+
+
+def _currency(value: Any) -> str:
+    """MDT-215's currency (the amount's currencyID): ISO 4217, upper-cased on input. The XSD takes any token, so
+    `EURO` or `€` reached the message unchecked."""
+    if not isinstance(value, str):
+        raise PydanticCustomError("INVALID_TYPE", "must be a string")
+    if value.strip().upper() not in CURRENCY_CODES:
+        raise PydanticCustomError("INVALID_VALUE", "is not an ISO 4217 currency code (EUR, USD, ...)")
+    return value.strip().upper()
+
+
+CurrencyCode = Annotated[str, BeforeValidator(_currency), WithJsonSchema({"type": "string", "minLength": 3,
+                                                                          "maxLength": 3})]
 Sequence = Annotated[int, Field(strict=True, ge=1, le=999_999)]
 
 # ---- models (field order = the CDAR element order) -------------------------------------------------------------
@@ -289,7 +312,7 @@ class StatusMessage(_Model):
     id: Text
     name: Text | None = None
     issueDateTime: DateTimeText
-    businessProcess: Text | None = None
+    businessProcess: Annotated[Text, BeforeValidator(_business_process)] | None = None
     guidelineId: GuidelineId | None = None
     sender: StatusParty
     issuer: StatusParty | None = None
@@ -304,7 +327,7 @@ class StatusCharacteristic(_Model):
     name: Text | None = None
     location: LongText | None = None
     amount: Number | None = None
-    currencyCode: Text | None = None
+    currencyCode: CurrencyCode | None = None
     date: DateText | None = None
     percent: Number | None = None
 
@@ -439,9 +462,8 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
                         *((f"message.recipients[{i}]", r) for i, r in enumerate(msg.recipients))):
         if party is not None:
             need(party.idScheme is None or party.id is not None, f"{path}.id", "is required with idScheme")
-            pattern, what = france.FORMATS.get((party.idScheme or "").strip(), (None, ""))
-            need(pattern is None or party.id is None or bool(pattern.fullmatch(party.id.strip())), f"{path}.id", what,
-                 party.id, "INVALID_VALUE")
+            problem = france.identifier_problem(party.idScheme, party.id)
+            need(problem is None, f"{path}.id", str(problem), party.id, "INVALID_VALUE")
             need(party.electronicAddressScheme is None or party.electronicAddress is not None,
                  f"{path}.electronicAddress", "is required with electronicAddressScheme")
     # the profile and the business process
@@ -460,6 +482,9 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
              f"must be one of {', '.join(BUSINESS_PROCESSES)} (BR-FR-CDV-CL-01)", msg.businessProcess,
              "INVALID_VALUE")
     # the invoice
+    for field, siren in (("invoice.sellerSiren", inv.sellerSiren), ("invoice.buyerSiren", inv.buyerSiren)):
+        problem = france.identifier_problem(SIREN_SCHEME, siren)
+        need(problem is None, field, str(problem), siren, "INVALID_VALUE")
     if code != NOT_RECEIVABLE:
         need(inv.issueDate is not None, "invoice.issueDate", "is required (BR-FR-CDV-11), except for status 501 "
              "(Irrecevable)")
@@ -486,11 +511,59 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
                      "(BR-FR-CDV-14)")
                 need(c.percent is not None, f"{where}.percent", "is required: the VAT rate of the amount received "
                      "(BR-FR-CDV-14)")
+                # the VAT due on receipts is declared per French rate: 19 for 19.6 would misstate it
+                need(c.percent is None or c.percent in france.VAT_RATES, f"{where}.percent", "is no French VAT "
+                     f"rate: one of {', '.join(str(r) for r in france.VAT_RATES)} (the rates of BR-FR-16)",
+                     c.percent, "INVALID_VALUE")
+    numbers = [d.sequence for d in details if d.sequence is not None]
+    for i, d in enumerate(details):
+        need(d.sequence is None or numbers.count(d.sequence) == 1, f"status.details[{i}].sequence",
+             "numbers one status detail only: each detail has its own incremental number (MDT-124-2)", d.sequence,
+             "INVALID_VALUE")
     if code == PAYMENT_RECEIVED:
         need(any(c.typeCode == RECEIVED for d in details for c in d.characteristics or []),
              "status.details[0].characteristics" if details else "status.details",
              f"a payment received (212 Encaissée) states the amounts received per VAT rate: a characteristic of "
              f"typeCode {RECEIVED} with amount and percent for each rate (BR-FR-CDV-14)")
+    errors += _time_errors(req)
+    return errors
+
+
+# Local date-times of different places: the invoice's date is the seller's, a status's time the platform's (Paris,
+# or an overseas department a few hours off), so comparisons across them, and with this server's clock, allow a day.
+_SLACK = timedelta(days=1)
+
+
+def _time_errors(req: StatusRequest) -> list[ErrorDetail]:
+    """The message's dates in the order a status happens: the invoice issued (MDT-100) and received (MDT-95) before
+    its status (MDT-78), the status before the message reporting it (MDT-8), none of them in the future. The rules
+    compare no dates, but a platform that gets a status before its invoice, or dated next year, cannot place it."""
+    msg, st, inv = req.message, req.status, req.invoice
+    latest = datetime.now(timezone.utc).replace(tzinfo=None) + _SLACK
+    created, happened = datetime.fromisoformat(msg.issueDateTime), datetime.fromisoformat(st.dateTime)
+    received = datetime.fromisoformat(inv.receiptDateTime) if inv.receiptDateTime else None
+    issued = datetime.fromisoformat(inv.issueDate) if inv.issueDate else None
+    errors: list[ErrorDetail] = []
+    for field, value, sent in (("message.issueDateTime", created, msg.issueDateTime),
+                               ("status.dateTime", happened, st.dateTime),
+                               ("invoice.receiptDateTime", received, inv.receiptDateTime),
+                               ("invoice.issueDate", issued, inv.issueDate)):
+        if value is not None and value > latest:
+            errors.append(detail("INVALID_VALUE", field, "is in the future: a message reports what has happened",
+                                 sent))
+    if not errors and happened > created:
+        errors.append(detail("INVALID_VALUE", "status.dateTime", f"is after the message's creation "
+                             f"(message.issueDateTime {msg.issueDateTime}): a message reports a status that has "
+                             "happened", st.dateTime))
+    if not errors and received is not None and received > happened:
+        errors.append(detail("INVALID_VALUE", "invoice.receiptDateTime", f"is after the status (status.dateTime "
+                             f"{st.dateTime}): an invoice has a status once it is received", inv.receiptDateTime))
+    for field, later, what in (("status.dateTime", happened, "the status"),
+                               ("invoice.receiptDateTime", received, "its receipt")):
+        if not errors and issued is not None and later is not None and issued > later + _SLACK:
+            errors.append(detail("INVALID_VALUE", "invoice.issueDate", f"is after {what} ({field} "
+                                 f"{later.isoformat()}): an invoice is received and given a status once it is issued",
+                                 inv.issueDate))
     return errors
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from stdnum.fr import siren as stdnum_siren, siret as stdnum_siret
+
 from pipeline.errors import ErrorDetail
 
 # BR-FR-08: billing frames (cadre de facturation, BT-23): B goods, S services, M both; 1 an invoice, 2 one already
@@ -46,6 +48,22 @@ SIRET_DIGITS = re.compile(r"\d{14}")
 FORMATS = {SIREN_SCHEME: (SIREN_DIGITS, "a SIREN (scheme 0002) has nine digits"),
            SIRET_SCHEME: (SIRET_DIGITS, "a SIRET (scheme 0009) has fourteen digits")}
 _ADDRESS = re.compile(r"[A-Za-z0-9+\-_.]+")  # BR-FR-23: an electronic address of scheme 0225
+_CHECKED = {SIREN_SCHEME: ("SIREN", stdnum_siren), SIRET_SCHEME: ("SIRET", stdnum_siret)}
+
+
+def identifier_problem(scheme, value) -> str | None:
+    """What is wrong with an identifier of a French scheme (SIREN 0002, SIRET 0009), or None: its length, or its
+    check digit (INSEE gives every SIREN and SIRET a Luhn key, La Poste's establishments theirs: python-stdnum). The
+    rules check the length at most, so a mistyped digit would reach the platform, which finds no such company."""
+    scheme, value = _text(scheme), _text(value)
+    pattern, what = FORMATS.get(scheme, (None, ""))
+    if pattern is None or not value:
+        return None
+    if not pattern.fullmatch(value):
+        return what
+    name, module = _CHECKED[scheme]
+    return None if module.is_valid(value) else (f"{value} is no {name}: its check digit (Luhn key) is wrong, no "
+                                                 "company has this number (the rules check its length only)")
 
 
 def _notes(inv) -> list[tuple[str, object, object]]:
@@ -107,6 +125,12 @@ def request_errors(req, detail) -> list[ErrorDetail]:
     siren = _text(seller.legalRegistrationIdentifier)
     need(bool(SIREN_DIGITS.fullmatch(siren)), "invoice.seller.legalRegistrationIdentifier",
          "the seller's SIREN (9 digits) is required on the French rules (BR-FR-10)", siren or None)
+    # a SIREN of the right length whose check digit is wrong: the seller's always, the buyer's where it is one
+    for name, party in (("seller", seller), ("buyer", buyer)):
+        value = _text(party.legalRegistrationIdentifier)
+        is_siren = name == "seller" or b2b or _text(party.legalRegistrationIdentifierSchemeId) == SIREN_SCHEME
+        problem = identifier_problem(SIREN_SCHEME, value) if is_siren and SIREN_DIGITS.fullmatch(value) else None
+        need(problem is None, f"invoice.{name}.legalRegistrationIdentifier", str(problem), value, "INVALID_VALUE")
     need(_text(seller.legalRegistrationIdentifierSchemeId) == SIREN_SCHEME,
          "invoice.seller.legalRegistrationIdentifierSchemeId",
          f"the seller's SIREN is identified by scheme {SIREN_SCHEME} (BR-FR-10)",
@@ -126,6 +150,8 @@ def request_errors(req, detail) -> list[ErrorDetail]:
                 need(bool(SIRET_DIGITS.fullmatch(_text(value))) and _text(value).startswith(own_siren), field,
                      f"a SIRET (scheme {SIRET_SCHEME}) has 14 digits and starts with the {name}'s SIREN (BR-FR-09)",
                      value, "INVALID_VALUE")
+                problem = identifier_problem(scheme, value) if SIRET_DIGITS.fullmatch(_text(value)) else None
+                need(problem is None, field, str(problem), value, "INVALID_VALUE")
     for name, party, rule in (("seller", seller, "BR-FR-13"), ("buyer", buyer, "BR-FR-12")):
         address, scheme = _text(party.electronicAddress), _text(party.electronicAddressSchemeId)
         need(bool(address), f"invoice.{name}.electronicAddress",

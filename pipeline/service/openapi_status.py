@@ -60,6 +60,13 @@ def components() -> dict:
 _TIMELINE = {"type": "object", "required": ["invoices", "unread"], "properties": {
     "invoices": {"type": "array", "items": {"type": "object", "required": ["invoice", "statuses"], "properties": {
         "invoice": {"type": "object", "description": "The invoice's data, merged from its messages."},
+        "conflicts": {"type": "array", "description": "The invoice's data its messages state differently (issue "
+                      "date, type code, buyer's SIREN); absent when they agree.", "items": {
+                          "type": "object", "required": ["field", "values"], "properties": {
+                              "field": {"type": "string"}, "values": {"type": "array", "items": {
+                                  "type": "object", "required": ["value", "files"], "properties": {
+                                      "value": {"type": "string"},
+                                      "files": {"type": "array", "items": {"type": "string"}}}}}}}},
         "statuses": {"type": "array", "description": "Ordered by status date-time (MDT-78), then the message's "
                      "(MDT-8).", "items": {"type": "object", "required": ["file", "message", "status"], "properties": {
                          "file": {"type": "string"}, "message": {"type": "object"}, "status": {"type": "object"},

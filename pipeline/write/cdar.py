@@ -22,7 +22,7 @@ ROOT = "lifecycleStatus"
 ITEMS = {"recipients": "recipient", "details": "detail", "characteristics": "characteristic",
          # the timeline of several messages (pipeline.flows.status_read.timeline)
          "invoices": "invoiceTimeline", "statuses": "entry", "unread": "unreadFile", "failed": "rule",
-         "copies": "file"}
+         "copies": "file", "conflicts": "conflict", "values": "statedValue", "files": "file"}
 TIMELINE_ROOT = "statusTimeline"
 
 
