@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -868,6 +869,11 @@ def test_a_400_table_fits_a_phone_and_says_the_rules_in_german(page, live, scree
     assert label == '"Feld: "', label
     text = error.text
     assert "Regel: BR-FR-05." in text and "Regel: BR-FR-10." in text
+    # the three required notes of BR-FR-05 are told apart by their subject code (they read as one row three times)
+    notes = [r.text for r in rows if "BR-FR-05" in r.text]
+    assert len(notes) == 3 and len(set(notes)) == 3, notes
+    for code in ("PMT", "PMD", "AAB"):
+        assert sum(f"Betreffcode {code} (BT-21)" in n for n in notes) == 1, (code, notes)
     seller_id = next(r for r in rows if "legalRegistrationIdentifier" in r.text).text
     assert "Der gesendete Wert ist nicht der, den die Regeln hier verlangen." in seller_id and "HRB 12345" in seller_id
     assert "Pflichtangabe fehlt" not in seller_id
@@ -895,6 +901,34 @@ def test_the_verdict_says_what_was_not_judged_and_which_rules_ran(page, live):
     validate(page, VALID)
     lines = [p.text for p in by_id(page, "verdict-lines").find_elements("css selector", "p")]
     assert any(line.startswith("Rules applied: xrechnung ") for line in lines), lines
+
+
+def test_a_french_invoice_without_its_pmd_note_in_german(page, live, tmp_path):
+    """France's reform on the German page: a CII between two French parties is detected as such and its missing
+    late-payment note (BR-FR-05, PMD) makes it invalid; the line of rules names each pack once (it read "fr-ctc
+    1.4.0.04, en16931 1.3.16, fr-ctc 1.4.0.04": the French XSD, the CEN rules, BR-FR)."""
+    from pipeline.flows.generate_xml import generate_xml  # the French example written as the service writes it
+
+    server, token = live
+    xml, _ = generate_xml((REPO / "fixtures" / "fr-b2b-goods.json").read_bytes(), "fr-ctc")
+    without = re.sub(rb"<ram:IncludedNote>\s*<ram:Content>[^<]*</ram:Content>\s*<ram:SubjectCode>PMD</ram:SubjectCode>"
+                     rb"\s*</ram:IncludedNote>", b"", xml)
+    assert without != xml
+    path = tmp_path / "facture-sans-pmd.xml"
+    path.write_bytes(without)
+    page.get(f"{server.url}/?lang=de")
+    enter_key(page, token)
+    validate(page, path)
+    report = json_report(server, token, "fr-ctc", path)
+    assert report["valid"] is False and [i["code"] for i in report["issues"] if i["severity"] == "ERROR"] == [
+        "BR-FR-05_BT-22_PMD"]
+    assert by_id(page, "verdict-title").text == "Ungültig"
+    assert by_id(page, "first-failed-rule").text == "BR-FR-05_BT-22_PMD"
+    lines = [p.text for p in by_id(page, "verdict-lines").find_elements("css selector", "p")]
+    applied = next(line for line in lines if line.startswith("Angewandte Regeln: "))
+    packs = applied.split(": ", 1)[1].split(", ")
+    assert sorted(packs) == sorted({f"{r['pack']} {r['version']}" for r in report["rules"]}), applied
+    assert len(packs) == len(set(packs)) == 2, applied
 
 
 def test_the_focus_lands_on_the_answer(page, live, tmp_path):

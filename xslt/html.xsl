@@ -660,8 +660,9 @@
                      which ran the two together: "CHECK-VAT-IDwarning") -->
                 <td class="rule"><xsl:value-of select="?code"/>
                   <xsl:if test="?severity = 'WARNING'"><div class="small"><xsl:value-of select="f:l('warning')"/></div></xsl:if></td>
-                <td class="at"><xsl:value-of select="string-join((string(?line), string(?column)[. ne ''])[. ne ''], ':')"/></td>
-                <td class="class"><xsl:value-of select="?category"/></td>
+                <!-- data-label: a phone shows each finding as lines under one another, without the header row -->
+                <td class="at" data-label="{f:l('lineColumn')}"><xsl:value-of select="string-join((string(?line), string(?column)[. ne ''])[. ne ''], ':')"/></td>
+                <td class="class" data-label="{f:l('class')}"><xsl:value-of select="?category"/></td>
                 <td class="wrap"><xsl:value-of select="?message"/></td>
               </tr>
             </xsl:for-each>

@@ -138,7 +138,9 @@ def invoice_html(canonical: bytes, language: str = "en", profile_label: str = ""
 
 # HTML answered to people (render as HTML, the report for people) carries the page's stylesheet, for the screen:
 # WeasyPrint adds it to a PDF, a browser has nothing else. The PDF paths never take this copy.
-SCREEN_CSS = "@media screen { body { max-width: 210mm; margin: 16px auto; padding: 0 16px; } }"
+# On a phone (the web page's report pane is 351 px wide at 375) half of that: 64 px of margins left 287 px of text.
+SCREEN_CSS = ("@media screen { body { max-width: 210mm; margin: 16px auto; padding: 0 16px; } }\n"
+              "@media screen and (max-width: 480px) { body { margin: 8px auto; padding: 0 8px; } }")
 
 
 @lru_cache(maxsize=1)

@@ -209,9 +209,14 @@
   // is required). The rules the message names come along (a person can look BR-FR-05 up), and a required value
   // that was sent but is not what the rules ask for is said as such.
   const RULE_ID = /\b(?:BR|PEPPOL|CII|UBL)(?:-[A-Z0-9]+)*-[A-Z]*\d+\b/g;
+  // A required note is told by its subject code (BT-21): France's PMT, PMD and AAB notes (BR-FR-05) gave three
+  // identical rows "Pflichtangabe fehlt." on one field.
+  const NOTE_CODE = /\bsubject code ([A-Z0-9]+) \(BT-21\)/;
 
   function inLanguage(entry, rejected) {
-    const sentence = entry.code === "REQUIRED" && rejected !== "" ? t.required_sent : t.errors[entry.code];
+    const note = entry.code === "REQUIRED" ? NOTE_CODE.exec(String(entry.message || "")) : null;
+    const sentence = note ? fmt(t.required_note, {code: note[1]})
+      : entry.code === "REQUIRED" && rejected !== "" ? t.required_sent : t.errors[entry.code];
     const rules = [...new Set(String(entry.message || "").match(RULE_ID) || [])];
     return rules.length ? `${sentence} ${fmt(t.rules_named, {rules: rules.join(", ")})}` : sentence;
   }
@@ -357,8 +362,10 @@
     if (head) {
       const items = Array.from(line.querySelectorAll(":scope > .item"));
       if (!items.length) return clean(head);
+      // each pack once: France's chain read "fr-ctc 1.4.0.04, en16931 1.3.16, fr-ctc 1.4.0.04" (its XSD, the CEN
+      // rules, BR-FR); the frame below lists every step in order
       const said = line.classList.contains("applied")
-        ? items.map((item) => clean(item.querySelector(".code") || item)).join(", ")
+        ? [...new Set(items.map((item) => clean(item.querySelector(".code") || item)))].join(", ")
         : items.map(clean).join(" · ");
       return `${clean(head)}: ${said}`;
     }
