@@ -9,6 +9,7 @@ import imaplib
 import os
 import pwd
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -27,10 +28,10 @@ def _free_port() -> int:
 
 
 class Dovecot:
-    def __init__(self):
+    def __init__(self, port: int | None = None):
         self.dir = Path(tempfile.mkdtemp(prefix="dovecot-test-"))
         self.dir.chmod(0o755)  # the mail and auth processes of another user read their files here
-        self.port = _free_port()
+        self.port = port or _free_port()  # (a given port: a test that stops and starts the server on it)
         root = os.getuid() == 0
         uid, gid = (pwd.getpwnam("dovecot").pw_uid, grp.getgrnam("dovecot").gr_gid) if root else \
             (os.getuid(), os.getgid())
@@ -76,9 +77,13 @@ service imap-login {{
   }}
 }}
 """)
-        self.log = open(self.dir / "stdout.log", "wb")
+        self.start()
+
+    def start(self) -> None:
+        """Start the server (again, after `halt`: the same mailboxes, certificate and port) and wait for it."""
+        self.log = open(self.dir / "stdout.log", "ab")
         self.proc = subprocess.Popen([DOVECOT, "-F", "-c", str(self.dir / "dovecot.conf")], stdout=self.log,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -104,7 +109,9 @@ service imap-login {{
         path = self.dir / "dovecot.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Stop the server, its mailboxes kept (a restart: `start`). The sessions' imap processes go too (they
+        outlive the master otherwise, and a client would not notice the restart): its own process group."""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -112,5 +119,12 @@ service imap-login {{
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # (none left)
+            pass
         self.log.close()
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -5,7 +5,9 @@ The password comes from EINVOICE_IMAP_PASSWORD or the file EINVOICE_IMAP_PASSWOR
 from the command line. The server's certificate is checked against the system's CAs, or --cafile. The jobs go to
 the service's database (EINVOICE_DATABASE_URL, else the SQLite store) and jobs directory, like a job posted to
 POST /v1/jobs, and belong to the key --key-id (EINVOICE_INBOX_KEY_ID). On the SQLite store this process works on
-them itself; with PostgreSQL, `pipeline worker`s do. Exit 0 after --once, 2 when the mailbox cannot be used.
+them itself; with PostgreSQL, `pipeline worker`s do. Exit 0 after --once, 2 when the mailbox cannot be used (the
+login or the folder refused at the start, or, with --once, the server away for ONCE_RETRIES new connections in a
+row). A session that breaks midway (a server restart) goes on in a new one.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from pipeline.cli import job_request
 from pipeline.errors import ApiError
 
 RETRY = 5.0  # s before a new connection after the server or the network failed
+ONCE_RETRIES = 12  # new connections in a row --once tries before it gives up (a minute of a server away)
 
 
 def _password(args) -> str:
@@ -58,29 +61,39 @@ def _run(args) -> int:
                          {"valid": args.move_valid, "invalid": args.move_invalid, "other": args.move_other})
     if not args.key_id:
         print("pipeline inbox: no --key-id (EINVOICE_INBOX_KEY_ID): the jobs belong to no API key", file=sys.stderr)
-    warm_worker()
-    box = None
+    box, connected, failures = None, False, 0
+    log = logging.getLogger("pipeline.inbox")
     while True:
         try:
             if box is None:
                 box = source.Mailbox(address, password, context)
+                if not connected:
+                    warm_worker()  # after the login: a wrong password is said at once, not after the warm-up
+                connected = True
                 inbox.prepare(box)
             inbox.run_once(box)
+            failures = 0
             if not args.watch:
                 box.close()
                 return 0
             if not box.wait(args.idle if "IDLE" in box.capabilities else args.poll):
                 box.close()
                 box = None  # a quiet IDLE: a fresh connection for the next round
-        except source.InboxError as exc:
-            if box is None and not args.watch:
+        except (source.InboxError, *source.LOST) as exc:
+            # the first connection refused (a wrong password, no such folder) or, with --once, not made: said and
+            # ended, never tried again every few seconds (a server may lock the account after repeated failures).
+            # A session that broke later (a server restart, the network) goes on in a new one; --once gives up
+            # after ONCE_RETRIES in a row
+            refused = isinstance(exc, source.InboxError) and exc.refused
+            if not connected and (refused or not args.watch):
                 print(f"pipeline inbox: {exc}", file=sys.stderr)
                 return 2
-            logging.getLogger("pipeline.inbox").warning("%s; again in %g s", exc, RETRY)
-            box = _drop(box)
-            time.sleep(RETRY)
-        except (OSError, EOFError) as exc:  # the connection broke: a new one
-            logging.getLogger("pipeline.inbox").warning("connection lost (%s); again in %g s", exc, RETRY)
+            failures += 1
+            if not args.watch and failures > ONCE_RETRIES:
+                print(f"pipeline inbox: {exc}; gave up after {ONCE_RETRIES} new connections", file=sys.stderr)
+                return 2
+            log.warning("%s%s; again in %g s", "" if isinstance(exc, source.InboxError) else "connection lost: ",
+                        exc, RETRY)
             box = _drop(box)
             time.sleep(RETRY)
 

@@ -32,10 +32,27 @@ from pipeline.unpack import Member
 log = logging.getLogger("pipeline.inbox")
 
 WAIT_POLL = 0.5  # s between looks at a job that is still running
+GONE = ""  # the job id a message that left the mailbox before it was read is remembered with (it has no job)
 
 
 class InboxError(Exception):
-    """The mailbox cannot be used as given (URL, login, folder)."""
+    """The mailbox cannot be used as given (URL, login, folder). `refused`: the server said no (a wrong password,
+    a folder that does not exist), which trying again will not change; else the network or the server failed."""
+
+    def __init__(self, message: str, refused: bool = False):
+        super().__init__(message)
+        self.refused = refused
+
+
+# A session that broke under a command (the server restarted, the network went): imaplib raises its `abort` (an
+# IMAP4.error, not an OSError) where the socket ended, OSError where it failed. A new session goes on.
+LOST = (OSError, EOFError, imaplib.IMAP4.abort)
+
+
+def _said(data) -> str:
+    """The server's words in a NO or BAD answer, as text (imaplib hands them over as a list of bytes)."""
+    items = data if isinstance(data, (list, tuple)) else [data]
+    return " ".join(i.decode("utf-8", "replace") if isinstance(i, bytes) else str(i) for i in items if i)
 
 
 @dataclass(frozen=True)
@@ -77,12 +94,23 @@ class Mailbox:
         self.address, self.timeout = address, timeout
         try:
             self.imap = imaplib.IMAP4_SSL(address.host, address.port, ssl_context=context, timeout=timeout)
+        except OSError as exc:
+            raise InboxError(f"{address.key}: cannot connect: {exc}") from None
+        try:
             self.imap.login(address.user, password)
+        except LOST as exc:
+            raise InboxError(f"{address.key}: the connection broke during the login: {exc}") from None
+        except imaplib.IMAP4.error as exc:
+            reason = _said(exc.args[0]) if exc.args else ""
+            raise InboxError(f"{address.key}: the server refused the login of {address.user!r}: {reason} (check "
+                             "EINVOICE_IMAP_PASSWORD / EINVOICE_IMAP_PASSWORD_FILE)", refused=True) from None
+        try:
             typ, data = self.imap.select(_quote(address.mailbox))
-        except (OSError, imaplib.IMAP4.error) as exc:
-            raise InboxError(f"{address.key}: {exc}") from None
+        except LOST as exc:
+            raise InboxError(f"{address.key}: the connection broke: {exc}") from None
         if typ != "OK":
-            raise InboxError(f"{address.key}: SELECT {address.mailbox}: {data}")
+            raise InboxError(f"{address.key}: the mailbox {address.mailbox!r} cannot be opened: {_said(data)}",
+                             refused=True)
         self.uidvalidity = int(self.imap.untagged_responses.get("UIDVALIDITY", [b"0"])[-1])
         typ, data = self.imap.capability()  # after login: MOVE, UIDPLUS, IDLE are often offered only now
         self.capabilities = set((data[0] or b"").decode("ascii", "replace").upper().split()) if typ == "OK" \
@@ -107,6 +135,8 @@ class Mailbox:
     def size(self, uid: int) -> int | None:
         """The message's size in bytes, or None when the UID has left the mailbox."""
         for item in self._uid("FETCH", str(uid), "(RFC822.SIZE)"):
+            if item is None:  # imaplib's answer for a UID that is gone: a crash (TypeError) before
+                continue
             found = re.search(rb"RFC822\.SIZE (\d+)", item if isinstance(item, bytes) else item[0])
             if found:
                 return int(found.group(1))
@@ -198,8 +228,13 @@ class Inbox:
             if job_id is None:
                 break  # the key's balance: the rest waits for the next round
             self.store.inbox_taken(key, validity, uid, job_id)
+            if job_id == GONE:
+                log.info("uid %s left the mailbox before it was read (another client moved or deleted it)", uid)
         moved = 0
         for uid, job_id in self.store.inbox_open(key, validity):
+            if job_id == GONE:  # nothing to check, nothing to move
+                self.store.inbox_done(key, validity, uid, None)
+                continue
             job = self.wait(job_id)
             folder = self.folders.get(verdict(job)) if job is not None else self.folders.get("other")
             if folder:
@@ -212,21 +247,28 @@ class Inbox:
         return moved
 
     def submit(self, box: Mailbox, uid: int) -> str | None:
-        """The message's job (made now, or found: made before a crash); None when the balance is too low."""
+        """The message's job (made now, or found: made before a crash); None when the balance is too low; GONE
+        when the message left the mailbox before it was read (it was a MESSAGE_GONE job, an error, whose message
+        went to the "invalid" folder in the log and the database while it was somewhere else)."""
         job_id = job_id_of(box.address, box.uidvalidity, uid)
         if self.store.get_job(job_id) is not None:
             return job_id
         files.remove(job_id)  # what a process that stopped before the job's row was written left behind
+        size = box.size(uid)
+        if size is None:
+            return GONE
         intake = files.Intake(job_id)
         try:
-            size = box.size(uid)
             name = f"{uid}.eml"
-            if size is None or size > intake.limits.max_message:
-                what = "left the mailbox" if size is None else f"is larger than {intake.limits.max_message} bytes"
-                intake.add(Member(name, error=("MESSAGE_TOO_LARGE" if size else "MESSAGE_GONE",
-                                               f"The message {what}; it was not read.")))
+            data = box.fetch(uid) if size <= intake.limits.max_message else None
+            if size > intake.limits.max_message:
+                intake.add(Member(name, error=("MESSAGE_TOO_LARGE", f"The message is larger than "
+                                               f"{intake.limits.max_message} bytes; it was not read.")))
+            elif data is None:  # expunged between the two commands
+                intake.discard()
+                return GONE
             else:
-                intake.add_bytes(name, box.fetch(uid) or b"")
+                intake.add_bytes(name, data)
         except BaseException:
             intake.discard()
             raise

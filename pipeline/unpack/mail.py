@@ -8,8 +8,12 @@ documents, named by the message and the attachment's file name.
       message/rfc822, *.eml attachment    -> its own attachments, named under it (a forwarded invoice; one
                                              sent in base64, which RFC 2046 forbids, decoded first)
       a multipart the parser cannot split -> split at the boundary line its body has, else MAIL_DAMAGED
+      S/MIME opaque-signed or compressed  -> the MIME entity inside the PKCS#7 block, read as the message's body
+                                             (pipeline.unpack.smime; the signature is not checked)
       S/MIME or PGP encrypted             -> one SMIME_ENCRYPTED / PGP_ENCRYPTED entry (cannot be read here)
-      text bodies, pictures, signatures   -> not invoices
+      files uuencoded in a text body      -> each taken as an attachment ("begin 644 rechnung.xml" ... "end")
+      text bodies, pictures (SVG too),    -> not invoices
+      calendars, vCards, signatures
     a message without any of these        -> one NO_INVOICE entry (a notice: nothing failed, nothing is charged)
 
 Hostile mail is bounded as hostile ZIPs are: a message larger than `Limits.max_message` (MESSAGE_TOO_LARGE), more
@@ -23,6 +27,7 @@ unknown or wrong charset is kept with replacement characters: the document is st
 from __future__ import annotations
 
 import base64
+import binascii
 import email.errors
 import email.policy
 import email.utils
@@ -32,7 +37,7 @@ from email.message import EmailMessage
 from email.parser import BytesParser
 from typing import Callable, Iterator
 
-from pipeline.unpack import tnef
+from pipeline.unpack import smime, tnef
 from pipeline.unpack.members import Limits, Member, Room, is_zip, member_too_large
 
 MAX_PARTS = 500   # MIME parts of one message, all levels together
@@ -162,6 +167,7 @@ _ENVELOPE = re.compile(rb"From (?:\S+ +)?(?:(?:" + _DAY + rb",? +)?" + _MONTH + 
                        + rb"(?: +(?:[A-Za-z]{1,5}|[+-]\d{4}))* +\d{4}|" + _DAY + rb", +\d{1,2} +" + _MONTH
                        + rb" +\d{4} +" + _TIME + rb")(?:\s|$)")
 _HEADER_LINE = re.compile(rb"[!-9;-~]+:")
+_HEADER_START = re.compile(rb"[ \t\r\n]*[!-9;-~]+:")  # content that begins with a header line (a MIME entity)
 _ESCAPED_FROM = re.compile(rb">+From ")
 
 
@@ -283,7 +289,7 @@ class _Reader:
                     yield from self.walk(sub, where, depth + 1)
             return
         if ctype in SMIME_TYPES:
-            yield Member(where, error=_smime(part), email=self.ident)
+            yield from self.smime(part, where, depth)
             return
         self.parts += 1
         if ctype == UNREAD_TYPE:
@@ -297,6 +303,8 @@ class _Reader:
         if kind is None:
             if attached:
                 self.others.append(name or ctype)
+            if ctype == "text/plain":
+                yield from self.uuencoded(data, where, depth)
             return
         name = _join(where, name or f"part-{self.parts}.{kind}")
         if any(isinstance(d, _BROKEN_BASE64) for d in part.defects):
@@ -319,6 +327,67 @@ class _Reader:
             return
         yield from self.attachment(where, data, "eml", depth)
 
+    def smime(self, part: EmailMessage, where: str, depth: int) -> Iterator[Member]:
+        """An opaque S/MIME block (application/pkcs7-mime): signed or compressed, its MIME entity is taken out and
+        read as the message's body (Outlook's opaque-signed invoices were SMIME_OPAQUE, never checked); encrypted,
+        or a block we cannot take apart, one entry that says so."""
+        data = part.get_payload(decode=True) or b""
+        try:
+            inner = smime.content(data, self.limits.max_message)
+        except smime.Encrypted:
+            yield Member(where, error=_SMIME_ENCRYPTED, email=self.ident)
+            return
+        except smime.Unreadable as exc:
+            kind = (part.get_param("smime-type") or "").lower()
+            if kind in ("enveloped-data", "authenveloped-data"):
+                yield Member(where, error=_SMIME_ENCRYPTED, email=self.ident)
+            else:
+                yield Member(where, email=self.ident, error=("SMIME_OPAQUE", f"The message is S/MIME in one opaque "
+                             f"block that could not be read: {exc}. Ask the sender for a clear-signed "
+                             "(multipart/signed) message."))
+            return
+        if _HEADER_START.match(inner) is None:  # no MIME entity: a bare document signed as it is (XML, PDF)
+            kind = _kind("application/octet-stream", None, inner, True)
+            if kind is not None:
+                yield from self.attachment(_join(where, f"smime.{kind}"), inner, kind, depth + 1)
+                return
+        self.room.take(len(inner))
+        entity = self.parsed(inner, where)
+        if isinstance(entity, Member):
+            yield entity
+        else:
+            yield from self.walk(entity, where, depth + 1)
+
+    def uuencoded(self, body: bytes, where: str, depth: int) -> Iterator[Member]:
+        """Files uuencoded into a text body (`begin 644 rechnung.xml` ... `end`), as older mailers and Outlook's
+        "plain text, UUENCODE" setting attach them: each taken as an attachment (they were NO_INVOICE)."""
+        at = 0
+        while (begin := _UU_BEGIN.search(body, at)) is not None:
+            end = _UU_END.search(body, begin.end())
+            if end is None:  # (no later block can end either: stop, rather than search again from each "begin")
+                return
+            at = end.end()
+            name = clean(begin.group(1).decode("utf-8", "surrogateescape").replace("\\", "/").rsplit("/", 1)[-1])
+            data = _uudecode(body[begin.end():end.start()])
+            if data is None:
+                yield Member(_join(where, name or "attachment"), email=self.ident, error=(
+                    "BROKEN_ENCODING", "The uuencoded attachment is damaged; it was not read."))
+                continue
+            kind = _kind("application/octet-stream", name, data, True)
+            if kind is None:
+                self.others.append(name or "uuencoded file")
+            else:
+                yield from self.attachment(_join(where, name or f"attachment.{kind}"), data, kind, depth + 1)
+
+    def parsed(self, data: bytes, where: str) -> EmailMessage | Member:
+        """A message (or MIME entity) found inside this one, parsed; or the entry that says why it cannot be."""
+        try:
+            return _parse(data)
+        except _TooManyParts:
+            return Member(where, error=_too_many_parts(), email=self.ident)
+        except RecursionError:
+            return Member(where, error=_too_deep(), email=self.ident)
+
     def unsplit(self, part: EmailMessage, where: str, depth: int) -> Iterator[Member]:
         """A multipart the parser could not split: no boundary parameter (or one unquoted with `=` in it, as
         some mailers write it), or one that never occurs in the body. Its parts are split at the boundary its
@@ -328,13 +397,9 @@ class _Reader:
         line = _BOUNDARY_LINE.search(body)
         if line is not None:
             head = f"Content-Type: {part.get_content_type()}; boundary=\"".encode() + line.group(1) + b'"\n\n'
-            try:
-                inner = _parse(head + body)
-            except _TooManyParts:
-                yield Member(where, error=_too_many_parts(), email=self.ident)
-                return
-            except RecursionError:
-                yield Member(where, error=_too_deep(), email=self.ident)
+            inner = self.parsed(head + body, where)
+            if isinstance(inner, Member):
+                yield inner
                 return
             if inner.is_multipart():
                 yield from self.walk(inner, where, depth + 1)
@@ -352,12 +417,11 @@ class _Reader:
         if kind == "zip":
             yield from self.open_zip(name, data, self.ident)
         elif kind == "eml":
-            try:
-                inner = _parse(data)
-            except (_TooManyParts, RecursionError):
-                yield Member(name, error=_too_deep(), email=self.ident)
-                return
-            yield from self.walk(inner, _join(name, label(identity(inner, None))), depth + 1)
+            inner = self.parsed(data, name)
+            if isinstance(inner, Member):
+                yield inner
+            else:
+                yield from self.walk(inner, _join(name, label(identity(inner, None))), depth + 1)
         elif kind == "tnef":
             yield from self.tnef(name, data, depth)
         else:
@@ -382,6 +446,29 @@ class _Reader:
             inner_name, problem = contents.damaged
             yield Member(_join(name, clean(inner_name) or "attachment") if inner_name else name, email=self.ident,
                          error=("TNEF_UNREADABLE", f"The winmail.dat (TNEF) could not be read whole: {problem}."))
+
+
+# A uuencoded file: "begin <mode> <name>", lines of encoded data, a last line of length zero ("`" or " "), "end"
+_UU_BEGIN = re.compile(rb"^begin [0-7]{3,4} ([^\r\n]*[^\s])[ \t]*\r?\n", re.MULTILINE)
+_UU_END = re.compile(rb"^end[ \t]*\r?$", re.MULTILINE)
+
+
+def _uudecode(text: bytes) -> bytes | None:
+    """A uuencoded block's bytes, or None where a line is no uuencode. Many encoders pad a line's last group with
+    characters past its length byte, which binascii refuses: such a line is decoded to its stated length."""
+    out = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            out.append(binascii.a2b_uu(line))
+        except binascii.Error:
+            size = (((line[0] - 32) & 63) * 4 + 5) // 3  # (the standard library uu module's own remedy)
+            try:
+                out.append(binascii.a2b_uu(line[:size]))
+            except binascii.Error:
+                return None
+    return b"".join(out)
 
 
 def _parse(data: bytes) -> EmailMessage:
@@ -418,7 +505,11 @@ def _kind(ctype: str, name: str | None, data: bytes, attached: bool) -> str | No
         return "eml"
     if data.lstrip()[:5] == b"%PDF-" or suffix == "pdf" or ctype == "application/pdf":
         return "pdf"
-    if suffix == "xml" or ctype in XML_TYPES or ctype.endswith("+xml"):
+    if suffix == "xml":
+        return "xml"
+    if ctype.startswith("image/") or suffix in ("svg", "htm", "html", "xhtml"):  # an SVG logo is XML, no invoice
+        return None
+    if ctype in XML_TYPES or ctype.endswith("+xml"):
         return "xml"
     if attached and ctype != "text/html" and data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<":
         return "xml"
@@ -429,13 +520,8 @@ def _attached(part: EmailMessage, name: str | None) -> bool:
     return bool(name) or (part.get_content_disposition() == "attachment")
 
 
-def _smime(part: EmailMessage) -> tuple[str, str]:
-    kind = (part.get_param("smime-type") or "").lower()
-    if kind in ("signed-data", "compressed-data"):
-        return "SMIME_OPAQUE", (f"The message is S/MIME {kind} in one opaque block; its content is not read "
-                                "here. Ask the sender for a clear-signed (multipart/signed) message.")
-    return "SMIME_ENCRYPTED", ("The message is S/MIME-encrypted; it cannot be read without the recipient's "
-                               "private key.")
+_SMIME_ENCRYPTED = ("SMIME_ENCRYPTED", "The message is S/MIME-encrypted; it cannot be read without the recipient's "
+                    "private key.")
 
 
 def _filename(part: EmailMessage) -> str | None:

@@ -1,0 +1,132 @@
+"""The content of an opaque S/MIME message (application/pkcs7-mime): the signed MIME entity inside a CMS
+SignedData (RFC 5652 5.1, `smime-type=signed-data`, what Outlook sends when "clear-signed" is off and
+`openssl smime -sign -nodetach` writes) or a CompressedData (RFC 3274, zlib), read without a crypto library.
+
+Only the ASN.1 framing is read (BER: definite and indefinite lengths, an OCTET STRING in constructed pieces, as
+`openssl cms -stream` writes it), never the signature: the invoice is judged by the rules, not by who signed it,
+and verifying would need the sender's certificate chain. EnvelopedData (encrypted) is named as such: it cannot be
+read without the recipient's private key.
+
+    ContentInfo ::= SEQUENCE { contentType OID, content [0] EXPLICIT ANY }
+    SignedData ::= SEQUENCE { version, digestAlgorithms SET, encapContentInfo, [0] certificates, [1] crls, SET }
+    CompressedData ::= SEQUENCE { version, compressionAlgorithm, encapContentInfo }
+    EncapsulatedContentInfo ::= SEQUENCE { eContentType OID, eContent [0] EXPLICIT OCTET STRING OPTIONAL }
+"""
+from __future__ import annotations
+
+import zlib
+
+_SIGNED = bytes.fromhex("2a864886f70d010702")            # 1.2.840.113549.1.7.2
+_ENVELOPED = bytes.fromhex("2a864886f70d010703")         # 1.2.840.113549.1.7.3
+_AUTH_ENVELOPED = bytes.fromhex("2a864886f70d0109100117")  # 1.2.840.113549.1.9.16.1.23
+_COMPRESSED = bytes.fromhex("2a864886f70d0109100109")    # 1.2.840.113549.1.9.16.1.9
+_MAX_DEPTH = 32  # nesting of ASN.1 elements we follow (a signed message has about 6 levels to its content)
+
+
+class Unreadable(Exception):
+    """The block is no CMS structure we can take the content out of (the message says why)."""
+
+
+class Encrypted(Unreadable):
+    pass
+
+
+def content(data: bytes, limit: int) -> bytes:
+    """The MIME entity a signed-data or compressed-data block carries (at most `limit` bytes). Raises Encrypted
+    for enveloped data, Unreadable for anything else (damaged, detached: no content in it)."""
+    try:
+        info = _children(data, _element(data, 0, 0), 0)
+        if len(info) < 2 or info[0].tag != 0x06:
+            raise Unreadable("it is no CMS ContentInfo")
+        kind = info[0].value(data)
+        if kind in (_ENVELOPED, _AUTH_ENVELOPED):
+            raise Encrypted("it is encrypted (enveloped-data)")
+        if kind not in (_SIGNED, _COMPRESSED):
+            raise Unreadable("it is neither signed-data nor compressed-data")
+        body = _children(data, info[1], 0)  # [0] EXPLICIT: the one element inside
+        fields = _children(data, body[0], 0) if body else []
+        encap = fields[2] if len(fields) > 2 else None  # both: version, an algorithm (set), encapContentInfo
+        inner = _children(data, encap, 0) if encap is not None and encap.tag == 0x30 else []
+        if len(inner) < 2:
+            raise Unreadable("it holds no content (a detached signature, sent without the signed message)")
+        explicit = _children(data, inner[1], 0)
+        if not explicit or explicit[0].tag & 0x1F != 0x04:
+            raise Unreadable("its content is no OCTET STRING")
+        octets = _octets(data, explicit[0], 0)
+    except (IndexError, RecursionError) as exc:
+        raise Unreadable("its ASN.1 structure is cut short or damaged") from exc
+    if kind == _COMPRESSED:
+        inflater = zlib.decompressobj()
+        try:
+            octets = inflater.decompress(octets, limit + 1)
+        except zlib.error as exc:
+            raise Unreadable(f"its compressed content is damaged ({exc})") from exc
+    if len(octets) > limit:
+        raise Unreadable(f"its content is larger than {limit} bytes")
+    return octets
+
+
+class _Element:
+    __slots__ = ("tag", "start", "end", "next")
+
+    def __init__(self, tag: int, start: int, end: int, next_: int):
+        self.tag, self.start, self.end, self.next = tag, start, end, next_
+
+    @property
+    def constructed(self) -> bool:
+        return bool(self.tag & 0x20)
+
+    def value(self, data: bytes) -> bytes:
+        return data[self.start:self.end]
+
+
+def _element(data: bytes, pos: int, depth: int) -> _Element:
+    """The element at `pos`: its tag byte, where its content starts and ends, where the next one begins."""
+    if depth > _MAX_DEPTH:
+        raise Unreadable("its ASN.1 structure nests too deep")
+    tag = data[pos]
+    pos += 1
+    if tag & 0x1F == 0x1F:  # a high tag number: base-128 digits (none in CMS's framing; skipped over)
+        while data[pos] & 0x80:
+            pos += 1
+        pos += 1
+    first = data[pos]
+    pos += 1
+    if first == 0x80:  # indefinite length (BER): the content runs to the end-of-contents octets 00 00
+        if not tag & 0x20:
+            raise Unreadable("a primitive element has an indefinite length")
+        at = pos
+        while data[at:at + 2] != b"\x00\x00":
+            at = _element(data, at, depth + 1).next
+            if at >= len(data):
+                raise IndexError
+        return _Element(tag, pos, at, at + 2)
+    if first & 0x80:
+        count = first & 0x7F
+        if count > 4:
+            raise Unreadable("an element's length is larger than 4 GiB")
+        length = int.from_bytes(data[pos:pos + count], "big")
+        pos += count
+    else:
+        length = first
+    if pos + length > len(data):
+        raise IndexError
+    return _Element(tag, pos, pos + length, pos + length)
+
+
+def _children(data: bytes, parent: _Element, depth: int) -> list[_Element]:
+    out, at = [], parent.start
+    while at < parent.end:
+        child = _element(data, at, depth + 1)
+        out.append(child)
+        at = child.next
+    return out
+
+
+def _octets(data: bytes, element: _Element, depth: int) -> bytes:
+    """An OCTET STRING's bytes, put together from its pieces where it is constructed (BER)."""
+    if not element.constructed:
+        return element.value(data)
+    if depth > _MAX_DEPTH:
+        raise Unreadable("its ASN.1 structure nests too deep")
+    return b"".join(_octets(data, child, depth + 1) for child in _children(data, element, depth))
