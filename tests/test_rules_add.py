@@ -264,3 +264,84 @@ def test_an_xrechnung_schematron_release_is_laid_over_its_configuration(home, co
     assert pack.release == "XRechnung Schematron 2.6.1, KoSIT validator configuration 2026-01-31"
     sheet = pack.root / "resources/xrechnung/3.0.2/xsl/XRechnung-UBL-validation.xsl"
     assert b"Schematron Version 2.6.1" in sheet.read_bytes()
+
+
+@pytest.mark.parametrize("case", ["version a path", "version a number", "VERSION.json no JSON", "VERSION.json a list"])
+def test_a_peppol_release_whose_version_is_no_name_is_refused_and_nothing_is_written_anywhere(home, corpus, tmp_path,
+                                                                                             capsys, case):
+    """Peppol's VERSION.json names the pack's folder: `../../../escaped` put a pack beside the rules home (found by
+    probing), a number or a VERSION.json that is no JSON object ended in a traceback."""
+    files = peppol_release()
+    note_name = next(n for n in files if n.endswith("VERSION.json"))
+    note = json.loads(files[note_name])
+    if case == "version a path":
+        note["version"] = "../../../escaped"
+    elif case == "version a number":
+        note["version"] = 2026
+    files[note_name] = {"VERSION.json no JSON": b"{version: 2026.11", "VERSION.json a list": b"[]"}.get(
+        case, json.dumps(note).encode())
+    release = tmp_path / "peppol.zip"
+    release.write_bytes(_zip(files))
+    before, around = snapshot(home), sorted(p.name for p in tmp_path.parent.iterdir())
+    assert main(["rules", "add", str(release), "--corpus", str(corpus)]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("pipeline rules add: ") and said.rstrip().endswith("refused") and "Traceback" not in said
+    assert snapshot(home) == before and sorted(p.name for p in tmp_path.parent.iterdir()) == around
+    assert not (home.parent / "escaped").exists() and not (home.parent.parent / "escaped").exists()
+
+
+def test_a_cen_release_whose_date_is_no_day_needs_valid_from(home, corpus, tmp_path, capsys):
+    """`Last update: 2026-13-45` ended in a traceback (max() of None); it states no day."""
+    release = tmp_path / "cen.zip"
+    release.write_bytes(_zip(cen_release("1.3.17", "2026-13-45")))
+    assert main(["rules", "add", str(release), "--corpus", str(corpus)]) == 2
+    assert "states no day from which it is in force: give it with --valid-from" in capsys.readouterr().err
+    assert main(["rules", "add", str(release), "--no-optimise", "--valid-from", "2026-11-01"]) == 0
+    assert packs.get_pack("en16931", "1.3.17").valid_from.isoformat() == "2026-11-01"
+
+
+def test_remove_takes_names_not_paths(home, tmp_path, capsys):
+    """`rules remove peppol ../..`-style names reached folders outside the rules home (any holding a manifest)."""
+    outside = tmp_path / "outside"
+    shutil.copytree(home / "peppol/2026.5", outside)
+    relative = "../../" + outside.name  # home/peppol/../../outside = tmp_path/outside
+    assert (home / "peppol" / relative / packs.MANIFEST_NAME).is_file()
+    assert main(["rules", "remove", "peppol", relative]) == 2
+    assert "is not installed" in capsys.readouterr().err and (outside / packs.MANIFEST_NAME).is_file()
+
+
+def xrechnung_40_release(day: str = "2026-10-01") -> dict[str, bytes]:
+    """KoSIT's configuration restated as one of XRechnung 4.0.0 (its scenarios match `xrechnung_4.0`), of `day`."""
+    files = kosit_release(day)
+    files["scenarios.xml"] = files["scenarios.xml"].replace(b"XRechnung 3.0.2</name>", b"XRechnung 4.0.0</name>") \
+        .replace(b"kosit:xrechnung_3.0", b"kosit:xrechnung_4.0")
+    return files
+
+
+def test_two_xrechnung_versions_side_by_side_each_judges_the_invoices_that_claim_it(home, tmp_path, capsys):
+    """A KoSIT configuration holds the scenarios of its own XRechnung version only. With a 4.0 release added beside
+    3.0.2, the pack in force on the issue date judged every XRechnung invoice: a 3.0 invoice issued after 4.0's day
+    matched no scenario and was called invalid (XRECHNUNG-NO-SCENARIO), a 4.0 invoice issued before it too. The
+    version an invoice claims picks the release, its issue date among that version's releases."""
+    release = tmp_path / "xrechnung-4.0.0-validator-configuration-2026-10-01.zip"
+    release.write_bytes(_zip(xrechnung_40_release()))
+    assert main(["rules", "add", str(release), "--no-optimise"]) == 0
+    capsys.readouterr()
+    xml = XR_UBL.read_text("utf-8")
+    for claimed, pack in (("3.0", "3.0.2"), ("4.0", "4.0.0-2026-10-01")):
+        for day in ("2016-04-04", "2026-11-15"):
+            doc = xml.replace("kosit:xrechnung_3.0", f"kosit:xrechnung_{claimed}").replace(
+                "<cbc:IssueDate>2016-04-04</cbc:IssueDate>", f"<cbc:IssueDate>{day}</cbc:IssueDate>").encode()
+            report = validate_xml(doc, "xrechnung")
+            assert (report.verdict, report.version, [r.version for r in report.rules]) == ("valid", pack, [pack]), \
+                (claimed, day, report.to_dict())
+    # a plain EN 16931 invoice has KoSIT's EN 16931 scenario in both: the release in force on its date
+    plain = xml.replace("urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0",
+                        "urn:cen.eu:en16931:2017")
+    late = plain.replace("<cbc:IssueDate>2016-04-04</cbc:IssueDate>", "<cbc:IssueDate>2026-11-15</cbc:IssueDate>")
+    assert validate_xml(plain.encode(), "xrechnung").version == "3.0.2"
+    assert validate_xml(late.encode(), "xrechnung").version == "4.0.0-2026-10-01"
+    # a request naming a release gets that release, whatever the document claims
+    named = validate_xml(xml.encode(), "xrechnung", version="4.0.0-2026-10-01")
+    assert named.verdict == "invalid" and [i.code for i in named.issues if i.severity == "ERROR"] == [
+        "XRECHNUNG-NO-SCENARIO"]

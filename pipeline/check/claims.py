@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.check import packs
+from pipeline.check import engine, packs
 from pipeline.check.verdict import CLAIM_NOT_COVERED, RULES_NOT_INSTALLED, NotJudged
 from pipeline.check.xmlinput import ParsedXml, specification_id
 from pipeline.invoice.peppol import PROCESSES as PEPPOL_IDS
@@ -58,7 +58,8 @@ COVERS = {
     "xrechnung": {XRECHNUNG: "xrechnung", EN16931: "xrechnung", NONE: "xrechnung"},  # KoSIT's EN16931 scenarios
     "peppol": {PEPPOL: "peppol", NONE: "peppol"},
     "fr-ctc": {EN16931: "fr-ctc", FACTURX: "fr-ctc", FR_CTC: "fr-ctc", NONE: "fr-ctc"},
-    "zugferd": {EN16931: "en16931", FACTURX: PROFILE_RULES, XRECHNUNG: "xrechnung"},
+    # (an invoice stating no BT-24 in a PDF: the CEN rules, as at /en16931/validate, beside FX_UNKNOWN_PROFILE)
+    "zugferd": {EN16931: "en16931", FACTURX: PROFILE_RULES, XRECHNUNG: "xrechnung", NONE: "en16931"},
 }
 # Where a family is judged, for the reason's hint.
 ENDPOINT_OF = {EN16931: "en16931", XRECHNUNG: "xrechnung", PEPPOL: "peppol", FR_CTC: "fr-ctc", FACTURX: "en16931"}
@@ -158,16 +159,36 @@ def of_document(doc: ParsedXml) -> Claim:
 
 
 def xrechnung_versions() -> set[str]:
-    """The XRechnung versions (`3.0`) whose rules are installed: an XRechnung pack `X.Y.Z` judges the documents of
-    `xrechnung_X.Y` (KoSIT's convention for the standard's identifier)."""
-    return {".".join(p.version.split(".")[:2]) for p in packs.list_installed()
+    """The XRechnung versions (`3.0`) whose rules are installed (`xrechnung_version_of`)."""
+    return {xrechnung_version_of(p) for p in packs.list_installed()
             if p.spec == "xrechnung" and p.status == packs.ACTIVE}
+
+
+def xrechnung_version_of(pack: packs.Pack) -> str:
+    """The XRechnung version an XRechnung pack judges: `X.Y.Z` (an added release: `X.Y.Z-<date>`) judges the
+    documents of `xrechnung_X.Y` (KoSIT's convention for the standard's identifier)."""
+    return ".".join(pack.version.split("-")[0].split(".")[:2])
 
 
 def fr_ctc_ids() -> set[str]:
     """The French specification ids (BT-24) whose profile rules an installed fr-ctc pack has (EXTENDED-CTC-FR)."""
     return {gid for p in packs.list_installed() if p.spec == "fr-ctc" and p.status == packs.ACTIVE
             for gid, _ in p.profile_rules.values()}
+
+
+def release_for(pack: packs.Pack, claim: Claim | None, doc: ParsedXml, on=None) -> packs.Pack:
+    """`pack` (the one in force on the document's date), unless the document claims an XRechnung version another
+    installed release has: then that version's release in force (by date among them). A KoSIT configuration holds
+    the scenarios of its own XRechnung version only, so with XRechnung 4.0 added, a 3.0 invoice issued after 4.0's
+    day matched no scenario of the 4.0 release and was called invalid."""
+    if (pack.spec != "xrechnung" or claim is None or claim.family != XRECHNUNG or not claim.known
+            or xrechnung_version_of(pack) == claim.version):
+        return pack
+    try:
+        return packs.in_force("xrechnung", doc.syntax, on or engine.issue_date(doc),
+                              among=lambda p: xrechnung_version_of(p) == claim.version)
+    except packs.RulesError:
+        return pack
 
 
 @dataclass(frozen=True)

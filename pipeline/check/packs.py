@@ -29,6 +29,7 @@ import hashlib
 import importlib.metadata
 import io
 import json
+import re
 import shutil
 import tempfile
 import threading
@@ -479,6 +480,8 @@ def remove(spec: str, version: str, *, rules_home: Path | None = None) -> Path:
     """Take the installed pack `spec`/`version` out of the rules home at once (renamed away, then deleted); the
     pack's folder. A running service keeps the packs it loaded until its workers restart, as after an install."""
     home = Path(rules_home or get_settings().rules_home)
+    if not (is_folder_name(spec) and is_folder_name(version)):  # `peppol ../..` named a folder outside the home
+        raise PackNotInstalled(f"{spec} {version} is not installed in {home}")
     target = home / spec / version
     if not (target / MANIFEST_NAME).is_file():
         raise PackNotInstalled(f"{spec} {version} is not installed in {home}")
@@ -488,6 +491,15 @@ def remove(spec: str, version: str, *, rules_home: Path | None = None) -> Path:
     shutil.rmtree(gone, ignore_errors=True)
     clear_caches()
     return target
+
+
+_FOLDER_NAME = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]{0,79}")
+
+
+def is_folder_name(name) -> bool:
+    """Whether `name` may be a spec's or a version's folder in the rules home: letters, digits, `.`, `_`, `+`, `-`,
+    never `..` (a version stated by a release's own files, e.g. Peppol's VERSION.json, must not name a path)."""
+    return isinstance(name, str) and _FOLDER_NAME.fullmatch(name) is not None and ".." not in name
 
 
 def clear_caches() -> None:
@@ -719,9 +731,14 @@ def several_active(spec: str, syntax: str | None = None, *, registry: Path | Non
 
 
 def in_force(spec: str, syntax: str | None, on: date | None, *, registry: Path | None = None,
-             rules_home: Path | None = None) -> Pack:
-    """The active pack of `spec` in force on the date `on` (see the module docstring); `on=None`: today."""
+             rules_home: Path | None = None, among=None) -> Pack:
+    """The active pack of `spec` in force on the date `on` (see the module docstring); `on=None`: today. `among`:
+    only the packs it accepts (the releases of the XRechnung version a document claims), PackNotInstalled if none."""
     candidates = _candidates(spec, syntax, registry, rules_home)
+    if among is not None:
+        candidates = [p for p in candidates if among(p)]
+        if not candidates:
+            raise PackNotInstalled(f"no active {spec} validation package of the version asked for is installed")
     if len(candidates) == 1:
         return get_pack(spec, candidates[0].version, registry=registry, rules_home=rules_home)
     on = on or date.today()

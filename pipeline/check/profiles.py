@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 
-from pipeline.check import applied, engine, profile_copies, scenarios, xmlinput
+from pipeline.check import applied, claims, engine, profile_copies, scenarios, xmlinput
 from pipeline.check.applied import Checked, Rules, Step
 from pipeline.check.report import ERROR, WARNING, Issue
 from pipeline.invoice.specs import PROFILES, RULES_RELEASE, Profile, package_data
@@ -42,7 +43,9 @@ def validate_profile(data: bytes, profile: Profile, guideline_id: str | None = N
     issues = engine.run_checks(doc, profile.xsd_path, [sheet], sdoc=tree)
     issues = [i for i in issues if i.code not in _NOT_FOR_XRECHNUNG]
     gid = guideline_id or profile.guideline_id
-    pack = engine.pick_pack("xrechnung", None, doc.syntax)
+    # the release of the XRechnung version it names (not another version's in force today: `claims.release_for`)
+    pack = claims.release_for(engine.pick_pack("xrechnung", None, doc.syntax), claims.of_id(gid, doc.syntax), doc,
+                              date.today())
     if "xrechnung_3." in gid:
         xrechnung = engine.pack_checked(doc, pack, tree)
         return Checked(once(issues, xrechnung.issues), [*profile_rules(profile, sheet), *xrechnung.rules])

@@ -121,9 +121,10 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def _date(text: str | None) -> date | None:
+def _date(text) -> date | None:
+    """A day as a release states it; None for none, or for what is no day (`2026-13-45`, a number in JSON)."""
     try:
-        return date.fromisoformat(text) if text else None
+        return date.fromisoformat(text) if isinstance(text, str) and text else None
     except ValueError:
         return None
 
@@ -236,7 +237,8 @@ def _cen(files: dict[str, bytes], name: str) -> Release | None:
     entry = {"spec": "en16931", "version": version, "status": packs.ACTIVE, "syntaxes": registry["syntaxes"],
              "title": f"CEN/TC 434 EN 16931 validation artefacts {version}, added from {name}",
              "release": f"CEN validation artefacts {version}"}
-    return Release("CEN validation artefacts", entry, pack_files, max(map(_date, updates)), taken)
+    days = [d for d in map(_date, updates) if d is not None]  # `Last update: 2026-13-45` states no day
+    return Release("CEN validation artefacts", entry, pack_files, max(days, default=None), taken)
 
 
 def _peppol(files: dict[str, bytes], name: str) -> Release | None:
@@ -247,7 +249,12 @@ def _peppol(files: dict[str, bytes], name: str) -> Release | None:
     note = next((files[n] for n in files if n == top + "VERSION.json"), None)
     version, stated = None, None
     if note is not None:
-        described = json.loads(note)
+        try:
+            described = json.loads(note)
+        except ValueError as exc:  # (UnicodeDecodeError too)
+            raise RulesError(f"{top}VERSION.json is no JSON ({exc}): refused") from exc
+        if not isinstance(described, dict):
+            raise RulesError(f"{top}VERSION.json is no JSON object: refused")
         version, stated = described.get("version"), _date(described.get("mandatoryFrom"))
     folder = PurePosixPath(top).name if top else PurePosixPath(name).stem
     version = version or (folder if re.fullmatch(r"\d{4}\.\d+", folder) else None)
@@ -421,6 +428,9 @@ def add(path: Path, *, valid_from: date | None = None, corpus: Path | None = Non
     files, name = read(path)
     release = recognise(files, name)
     entry = release.entry
+    if not packs.is_folder_name(entry["version"]):  # it names the pack's folder: `../../x` wrote outside the home
+        raise RulesError(f"{name}: the {release.kind} states the version {entry['version']!r}, which is no version "
+                         "name (letters, digits, '.', '_', '+', '-'): refused")
     when = valid_from or release.stated_valid_from
     if when is None:
         raise RulesError(f"{name}: the {release.kind} states no day from which it is in force: give it with "

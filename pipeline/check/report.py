@@ -116,6 +116,13 @@ class Report:
             return verdicts.CATEGORY
         return worst_category(self.issues)
 
+    def judged_by(self, spec: str) -> str:
+        """For people: the `spec` rules of `version` that judged the document (`en16931 1.3.16`), else the rules that
+        ran instead (`rules`), else `no rules` (it claims rules this service does not have)."""
+        if self.version is not None:
+            return f"{spec} {self.version}"
+        return "; ".join(r.label for r in self.rules) or "no rules"
+
     def meanings(self) -> dict[str, str]:
         """What the report's class means for the receiver, in English and German (`german_law` False: the class
         only, `pipeline.check.categories`)."""

@@ -132,7 +132,9 @@ def _run(args) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
-        print(f"{report.verdict.upper()}: {name} ({what} {report.version}, "
+        # `version` names only what judged it: None when the rules named ran on nothing of it ("en16931 None" before)
+        judged = f"{what} {report.version}" if report.version else f"{what}: none of these rules ran"
+        print(f"{report.verdict.upper()}: {name} ({judged}, "
               f"{report.syntax or 'unknown syntax'}) - {report.errors} error{'' if report.errors == 1 else 's'}, "
               f"{report.warnings} warning{'' if report.warnings == 1 else 's'}")
         print(report.meaning(args.lang))  # what the report's class means for the receiver
@@ -326,10 +328,17 @@ def _was_interrupted(result: dict) -> bool:
     return (result.get("error") or {}).get("code") == INTERRUPTED
 
 
+def _ran(report: dict) -> str:
+    """The table's `rules` cell: the rule sets that judged the document (`pdf+en16931`), not the spec it was sent
+    to (`en16931` stood beside a 2026-edition invoice no rules ran on)."""
+    return "+".join(dict.fromkeys(r["pack"] for r in report["rules"])) or "none ran"
+
+
 def _table(results: list[dict], total: dict) -> None:
     """One line per document, then the summary."""
     width = min(max([len(r["name"]) for r in results] + [8]), 70)
-    print(f"{'document':{width}}  {'verdict':13} {'rules':10} {'errors':>6} {'warnings':>8}  first error (or why "
+    ran = max([len(_ran(r["report"])) for r in results if "report" in r] + [10])
+    print(f"{'document':{width}}  {'verdict':13} {'rules':{ran}} {'errors':>6} {'warnings':>8}  first error (or why "
           "not judged)")
     for r in results:
         name = r["name"] if len(r["name"]) <= width else "..." + r["name"][-width + 3:]
@@ -337,11 +346,11 @@ def _table(results: list[dict], total: dict) -> None:
             rep = r["report"]
             first = next((i["code"] for i in rep["issues"] if i["severity"] == "ERROR"),
                          next((n["code"] for n in rep["notJudged"]), ""))
-            print(f"{name:{width}}  {rep['verdict'].upper():13} {r['spec']:10} {rep['summary']['errors']:>6} "
+            print(f"{name:{width}}  {rep['verdict'].upper():13} {_ran(rep):{ran}} {rep['summary']['errors']:>6} "
                   f"{rep['summary']['warnings']:>8}  {first}".rstrip())
         else:
             verdict, what = ("NOTICE", r["notice"]) if "notice" in r else ("ERROR", r["error"])
-            print(f"{name:{width}}  {verdict:13} {'':10} {'':>6} {'':>8}  {what['code']}: {what['message']}")
+            print(f"{name:{width}}  {verdict:13} {'':{ran}} {'':>6} {'':>8}  {what['code']}: {what['message']}")
     files = total["files"]
     left = total["files"] - len(results)  # the documents an interruption left: counted, not listed one by one
     print(f"\n{files} document{'' if files == 1 else 's'}: {total['valid']} valid, "

@@ -14,6 +14,7 @@ from pipeline.check import categories, fr_ctc, packs, xmlinput
 from pipeline.check.applied import Checked
 from pipeline.check.profiles import ZUGFERD1_VERSION
 from pipeline.check.report import Report
+from pipeline.check.verdict import CLAIM_NOT_COVERED, RULES_NOT_INSTALLED
 from pipeline.flows.validate_xml import content_issues
 from pipeline.invoice.specs import RULES_VERSION
 from pipeline.pdf import checks
@@ -28,8 +29,8 @@ def _embedded(xml: bytes | None) -> xmlinput.ParsedXml | None:
 
 
 def _br_fr_alone(result, doc: xmlinput.ParsedXml | None, pack: packs.Pack) -> Checked:
-    """BR-FR Flux 2 on an embedded CII that got no judgement (no BT-24, rules that could not run); one that did
-    was judged by the French chain already (`checks.inspect(french=)`)."""
+    """BR-FR Flux 2 on an embedded CII that got no judgement (its rules could not run: a Saxon parse error); one
+    that did was judged by the French chain already (`checks.inspect(french=)`), one without BT-24 too."""
     if doc is None or doc.syntax != "CII" or result.zugferd1 or result.judged is not None:
         return Checked()
     return fr_ctc.br_fr_checked(doc, pack)
@@ -46,13 +47,18 @@ def validate_pdf(data: bytes, request_id: str | None = None, content_checks: boo
         result = checks.inspect(data, french=french)
     except checks.NotAPdf as exc:
         raise checks.not_a_pdf(exc) from exc
-    version = ZUGFERD1_VERSION if result.zugferd1 else RULES_VERSION + (f" {result.profile.name}" if result.profile else "")
+    judged = result.judged or Checked()
+    # the Factur-X release whose container checks ran, with the profile only where the rules its invoice claims
+    # judged it ("Factur-X 1.09 XRECHNUNG" stood beside an XRechnung 1.2 invoice no XRechnung rules ran on)
+    claimed = result.profile is not None and judged.rules and not any(
+        n.code in (RULES_NOT_INSTALLED, CLAIM_NOT_COVERED) for n in judged.not_judged)
+    version = ZUGFERD1_VERSION if result.zugferd1 else RULES_VERSION + (f" {result.profile.name}" if claimed else "")
     doc = _embedded(result.xml)
     extra = Checked()
     if french is not None:
-        version = french.version  # the FNFE release: what a request may send back as `version`
         extra = _br_fr_alone(result, doc, french)
-    judged = result.judged or Checked()
+        if any(r.pack == french.spec for r in [*judged.rules, *extra.rules]):
+            version = french.version  # the FNFE release that judged it: what a request may send back as `version`
     issues = list(result.issues) + extra.issues
     if content_checks and doc is not None:
         issues += content_issues(doc, strict=strict)

@@ -84,18 +84,21 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
     try:
         doc = doc if doc is not None else xmlinput.load(data)
     except XmlInputError as exc:
-        return Outcome(Report(engine.pick_pack(spec, version, None).version, None, [exc.issue], request_id))
+        engine.pick_pack(spec, version, None)  # a version not installed is the request's error (400) first
+        return Outcome(Report(None, None, [exc.issue], request_id))  # refused before any rules: none to name
     claim = claims.of_document(doc)
     if doc.syntax is None:
-        version_used = engine.pick_pack(spec, version, None).version
+        engine.pick_pack(spec, version, None)  # as above
         if claim.family != claims.ZUGFERD1:
-            return Outcome(Report(version_used, None, [xmlinput.unknown_root_issue(doc)], request_id))
+            return Outcome(Report(None, None, [xmlinput.unknown_root_issue(doc)], request_id))
         # ZUGFeRD 1.0 (a CII of its own, before EN 16931): its XSD, not judged beyond it
-        return Outcome(_judged(Report(version_used, "CII", [], request_id), judging.judge(doc, spec, None, None, claim)))
+        return Outcome(_judged(Report(None, "CII", [], request_id), judging.judge(doc, spec, None, None, claim)))
     pack = engine.pick_pack(spec, version, doc.syntax, doc, on)
+    if version is None:  # the release of the XRechnung version it claims, where it is not the one in force
+        pack = claims.release_for(pack, claim, doc, on)
     if doc.syntax not in pack.syntaxes:  # Peppol: its CII rules are not published as a compiled release
         raise engine.syntax_not_available(pack, doc.syntax)
-    report = Report(pack.version, doc.report_syntax, [], request_id,
+    report = Report(None, doc.report_syntax, [], request_id,
                     german_law=categories.under_german_law(xmlinput.party_countries(doc)))
     view = engine.rules_view(doc.text) if tree is None else doc.text
     try:
@@ -104,14 +107,16 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
         report.issues.append(exc.issue)
         return Outcome(report)
     checked = judging.judge(doc, spec, pack, sdoc, claim)  # the rules its claim calls for here
-    _judged(report, checked)
+    _judged(report, checked, pack)
     if content_checks:  # on the lxml tree already parsed: no Saxon work
         report.issues += content_issues(doc, spec == "xrechnung", strict)
     return Outcome(report, checked.scenario)
 
 
-def _judged(report: Report, checked) -> Report:
+def _judged(report: Report, checked, pack=None) -> Report:
+    """The report with what judged the document, and as its `version` only what did (`judging.version_judged`)."""
     report.issues, report.rules, report.not_judged = checked.issues, checked.rules, checked.not_judged
+    report.version = judging.version_judged(checked, pack)
     return report
 
 

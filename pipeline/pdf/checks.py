@@ -815,19 +815,22 @@ def _check_xml(result: Inspection, french: packs.Pack | None = None) -> None:
         return
     result.guideline_id = claim.text
     result.profile = profile_for_guideline(result.guideline_id)
-    if claim.family == claims.NONE:
+    if claim.family == claims.NONE:  # the error, and still the rules the same invoice gets as XML (the CEN rules)
         result.add(ERROR, "FX_UNKNOWN_PROFILE", "The embedded invoice has no guideline identifier (BT-24), so it "
                    "names no Factur-X/ZUGFeRD profile.",
                    de="Die eingebettete Rechnung hat keine Spezifikationskennung (BT-24) und nennt so kein "
                       "Factur-X-/ZUGFeRD-Profil.")
-        return
     level = result.fx.get("ConformanceLevel")
     if result.profile and level and level.upper() != result.profile.level and not (
             level.upper() == "COMFORT" and result.profile.name == "EN16931"):
-        result.add(ERROR, "XMP_FX_LEVEL_MISMATCH", f"fx:ConformanceLevel {level!r} does not match the embedded "
-                   f"invoice's profile {result.profile.level!r}.",
+        # A WARNING, as Factur-X's hybrid rule BR-HYBRID-15 says ("SHOULD match"; Mustang does not compare them):
+        # the invoice's own BT-24 decides its rules either way (e.g. an XRechnung invoice under "EN 16931")
+        result.add(WARNING, "XMP_FX_LEVEL_MISMATCH", f"fx:ConformanceLevel {level!r} does not match the embedded "
+                   f"invoice's profile {result.profile.level!r} (Factur-X BR-HYBRID-15: it should); software that "
+                   "takes the profile from the XMP may read the invoice as another profile.",
                    de=f"fx:ConformanceLevel {level!r} passt nicht zum Profil der eingebetteten Rechnung "
-                      f"{result.profile.level!r}.")
+                      f"{result.profile.level!r} (Factur-X BR-HYBRID-15: es sollte passen); Software, die das Profil "
+                      "aus den XMP-Metadaten liest, liest die Rechnung womöglich als anderes Profil.")
     try:
         sdoc = engine.saxon_document(doc)
     except XmlInputError as exc:
