@@ -27,6 +27,7 @@ from pipeline.invoice.peppol import PROCESSES as PEPPOL_IDS
 from pipeline.invoice.specs import XRECHNUNG_ID_PREFIX
 from pipeline.pdf import checks
 from pipeline.service.app import create_app
+from test_content_french_ids import french_id_is_wrong
 
 C = "urn:einvoice-pipeline:canonical:1"
 XR = CORPUS / "xrechnung-testsuite"
@@ -428,6 +429,8 @@ def _confirmed_wrong(issue, path: Path) -> bool:
         return leitweg_is_wrong(value)
     if issue.code == "CHECK-CREDITOR-ID":
         return creditor_id_is_wrong(value)
+    if issue.code == "CHECK-SIREN-SIRET":
+        return french_id_is_wrong(value)
     if issue.code == "CHECK-BIC":
         countries = re.findall(r"is a bank in ([A-Z]{2}), but the IBAN .* is of ([A-Z]{2})", issue.message)
         return (not re.fullmatch(r"[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?", value.replace(" ", "")) or

@@ -53,7 +53,11 @@ def _checked(root) -> list:
     f, fa = content._find, content._findall
     out = [f(root, "issueDate"), f(root, "buyerReference"), f(root, "paymentDueDate")]
     out += [f(root, party, "vatIdentifier") for party in ("seller", "buyer", "sellerTaxRepresentativeParty")]
-    out += [f(root, "buyer", "electronicAddress"), f(root, "buyer", "electronicAddressSchemeId")]
+    for party in ("seller", "buyer", "payee"):   # the SIREN / SIRET check's values, in its order
+        for holder in [f(root, party), *fa(root, party, "additionalIdentifier")]:
+            out += [f(holder, name) for name in ("identifier", "identifierSchemeId", "legalRegistrationIdentifier",
+                                                 "legalRegistrationIdentifierSchemeId", "electronicAddress",
+                                                 "electronicAddressSchemeId")]
     payment = f(root, "paymentInstructions")
     out.append(f(payment, "meansCode"))
     for transfer in [f(payment, "creditTransfer"), *fa(payment, "additionalCreditTransfer")]:

@@ -8,7 +8,7 @@ import time
 import falcon.testing
 import pytest
 
-from conftest import CORPUS
+from conftest import CORPUS, REPO
 from pipeline.flows import validate_xml as validate
 from pipeline.service import upload
 from pipeline.service.app import create_app
@@ -273,3 +273,100 @@ def test_nesting_is_refused_from_the_101st_level_with_its_line():
     assert "XML-MALFORMED" not in codes(validate.validate_xml(nested(100), "xrechnung"))
     [issue] = validate.validate_xml(nested(101), "xrechnung").issues
     assert issue.code == "XML-MALFORMED" and "more than 100 levels" in issue.message and issue.location.line == 101
+
+
+# ---- a generation request (JSON) sent where a document is validated or read ---------------------------------------
+
+FIXTURES = REPO / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def app_client():
+    return falcon.testing.TestClient(create_app(platform=False))
+
+
+def _upload(client, path: str, data: bytes):
+    body, ctype = multipart(file=data)
+    return client.simulate_post(path, body=body, headers={"Content-Type": ctype})
+
+
+def _said(r) -> str:
+    """The one finding or error entry's message of an answer (a report or a 400)."""
+    entries = r.json.get("issues") or r.json.get("errors") or [u["error"] for u in r.json.get("unread", [])]
+    [entry] = entries
+    return entry["message"]
+
+
+@pytest.mark.parametrize("path", ["/v1/invoice/fr-ctc/status/validate", "/v1/invoice/fr-ctc/status/parse",
+                                  "/v1/invoice/fr-ctc/status/timeline", "/v1/invoice/en16931/validate"])
+def test_a_status_request_sent_for_validation_or_reading_is_named_with_where_it_belongs(app_client, path):
+    """A status request (fixtures/fr-status-*.json) posted to /status/validate or /status/parse answered "not
+    well-formed XML: Start tag expected"; it now says what it is and where to send it, and that works."""
+    request = (FIXTURES / "fr-status-207.json").read_bytes()
+    r = _upload(app_client, path, request)
+    said = _said(r)
+    assert "status request in JSON" in said and "POST it as the request body" in said, said
+    assert "/v1/invoice/fr-ctc/status " in said and "Start tag" not in said
+    # the advice works: the same bytes posted there are a status message the chain finds valid
+    generated = app_client.simulate_post("/v1/invoice/fr-ctc/status", body=request,
+                                         headers={"Content-Type": "application/json"})
+    assert generated.status_code == 200, generated.text
+    assert _upload(app_client, "/v1/invoice/fr-ctc/status/validate", generated.content).json["valid"] is True
+
+
+@pytest.mark.parametrize("path", ["/v1/invoice/xrechnung/validate", "/v1/invoice/fr-ctc/validate",
+                                  "/v1/invoice/fr-ctc/status/validate"])
+def test_an_invoice_request_sent_for_validation_is_named_with_where_it_belongs(app_client, path):
+    request = (FIXTURES / "invoice-all-fields.json").read_bytes()
+    said = _said(_upload(app_client, path, request))
+    assert "invoice request in JSON" in said and "/v1/invoice/xrechnung," in said and "pipeline generate" in said
+    generated = app_client.simulate_post("/v1/invoice/xrechnung", body=request,
+                                         headers={"Content-Type": "application/json"})
+    assert generated.status_code == 200, generated.text
+    assert _upload(app_client, "/v1/invoice/xrechnung/validate", generated.content).json["valid"] is True
+
+
+@pytest.mark.parametrize("data, json", [(b'{"a": 1}', True), (b"\xef\xbb\xbf[1, 2]", True), (b"[" * 200_000, False),
+                                        (b"[" * 200_000 + b"]" * 200_000, False), (b'{"broken": ', False)],
+                         ids=["object", "bom-array", "deep-unclosed", "deep-closed", "broken"])
+def test_other_json_or_hostile_json_is_a_plain_malformed_xml_finding(data, json):
+    """JSON that is no request is named as JSON; what does not parse (Python's nesting limit included) is left to
+    the XML parser's own message."""
+    r = validate.validate_xml(data, "en16931")
+    assert not r.valid and codes(r) == ["XML-MALFORMED"]
+    message = r.issues[0].message
+    assert "status request" not in message and "invoice request" not in message
+    assert ("The file is JSON, not XML" in message) is json, message
+    assert r.issues[0].message_de
+
+
+# ---- a request key an endpoint does not use --------------------------------------------------------------------
+
+def test_language_is_refused_by_name_where_no_page_is_made(app_client):
+    """/status/parse and /status/timeline took `language` (a key of /status/render's page) and ignored it: a client
+    asking for French JSON got English field names without a word. Now a 400 naming request.language; the OpenAPI
+    document lists it for /status/render only."""
+    message = app_client.simulate_post("/v1/invoice/fr-ctc/status", body=(FIXTURES / "fr-status-210.json").read_bytes(),
+                                       headers={"Content-Type": "application/json"}).content
+    for path in ("/v1/invoice/fr-ctc/status/parse", "/v1/invoice/fr-ctc/status/timeline"):
+        body, ctype = multipart(file=message, request='{"language": "fr", "validate": true}')
+        r = app_client.simulate_post(path, body=body, headers={"Content-Type": ctype})
+        assert r.status_code == 400, r.text
+        [entry] = r.json["errors"]
+        assert (entry["code"], entry["field"], entry["rejectedValue"]) == ("UNKNOWN_FIELD", "request.language", "fr")
+        assert "it takes validate." in r.json["message"]
+        body, ctype = multipart(file=message, request='{"validate": true}')
+        assert app_client.simulate_post(path, body=body, headers={"Content-Type": ctype}).status_code == 200
+    body, ctype = multipart(file=message, request='{"language": "fr", "validate": true}')
+    page = app_client.simulate_post("/v1/invoice/fr-ctc/status/render", body=body,
+                                    headers={"Content-Type": ctype, "Accept": "text/html"})
+    assert page.status_code == 200 and "Refusée" in page.text
+    document = app_client.simulate_get("/v1/openapi.json").json
+    schemas = document["components"]["schemas"]
+
+    def fields(path):
+        part = document["paths"][path]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
+        return set(schemas[part["properties"]["request"]["$ref"].rsplit("/", 1)[-1]]["properties"])
+
+    assert fields("/v1/invoice/fr-ctc/status/parse") == fields("/v1/invoice/fr-ctc/status/timeline") == {"validate"}
+    assert fields("/v1/invoice/fr-ctc/status/render") == {"validate", "language"}

@@ -10,15 +10,16 @@ ZUGFeRD, received or generated:
     CHECK-CREDITOR-ID        BT-90: SEPA creditor identifier (AT-02) check digits
     CHECK-VAT-ID             BT-31, BT-48, BT-63: EU VAT identifier form and check digits of its country
     CHECK-LEITWEG-ID         XRechnung: BT-10 of Leitweg-ID form (and BT-49 with scheme 0204): check digits
+    CHECK-SIREN-SIRET        identifiers of scheme 0002 (SIREN) or 0009 (SIRET) of the parties: Luhn key
     CHECK-DUE-DATE           BT-9 not before the issue date BT-2
     CHECK-LINE-ID-DUPLICATE  BT-126 unique among the lines
     CHECK-ATTACHMENT-MIME    BT-125-1 names what BT-125 holds (content sniffed from its first bytes)
 
-The numbers are checked with python-stdnum (IBAN register, BIC, AT-02, the VAT id of every EU country, Leitweg-ID),
-not with checksums of our own. Findings are WARNINGs, so they never change the official verdict; `strict` makes
-them ERRORs. `check` takes the canonical root and a function that locates a canonical element (a `Location`), so
-the caller decides what a place is: the source node and its line for a received document, the JSON field for a
-generation request.
+The numbers are checked with python-stdnum (IBAN register, BIC, AT-02, the VAT id of every EU country, Leitweg-ID,
+SIREN / SIRET through pipeline.invoice.france), not with checksums of our own. Findings are WARNINGs, so they never
+change the official verdict; `strict` makes them ERRORs. `check` takes the canonical root and a function that
+locates a canonical element (a `Location`), so the caller decides what a place is: the source node and its line for
+a received document, the JSON field for a generation request.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from stdnum.eu import at_02, vat as eu_vat
 from stdnum.exceptions import InvalidChecksum, InvalidComponent, InvalidLength, ValidationError
 
 from pipeline.check.report import ERROR, WARNING, Issue, Location
+from pipeline.invoice import france
 from pipeline.invoice.terms import ARRAY_ITEMS, CANONICAL_NS, TERMS, term_name
 
 IBAN = "CHECK-IBAN"
@@ -44,6 +46,7 @@ BIC = "CHECK-BIC"
 CREDITOR_ID = "CHECK-CREDITOR-ID"
 VAT_ID = "CHECK-VAT-ID"
 LEITWEG_ID = "CHECK-LEITWEG-ID"
+SIREN_SIRET = "CHECK-SIREN-SIRET"
 DUE_DATE = "CHECK-DUE-DATE"
 LINE_ID_DUPLICATE = "CHECK-LINE-ID-DUPLICATE"
 ATTACHMENT_MIME = "CHECK-ATTACHMENT-MIME"
@@ -72,6 +75,14 @@ CHECKS: dict[str, tuple[str, str]] = {
                  "the Leitweg-ID mod 97-10 check digits.",
                  "Public buyers route invoices by the Leitweg-ID; with a wrong one the invoice is rejected or "
                  "never reaches the office that pays it."),
+    SIREN_SIRET: ("BT-29 seller, BT-46 buyer and BT-60 payee identifiers, BT-30, BT-47 and BT-61 legal registration "
+                  "identifiers and BT-34, BT-49 electronic addresses whose scheme is 0002 (SIREN, France's company "
+                  "register SIRENE; fourteen digits there are an establishment's SIRET) or 0009 (SIRET), when they "
+                  "are digits: nine (fourteen) of them and the Luhn key INSEE gives every SIREN and SIRET (La "
+                  "Poste's establishments theirs).",
+                  "France's register and e-invoicing platforms find a company or establishment by this number: a "
+                  "mistyped digit names another one or none, and the invoice is rejected or not delivered. The "
+                  "official rules (BR-FR included) check its length at most."),
     DUE_DATE: ("BT-9 payment due date not before the BT-2 issue date.",
                "A due date before the invoice exists is a typo in most cases, and dunning and discounts run on it."),
     LINE_ID_DUPLICATE: ("BT-126 invoice line identifiers unique within the invoice.",
@@ -396,6 +407,57 @@ def _check_leitweg(out: _Collector, root) -> None:
                                                        "Schema 0204 sagt, dass es eine Leitweg-ID ist. " + why.de))
 
 
+# ---- SIREN and SIRET ------------------------------------------------------------------------------------------
+
+def french_id_problem(scheme: str, value: str) -> str | None:
+    """What is wrong with a number of scheme 0002 (SIRENE: a company's SIREN, or an establishment's SIRET) or 0009
+    (SIRET), or None. The Luhn key is france.identifier_problem's verdict (python-stdnum). Spaces and dots between
+    the digits are let pass, as in a VAT id; a value with other characters (a placeholder such as `FR23342`, an
+    e-mail address) is no number of the register at all and is left to the rules that require one (BR-FR-10 ...)."""
+    scheme, number = scheme.strip(), re.sub(r"[ .]", "", value.strip())
+    if scheme not in france.FORMATS or not number.isascii() or not number.isdigit():
+        return None
+    if scheme == france.SIREN_SCHEME and france.SIRET_DIGITS.fullmatch(number):
+        scheme = france.SIRET_SCHEME   # ICD 0002 is the SIRENE register, which numbers establishments too
+    if france.identifier_problem(scheme, number) is None:
+        return None
+    if not france.FORMATS[scheme][0].fullmatch(number):
+        return (Said(f"has {len(number)} digits, but a SIRET (scheme 0009) has fourteen: a digit is missing or one "
+                     "too many", f"hat {len(number)} Ziffern, eine SIRET (Schema 0009) hat aber vierzehn: eine Ziffer "
+                     "fehlt oder ist zu viel")
+                if scheme == france.SIRET_SCHEME else
+                Said(f"has {len(number)} digits, but a SIREN (scheme 0002) has nine (an establishment's SIRET "
+                     "fourteen): a digit is missing or one too many", f"hat {len(number)} Ziffern, eine SIREN "
+                     "(Schema 0002) hat aber neun (die SIRET einer Niederlassung vierzehn): eine Ziffer fehlt oder "
+                     "ist zu viel"))
+    name, holder, holder_de = (("SIRET", "establishment", "keine Niederlassung") if scheme == france.SIRET_SCHEME
+                               else ("SIREN", "company", "kein Unternehmen"))
+    return Said(f"fails the check digit (Luhn key) of a {name}: a digit is mistyped or two are swapped, and no "
+                f"{holder} has this number", f"hat eine falsche Prüfziffer (Luhn-Schlüssel) einer {name}: eine "
+                f"Ziffer ist vertippt oder zwei sind vertauscht, und {holder_de} hat diese Nummer")
+
+
+_FRENCH_ID_WHY = Said(CHECKS[SIREN_SIRET][1], "Das Register und die E-Rechnungsplattformen Frankreichs finden ein "
+                      "Unternehmen oder eine Niederlassung über diese Nummer: eine vertippte Ziffer nennt ein anderes "
+                      "oder keines, und die Rechnung wird abgewiesen oder nicht zugestellt. Die offiziellen Regeln "
+                      "(auch BR-FR) prüfen höchstens ihre Länge.")
+# (value, its scheme) of each party: the identifiers that may be SIRENs or SIRETs
+_FRENCH_IDS = (("identifier", "identifierSchemeId"),
+               ("legalRegistrationIdentifier", "legalRegistrationIdentifierSchemeId"),
+               ("electronicAddress", "electronicAddressSchemeId"))
+
+
+def _check_french_ids(out: _Collector, root) -> None:
+    for party in ("seller", "buyer", "payee"):
+        holders = [_find(root, party), *_findall(root, party, "additionalIdentifier")]
+        for holder in holders:
+            for name, scheme in _FRENCH_IDS:
+                element = _find(holder, name)
+                problem = french_id_problem(_text(_find(holder, scheme)), _text(element)) if _text(element) else None
+                if problem:
+                    out.add(SIREN_SIRET, element, problem, _FRENCH_ID_WHY)
+
+
 # ---- dates and lines -----------------------------------------------------------------------------------------
 
 def _date(element) -> dt.date | None:
@@ -560,6 +622,7 @@ def check(root, locate: Locate, xrechnung: bool = False, strict: bool = False,
     out = _Collector(locate, strict)
     _check_payment(out, root)
     _check_vat_ids(out, root)
+    _check_french_ids(out, root)
     if xrechnung:
         _check_leitweg(out, root)
     _check_due_date(out, root)

@@ -141,10 +141,25 @@ class _Builder:
             element.text, self.out.sources[element] = found
 
     def electronic_address(self, party, address) -> None:
-        """BT-49 and its scheme (BT-49-1) from the one source element that carries both."""
+        """BT-34 / BT-49 and its scheme (BT-34-1 / BT-49-1) from the one source element that carries both."""
         if address is not None:
             self.leaf(party, "electronicAddress", _leaf([address]))
             self.leaf(party, "electronicAddressSchemeId", _leaf([(address, "schemeID")]))
+
+    def identifiers(self, party, ids, legal, additional: bool) -> None:
+        """BT-29/46/60 (the first of `ids`, nodes with a value in document order) with its scheme, the seller's
+        further ones (`additional`), and BT-30/47/61 (`legal`) with its scheme: what the SIREN / SIRET check
+        reads."""
+        if ids:
+            self.leaf(party, "identifier", _leaf(ids[:1]))
+            self.leaf(party, "identifierSchemeId", _leaf([(ids[0], "schemeID")]))
+        if legal is not None:
+            self.leaf(party, "legalRegistrationIdentifier", _leaf([legal]))
+            self.leaf(party, "legalRegistrationIdentifierSchemeId", _leaf([(legal, "schemeID")]))
+        for further in ids[1:] if additional else ():
+            element = self.group(party, "additionalIdentifier")
+            self.leaf(element, "identifier", _leaf([further]))
+            self.leaf(element, "identifierSchemeId", _leaf([(further, "schemeID")]))
 
     def attachment(self, parent, binary, mime) -> None:
         document = self.group(parent, "additionalSupportingDocument")
@@ -181,18 +196,22 @@ def _cii(doc_root) -> Skeleton:
     b.leaf(root, "issueDate", _leaf(_path([doc_root], _RSM + "ExchangedDocument", _RAM + "IssueDateTime",
                                           _UDT + "DateTimeString"), "date"))
     b.leaf(root, "buyerReference", _leaf(_children(agreement, _RAM + "BuyerReference")))
-    for name, tag in (("seller", "SellerTradeParty"), ("buyer", "BuyerTradeParty"),
-                      ("sellerTaxRepresentativeParty", "SellerTaxRepresentativeTradeParty")):
-        party = next(iter(_children(agreement, _RAM + tag)), None)
+    for name, parents, tag in (("seller", agreement, "SellerTradeParty"), ("buyer", agreement, "BuyerTradeParty"),
+                               ("payee", settlement, "PayeeTradeParty"),
+                               ("sellerTaxRepresentativeParty", agreement, "SellerTaxRepresentativeTradeParty")):
+        party = next(iter(_children(parents, _RAM + tag)), None)
         if party is None:
             continue
         element = b.group(root, name)
         ids = [i for i in _path([party], _RAM + "SpecifiedTaxRegistration", _RAM + "ID")
                if _code_text(i.get("schemeID", "")) == "VA"]
         vat = _first(ids)
-        if vat is not None:
+        if vat is not None and name != "payee":
             b.leaf(element, "vatIdentifier", _leaf([vat]))   # with its @schemeID, which comes after it
-        if name == "buyer":
+        if name != "sellerTaxRepresentativeParty":
+            b.identifiers(element, [i for i in party.iterchildren(_RAM + "ID", _RAM + "GlobalID") if _value(i)],
+                          _first(_path([party], _RAM + "SpecifiedLegalOrganization", _RAM + "ID")), name == "seller")
+        if name in ("seller", "buyer"):
             b.electronic_address(element, _first(_path([party], _RAM + "URIUniversalCommunication", _RAM + "URIID")))
 
     means = _children(settlement, _RAM + "SpecifiedTradeSettlementPaymentMeans")
@@ -229,6 +248,7 @@ def _ubl(doc_root) -> Skeleton:
     b.leaf(root, "buyerReference", _leaf(doc_root.iterchildren(_CBC + "BuyerReference")))
     parties = (("seller", [p.find(_CAC + "Party") for p in doc_root.iterchildren(_CAC + "AccountingSupplierParty")]),
                ("buyer", [p.find(_CAC + "Party") for p in doc_root.iterchildren(_CAC + "AccountingCustomerParty")]),
+               ("payee", [doc_root.find(_CAC + "PayeeParty")]),
                ("sellerTaxRepresentativeParty", [doc_root.find(_CAC + "TaxRepresentativeParty")]))
     for name, found in parties:
         party = next((p for p in found if p is not None), None)
@@ -238,10 +258,14 @@ def _ubl(doc_root) -> Skeleton:
         schemes = [[i for i in _path([s], _CAC + "TaxScheme", _CBC + "ID") if _code_text(_string(i)) == "VAT"]
                    for s in party.iterchildren(_CAC + "PartyTaxScheme")]
         vat = [s for s, ids in zip(party.iterchildren(_CAC + "PartyTaxScheme"), schemes) if ids]
-        if vat:
+        if vat and name != "payee":
             first_ids = next(ids for ids in schemes if ids)
             b.leaf(element, "vatIdentifier", _leaf(_children(vat, _CBC + "CompanyID"), with_=first_ids))
-        if name == "buyer":
+        if name != "sellerTaxRepresentativeParty":   # a SEPA id is BT-90, not BT-29 / BT-60
+            b.identifiers(element, [i for i in _path([party], _CAC + "PartyIdentification", _CBC + "ID")
+                                    if _code_text(i.get("schemeID", "")) != "SEPA" and _value(i)],
+                          _first(_path([party], _CAC + "PartyLegalEntity", _CBC + "CompanyID")), name == "seller")
+        if name in ("seller", "buyer"):
             b.electronic_address(element, _first(party.iterchildren(_CBC + "EndpointID")))
 
     means = list(doc_root.iterchildren(_CAC + "PaymentMeans"))

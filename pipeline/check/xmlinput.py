@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -262,10 +263,59 @@ _CONTAINERS = {
 }
 
 
+_GENERATE = ("the generation endpoint of its rules (POST /v1/invoice/xrechnung, /v1/invoice/en16931, "
+             "/v1/invoice/fr-ctc, /v1/invoice/peppol or /v1/invoice/zugferd; `pipeline generate FILE --spec ...` on "
+             "the command line)",
+             "an den Erzeugungs-Endpunkt ihrer Regeln (POST /v1/invoice/xrechnung, /v1/invoice/en16931, "
+             "/v1/invoice/fr-ctc, /v1/invoice/peppol oder /v1/invoice/zugferd; `pipeline generate DATEI --spec ...` "
+             "auf der Kommandozeile)")
+_JSON = {
+    "status": ("The file is a status request in JSON (message, status, invoice), not XML. POST it as the request body "
+               "(Content-Type: application/json) to /v1/invoice/fr-ctc/status (`pipeline generate FILE` on the "
+               "command line), which generates the lifecycle status message (CDAR XML) from it; POST "
+               "/v1/invoice/fr-ctc/status/validate validates such a message.",
+               "Die Datei ist eine Statusanfrage in JSON (message, status, invoice), kein XML. Als Anfrage-Body "
+               "(Content-Type: application/json) an POST /v1/invoice/fr-ctc/status senden (`pipeline generate DATEI` "
+               "auf der Kommandozeile), das daraus die Statusmeldung (CDAR-XML) erzeugt; POST "
+               "/v1/invoice/fr-ctc/status/validate prüft eine solche Meldung."),
+    "invoice": (f"The file is an invoice request in JSON (invoice, config), not XML. POST it as the request body "
+                f"(Content-Type: application/json) to {_GENERATE[0]}, which generates the e-invoice from it and "
+                "validates it; validation takes the generated XML or PDF.",
+                f"Die Datei ist eine Rechnungsanfrage in JSON (invoice, config), kein XML. Als Anfrage-Body "
+                f"(Content-Type: application/json) {_GENERATE[1]} senden, der daraus die E-Rechnung erzeugt und "
+                "prüft; die Prüfung nimmt das erzeugte XML oder PDF."),
+    "other": ("The file is JSON, not XML: validation takes an XML document (an invoice in CII or UBL, a status "
+              "message in CDAR) or a ZUGFeRD / Factur-X PDF.",
+              "Die Datei ist JSON, kein XML: geprüft wird ein XML-Dokument (eine Rechnung in CII oder UBL, eine "
+              "Statusmeldung in CDAR) oder ein ZUGFeRD-/Factur-X-PDF."),
+}
+STATUS_REQUEST_KEYS = {"message", "status", "invoice"}   # pipeline.invoice.cdar.StatusRequest's top level
+
+
+def json_request_kind(data: bytes) -> str | None:
+    """What JSON `data` is: "status" (a status request: top-level message, status and invoice), "invoice" (an
+    invoice request: top-level invoice), "other" (other JSON), or None (no JSON). Only text that starts like JSON
+    is parsed, so an XML document costs nothing here."""
+    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if head not in (b"{", b"["):
+        return None
+    try:
+        value = json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):   # UnicodeDecodeError is a ValueError; nesting beyond Python's stack
+        return None
+    if isinstance(value, dict) and STATUS_REQUEST_KEYS <= value.keys():
+        return "status"
+    return "invoice" if isinstance(value, dict) and "invoice" in value else "other"
+
+
 def _container(data: bytes) -> tuple[str, str] | None:
-    """(English, German) message when `data` is a PDF, a ZIP archive or mail rather than XML."""
+    """(English, German) message when `data` is a PDF, a ZIP archive, mail or JSON (a generation request, most
+    often) rather than XML."""
     if data.lstrip()[:5] == b"%PDF-":
         return _CONTAINERS["pdf"]
+    kind = json_request_kind(data)
+    if kind:
+        return _JSON[kind]
     return _CONTAINERS.get(unpack.kind("", data[:unpack.HEAD]))
 
 

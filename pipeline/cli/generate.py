@@ -1,10 +1,13 @@
 """`pipeline generate request.json --spec xrechnung|en16931|fr-ctc|peppol [--syntax UBL] [-o out.xml]`
-`pipeline generate request.json --spec zugferd [--profile BASIC] [--rules fr-ctc] [--lang de] -o invoice.pdf`"""
+`pipeline generate request.json --spec zugferd [--profile BASIC] [--rules fr-ctc] [--lang de] -o invoice.pdf`
+`pipeline generate status.json [-o statut.xml]`: a status request (top-level message, status, invoice, as POST
+/v1/invoice/fr-ctc/status takes it) -> France's lifecycle status message (CDAR), valid on the fr-cdar chain"""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from pipeline.check.xmlinput import json_request_kind
 from pipeline.cli.files import shown
 from pipeline.errors import ApiError
 from pipeline.invoice.request_json import dumps, with_config
@@ -12,11 +15,13 @@ from pipeline.invoice.request_json import dumps, with_config
 
 def register(sub) -> None:
     p = sub.add_parser("generate", help="generate and validate an XRechnung / EN 16931 document or a ZUGFeRD PDF "
-                                        "from request JSON")
-    p.add_argument("request", type=Path, help="InvoiceRequest JSON file ('-' for stdin)")
-    p.add_argument("--spec", choices=("xrechnung", "en16931", "zugferd", "fr-ctc", "peppol"), default="xrechnung",
+                                        "from request JSON, or a French lifecycle status message from a status "
+                                        "request")
+    p.add_argument("request", type=Path, help="InvoiceRequest JSON file, or a status request (top-level message, "
+                                              "status, invoice: generates the CDAR status message) ('-' for stdin)")
+    p.add_argument("--spec", choices=("xrechnung", "en16931", "zugferd", "fr-ctc", "peppol"),
                    help="what to generate: XRechnung, EN 16931, French (fr-ctc) or Peppol BIS XML, or a ZUGFeRD PDF "
-                        "(default: xrechnung)")
+                        "(default: xrechnung; a status request: its message, of France's reform)")
     p.add_argument("--syntax", type=str.upper, choices=("CII", "UBL"), help="override config.syntax")
     p.add_argument("--profile", help="zugferd: override config.profile (EN16931, BASIC, XRECHNUNG, ...)")
     p.add_argument("--rules", help="zugferd: override config.rules (fr-ctc: France's reform rules too)")
@@ -82,6 +87,31 @@ def print_api_error(err: ApiError, name: str | Path | None = None) -> int:
     return 1 if err.http_status < 500 else 2
 
 
+def _status_options_refused(args) -> bool:
+    """True (said on stderr) when an invoice's option is given with a status request, which has none of them."""
+    given = [f"--{name}" for name in ("syntax", "profile", "rules", "lang") if getattr(args, name) is not None]
+    if args.spec not in (None, "fr-ctc"):
+        given.insert(0, f"--spec {args.spec}")
+    if given:
+        print(f"pipeline generate: {shown(args.request)} is a status request (message, status, invoice): it generates "
+              f"France's lifecycle status message (CDAR), to which {', '.join(given)} "
+              f"{'does' if len(given) == 1 else 'do'} not apply", file=sys.stderr)
+    return bool(given)
+
+
+def _status(body: bytes, args) -> int:
+    from pipeline.flows.status_generate import generate_status  # lazy: Saxon only for this command
+
+    try:
+        document, report = generate_status(body)
+    except ApiError as err:
+        return print_api_error(err)
+    write_output(args.output, document)
+    for issue in report.issues:
+        print(f"{issue.severity} {issue.code}: {issue.message}", file=sys.stderr)
+    return 0
+
+
 def run(args) -> int:
     from pipeline.flows import generate_xml, generate_zugferd  # lazy: Saxon and WeasyPrint only for this command
 
@@ -89,6 +119,9 @@ def run(args) -> int:
             args.spec == "zugferd" and pdf_to_terminal("pipeline generate", args.output)):
         return 2
     body = read_input(args.request)
+    if json_request_kind(body) == "status":   # what POST /v1/invoice/fr-ctc/status takes, not an invoice
+        return 2 if _status_options_refused(args) else _status(body, args)
+    args.spec = args.spec or "xrechnung"
     overrides = {"syntax": args.syntax, "profile": args.profile, "rules": args.rules, "metadataLanguage": args.lang}
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if overrides:

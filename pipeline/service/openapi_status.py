@@ -52,7 +52,8 @@ class StatusParseResponse(_Strict):
 
 
 def components() -> dict:
-    models = (StatusRequest, StatusValidationResponse, StatusParseResponse, schemas.StatusReadRequest)
+    models = (StatusRequest, StatusValidationResponse, StatusParseResponse, schemas.StatusReadRequest,
+              schemas.StatusRenderRequest)
     _, top = models_json_schema([(m, "validation") for m in models], ref_template=REF)
     return top.get("$defs", {})
 
@@ -173,7 +174,7 @@ def paths(mounted: set[str], costs, ok, error, request_id_param, validation, bat
         out[path] = operation(
             path, "render_fr_ctc_status", "The readable page of one status message or of several (a timeline).",
             "PDF (default) or HTML (Accept: text/html), in English or French (request.language); each value named "
-            "with its MDT term.", ["reading"], _multipart("StatusReadRequest", True),
+            "with its MDT term.", ["reading"], _multipart("StatusRenderRequest", True),
             ok("The page.", {"application/pdf": {"schema": {"type": "string", "contentMediaType": "application/pdf"}},
                              "text/html": {"schema": {"type": "string"}}}),
             [400, 401, 406, 413, 415, 429, 500, 503], "read_status")

@@ -123,7 +123,9 @@ class XRechnungValidationResponse(_Strict):
         description="Extension. `invalid`: the rules that ran found an error. `indeterminate`: no error, but the "
                     "document claims rules this service does not have or this endpoint does not judge, or a "
                     "required check could not run (`notJudged` says which). `valid`: no error, everything judged.")
-    version: str | None
+    version: str | None = Field(description="The version of the endpoint's rule pack that judged the document (a "
+                                            "Factur-X profile's rules: `Factur-X 1.09 EXTENDED`); null when none "
+                                            "of its rules ran (`rules` lists what ran instead).")
     syntax: Literal["CII", "UBL"] = Field(None, description="The syntax of the validated invoice: CII or UBL. Absent "
                                                             "(never null) when the document is no readable CII or "
                                                             "UBL invoice, or a PDF carries none (the service "
@@ -152,9 +154,14 @@ class XRechnungValidationRequest(BaseModel):
                                                                            "config.metadataLanguage.")
 
 
+# The request part of /status/parse and /status/timeline; /status/render's adds the page's `language`, which the
+# JSON answers have none of: sent to them it is a 400 UNKNOWN_FIELD, not silently ignored.
 class StatusReadRequest(BaseModel):
     validate_: bool = Field(False, alias="validate", description="Add the fr-cdar chain's verdict (parse: the "
                                                                  "report; timeline and render: per message).")
+
+
+class StatusRenderRequest(StatusReadRequest):
     language: Literal["en", "fr"] = Field("en", description="render: the page's language (labels; the messages' "
                                                             "own texts are shown as sent).")
 

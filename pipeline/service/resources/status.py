@@ -25,7 +25,7 @@ from pipeline.flows.status_validate import validate_status
 from pipeline.invoice.cdar import parse_status_request
 from pipeline.invoice.request_json import dump_request
 from pipeline.service.resources.generation import XML, check_media, read_body, xml_media
-from pipeline.service.schemas import StatusReadRequest
+from pipeline.service.schemas import StatusReadRequest, StatusRenderRequest
 from pipeline.service.resources.reading import page_media
 from pipeline.service.upload import answer_report, parse_request_part, read_parts, read_validation_upload, \
     report_media
@@ -78,9 +78,9 @@ class ParseStatus:
         resp.content_type = falcon.MEDIA_JSON
 
 
-def read_files(req) -> tuple[list[tuple[str, bytes]], dict]:
+def read_files(req, fields=StatusReadRequest) -> tuple[list[tuple[str, bytes]], dict]:
     """(files as (name, bytes), request) of an upload of one or several `file` parts, at most the batch's number
-    (EINVOICE_MAX_BATCH_FILES) within one upload's size."""
+    (EINVOICE_MAX_BATCH_FILES) within one upload's size; `fields`: the request part's model."""
     limit = get_settings().max_batch_files
 
     def too_many(n: int) -> ApiError:
@@ -89,7 +89,7 @@ def read_files(req) -> tuple[list[tuple[str, bytes]], dict]:
 
     files, raw = read_parts(req, get_settings().max_upload_bytes, limit, too_many)
     named = [(name or f"file-{n}", data) for n, (name, data) in enumerate(files, 1)]
-    return named, parse_request_part(raw, StatusReadRequest, req.path) if raw is not None else {}
+    return named, parse_request_part(raw, fields, req.path) if raw is not None else {}
 
 
 class Timeline:
@@ -104,7 +104,7 @@ class Timeline:
 class RenderStatus:
     def on_post(self, req, resp):
         html = page_media(req) == HTML
-        files, request = read_files(req)
+        files, request = read_files(req, StatusRenderRequest)
         resp.data = render_status(files, _language(request), html, flag(request, "validate"), _request_id(req))
         resp.content_type = HTML + "; charset=utf-8" if html else PDF
 
