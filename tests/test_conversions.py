@@ -22,7 +22,7 @@ from conftest import CORPUS, SHARED
 from pipeline.errors import ApiError
 from pipeline.flows import job_document
 from pipeline.flows.convert import convert
-from pipeline.flows.parse import parse
+from pipeline.flows.parse import parse, validate_source
 from pipeline.invoice import peppol
 from pipeline.invoice.specs import EN16931_ID, XRECHNUNG_EXTENSION_ID, XRECHNUNG_ID
 from pipeline.service.app import create_app
@@ -44,6 +44,7 @@ EXTENSION_30 = CORPUS / "xrechnung-testsuite/business-cases/extension/04.01a-INV
 XRECHNUNG_22_EXTENSION_ID = ("urn:cen.eu:en16931:2017#compliant#urn:xoev-de:kosit:standard:xrechnung_2.2"
                              "#conformant#urn:xoev-de:kosit:extension:xrechnung_2.2")
 EINFACH_CII = REALWORLD / "corpus/XML-Rechnung/CII/EN16931_Einfach.cii.xml"
+DEPARTMENT = REALWORLD / "corpus/XML-Rechnung/CII/XRECHNUNG_Betriebskostenabrechnung.cii.xml"  # beside the person
 
 # Attempts that end otherwise, and why (the official rules cannot show the refusal right, or the CEN samples
 # carry what the model reads one way): reviewed, each of them. Changing this list is a decision, not a rerun.
@@ -325,6 +326,44 @@ def test_a_norwegian_peppol_example_loses_nothing_and_names_its_technical_values
     assert len(technical) == int(resp.headers["X-Conversion-Technical"]) == 5
     assert all(p.endswith(("cac:TaxScheme/cbc:ID", "@schemeID")) for p in technical), technical
     _check_headers(data, resp.content, resp.headers, NORWEGIAN.name)
+
+
+def test_a_zugferd_target_says_the_identifier_its_profile_writes(client):
+    """A ZUGFeRD profile writes its own BT-24 whatever the source states: an XRechnung invoice labelled with the
+    extension's identifier (no extension content) became a PDF carrying the standard's, and the answer said nothing
+    (X-Conversion-Changed was absent). Built from a real XRechnung CII; the department beside the person is left
+    out with allowLoss (the Factur-X rules count it as a second BT-41, CII-SR-465)."""
+    data = DEPARTMENT.read_bytes().replace(XRECHNUNG_ID.encode(), XRECHNUNG_EXTENSION_ID.encode(), 1)
+    resp = upload(client, data, {"to": "ZUGFERD", "allowLoss": True}, path="/v1/invoice/convert")
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["X-Conversion-Changed"] == f"BT-24 {XRECHNUNG_EXTENSION_ID} -> {XRECHNUNG_ID}"
+    embedded = parse(resp.content).source
+    assert embedded.specification_id == XRECHNUNG_ID and validate_source(embedded).valid
+    assert resp.headers["X-Conversion-Lost"].endswith("ram:SellerTradeParty/ram:DefinedTradeContact/ram:DepartmentName")
+    _check_headers(data, embedded.xml, resp.headers, DEPARTMENT.name)
+
+
+def test_a_contact_department_beside_the_person_is_kept_in_cii_and_a_loss_elsewhere(client):
+    """CII has a place for a department beside the contact's person (EN 16931 has no term for it): CII -> CII (to
+    EN 16931) keeps it where it was, instead of refusing it as a loss; UBL (one contact name) and a ZUGFeRD PDF
+    (whose Factur-X rules allow one BT-41) still refuse it, and allowLoss names it."""
+    data = DEPARTMENT.read_bytes()
+    resp = upload(client, data, {"to": "CII", "spec": "en16931"}, path="/v1/invoice/convert")
+    assert resp.status_code == 200, resp.text
+    assert "X-Conversion-Losses" not in resp.headers
+    contact = etree.fromstring(resp.content).find(".//{*}SellerTradeParty/{*}DefinedTradeContact")
+    assert [(etree.QName(e).localname, e.text) for e in contact[:2]] == [("PersonName", "Max Mustermann"),
+                                                                         ("DepartmentName", "Muster-Einkauf")]
+    assert official.cen(resp.content).valid
+    source, target = flatten(read_terms(data).terms), flatten(read_terms(resp.content).terms)
+    assert source.pop("processControl.specificationIdentifier") == XRECHNUNG_ID
+    assert target.pop("processControl.specificationIdentifier") == EN16931_ID  # said in X-Conversion-Changed
+    assert source == target, "\n".join(diff_lines(source, target))
+    for to, why in (("UBL", "UBL's contact has one name"), ("ZUGFERD", "(CII-SR-465)")):
+        refused = upload(client, data, {"to": to}, path="/v1/invoice/convert")
+        assert refused.status_code == 422 and refused.json["errorCode"] == "CONVERSION_LOSS", (to, refused.text)
+        [entry] = refused.json["errors"]
+        assert entry["message"].split(" (line")[0].endswith("/ram:DepartmentName") and why in entry["message"], to
 
 
 def test_a_vat_accounting_currency_equal_to_the_invoice_currency_is_said_not_dropped_silently(client):

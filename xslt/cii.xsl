@@ -27,6 +27,10 @@
   <xsl:param name="business-process" as="xs:string" select="''"/>
   <!-- CII names the project (BT-11) too; EN 16931 has no term for the name. -->
   <xsl:param name="project-name" as="xs:string" select="'Project reference'"/>
+  <!-- A contact's department that a CII source states beside the person (BT-41 / BT-56 take the person; EN 16931 has
+       no term for it): a conversion to CII keeps it. Empty = none. -->
+  <xsl:param name="seller-contact-department" as="xs:string" select="''"/>
+  <xsl:param name="buyer-contact-department" as="xs:string" select="''"/>
 
   <xsl:variable name="currency" select="normalize-space(/invoice/currencyCode)"/>
   <!-- BT-8: the semantic model's UNTDID 2005 codes and their UNTDID 2475 equivalents in CII (BR-CL-06) -->
@@ -216,6 +220,9 @@
       <xsl:for-each select="contactPoint">
         <ram:PersonName><xsl:value-of select="."/></ram:PersonName>
       </xsl:for-each>
+      <xsl:variable name="department" select="if (parent::seller) then $seller-contact-department
+                                              else if (parent::buyer) then $buyer-contact-department else ''"/>
+      <xsl:if test="$department ne ''"><ram:DepartmentName><xsl:value-of select="$department"/></ram:DepartmentName></xsl:if>
       <xsl:for-each select="telephone">
         <ram:TelephoneUniversalCommunication><ram:CompleteNumber><xsl:value-of select="."/></ram:CompleteNumber></ram:TelephoneUniversalCommunication>
       </xsl:for-each>

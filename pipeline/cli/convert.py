@@ -74,8 +74,9 @@ def _said(result) -> None:
               file=sys.stderr)
     for c in result.changed:
         print(f"changed: {c['businessTerm']} {c['source']} -> {c['written']} ({c['reason']})", file=sys.stderr)
-    for lost in result.losses:
-        print(f"not carried: {lost['xpath']} (line {lost['line']}) = {lost['value']!r}", file=sys.stderr)
+    for lost in result.losses:  # (a PDF's second invoice file has no line)
+        line = f" (line {lost['line']})" if lost.get("line") is not None else ""
+        print(f"not carried: {lost['xpath']}{line} = {lost['value']!r}", file=sys.stderr)
     for value in result.technical:
         print(f"technical, no place in the target: {value['xpath']} (line {value['line']}) = {value['value']!r}",
               file=sys.stderr)

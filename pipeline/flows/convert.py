@@ -21,6 +21,7 @@ syntax has their place (the same syntax), else listed as technical.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -31,7 +32,8 @@ from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.flows.generate_xml import write_validated
 from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, names_xrechnung_extension, parse,
-                                  read_canonical, source_of, source_spec, validate_source, written_specification_id)
+                                  read_canonical, source_of, source_spec, validate_source, written_again,
+                                  written_specification_id)
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice.model import DATE_RE, InvoiceRequest, term_label, validate_request
 from pipeline.invoice.request_json import dump_request
@@ -70,11 +72,57 @@ def _refusal(code: str, message: str, errors: list[ErrorDetail]) -> ApiError:
 
 
 def loss_details(unmapped: list[dict]) -> list[ErrorDetail]:
-    return [ErrorDetail("NOT_CARRIED", f"{u['xpath']} (line {u['line']}) = {u['value']!r}: "
-                        + u.get("reason", "no field of the model carries it")
-                        + ", so the converted document would not have it",
-                        businessTerm=(u.get("businessTerm") or "").split(" ")[0] or None)
-            for u in unmapped]
+    return [_loss_detail(u) for u in unmapped]
+
+
+def _loss_detail(u: dict) -> ErrorDetail:
+    if "code" in u:  # an entry that says itself (a PDF's second invoice file)
+        return ErrorDetail(u["code"], u["message"], rejectedValue=u["value"])
+    return ErrorDetail("NOT_CARRIED", f"{u['xpath']}{_line(u)} = {u['value']!r}: "
+                       + u.get("reason", "no field of the model carries it")
+                       + ", so the converted document would not have it",
+                       businessTerm=(u.get("businessTerm") or "").split(" ")[0] or None)
+
+
+def _line(entry: dict) -> str:
+    return f" (line {entry['line']})" if entry.get("line") is not None else ""
+
+
+def second_invoices(parsed: Parsed) -> list[dict]:
+    """A PDF's second invoice file with other content (FX_SECOND_INVOICE) as loss entries: the conversion writes the
+    invoice file it read, and a receiver's software may have read the other one, so leaving it out is said (and
+    refuses without allowLoss) like any content the target does not carry."""
+    return [{"xpath": f"PDF embedded file {p.rejectedValue!r}" if p.rejectedValue else "PDF embedded file",
+             "line": None, "value": p.rejectedValue, "businessTerm": None, "code": p.code,
+             "message": f"{p.message} Only the invoice file read ({parsed.source.embedded_file_name!r}) is converted."}
+            for p in parsed.source.pdf_problems if p.code == "FX_SECOND_INVOICE"]
+
+
+def _cut(parsed: Parsed, values, reason: str) -> list[dict]:
+    """Loss entries of (JSON field, value) pairs the target does not carry, each at its source node."""
+    cut = []
+    for field, value in values:
+        node = provenance.source_node(parsed.read, parsed.source.doc, field) if parsed.read is not None else None
+        cut.append({"xpath": node["xpath"] if node else field, "line": node["line"] if node else None,
+                    "value": value, "businessTerm": business_term(field), "reason": reason})
+    return cut
+
+
+def further_preceding(parsed: Parsed, to: str, allow_loss: bool) -> list[dict]:
+    """CII (and a ZUGFeRD PDF's CII) carries one preceding invoice reference (BG-3): the further ones of a UBL source
+    as loss entries. With allowLoss they are taken out of the parsed invoice (its JSON, model and canonical XML), so
+    that the target is written without them; without it the entries refuse the conversion."""
+    refs = parsed.invoice.get("additionalPrecedingInvoiceReferences")
+    if _syntax(to) != "CII" or not refs or parsed.request is None:
+        return []
+    cut = _cut(parsed, _scalars(refs, "invoice.additionalPrecedingInvoiceReferences"),
+               "CII (D16B) carries one preceding invoice reference (BG-3)")
+    if allow_loss:
+        parsed.invoice = {k: v for k, v in parsed.invoice.items() if k != "additionalPrecedingInvoiceReferences"}
+        parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(
+            update={"additionalPrecedingInvoiceReferences": None})})
+        parsed.written = written_again(parsed.request)
+    return cut
 
 
 def profile_cut(parsed: Parsed, profile_name: str, fillers: dict[str, str] | None = None) -> list[dict]:
@@ -88,15 +136,10 @@ def profile_cut(parsed: Parsed, profile_name: str, fillers: dict[str, str] | Non
     # only the fields the reduced document keeps are needed: read, not parsed whole (no model, no loss check)
     reduced = source_of(to_profile(parsed.written, profile, fillers=fillers))
     kept = {field for field, _ in _scalars(invoice_json(read_canonical(reduced).root), "invoice")}
-    cut = []
-    for field, value in _scalars(parsed.invoice, "invoice"):
-        if field in kept or field == "invoice.processControl.specificationIdentifier":  # the profile's own, said
-            continue
-        node = provenance.source_node(parsed.read, parsed.source.doc, field) if parsed.read is not None else None
-        cut.append({"xpath": node["xpath"] if node else field, "line": node["line"] if node else None,
-                    "value": value, "businessTerm": business_term(field),
-                    "reason": f"the Factur-X profile {profile.name} has no place for it"})
-    return cut
+    # (BT-24 is the profile's own, said in `changed`)
+    return _cut(parsed, ((field, value) for field, value in _scalars(parsed.invoice, "invoice")
+                         if field not in kept and field != "invoice.processControl.specificationIdentifier"),
+                f"the Factur-X profile {profile.name} has no place for it")
 
 
 def _scalars(value, path: str):
@@ -175,8 +218,10 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
     out = []
     source_id = parsed.source.specification_id
     sent = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
-    if source_id is not None and sent != source_id:
-        written = sent or written_specification_id(endpoint, request["config"].get("profile"))
+    if endpoint == "zugferd":  # a profile writes its own identifier whatever the request keeps (`to_profile`)
+        sent = None
+    written = sent or written_specification_id(endpoint, request["config"].get("profile"))
+    if source_id is not None and written != source_id:
         out.append(changed_value("BT-24", source_id, written, _why_specification_id(endpoint, request["config"])))
     if request["config"]["syntax"] == "CII":
         out += [changed_value(business_term(path) or path, value, value[:10], "CII's date format 102 has no time "
@@ -261,6 +306,19 @@ def _where(parsed: Parsed, json_field: str | None) -> str:
             if node else "")
 
 
+def _source_finding(parsed: Parsed, issue: Issue) -> ErrorDetail:
+    """A finding of the source as a refusal's entry: its rule, business term and message, and where it is in what
+    the client sent (readable xpath, line; a PDF's object) instead of a JSON field the client never sent."""
+    e = error_detail(issue, parsed.source.syntax, written=as_json(parsed.request))
+    where = issue.location
+    if where is not None and where.pdfObject:
+        return ErrorDetail(e.code, f"{e.message} (in the PDF: {where.pdfObject})", None, e.businessTerm)
+    path = provenance.short_path(parsed.source.doc, where.xpath) if where is not None and where.xpath else None
+    shown = ", ".join(filter(None, (path, f"line {where.line}" if where is not None and where.line else None)))
+    return ErrorDetail(e.code, e.message + (f" (in the source: {shown})" if shown else ""), None, e.businessTerm,
+                       e.rejectedValue)
+
+
 def _named(field: str) -> str:
     """"Name (BT-n)" of a JSON field, or the field itself when no business term has it."""
     name, _, bt = term_label(field).rpartition(", ")
@@ -317,7 +375,10 @@ def _cannot_carry(errors: list[ErrorDetail], to: str, message: str) -> str:
     if any(_structure(e.field, to) for e in errors):
         return (f"The target cannot carry the source's line structure: {_STRUCTURE[_syntax(to)][1]}. allowLoss does "
                 "not apply: the lines would not add up without it.")
-    return f"The target cannot carry the source: {message}"
+    # the model's message counts "invalid field(s)" of a request the client never sent: the terms are named instead
+    named = ", ".join(dict.fromkeys(_named(e.field) if e.field else e.businessTerm or e.code for e in errors))
+    return (f"The target cannot carry the source's {named}." if named
+            else f"The target cannot carry the source: {message}")
 
 
 def _check_pdf_lines(parsed: Parsed) -> None:
@@ -353,7 +414,7 @@ def judge_source(parsed: Parsed, spec: str, request_id: str | None = None) -> tu
     claimed = validate_source(source, request_id, content_checks=False)
     claim = source_spec(source)
     factur_x = source.pdf is not None or source.profile is not None
-    claimed_rules = (f"{claim} {claimed.version}" if not factur_x else claimed.version
+    claimed_rules = (claimed.judged_by(claim) if not factur_x else claimed.version
                      if claimed.version.startswith("Factur-X") else f"Factur-X {claimed.version}")
     if source.pdf is not None and claimed.verdict == INVALID and source.doc is not None:
         # The PDF's own faults (PDF/A, XMP) stay with the PDF: the invoice it embeds converts when its own rules pass
@@ -368,28 +429,54 @@ def judge_source(parsed: Parsed, spec: str, request_id: str | None = None) -> tu
         return claimed, claimed_rules, []
     judged = validate_xml(source.xml, "en16931", request_id=request_id, tree=source.rules_tree(), doc=source.doc)
     found = {_place(i) for i in judged.issues}
-    return judged, f"en16931 {judged.version}", [{"rules": claimed_rules, **i.to_dict()} for i in claimed.issues
+    return judged, judged.judged_by("en16931"), [{"rules": claimed_rules, **i.to_dict()} for i in claimed.issues
                                                  if i.severity == ERROR and _place(i) not in found]
+
+
+# Why a target does not keep content of the source's syntax that EN 16931 has no term for (`fillers_for`)
+_NOT_KEPT = {"UBL": "UBL's contact has one name, the person's (BT-41, BT-56)",
+             "ZUGFERD": "the Factur-X rules of a ZUGFeRD PDF allow one contact name and count a department beside "
+                        "the person as a second BT-41 (CII-SR-465)"}
+
+
+def _why_lost(entry: dict, to: str) -> dict:
+    """An unmapped content entry as a loss, with the reason where the source's syntax keeps it and the target not."""
+    if to in _NOT_KEPT and provenance.same_syntax_param(entry["xpath"]) is not None:
+        return {**entry, "reason": _NOT_KEPT[to]}
+    return entry
+
+
+def _valid_but_for(report: Report, second: list[dict]) -> bool:
+    """Valid, or valid but for the PDF's second invoice file (`second_invoices`), which the conversion leaves out."""
+    return not report.errors and all(n.code == "FX_SECOND_INVOICE" and second for n in report.not_judged)
 
 
 def _place(issue: Issue) -> tuple:
     return issue.code, issue.location.xpath if issue.location else None
 
 
-def fillers_for(parsed: Parsed, to: str) -> tuple[dict[str, str], list[dict]]:
-    """(stylesheet parameters writing the source's syntax fillers, the technical values the target has no place
-    for): a filler goes where the target syntax has its place, i.e. to the same syntax (a ZUGFeRD PDF holds CII)."""
-    syntax = "CII" if to == "ZUGFERD" else to
-    params, technical = {}, []
+def fillers_for(parsed: Parsed, to: str) -> tuple[dict[str, str], list[dict], list[dict]]:
+    """(stylesheet parameters writing the source's values that only its own syntax has a place for, the technical
+    values the target has no place for, the content entries of `parsed.unmapped` those parameters write): syntax
+    fillers (`provenance.FILLERS`) go to the same syntax (a ZUGFeRD PDF holds CII); content EN 16931 has no term for
+    (`provenance.KEPT_IN_SYNTAX`) to CII, not into a ZUGFeRD PDF, whose Factur-X rules count a department beside the
+    person as a second BT-41 (CII-SR-465). A place two values of the source map to keeps neither: each stays a loss."""
+    same = _syntax(to) == parsed.source.syntax
+    content = same and to != "ZUGFERD"
+    places = {u["xpath"]: provenance.same_syntax_param(u["xpath"]) if same else None for u in parsed.unmapped}
+    once = Counter(places.values())
+    params, technical, kept = {}, [], []
     for u in parsed.unmapped:
-        if not u.get("technical"):
-            continue
-        param = provenance.filler_of(u["xpath"]) if syntax == parsed.source.syntax else None
-        if param is not None:
+        param = places[u["xpath"]]
+        if u.get("technical"):
+            if param is not None:
+                params[param] = u["value"]
+            else:
+                technical.append(u)
+        elif param is not None and content and once[param] == 1:
             params[param] = u["value"]
-        else:
-            technical.append(u)
-    return params, technical
+            kept.append(u)
+    return params, technical, kept
 
 
 def convert(data: bytes, to: str, spec: str | None = None, profile: str | None = None, language: str | None = None,
@@ -404,18 +491,22 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     report, judged_on, findings = judge_source(parsed, spec, request_id)
     if report.verdict == INVALID:  # one the rules could not judge is converted: what is written is validated
         raise _refusal("SOURCE_INVALID", f"The source document is not valid ({judged_on}); it is not converted.",
-                       [error_detail(i, parsed.source.syntax, written=as_json(parsed.request))
-                        for i in report.issues if i.severity == ERROR])
-    if to == "CII" and parsed.source.pdf is not None and spec == source_spec(parsed.source) and report.valid:
-        return Conversion(parsed.source.xml, "application/xml", judged_on=judged_on)  # the PDF's own invoice
+                       [_source_finding(parsed, i) for i in report.issues if i.severity == ERROR])
+    second = second_invoices(parsed)
+    if (to == "CII" and parsed.source.pdf is not None and spec == source_spec(parsed.source)
+            and _valid_but_for(report, second) and (allow_loss or not second)):
+        return Conversion(parsed.source.xml, "application/xml", losses=second, judged_on=judged_on)  # the PDF's own
     if parsed.request is None:  # (fields only a JSON request must send are no reason: `model.API_REQUIRED`)
         blocking = _reading_problems(parsed)
         raise _refusal("SOURCE_NOT_CONVERTIBLE", "The source lacks values the invoice model requires or holds values "
                        "it refuses: " + ", ".join(dict.fromkeys(e.businessTerm or e.field or e.code for e in blocking)),
                        in_source_terms(parsed, blocking))
-    lost = [u for u in parsed.unmapped if not u.get("technical")]  # only content counts as loss
+    preceding = further_preceding(parsed, to, allow_loss)  # (before the request is made of the parsed invoice)
     request, endpoint = request_for(parsed, to, spec, profile, language)
-    fillers, technical = fillers_for(parsed, to)
+    fillers, technical, kept = fillers_for(parsed, to)
+    # only content counts as loss, and not what the target syntax keeps in its place (`fillers_for`)
+    lost = second + [_why_lost(u, to) for u in parsed.unmapped if not u.get("technical") and u not in kept]
+    lost += preceding
     if endpoint == "zugferd":
         _check_pdf_lines(parsed)
         lost += profile_cut(parsed, request["config"]["profile"], fillers)

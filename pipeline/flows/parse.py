@@ -184,8 +184,9 @@ def source_of(data: bytes) -> Source:
                            f"{limit} are read.", [ErrorDetail("FX_XML_TOO_LARGE", f"at most {limit} bytes",
                                                               field="file")])
         pdf, name, data = data, found.file_name, found.xml
-        pdf_problems = tuple(ErrorDetail(n.code, n.message, field="file") for n in found.not_judged
-                             if n.code == "FX_SECOND_INVOICE")
+        pdf_problems = tuple(ErrorDetail(n.code, n.message, field="file",
+                                         rejectedValue=_named_file(found, n.message))
+                             for n in found.not_judged if n.code == "FX_SECOND_INVOICE")
     try:
         doc = xmlinput.load(data)
     except xmlinput.XmlInputError as exc:
@@ -201,6 +202,12 @@ def source_of(data: bytes) -> Source:
     if pdf is None and profile is not None and profile.name in ("EN16931", "XRECHNUNG"):
         profile = None  # a plain EN 16931 / XRechnung XML names no Factur-X profile
     return Source(data, doc, doc.report_syntax, spec_id, profile, name, pdf, pdf_problems)
+
+
+def _named_file(found: checks.Inspection, message: str) -> str | None:
+    """The embedded file a PDF check's message names (as `repr`), e.g. the second invoice file: its rejected value,
+    and the place a conversion names when it leaves that file out."""
+    return next((f.name for f in found.other_files if repr(f.name) in message), None)
 
 
 def to_canonical(source: Source, stylesheet=None, ids: bool = False) -> bytes:

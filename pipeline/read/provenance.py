@@ -83,6 +83,24 @@ def filler_of(xpath: str) -> str | None:
     return FILLERS.get(_local_steps(xpath)[-2:])
 
 
+# Content EN 16931 has no term for, in a place its syntax has, by the steps it ends in -> the parameter of our writing
+# stylesheet that writes the same place: a conversion to the same syntax keeps it (a CII to CII or into a ZUGFeRD
+# PDF), any other target leaves it out as a loss. A contact's department beside its person (BT-41 / BT-56 take the
+# person; UBL's contact has one name); in the party's first contact only, the one the stylesheet writes.
+KEPT_IN_SYNTAX: dict[tuple[str, ...], str] = {
+    ("SellerTradeParty", "DefinedTradeContact", "DepartmentName"): "seller-contact-department",
+    ("BuyerTradeParty", "DefinedTradeContact", "DepartmentName"): "buyer-contact-department",
+}
+_LATER_CONTACT = re.compile(r"DefinedTradeContact\[(?!1\])\d+\]")
+
+
+def same_syntax_param(xpath: str) -> str | None:
+    """The stylesheet parameter that writes the value at `xpath` again in a document of the source's syntax: a syntax
+    filler's (`FILLERS`) or content's the syntax has a place for (`KEPT_IN_SYNTAX`); None for any other."""
+    kept = None if _LATER_CONTACT.search(xpath) else KEPT_IN_SYNTAX.get(_local_steps(xpath)[-3:])
+    return kept or filler_of(xpath)
+
+
 def is_technical(xpath: str, element: etree._Element | None = None) -> bool:
     """Whether an unmapped source value is technical, never content: syntax plumbing, a syntax filler, or an
     attribute of an element without a value (`element`: the attribute's element). An attribute qualifies its

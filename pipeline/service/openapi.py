@@ -211,7 +211,8 @@ _HEADERS = {
                                          "as valid EN 16931, and its claim is worth a finding, not a refusal.",
                           "schema": {"type": "string"}},
     "X-Conversion-Lost": {"description": "convert with allowLoss: their xpaths in the source, `; `-separated "
-                                         "(cut after 2000 characters).", "schema": {"type": "string"}},
+                                         "(cut after 2000 characters); a PDF's second invoice file as `PDF embedded "
+                                         "file 'name'`.", "schema": {"type": "string"}},
     "Location": {"description": "POST /v1/jobs: the job's address, `/v1/jobs/{id}`.", "required": True,
                  "schema": {"type": "string"}},
     "X-Job-State": {"description": "The job's state when its results were read.", "required": True,

@@ -6,6 +6,8 @@ Parameters of xslt/cii.xsl and xslt/ubl.xsl (strings; `params_for(spec)` fills t
   specification-id        BT-24 (CII guideline id / UBL CustomizationID); default urn:cen.eu:en16931:2017
   business-process        BT-23 when the canonical document has none (empty = none)
   project-name            CII only: ram:SpecifiedProcuringProject/ram:Name (required there, no EN 16931 term)
+  seller-contact-department, buyer-contact-department
+                          CII only: ram:DepartmentName beside the contact's person (no EN 16931 term; empty = none)
   credit-note-type-codes  UBL only: type codes written as a CreditNote (BR-CL-01 credit-note subset)
   card-network-id         UBL only: cac:CardAccount/cbc:NetworkID (required there, no EN 16931 term)
   missing-order-id        UBL only: cac:OrderReference/cbc:ID when only BT-14 is known (en16931: empty; xrechnung:
@@ -76,7 +78,8 @@ def transform(canonical: bytes, syntax: str, spec: str, stylesheet: str | Path |
 def transform_to_tree(canonical: bytes, syntax: str, spec: str, specification_id: str | None = None,
                       fillers: Mapping[str, str] | None = None) -> xslt.Output:
     """`transform` as generation runs it: the document as bytes and as the Saxon tree validation reads. `fillers`:
-    values of the syntax-filler parameters (project-name, card-network-id) a conversion keeps from its source."""
+    values of the parameters a conversion keeps from a source of the target's syntax (syntax fillers: project-name,
+    card-network-id; content EN 16931 has no term for: the contact departments)."""
     params = params_for(spec, **{"specification-id": specification_id, **(fillers or {})})
     return xslt.run_to_tree(stylesheet_for(syntax), canonical, params)
 

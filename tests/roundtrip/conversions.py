@@ -141,8 +141,9 @@ def _not_outside(source_xml: bytes, err: ApiError, to: str) -> list[str]:
     return uncovered
 
 
-# A further occurrence of a group whose first the model carries: the group's element in the target syntax.
-_GROUPS = {("BG-3", "CII"): "InvoiceReferencedDocument"}
+# A further occurrence of a group whose first the model carries: the group's element in the target syntax (a loss
+# entry names the group's terms, BT-25 / BT-26 of BG-3).
+_GROUPS = {(term, "CII"): "InvoiceReferencedDocument" for term in ("BG-3", "BT-25", "BT-26")}
 
 
 def _once_in_target(entry, steps: tuple, to: str) -> bool:
