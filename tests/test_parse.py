@@ -374,3 +374,27 @@ def test_an_unmapped_value_on_every_line_is_listed_up_to_the_limit_with_each_lin
         at = starts[n - 1]
         line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
         assert (entry["line"], entry["column"], entry["value"]) == (line, column, "x")
+
+
+def test_a_french_invoice_read_with_validate_is_held_to_france_s_chain_as_the_page_holds_it():
+    """An EN 16931 CII between two French companies without its PMD note (BR-FR-05): valid EN 16931, not valid
+    as France's platforms receive it. parse and render with `validate` judged it by BT-24 alone and said "valid",
+    while the page, jobs and `pipeline validate` (detect: French parties -> fr-ctc) call it invalid; convert still
+    judges a source by what it claims."""
+    from pipeline.check.detect import detect  # (the decision the page and jobs take)
+    from pipeline.flows.parse import validate_source  # (the report parse and render give)
+    from pipeline.flows.validate_xml import validate_xml  # (the endpoints' own flow)
+    request = json.loads((FIXTURES / "fr-b2b-goods.json").read_text(encoding="utf-8"))
+    request["invoice"]["additionalInvoiceNotes"] = [n for n in request["invoice"]["additionalInvoiceNotes"]
+                                                    if n["invoiceNoteSubjectCode"] != "PMD"]
+    xml, _ = generate_xml(with_config(json.dumps(request).encode(), spec="en16931", syntax="CII"), "en16931")
+    assert detect(xml) == "fr-ctc"
+    official = validate_xml(xml, "fr-ctc")
+    assert official.verdict == "invalid" and "BR-FR-05_BT-22_PMD" in {i.code for i in official.issues}
+    source = parse(xml).source
+    report = validate_source(source)
+    assert (report.verdict, sorted(i.code for i in report.issues if i.severity == "ERROR")) == \
+        (official.verdict, sorted(i.code for i in official.issues if i.severity == "ERROR"))
+    assert validate_source(source, as_received=False).verdict == "valid"  # EN 16931, as it claims
+    answer = upload(falcon.testing.TestClient(create_app(platform=False)), xml, {"validate": True})
+    assert answer.status_code == 200 and answer.json["validation"]["verdict"] == "invalid"

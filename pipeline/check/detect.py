@@ -39,6 +39,11 @@ def detect(data: bytes) -> str:
         return "en16931"
     if xmlinput.is_cdar(doc):
         return "fr-cdar"
+    return of_invoice(doc)
+
+
+def of_invoice(doc: xmlinput.ParsedXml) -> str:
+    """The spec an XML invoice already loaded is held to (what `detect` decides for XML that is no status message)."""
     spec_id = (xmlinput.specification_id(doc)[0] or "") if doc.syntax else ""
     if XRECHNUNG_MARK in spec_id.lower():
         return "xrechnung"

@@ -411,7 +411,7 @@ def judge_source(parsed: Parsed, spec: str, request_id: str | None = None) -> tu
     its CIUS's errors travel; a CIUS target then judges the written document (422 VALIDATION_FAILED naming its
     rules). Content checks are left out: convert returns no warnings."""
     source = parsed.source
-    claimed = validate_source(source, request_id, content_checks=False)
+    claimed = validate_source(source, request_id, content_checks=False, as_received=False)
     claim = source_spec(source)
     factur_x = source.pdf is not None or source.profile is not None
     claimed_rules = (claimed.judged_by(claim) if not factur_x else claimed.version

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from pipeline import budget, saxon, write
-from pipeline.check import engine, xmlinput
+from pipeline.check import detect, engine, fr_ctc, xmlinput
 from pipeline.check.report import Report
 from pipeline.errors import ApiError, ErrorDetail, TransformError, bad_request
 from pipeline.flows.validate_pdf import validate_pdf
@@ -312,14 +312,20 @@ def source_spec(source: Source) -> str:
     return "peppol" if spec_id in peppol.PROCESSES and source.syntax == "UBL" else "en16931"
 
 
-def validate_source(source: Source, request_id: str | None = None, content_checks: bool = True) -> Report:
+def validate_source(source: Source, request_id: str | None = None, content_checks: bool = True,
+                    as_received: bool = True) -> Report:
     """The official rules on what was read, as the validation endpoints judge it, with the same content checks
-    (CHECK-*, WARNINGs): a PDF as the ZUGFeRD endpoint does; a CII naming a Factur-X profile by its profile's
-    rules; else the XRechnung or EN 16931 pack its BT-24 names. render and parse with `validate` thus give the
-    validation endpoint's answer, not one without the content checks (convert, which returns no warnings, leaves
-    them out: `content_checks=False`)."""
+    (CHECK-*, WARNINGs): a PDF as the ZUGFeRD endpoint does; with `as_received`, XML between French parties (or
+    claiming EXTENDED-CTC-FR) on France's chain, as the page, jobs and `pipeline validate` hold it
+    (`detect.of_invoice`: a French invoice without its BR-FR notes is not valid); a CII naming a Factur-X profile by
+    its profile's rules; else the XRechnung or EN 16931 pack its BT-24 names. render and parse with `validate` thus
+    give the validation endpoint's answer, not one without the content checks (convert, which judges a source by
+    what it claims and returns no warnings: `as_received=False`, `content_checks=False`)."""
     if source.pdf is not None:
         return validate_pdf(source.pdf, request_id, content_checks=content_checks)
+    if as_received and source.doc is not None and detect.of_invoice(source.doc) == fr_ctc.SPEC:
+        return validate_xml(source.xml, fr_ctc.SPEC, request_id=request_id, tree=source.rules_tree(), doc=source.doc,
+                            content_checks=content_checks)
     if source.profile is not None:  # the en16931 endpoint's route for a Factur-X profile: its own rules
         report = validate_xml(source.xml, "en16931", request_id=request_id, tree=source.rules_tree(), doc=source.doc,
                               content_checks=content_checks)
