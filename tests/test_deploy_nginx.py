@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -20,6 +21,8 @@ from pathlib import Path
 
 import pytest
 import requests
+
+from pipeline.errors import STATUS_TEXT
 
 from faults_common import PgNode, access_lines, slow_generation_body, wait_for
 from test_platform_helpers import REDIS_URL, REPO, Server, descendants, free_port
@@ -206,6 +209,41 @@ def test_nginx_answers_what_it_refuses_in_the_error_shape(front):
         if status == 413:
             assert error["requestId"] == "big-1"
     assert not any(x.get("requestId") == "big-1" for n in front.nodes for x in access_lines(n.log_path))
+
+
+def test_nginx_refusals_of_methods_codings_big_headers_and_http_0_9_are_in_the_error_shape(front):
+    """nginx's own 405 (TRACE), 501 (a transfer coding other than chunked), 494 (a header line above 16 KB) were its
+    HTML pages, and HTTP/0.9 went to a node as HTTP/1.1 without Host and came back as the node's bare 400 body. Each
+    now answers as a node would: the same status and errorCode (431 for the big header), JSON, the request id."""
+    cases = [  # (status, request, errorCode)
+        (405, b"TRACE /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: ngx-trace\r\n\r\n", "METHOD_NOT_ALLOWED"),
+        (501, b"POST /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: ngx-te\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+              b"0\r\n\r\n", "TRANSFER_ENCODING_NOT_IMPLEMENTED"),
+        (501, b"POST /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: ngx-id\r\nTransfer-Encoding: identity\r\n\r\n",
+         "TRANSFER_ENCODING_NOT_IMPLEMENTED"),
+        (431, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: ngx-big\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n",
+         "MALFORMED_HTTP_REQUEST"),
+    ]
+    for status, request, code in cases:
+        head, _, body = _raw(front.port, request).partition(b"\r\n\r\n")
+        assert head.startswith(f"HTTP/1.1 {status} ".encode()), (status, head[:200])
+        assert b"Content-Type: application/json" in head, head
+        error = json.loads(body)
+        assert error["errorCode"] == code and error["status"] == STATUS_TEXT[status], error
+        assert error["requestId"] == re.search(rb"X-Request-Id: (\S+)", request).group(1).decode(), error
+    assert b"Allow: GET, HEAD, POST, DELETE, OPTIONS" in _raw(front.port, cases[0][1])
+    # HTTP/0.9 has no status line: the 505 body alone, as a node answers HTTP/0.9 (not the node's 400 body)
+    error = json.loads(_raw(front.port, b"GET /healthz\r\n"))
+    assert error["errorCode"] == "HTTP_VERSION_NOT_SUPPORTED" and error["status"] == "http_version_not_supported"
+
+
+def test_an_http_1_0_request_without_host_reaches_a_node_through_nginx(front):
+    """HTTP/1.0 needs no Host. nginx sent none on to the node ($host empty), which speaks HTTP/1.1 with nginx and
+    refused it: 400 "an HTTP/1.1 request without Host" for a valid request that a node alone serves."""
+    head = _raw(front.port, b"GET /healthz HTTP/1.0\r\n\r\n").partition(b"\r\n\r\n")[0]
+    assert head.startswith(b"HTTP/1.1 200 "), head
+    head = _raw(front.port, b"GET http://other.example/healthz HTTP/1.1\r\nHost: x\r\n\r\n")[:30]
+    assert head.startswith(b"HTTP/1.1 200 "), head  # absolute-form: nginx takes its authority, as a node does
 
 
 def test_a_job_upload_larger_than_the_upload_limit_passes_nginx(front):

@@ -370,10 +370,13 @@ def test_the_time_budget_stops_a_batch_between_documents(monkeypatch):
 
 # -- framing a hostile client may try (RFC 9112): each refused in our error shape before any body, then closed ---------
 
-def _answer(port: int, raw: bytes, timeout: float = 3) -> tuple[bytes, bool]:
-    """What the server says to `raw` and whether it closed the connection (False: it was still open at `timeout`)."""
+def _answer(port: int, raw: bytes, timeout: float = 3, half_close: bool = False) -> tuple[bytes, bool]:
+    """What the server says to `raw` (after which the client shuts its side if `half_close`) and whether it closed
+    the connection (False: it was still open at `timeout`)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(raw)
+        if half_close:
+            s.shutdown(socket.SHUT_WR)
         data, closed = b"", False
         try:
             while chunk := s.recv(65536):

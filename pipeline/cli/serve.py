@@ -15,7 +15,10 @@ written back by the same loop. A client that trickles its headers or body, or re
 socket and its buffered bytes, never a worker. What stays ours: buffering a request until it is complete, one app
 call at a time, writing the answer back, Expect: 100-continue (any other expectation: 417 before the body), the
 RFC 9112 checks llhttp lets through (a transfer coding other than chunked: 501; Transfer-Encoding in HTTP/1.0, an
-HTTP/1.1 request without Host, a body on a request asking to switch protocols, which httptools would skip: 400), the
+HTTP/1.1 request without Host, a second Host or Content-Type, a Host that is no host[:port], a body on a request
+asking to switch protocols, which httptools would skip: 400; a method the app's framework does not know: 501; an
+absolute-form target's authority stands for Host), `OPTIONS *` (the server's methods), the bytes llhttp skips without
+bound (chunk extensions, empty lines before a request line), the
 upload cap (413 without reading the rest), the deadlines (408) and the caps a public endpoint needs (settings:
 EINVOICE_CLIENT_TIMEOUT for the head and between reads, EINVOICE_REQUEST_DEADLINE for the whole request,
 EINVOICE_MAX_CLIENT_CONNECTIONS per address and
@@ -31,6 +34,7 @@ psycopg's and Saxon's threads, and would give every greenlet its own database co
 from __future__ import annotations
 
 import io
+import ipaddress
 import json
 import logging
 import mmap
@@ -144,7 +148,12 @@ def _json_protocol_error(sock, status_int, reason, mesg) -> None:
 
 _HEAD_LIMIT = 64 * 1024  # request line + headers (gunicorn's per-line and per-field limits come first)
 _BODY_SLACK = 64 * 1024  # multipart framing on top of the upload limit (pipeline.service.upload)
-_RECV = 256 * 1024
+_RECV = 256 * 1024  # a read while a body arrives
+# a read otherwise (heads, pipelined requests): llhttp parses all of a read at once, and a read of 256 KiB of minimal
+# pipelined requests (`GET / HTTP/1.1\r\nHost:x\r\n\r\n`) queued 10,000 of them, 3.2 MB of the worker's memory per
+# connection (64 MB for 20 connections; a worker holds 1,000). A 16 KiB read queues at most ~600 (~0.2 MB); the
+# rest waits in the kernel until they are answered. Heads and small bodies still come in one read.
+_HEAD_RECV = 16 * 1024
 _EVENT_READ, _EVENT_WRITE = 1, 2  # selectors.EVENT_READ / EVENT_WRITE
 _NOTIFY_EVERY = 0.5  # s between heartbeats to the arbiter (its timeout is minutes; a utime per loop is waste)
 _EXPIRE_EVERY = 0.2  # s between deadline sweeps (deadlines are seconds; a sweep walks every connection)
@@ -163,6 +172,14 @@ _JOB_SLACK = 1 << 20  # multipart framing on top of EINVOICE_MAX_JOB_BYTES (pipe
 # sending its body slower than _FAIR_PACE bytes/s (after its first second)
 _HANDFUL = 4
 _FAIR_PACE = 16 * 1024
+# Bytes on the wire that carry no body (chunk sizes and extensions; empty lines before a request line): llhttp skips
+# them without bound, so a connection could keep a worker's core busy parsing gigabytes of one chunk extension until
+# the request deadline (CVE-2024-22019 in Node.js). Framing may outweigh a chunked body by _FRAMING_PER_BYTE per byte
+# (1-byte chunks: 5) beyond the head's own allowance; empty lines before a request line stop at _HEAD_LIMIT.
+_FRAMING_PER_BYTE = 16
+# The methods a route of this service answers (`on_get`, `on_post`, `on_delete`; HEAD and OPTIONS by Falcon):
+# the Allow of `OPTIONS *` (RFC 9110 9.3.7)
+_SERVICE_METHODS = "GET, HEAD, POST, DELETE, OPTIONS"
 
 
 def _path(target: bytes) -> bytes:
@@ -172,6 +189,31 @@ def _path(target: bytes) -> bytes:
     _, _, rest = target.partition(b"://")
     rest = rest.partition(b"?")[0]
     return rest[rest.find(b"/"):] if b"/" in rest else b"/"
+
+
+# RFC 9110 7.2 / RFC 3986 3.2.2: Host = uri-host [ ":" port ] (an IP literal, or a reg-name of unreserved,
+# sub-delims and percent-encoded octets; empty is allowed: the server's own name then). No spaces, "/", "@", ...
+_HOST = re.compile(rb"(?:\[(?:[0-9A-Fa-f:.]+|v[0-9A-Fa-f]+\.[\w\-.~!$&'()*+,;=:]+)\]"
+                   rb"|(?:[\w\-.~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?")
+_AUTHORITY_END = re.compile(rb"[/?#]")
+# a request line but for its method (RFC 9110 5.6.2: a token): an unknown method, not bytes that are no HTTP
+_METHOD = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}) [\x21-\x7e]+ HTTP/[0-9]\.[0-9]\r\n")
+
+
+def _authority(target: bytes) -> bytes | None:
+    """The authority of an absolute-form target, which stands for Host (RFC 9112 3.2.2: the origin server MUST
+    ignore the Host header then); None for origin-form and `*`. An authority that is no http(s) URI's is a 400."""
+    if target.startswith(b"/") or target == b"*":
+        return None
+    scheme, sep, rest = target.partition(b"://")
+    if not sep or scheme.lower() not in (b"http", b"https"):
+        raise _malformed(400, "Bad Request", "an absolute-form request target must be an http or https URI")
+    authority = _AUTHORITY_END.split(rest, 1)[0]
+    if b"@" in authority:  # RFC 9110 4.2.4: user information in an http(s) URI is an error
+        raise _malformed(400, "Bad Request", "user information (`user@`) in the request target's authority")
+    if not authority or authority.startswith(b":") or not _HOST.fullmatch(authority):
+        raise _malformed(400, "Bad Request", "the request target's authority is not host[:port]")  # 4.2.1: MUST
+    return authority
 
 
 _SLASHES = re.compile(rb"//+")  # Falcon routes `//v1/jobs` as /v1/jobs: a job upload either way
@@ -260,6 +302,29 @@ def _unsupported_version(version: str | None) -> _Refused:
     said = f"HTTP/{version}" if version else "This HTTP version"
     return _Refused(505, "HTTP Version Not Supported", "HTTP_VERSION_NOT_SUPPORTED",
                     f"{said} is not supported; send HTTP/1.1 or HTTP/1.0.")
+
+
+def _shown(value: bytes, limit: int = 64) -> str:
+    """A client's bytes quoted in a message, cut at `limit`."""
+    return repr(value[:limit].decode("latin-1")) + ("..." if len(value) > limit else "")
+
+
+_KNOWN_METHODS: list[frozenset] = []
+
+
+def _known_methods() -> frozenset:
+    """The methods the app's framework recognises (it answers a known one a route lacks with 405 and Allow)."""
+    if not _KNOWN_METHODS:
+        from falcon.constants import COMBINED_METHODS  # the app's framework, only once a request arrives
+
+        _KNOWN_METHODS.append(frozenset(m.encode("ascii") for m in COMBINED_METHODS))
+    return _KNOWN_METHODS[0]
+
+
+def _method_not_implemented(method: bytes) -> _Refused:
+    """RFC 9110 9.1: a method the server does not recognise is a 501 (methods are case-sensitive: `get` is one)."""
+    return _Refused(501, "Not Implemented", "METHOD_NOT_IMPLEMENTED", f"The method {_shown(method, 32)} is not "
+                    f"implemented; this service answers {_SERVICE_METHODS}.")
 
 
 def _error_bytes(status: int, reason: str, code: str, message: str, headers: str = "",
@@ -373,7 +438,7 @@ class _Message:
     """The request being received on a connection."""
 
     __slots__ = ("started", "target", "fields", "head_bytes", "headers_done", "body", "expect", "continued",
-                 "fed_at", "job", "body_since", "method")
+                 "fed_at", "job", "body_since", "method", "authority")
 
     def __init__(self, started: float, fed_at: int):
         self.started, self.fed_at = started, fed_at
@@ -384,6 +449,7 @@ class _Message:
         self.body: Body | None = None
         self.body_since = _NEVER  # when its head was complete: the body's pace counts from there
         self.method = None
+        self.authority = None  # an absolute-form target's authority: the Host the app sees
 
     def described(self) -> tuple:
         """(method, path, when it began, its X-Request-Id if read) for the answer and access line of a request the
@@ -408,7 +474,7 @@ class _Conn:
     and not yet answered, the answer bytes not yet sent, and its deadline."""
 
     __slots__ = ("sock", "addr", "worker", "parser", "msg", "pending", "refusal", "out", "out_pos", "close_after",
-                 "deadline", "mask", "served", "fed", "eof", "forwarding")
+                 "deadline", "mask", "served", "fed", "eof", "forwarding", "quiet_at")
 
     def __init__(self, sock, addr, worker, now: float):
         import httptools
@@ -425,6 +491,7 @@ class _Conn:
         self.mask = 0  # the events the selector holds for this socket (0: not registered)
         self.served = 0
         self.fed = 0  # bytes given to the parser (bounds a head the parser buffers internally)
+        self.quiet_at = 0  # `fed` when its last request was complete: what follows before the next is empty lines
         self.forwarding = None  # the forwarded headers this peer may set (Request.forwarding), on its first request
 
     def drop_message(self) -> None:
@@ -460,9 +527,14 @@ class _Conn:
         size = len(name) + len(value) + 4
         msg.head_bytes += size
         if size > worker.field_limit or len(msg.fields) >= worker.fields_limit or msg.head_bytes > _HEAD_LIMIT:
+            if size > worker.field_limit:  # the limit it broke, named (it said "at most 100 fields" of any of them)
+                broke = f"a field of {size} bytes, at most {worker.field_limit}"
+            elif len(msg.fields) >= worker.fields_limit:
+                broke = f"more than {worker.fields_limit} fields"
+            else:
+                broke = f"the fields exceed {_HEAD_LIMIT // 1024} KiB in all"
             raise _Refused(431, "Request Header Fields Too Large", "MALFORMED_HTTP_REQUEST",
-                           f"Request Header Fields Too Large: at most {worker.fields_limit} fields of "
-                           f"{worker.field_limit} bytes each.")
+                           f"Request Header Fields Too Large: {broke} (header {_shown(name, 40)}).")
         if not msg.headers_done:  # trailers count toward the limits and are dropped, as gunicorn's reader does
             msg.fields.append((name, value))
 
@@ -475,13 +547,25 @@ class _Conn:
         codings = _transfer_codings(msg.fields)
         if codings is not None:
             _check_transfer_codings(codings, version)
-        if version == "1.1" and not any(n.lower() == b"host" for n, _ in msg.fields):
-            raise _malformed(400, "Bad Request", "an HTTP/1.1 request without Host")  # RFC 9112 3.2: MUST
-        msg.job = parser.get_method() == b"POST" and _SLASHES.sub(b"/", _path(msg.target)) in _JOBS
-        announced = None
+        if msg.method not in _known_methods():  # Falcon answered these 400 "Invalid HTTP method"
+            raise _method_not_implemented(msg.method)
+        msg.job = msg.method == b"POST" and _SLASHES.sub(b"/", _path(msg.target)) in _JOBS
+        announced = host = media = None
         for name, value in msg.fields:
             lower = name.lower()
-            if lower == b"content-length":
+            if lower == b"host":
+                # RFC 9112 3.2: a second Host or an invalid value MUST be a 400 (gunicorn's policy refused the second
+                # only once the body was in, naming 'HOST'; any value was served)
+                if host is not None:
+                    raise _malformed(400, "Bad Request", "more than one Host header field")
+                host = value.strip(b" \t")
+                if not _HOST.fullmatch(host):
+                    raise _malformed(400, "Bad Request", f"the Host header {_shown(host)} is not host[:port]")
+            elif lower == b"content-type":  # a singleton too (RFC 9110 5.3), refused before the body as Host is
+                if media is not None:
+                    raise _malformed(400, "Bad Request", "more than one Content-Type header field")
+                media = value
+            elif lower == b"content-length":
                 announced = int(value.strip() or 0)  # llhttp: digits
                 if announced > worker.body_limit(msg.job):
                     raise worker.too_large(msg.job)
@@ -492,6 +576,9 @@ class _Conn:
                 if expected.lower() != "100-continue":
                     raise _malformed(417, "Expectation Failed", f"Unable to comply with expectation: {expected!r}")
                 msg.expect = version == "1.1"
+        if version == "1.1" and host is None:
+            raise _malformed(400, "Bad Request", "an HTTP/1.1 request without Host")  # RFC 9112 3.2: MUST
+        msg.authority = _authority(msg.target)
         if (announced or codings) and parser.should_upgrade():
             # httptools skips the body of a request asking to switch protocols (Upgrade, CONNECT): it reached the
             # app empty. Nothing here switches protocols, so such a request cannot carry a body
@@ -521,12 +608,46 @@ class _Conn:
         if body is not None and _chunked(fields):  # the app reads the body whole, with its length (no second spool)
             fields = [(n, v) for n, v in fields if n.lower() != b"transfer-encoding"]
             fields.append((b"Content-Length", b"%d" % body.size))
+        if msg.authority is not None:  # RFC 9112 3.2.2: the target's authority, not the Host header
+            fields = [(n, v) for n, v in fields if n.lower() != b"host"] + [(b"Host", msg.authority)]
         req = worker.Request(worker.cfg, self.addr, self.forwarding, parser.get_method().decode("ascii"),
                              msg.target, (int(major), int(minor)), parser.should_keep_alive(), fields)
         self.msg = None  # (only now: a refusal by gunicorn's header policy above still knows the request's id)
+        self.quiet_at = self.fed
         req.body = body.stream() if body is not None else io.BytesIO()
         req.spool = body
         self.pending.append(req)
+
+
+def _unmapped(addr):
+    """An IPv4 client of a dual-stack listener (`--host ::`) as IPv4: `::ffff:10.0.0.1` is 10.0.0.1 to the caps, to
+    forwarded_allow_ips (a proxy on 127.0.0.1 was not trusted) and to REMOTE_ADDR, as on an IPv4 listener."""
+    if isinstance(addr, tuple) and len(addr) == 4 and addr[0].startswith("::ffff:") and "." in addr[0]:
+        return addr[0][7:], addr[1]
+    return addr
+
+
+_GROUPS: dict[str, str] = {}  # IPv6 address -> its group (the parse costs ~9 us; a client reconnects often)
+
+
+def _client_group(address: str | None) -> str | None:
+    """Whose connections an address counts among for the caps: an IPv4 address alone; a global IPv6 address with
+    its /64, the block one host or subscriber is given (one client on many addresses of it is one client, as an
+    office behind one IPv4 address is); loopback, link-local and unique-local IPv6 addresses alone, as private IPv4
+    ones are."""
+    if address is None or ":" not in address:
+        return address
+    group = _GROUPS.get(address)
+    if group is None:
+        try:
+            ip = ipaddress.IPv6Address(address)
+            group = str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64))) if ip.is_global else address
+        except ValueError:
+            group = address
+        if len(_GROUPS) > 4096:
+            _GROUPS.clear()
+        _GROUPS[address] = group
+    return group
 
 
 def _worker_base():
@@ -688,12 +809,14 @@ class BufferedWorker(_worker_base()):
             except OSError as exc:  # out of file descriptors: leave the rest in the backlog
                 self.log.warning("accept: %s", exc)
                 return
+            addr = _unmapped(addr)
             client = addr[0] if isinstance(addr, tuple) and addr else None
-            same = self.by_addr.get(client) if client is not None else None
+            group = _client_group(client)
+            same = self.by_addr.get(group) if group is not None else None
             # a trusted proxy's connections carry many clients: only the worker's cap counts for its address
             if (self.per_client and same is not None and len(same) >= self.per_client and not self._proxy(client)
                     and not self._make_room(same)):
-                self._turn_away(sock, client, f"{self.per_client} connections from {client}")
+                self._turn_away(sock, client, f"{self.per_client} connections from {group}")
                 continue
             if len(self.conns) >= self.max_conns and not self._make_fair_room():
                 self._turn_away(sock, client, f"{self.max_conns} connections")
@@ -701,8 +824,8 @@ class BufferedWorker(_worker_base()):
             sock.setblocking(False)
             conn = _Conn(sock, addr, self, time.monotonic())
             self.conns[sock.fileno()] = conn
-            if client is not None:
-                self.by_addr.setdefault(client, {})[conn] = None
+            if group is not None:
+                self.by_addr.setdefault(group, {})[conn] = None
             self.sel.register(sock, selectors.EVENT_READ, ("conn", conn))
             conn.mask = selectors.EVENT_READ
             self._read(conn)  # the request usually arrived with the connection
@@ -781,8 +904,9 @@ class BufferedWorker(_worker_base()):
     def _read(self, conn):
         import httptools
 
+        msg = conn.msg
         try:
-            data = conn.sock.recv(_RECV)
+            data = conn.sock.recv(_RECV if msg is not None and msg.headers_done else _HEAD_RECV)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
@@ -790,6 +914,9 @@ class BufferedWorker(_worker_base()):
             return
         if not data:  # the client closed its side: answer what it has sent whole, then close
             conn.eof = True
+            if conn.msg is not None and conn.refusal is None:  # and say why the request it began goes unanswered
+                self._refuse(conn, _malformed(400, "Bad Request", "the client closed its side of the connection "
+                                              "before the request was complete"))
             conn.drop_message()
             self._next(conn)
             return
@@ -806,16 +933,32 @@ class BufferedWorker(_worker_base()):
         except httptools.HttpParserCallbackError as exc:
             cause = exc.__context__
             self._refuse(conn, cause if isinstance(cause, _Refused) else self._bad_request(cause))
+        except httptools.HttpParserInvalidMethodError:
+            self._refuse(conn, self._no_method(conn, data, had))
         except httptools.HttpParserError as exc:
             detail = str(exc) or type(exc).__name__
-            self._refuse(conn, _unsupported_version(None) if "HTTP version" in detail else
-                         _malformed(400, "Bad Request", detail))
+            if "PRI/Upgrade" in detail:  # HTTP/2's connection preface (prior knowledge, `curl --http2-prior-knowledge`)
+                refused = _unsupported_version("2.0")
+            else:
+                refused = _unsupported_version(None) if "HTTP version" in detail else _malformed(400, "Bad Request",
+                                                                                                  detail)
+            self._refuse(conn, refused)
         now = time.monotonic()
         msg = conn.msg
         if msg is not None and conn.refusal is None:
             if not msg.headers_done and conn.fed - msg.fed_at > _HEAD_LIMIT:
                 self._refuse(conn, _Refused(431, "Request Header Fields Too Large", "MALFORMED_HTTP_REQUEST",
                                             "Request Header Fields Too Large: the request head exceeds 64 KiB."))
+            elif msg.headers_done:
+                body = msg.body.size if msg.body is not None else 0
+                framing = conn.fed - msg.fed_at - body
+                if framing > 2 * _HEAD_LIMIT + _FRAMING_PER_BYTE * body:
+                    self._refuse(conn, _Refused(413, "Payload Too Large", "PAYLOAD_TOO_LARGE", (
+                        f"The chunked framing (chunk sizes and extensions) outweighs its body: {framing} bytes for "
+                        f"{body} bytes of body; send chunks without extensions, or the body with Content-Length.")))
+        elif msg is None and conn.refusal is None and conn.fed - conn.quiet_at > _HEAD_LIMIT:
+            self._refuse(conn, _malformed(400, "Bad Request", f"{conn.fed - conn.quiet_at} bytes of empty lines "
+                                          "and no request line"))
         if msg is not None:  # a request is arriving: its head within the client timeout, all of it by the deadline
             head_by = msg.started + self.client_timeout if not msg.headers_done else now + self.client_timeout
             conn.deadline = min(head_by, msg.started + self.request_deadline)
@@ -831,6 +974,20 @@ class BufferedWorker(_worker_base()):
             msg.continued = True
             conn.out += _CONTINUE
             self._flush(conn)
+
+    def _no_method(self, conn, data: bytes, had: int) -> _Refused:
+        """llhttp stops at a method it does not know (or at bytes that are no method): a request line with a
+        method it does not know is a 501, a TLS handshake gets a message saying so, anything else a 400. The
+        request's first bytes are read from `data` when it began there, before any other request of it (otherwise
+        only llhttp's words are left)."""
+        msg = conn.msg
+        start = data.lstrip(b"\r\n") if msg is not None and msg.fed_at == conn.fed and len(conn.pending) == had else b""
+        if start[:1] == b"\x16":  # a TLS record of type handshake: https:// to a plain-HTTP port
+            return _malformed(400, "Bad Request", "a TLS handshake on a plain-HTTP port: send http://, not https://")
+        method = _METHOD.match(start)
+        if method:
+            return _method_not_implemented(method.group(1))
+        return _malformed(400, "Bad Request", "Invalid method encountered")
 
     def _bad_request(self, exc) -> _Refused:
         """A refusal by gunicorn's header policy (a repeated Host, conflicting scheme headers, an Expect other
@@ -918,12 +1075,12 @@ class BufferedWorker(_worker_base()):
         self.conns.pop(sock.fileno(), None)
         conn.drop_message()
         conn.drop_pending()
-        client = conn.addr[0] if isinstance(conn.addr, tuple) and conn.addr else None
-        same = self.by_addr.get(client)
+        group = _client_group(conn.addr[0] if isinstance(conn.addr, tuple) and conn.addr else None)
+        same = self.by_addr.get(group)
         if same is not None:
             same.pop(conn, None)
             if not same:
-                del self.by_addr[client]
+                del self.by_addr[group]
         if conn.mask:
             try:
                 self.sel.unregister(sock)
@@ -953,7 +1110,7 @@ class BufferedWorker(_worker_base()):
             req.force_close()
         sink = _Sink()
         try:
-            keep = self._handle_request(req, sink, conn)
+            keep = self._options_server(req, sink) if req.uri == "*" else self._handle_request(req, sink, conn)
         except BaseException as exc:  # noqa: BLE001 - as the sync worker: an error page
             if isinstance(exc, SystemExit):
                 raise
@@ -971,6 +1128,18 @@ class BufferedWorker(_worker_base()):
             conn.drop_pending()
         conn.deadline = time.monotonic() + self.client_timeout
         self._flush(conn)
+
+    def _options_server(self, req, sink) -> bool:
+        """`OPTIONS *` (the only request a `*` target passes with): the server's own methods (RFC 9110 9.3.7), not the
+        app's 404 for a resource named `*`. Whether the connection stays open, as for any answer."""
+        began = time.monotonic()
+        request_id = accept_or_new(next((v for n, v in req.headers if n == "X-REQUEST-ID"), None))
+        keep = self.alive and not req.should_close()
+        sink.data += (f"HTTP/{req.version[0]}.{req.version[1]} 200 OK\r\nServer: gunicorn\r\nDate: {_http_date()}\r\n"
+                      f"Connection: {'keep-alive' if keep else 'close'}\r\nAllow: {_SERVICE_METHODS}\r\n"
+                      f"X-Request-Id: {request_id}\r\nContent-Length: 0\r\n\r\n").encode("latin-1")
+        front_line(req.method, "*", 200, time.monotonic() - began, request_id, front=True)
+        return keep
 
     def _handle_request(self, req, sink, conn) -> bool:
         from gunicorn.http import wsgi
@@ -1045,7 +1214,9 @@ def run(host: str, port: int, workers: int, timeout: int = 120, graceful_timeout
     class Service(BaseApplication):
         def load_config(self):
             settings = {
-                "bind": f"{host}:{port}",
+                # an IPv6 address in brackets: gunicorn read `:::8000` as host `::` with an empty port ("'' is not
+                # a valid port number"), so `--host ::` did not start
+                "bind": f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}",
                 "workers": workers,
                 "worker_class": "pipeline.cli.serve.BufferedWorker",
                 "keepalive": 5,
