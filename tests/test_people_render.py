@@ -8,6 +8,7 @@ the official rules find BR-DE-15 and BR-DE-7.
 """
 from __future__ import annotations
 
+import logging
 import re
 import time
 
@@ -16,6 +17,7 @@ import pytest
 from conftest import CORPUS, SHARED
 from pipeline.flows.render import render
 from pipeline.flows.status_read import render_status
+from pipeline.pdf import page
 from test_render_page import pdftotext
 
 SAMPLE = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml"
@@ -126,3 +128,39 @@ def test_a_status_message_page_fits_a_phone(phone, tmp_path, lang):
     terms = phone.execute_script("return Array.from(document.querySelectorAll('.term'), e => "
                                  "[e.textContent, e.getClientRects().length])")
     assert terms and all(n == 1 for _, n in terms), [t for t in terms if t[1] != 1]
+
+
+# ---- the rules for narrow screens, which WeasyPrint does not read ------------------------------------------------
+
+def test_a_pdf_is_laid_out_without_a_stylesheet_warning(broken, caplog):
+    """WeasyPrint logged "Invalid media type ' screen and (max-width: 720px) ' the whole @media rule was ignored"
+    (and the 480 px one) on every PDF: the screen rules lived in the stylesheet it reads."""
+    page._weasy.clear()   # the stylesheets are parsed (and warned about) once a process: parse them again here
+    with caplog.at_level(logging.DEBUG, logger="weasyprint"):
+        pdf = render(broken, "de", validate=True)
+        status = render_status([(m.name, m.read_bytes()) for m in sorted((SHARED / "corpus-cdar").glob("*.xml"))],
+                               "fr", validate=True)
+    assert pdf.startswith(b"%PDF") and status.startswith(b"%PDF")
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("weasyprint") and r.levelno >= logging.WARNING]
+    assert said == []
+    assert "@media" not in page.CSS_FILE.read_text()
+
+
+@pytest.mark.parametrize("what", ["invoice", "status"])
+def test_html_answered_to_people_carries_the_screen_rules(broken, phone, tmp_path, what):
+    """The rules WeasyPrint no longer reads still reach a browser: at 375 px the facts grid has two columns and the
+    status page's tables scroll on their own (both from templates/invoice-screen.css)."""
+    message = SHARED / "corpus-cdar" / "UC1_F202500003_01-CDV-200_Deposee.xml"
+    html = (render(broken, "de", validate=True, html=True) if what == "invoice"
+            else render_status([(message.name, message.read_bytes())], "fr", html=True))
+    assert page.SCREEN_CSS_FILE.read_text(encoding="utf-8") in html.decode("utf-8")
+    path = tmp_path / "page.html"
+    path.write_bytes(html)
+    phone.get(path.as_uri())
+    time.sleep(0.2)
+    lefts = phone.execute_script("return Array.from(document.querySelectorAll('section.facts dl.grid .fact'), "
+                                 "f => Math.round(f.getBoundingClientRect().left))")
+    assert len(set(lefts)) == 2, lefts
+    if what == "status":
+        assert phone.execute_script("return getComputedStyle(document.querySelector('table.parties')).overflowX") \
+            == "auto"

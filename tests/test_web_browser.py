@@ -159,8 +159,10 @@ def test_valid_official_sample_shows_verdict_findings_invoice_and_downloads(page
     parsed = requests.post(f"{server.url}/v1/invoice/parse", headers={"Authorization": f"Bearer {token}"},
                            files={"file": (VALID.name, VALID.read_bytes())}, timeout=WAIT).json()
     assert parsed["invoice"]["invoiceNumber"] in frame_text(page, "invoice-frame")
-    # the readable page has the invoice page's stylesheet (html.xsl's HTML carries none)
-    assert "/static/invoice.css?v=" in by_id(page, "invoice-frame").get_attribute("srcdoc")
+    # the readable page has the invoice page's stylesheets (html.xsl's HTML carries none), its rules for narrow
+    # screens too (apart: WeasyPrint reads no media queries)
+    srcdoc = by_id(page, "invoice-frame").get_attribute("srcdoc")
+    assert "/static/invoice.css?v=" in srcdoc and "/static/invoice-screen.css?v=" in srcdoc
     # the JSON report download is the service's report
     for old in page.downloads.iterdir():
         old.unlink()
@@ -663,6 +665,16 @@ def shown(driver, element_id) -> bool:
     return element.is_displayed() and rect["width"] > 0 and rect["height"] > 0
 
 
+def start_job(driver, url: str, token: str, lang: str, field: str, path) -> None:
+    """The jobs tab of the page in `lang`: the key entered, `path` put in the file input `field` (job-files or
+    job-folder), the job started."""
+    driver.get(f"{url}/?lang={lang}")
+    enter_key(driver, token)
+    by_id(driver, "tab-jobs").click()
+    by_id(driver, field).send_keys(str(path))
+    by_id(driver, "job-button").click()
+
+
 def follow_job(driver):
     wait(driver, lambda d: visible("job-done")(d) or visible("job-error")(d), 600)
     assert by_id(driver, "job-done").is_displayed(), by_id(driver, "job-error").text
@@ -687,12 +699,14 @@ def test_a_folder_of_300_files_goes_up_as_one_job_and_pdfs_are_checked_as_pdfs(p
     enter_key(page, token)
     by_id(page, "tab-jobs").click()
     assert by_id(page, "job-spec").get_attribute("value") == "auto"  # "Detect from the file" first
+    by_id(page, "job-html").click()  # JSON only: 300 reports for people would add ~40 s on 2 busy cores
     by_id(page, "job-folder").send_keys(str(folder))
     by_id(page, "job-button").click()
     status = follow_job(page)
     assert "300 of 300 documents" in status and "done" in status, status
     assert page.execute_script("const b = document.getElementById('job-progress'); return [b.value, b.max]") == [300, 300]
     assert shown(page, "job-progress") and shown(page, "job-results") and not shown(page, "job-cancel")
+    assert by_id(page, "job-zip").text == "Download the results (ZIP)"  # JSON entries: no reports were asked
     job_id = status.split()[1].rstrip(":")
     lines = [json.loads(x) for x in requests.get(f"{server.url}/v1/jobs/{job_id}/results", timeout=120,
                                                   headers={"Authorization": f"Bearer {token}"}).text.splitlines()]
@@ -998,11 +1012,7 @@ def test_a_finished_job_lists_the_documents_that_are_not_valid(page, live, tmp_p
     folder = _job_folder(tmp_path)
     if lang == "de":
         page.set_window_size(375, 812)
-    page.get(f"{server.url}/?lang={lang}")
-    enter_key(page, token)
-    by_id(page, "tab-jobs").click()
-    by_id(page, "job-folder").send_keys(str(folder))
-    by_id(page, "job-button").click()
+    start_job(page, server.url, token, lang, "job-folder", folder)
     status = follow_job(page)
     wait(page, lambda d: _focused(d) == "job-list-title", 30)
     job_id = status.split()[1].rstrip(":")

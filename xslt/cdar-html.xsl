@@ -3,7 +3,9 @@
   Canonical status timeline (pipeline.write.cdar.timeline_canonical: statusTimeline, one or several lifecycle status
   messages of France's reform grouped by invoice) -> the readable page (HTML for WeasyPrint and browsers).
 
-  Per invoice: its facts, the list of its statuses in time order (when there are several), then each status message
+  Per invoice: its facts (one its messages state differently with the other values beside it, and a box listing
+  each value with the files stating it: `conflicts`), the list of its statuses in time order (when there are
+  several), then each status message
   in full: the status and its phase, the message, its parties, the reasons, actions and data it carries. Labels and
   headings follow $lang (en | fr); every value is named with its MDT term; the messages' own texts are shown as
   sent, never translated. Layout from templates/invoice.css (the invoice page's; its last block is this page's).
@@ -40,7 +42,10 @@
       'location': 'Location in the invoice', 'yes': 'yes', 'no': 'no', 'transmission': 'transmission (platform)',
       'processing': 'processing', 'file': 'File', 'valid': 'Valid', 'invalid': 'Invalid', 'errors': 'errors',
       'warnings': 'warnings', 'unread': 'Files that are no readable status message', 'sellerSiren': 'Seller SIREN',
-      'statuses': 'statuses'},
+      'statuses': 'statuses', 'conflicts': 'Stated differently by its messages',
+      'conflictsNote': 'The messages about this invoice do not agree on these data. The invoice above shows the value
+        of the first message read; ask its sender which one is right.',
+      'stated': 'Value stated', 'statedIn': 'In the messages', 'otherValues': 'other messages'},
     'fr': map {
       'page': 'Page', 'of': 'sur', 'title': 'Statut de facture', 'titleMany': 'Cycle de vie de la facture',
       'invoice': 'La facture', 'timeline': 'Statuts dans l’ordre du temps', 'when': 'Date et heure',
@@ -52,7 +57,10 @@
       'yes': 'oui', 'no': 'non', 'transmission': 'transmission (plateforme)', 'processing': 'traitement',
       'file': 'Fichier', 'valid': 'Valide', 'invalid': 'Invalide', 'errors': 'erreurs',
       'warnings': 'avertissements', 'unread': 'Fichiers qui ne sont pas des messages de statut lisibles',
-      'sellerSiren': 'SIREN du vendeur', 'statuses': 'statuts'}
+      'sellerSiren': 'SIREN du vendeur', 'statuses': 'statuts', 'conflicts': 'Déclarées différemment par ses messages',
+      'conflictsNote': 'Les messages relatifs à cette facture ne concordent pas sur ces données. La facture ci-dessus
+        reprend la valeur du premier message lu ; demandez à son émetteur laquelle est juste.',
+      'stated': 'Valeur déclarée', 'statedIn': 'Dans les messages', 'otherValues': 'autres messages'}
   }"/>
 
   <xsl:function name="f:l" as="xs:string">
@@ -73,12 +81,22 @@
   <xsl:function name="f:fact">
     <xsl:param name="node" as="element()?"/>
     <xsl:param name="value" as="xs:string?"/>
+    <xsl:sequence select="f:fact($node, $value, ())"/>
+  </xsl:function>
+
+  <!-- ... and the other values the invoice's messages state for it, marked beside it. -->
+  <xsl:function name="f:fact">
+    <xsl:param name="node" as="element()?"/>
+    <xsl:param name="value" as="xs:string?"/>
+    <xsl:param name="others" as="xs:string*"/>
     <xsl:if test="$node and normalize-space($value)">
       <xsl:variable name="term" select="f:term($node)"/>
-      <div class="fact">
+      <div class="{string-join(('fact', 'conflict'[exists($others)]), ' ')}">
         <dt><xsl:value-of select="($term?label, local-name($node))[1]"/>
           <xsl:if test="$term?term ne ''"><xsl:text> </xsl:text><span class="term"><xsl:value-of select="$term?term"/></span></xsl:if></dt>
-        <dd><xsl:value-of select="$value"/></dd>
+        <dd><xsl:value-of select="$value"/>
+          <xsl:if test="exists($others)"><xsl:text> </xsl:text><span class="conflict-mark"><xsl:value-of
+            select="'≠ ' || string-join($others, ', ') || ' (' || f:l('otherValues') || ')'"/></span></xsl:if></dd>
       </div>
     </xsl:if>
   </xsl:function>
@@ -122,6 +140,19 @@
     <xsl:sequence select="if (not(normalize-space($value))) then () else if ($scheme) then $value || ' (' || $scheme || ')' else $value"/>
   </xsl:function>
 
+  <!-- An XML path with a line break allowed after each step's slash (<wbr>), not inside a step: on a phone
+       "ram:Specifi / edLineTradeSettlement" was broken mid-word. -->
+  <xsl:function name="f:steps" as="node()*">
+    <xsl:param name="path" as="xs:string"/>
+    <xsl:for-each select="tokenize($path, '/')">
+      <xsl:if test="position() gt 1">
+        <xsl:text>/</xsl:text>
+        <xsl:if test="position() gt 2 or tokenize($path, '/')[1] ne ''"><wbr/></xsl:if>
+      </xsl:if>
+      <xsl:value-of select="."/>
+    </xsl:for-each>
+  </xsl:function>
+
   <xsl:template match="/">
     <xsl:variable name="many" select="count(//entry) gt 1"/>
     <html lang="{$lang}">
@@ -157,14 +188,14 @@
       <h2><xsl:value-of select="f:l('invoice')"/></h2>
       <dl class="grid">
         <xsl:sequence select="f:fact(invoice/number, invoice/number)"/>
-        <xsl:sequence select="f:fact(invoice/issueDate, f:date(invoice/issueDate))"/>
-        <xsl:sequence select="f:fact(invoice/typeCode, invoice/typeCode)"/>
+        <xsl:apply-templates select="invoice/(issueDate, typeCode)" mode="stated"/>
         <xsl:sequence select="f:fact(invoice/sellerSiren, invoice/sellerSiren)"/>
-        <xsl:sequence select="f:fact(invoice/buyerSiren, invoice/buyerSiren)"/>
+        <xsl:apply-templates select="invoice/buyerSiren" mode="stated"/>
         <xsl:sequence select="f:fact(invoice/receiptDateTime, f:date-time(invoice/receiptDateTime))"/>
         <xsl:sequence select="f:fact(invoice/referenceTypeCode, invoice/referenceTypeCode)"/>
       </dl>
     </section>
+    <xsl:apply-templates select="conflicts[conflict]"/>
     <xsl:if test="count($entries) gt 1">
       <section class="timeline">
         <h2><xsl:value-of select="f:l('timeline')"/></h2>
@@ -197,6 +228,63 @@
     </xsl:if>
     <xsl:apply-templates select="$entries"/>
   </xsl:template>
+
+  <!-- A fact of the invoice its messages may state differently (pipeline.flows.status_read._INVOICE_FACTS): the
+       other values follow it, marked, so that the merged invoice never shows one of them as if it were the only. -->
+  <xsl:template match="invoice/*" mode="stated">
+    <xsl:variable name="others" select="ancestor::invoiceTimeline/conflicts/conflict[field = 'invoice.' ||
+        local-name(current())]/values/statedValue[position() gt 1]/value"/>
+    <xsl:sequence select="f:fact(., f:stated(local-name(), .), $others ! f:stated(local-name(current()), .))"/>
+  </xsl:template>
+
+  <xsl:function name="f:stated" as="xs:string?">
+    <xsl:param name="field" as="xs:string"/>
+    <xsl:param name="value" as="xs:string?"/>
+    <xsl:sequence select="if ($field = 'issueDate') then f:date($value) else $value"/>
+  </xsl:function>
+
+  <!-- The invoice's data its messages state differently, each value with the files (and their statuses) stating
+       it: right under the invoice, before its statuses, in a box the eye stops at. -->
+  <xsl:template match="conflicts">
+    <xsl:variable name="entries" select="../statuses/entry"/>
+    <section class="conflicts">
+      <h2><xsl:value-of select="f:l('conflicts')"/></h2>
+      <p class="note"><xsl:value-of select="normalize-space(f:l('conflictsNote'))"/></p>
+      <table class="plain conflicts">
+        <thead><tr>
+          <th><xsl:value-of select="f:l('dataName')"/></th>
+          <th><xsl:value-of select="f:l('stated')"/></th>
+          <th><xsl:value-of select="f:l('statedIn')"/></th>
+        </tr></thead>
+        <xsl:for-each select="conflict">
+          <xsl:variable name="name" select="substring-after(field, 'invoice.')"/>
+          <xsl:variable name="term" select="$term-map(replace(field, '\.', '/'))"/>
+          <tbody>
+            <xsl:for-each select="values/statedValue">
+              <tr>
+                <xsl:if test="position() eq 1">
+                  <td rowspan="{last()}"><xsl:value-of select="($term?label, $name)[1]"/>
+                    <xsl:if test="$term?term ne ''"><xsl:text> </xsl:text><span class="term"><xsl:value-of
+                      select="$term?term"/></span></xsl:if></td>
+                </xsl:if>
+                <td class="stated"><xsl:value-of select="f:stated($name, value)"/></td>
+                <td class="wrap"><xsl:value-of select="string-join(files/file ! f:stated-in(., $entries), '; ')"/></td>
+              </tr>
+            </xsl:for-each>
+          </tbody>
+        </xsl:for-each>
+      </table>
+    </section>
+  </xsl:template>
+
+  <!-- "204.xml (204 Prise en charge, 2026-09-16 10:10)": a file and the status it carries, as the page lists it. -->
+  <xsl:function name="f:stated-in" as="xs:string">
+    <xsl:param name="file" as="xs:string"/>
+    <xsl:param name="entries" as="element()*"/>
+    <xsl:sequence select="string-join(($file, $entries[(file, copies/file) = $file][1] ! ('(' || status/code || ' '
+        || (status/name, $code-map('status:' || status/code))[1] || ', ' || f:date-time(status/dateTime) || ')')),
+        ' ')"/>
+  </xsl:function>
 
   <xsl:template name="badge">
     <xsl:for-each select="validation">
@@ -292,7 +380,7 @@
             <xsl:for-each select="location">
               <!-- the invoice XML path of the datum, on a row of its own: too long for a column -->
               <tr class="location"><td/><td colspan="5" class="small mono wrap">
-                <xsl:value-of select="f:term(.)?label || ': ' || ."/></td></tr>
+                <xsl:value-of select="f:term(.)?label || ': '"/><xsl:sequence select="f:steps(.)"/></td></tr>
             </xsl:for-each>
           </xsl:for-each>
         </tbody>

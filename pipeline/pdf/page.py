@@ -34,6 +34,9 @@ from pipeline.xslt import run_stylesheet
 
 HTML_XSL = XSLT_DIR / "html.xsl"
 CSS_FILE = TEMPLATES_DIR / "invoice.css"
+# The rules for narrow screens: WeasyPrint reads no media queries (it logged each block as ignored on every PDF), so
+# they live apart and only HTML answered to people carries them.
+SCREEN_CSS_FILE = TEMPLATES_DIR / "invoice-screen.css"
 UA_CSS_FILE = TEMPLATES_DIR / "page-ua.css"
 
 log = logging.getLogger(__name__)
@@ -145,8 +148,9 @@ SCREEN_CSS = ("@media screen { body { max-width: 210mm; margin: 16px auto; paddi
 
 @lru_cache(maxsize=1)
 def screen_style() -> str:
-    """The invoice page's stylesheet and the screen margins, as the text of one <style> element."""
-    return CSS_FILE.read_text(encoding="utf-8") + "\n" + SCREEN_CSS
+    """The invoice page's stylesheet, its rules for narrow screens and the screen margins, as the text of one <style>
+    element."""
+    return "\n".join(f.read_text(encoding="utf-8") for f in (CSS_FILE, SCREEN_CSS_FILE)) + "\n" + SCREEN_CSS
 
 
 def styled(html: bytes) -> bytes:
@@ -257,6 +261,9 @@ def parse_page(html: bytes):
     from lxml import etree, html as lxml_html
 
     root = lxml_html.document_fromstring(html, parser=lxml_html.HTMLParser(encoding="utf-8", no_network=True))
+    # <wbr> (after a path's slashes) is for browsers: Pango breaks after a slash by itself (UAX #14), and WeasyPrint,
+    # given the elements, broke a path inside a step instead ("ram:SpecifiedLineTrade / Settlement")
+    etree.strip_tags(root, "wbr")
     for el in root.iter():
         if el.text:
             el.text = drawable(el.text)

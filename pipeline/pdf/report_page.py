@@ -60,6 +60,7 @@ def _template():
 
     env = Environment(loader=FileSystemLoader(str(TEMPLATES_DIR)), autoescape=select_autoescape(["html", "j2"]),
                       trim_blocks=True, lstrip_blocks=True)
+    env.filters["breakable"] = breakable_path
     return env.get_template("report.html.j2")
 
 
@@ -108,6 +109,14 @@ def _finding(issue: Issue, lines: list[str], language: str, short_path=None) -> 
             "xpath": ((short_path and short_path(location.xpath)) or location.xpath or location.pdfObject)
             if location else None, "line": line,
             "column": column, "caret": caret, "frame": frame}
+
+
+def breakable_path(path: str) -> Markup:
+    """A finding's place with a line break allowed after each step's slash (<wbr/>): on a phone Chromium broke
+    `/rsm:CrossIndustryInvoice/.../ram:Inclu / dedSupplyChainTradeLineItem[1]` inside a step (the PDF is laid out
+    without them: `pipeline.pdf.page.parse_page`). The leading slash keeps its step."""
+    lead = "/" if path.startswith("/") else ""
+    return lead + Markup("/<wbr/>").join(path[len(lead):].split("/"))
 
 
 def _invoice_body(invoice_html: bytes) -> Markup:

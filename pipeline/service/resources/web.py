@@ -100,9 +100,11 @@ def _files(folder: Path, suffixes) -> dict[str, Path]:
     return {p.name: p for p in folder.iterdir() if p.is_file() and p.suffix in suffixes}
 
 
-# Ours, and the invoice page's stylesheet: html.xsl's HTML carries none (WeasyPrint adds it for the PDF), so the page
-# links it into the readable invoice it shows.
-OWN = Assets(lambda: {**_files(STATIC_DIR, MEDIA_TYPES), "invoice.css": TEMPLATES_DIR / "invoice.css"})
+# Ours, and the invoice page's stylesheets: html.xsl's HTML carries none (WeasyPrint adds it for the PDF), so the page
+# links them into the readable invoice it shows (the second holds the rules for narrow screens, which the PDF never
+# reads).
+PAGE_CSS = ("invoice.css", "invoice-screen.css")
+OWN = Assets(lambda: {**_files(STATIC_DIR, MEDIA_TYPES), **{name: TEMPLATES_DIR / name for name in PAGE_CSS}})
 SWAGGER = Assets(lambda: {name: swagger_dir() / name for name in SWAGGER_FILES})
 EXAMPLES = Assets(lambda: _files(EXAMPLES_DIR, {".json"}))
 
@@ -161,7 +163,8 @@ def render_page(template: str, page: str, lang: str) -> str:
         t=t, lang=lang, page=page, languages=LANGUAGES, specs=SPECS, profiles=list(PROFILES),
         examples=[n for n in EXAMPLES.names() if not n.startswith(STATUS_EXAMPLES)],
         status_examples=[n for n in EXAMPLES.names() if n.startswith(STATUS_EXAMPLES)],
-        data={"lang": lang, "strings": t, "invoiceCss": OWN.url("/static", "invoice.css"), "detect": page_rules()})
+        data={"lang": lang, "strings": t, "invoiceCss": [OWN.url("/static", name) for name in PAGE_CSS],
+              "detect": page_rules()})
 
 
 class Page:

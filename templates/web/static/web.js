@@ -326,15 +326,19 @@
     return name.replace(/\.[^.]*$/, "") || "invoice";
   }
 
-  // A document of the service for a sandboxed frame, with the invoice page's stylesheet (html.xsl's HTML carries
-  // none, WeasyPrint adds it for the PDF; the report takes its fonts and headings from it too).
+  // A document of the service for a sandboxed frame, with the invoice page's stylesheets (html.xsl's HTML carries
+  // none, WeasyPrint adds the first for the PDF; the report takes its fonts and headings from it too; the second
+  // holds the rules for narrow screens).
   function framed(doc) {
-    const link = doc.createElement("link");
-    link.rel = "stylesheet";
-    link.href = new URL(data.invoiceCss, location.href).href;
+    const links = data.invoiceCss.map((href) => {
+      const link = doc.createElement("link");
+      link.rel = "stylesheet";
+      link.href = new URL(href, location.href).href;
+      return link;
+    });
     const screen = doc.createElement("style");
     screen.textContent = "body { margin: 16px; }";
-    doc.head.prepend(link);
+    doc.head.prepend(...links);
     doc.head.append(screen);
     return "<!DOCTYPE html>\n" + doc.documentElement.outerHTML;
   }
@@ -569,7 +573,7 @@
                ...(error.errors || []).map((e) => ({code: e.code, message: [e.field, t.errors && t.errors[e.code]
                  ? inLanguage(e, "") : e.message].filter(Boolean).join(": ")}))];
     }
-    return {kind, findings: found.slice(0, FINDINGS_SHOWN), more: Math.max(0, found.length - FINDINGS_SHOWN)};
+    return {kind, findings: found.slice(0, FINDINGS_SHOWN), rest: found.slice(FINDINGS_SHOWN)};
   }
 
   // A rule's message repeats its id in front ("[BR-06]-An Invoice shall…"); the id stands beside it already.
@@ -582,21 +586,36 @@
   // One document as a list item: its verdict in words, its name, its first findings. The e-mail view (under each
   // message) and a job's list of documents that are not valid both draw their documents with it.
   function documentItem(entry, name) {
-    const {kind, findings, more} = outcome(entry);
+    const {kind, findings, rest} = outcome(entry);
     const item = el("li", null, "invoice " + kind);
     item.append(el("span", t["doc_" + kind], "badge"), el("span", name, "name"));
     if (findings.length) {
       const list = el("ul", null, "detail");
-      for (const finding of findings) {
-        const line = el("li");
-        if (finding.code) line.append(el("code", finding.code), ": ");
-        line.append(bare(finding));
+      for (const finding of findings) list.append(findingLine(finding));
+      // "and 24 more" opens to them (drawn when opened): before, a person saw three and could not reach the rest
+      if (rest.length) {
+        const more = el("details");
+        more.append(el("summary", fmt(t.doc_more, {count: count(rest.length)})));
+        more.addEventListener("toggle", () => {
+          if (!more.open || more.childElementCount > 1) return;
+          const rows = el("ul", null, "detail");
+          rows.append(...rest.map(findingLine));
+          more.append(rows);
+        });
+        const line = el("li", null, "more");
+        line.append(more);
         list.append(line);
       }
-      if (more) list.append(el("li", fmt(t.doc_more, {count: count(more)}), "more"));
       item.append(list);
     }
     return item;
+  }
+
+  function findingLine(finding) {
+    const line = el("li");
+    if (finding.code) line.append(el("code", finding.code), ": ");
+    line.append(bare(finding));
+    return line;
   }
 
   const count = (n) => n.toLocaleString(data.lang); // 5,000 / 5.000
@@ -770,6 +789,7 @@
   // ---- many invoices as a job (POST /v1/jobs), followed until it ends --------------------------------------------
   const jobError = $("job-error");
   let jobId = null;
+  let jobHtml = false; // the job was asked for reports for people: its ZIP holds them
 
   async function jobCall(method, path, body) {
     let response;
@@ -797,10 +817,18 @@
     bar.hidden = false;
   }
 
+  // A job still queued after this long is one no worker has taken: on PostgreSQL the jobs run in `pipeline worker`
+  // processes, which a newcomer who started `pipeline serve` alone has not got (the page said "queued" for ever).
+  const QUEUED_HINT_MS = 8000;
+
   async function follow(id) {
+    const since = Date.now();
     for (;;) {
       const job = await (await jobCall("GET", `/v1/jobs/${encodeURIComponent(id)}`)).json();
       showJob(job);
+      if (job.state === "queued" && Date.now() - since > QUEUED_HINT_MS) {
+        $("job-status").append(el("span", t.job_waiting, "waiting"));
+      }
       if (!["queued", "running"].includes(job.state)) return job;
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
@@ -814,8 +842,11 @@
     if (!files.length) return showMessage(jobError, t.job_need_files), $("job-files").focus();
     const form = new FormData();
     for (const file of files) form.append("file", file, file.webkitRelativePath || file.name);
-    form.append("request", new Blob([JSON.stringify({operation: "validate", spec: $("job-spec").value})],
-                                    {type: "application/json"}));
+    // in the page's language: the verdict's sentence, and the report for people of each document when asked
+    jobHtml = $("job-html").checked;
+    const request = {operation: "validate", spec: $("job-spec").value, metadataLanguage: data.lang,
+                     ...(jobHtml ? {html: true} : {})};
+    form.append("request", new Blob([JSON.stringify(request)], {type: "application/json"}));
     $("job-button").disabled = true;
     $("job-done").hidden = true;
     $("job-list").hidden = true;
@@ -828,6 +859,7 @@
       $("job-cancel").hidden = false;
       await follow(job.id);
       $("job-cancel").hidden = true; // before the focus moves: a focused button that goes would drop it to <body>
+      $("job-zip").textContent = jobHtml ? t.job_zip_reports : t.job_zip_results;
       $("job-done").hidden = false;
       await showJobList(job.id);
       land($("job-list-title"));
@@ -917,13 +949,17 @@
   window.einvoicePage = {t, data, $, fmt, el, apiKey, call, ApiFailure, progress, showMessage, showFailure, save,
                          framed, fill, land};
 
-  $("job-results").addEventListener("click", async () => {
-    try {
-      const response = await jobCall("GET", `/v1/jobs/${encodeURIComponent(jobId)}/results`);
-      save(await response.blob(), `${jobId}.jsonl`);
-    } catch (failure) {
-      if (!(failure instanceof ApiFailure)) throw failure;
-      showFailure(jobError, failure, null);
-    }
-  });
+  // The results as JSON Lines, or as a ZIP: each document's report for people (HTML) when the job was asked for
+  // them, else its JSON entry, named after the document (GET /v1/jobs/{id}/results?format=zip).
+  for (const [button, query, extension] of [["job-results", "", ".jsonl"], ["job-zip", "?format=zip", ".zip"]]) {
+    $(button).addEventListener("click", async () => {
+      try {
+        const response = await jobCall("GET", `/v1/jobs/${encodeURIComponent(jobId)}/results${query}`);
+        save(await response.blob(), jobId + extension);
+      } catch (failure) {
+        if (!(failure instanceof ApiFailure)) throw failure;
+        showFailure(jobError, failure, null);
+      }
+    });
+  }
 })();
