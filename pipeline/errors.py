@@ -110,12 +110,21 @@ REFINES = {
     "RULES_UNAVAILABLE": "INTERNAL_ERROR",        # 500: an installed rule pack cannot be loaded
     "STORAGE_UNAVAILABLE": "RATE_LIMIT_CONFIGURATION_UNAVAILABLE",   # 503: the store of keys, their limits and
                                                                      # credits is unreachable; retry later
+    "RULES_CHANGED": "RATE_LIMIT_CONFIGURATION_UNAVAILABLE",  # 503: a rule pack the request was judged by was removed
+                                                              # while it ran (pipeline rules); retry
 }
 
 
 def refined(http_status: int, code: str, message: str, headers: dict[str, str] | None = None) -> ApiError:
     """An error of one of our REFINES codes: errorCode the spec's code, errors[0].code ours."""
     return ApiError(http_status, REFINES[code], message, [ErrorDetail(code, message)], headers=dict(headers or {}))
+
+
+def rules_changed(message: str) -> ApiError:
+    """503 RULES_CHANGED: a rule pack this request was judged by was removed or replaced while it ran (`pipeline rules
+    remove / add / install` on a running service); nothing was done or charged, and the next request chooses among
+    the packs installed then. The spec's retry-later 503, refined (REFINES)."""
+    return refined(503, "RULES_CHANGED", message, {"Retry-After": "1"})
 
 
 def invalid_input(message: str, errors: list[ErrorDetail] | None = None) -> ApiError:

@@ -15,6 +15,7 @@ optimised copy stops with one, the official stylesheet answers the document inst
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ from pipeline.check import applied, optimise, packs, scenarios, xmlinput
 from pipeline.check.applied import Checked, Rules
 from pipeline.check.report import ERROR, Issue, Location, severity_of_flag
 from pipeline.check.xmlinput import ParsedXml, XmlInputError
-from pipeline.errors import ApiError, refined
+from pipeline.errors import ApiError, refined, rules_changed
 
 RULE_ENGINE_ERROR = "RULE-ENGINE-ERROR"
 NO_SCENARIO = "XRECHNUNG-NO-SCENARIO"
@@ -53,21 +54,70 @@ _RULES_WRAPPER = """<xsl:stylesheet version="3.0" xmlns:xsl="http://www.w3.org/1
   </xsl:template>
 </xsl:stylesheet>"""
 
-_schemas: dict[str, etree.XMLSchema] = {}
+_schemas: dict[tuple, etree.XMLSchema] = {}
 _schema_lock = threading.Lock()
+
+# What was compiled or loaded from a file is kept under the file's identity as well as its path: a pack removed and
+# added again with other files (same version, same paths) must not be judged by what the old files compiled to. The
+# identity is read once, and again after this process forgot what it read of the rules home (`packs.epoch`).
+_identities: dict[str, tuple] = {}
+_identities_epoch = [-1]
+
+
+def _forget_files_if_changed() -> None:
+    """After the rules home changed (`packs.epoch`), files are looked at again: identities and scenario files."""
+    if _identities_epoch[0] != packs.epoch():
+        _identities.clear()
+        scenarios.load_scenarios.cache_clear()
+        _identities_epoch[0] = packs.epoch()
+
+
+def _identity(path) -> tuple:
+    _forget_files_if_changed()
+    key = str(path)
+    found = _identities.get(key)
+    if found is None:
+        st = os.stat(key)
+        found = _identities[key] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return found
 
 
 def load_schema(path: Path) -> etree.XMLSchema:
-    """An XSD, loaded once per process (local includes/imports only)."""
-    schema = _schemas.get(str(path))
-    if schema is None:
-        key = str(Path(path).resolve())
-        with _schema_lock:
-            schema = _schemas.get(key)
-            if schema is None:
-                parser = etree.XMLParser(resolve_entities=False, no_network=True)
-                schema = _schemas[key] = _schemas[str(path)] = etree.XMLSchema(etree.parse(key, parser))
+    """An XSD, loaded once per process and file (`_identity`; local includes/imports only)."""
+    try:
+        fast = (str(path), _identity(path))
+        schema = _schemas.get(fast)
+        if schema is None:
+            key = (str(Path(path).resolve()), fast[1])
+            with _schema_lock:
+                schema = _schemas.get(key)
+                if schema is None:
+                    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+                    schema = _schemas[key] = _schemas[fast] = etree.XMLSchema(etree.parse(key[0], parser))
+    except (OSError, etree.LxmlError) as exc:
+        _pack_file_failed(path, exc)
+        raise
     return schema
+
+
+def _pack_file_failed(path, exc: Exception) -> None:
+    """A rule file that cannot be read or compiled, when it belongs to an installed pack: what this process read of
+    the rules home is forgotten, and the request gets 503 RULES_CHANGED (Retry-After) when the pack is no longer
+    there (`pipeline rules remove` while it ran: a 500 before; the next request chooses again), else 500
+    RULES_UNAVAILABLE naming the file (the pack is damaged: reinstall it). Any other file: returns (the caller
+    raises `exc`)."""
+    root = packs.pack_root_of(path)
+    if root is None:
+        return
+    packs.clear_caches()
+    key = f"{root.parent.name} {root.name}"
+    if not (root / packs.MANIFEST_NAME).is_file():
+        raise rules_changed(f"The {key} rules were removed or replaced while this request ran; retry it: the next "
+                            "request is judged by the rules installed then.") from exc
+    why = " ".join(str(exc).replace(str(root) + "/", "").split())[:300]
+    raise refined(500, "RULES_UNAVAILABLE", f"{Path(path).relative_to(root).as_posix()} of the installed pack {key} "
+                  f"cannot be read or compiled ({why}); reinstall the pack (pipeline rules install, or rules add its "
+                  "release again)") from exc
 
 
 @functools.lru_cache(maxsize=512)
@@ -97,10 +147,16 @@ def xsd_issues(doc: ParsedXml, xsd_path: Path) -> list[Issue]:
 
 
 def rules_executable(stylesheet: Path):
-    """The official stylesheet wrapped to return its findings (see _RULES_WRAPPER); compiled once per process."""
-    return saxon.compile_generated(("rules", str(stylesheet)),
-                                   lambda: _RULES_WRAPPER.format(svrl=SVRL_NS, href=Path(stylesheet).resolve().as_uri()),
-                                   prepare=lambda exe: _bind_documents(exe, Path(stylesheet)))
+    """The official stylesheet wrapped to return its findings (see _RULES_WRAPPER); compiled once per process (and
+    per file: `_identity`)."""
+    try:
+        return saxon.compile_generated(
+            ("rules", str(stylesheet), _identity(stylesheet)),
+            lambda: _RULES_WRAPPER.format(svrl=SVRL_NS, href=Path(stylesheet).resolve().as_uri()),
+            prepare=lambda exe: _bind_documents(exe, Path(stylesheet)))
+    except (OSError, saxon.StylesheetError) as exc:
+        _pack_file_failed(stylesheet, exc)
+        raise
 
 
 def _bind_documents(exe, stylesheet: Path) -> None:
@@ -327,19 +383,29 @@ def pick_pack(spec: str, version: str | None, syntax: str | None, doc: ParsedXml
     installed pack of `spec` has rules for `syntax`, the one in force for the spec (the caller refuses the document
     with `syntax_not_available`)."""
     try:
-        if version is not None:
-            return packs.get_pack(spec, version)
-        if syntax is not None and not packs.covers(spec, syntax):
-            syntax = None  # a pack without rules for it (Peppol and CII): the caller says so (syntax_not_available)
-        if on is None and doc is not None and packs.several_active(spec, syntax):
-            on = issue_date(doc)
-        return packs.in_force(spec, syntax, on)
+        try:
+            return _chosen(spec, version, syntax, doc, on)
+        except packs.RulesError:
+            if not packs.forget_removed():
+                raise
+        # a pack this worker listed was removed before it looked at the rules home again: choose among those there
+        return _chosen(spec, version, syntax, doc, on)
     except packs.PackNotInstalled as exc:
         if version is not None:
             raise unsupported_version(spec, version, "is not available on this server") from exc
         raise refined(500, "RULES_NOT_INSTALLED", f"No {spec} validation package is installed: {exc}") from exc
     except packs.RulesError as exc:
         raise refined(500, "RULES_UNAVAILABLE", str(exc)) from exc
+
+
+def _chosen(spec: str, version: str | None, syntax: str | None, doc: ParsedXml | None, on: date | None) -> packs.Pack:
+    if version is not None:
+        return packs.get_pack(spec, version)
+    if syntax is not None and not packs.covers(spec, syntax):
+        syntax = None  # a pack without rules for it (Peppol and CII): the caller says so (syntax_not_available)
+    if on is None and doc is not None and packs.several_active(spec, syntax):
+        on = issue_date(doc)
+    return packs.in_force(spec, syntax, on)
 
 
 def syntax_not_available(pack: packs.Pack, syntax: str) -> ApiError:
@@ -364,7 +430,13 @@ def pack_checked(doc: ParsedXml, pack: packs.Pack, sdoc) -> Checked:
     scenarios: none matching is XRECHNUNG-NO-SCENARIO, no rules run. The pack's optimised stylesheets run where it
     has them."""
     if pack.scenarios is not None:
-        scenario = scenarios.select_scenario(scenarios.load_scenarios(pack.scenarios), sdoc)
+        try:
+            _forget_files_if_changed()  # a configuration added again with other scenarios
+            loaded = scenarios.load_scenarios(pack.scenarios)
+        except OSError as exc:
+            _pack_file_failed(pack.scenarios, exc)
+            raise
+        scenario = scenarios.select_scenario(loaded, sdoc)
         if scenario is None:
             return Checked([no_scenario(doc, pack)])
         sheets = [pack.runnable(s) for s in scenario.stylesheets]

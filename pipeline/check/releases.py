@@ -38,7 +38,7 @@ from pathlib import Path, PurePosixPath
 
 from lxml import etree
 
-from pipeline.check import engine, optimise, packs, xmlinput
+from pipeline.check import engine, optimise, packs, scenarios, xmlinput
 from pipeline.check.packs import RulesError
 from pipeline.settings import REPO_ROOT, get_settings
 
@@ -270,8 +270,16 @@ def _peppol(files: dict[str, bytes], name: str) -> Release | None:
     for path in [s for rules in entry["syntaxes"].values() for s in rules["stylesheets"]]:
         if path not in pack_files:
             raise RulesError(f"the Peppol release lacks {path}: refused")
-    if "xslt/PEPPOL-EN16931-UBL-SB.xslt" not in pack_files:
-        entry["variants"] = []
+    if not entry.get("variants"):  # laid out like an installed pack that has none: the registry's, when it has them
+        entry["variants"] = next(e for e in packs.load_registry() if e["spec"] == "peppol").get("variants", [])
+    for variant in entry["variants"]:
+        lacking = [path for path in variant["stylesheets"] if path not in pack_files]
+        if lacking and any(v.name == variant["name"] for v in peppol.variants):
+            # accepted before, without the variant: its self-billing invoices were held to the billing rules
+            raise RulesError(f"the Peppol release lacks {', '.join(lacking)}, the {variant['name']} rules that the "
+                             f"installed {peppol.key} has: {variant['name']} invoices issued from its day on would be "
+                             "judged by the billing rules: refused")
+    entry["variants"] = [v for v in entry["variants"] if all(path in pack_files for path in v["stylesheets"])]
     return Release("Peppol BIS release", entry, pack_files, stated, {"ubl/schema/xsd/": peppol.key})
 
 
@@ -361,14 +369,26 @@ def _entry_like(base: packs.Pack, version: str, title: str, release: str) -> dic
 # ---------------------------------------------------------------- checking and proving
 
 def _loads(staging: Path, entry: dict) -> None:
-    """Every XSD and rule stylesheet of the new pack loads (a damaged release is refused before it is in place)."""
+    """Every XSD and rule stylesheet of the new pack loads (a damaged release is refused before it is in place): a
+    KoSIT configuration's of every scenario, and its scenarios' match expressions (only the first scenario of each
+    syntax was compiled: a broken one of the others was accepted, and each request it matched then failed)."""
     xsds = {rules["xsd"] for rules in entry["syntaxes"].values()}
+    sheets = set(packs.rule_stylesheets(entry))
+    if entry.get("scenarios"):
+        try:
+            loaded = scenarios.load_scenarios(staging / entry["scenarios"])
+            scenarios.warm_up(loaded)  # the chooser: every scenario's match expression
+        except Exception as exc:  # noqa: BLE001 - lxml's or saxonche's errors: a damaged configuration
+            raise RulesError(f"{entry['scenarios']} does not load ({' '.join(str(exc).split())[:300]}): "
+                             "refused") from exc
+        xsds.update(scenario.xsd.relative_to(staging).as_posix() for scenario in loaded)
+        sheets.update(s.relative_to(staging).as_posix() for scenario in loaded for s in scenario.stylesheets)
     for rel in sorted(xsds):
         try:
             engine.load_schema(staging / rel)
         except Exception as exc:  # noqa: BLE001 - lxml's schema errors: a damaged release
             raise RulesError(f"{rel} does not load as an XML Schema ({exc}): refused") from exc
-    for rel in sorted(packs.rule_stylesheets(entry)):
+    for rel in sorted(sheets):
         try:
             engine.rules_executable(staging / rel)
         except Exception as exc:  # noqa: BLE001 - saxonche's static errors: a damaged release
@@ -420,6 +440,29 @@ def _said(issues) -> list[tuple]:
 
 # ---------------------------------------------------------------- adding
 
+def _stage_and_commit(release: Release, staging: Path, home: Path, path: Path, valid_from: date | None,
+                      corpus: Path | None, optimise_copies: bool) -> packs.Pack:
+    """The release written out in `staging`, checked, and put in place (under the home's lock: `packs.changing`)."""
+    entry = release.entry
+    for rel, data in release.files.items():
+        dest = (staging / rel).resolve()
+        if not dest.is_relative_to(staging.resolve()):
+            raise RulesError(f"unsafe path {rel}: refused")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+    _loads(staging, entry)
+    existing = home / entry["spec"] / entry["version"] / packs.MANIFEST_NAME
+    if existing.is_file() and packs.read_manifest(existing.parent)["files"] != packs._hash_tree(staging):
+        raise RulesError(f"{release.key} is installed with other files: remove it first (pipeline rules remove "
+                         f"{entry['spec']} {entry['version']})")
+    record = {packs.ADDED: {"entry": entry, "kind": release.kind, "release": entry["release"], "from": str(path),
+                            "validFrom": entry["validFrom"], "validFromGiven": valid_from is not None,
+                            "taken": release.taken, "corpus": str(corpus) if corpus else None,
+                            "addedAt": datetime.now().astimezone().isoformat(timespec="seconds")}}
+    return packs._commit(entry, staging, home, f"rules add {path}", optimise_copies, record,
+                         prover(entry, corpus) if optimise_copies else None)
+
+
 def add(path: Path, *, valid_from: date | None = None, corpus: Path | None = None, optimise_copies: bool = True,
         rules_home: Path | None = None) -> tuple[packs.Pack, Release, dict]:
     """Install the release at `path` as a new pack version (module docstring): (the pack, the release, the record of
@@ -440,25 +483,12 @@ def add(path: Path, *, valid_from: date | None = None, corpus: Path | None = Non
         raise RulesError(f"{release.key} is a release of the registry: install it with pipeline rules install")
     home = Path(rules_home or get_settings().rules_home)
     corpus = corpus if corpus is not None else (DEFAULT_CORPUS if DEFAULT_CORPUS.is_dir() else None)
-    with tempfile.TemporaryDirectory(prefix=".add-", dir=packs._ensure_dir(home)) as tmp:
-        staging = Path(tmp) / "pack"
-        for rel, data in release.files.items():
-            dest = (staging / rel).resolve()
-            if not dest.is_relative_to(staging.resolve()):
-                raise RulesError(f"unsafe path {rel}: refused")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(data)
-        _loads(staging, entry)
-        existing = home / entry["spec"] / entry["version"] / packs.MANIFEST_NAME
-        if existing.is_file() and packs.read_manifest(existing.parent)["files"] != packs._hash_tree(staging):
-            raise RulesError(f"{release.key} is installed with other files: remove it first (pipeline rules remove "
-                             f"{entry['spec']} {entry['version']})")
-        record = {packs.ADDED: {"entry": entry, "kind": release.kind, "release": entry["release"], "from": str(path),
-                                "validFrom": entry["validFrom"], "validFromGiven": valid_from is not None,
-                                "taken": release.taken, "corpus": str(corpus) if corpus else None,
-                                "addedAt": datetime.now().astimezone().isoformat(timespec="seconds")}}
-        pack = packs._commit(entry, staging, home, f"rules add {path}", optimise_copies, record,
-                            prover(entry, corpus) if optimise_copies else None)
+    try:
+        with packs.changing(home), tempfile.TemporaryDirectory(prefix=".add-", dir=home) as tmp:
+            pack = _stage_and_commit(release, Path(tmp) / "pack", home, path, valid_from, corpus, optimise_copies)
+    except OSError as exc:  # a full disk: a traceback, and the message said nothing of the rules home
+        raise RulesError(f"the rules home {home} could not be written ({packs.os_failure(exc)}); nothing was "
+                         "installed") from exc
     packs.clear_caches()
     manifest = packs.read_manifest(pack.root)
     return pack, release, manifest.get("optimised") or {}

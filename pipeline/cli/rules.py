@@ -15,6 +15,12 @@ from pipeline.invoice.specs import RULES_RELEASE
 from pipeline.settings import get_settings
 
 
+# What a running `pipeline serve` does after a change of the rules home (pipeline.check.packs: the stamp).
+LIVE_ADDED = ("a running service chooses it within a second for the documents it is in force for (each worker "
+              "compiles it at its first use; kill -HUP <the master's pid> to have them compile it before)")
+LIVE_REMOVED = "a running service no longer chooses it within a second"
+
+
 def register(sub) -> None:
     p = sub.add_parser("rules", help="install and list validation packages (rule packs)")
     rsub = p.add_subparsers(dest="rules_command", metavar="ACTION")
@@ -71,6 +77,10 @@ def _install(args) -> int:
     except rules.RulesError as exc:
         print(f"pipeline rules install: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full or read-only rules home: no traceback
+        print(f"pipeline rules install: {f'{failed}; ' if failed else ''}the Factur-X profile rules' copies could not "
+              f"be written ({rules.os_failure(exc)})", file=sys.stderr)
+        return 2
     for p in packs:
         print(f"installed {p.spec} {p.version} ({p.status}) -> {p.root}  sha256 {p.content_sha256[:16]}…  "
               f"optimised copies: {len(p.optimised)}")
@@ -100,7 +110,7 @@ def _add(args) -> int:
     print(f"  optimised copies: {len(copies.get('copies', {}))}")
     for sheet, why in (copies.get("unproven") or {}).items():
         print(f"  {sheet}: the original runs ({why})")
-    print("restart the service's workers to use it (pipeline serve reads the packs at start)")
+    print(LIVE_ADDED)
     return 0
 
 
@@ -113,12 +123,22 @@ def _remove(args) -> int:
     registry = rules.entry_of(args.spec, args.version, added=False) is not None
     print(f"removed {args.spec} {args.version} ({gone})" + ("; pipeline rules install brings the registry's pack back"
                                                            if registry else ""))
+    print(LIVE_REMOVED)
     return 0
+
+
+def _manifest(pack) -> dict:
+    """The pack's manifest, {} when it cannot be read (`list` names the pack all the same; using it is refused)."""
+    try:
+        found = rules.read_manifest(pack.root)
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _originals(pack) -> dict[str, str]:
     """The rule stylesheets of `pack` that run as published (no optimised copy), and why."""
-    record = (rules.read_manifest(pack.root).get("optimised") or {})
+    record = (_manifest(pack).get("optimised") or {})
     unproven = record.get("unproven") or {}
     return {s.relative_to(pack.root).as_posix(): unproven.get(s.relative_to(pack.root).as_posix(),
                                                               "no optimised copy installed")
@@ -147,7 +167,8 @@ def _list(args) -> int:
     if args.json:
         print(json.dumps({"rulesHome": str(get_settings().rules_home),
                           "packs": [{**p.to_dict(), "originals": _originals(p),
-                                     "added": bool(rules.read_manifest(p.root).get(rules.ADDED))} for p in packs],
+                                     "added": bool(_manifest(p).get(rules.ADDED)),
+                                     "damaged": not _manifest(p).get("files")} for p in packs],
                           "profileRules": profile_rules, "notInstalled": missing, "notices": notices}, indent=2))
         return 0
     if not packs:
@@ -156,7 +177,8 @@ def _list(args) -> int:
     for p in packs:
         since = f"from {p.valid_from.isoformat()}" if p.valid_from else ""
         extra = f" (+{', '.join(v.name for v in p.variants)})" if p.variants else ""
-        added = " added" if rules.read_manifest(p.root).get(rules.ADDED) else ""
+        added = " added" if _manifest(p).get(rules.ADDED) else ""
+        added += "" if _manifest(p).get("files") else " DAMAGED (.pack.json unreadable: reinstall or remove it)"
         rows.append(([p.spec, p.version, p.status + added, since, ", ".join(sorted(p.syntaxes)) + extra],
                      f"{p.root}" + (f"  ({p.release})" if p.release else ""), _originals(p)))
     copies = sum(1 for name, runs in profile_rules["stylesheets"].items() if runs != name)

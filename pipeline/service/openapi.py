@@ -101,7 +101,8 @@ _ERROR_TEXT = {
     429: "RATE_LIMIT_EXCEEDED: wait `Retry-After` seconds; nothing was done or charged.",
     500: "GENERATION_FAILED or INTERNAL_ERROR: quote the request id.",
     503: "RATE_LIMIT_CONFIGURATION_UNAVAILABLE (limiter backend, rate limit configuration or the key store "
-         "unreadable); nothing was done or charged, retry after `Retry-After` seconds.",
+         "unreadable, or a rule pack removed while the request ran: `errors[0].code` RULES_CHANGED); nothing was "
+         "done or charged, retry after `Retry-After` seconds.",
 }
 _TIME_BUDGET_TEXT = ("TIME_BUDGET: the document needs more time than a request has (EINVOICE_REQUEST_BUDGET); nothing "
                      "was charged and the same request would run out again (no `Retry-After`): send it to the jobs "
@@ -123,7 +124,7 @@ _COMMON_CODES = {
     422: (),
     429: ("RATE_LIMIT_EXCEEDED",),
     500: ("INTERNAL_ERROR",),
-    503: ("RATE_LIMIT_CONFIGURATION_UNAVAILABLE", "STORAGE_UNAVAILABLE"),
+    503: ("RATE_LIMIT_CONFIGURATION_UNAVAILABLE", "STORAGE_UNAVAILABLE", "RULES_CHANGED"),
 }
 _READING_400 = ("NOT_AN_EINVOICE", "INVALID_PDF")
 ERROR_CODES = {
