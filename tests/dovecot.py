@@ -8,6 +8,7 @@ import grp
 import imaplib
 import os
 import pwd
+import random
 import shutil
 import signal
 import socket
@@ -22,9 +23,16 @@ USER, PASSWORD = "ap", "s3cret-for-tests"
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port: any, or one of DOVECOT_TEST_PORTS ("29000-29999": a machine shared by test runs)."""
+    low, _, high = (os.environ.get("DOVECOT_TEST_PORTS") or "0-0").partition("-")
+    for port in [0] if low == "0" else random.sample(range(int(low), int(high) + 1), int(high) + 1 - int(low)):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port in DOVECOT_TEST_PORTS={low}-{high}")
 
 
 class Dovecot:
@@ -128,3 +136,22 @@ service imap-login {{
     def stop(self) -> None:
         self.halt()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def renumber(self) -> int:
+        """Give INBOX a new UIDVALIDITY, its messages kept (as a rebuilt index, a restore or a migration does):
+        with the server stopped, its UID list and indexes go; dovecot numbers the messages anew on the next start,
+        under a UIDVALIDITY of the clock's second (a second later than the old one). Returns the new one."""
+        self.halt()
+        time.sleep(1.1)
+        maildir = self.dir / "home" / "Maildir"
+        for path in maildir.iterdir():  # the INBOX's own files; the folders (.Valid, ...) keep theirs
+            if path.is_file() and path.name.startswith("dovecot"):
+                path.unlink()
+        self.start()
+        box = self.client()
+        try:
+            box.select("INBOX", readonly=True)
+            return int(box.untagged_responses["UIDVALIDITY"][-1])
+        finally:
+            box.logout()
+

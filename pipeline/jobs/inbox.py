@@ -9,7 +9,16 @@ A message is submitted once and moved once wherever the process stops. Its job i
 UIDVALIDITY, UID), so a message whose job exists is never submitted again; the row written after the job says the
 UID is taken; a row that is not done is a message still to be moved (after a restart: its job is waited for and
 it is moved then). Moving a UID that has already left the mailbox changes nothing, so a crash between the move
-and the row's end moves nothing twice. A new UIDVALIDITY (the mailbox was rebuilt) starts the count anew.
+and the row's end moves nothing twice.
+
+A new UIDVALIDITY (the mailbox rebuilt, restored or moved to another server under the same name) numbers every
+message anew, so each is looked at again: a message whose key (`message_key`: its Message-ID, else a digest of
+it) a row under an earlier UIDVALIDITY holds is that row's message, and gets no second job. Its new row carries
+the earlier job: kept before, it stays (done); taken but not yet moved, it is moved where its job's verdict says
+(the earlier row is finished then); filed before and back in the mailbox (a restored backup), it goes to the
+folder it went to. An earlier open row whose message is not in the mailbox any more is finished once every message
+there has been looked at. Rows written before the key existed get it from their job's documents (the Message-ID
+each was named by).
 One inbox process per mailbox: two would both submit a new message's job at the same moment.
 """
 from __future__ import annotations
@@ -26,8 +35,10 @@ from urllib.parse import unquote, urlsplit
 
 from pipeline import jobs
 from pipeline.jobs import files
+from pipeline.settings import get_settings
 from pipeline.storage.jobs import Job
 from pipeline.unpack import Member
+from pipeline.unpack.members import Limits
 
 log = logging.getLogger("pipeline.inbox")
 
@@ -112,6 +123,8 @@ class Mailbox:
             raise InboxError(f"{address.key}: the mailbox {address.mailbox!r} cannot be opened: {_said(data)}",
                              refused=True)
         self.uidvalidity = int(self.imap.untagged_responses.get("UIDVALIDITY", [b"0"])[-1])
+        uidnext = self.imap.untagged_responses.get("UIDNEXT")
+        self.uidnext = int(uidnext[-1]) if uidnext else None  # (optional before IMAP4rev2)
         typ, data = self.imap.capability()  # after login: MOVE, UIDPLUS, IDLE are often offered only now
         self.capabilities = set((data[0] or b"").decode("ascii", "replace").upper().split()) if typ == "OK" \
             else set(self.imap.capabilities)
@@ -132,14 +145,24 @@ class Mailbox:
         data = self._uid("SEARCH", f"UID {last + 1}:*")
         return sorted(u for u in (int(x) for x in (data[0] or b"").split()) if u > last)  # n:* has the last too
 
-    def size(self, uid: int) -> int | None:
-        """The message's size in bytes, or None when the UID has left the mailbox."""
-        for item in self._uid("FETCH", str(uid), "(RFC822.SIZE)"):
-            if item is None:  # imaplib's answer for a UID that is gone: a crash (TypeError) before
+    def look(self, uid: int) -> tuple[int, bytes | None] | None:
+        """(size in bytes, the raw Message-ID header value or None) of the message, or None when the UID has left
+        the mailbox. One command: the key a new UIDVALIDITY needs costs no round trip."""
+        for item in self._uid("FETCH", str(uid), "(RFC822.SIZE BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])"):
+            if not isinstance(item, tuple):  # None for a UID that is gone (imaplib), b")" closing an answer
                 continue
-            found = re.search(rb"RFC822\.SIZE (\d+)", item if isinstance(item, bytes) else item[0])
-            if found:
-                return int(found.group(1))
+            found = re.search(rb"RFC822\.SIZE (\d+)", item[0])
+            if found and re.search(rb"\bUID %d\b" % uid, item[0]):  # not another message's unasked-for FETCH
+                header = re.sub(rb"\r?\n[ \t]+", b" ", item[1] or b"")  # unfolded
+                value = re.search(rb"(?im)^message-id:[ \t]*(.*?)[ \t]*\r?$", header)
+                return int(found.group(1)), (value.group(1) if value and value.group(1) else None)
+        return None
+
+    def header(self, uid: int) -> bytes | None:
+        """The message's header block (BODY.PEEK[HEADER]), or None when the UID has left the mailbox."""
+        for item in self._uid("FETCH", str(uid), "(BODY.PEEK[HEADER])"):
+            if isinstance(item, tuple):
+                return item[1]
         return None
 
     def fetch(self, uid: int) -> bytes | None:
@@ -187,6 +210,26 @@ class Mailbox:
         return True
 
 
+KEY_MAX = 500  # characters of a Message-ID kept as it is (a longer one, or one not printable ASCII: its digest)
+
+
+def message_key(message_id: bytes | str | None, data: bytes | None = None) -> str | None:
+    """How a message is known across a new UIDVALIDITY: its Message-ID (the `<...>` part, white space taken out:
+    folding differs between servers), or "sha256:" and the digest of the raw message `data` for a message without
+    one; None when neither is at hand. A hostile Message-ID (huge, control characters, 8-bit) is kept as its
+    digest: an index entry and a database text have limits."""
+    if message_id:
+        raw = message_id.encode("utf-8", "surrogateescape") if isinstance(message_id, str) else message_id
+        raw = b"".join(raw.split())
+        found = re.search(rb"<[^<>]+>", raw)
+        raw = found.group() if found else raw
+        if raw and len(raw) <= KEY_MAX and all(33 <= c < 127 for c in raw):
+            return raw.decode("ascii")
+        if raw:
+            return "id-sha256:" + hashlib.sha256(raw).hexdigest()
+    return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def job_id_of(address: Address, uidvalidity: int, uid: int) -> str:
     return "job_" + hashlib.sha256(f"{address.key}\n{uidvalidity}\n{uid}".encode()).hexdigest()[:32]
 
@@ -209,6 +252,7 @@ class Inbox:
         self.store, self.key_id, self.operation, self.options, self.cost = store, key_id, operation, options, cost
         self.folders = folders  # verdict -> folder (None: the message stays)
         self.store_factory = lambda: store  # one object: the embedded pool starts once per process
+        self.swept: set[tuple[str, int]] = set()  # (mailbox, UIDVALIDITY) whose earlier rows are settled
 
     def prepare(self, box: Mailbox) -> None:
         for folder in {f for f in self.folders.values() if f}:
@@ -223,20 +267,38 @@ class Inbox:
 
             local.ensure_started(self.store_factory)
         last = self.store.inbox_last_uid(key, validity)
+        renumbered = self.store.inbox_renumbered(key, validity)
+        if renumbered and (key, validity) not in self.swept:  # once a process: only this process writes the rows
+            if not last:
+                log.warning("%s: UIDVALIDITY %s is new (the mailbox was rebuilt, restored or moved): its messages "
+                            "are matched to those taken before by Message-ID", key, validity)
+            recalled = self.store.inbox_recall_keys(key, validity, message_key)  # rows from before the key existed
+            if recalled:
+                log.info("%s: %s messages taken before got their Message-ID from their jobs", key, recalled)
+        elif last and box.uidnext is not None and box.uidnext <= last:
+            log.warning("%s: the server numbers new messages from UID %s, but UID %s was taken already under "
+                        "UIDVALIDITY %s (a mailbox restored without a new UIDVALIDITY?): messages given a UID up "
+                        "to %s are not seen; give the mailbox a new UIDVALIDITY (those taken are known by their "
+                        "Message-ID then)", key, box.uidnext, last, validity, last)
+        complete = True
         for uid in box.uids_after(last):
-            job_id = self.submit(box, uid)
-            if job_id is None:
+            if not self.take(box, uid, renumbered):
+                complete = False
                 break  # the key's balance: the rest waits for the next round
-            self.store.inbox_taken(key, validity, uid, job_id)
-            if job_id == GONE:
-                log.info("uid %s left the mailbox before it was read (another client moved or deleted it)", uid)
+        if renumbered and complete and (key, validity) not in self.swept:
+            # every message here has been looked at: an earlier one not found has left the mailbox
+            for old_validity, old_uid, job_id in self.store.inbox_stale(key, validity):
+                self.store.inbox_done(key, old_validity, old_uid, None)
+                log.info("uid %s of UIDVALIDITY %s (job %s) is not in the mailbox any more: nothing to move",
+                         old_uid, old_validity, job_id or "none")
+            self.swept.add((key, validity))
         moved = 0
-        for uid, job_id in self.store.inbox_open(key, validity):
+        for uid, job_id, filed in self.store.inbox_open(key, validity):
             if job_id == GONE:  # nothing to check, nothing to move
                 self.store.inbox_done(key, validity, uid, None)
                 continue
             job = self.wait(job_id)
-            folder = self.folders.get(verdict(job)) if job is not None else self.folders.get("other")
+            folder = filed or (self.folders.get(verdict(job)) if job is not None else self.folders.get("other"))
             if folder:
                 box.move(uid, folder)
             self.store.inbox_done(key, validity, uid, folder)
@@ -246,27 +308,56 @@ class Inbox:
                      f"{job.done - job.valid - job.invalid - job.errors} without invoice")
         return moved
 
-    def submit(self, box: Mailbox, uid: int) -> str | None:
-        """The message's job (made now, or found: made before a crash); None when the balance is too low; GONE
-        when the message left the mailbox before it was read (it was a MESSAGE_GONE job, an error, whose message
-        went to the "invalid" folder in the log and the database while it was somewhere else)."""
-        job_id = job_id_of(box.address, box.uidvalidity, uid)
-        if self.store.get_job(job_id) is not None:
-            return job_id
+    def take(self, box: Mailbox, uid: int, renumbered: bool) -> bool:
+        """Take one new message: its row, after its job (made now, or found: made before a crash), or carrying the
+        job an earlier UIDVALIDITY's row holds for the same message (`renumbered`: such rows exist). False when
+        the key's balance does not cover its job (it waits). A message that left the mailbox before it was read
+        gets a row without a job (GONE: no MESSAGE_GONE error job, which would be "moved" to the invalid folder
+        in the log and the database while the message is somewhere else)."""
+        key, validity = box.address.key, box.uidvalidity
+        job_id = job_id_of(box.address, validity, uid)
+        made = self.store.get_job(job_id) is not None
+        seen = box.look(uid)
+        if seen is None:
+            self.store.inbox_taken(key, validity, uid, job_id if made else GONE, None)
+            if not made:
+                log.info("uid %s left the mailbox before it was read (another client moved or deleted it)", uid)
+            return True
+        size, message_id = seen
+        too_large = size > Limits(0, get_settings().max_upload_bytes, 0).max_message
+        data = None
+        if not too_large and (message_id is None or not made):
+            data = box.fetch(uid)
+            if data is None:  # expunged between the two commands
+                return self.take(box, uid, renumbered)
+        mark = message_key(message_id, data)
+        if mark is None and too_large:  # no Message-ID and too large to read: its headers and size name it
+            mark = message_key(None, b"%d\n" % size + (box.header(uid) or b""))
+        if renumbered and not made and mark:
+            known = self.store.inbox_known(key, validity, mark)
+            if known is not None:
+                earlier, state, folder = known
+                self.store.inbox_carried(key, validity, uid, earlier, mark, folder, done=state == "done" and not folder)
+                log.info("uid %s is %s, taken before the UIDVALIDITY changed (job %s): not submitted again", uid,
+                         mark, earlier)
+                return True
+        if not made:
+            job_id = self.submit(job_id, uid, data)
+            if job_id is None:
+                return False
+        self.store.inbox_taken(key, validity, uid, job_id, mark)
+        return True
+
+    def submit(self, job_id: str, uid: int, data: bytes | None) -> str | None:
+        """The message's job, of `data` (None: too large to be read, an error entry); None when the balance is too
+        low."""
         files.remove(job_id)  # what a process that stopped before the job's row was written left behind
-        size = box.size(uid)
-        if size is None:
-            return GONE
         intake = files.Intake(job_id)
         try:
             name = f"{uid}.eml"
-            data = box.fetch(uid) if size <= intake.limits.max_message else None
-            if size > intake.limits.max_message:
+            if data is None:
                 intake.add(Member(name, error=("MESSAGE_TOO_LARGE", f"The message is larger than "
                                                f"{intake.limits.max_message} bytes; it was not read.")))
-            elif data is None:  # expunged between the two commands
-                intake.discard()
-                return GONE
             else:
                 intake.add_bytes(name, data)
         except BaseException:

@@ -5,15 +5,28 @@ A row is the inbox's memory across crashes and restarts: a message whose UID is 
 row not yet `done` is a message whose job may still run and which has not been moved. Together with the job id
 derived from the same three values (pipeline.jobs.inbox) a message is submitted once and moved once, wherever the
 inbox process stopped.
+
+A new UIDVALIDITY numbers every message anew, so UIDs no longer say what was taken: each row also holds the
+message's `message_key` (its Message-ID, else a digest of it, pipeline.jobs.inbox.message_key). A message under
+the new UIDVALIDITY whose key an earlier row holds is that row's message: its row under the new UIDVALIDITY
+carries the earlier row's job (no second job), and the earlier row, if still open, is finished by it.
 """
 from __future__ import annotations
 
+import json
 import time
 
 INBOX_V4 = [
     "CREATE TABLE inbox_messages (mailbox TEXT NOT NULL, uidvalidity BIGINT NOT NULL, uid BIGINT NOT NULL, "
     "job_id TEXT NOT NULL, state TEXT NOT NULL, folder TEXT, created_at DOUBLE PRECISION NOT NULL, "
     "done_at DOUBLE PRECISION, PRIMARY KEY (mailbox, uidvalidity, uid))",
+]
+# v6: the message's Message-ID or digest (NULL: a row from before v6, not yet looked up; "": not known), so that a
+# new UIDVALIDITY takes no message twice
+INBOX_V6 = [
+    "ALTER TABLE inbox_messages ADD COLUMN message_key TEXT",
+    "CREATE INDEX inbox_messages_by_key ON inbox_messages (mailbox, message_key)",
+    "CREATE INDEX inbox_messages_by_job ON inbox_messages (mailbox, job_id)",  # is a job carried yet?
 ]
 
 
@@ -26,18 +39,19 @@ class InboxTables:
                           (mailbox, int(uidvalidity)))
         return int(rows[0][0] or 0)
 
-    def inbox_open(self, mailbox: str, uidvalidity: int) -> list[tuple[int, str]]:
-        """(uid, job id) of the messages taken but not yet moved, in UID order."""
-        return [(int(u), j) for u, j in self._read(
-            "SELECT uid, job_id FROM inbox_messages WHERE mailbox = ? AND uidvalidity = ? AND state = 'open' "
+    def inbox_open(self, mailbox: str, uidvalidity: int) -> list[tuple[int, str, str | None]]:
+        """(uid, job id, folder) of the messages taken but not yet moved, in UID order; `folder`: where the
+        message goes whatever its job says (one filed before a new UIDVALIDITY brought it back), else None."""
+        return [(int(u), j, f) for u, j, f in self._read(
+            "SELECT uid, job_id, folder FROM inbox_messages WHERE mailbox = ? AND uidvalidity = ? AND state = 'open' "
             "ORDER BY uid", (mailbox, int(uidvalidity)))]
 
-    def inbox_taken(self, mailbox: str, uidvalidity: int, uid: int, job_id: str) -> None:
+    def inbox_taken(self, mailbox: str, uidvalidity: int, uid: int, job_id: str, message_key: str | None) -> None:
         """Remember that the message is taken (its job exists); a second call changes nothing."""
         with self._tx() as cur:
-            cur.execute(self._sql("INSERT INTO inbox_messages (mailbox, uidvalidity, uid, job_id, state, created_at) "
-                                  "VALUES (?, ?, ?, ?, 'open', ?) ON CONFLICT DO NOTHING"),
-                        (mailbox, int(uidvalidity), int(uid), job_id, time.time()))
+            cur.execute(self._sql("INSERT INTO inbox_messages (mailbox, uidvalidity, uid, job_id, state, created_at, "
+                                  "message_key) VALUES (?, ?, ?, ?, 'open', ?, ?) ON CONFLICT DO NOTHING"),
+                        (mailbox, int(uidvalidity), int(uid), job_id, time.time(), message_key))
 
     def inbox_done(self, mailbox: str, uidvalidity: int, uid: int, folder: str | None) -> None:
         """The message is where it belongs (`folder`; None: kept in the mailbox)."""
@@ -45,3 +59,65 @@ class InboxTables:
             cur.execute(self._sql("UPDATE inbox_messages SET state = 'done', folder = ?, done_at = ? "
                                   "WHERE mailbox = ? AND uidvalidity = ? AND uid = ?"),
                         (folder, time.time(), mailbox, int(uidvalidity), int(uid)))
+
+    # -- a new UIDVALIDITY --------------------------------------------------------------------------------------
+
+    def inbox_renumbered(self, mailbox: str, uidvalidity: int) -> bool:
+        """Rows of this mailbox under another UIDVALIDITY exist: its messages may have been taken before."""
+        return bool(self._read("SELECT 1 FROM inbox_messages WHERE mailbox = ? AND uidvalidity <> ? LIMIT 1",
+                               (mailbox, int(uidvalidity))))
+
+    def inbox_recall_keys(self, mailbox: str, uidvalidity: int, key_of) -> int:
+        """Give the rows of earlier UIDVALIDITYs written before v6 their message's key, from the Message-ID their
+        job's documents were named by (`key_of(message id text)` -> key or None; "" when the job is gone or named
+        none: not looked up again). Returns how many rows got one."""
+        rows = self._read("SELECT uidvalidity, uid, job_id FROM inbox_messages WHERE mailbox = ? AND uidvalidity <> ? "
+                          "AND message_key IS NULL", (mailbox, int(uidvalidity)))
+        found = 0
+        for validity, uid, job_id in rows:
+            emails = self._read("SELECT email FROM job_documents WHERE job_id = ? AND email IS NOT NULL "
+                                "ORDER BY idx LIMIT 1", (job_id,)) if job_id else []
+            key = key_of(json.loads(emails[0][0]).get("messageId") or "") if emails else None
+            found += bool(key)
+            with self._tx() as cur:
+                cur.execute(self._sql("UPDATE inbox_messages SET message_key = ? "
+                                      "WHERE mailbox = ? AND uidvalidity = ? AND uid = ?"),
+                            (key or "", mailbox, validity, uid))
+        return found
+
+    def inbox_known(self, mailbox: str, uidvalidity: int, message_key: str) -> tuple[str, str, str | None] | None:
+        """(job id, state, folder) of the message a row under an earlier UIDVALIDITY holds with this key and whose
+        job no row under this UIDVALIDITY carries yet (so two messages with one Message-ID are two); the state and
+        folder are its job's latest row's (a job carried across two changes has two). None: a new message."""
+        rows = self._read(
+            "SELECT o.job_id FROM inbox_messages o WHERE o.mailbox = ? AND o.message_key = ? AND o.uidvalidity <> ? "
+            "AND o.job_id <> '' AND NOT EXISTS (SELECT 1 FROM inbox_messages n WHERE n.mailbox = o.mailbox AND "
+            "n.uidvalidity = ? AND n.job_id = o.job_id) ORDER BY o.created_at, o.uidvalidity, o.uid LIMIT 1",
+            (mailbox, message_key, int(uidvalidity), int(uidvalidity)))
+        if not rows:
+            return None
+        state, folder = self._read("SELECT state, folder FROM inbox_messages WHERE mailbox = ? AND job_id = ? "
+                                   "ORDER BY created_at DESC LIMIT 1", (mailbox, rows[0][0]))[0]
+        return rows[0][0], state, folder
+
+    def inbox_carried(self, mailbox: str, uidvalidity: int, uid: int, job_id: str, message_key: str,
+                      folder: str | None, done: bool) -> None:
+        """The message at `uid` is the one `job_id` was made for under an earlier UIDVALIDITY: its row carries that
+        job (`done`: nothing left to do, it stays; else open, to be moved to `folder`, or where the job's verdict
+        says when None), and the earlier open rows of that job are finished (their message is this one)."""
+        now = time.time()
+        with self._tx() as cur:
+            cur.execute(self._sql("INSERT INTO inbox_messages (mailbox, uidvalidity, uid, job_id, state, folder, "
+                                  "created_at, done_at, message_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                                  "ON CONFLICT DO NOTHING"),
+                        (mailbox, int(uidvalidity), int(uid), job_id, "done" if done else "open", folder, now,
+                         now if done else None, message_key))
+            cur.execute(self._sql("UPDATE inbox_messages SET state = 'done', done_at = ? WHERE mailbox = ? AND "
+                                  "uidvalidity <> ? AND job_id = ? AND state = 'open'"),
+                        (now, mailbox, int(uidvalidity), job_id))
+
+    def inbox_stale(self, mailbox: str, uidvalidity: int) -> list[tuple[int, int, str]]:
+        """(uidvalidity, uid, job id) of the open rows under earlier UIDVALIDITYs."""
+        return [(int(v), int(u), j) for v, u, j in self._read(
+            "SELECT uidvalidity, uid, job_id FROM inbox_messages WHERE mailbox = ? AND uidvalidity <> ? "
+            "AND state = 'open' ORDER BY uidvalidity, uid", (mailbox, int(uidvalidity)))]
