@@ -40,9 +40,19 @@ def handle_api_error(req, resp, ex: ApiError, params) -> None:
 def handle_http_error(req, resp, ex: falcon.HTTPError, params) -> None:
     status = ex.status_code
     code = _FALCON_CODES.get(status, STATUS_TEXT.get(status, "ERROR").upper())
-    message = ex.description or ex.title or "Request failed"
     headers = dict(ex.headers or {})
+    message = ex.description or _said(status, req, headers) or ex.title or "Request failed"
     _write(req, resp, ApiError(status, code, message, headers=headers))
+
+
+def _said(status: int, req, headers: dict) -> str | None:
+    """Falcon's routing errors in words: its own are the bare status line ("405 Method Not Allowed")."""
+    if status == 404:
+        return f"There is no resource at {req.path}; the API's paths are listed in /v1/openapi.json (or /docs)."
+    if status == 405:
+        allowed = headers.get("Allow") or headers.get("allow") or ""
+        return f"{req.method} is not allowed on {req.path}" + (f"; it answers {allowed}." if allowed else ".")
+    return None
 
 
 def handle_unexpected(req, resp, ex: Exception, params) -> None:
