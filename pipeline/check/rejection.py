@@ -12,11 +12,11 @@ from pipeline.invoice import terms
 from pipeline.invoice.model import KeptAmount, rejected_value
 from pipeline.invoice.specs import Profile
 
-# Steps of a finding's XPath that number an array of the request, plain (`InvoiceLine[2]`) or Saxon's
-# (`*:InvoiceLine[namespace-uri()='…'][2]`).
+# Steps of a finding's XPath that number an array of the request, plain (`InvoiceLine[2]`), Saxon's
+# (`*:InvoiceLine[namespace-uri()='…'][2]`) or an EQName (`Q{urn:…}InvoiceLine[2]`, the XRechnung packs').
 _NS_PREDICATE = r"(?:\[namespace-uri\(\)='[^']*'\])?"
 _ANY_PREDICATES = r"(?:\[[^\]]*\])*"
-_PREFIX = r"(?:[\w*]+:)?"
+_PREFIX = r"(?:[\w*]+:|Q\{[^}]*\})?"
 _LINE_STEP = {"CII": re.compile(r"IncludedSupplyChainTradeLineItem" + _NS_PREDICATE + r"\[(\d+)\]"),
               "UBL": re.compile(r"(?:InvoiceLine|CreditNoteLine)" + _NS_PREDICATE + r"\[(\d+)\]")}
 # The VAT breakdown step (BG-23): the document-level trade tax in CII, the tax subtotal in UBL.

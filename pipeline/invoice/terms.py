@@ -767,8 +767,11 @@ def rule_fields(rule_id: str) -> tuple[tuple[str, str], ...]:
 _ALTERNATIVES = (frozenset({"BT-31", "BT-32", "BT-63"}), frozenset({"BT-48", "BT-47"}))
 # The VAT category codes that make a VAT rule apply: what the rule is conditional on, never what it wants changed.
 _TRIGGERS = frozenset({"BT-95", "BT-102", "BT-118", "BT-151"})
-# Rules about which terms an invoice has ("shall contain", "shall not contain", "shall be present"), not their values.
-_PRESENCE = re.compile(r"\b(?:shall|must)( not)? (?:contain|be present)\b", re.IGNORECASE)
+# The rule a finding's message opens with ("[BR-CO-26]-In order for ...").
+_NAMED_RULE = re.compile(r"\s*\[([A-Z][A-Z0-9-]*)\]")
+# Rules about which terms an invoice has ("shall contain", "shall not contain", "shall have", "shall be present"),
+# not their values.
+_PRESENCE = re.compile(r"\b(?:shall|must)( not)? (?:contain|have|be present)\b", re.IGNORECASE)
 
 
 def field_for_rule(rule_id: str, xpath: str | None = None, present=None,
@@ -780,20 +783,23 @@ def field_for_rule(rule_id: str, xpath: str | None = None, present=None,
     has, the one that makes the rule fail: the first of the required ones it lacks (the buyer's VAT identifier of
     BR-AE-02 when the seller's is there) or, for a rule that forbids them ("shall not contain"), the first one it
     has; else the first. A rule naming only terms without a field gives (None, its first term)."""
+    named = _NAMED_RULE.match(message or "")
+    if not terms_for_rule(rule_id) and named and terms_for_rule(named.group(1)):
+        rule_id = named.group(1)   # a Factur-X profile rule (FX-SCH-A-000001) quoting an EN 16931 one: "[BR-CO-26]-..."
     fields = rule_fields(rule_id)
     if not fields:
         terms = terms_for_rule(rule_id)
         return None, (terms[0] if terms else None)
     about_codes = all(bt in _TRIGGERS for _, bt in fields)
     located = [f for f in fields if xpath and bound_at(f[0], xpath) and (about_codes or f[1] not in _TRIGGERS)]
-    if located:
+    if located and not located[0][1].startswith("BG-"):
         return located[0]
-    presence = _PRESENCE.search(message)
+    presence = _PRESENCE.search(message)   # a group's finding ("Each (BG-24) shall contain ... (BT-122)"): the term
     if present is not None and presence:
         blamed = _blamed(fields, present, negated=bool(presence.group(1)))
         if blamed:
             return blamed
-    return fields[0]
+    return located[0] if located else fields[0]
 
 
 def _blamed(fields, present, negated: bool):
@@ -806,17 +812,22 @@ def _blamed(fields, present, negated: bool):
         group = next((named & g for g in _ALTERNATIVES if bt in g), {bt})
         if not any(present(f) for f, b in fields if b in group):
             return field, bt
-    return None
+    # a category code a rule requires ("Each (BG-20) shall have a ... VAT category code (BT-95)", BR-32): a rule
+    # conditional on a code fires only where the code is there, so an absent one is what the rule wants
+    return next(((field, bt) for field, bt in fields if bt in _TRIGGERS and not present(field)), None)
 
 
 _PREDICATE = re.compile(r"\[[^\[\]]*\]")
+_EQNAME_URI = re.compile(r"Q\{[^}]*\}")
 _UBL_NAMES = {"CreditNote": "Invoice", "CreditNoteLine": "InvoiceLine", "CreditedQuantity": "InvoicedQuantity"}
 
 
 def element_steps(xpath: str) -> tuple[str, ...]:
     """The element names along an XPath, without prefixes, predicates and a final attribute, a credit note's UBL
-    names as the invoice's: `/*:Invoice[namespace-uri()='…'][1]/*:AccountingCustomerParty[…][1]/…` ->
+    names as the invoice's: `/*:Invoice[namespace-uri()='…'][1]/*:AccountingCustomerParty[…][1]/…` (or EQNames,
+    `/Q{urn:…}Invoice[1]/…`) ->
     ("Invoice", "AccountingCustomerParty", …)."""
+    xpath = _EQNAME_URI.sub("", xpath)   # `Q{urn:…}Invoice[1]` (the XRechnung packs' locations): its URI has colons
     while _PREDICATE.search(xpath):
         xpath = _PREDICATE.sub("", xpath)
     steps = [step.rsplit(":", 1)[-1] for step in xpath.split("/") if step and not step.startswith("@")]

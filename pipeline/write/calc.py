@@ -41,6 +41,7 @@ EXACT = Context(prec=100)
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
 HUNDRED = Decimal(100)
+ZERO_RATE = Decimal(0)
 NO_RATE_CATEGORIES = frozenset({"O"})          # BR-O-05/06/07: no VAT rate on lines, allowances, charges
 ZERO_TAX_CATEGORIES = frozenset({"O", "E", "AE", "K", "G", "Z"})   # BR-*-09: tax amount is 0
 
@@ -181,13 +182,17 @@ def calculate_breakdowns(lines: list[InvoiceLine], allowances: list, charges: li
                      money(taxable.get(key, ZERO)), f"{where}.vatCategoryTaxableAmount")
         tax = _keep(kept, f"{field}.vatCategoryTaxAmount", b.vatCategoryTaxAmount, tax_amount(key[0], key[1], base),
                     f"{where}.vatCategoryTaxAmount")
-        out.append(b.model_copy(update={"vatCategoryTaxableAmount": base, "vatCategoryTaxAmount": tax}))
+        # an O breakdown sent without rate (BT-119 0..1) gets 0 as the ones AUTO adds do: XRechnung requires it
+        # (BR-DE-14) and the EN 16931 rules accept 0 on O
+        rate = b.vatCategoryRate if b.vatCategoryRate is not None or key[0] not in NO_RATE_CATEGORIES else ZERO_RATE
+        out.append(b.model_copy(update={"vatCategoryRate": rate, "vatCategoryTaxableAmount": base,
+                                        "vatCategoryTaxAmount": tax}))
     for key, amount in taxable.items():
         if key in seen or key[0] is None:
             continue
         base = money(amount)
         out.append(VatBreakdown.model_construct(   # computed values: range-checked by _out_of_range
-            vatCategoryCode=key[0], vatCategoryRate=key[1] if key[1] is not None else Decimal(0),
+            vatCategoryCode=key[0], vatCategoryRate=key[1] if key[1] is not None else ZERO_RATE,
             vatCategoryTaxableAmount=base, vatCategoryTaxAmount=tax_amount(key[0], key[1], base)))
     return out
 
@@ -242,10 +247,22 @@ def calculate_auto(req: InvoiceRequest, kept: dict | None = None) -> InvoiceRequ
     invoice = inv.model_copy(update={
         "invoiceLines": lines, "documentLevelAllowances": allowances or None,
         "documentLevelCharges": charges or None, "vatBreakdowns": breakdowns, "documentTotals": totals})
+    errors = _uncomputed_allowances(invoice)
+    if errors:
+        raise invalid_input("AUTO calculation needs an amount or a percentage of each allowance and charge.", errors)
     errors = _out_of_range(invoice)
     if errors:
         raise invalid_input("Computed amounts exceed the supported range.", errors)
     return req.model_copy(update={"invoice": invoice})
+
+
+def _uncomputed_allowances(inv) -> list:
+    """Allowances and charges AUTO found no amount for (neither amount nor percentage sent, or a percentage of a line
+    without quantity and price): a 400 naming each, not a document with an empty amount the UBL schema refuses
+    without a field path."""
+    return [detail("REQUIRED", field, f"is required ({rule}): send the amount, or a percentage (with baseAmount "
+                   "where the line has no quantity and price to apply it to) for AUTO to compute it")
+            for value, field, rule in _amounts(inv) if value is None and field.endswith("].amount")][:MAX_ERRORS]
 
 
 def _out_of_range(inv) -> list:
