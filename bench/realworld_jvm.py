@@ -13,6 +13,10 @@ running the XSD (bench/jvm/VerdictHarness.java), routed the way the validators' 
   BT-24 urn:cen.eu:en16931:2017
                           the CEN pack (en16931): XSD + the CEN stylesheet of the syntax
   Peppol BIS (UBL)        the Peppol pack: UBL XSD + CEN + PEPPOL (the self-billing stylesheet for self-billing)
+  French invoice          FNFE's chain as `pipeline.check.fr_ctc` states it (both parties in France, or BT-24
+                          EXTENDED-CTC-FR; decided by `pipeline.check.detect.of_invoice`, as a received invoice is):
+                          the profile's XSD and rules (EXTENDED-CTC-FR of the fr-ctc pack, a Factur-X profile's, else
+                          the fr-ctc XSD and the CEN stylesheet), then BR-FR Flux 2 of the fr-ctc pack
   Factur-X / ZUGFeRD 2.x  the profile's XSD + Schematron XSLT from the factur-x package data
   anything else           no verdict (KoSIT's configuration has no scenario for it): listed, not compared
 
@@ -41,7 +45,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 from bench_jvm import Jvm, compile_harness, ensure_java  # noqa: E402
-from pipeline.check import engine, packs, scenarios  # noqa: E402
+from pipeline.check import detect, engine, fr_ctc, packs, scenarios, xmlinput  # noqa: E402
 from pipeline.check.profiles import rule_id  # noqa: E402
 from pipeline.check.report import ERROR  # noqa: E402
 from pipeline.check.xmlinput import CII_NS, UBL_CREDITNOTE_NS, UBL_INVOICE_NS  # noqa: E402
@@ -106,19 +110,39 @@ class VerdictJvm(Jvm):
         return self.proc.stdout.readline().rstrip("\n").split("\t")
 
 
-def head(data: bytes) -> tuple[str | None, str | None]:
-    """(syntax key of the root, BT-24 as written) read with lxml, safely; (None, None) for no CII / UBL invoice."""
+def head(data: bytes) -> tuple[str | None, str | None, bool]:
+    """(syntax key of the root, BT-24 as written, whether FNFE's chain judges it) read with lxml, safely; (None,
+    None, False) for no CII / UBL invoice."""
     try:
         root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
     except etree.XMLSyntaxError:
-        return None, None
+        return None, None, False
     syntax = SYNTAX_OF_ROOT.get(root.tag)
     if syntax is None:
-        return None, None
-    return syntax, root.findtext(BT24_PATH[syntax], namespaces=NS)
+        return None, None, False
+    try:
+        french = detect.of_invoice(xmlinput.load(data)) == fr_ctc.SPEC
+    except xmlinput.XmlInputError:
+        french = False
+    return syntax, root.findtext(BT24_PATH[syntax], namespaces=NS), french
 
 
-def plan_for(path: Path, syntax: str | None, bt24: str | None, jvm: VerdictJvm) -> Plan:
+def french_plan(syntax: str, bt24: str | None) -> Plan:
+    """FNFE's chain (module docstring) with the original stylesheets."""
+    pack = packs.latest_active(fr_ctc.SPEC)
+    rules = pack.rules_for(syntax)
+    br_fr = tuple(rules.stylesheets)
+    extended = pack.profile_stylesheet(syntax, bt24)
+    if extended is not None:
+        return Plan(f"FNFE {pack.version} EXTENDED-CTC-FR", rules.xsd, (extended, *br_fr))
+    profile = profile_for_guideline(bt24) if syntax == "CII" else None
+    if profile is not None and bt24 != EN16931_ID and not profile.xrechnung:
+        return Plan(f"FNFE {pack.version} Factur-X {profile.name}", profile.xsd_path, (profile.schematron_path, *br_fr))
+    cen = packs.latest_active("en16931")
+    return Plan(f"FNFE {pack.version} CEN {cen.version}", rules.xsd, (*cen.rules_for(syntax).stylesheets, *br_fr))
+
+
+def plan_for(path: Path, syntax: str | None, bt24: str | None, french: bool, jvm: VerdictJvm) -> Plan:
     """The XSD and original stylesheets the validators' configurations apply to this document (module docstring)."""
     if syntax is None:
         return Plan("no CII / UBL invoice root")
@@ -138,6 +162,8 @@ def plan_for(path: Path, syntax: str | None, bt24: str | None, jvm: VerdictJvm) 
         rules = pack.rules_for(syntax)
         sheets = variant.stylesheets if variant is not None else rules.stylesheets
         return Plan(f"Peppol {pack.version}" + (f" {variant.name}" if variant else ""), rules.xsd, tuple(sheets))
+    if french:
+        return french_plan(syntax, bt24)
     if bt24 == EN16931_ID:
         pack = packs.latest_active("en16931")
         rules = pack.rules_for(syntax)
