@@ -757,8 +757,12 @@ def terms_for_rule(rule_id: str) -> tuple[str, ...]:
 def rule_fields(rule_id: str) -> tuple[tuple[str, str], ...]:
     """(JSON path pattern, BT id) of every field an official rule names; business terms before groups ("Each VAT
     breakdown (BG-23) shall have ... (BT-116)" is about BT-116)."""
-    terms = sorted(terms_for_rule(rule_id), key=lambda t: not t.startswith("BT-"))
-    return tuple((field, bt) for bt in terms for field in fields_for_bt(bt))
+    return _fields_of(terms_for_rule(rule_id))
+
+
+def _fields_of(terms) -> tuple[tuple[str, str], ...]:
+    ordered = sorted(terms, key=lambda t: not t.startswith("BT-"))
+    return tuple((field, bt) for bt in ordered for field in fields_for_bt(bt))
 
 
 # "An Invoice that contains ... shall contain the Seller VAT Identifier (BT-31), the Seller tax registration
@@ -767,6 +771,8 @@ def rule_fields(rule_id: str) -> tuple[tuple[str, str], ...]:
 _ALTERNATIVES = (frozenset({"BT-31", "BT-32", "BT-63"}), frozenset({"BT-48", "BT-47"}))
 # The VAT category codes that make a VAT rule apply: what the rule is conditional on, never what it wants changed.
 _TRIGGERS = frozenset({"BT-95", "BT-102", "BT-118", "BT-151"})
+# A term a message names: "... the element "Buyer reference" (BT-10) shall be provided."
+_TERM_IN_TEXT = re.compile(r"\((B[TG]-\d+(?:-\d+)?)\)")
 # The rule a finding's message opens with ("[BR-CO-26]-In order for ...").
 _NAMED_RULE = re.compile(r"\s*\[([A-Z][A-Z0-9-]*)\]")
 # Rules about which terms an invoice has ("shall contain", "shall not contain", "shall have", "shall be present"),
@@ -782,14 +788,16 @@ def field_for_rule(rule_id: str, xpath: str | None = None, present=None,
     a rule about which terms an invoice has (its `message`) and `present(field)` telling which fields the document
     has, the one that makes the rule fail: the first of the required ones it lacks (the buyer's VAT identifier of
     BR-AE-02 when the seller's is there) or, for a rule that forbids them ("shall not contain"), the first one it
-    has; else the first. A rule naming only terms without a field gives (None, its first term)."""
+    has; else the first. A rule naming only terms without a field gives (None, its first term); a rule the tables
+    do not know, the terms its message names; a rule naming no term, the term bound at its location (`field_at`)."""
     named = _NAMED_RULE.match(message or "")
     if not terms_for_rule(rule_id) and named and terms_for_rule(named.group(1)):
         rule_id = named.group(1)   # a Factur-X profile rule (FX-SCH-A-000001) quoting an EN 16931 one: "[BR-CO-26]-..."
-    fields = rule_fields(rule_id)
+    # a rule the tables do not know (Peppol's national rules, DE-R-001...): the terms its message names
+    terms = terms_for_rule(rule_id) or tuple(dict.fromkeys(_TERM_IN_TEXT.findall(message or "")))
+    fields = _fields_of(terms)
     if not fields:
-        terms = terms_for_rule(rule_id)
-        return None, (terms[0] if terms else None)
+        return (None, terms[0]) if terms else field_at(xpath)
     about_codes = all(bt in _TRIGGERS for _, bt in fields)
     located = [f for f in fields if xpath and bound_at(f[0], xpath) and (about_codes or f[1] not in _TRIGGERS)]
     if located and not located[0][1].startswith("BG-"):
@@ -838,6 +846,34 @@ def element_steps(xpath: str) -> tuple[str, ...]:
 def _bindings(field: str) -> tuple[tuple[str, ...], ...]:
     term = term_for(field)
     return tuple(element_steps(path) for path in (term.cii, term.ubl) if path) if term else ()
+
+
+@lru_cache(maxsize=1)
+def _fields_by_element() -> dict[tuple[str, ...], tuple[str, str]]:
+    """Element steps of a syntax binding (CII and UBL) -> (JSON path pattern, BT/BG id) of the first term bound
+    there, a term bound to the element itself before one bound to its attribute (BT-46 before its scheme, BT-46-1);
+    terms without a business term left out."""
+    found: dict[tuple[str, ...], tuple[str, str]] = {}
+    for on_attribute in (False, True):
+        for term in TERMS:
+            for path in (term.cii, term.ubl) if term.bt else ():
+                if path and path.rsplit("/", 1)[-1].startswith("@") == on_attribute:
+                    found.setdefault(element_steps(path), (term.json_path, term.bt))
+    return found
+
+
+def field_at(xpath: str | None) -> tuple[str | None, str | None]:
+    """(JSON path pattern, BT/BG id) of the term bound at a finding's element, else at its nearest ancestor below the
+    root: for a rule that names no term and judges the element it points at (PEPPOL-EN16931-R008 on an empty
+    element, a format rule on an identifier, UBL-SR-53 on a party's tax scheme: the party). (None, None) for a
+    finding on the root (a syntax rule about what the document as a whole holds) or where nothing is bound."""
+    steps = element_steps(xpath) if xpath else ()
+    table = _fields_by_element()
+    while len(steps) > 1:
+        if steps in table:
+            return table[steps]
+        steps = steps[:-1]
+    return None, None
 
 
 def bound_at(field: str, xpath: str) -> bool:

@@ -82,10 +82,10 @@ def _frame(lines: list[str], line: int | None, column: int | None) -> tuple[list
     return shown, (column - offset + (1 if offset else 0)) if column else None
 
 
-def _term_label(rule: str, language: str = "en", xpath: str | None = None) -> str | None:
-    """"BT-n name" of the business term a rule's finding (at `xpath`) is about, in the report's language (its BT
-    alone when the table has no name for it)."""
-    field, bt = field_for_rule(rule, xpath)
+def _term_label(rule: str, language: str = "en", xpath: str | None = None, message: str = "") -> str | None:
+    """"BT-n name" of the business term a rule's finding (at `xpath`, saying `message`) is about, in the report's
+    language (its BT alone when the table has no name for it)."""
+    field, bt = field_for_rule(rule, xpath, message=message)
     term = term_for(field)
     if bt is None:  # a lifecycle status message's rule names an MDT term (BR-FR-CDV-14_MDT-207)
         return cdar_terms.rule_label(rule, language)
@@ -104,7 +104,8 @@ def _finding(issue: Issue, lines: list[str], language: str, short_path=None) -> 
     column = location.column if location else None
     frame, caret = _frame(lines, line, column)
     # `column` is the document's (what the JSON report says); `caret` is where it falls in the cut frame line.
-    return {"message": _message(issue, language), "term": _term_label(issue.code, language, location.xpath if location else None),
+    term = _term_label(issue.code, language, location.xpath if location else None, issue.message)
+    return {"message": _message(issue, language), "term": term,
             "category": categories.LABELS[language][issue.category],
             "xpath": ((short_path and short_path(location.xpath)) or location.xpath or location.pdfObject)
             if location else None, "line": line,
@@ -129,9 +130,10 @@ def _rest(rule_issues: list[Issue], language: str) -> dict:
     """The findings of a rule not shown in full: their number, the first lines, the rule's text and term once."""
     lines = list(dict.fromkeys(f"{i.location.line}:{i.location.column}" if i.location.column else str(i.location.line)
                                for i in rule_issues if i.location and i.location.line))
+    first = rule_issues[0]
     return {"count": len(rule_issues), "lines": lines[:LISTED_LINES], "unlisted": max(0, len(lines) - LISTED_LINES),
-            "message": _message(rule_issues[0], language), "term": _term_label(rule_issues[0].code, language),
-            "category": categories.LABELS[language][rule_issues[0].category]}
+            "message": _message(first, language), "term": _term_label(first.code, language, message=first.message),
+            "category": categories.LABELS[language][first.category]}
 
 
 def report_html(report: Report, name: str, source_text: str | None = None, language: str = "en",
