@@ -107,7 +107,7 @@ def test_http_0_9_and_unknown_versions_get_505_in_our_error_shape(small, line):
 def test_bodies_past_the_spool_budget_get_503_with_retry_after_and_the_budget_comes_back(small):
     """Two 12 MiB bodies fit the 30 MiB spool budget, a third does not (503 SERVER_BUSY + Retry-After); once the
     first two connections are gone, the budget is back: a fourth fits."""
-    head = b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (20 * MiB)
+    head = b"POST /v1/invoice/parse HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (20 * MiB)
     held = []
     try:
         for _ in range(2):
@@ -130,7 +130,7 @@ def test_bodies_past_the_spool_budget_get_503_with_retry_after_and_the_budget_co
     assert _spool_files(worker_pids(small)) == 0
     with socket.create_connection(("127.0.0.1", small.port)) as fourth:
         fourth.sendall(head.replace(b"%d" % (20 * MiB), b"%d" % (12 * MiB)) + b"x" * (12 * MiB))
-        assert _read_all(fourth, 10).startswith(b"HTTP/1.1 405 ")  # it arrived whole: /healthz takes no POST
+        assert _read_all(fourth, 10).startswith(b"HTTP/1.1 401 ")  # it arrived whole: the app asks for a key
 
 
 def test_small_bodies_stay_in_memory_up_to_the_budget_then_spill_to_spool_files(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_http_front import _answer, _read_all
+from test_http_front import BODY_PATH, _answer, _read_all
 from test_platform_helpers import REPO, Server, worker_pids
 
 STATUS = re.compile(rb"HTTP/1\.[01] (\d{3}) ")
@@ -222,13 +222,13 @@ def test_an_endless_chunk_extension_is_cut_off_at_once(node):
     within the first few hundred KB, a fraction of a second of the worker's CPU."""
     (worker,) = worker_pids(node)
     cpu = _cpu_seconds(worker)
-    sent, data = _flood(node.port, b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+    sent, data = _flood(node.port, b"POST " + BODY_PATH + b" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
                         b"X-Request-Id: ext-flood\r\n\r\n1;", b"e" * 65536, 8)
     parsed = _error(data, 413)
     assert "chunked framing" in parsed["message"] and parsed["requestId"] == "ext-flood", parsed
     assert sent < 64 << 20 and _cpu_seconds(worker) - cpu < 2, (sent, _cpu_seconds(worker) - cpu)
     # extensions on every chunk of a body count too; so do small ones in bulk
-    _, data = _flood(node.port, b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+    _, data = _flood(node.port, b"POST " + BODY_PATH + b" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
                      b"1;" + b"e" * 40 + b"\r\nx\r\n", 8)
     assert "chunked framing" in _error(data, 413)["message"]
 
@@ -243,9 +243,9 @@ def test_endless_empty_lines_before_a_request_are_cut_off(node):
 def test_a_body_in_1_byte_chunks_is_still_read(node):
     """Framing five times the body (`1\\r\\nx\\r\\n`) is an honest, if wasteful, client: not refused."""
     body = b"".join(b"1\r\n%c\r\n" % c for c in b"x" * 60000) + b"3;a=b\r\nabc\r\n0\r\n\r\n"
-    data, _ = _answer(node.port, b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + body
-                      + NEXT.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"), timeout=10)
-    assert STATUS.findall(data) == [b"405", b"200"], data[:300]
+    data, _ = _answer(node.port, b"POST " + BODY_PATH + b" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      + body + NEXT.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"), timeout=10)
+    assert STATUS.findall(data) == [b"401", b"200"], data[:300]
 
 
 def _rss_mib(pid: int) -> float:
@@ -288,14 +288,15 @@ def test_a_client_that_half_closes_mid_request_is_told_and_logged(node):
     """The client shut its side with 3 of 10 body bytes sent: the connection was closed without a word and no
     access line. Now a 400 saying so (the client can still read), with the client's request id, and its line."""
     for rid, partial in [("half-body", b"Content-Length: 10\r\n\r\nabc"), ("half-head", b"X-A: 1\r\n")]:
-        data, closed = _answer(node.port, b"POST /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: " + rid.encode() +
-                               b"\r\n" + partial, half_close=True)
+        data, closed = _answer(node.port, b"POST " + BODY_PATH + b" HTTP/1.1\r\nHost: x\r\nX-Request-Id: "
+                               + rid.encode() + b"\r\n" + partial, half_close=True)
         parsed = _error(data, 400)
         assert "closed its side of the connection before the request was complete" in parsed["message"] and closed
         if rid == "half-body":
             assert parsed["requestId"] == rid
             line = _access_line(node, rid)
-            assert (line["method"], line["path"], line["status"], line["front"]) == ("POST", "/healthz", 400, True)
+            assert (line["method"], line["path"], line["status"], line["front"]) == ("POST", BODY_PATH.decode(),
+                                                                                     400, True)
     # complete requests before the half-close are all answered, and nothing more is said
     data, closed = _answer(node.port, NEXT + NEXT, half_close=True)
     assert STATUS.findall(data) == [b"200", b"200"] and closed

@@ -247,6 +247,10 @@ def _ours(cfg, head: bytes, peer):
         def body_limit(job: bool) -> int:
             return 1 << 20
 
+        @staticmethod
+        def route_refused(method: bytes, target: bytes, addr) -> None:
+            return None  # no app behind this worker: what a route answers is not asked here (test_http_methods.py)
+
     Worker.cfg, Worker.Request = cfg, _request_class()
     conn = _Conn(None, peer, Worker, 0.0)
     try:

@@ -17,14 +17,15 @@ call at a time, writing the answer back, Expect: 100-continue (any other expecta
 RFC 9112 checks llhttp lets through (a transfer coding other than chunked: 501; Transfer-Encoding in HTTP/1.0, an
 HTTP/1.1 request without Host, a second Host or Content-Type, a Host that is no host[:port], a body on a request
 asking to switch protocols, which httptools would skip: 400; a method the app's framework does not know: 501; an
-absolute-form target's authority stands for Host), `OPTIONS *` (the server's methods), the bytes llhttp skips without
-bound (chunk extensions, empty lines before a request line), the
-upload cap (413 without reading the rest), the deadlines (408) and the caps a public endpoint needs (settings:
-EINVOICE_CLIENT_TIMEOUT for the head and between reads, EINVOICE_REQUEST_DEADLINE for the whole request,
-EINVOICE_MAX_CLIENT_CONNECTIONS per address and
-EINVOICE_MAX_WORKER_CONNECTIONS per worker with room made fairly (`_make_fair_room`), EINVOICE_KEEPALIVE_REQUESTS per
-connection), and where bodies wait (pipeline.cli.bodies: small ones in memory within EINVOICE_BODY_MEMORY, large
-ones and job uploads in spool files within EINVOICE_BODY_SPOOL). Headers go through
+absolute-form target's authority stands for Host), a body sent to a path no route serves or with a method its route
+does not answer (the app's 404, or 405 and Allow, given as soon as the head is in; the body is never read and the
+connection closes; a trusted proxy's body is read, see `route_refused`), `OPTIONS *` (the server's methods), the
+bytes llhttp skips without bound (chunk extensions, empty lines before a request line), the upload cap (413 without
+reading the rest), the deadlines (408) and the caps a public endpoint needs (settings: EINVOICE_CLIENT_TIMEOUT for
+the head and between reads, EINVOICE_REQUEST_DEADLINE for the whole request, EINVOICE_MAX_CLIENT_CONNECTIONS per
+address and EINVOICE_MAX_WORKER_CONNECTIONS per worker with room made fairly (`_make_fair_room`),
+EINVOICE_KEEPALIVE_REQUESTS per connection), and where bodies wait (pipeline.cli.bodies: small ones in memory within
+EINVOICE_BODY_MEMORY, large ones and job uploads in spool files within EINVOICE_BODY_SPOOL). Headers go through
 gunicorn's own header policy and the request through its `wsgi.create`, so X-Forwarded-* count only from
 `forwarded_allow_ips`, as under gunicorn's parser. Every malformed request gets our ErrorResponse JSON.
 Why not gthread or gevent: gthread still reads the request in a pool thread (a trickle holds a thread, and
@@ -355,6 +356,18 @@ _INVALID_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # RFC 9110 5.5, as gu
 _INVALID_TARGET = re.compile(r"[^\x21-\x7e]")  # RFC 9112 3.2: printable ASCII, the rest percent-encoded
 
 
+def _split_target(uri: str) -> tuple[str, str, str]:
+    """(path, query, fragment) of a request target, as gunicorn's parser splits it (its `wsgi.create` makes the
+    path PATH_INFO)."""
+    if uri.startswith("/") and not uri.startswith("//") and "#" not in uri:
+        path, _, query = uri.partition("?")
+        return path, query, ""
+    from gunicorn.util import split_request_uri  # gunicorn loads in the worker
+
+    parts = split_request_uri(uri)  # urllib's reading, as gunicorn's parser does
+    return parts.path or "", parts.query or "", parts.fragment or ""
+
+
 def _request_class():
     from gunicorn.http.message import HeaderPolicy
 
@@ -397,8 +410,6 @@ def _request_class():
 
         def __init__(self, cfg, peer_addr, forwarding: tuple, method: str, target: bytes, version: tuple,
                      keep_alive: bool, fields: list):
-            from gunicorn.util import split_request_uri
-
             self.cfg, self.peer_addr, self.remote_addr = cfg, peer_addr, peer_addr
             self.scheme = "https" if cfg.is_ssl else "http"
             self.method, self.version, self.keep_alive = method, version, keep_alive
@@ -406,11 +417,7 @@ def _request_class():
             if _INVALID_TARGET.search(uri) or not (uri.startswith("/") or "://" in uri
                                                    or (uri == "*" and method == "OPTIONS")):
                 raise _malformed(400, "Bad Request", "the request target is not origin-form or absolute-form")
-            if uri.startswith("/") and not uri.startswith("//") and "#" not in uri:
-                self.path, _, self.query = uri.partition("?")
-            else:  # urllib's reading, as gunicorn's parser does
-                parts = split_request_uri(uri)
-                self.path, self.query, self.fragment = parts.path or "", parts.query or "", parts.fragment or ""
+            self.path, self.query, self.fragment = _split_target(uri)
             self._expected_100_continue = False
             secure, forwarder = forwarding
             headers, scheme_state, seen = [], [False], set()
@@ -584,6 +591,10 @@ class _Conn:
             # app empty. Nothing here switches protocols, so such a request cannot carry a body
             raise _Refused(400, "Bad Request", "UPGRADE_WITH_BODY", "A request asking to switch protocols (Upgrade "
                            "with Connection: upgrade, or CONNECT) cannot carry a body here: send it without them.")
+        if announced or codings:  # no route, or one that does not answer the method: 404 or 405 now, no body read
+            refused = worker.route_refused(msg.method, msg.target, self.addr)
+            if refused is not None:
+                raise refused
         if announced:
             msg.body = Body(worker.bodies, announced, worker.jobs_dir if msg.job else None)
 
@@ -709,6 +720,37 @@ class BufferedWorker(_worker_base()):
                             "bytes (EINVOICE_MAX_JOB_BYTES); nothing was stored.")
         return _Refused(413, "Payload Too Large", "PAYLOAD_TOO_LARGE",
                         f"The request body exceeds the limit of {self.upload_limit} bytes.")
+
+    def route_refused(self, method: bytes, target: bytes, addr) -> _Refused | None:
+        """The 404 of a request to a path no route serves, or the 405 of one whose route does not answer its method
+        (what the app would answer, decided by the path and method alone), given before the body is read: the
+        connection closes after it, so the body is never read nor buffered. None when the route answers the method,
+        when the target is left to the checks that follow (an invalid one, `*`), under a SCRIPT_NAME (the app sees
+        another path), and for a trusted proxy: nginx has read the whole body before it sends the head and sends
+        all of it whatever it hears, so a connection closed under it made its answer a 502 (sendfile: broken pipe)
+        and counted as a failure of this node; the app answers it once the body is in, as before."""
+        uri = target.decode("latin-1")
+        allow = getattr(self.wsgi, "allow", None)  # pipeline.service.app._App; another app: the app decides
+        client = addr[0] if isinstance(addr, tuple) and addr else None
+        if allow is None or method == b"OPTIONS" or _INVALID_TARGET.search(uri) or not (
+                uri.startswith("/") or "://" in uri) or os.environ.get("SCRIPT_NAME") or (
+                client is not None and self._proxy(client)):
+            return None
+        from gunicorn.util import unquote_to_wsgi_str  # gunicorn loads in the worker
+        from pipeline.service import errors  # the app's words for its own 404 and 405 (falcon is loaded by now)
+
+        try:
+            path, methods = allow(unquote_to_wsgi_str(_split_target(uri)[0]))
+        except ValueError:  # a target urllib cannot split: its 400 comes with the request
+            return None
+        if methods is None:
+            return _Refused(404, "Not Found", "NOT_FOUND", errors.no_resource(path))
+        name = method.decode("ascii")
+        if name in methods:
+            return None
+        allowed = ", ".join(methods)
+        return _Refused(405, "Method Not Allowed", "METHOD_NOT_ALLOWED", errors.method_not_allowed(name, path, allowed),
+                        f"Allow: {allowed}\r\n")
 
     def busy(self) -> _Refused:
         return _Refused(503, "Service Unavailable", "SERVER_BUSY", "This worker holds as many request bodies as it "

@@ -48,11 +48,20 @@ def handle_http_error(req, resp, ex: falcon.HTTPError, params) -> None:
 def _said(status: int, req, headers: dict) -> str | None:
     """Falcon's routing errors in words: its own are the bare status line ("405 Method Not Allowed")."""
     if status == 404:
-        return f"There is no resource at {req.path}; the API's paths are listed in /v1/openapi.json (or /docs)."
+        return no_resource(req.path)
     if status == 405:
-        allowed = headers.get("Allow") or headers.get("allow") or ""
-        return f"{req.method} is not allowed on {req.path}" + (f"; it answers {allowed}." if allowed else ".")
+        return method_not_allowed(req.method, req.path, headers.get("Allow") or headers.get("allow") or "")
     return None
+
+
+def no_resource(path: str) -> str:
+    """A 404's message, the app's and `pipeline serve`'s worker's (which gives it before the body)."""
+    return f"There is no resource at {path}; the API's paths are listed in /v1/openapi.json (or /docs)."
+
+
+def method_not_allowed(method: str, path: str, allowed: str) -> str:
+    """A 405's message, the app's and `pipeline serve`'s worker's (which gives it before the body)."""
+    return f"{method} is not allowed on {path}" + (f"; it answers {allowed}." if allowed else ".")
 
 
 def handle_unexpected(req, resp, ex: Exception, params) -> None:

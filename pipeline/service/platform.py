@@ -1,7 +1,8 @@
 """The platform layer as Falcon middleware: API key -> rate limit -> credit reservation, before any work.
 
 Resources know nothing of it. A resource opts out of authentication with a class attribute `auth = False`
-(health, readiness, OpenAPI). Every other routed request:
+(health, readiness, OpenAPI). OPTIONS and a method the route does not answer (405) never reach it: they are
+answered from the route alone (pipeline.service.app.MethodsMiddleware), whatever the key. Every other routed request:
 1. authenticates (401, see pipeline.service.apikeys),
 2. takes one hit from the key's rate limit (429 RATE_LIMIT_EXCEEDED with Retry-After; 503
    RATE_LIMIT_CONFIGURATION_UNAVAILABLE when the limiter or its configuration cannot be read: fail closed),
