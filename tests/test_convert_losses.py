@@ -131,8 +131,14 @@ def _seller_ids(terms: dict[str, str]) -> list[tuple]:
 
 def test_a_refusal_names_the_terms_not_a_request_the_client_never_sent(client):
     """XRechnung's third-party payments (BG-DEX-09) exist in UBL only: the refusal's message names the term, not
-    "The request has 1 invalid field(s)" (the client sent a document)."""
+    "The request has 1 invalid field(s)" (the client sent a document), says why allowLoss cannot drop them (the
+    amount due includes them), and gives no advice meant for a JSON request ("send config.syntax UBL")."""
     refused = _convert(client, THIRD_PARTY.read_bytes(), {"to": "CII", "allowLoss": True})
     assert refused.status_code == 422 and refused.json["errorCode"] == "CONVERSION_LOSS", refused.text
-    assert refused.json["message"] == "The target cannot carry the source's Third party payment (BG-DEX-09)."
-    assert "in the source, near: /ubl:Invoice/cac:PrepaidPayment[1]" in refused.json["errors"][0]["message"]
+    message = refused.json["message"]
+    assert message.startswith("The target cannot carry the source's third-party payments (BG-DEX-09): "), message
+    assert "allowLoss does not apply: the amount due (BT-115) would not add up without them." in message
+    [entry] = refused.json["errors"]
+    assert entry["businessTerm"] == "BG-DEX-09" and "config." not in entry["message"], entry
+    assert entry["message"].startswith("Third party payment (BG-DEX-09): CII has no place for it"), entry
+    assert "in the source, near: /ubl:Invoice/cac:PrepaidPayment[1]" in entry["message"]

@@ -31,8 +31,8 @@ from pipeline.check.verdict import INVALID
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
 from pipeline.flows.generate_xml import write_validated
 from pipeline.flows.generate_zugferd import generate_zugferd
-from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, names_xrechnung_extension, parse,
-                                  read_canonical, source_of, source_spec, validate_source, written_again,
+from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, names_xrechnung_extension, only_read,
+                                  parse, read_canonical, source_of, source_spec, validate_source, written_again,
                                   written_specification_id)
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice.model import DATE_RE, InvoiceRequest, term_label, validate_request
@@ -94,7 +94,7 @@ def second_invoices(parsed: Parsed) -> list[dict]:
     refuses without allowLoss) like any content the target does not carry."""
     return [{"xpath": f"PDF embedded file {p.rejectedValue!r}" if p.rejectedValue else "PDF embedded file",
              "line": None, "value": p.rejectedValue, "businessTerm": None, "code": p.code,
-             "message": f"{p.message} Only the invoice file read ({parsed.source.embedded_file_name!r}) is converted."}
+             "message": f"{p.message} {only_read(parsed.source, 'converted')}"}
             for p in parsed.source.pdf_problems if p.code == "FX_SECOND_INVOICE"]
 
 
@@ -327,21 +327,27 @@ def _named(field: str) -> str:
 
 _JSON_FIELD = re.compile(r"\binvoice(\.[A-Za-z]+(\[\d+\])?)+")
 
-# Line structure one syntax binds and the other has no place for: the model refuses it for the target (400), and
-# allowLoss cannot drop it, since the lines left would not add up as the target's rules count them.
+# Structure one syntax binds and the other has no place for, by the model's field: (what, why the target has no
+# place for it, why allowLoss cannot drop it). The model refuses it for the target (400); what is left would not add
+# up as the target's rules count it.
+_LINES_LEFT = "the lines would not add up without it"
+_HIERARCHY = ("line structure", "Factur-X EXTENDED's line hierarchy has no place in UBL (the CEN rules warn of "
+              "sub-invoice lines, UBL-CR-646), and without it group and information lines would count into the line "
+              "total (BT-106, BR-CO-10)", _LINES_LEFT)
 _STRUCTURE = {
-    "UBL": (("parentLineIdentifier", "lineStatusReasonCode"),
-            "Factur-X EXTENDED's line hierarchy has no place in UBL (the CEN rules warn of sub-invoice lines, "
-            "UBL-CR-646), and without it group and information lines would count into the line total (BT-106, "
-            "BR-CO-10)"),
-    "CII": (("subInvoiceLines",),
-            "XRechnung binds its sub-invoice lines in UBL only (its BR-DEX-15 warns of CII sub-lines), and as CII "
-            "lines they would count into the line total (BT-106, BR-CO-10)"),
+    "UBL": {"parentLineIdentifier": _HIERARCHY, "lineStatusReasonCode": _HIERARCHY},
+    "CII": {"subInvoiceLines": ("line structure", "XRechnung binds its sub-invoice lines in UBL only (its BR-DEX-15 "
+                                "warns of CII sub-lines), and as CII lines they would count into the line total "
+                                "(BT-106, BR-CO-10)", _LINES_LEFT),
+            "thirdPartyPayments": ("third-party payments (BG-DEX-09)", "XRechnung binds them in UBL only (CII D16B "
+                                   "has no place for a payment's type and description), and the amount due (BT-115) "
+                                   "that includes them fails the EN 16931 rules on CII (BR-CO-16)",
+                                   "the amount due (BT-115) would not add up without them")},
 }
 
 
-def _structure(field: str | None, to: str) -> bool:
-    return bool(field) and field.rpartition(".")[2] in _STRUCTURE.get(_syntax(to), ((), ""))[0]
+def _structure(field: str | None, to: str) -> tuple[str, str, str] | None:
+    return _STRUCTURE.get(_syntax(to), {}).get(field.rpartition(".")[2]) if field else None
 
 
 def _syntax(to: str) -> str:
@@ -371,10 +377,11 @@ def in_source_terms(parsed: Parsed, errors: list[ErrorDetail], to: str = "") -> 
 
 
 def _cannot_carry(errors: list[ErrorDetail], to: str, message: str) -> str:
-    """The refusal's message: the line structure's reason first when that is among the entries."""
-    if any(_structure(e.field, to) for e in errors):
-        return (f"The target cannot carry the source's line structure: {_STRUCTURE[_syntax(to)][1]}. allowLoss does "
-                "not apply: the lines would not add up without it.")
+    """The refusal's message: the reasons of structure the target has no place for when that is among the entries."""
+    structure = dict.fromkeys(filter(None, (_structure(e.field, to) for e in errors)))
+    if structure:
+        return " ".join(f"The target cannot carry the source's {what}: {why}. allowLoss does not apply: {left}."
+                        for what, why, left in structure)
     # the model's message counts "invalid field(s)" of a request the client never sent: the terms are named instead
     named = ", ".join(dict.fromkeys(_named(e.field) if e.field else e.businessTerm or e.code for e in errors))
     return (f"The target cannot carry the source's {named}." if named

@@ -43,6 +43,9 @@ def parse(body: bytes, spec: str) -> model.InvoiceRequest:
     endpoints config.version must name a rule pack version of the spec that is installed here: an unknown one is
     an INVALID_INPUT entry on config.version (with every other invalid field), a known one this server lacks too."""
     request = model.parse_request(body, spec, tuple(packs.known_versions(spec)) if spec in SPECS else None)
+    sepa = _sepa_schemes(request.invoice)
+    if sepa:
+        raise invalid_input(f"The request has {len(sepa)} invalid field(s).", sepa)
     version = request.config.version
     if spec in SPECS and version is not None:
         try:
@@ -54,6 +57,22 @@ def parse(body: bytes, spec: str) -> model.InvoiceRequest:
                 "UNSUPPORTED_VERSION", "config.version", f"is not installed on this server ({exc.message})",
                 version)]) from exc
     return request
+
+
+def _sepa_schemes(invoice: model.Invoice) -> list[ErrorDetail]:
+    """A seller or payee identifier under the scheme "SEPA": UBL's binding makes any such identifier the bank
+    assigned creditor identifier (BT-90, the only place its BR-CL-10 allows "SEPA"), so a UBL would read back a
+    creditor id instead of the party's identifier, and CII's rules refuse the scheme (BR-CL-10, no ISO 6523 code).
+    Refused alike for either syntax, pointing to BT-90's own field."""
+    places = [("invoice.seller", invoice.seller), ("invoice.payee", invoice.payee)]
+    places += [(f"invoice.seller.additionalIdentifiers[{i}]", extra)
+               for i, extra in enumerate(invoice.seller.additionalIdentifiers or [])]
+    return [model.detail("INVALID_VALUE", f"{path}.identifierSchemeId", "SEPA is no ISO 6523 scheme: it marks "
+                         "the bank assigned creditor identifier (BT-90), which UBL would read this identifier as "
+                         "(and CII's rules refuse it, BR-CL-10); send a SEPA creditor id as "
+                         "invoice.paymentInstructions.directDebit.creditorIdentifier", party.identifierSchemeId)
+            for path, party in places
+            if party is not None and (party.identifierSchemeId or "").strip().upper() == "SEPA"]
 
 
 def calculate(request: model.InvoiceRequest, kept: dict | None = None) -> model.InvoiceRequest:

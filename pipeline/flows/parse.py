@@ -53,6 +53,7 @@ class Source:
     pdf: bytes | None = None
     # what the PDF holds beside the invoice read that a reader must know (a second invoice file with other content)
     pdf_problems: tuple[ErrorDetail, ...] = ()
+    pdf_problems_de: tuple[str | None, ...] = ()   # their messages in German, for the pages for people (render)
     _trees: dict = field(default_factory=dict, repr=False, compare=False)
 
     def reading_tree(self):
@@ -169,7 +170,7 @@ def _refuse(message: str, code: str, detail: str) -> ApiError:
 def source_of(data: bytes) -> Source:
     """Stage 1: the invoice XML of an upload (a CII / UBL file, or the invoice a ZUGFeRD / Factur-X PDF embeds),
     read safely. ApiError 400 NOT_AN_EINVOICE saying what was found instead."""
-    pdf, name, pdf_problems = None, None, ()
+    pdf, name, pdf_problems, pdf_problems_de = None, None, (), ()
     if b"%PDF-" in data[:1024]:
         try:
             found = checks.inspect(data, validate_xml=False, check_pdfa=False)
@@ -184,9 +185,10 @@ def source_of(data: bytes) -> Source:
                            f"{limit} are read.", [ErrorDetail("FX_XML_TOO_LARGE", f"at most {limit} bytes",
                                                               field="file")])
         pdf, name, data = data, found.file_name, found.xml
-        pdf_problems = tuple(ErrorDetail(n.code, n.message, field="file",
-                                         rejectedValue=_named_file(found, n.message))
-                             for n in found.not_judged if n.code == "FX_SECOND_INVOICE")
+        second = [n for n in found.not_judged if n.code == "FX_SECOND_INVOICE"]
+        pdf_problems = tuple(ErrorDetail(n.code, n.message, field="file", rejectedValue=_named_file(found, n.message))
+                             for n in second)
+        pdf_problems_de = tuple(n.message_de for n in second)
     try:
         doc = xmlinput.load(data)
     except xmlinput.XmlInputError as exc:
@@ -201,7 +203,18 @@ def source_of(data: bytes) -> Source:
     profile = profile_for_guideline(spec_id) if doc.syntax == "CII" else None
     if pdf is None and profile is not None and profile.name in ("EN16931", "XRECHNUNG"):
         profile = None  # a plain EN 16931 / XRechnung XML names no Factur-X profile
-    return Source(data, doc, doc.report_syntax, spec_id, profile, name, pdf, pdf_problems)
+    return Source(data, doc, doc.report_syntax, spec_id, profile, name, pdf, pdf_problems, pdf_problems_de)
+
+
+_DONE_DE = {"converted": "Umgewandelt", "shown": "Gezeigt"}
+
+
+def only_read(source: Source, done: str, language: str = "en") -> str:
+    """What an answer about a PDF with a second invoice file (`Source.pdf_problems`) adds to the check's message:
+    the invoice file it was made of (`done`: "converted" or "shown"; `language` en or de, for the pages)."""
+    if language == "de":
+        return f"{_DONE_DE[done]} wird nur die gelesene Rechnungsdatei ({source.embedded_file_name!r})."
+    return f"Only the invoice file read ({source.embedded_file_name!r}) is {done}."
 
 
 def _named_file(found: checks.Inspection, message: str) -> str | None:
