@@ -229,3 +229,22 @@ def test_a_business_process_is_read_as_the_roles_are_case_and_spaces_aside():
     assert b"<ram:ID>REGULATED</ram:ID>" in _generated_valid(request)
     request["message"]["businessProcess"] = "B2X"
     assert _refused(request)["message.businessProcess"].businessTerm == "MDT-2"
+
+
+# ---------------------------------------------------------------- the directory's addresses
+
+@pytest.mark.parametrize("address", ["100000009 STATUTS", "100000009_STATUTS/é", "<100000009>", "\u202e100000009"])
+def test_an_address_of_the_directory_s_scheme_has_the_invoices_form(address):
+    """The rules check no address: a recipient's address of scheme 0225 that no directory can hold (BR-FR-23 of the
+    invoices' rules allows letters, digits and - _ . + only) reached the message; it is a 400 naming it."""
+    request = _fixture("207")
+    request["message"]["recipients"][0]["electronicAddress"] = address
+    entry = _refused(request)["message.recipients[0].electronicAddress"]
+    assert entry.businessTerm == "MDT-73" and entry.code == "INVALID_VALUE" and "BR-FR-23" in entry.message
+    data = _edited(example("207"), f"{EXD}/ram:RecipientTradeParty/ram:URIUniversalCommunication/ram:URIID", address)
+    assert official_chain(data)[0]   # the official chain alone lets it through
+    assert "message.recipients[0].electronicAddress" in {p["field"] for p in status_read.parse_status(data)["problems"]}
+    request["message"]["recipients"][0].update(electronicAddress="100000009_STATUTS.fr+1-a")
+    _generated_valid(request)
+    request["message"]["recipients"][0].update(electronicAddress=address, electronicAddressScheme="0088")
+    _generated_valid(request)   # another scheme's addresses are that scheme's business

@@ -45,7 +45,8 @@
       'statuses': 'statuses', 'conflicts': 'Stated differently by its messages',
       'conflictsNote': 'The messages about this invoice do not agree on these data. The invoice above shows the value
         of the first message read; ask its sender which one is right.',
-      'stated': 'Value stated', 'statedIn': 'In the messages', 'otherValues': 'other messages'},
+      'stated': 'Value stated', 'statedIn': 'In the messages', 'otherValues': 'other messages',
+      'reference': 'Invoice of the message', 'referenceOf': 'of'},
     'fr': map {
       'page': 'Page', 'of': 'sur', 'title': 'Statut de facture', 'titleMany': 'Cycle de vie de la facture',
       'invoice': 'La facture', 'timeline': 'Statuts dans l’ordre du temps', 'when': 'Date et heure',
@@ -60,7 +61,8 @@
       'sellerSiren': 'SIREN du vendeur', 'statuses': 'statuts', 'conflicts': 'Déclarées différemment par ses messages',
       'conflictsNote': 'Les messages relatifs à cette facture ne concordent pas sur ces données. La facture ci-dessus
         reprend la valeur du premier message lu ; demandez à son émetteur laquelle est juste.',
-      'stated': 'Valeur déclarée', 'statedIn': 'Dans les messages', 'otherValues': 'autres messages'}
+      'stated': 'Valeur déclarée', 'statedIn': 'Dans les messages', 'otherValues': 'autres messages',
+      'reference': 'Facture du message', 'referenceOf': 'sur'}
   }"/>
 
   <xsl:function name="f:l" as="xs:string">
@@ -314,6 +316,11 @@
         <xsl:sequence select="f:fact(message/issueDateTime, f:date-time(message/issueDateTime))"/>
         <xsl:sequence select="f:fact(message/guidelineId, message/guidelineId)"/>
         <xsl:sequence select="f:fact(message/businessProcess, message/businessProcess)"/>
+        <!-- a message about several invoices (MDT-74 true): which of them this status is -->
+        <xsl:if test="normalize-space(references)">
+          <div class="fact"><dt><xsl:value-of select="f:l('reference')"/><xsl:text> </xsl:text><span class="term">MDT-74</span></dt>
+            <dd><xsl:value-of select="reference || ' ' || f:l('referenceOf') || ' ' || references"/></dd></div>
+        </xsl:if>
         <xsl:if test="normalize-space(file)">
           <div class="fact"><dt><xsl:value-of select="f:l('file')"/></dt><dd class="wrap"><xsl:value-of
             select="string-join((file, copies/file), ', ')"/></dd></div>
@@ -360,7 +367,7 @@
       <table class="plain data">
         <thead><tr>
           <th><xsl:value-of select="f:l('data')"/>
-            <span class="term"><xsl:value-of select="' ' || f:term(characteristics/characteristic[1]/typeCode)?term"/></span></th>
+            <span class="term"><xsl:value-of select="' ' || (characteristics/characteristic/typeCode)[1] ! f:term(.)?term"/></span></th>
           <th><xsl:value-of select="f:l('dataName')"/></th>
           <th class="num"><xsl:value-of select="f:l('amount')"/></th>
           <th class="num"><xsl:value-of select="f:l('percent')"/></th>

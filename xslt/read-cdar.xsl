@@ -2,8 +2,9 @@
 <!-- France's lifecycle status message (CDV, UN/CEFACT CDAR D22B) -> canonical status
      (urn:einvoice-pipeline:canonical:status:1, pipeline.write.cdar): the way back of xslt/cdar.xsl.
 
-     One status of one invoice: the first AcknowledgementDocument and its first ReferenceReferencedDocument (a
-     message reporting several, MDT-74 true, keeps the others unread: pipeline.read.cdar lists them as unmapped).
+     One status of one invoice: the first AcknowledgementDocument and its ReferenceReferencedDocument number
+     $reference (1 by default; a message reporting several, MDT-74 true, is read once per invoice for the timeline,
+     and parse lists the others as unmapped).
      A party's first GlobalID; the seller and the buyer of the invoice by their SIREN (scheme 0002; the buyer is
      the referenced document's recipient of role BY). Codes and identifiers are read with surrounding space
      removed, free texts (names, reasons, actions, notes) as written. Date-times of format 204 (YYYYMMDDHHMMSS)
@@ -22,6 +23,8 @@
 
   <xsl:output method="xml" encoding="UTF-8" indent="no"/>
 
+  <!-- which invoice of a message about several (MDT-74 true) to read: its position, as a string parameter -->
+  <xsl:param name="reference" select="'1'"/>
   <xsl:variable name="siren-scheme" select="'0002'"/>
 
   <xsl:template match="/">
@@ -43,34 +46,36 @@
       else $text"/>
   </xsl:function>
 
-  <!-- an element written when the value is there: codes and identifiers trimmed, texts as written -->
+  <!-- an element written when the value is there: codes and identifiers trimmed, texts as written. A value the
+       message repeats where the XSD allows one (an invalid message, still read) is taken from its first occurrence:
+       pipeline.read.cdar lists the others as unmapped. -->
   <xsl:template name="code">
     <xsl:param name="name" as="xs:string"/>
-    <xsl:param name="value" as="node()?"/>
-    <xsl:if test="normalize-space($value) ne ''">
-      <xsl:element name="{$name}"><xsl:value-of select="normalize-space($value)"/></xsl:element>
+    <xsl:param name="value" as="node()*"/>
+    <xsl:if test="normalize-space($value[1]) ne ''">
+      <xsl:element name="{$name}"><xsl:value-of select="normalize-space($value[1])"/></xsl:element>
     </xsl:if>
   </xsl:template>
   <xsl:template name="text">
     <xsl:param name="name" as="xs:string"/>
-    <xsl:param name="value" as="node()?"/>
-    <xsl:if test="normalize-space($value) ne ''">
-      <xsl:element name="{$name}"><xsl:value-of select="$value"/></xsl:element>
+    <xsl:param name="value" as="node()*"/>
+    <xsl:if test="normalize-space($value[1]) ne ''">
+      <xsl:element name="{$name}"><xsl:value-of select="$value[1]"/></xsl:element>
     </xsl:if>
   </xsl:template>
   <xsl:template name="when">
     <xsl:param name="name" as="xs:string"/>
-    <xsl:param name="value" as="element()?"/>
-    <xsl:if test="normalize-space($value) ne ''">
-      <xsl:element name="{$name}"><xsl:value-of select="f:iso($value)"/></xsl:element>
+    <xsl:param name="value" as="element()*"/>
+    <xsl:if test="normalize-space($value[1]) ne ''">
+      <xsl:element name="{$name}"><xsl:value-of select="f:iso($value[1])"/></xsl:element>
     </xsl:if>
   </xsl:template>
 
   <xsl:template match="rsm:CrossDomainAcknowledgementAndResponse">
-    <xsl:variable name="context" select="rsm:ExchangedDocumentContext"/>
-    <xsl:variable name="exchanged" select="rsm:ExchangedDocument"/>
+    <xsl:variable name="context" select="rsm:ExchangedDocumentContext[1]"/>
+    <xsl:variable name="exchanged" select="rsm:ExchangedDocument[1]"/>
     <xsl:variable name="ack" select="rsm:AcknowledgementDocument[1]"/>
-    <xsl:variable name="ref" select="$ack/ram:ReferenceReferencedDocument[1]"/>
+    <xsl:variable name="ref" select="$ack/ram:ReferenceReferencedDocument[xs:integer($reference)]"/>
     <lifecycleStatus>
       <message>
         <xsl:call-template name="code"><xsl:with-param name="name" select="'id'"/><xsl:with-param name="value" select="$exchanged/ram:ID"/></xsl:call-template>
@@ -78,10 +83,10 @@
         <xsl:call-template name="when"><xsl:with-param name="name" select="'issueDateTime'"/><xsl:with-param name="value" select="$exchanged/ram:IssueDateTime/udt:DateTimeString"/></xsl:call-template>
         <xsl:call-template name="code"><xsl:with-param name="name" select="'businessProcess'"/><xsl:with-param name="value" select="$context/ram:BusinessProcessSpecifiedDocumentContextParameter/ram:ID"/></xsl:call-template>
         <xsl:call-template name="code"><xsl:with-param name="name" select="'guidelineId'"/><xsl:with-param name="value" select="$context/ram:GuidelineSpecifiedDocumentContextParameter/ram:ID"/></xsl:call-template>
-        <xsl:apply-templates select="$exchanged/ram:SenderTradeParty">
+        <xsl:apply-templates select="$exchanged/ram:SenderTradeParty[1]">
           <xsl:with-param name="name" select="'sender'"/>
         </xsl:apply-templates>
-        <xsl:apply-templates select="$exchanged/ram:IssuerTradeParty">
+        <xsl:apply-templates select="$exchanged/ram:IssuerTradeParty[1]">
           <xsl:with-param name="name" select="'issuer'"/>
         </xsl:apply-templates>
         <xsl:if test="$exchanged/ram:RecipientTradeParty">
@@ -109,7 +114,7 @@
         <xsl:call-template name="when"><xsl:with-param name="name" select="'receiptDateTime'"/><xsl:with-param name="value" select="$ref/ram:ReceiptDateTime/udt:DateTimeString"/></xsl:call-template>
         <xsl:call-template name="code"><xsl:with-param name="name" select="'referenceTypeCode'"/><xsl:with-param name="value" select="$ref/ram:ReferenceTypeCode"/></xsl:call-template>
         <xsl:call-template name="code"><xsl:with-param name="name" select="'sellerSiren'"/><xsl:with-param name="value" select="$ref/ram:IssuerTradeParty/ram:GlobalID[@schemeID = $siren-scheme][1]"/></xsl:call-template>
-        <xsl:call-template name="code"><xsl:with-param name="name" select="'buyerSiren'"/><xsl:with-param name="value" select="$ref/ram:RecipientTradeParty[normalize-space(ram:RoleCode) = 'BY'][1]/ram:GlobalID[@schemeID = $siren-scheme][1]"/></xsl:call-template>
+        <xsl:call-template name="code"><xsl:with-param name="name" select="'buyerSiren'"/><xsl:with-param name="value" select="$ref/ram:RecipientTradeParty[normalize-space(ram:RoleCode[1]) = 'BY'][1]/ram:GlobalID[@schemeID = $siren-scheme][1]"/></xsl:call-template>
       </invoice>
     </lifecycleStatus>
   </xsl:template>

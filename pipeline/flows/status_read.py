@@ -3,7 +3,8 @@ statuses as a timeline, and the readable page (French or English) of one message
 
     read safely -> a CDAR root? -> canonical status (xslt/read-cdar.xsl) -> JSON (the model's types)
         -> completeness (the model itself: missing, problems) -> unmapped source values -> (the chain's report)
-    several messages -> grouped by invoice (seller's SIREN and number) -> ordered by status date-time -> timeline
+    several messages (one about several invoices, MDT-74 true: a status of each) -> grouped by invoice (seller's
+        SIREN and number) -> ordered by status date-time -> timeline
     timeline -> canonical timeline XML -> page (xslt/cdar-html.xsl) -> HTML, or PDF (WeasyPrint, as every page)
 
 What comes back can be sent to POST /v1/invoice/fr-ctc/status unchanged (its `message`, `status` and `invoice`):
@@ -44,8 +45,13 @@ def read_status(data: bytes) -> tuple[xmlinput.ParsedXml, dict]:
     if not rules.is_cdar(doc):
         issue = rules.root_issue(doc)
         raise _refuse("The file is no lifecycle status message (CDV).", issue.code, issue.message)
+    return doc, _status_jsons(data)[0]
+
+
+def _status_jsons(data: bytes, references: range = range(1, 2)) -> list[dict]:
+    """The status JSON of a CDAR message read safely, of each of its invoices numbered `references` (from 1)."""
     try:
-        return doc, reading.status_json(reading.to_canonical(data))
+        return [reading.status_json(canonical) for canonical in reading.to_canonicals(data, references)]
     except TransformError as exc:  # our stylesheet failed: a bug to log, not the client's fault
         log.error("reading a status message failed: %s", exc)
         raise ApiError(500, "READ_FAILED", "The status message could not be read.") from exc
@@ -101,34 +107,44 @@ def _conflicts(members: list[tuple[dict, dict]]) -> list[dict]:
             for field, values in stated.items() if len(values) > 1]
 
 
+def _verdict(report) -> dict:
+    """A status's verdict in the timeline: `valid` and the verdict, as every report gives them (issue 37)."""
+    return {"valid": report.valid, "verdict": report.verdict, "version": report.version, "errors": report.errors,
+            "warnings": report.warnings, "failed": sorted({i.code for i in report.issues if i.severity == "ERROR"})}
+
+
 def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id: str | None = None) -> dict:
     """Several messages -> {"invoices": [{"invoice", "statuses": [...]}], "unread": [...]}: the messages grouped by
     the invoice they are about (seller's SIREN and invoice number), each invoice's statuses ordered by their status
     date-time (then by the message's, then as sent), the invoice's data merged from its messages (the first value
     of each field; `conflicts` lists the fields they state differently). A message read again (same identifier,
     same content) is one status whose `copies` names the other files. A file that is no readable status message is
-    listed in `unread` with the reason; with `validate` each status carries its message's verdict."""
+    listed in `unread` with the reason; with `validate` each status carries its message's verdict. A message about
+    several invoices (MDT-74 true) is a status of each, numbered `reference` of `references`."""
     groups: dict[tuple, list[dict]] = {}
     unread = []
     for name, data in files:
         try:
             doc, found = read_status(data)
+            # a message about several invoices (MDT-74 true): the status of each
+            parts = [found, *_status_jsons(data, range(2, reading.references(doc) + 1))]
         except ApiError as exc:
             unread.append({"file": name, "error": {"code": exc.errors[0].code if exc.errors else exc.error_code,
                                                    "message": exc.message}})
             continue
-        entry = {"file": name, "message": found.get("message", {}), "status": found.get("status", {})}
-        copy_of = next((e for _, e in groups.get(_key(found), []) if _same_message(e, entry)), None)
-        if copy_of is not None:  # the same message again (from mail and the platform, or sent twice): one status
-            copy_of.setdefault("copies", []).append(name)
-            continue
-        if validate:
-            report = validate_status(data, request_id=request_id, doc=doc)
-            # the verdict beside `valid`, as every report gives it (issue 37)
-            entry["validation"] = {"valid": report.valid, "verdict": report.verdict, "version": report.version,
-                                   "errors": report.errors, "warnings": report.warnings,
-                                   "failed": sorted({i.code for i in report.issues if i.severity == "ERROR"})}
-        groups.setdefault(_key(found), []).append((found.get("invoice") or {}, entry))
+        verdict = None
+        for position, found in enumerate(parts, 1):
+            entry = {"file": name, "message": found.get("message", {}), "status": found.get("status", {})}
+            if len(parts) > 1:
+                entry.update(reference=position, references=len(parts))
+            copy_of = next((e for _, e in groups.get(_key(found), []) if _same_message(e, entry)), None)
+            if copy_of is not None:  # the same message again (from mail and the platform, or sent twice): one status
+                copy_of.setdefault("copies", []).append(name)
+                continue
+            if validate:
+                verdict = verdict or _verdict(validate_status(data, request_id=request_id, doc=doc))
+                entry["validation"] = verdict
+            groups.setdefault(_key(found), []).append((found.get("invoice") or {}, entry))
     invoices = []
     for members in groups.values():
         invoice: dict = {}
@@ -155,6 +171,11 @@ def render_status(files: list[tuple[str, bytes]], language: str = "en", html: bo
                           f"has {len(files)}. Accept: text/html draws them all.",
                           [ErrorDetail("TOO_MANY_FILES", f"{len(files)} file parts", field="file")])
     found = timeline(files, validate, request_id)
+    statuses = sum(len(i["statuses"]) for i in found["invoices"])
+    if not html and statuses > MAX_PDF_MESSAGES:   # a message about several invoices is a status of each
+        raise bad_request("TOO_MANY_FILES", f"A PDF holds at most {MAX_PDF_MESSAGES} statuses; these messages report "
+                          f"{statuses} (one for each invoice a message is about). Accept: text/html draws them all.",
+                          [ErrorDetail("TOO_MANY_FILES", f"{statuses} statuses", field="file")])
     if not found["invoices"]:
         reasons = "; ".join(f"{u['file']}: {u['error']['message']}" for u in found["unread"])
         raise _refuse("No file is a readable lifecycle status message (CDV).", found["unread"][0]["error"]["code"],

@@ -466,6 +466,10 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
             need(problem is None, f"{path}.id", str(problem), party.id, "INVALID_VALUE")
             need(party.electronicAddressScheme is None or party.electronicAddress is not None,
                  f"{path}.electronicAddress", "is required with electronicAddressScheme")
+            # the rules check no address; the invoices' rules hold the directory's to a form (BR-FR-23)
+            problem = france.address_problem(party.electronicAddressScheme, party.electronicAddress)
+            need(problem is None, f"{path}.electronicAddress", str(problem), party.electronicAddress,
+                 "INVALID_VALUE")
     # the profile and the business process
     ppf = _is_ppf(msg.recipients)
     need(msg.guidelineId != GUIDELINE_PPF or ppf, "message.guidelineId", f"{GUIDELINE_PPF} is the profile of a "

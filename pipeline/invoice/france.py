@@ -66,6 +66,15 @@ def identifier_problem(scheme, value) -> str | None:
                                                  "company has this number (the rules check its length only)")
 
 
+def address_problem(scheme, address) -> str | None:
+    """What is wrong with an electronic address of the directory's scheme 0225 (SIREN-based), or None: BR-FR-23
+    allows letters, digits and - _ . + only, so no address of another form is in the directory."""
+    if _text(scheme) != SIREN_ADDRESS_SCHEME or not _text(address) or _ADDRESS.fullmatch(_text(address)):
+        return None
+    return (f"is no address of the directory (scheme {SIREN_ADDRESS_SCHEME}): letters, digits and - _ . + only "
+            "(BR-FR-23), nothing could route a message to it")
+
+
 def _notes(inv) -> list[tuple[str, object, object]]:
     """(field path of the note's subject code, subject code, text) of every note (BG-1)."""
     found = [("invoice.invoiceNoteSubjectCode", inv.invoiceNoteSubjectCode, inv.invoiceNote)]

@@ -73,6 +73,11 @@ _TIMELINE = {"type": "object", "required": ["invoices", "unread"], "properties":
                          "file": {"type": "string"}, "message": {"type": "object"}, "status": {"type": "object"},
                          "copies": {"type": "array", "items": {"type": "string"}, "description":
                                     "Other files holding the same message (same MDT-4, same content)."},
+                         "reference": {"type": "integer", "minimum": 1, "description": "A message about several "
+                                       "invoices (MDT-74 true) is a status of each: the position of this one's "
+                                       "referenced document in it; absent for a message about one invoice."},
+                         "references": {"type": "integer", "minimum": 2, "description": "How many invoices that "
+                                        "message reports a status of."},
                          "validation": {"type": "object"}}}}}}},
     "unread": {"type": "array", "items": {"type": "object", "required": ["file", "error"], "properties": {
         "file": {"type": "string"}, "error": {"type": "object", "required": ["code", "message"], "properties": {
