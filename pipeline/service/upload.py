@@ -195,8 +195,9 @@ def parse_request_part(raw: bytes, fields: type[BaseModel] | None, taker: str) -
     except (ValueError, RecursionError) as exc:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
         raise _bad("MALFORMED_JSON", f"The 'request' part is not valid JSON: {exc}", field="request") from None
     if not isinstance(request, dict):
-        raise _bad("MALFORMED_JSON", "The 'request' part must be a JSON object, e.g. {\"version\": null}.",
-                   field="request", rejected=request)
+        # `{}` is right for every endpoint; `version` is a key of the validate endpoints only
+        raise _bad("MALFORMED_JSON", "The 'request' part must be a JSON object (its keys are the endpoint's options; "
+                   "{} takes the defaults).", field="request", rejected=request)
     version = request.get("version")
     if version is not None and not isinstance(version, str):
         raise _bad("INVALID_VERSION", "'version' must be a string or null.", field="request.version", rejected=version)
