@@ -2,6 +2,7 @@
 (Procrastinate on the local PostgreSQL, a fresh schema), the scaling ratio, and each worker's peak RSS.
 
     python3 bench/jobs.py [--documents 10000] [--rounds 1] [--no-mbox]
+    python3 bench/jobs.py --small-behind 2000 [--storage postgres|embedded] [--workers 2]
 
 The documents are the typical one-line XRechnung CII invoice of the official test suite (01.01a). Workers are
 started and warmed (a small job that every worker takes part in) before the clock runs; the clock runs from the
@@ -12,6 +13,11 @@ workers' logs are counted for chunks put back after a stall (none expected witho
 Issue 26's targets: per worker >= 90 % of single-request throughput; 2 workers >= 1.8 x one.
 Then the same documents as an .mbox (one message per document, the invoice a base64 attachment, as mail brings it)
 with 2 workers: documents/s, and the submission's time, which now unpacks every message (issue 36).
+
+--small-behind N: jobs take turns. A job of N documents, then at once a job of 5, on PostgreSQL (Procrastinate) or
+on the embedded pool (`pipeline worker` processes on a SQLite store; the bench's own process works on nothing):
+how long the small job takes from its 202 to its `done`, and the big one from its own. First come, first served,
+the small one waited for (nearly) the whole big one; taking turns, one chunk at most.
 """
 from __future__ import annotations
 
@@ -66,9 +72,10 @@ def peak_rss_mb(pid: int) -> float:
 
 
 class Bench:
-    def __init__(self, tmp: Path):
+    def __init__(self, tmp: Path, storage: str = "postgres"):
         self.tmp = tmp
-        self.url = f"{PG}?options=-csearch_path%3Dbench_jobs_{uuid.uuid4().hex[:10]}"
+        self.url = (f"{PG}?options=-csearch_path%3Dbench_jobs_{uuid.uuid4().hex[:10]}" if storage == "postgres"
+                    else f"sqlite:///{tmp}/platform.sqlite3")
         self.env = {"EINVOICE_DATABASE_URL": self.url, "EINVOICE_DATA_DIR": str(tmp), "EINVOICE_REDIS_URL": "",
                     "EINVOICE_RATE_LIMIT": "100000/min"}
         os.environ.update(self.env)
@@ -79,6 +86,10 @@ class Bench:
         from pipeline.storage import open_store
 
         self.store = open_store()
+        if storage == "embedded":
+            from pipeline.jobs import local
+
+            local.ensure_started = lambda *_: None  # the bench's process takes no job: its workers alone do
         key_id, self.token, digest = apikeys.mint("test")
         self.store.create_key(key_id, "bench", "test", digest, 0, None)
         self.client = falcon.testing.TestClient(create_app())
@@ -132,8 +143,33 @@ class Bench:
               f"peak RSS per worker {', '.join(f'{r:.0f} MB' for r in rss)}, chunks retried {retried}", flush=True)
         return rate
 
+    def small_behind(self, n_big: int, n_workers: int, storage: str) -> float:
+        """Seconds from the 202 of a 5-document job submitted right after an `n_big` one to its `done`."""
+        procs = self.workers(n_workers)
+        try:
+            big, _ = self.submit(archive(n_big))
+            started = time.perf_counter()
+            small, _ = self.submit(archive(5))
+            submitted = time.perf_counter()
+            ended: dict[str, float] = {}
+            while len(ended) < 2:
+                for job_id in (big, small):
+                    if job_id not in ended and not self.store.get_job(job_id).active:
+                        self.wait(job_id)  # (done, every document valid)
+                        ended[job_id] = time.perf_counter()
+                time.sleep(0.05)
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                p.wait(60)
+        print(f"  {storage}, {n_workers} worker(s): the 5-document job done {ended[small] - submitted:.1f} s after "
+              f"its submission, the {n_big}-document job {ended[big] - started:.1f} s after its own", flush=True)
+        return ended[small] - submitted
+
     def close(self) -> None:
-        self.store.drop_schema()
+        if hasattr(self.store, "drop_schema"):
+            self.store.drop_schema()
 
 
 def flow_rate(seconds: float = 8.0) -> float:
@@ -154,10 +190,19 @@ def main() -> None:
     ap.add_argument("--documents", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--no-mbox", action="store_true", help="leave out the .mbox run")
+    ap.add_argument("--small-behind", type=int, metavar="N", help="only: a 5-document job right after an N one")
+    ap.add_argument("--storage", choices=("postgres", "embedded"), default="postgres",
+                    help="--small-behind: the job engine (default postgres)")
+    ap.add_argument("--workers", type=int, default=2, help="--small-behind: worker processes (default 2)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-jobs-") as tmp:
-        bench = Bench(Path(tmp))
+        bench = Bench(Path(tmp), args.storage if args.small_behind else "postgres")
         try:
+            if args.small_behind:
+                print(f"a 5-document job behind a {args.small_behind}-document one, {os.cpu_count()} CPU(s)",
+                      flush=True)
+                bench.small_behind(args.small_behind, args.workers, args.storage)
+                return
             body = archive(args.documents)
             print(f"{args.documents} documents ({len(body) / 1e6:.1f} MB ZIP), {os.cpu_count()} CPU(s)", flush=True)
             rates: dict[int, list[float]] = {1: [], 2: []}

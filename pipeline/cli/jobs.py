@@ -9,7 +9,9 @@
                                         their path in it; --wait shows a progress bar on a terminal and the
                                         summary table at the end
     pipeline jobs status ID             the job as JSON
-    pipeline jobs results ID [--format jsonl|zip] [-o FILE]
+    pipeline jobs results ID [--format jsonl|zip] [-o FILE] [--after N | --follow]
+                                        --after N: the entries that came after the N-th (the N to ask next
+                                        on stderr); --follow: the entries as they come, until the job ends
     pipeline jobs cancel ID
     pipeline jobs delete ID             the job and its results go (kept EINVOICE_JOB_RETENTION_DAYS otherwise)
 
@@ -162,14 +164,31 @@ def _status(args) -> int:
 
 
 def _results(args) -> int:
-    resp = _call(args, "GET", f"/v1/jobs/{args.id}/results?format={args.format}", stream=True)
-    with resp:
-        out = open(args.output, "wb") if args.output else sys.stdout.buffer
-        try:
-            shutil.copyfileobj(resp, out)
-        finally:
-            if args.output:
-                out.close()
+    if args.follow and args.format != "jsonl":
+        _fail("--follow reads JSON Lines: leave out --format zip")
+    if args.after is not None and args.after < 0:
+        _fail(f"--after {args.after}: give 0 or more")
+    path = f"/v1/jobs/{args.id}/results?format={args.format}"
+    after = 0 if args.follow and args.after is None else args.after
+    out = open(args.output, "wb") if args.output else sys.stdout.buffer
+    try:
+        while True:
+            resp = _call(args, "GET", path + ("" if after is None else f"&after={after}"), stream=True)
+            with resp:
+                shutil.copyfileobj(resp, out)
+                out.flush()
+                state, next_after = resp.headers.get("X-Job-State"), resp.headers.get("X-Results-Next")
+            if after is None:
+                return 0
+            after = int(next_after)
+            if not args.follow or state not in ("queued", "running"):
+                break
+            time.sleep(POLL)
+    finally:
+        if args.output:
+            out.close()
+    if not args.follow:
+        print(f"pipeline jobs: the job is {state}; what comes next: --after {after}", file=sys.stderr)
     return 0
 
 
@@ -237,3 +256,6 @@ def register(subparsers) -> None:
     r.add_argument("id")
     r.add_argument("--format", choices=("jsonl", "zip"), default="jsonl")
     r.add_argument("-o", "--output", type=Path)
+    r.add_argument("--after", type=int, metavar="N", help="only the entries that came after the N-th (the N to "
+                                                           "ask next is said on stderr)")
+    r.add_argument("--follow", action="store_true", help="the entries as they come, until the job ends")

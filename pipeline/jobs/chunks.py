@@ -1,8 +1,9 @@
 """Working on a chunk of a job: its documents without a result, through the flows, results recorded in small
 batches (pipeline.storage.jobs makes a recording count each document once, whoever records it first).
 
-Both engines call `run_chunk`: the Procrastinate task (PostgreSQL) with the chunk's index range, the embedded
-pool with the whole job. A chunk that was started before, by a worker since killed, does only what is missing.
+Both engines call `run_chunk` with a chunk's index range: the Procrastinate task (PostgreSQL) with its own, the
+embedded pool with the next EINVOICE_JOB_CHUNK documents of the job it holds (a turn: pipeline.jobs.local). A chunk
+that was started before, by a worker since killed, does only what is missing.
 """
 from __future__ import annotations
 

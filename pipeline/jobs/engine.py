@@ -11,6 +11,11 @@ a retried chunk does only the documents without a result (pipeline.jobs.chunks),
 it once (pipeline.storage.jobs), so nothing is lost and nothing counts twice. A chunk that keeps failing
 (its files are not on this worker, the database is away) is retried MAX_ATTEMPTS times, then its job fails and
 the credits it still holds go back.
+
+Jobs take turns: a chunk's Procrastinate priority is minus its index in its job (workers take the highest first,
+ties in the order deferred), so the n-th chunks of all jobs rank together and a job submitted behind a big one has
+its first chunks run before the big one's later ones: a receiver's five documents wait for one chunk, not for
+someone's month. The periodic tasks rank above every chunk.
 """
 from __future__ import annotations
 
@@ -31,6 +36,8 @@ QUEUE = "einvoice_jobs"
 HEARTBEAT = float(os.environ.get("EINVOICE_JOB_HEARTBEAT") or 2)
 STALLED = float(os.environ.get("EINVOICE_JOB_STALLED") or 15)
 MAX_ATTEMPTS = 5
+PERIODIC = 1  # the periodic tasks' priority: before any chunk (a first chunk has 0)
+LAST_TURN = 1_000_000  # chunks further down their job share this turn (far inside PostgreSQL's integer)
 
 tasks = procrastinate.Blueprint()
 _store = {"pid": None, "store": None}
@@ -56,7 +63,7 @@ def chunk_task(context, job_id: str, first: int, last: int) -> int:
 
 
 @tasks.periodic(cron="* * * * * */5", periodic_id="stalled")
-@tasks.task(name="retry_stalled", queue=QUEUE, queueing_lock="retry_stalled", pass_context=True)
+@tasks.task(name="retry_stalled", queue=QUEUE, queueing_lock="retry_stalled", pass_context=True, priority=PERIODIC)
 async def retry_stalled(context, timestamp: int) -> int:
     manager = context.app.job_manager
     stalled = list(await manager.get_stalled_jobs(seconds_since_heartbeat=STALLED, queue=QUEUE,
@@ -68,7 +75,8 @@ async def retry_stalled(context, timestamp: int) -> int:
 
 
 @tasks.periodic(cron="*/10 * * * *", periodic_id="retention")
-@tasks.task(name="forget_expired", queue=QUEUE, queueing_lock="forget_expired", pass_context=True)
+@tasks.task(name="forget_expired", queue=QUEUE, queueing_lock="forget_expired", pass_context=True,
+            priority=PERIODIC)
 def forget_expired(context, timestamp: int) -> int:
     """The jobs kept past EINVOICE_JOB_RETENTION_DAYS go (pipeline.jobs.retention), every 10 minutes."""
     return retention.forget_expired(store())
@@ -83,12 +91,20 @@ def _app(connector) -> procrastinate.App:
 _sync = {"pid": None, "app": None}
 
 
+def turn(index: int) -> int:
+    """The priority of a job's `index`-th chunk (module docstring)."""
+    return -min(index, LAST_TURN)
+
+
 def enqueue(job_id: str, ranges: list[tuple[int, int]], cursor) -> None:
-    """Defer the chunks of a job on `cursor`'s connection: inside the caller's transaction."""
+    """Defer the chunks of a job on `cursor`'s connection (inside the caller's transaction), each at its turn."""
     if _sync["pid"] != os.getpid():
         _sync.update(pid=os.getpid(), app=_app(procrastinate.SyncPsycopgConnector()))
-    _sync["app"].configure_task("jobs:run_chunk", connection=cursor.connection).batch_defer(
-        *[{"job_id": job_id, "first": first, "last": last} for first, last in ranges])
+    app = _sync["app"]
+    deferrer = app.configure_task("jobs:run_chunk", connection=cursor.connection)
+    app.job_manager.batch_defer_jobs(
+        [deferrer.make_new_job(job_id=job_id, first=first, last=last).evolve(priority=turn(n))
+         for n, (first, last) in enumerate(ranges)], connection=cursor.connection)
 
 
 def run_worker(name: str | None = None) -> None:

@@ -8,6 +8,11 @@ job nobody holds, under a lease it renews as it records results, and works on it
 takes the job over where its results end. So `bash scripts/serve.sh` starts nothing extra. One process works on a
 job at a time (several jobs run side by side in several processes); spreading one job over many processes and
 machines is what the PostgreSQL engine is for.
+
+Jobs take turns: a loop works on its job a chunk (EINVOICE_JOB_CHUNK documents) at a time, and after each, when
+another job waits with nobody on it, lets its own go (its results so far are recorded: nothing is lost, nothing
+done twice) and takes the one that waited longest (`claim_job`), so a small job behind a big one waits for one
+chunk, not for the whole big one.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import time
 
 from pipeline.jobs import retention
 from pipeline.jobs.chunks import FilesMissing, run_chunk
+from pipeline.settings import get_settings
 
 log = logging.getLogger("pipeline.jobs")
 
@@ -34,19 +40,30 @@ def _owner() -> str:
 
 
 def work_once(store) -> bool:
-    """Take one job and work on it until it has ended or lost its lease; False if there was none."""
+    """Take one job and work on it until it has ended, lost its lease or given its turn to a job waiting; False if
+    there was none."""
     owner = _owner()
     job_id = store.claim_job(owner, LEASE)
     if job_id is None:
         return False
-    job = store.get_job(job_id)
+    size = get_settings().job_chunk
 
     def renew():
         if not store.renew_lease(job_id, owner, LEASE) and store.get_job(job_id).active:
             raise _LeaseLost  # (an ended job has no lease to renew: nothing lost)
 
     try:
-        run_chunk(store, job_id, 0, job.total, on_batch=renew)
+        first = store.first_open(job_id)
+        while first is not None:
+            run_chunk(store, job_id, first, first + size, on_batch=renew)
+            if not store.get_job(job_id).active:
+                break
+            if store.job_waiting(job_id):
+                if store.release_job(job_id, owner):
+                    log.info("job %s: its turn ends, another job waits", job_id)
+                break
+            renew()
+            first = store.first_open(job_id, first + size)
     except _LeaseLost:
         log.warning("job %s: lease lost, another process goes on with it", job_id)
     except FilesMissing as exc:

@@ -218,6 +218,9 @@ _HEADERS = {
                  "schema": {"type": "string"}},
     "X-Job-State": {"description": "The job's state when its results were read.", "required": True,
                     "schema": {"type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"]}},
+    "X-Results-Next": {"description": "With `after`: the `after` to ask for the entries that come next (the number "
+                                      "of the last entry so far; once the job has ended, its number of documents).",
+                       "schema": {"type": "integer", "minimum": 0}},
     "X-Conversion-Changed": {"description": "convert: source values the target writes otherwise, `; `-separated "
                                             "`BT-n source -> written` (e.g. BT-24, which names the rules that judged "
                                             "the output: a Peppol document written as EN 16931 CII says "
@@ -472,7 +475,7 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
                   "done so far.",
                   {"application/jsonl": {"schema": {"type": "string"}},
                    "application/zip": {"schema": {"type": "string", "contentMediaType": "application/zip"}}})
-    results["headers"].update(_headers("X-Job-State"))
+    results["headers"].update(_headers("X-Job-State", "X-Results-Next"))
     cancel = op("cancel_job", "Cancel a job: documents done keep their results.", "200",
                 _ok("The job, cancelled (or as it ended before).", job), (400, 401, 404, 429, 500, 503),
                 description="With `forget=true` the job is then deleted with its results (204), as every job is "
@@ -519,7 +522,14 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
         "/v1/jobs/{job_id}/results": {
             "get": op("job_results", "A job's results, streamed.", "200", results, (400, 401, 404, 429, 500, 503),
                       parameters=[_JOB_ID, {"name": "format", "in": "query", "required": False, "schema": {
-                          "type": "string", "enum": ["jsonl", "zip"], "default": "jsonl"}}])},
+                          "type": "string", "enum": ["jsonl", "zip"], "default": "jsonl"}},
+                                  {"name": "after", "in": "query", "required": False, "description": (
+                                      "Only the entries that came after the n-th, in the order they came (each "
+                                      "document's entry is numbered 1, 2, ... as it gets its result; once the job "
+                                      "has ended, the documents never worked on are numbered on, in archive "
+                                      "order): start with 0, then ask with X-Results-Next to read the results "
+                                      "while the job runs, each entry once."),
+                                   "schema": {"type": "integer", "minimum": 0}}])},
     }
 
 

@@ -8,7 +8,12 @@ recorded in one transaction that
 - adds the newly recorded documents to the job's counters and writes one ledger charge for those that got a
   result (a report, an invoice, a document; an error entry costs nothing), each at its own price (a validated
   document: the rules it got, `Outcome.cost`) and never above what it holds;
-- ends the job once every document has its row, giving the credits still held (never charged) back.
+- ends the job once every document has its row, giving the credits still held (never charged) back;
+- numbers the newly recorded documents in the order their results came (`seq`, 1, 2, ... per job, so that a client
+  reads the results while the job runs: those after the n-th). `done` counts the documents with a result, so the
+  new ones are the last of it: they are numbered after the job's row is updated, under its lock, and a reader who
+  sees the n-th result sees every one before it (a recording that waited for the lock numbers after the one that
+  held it, and commits after it).
 Cancel and failure end the job the same way: the state moves from queued/running to its end state once, and
 that one transaction gives back `reserved - charged`. Results recorded after the end are not taken.
 
@@ -42,6 +47,15 @@ JOBS_V3 = [
 JOBS_V4 = ["ALTER TABLE job_documents ADD COLUMN email TEXT"]
 # v5: how many of the invalid documents were indeterminate (issue 37: not judged, rather than found wrong)
 JOBS_V5 = ["ALTER TABLE jobs ADD COLUMN indeterminate INTEGER NOT NULL DEFAULT 0"]
+# v7: the order in which documents got their results (`seq`; GET /v1/jobs/{id}/results?after=n); the results
+# recorded before are numbered in archive order
+JOBS_V7 = [
+    "ALTER TABLE job_documents ADD COLUMN seq INTEGER",
+    "UPDATE job_documents SET seq = numbered.n FROM (SELECT job_id, idx, row_number() OVER (PARTITION BY job_id "
+    "ORDER BY idx) AS n FROM job_documents WHERE outcome IS NOT NULL) AS numbered "
+    "WHERE job_documents.job_id = numbered.job_id AND job_documents.idx = numbered.idx",
+    "CREATE INDEX job_documents_by_seq ON job_documents (job_id, seq)",
+]
 
 _JOB_COLUMNS = ("id, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged, "
                 "created_at, started_at, finished_at, message, indeterminate")
@@ -126,8 +140,10 @@ class JobTables:
         and notice lines are recorded at once: outcome error, and none for a message without an invoice).
         `emails`: index -> the message a document came from (JSON). `enqueue(cursor)` runs last, in the same
         transaction (PostgreSQL: the chunks go to Procrastinate). None when the balance is too low: nothing is
-        written then."""
+        written then. The lines recorded at once are the job's first results (`seq`), in archive order."""
         notices, emails = notices or {}, emails or {}
+        ended = sorted(set(refused) | set(notices))
+        seqs = {i: n for n, i in enumerate(ended, start=1)}
         total, accepted = len(names), len(names) - len(refused) - len(notices)
         reserved = cost * accepted
         now = time.time()
@@ -145,10 +161,11 @@ class JobTables:
                         (job_id, key_id, state, operation, options, total, done, len(refused), cost, reserved, now,
                          now if state == "done" else None))
             cur.executemany(self._sql("INSERT INTO job_documents (job_id, idx, name, pos, size, outcome, result, "
-                                      "email) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                                      "email, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
                             [(job_id, i, name, *spans.get(i, (None, None)),
                               "error" if i in refused else "none" if i in notices else None,
-                              refused.get(i) or notices.get(i), emails.get(i)) for i, name in enumerate(names)])
+                              refused.get(i) or notices.get(i), emails.get(i), seqs.get(i))
+                             for i, name in enumerate(names)])
             if enqueue is not None and state == "queued":
                 enqueue(cur)
         return self.get_job(job_id)
@@ -197,12 +214,13 @@ class JobTables:
         try:
             with self._tx() as cur:
                 counts = {"valid": 0, "invalid": 0, "indeterminate": 0, "error": 0}
-                charge = 0
+                charge, recorded = 0, []
                 for o in outcomes:
                     cur.execute(self._sql("UPDATE job_documents SET outcome = ?, result = ?, page = ? "
                                           "WHERE job_id = ? AND idx = ? AND outcome IS NULL"),
                                 (o.kind, o.line, o.page, job_id, o.index))
                     if cur.rowcount == 1:
+                        recorded.append(o.index)
                         counts[o.kind] += 1
                         if o.kind != "error":  # never more than it holds: the credits held cover every charge
                             charge += cost if o.cost is None else min(o.cost, cost)
@@ -221,6 +239,9 @@ class JobTables:
                 if row is None:
                     raise _Ended  # cancelled or failed meanwhile: these results are not taken (rolled back)
                 key_id, done, total = row
+                first = int(done) - new + 1  # the new results are the last `new` of `done` (module docstring)
+                cur.executemany(self._sql("UPDATE job_documents SET seq = ? WHERE job_id = ? AND idx = ?"),
+                                [(first + n, job_id, index) for n, index in enumerate(recorded)])
                 if charge:
                     self._ledger(cur, key_id, "charge", charge, job_id, ENDPOINT, self._now())
                 if int(done) >= int(total):
@@ -297,6 +318,19 @@ class JobTables:
                 return
             after = rows[-1][0]
 
+    def results_since(self, job_id: str, after: int, upto: int, batch: int = 500, pages: bool = False):
+        """(index, name, outcome, line) of the documents whose results came after the `after`-th up to the
+        `upto`-th, in the order they came (`seq`; with `pages`, the HTML report fifth), `batch` rows at a time."""
+        columns = "seq, idx, name, outcome, result" + (", page" if pages else "")
+        while after < upto:
+            rows = self._read(f"SELECT {columns} FROM job_documents WHERE job_id = ? AND seq > ? AND seq <= ? "
+                              "ORDER BY seq LIMIT ?", (job_id, int(after), int(upto), int(batch)))
+            for row in rows:
+                yield row[1:]
+            if len(rows) < batch:
+                return
+            after = rows[-1][0]
+
     def mark_running(self, job_id: str) -> None:
         """A queued job is running from when a worker begins its first document (not from its first recorded
         result, which a small job reaches only at its end: it was `queued` all its run, startedAt = finishedAt)."""
@@ -307,17 +341,38 @@ class JobTables:
     # -- the embedded pool: one process works on a job at a time, under a lease ----------------------------------
 
     def claim_job(self, owner: str, lease_seconds: float) -> str | None:
-        """Take an active job nobody holds (or whose holder's lease ran out: a crashed process)."""
+        """Take an active job nobody holds (or whose holder's lease ran out: a crashed process): one never taken
+        first, else the one let go (`release_job`) or left the longest ago, so that jobs take turns."""
         now = time.time()
         with self._tx() as cur:
             cur.execute(self._sql("SELECT id FROM jobs WHERE state IN ('queued', 'running') "
-                                  "AND (lease_until IS NULL OR lease_until < ?) ORDER BY created_at LIMIT 1"), (now,))
+                                  "AND (lease_until IS NULL OR lease_until < ?) "
+                                  "ORDER BY COALESCE(lease_until, 0), created_at LIMIT 1"), (now,))
             row = cur.fetchone()
             if row is None:
                 return None
             cur.execute(self._sql("UPDATE jobs SET lease_owner = ?, lease_until = ? WHERE id = ?"),
                         (owner, now + lease_seconds, row[0]))
             return row[0]
+
+    def job_waiting(self, job_id: str) -> bool:
+        """Whether an active job other than `job_id` has nobody working on it."""
+        return bool(self._read("SELECT 1 FROM jobs WHERE state IN ('queued', 'running') AND id <> ? "
+                               "AND (lease_until IS NULL OR lease_until < ?) LIMIT 1", (job_id, time.time())))
+
+    def release_job(self, job_id: str, owner: str) -> bool:
+        """Let go of a job (its lease ends now, so another process may take it at once); False if `owner` no
+        longer held it."""
+        with self._tx() as cur:
+            cur.execute(self._sql("UPDATE jobs SET lease_owner = NULL, lease_until = ? WHERE id = ? "
+                                  "AND lease_owner = ?"), (time.time(), job_id, owner))
+            return cur.rowcount == 1
+
+    def first_open(self, job_id: str, start: int = 0) -> int | None:
+        """The index of the first document from `start` on that has no result yet; None if there is none."""
+        rows = self._read("SELECT MIN(idx) FROM job_documents WHERE job_id = ? AND idx >= ? AND outcome IS NULL",
+                          (job_id, int(start)))
+        return None if rows[0][0] is None else int(rows[0][0])
 
     def renew_lease(self, job_id: str, owner: str, lease_seconds: float) -> bool:
         with self._tx() as cur:

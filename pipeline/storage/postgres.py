@@ -35,7 +35,7 @@ from psycopg import sql as pgsql
 
 from pipeline.settings import get_settings
 from pipeline.storage.inbox import INBOX_V4, INBOX_V6
-from pipeline.storage.jobs import JOBS_V3, JOBS_V4, JOBS_V5
+from pipeline.storage.jobs import JOBS_V3, JOBS_V4, JOBS_V5, JOBS_V7
 from pipeline.storage.store import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
@@ -166,8 +166,8 @@ class _DeadConnection(StorageUnavailable):
 
 class PostgresStore(SqlStore):
     # v4: a document's message, the inbox (pipeline.storage.inbox); v5: the jobs' indeterminate documents;
-    # v6: the inbox's message keys
-    migrations = [_V1, _V2, _V3, JOBS_V4 + INBOX_V4, JOBS_V5, INBOX_V6]
+    # v6: the inbox's message keys; v7: the order of a job's results
+    migrations = [_V1, _V2, _V3, JOBS_V4 + INBOX_V4, JOBS_V5, INBOX_V6, JOBS_V7]
 
     def __init__(self, url: str, connect_timeout: float | None = None, statement_timeout: float | None = None,
                  lock_timeout: float | None = None):
@@ -330,6 +330,8 @@ class PostgresStore(SqlStore):
 
     def _migration_lock(self, cur):
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.einvoice_schema'))")
+        # an upgrade may rewrite every row of a table (v7 numbers the jobs' results): bounded as a job's submission
+        cur.execute(f"SET LOCAL statement_timeout = '{LONG_TX_SECONDS}s'")
 
     def drop_schema(self) -> None:
         """Tests: remove this store's schema and everything in it."""

@@ -51,7 +51,7 @@ class SqlStore(JobTables, InboxTables, Store):
         """Inside the migration transaction: make concurrent starters wait for each other."""
 
     def _migrate(self) -> None:
-        with self._tx() as cur:
+        with self._tx(long=True) as cur:
             self._migration_lock(cur)
             cur.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
             cur.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version")

@@ -7,7 +7,9 @@
     GET    /v1/jobs/{id}            the job: state, counts, times
     GET    /v1/jobs/{id}/results    JSON Lines in archive order, streamed: {"name", "report" | "invoice" |
                                     "document" (base64) | "error"}; ?format=zip: the converted documents, the
-                                    HTML reports (validate with "html": true) or the JSON entries in a ZIP
+                                    HTML reports (validate with "html": true) or the JSON entries in a ZIP;
+                                    ?after=n: only the entries that came after the n-th, in the order they came,
+                                    and X-Results-Next: the n to ask next (results read while the job runs)
     DELETE /v1/jobs/{id}            cancel: documents done keep their results, the credits held for the rest
                                     go back; ?forget=true: then the job and its results are deleted (204)
 
@@ -233,22 +235,59 @@ class JobItem:
         resp.media = job.to_dict()
 
 
-def _entries(store, job, pages: bool = False):
+def _entries(store, job, pages: bool = False, after: int | None = None):
     """(index, name, line, page) of each document with a result in archive order; once the job has ended, the
-    documents never worked on get their NOT_PROCESSED line (while it runs they are left out: not done yet)."""
+    documents never worked on get their NOT_PROCESSED line (while it runs they are left out: not done yet).
+    With `after`: those whose result came after the `after`-th (`_last`), in the order they came; an ended job's
+    NOT_PROCESSED lines come last, numbered on in archive order."""
+    if after is not None:
+        yield from _entries_after(store, job, pages, after)
+        return
     ended = not job.active
     for row in store.result_lines(job.id, _PAGE, pages=pages):
         index, name, _, line = row[:4]
         if line is None:
             if not ended:
                 continue
-            line = json.dumps({"name": name, "error": {"code": "NOT_PROCESSED", "message": f"The job was "
-                               f"{job.state} before this document was worked on."}}, ensure_ascii=False)
+            line = _not_processed(job, name)
         yield index, name, line, row[4] if pages else None
 
 
-def _lines(store, job) -> "iter[bytes]":
-    for _, _, line, _ in _entries(store, job):
+def _entries_after(store, job, pages: bool, after: int):
+    for row in store.results_since(job.id, after, job.done, _PAGE, pages=pages):
+        yield row[0], row[1], row[3], row[4] if pages else None
+    if job.active or job.done == job.total:
+        return
+    skip = max(0, after - job.done)  # the NOT_PROCESSED lines are job.done + 1, + 2, ... in archive order
+    for row in store.result_lines(job.id, _PAGE, pages=pages):
+        if row[3] is None:
+            if skip:
+                skip -= 1
+                continue
+            yield row[0], row[1], _not_processed(job, row[1]), None
+
+
+def _not_processed(job, name: str) -> str:
+    return json.dumps({"name": name, "error": {"code": "NOT_PROCESSED", "message": f"The job was {job.state} before "
+                       "this document was worked on."}}, ensure_ascii=False)
+
+
+def _last(job) -> int:
+    """The number of the last entry so far: every document has one once the job has ended."""
+    return job.done if job.active else job.total
+
+
+def _after(value: str | None) -> int | None:
+    if value is None:
+        return None
+    if not value.isdigit() or len(value) > 18:
+        raise ApiError(400, "INVALID_INPUT", "after must be a whole number, 0 or more (as X-Results-Next gives it).",
+                       [ErrorDetail("INVALID_VALUE", "0 or more", field="after", rejectedValue=value[:80])])
+    return int(value)
+
+
+def _lines(store, job, after: int | None = None) -> "iter[bytes]":
+    for _, _, line, _ in _entries(store, job, after=after):
         yield line.encode("utf-8") + b"\n"
 
 
@@ -270,7 +309,7 @@ class _Sink(io.RawIOBase):
         return out
 
 
-def _zip(store, job) -> "iter[bytes]":
+def _zip(store, job, after: int | None = None) -> "iter[bytes]":
     """The converted documents, else the HTML reports (a validate job with `html`), else the JSON entries (those a
     cancel left unprocessed too, as the JSON lines have them). Each is named after its source: the source's name
     where the result keeps its extension (a.xml converted to UBL: a.xml), else the name with the result's extension
@@ -281,7 +320,7 @@ def _zip(store, job) -> "iter[bytes]":
     sources = {files.zip_member_name(n) for n in store.document_names(job.id)}
     seen: set[str] = set()
     with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
-        for index, name, line, page in _entries(store, job, pages=True):
+        for index, name, line, page in _entries(store, job, pages=True, after=after):
             entry = json.loads(line)
             name = files.zip_member_name(name)
             if "document" in entry:
@@ -309,17 +348,20 @@ class JobResults:
         if job is None:
             raise _not_found(job_id)
         fmt = req.get_param("format") or "jsonl"
+        after = _after(req.get_param("after"))
         if fmt == "zip":
             resp.content_type = "application/zip"
             resp.set_header("Content-Disposition", f'attachment; filename="{job.id}.zip"')
-            resp.stream = _zip(store, job)
+            resp.stream = _zip(store, job, after)
         elif fmt == "jsonl":
             resp.content_type = "application/jsonl"
-            resp.stream = _lines(store, job)
+            resp.stream = _lines(store, job, after)
         else:
             raise ApiError(400, "INVALID_INPUT", "format must be jsonl or zip.",
                            [ErrorDetail("INVALID_VALUE", "jsonl or zip", field="format", rejectedValue=fmt)])
         resp.set_header("X-Job-State", job.state)
+        if after is not None:  # (the job as read above: its results up to `_last` are all recorded)
+            resp.set_header("X-Results-Next", str(max(after, _last(job))))
 
 
 def add_routes(app: falcon.App) -> None:
