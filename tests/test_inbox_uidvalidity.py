@@ -274,7 +274,12 @@ def taken(self, mailbox, uidvalidity, uid, job_id, message_key):
                     (mailbox, uidvalidity, uid, job_id, time.time()))
 
 
-store = type("Old", (base,), {"migrations": base.migrations[:int(version)], "inbox_taken": taken})(where) \
+def unnumbered(self, cur, job_id, first, indexes):
+    pass  # the previous version numbered no results (its schema has no column for it)
+
+
+store = type("Old", (base,), {"migrations": base.migrations[:int(version)], "inbox_taken": taken,
+                              "_number": unnumbered})(where) \
     if version != "new" else base(where)
 
 

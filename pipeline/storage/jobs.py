@@ -143,7 +143,6 @@ class JobTables:
         written then. The lines recorded at once are the job's first results (`seq`), in archive order."""
         notices, emails = notices or {}, emails or {}
         ended = sorted(set(refused) | set(notices))
-        seqs = {i: n for n, i in enumerate(ended, start=1)}
         total, accepted = len(names), len(names) - len(refused) - len(notices)
         reserved = cost * accepted
         now = time.time()
@@ -161,11 +160,12 @@ class JobTables:
                         (job_id, key_id, state, operation, options, total, done, len(refused), cost, reserved, now,
                          now if state == "done" else None))
             cur.executemany(self._sql("INSERT INTO job_documents (job_id, idx, name, pos, size, outcome, result, "
-                                      "email, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                                      "email) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
                             [(job_id, i, name, *spans.get(i, (None, None)),
                               "error" if i in refused else "none" if i in notices else None,
-                              refused.get(i) or notices.get(i), emails.get(i), seqs.get(i))
+                              refused.get(i) or notices.get(i), emails.get(i))
                              for i, name in enumerate(names)])
+            self._number(cur, job_id, 1, ended)
             if enqueue is not None and state == "queued":
                 enqueue(cur)
         return self.get_job(job_id)
@@ -239,9 +239,8 @@ class JobTables:
                 if row is None:
                     raise _Ended  # cancelled or failed meanwhile: these results are not taken (rolled back)
                 key_id, done, total = row
-                first = int(done) - new + 1  # the new results are the last `new` of `done` (module docstring)
-                cur.executemany(self._sql("UPDATE job_documents SET seq = ? WHERE job_id = ? AND idx = ?"),
-                                [(first + n, job_id, index) for n, index in enumerate(recorded)])
+                # the new results are the last `new` of `done` (module docstring)
+                self._number(cur, job_id, int(done) - new + 1, recorded)
                 if charge:
                     self._ledger(cur, key_id, "charge", charge, job_id, ENDPOINT, self._now())
                 if int(done) >= int(total):
@@ -317,6 +316,12 @@ class JobTables:
             if len(rows) < batch:
                 return
             after = rows[-1][0]
+
+    def _number(self, cur, job_id: str, first: int, indexes: list[int]) -> None:
+        """Number the results of the documents `indexes` from `first` on, in that order (`seq`)."""
+        if indexes:
+            cur.executemany(self._sql("UPDATE job_documents SET seq = ? WHERE job_id = ? AND idx = ?"),
+                            [(first + n, job_id, index) for n, index in enumerate(indexes)])
 
     def results_since(self, job_id: str, after: int, upto: int, batch: int = 500, pages: bool = False):
         """(index, name, outcome, line) of the documents whose results came after the `after`-th up to the
