@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 
 from cdar_cases import NS, example, examples, official_chain
-from pipeline import saxon
+from pipeline import budget, saxon
 from pipeline.flows import status_read
 from pipeline.invoice.request_json import load_request
 from pipeline.service.app import create_app
@@ -129,3 +129,16 @@ def test_a_pdf_holds_at_most_so_many_statuses_a_message_about_several_counting_e
     assert r.status_code == 400 and r.json["errorCode"] == "TOO_MANY_FILES" and "3" in r.json["message"]
     r = _files(client, BASE + "/render", [("multi.xml", multi())], headers={"Accept": "text/html"})
     assert r.status_code == 200
+
+
+def test_a_timeline_whose_budget_runs_out_is_a_503_not_files_unread():
+    """The request's time budget running out while messages are read is the request's TIME_BUDGET (pointing to the
+    jobs API), not a reason to list the files as unread: they are readable, the time was short."""
+    files = [(p.name, p.read_bytes()) for p in UC1]
+    token = budget.start(0)
+    try:
+        with pytest.raises(budget.Exhausted):
+            status_read.timeline(files)
+    finally:
+        budget.end(token)
+    assert status_read.timeline(files)["unread"] == [] and len(UC1) > 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 
+from pipeline import budget
 from pipeline.check import cdar as rules, xmlinput
 from pipeline.check.xmlinput import XmlInputError
 from pipeline.errors import ApiError, ErrorDetail, TransformError, bad_request
@@ -128,6 +129,8 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
             doc, found = read_status(data)
             # a message about several invoices (MDT-74 true): the status of each
             parts = [found, *_status_jsons(data, range(2, reading.references(doc) + 1))]
+        except budget.Exhausted:
+            raise  # the request's budget, not the file: 503 TIME_BUDGET for the whole timeline
         except ApiError as exc:
             unread.append({"file": name, "error": {"code": exc.errors[0].code if exc.errors else exc.error_code,
                                                    "message": exc.message}})
