@@ -10,6 +10,7 @@ invoice page below (the page stage, `pipeline.pdf.page`).
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from lxml import etree, html as lxml_html
@@ -70,6 +71,10 @@ def _frame(lines: list[str], line: int | None, column: int | None) -> tuple[list
     if not line or line > len(lines):
         return [], None
     start = max(1, line - FRAME_LINES)
+    if column:
+        # the parser counts a tab as one column; the frame shows it as spaces up to the next stop of 4 (in a
+        # tab-indented invoice the caret stood left of its element, 3 characters per tab)
+        column = len(lines[line - 1][:column - 1].expandtabs(4)) + 1
     offset = 0
     if column and column > MAX_FRAME_CHARS // 2:
         offset = column - MAX_FRAME_CHARS // 2
@@ -92,20 +97,38 @@ def _term_label(rule: str, language: str = "en", xpath: str | None = None, messa
     return f"{bt} {term_name(term, language)}" if bt and term else bt
 
 
-def _message(issue: Issue, language: str) -> str:
+def _message(issue: Issue, language: str, prefixes: dict[str, str] | None = None) -> str:
     """The finding's text in the report's language where we wrote it (CHECK-*: German beside the API's English);
-    the official rules' texts are what they are."""
-    return (getattr(issue, "message_de", None) if language == "de" else None) or issue.message
+    the official rules' texts are what they are. Names in Clark notation (the XSD's "Element '{urn:...}Name'")
+    with the document's own prefixes (`prefixes`: namespace -> prefix): an XSD finding listed a dozen
+    `{urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2}...` lines, read as `cac:...`."""
+    message = (getattr(issue, "message_de", None) if language == "de" else None) or issue.message
+    if not prefixes or "{" not in message:
+        return message
+    return _CLARK.sub(lambda m: (prefixes[m.group(1)] + ":" if prefixes[m.group(1)] else "")
+                      if m.group(1) in prefixes else m.group(0), message)
 
 
-def _finding(issue: Issue, lines: list[str], language: str, short_path=None) -> dict:
+_CLARK = re.compile(r"\{([^{}\s]+)\}(?=[A-Za-z_])")
+_DECLARATION = re.compile(r"""\bxmlns(?::([\w.-]+))?\s*=\s*["']([^"']+)["']""")
+
+
+def _prefixes(source_text: str | None) -> dict[str, str]:
+    """namespace -> the prefix the document declares for it first ("" for a default namespace)."""
+    found: dict[str, str] = {}
+    for prefix, uri in _DECLARATION.findall(source_text or ""):
+        found.setdefault(uri, prefix)
+    return found
+
+
+def _finding(issue: Issue, lines: list[str], language: str, short_path=None, prefixes=None) -> dict:
     location = issue.location
     line = location.line if location else None
     column = location.column if location else None
     frame, caret = _frame(lines, line, column)
     # `column` is the document's (what the JSON report says); `caret` is where it falls in the cut frame line.
     term = _term_label(issue.code, language, location.xpath if location else None, issue.message)
-    return {"message": _message(issue, language), "term": term,
+    return {"message": _message(issue, language, prefixes), "term": term,
             "category": categories.LABELS[language][issue.category],
             "xpath": ((short_path and short_path(location.xpath)) or location.xpath or location.pdfObject)
             if location else None, "line": line,
@@ -126,13 +149,14 @@ def _invoice_body(invoice_html: bytes) -> Markup:
     return Markup("".join(etree.tostring(child, encoding="unicode", method="xml") for child in body))
 
 
-def _rest(rule_issues: list[Issue], language: str) -> dict:
+def _rest(rule_issues: list[Issue], language: str, prefixes=None) -> dict:
     """The findings of a rule not shown in full: their number, the first lines, the rule's text and term once."""
     lines = list(dict.fromkeys(f"{i.location.line}:{i.location.column}" if i.location.column else str(i.location.line)
                                for i in rule_issues if i.location and i.location.line))
     first = rule_issues[0]
     return {"count": len(rule_issues), "lines": lines[:LISTED_LINES], "unlisted": max(0, len(lines) - LISTED_LINES),
-            "message": _message(first, language), "term": _term_label(first.code, language, message=first.message),
+            "message": _message(first, language, prefixes),
+            "term": _term_label(first.code, language, message=first.message),
             "category": categories.LABELS[language][first.category]}
 
 
@@ -145,6 +169,7 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
     (a browser has no other; the PDF gets it from WeasyPrint); `short_path`: a finding's xpath as people read it
     (`provenance.short_path` on the document; the JSON report keeps the full one)."""
     lines = source_text.split("\n") if source_text else []
+    prefixes = _prefixes(source_text)
     groups, counts, budget, cut = [], {}, SHOWN_IN_ALL, False
     for severity in (ERROR, WARNING):
         rules: dict[str, list[Issue]] = {}
@@ -155,9 +180,9 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
         for rule, issues in rules.items():
             full = min(len(issues), SHOWN_PER_RULE, budget)
             budget -= full
-            rest = _rest(issues[full:], language) if len(issues) > full else None
+            rest = _rest(issues[full:], language, prefixes) if len(issues) > full else None
             cut = cut or rest is not None
-            shown.append((rule, [_finding(i, lines, language, short_path) for i in issues[:full]], rest))
+            shown.append((rule, [_finding(i, lines, language, short_path, prefixes) for i in issues[:full]], rest))
         if rules:
             groups.append((severity, shown))
             counts[severity] = sum(len(issues) for issues in rules.values())

@@ -306,11 +306,26 @@
   drop.addEventListener("drop", (event) => {
     event.preventDefault();
     drop.classList.remove("over");
-    if (event.dataTransfer && event.dataTransfer.files.length) {
-      fileInput.files = event.dataTransfer.files;
-      fileInput.dispatchEvent(new Event("change"));
-    }
+    if (!event.dataTransfer || !event.dataTransfer.files.length) return;
+    // several files are a job: before, the first was validated and the rest silently dropped
+    if (event.dataTransfer.files.length > 1) return asJob(event.dataTransfer.files);
+    fileInput.files = event.dataTransfer.files;
+    fileInput.dispatchEvent(new Event("change"));
   });
+
+  // A ZIP archive or several files on this tab go to the job tab and run there as a job (a ZIP was judged as one
+  // broken XML document: "format error", a code frame of binary): the files as its file input holds them.
+  const ZIP = /\.zip$/i;
+  function asJob(files) {
+    const moved = new DataTransfer();
+    for (const file of files) moved.items.add(file);
+    $("job-files").files = moved.files;
+    $("job-folder").value = "";
+    $("job-spec").value = $("spec").value;
+    fileInput.value = "";
+    selectTab($("tab-jobs"), false);
+    $("job-form").requestSubmit();
+  }
   fileInput.addEventListener("change", () => {
     if (fileInput.files.length && apiKey()) $("validate-form").requestSubmit();
   });
@@ -413,6 +428,7 @@
     if (!file) return showMessage(validateError, t.need_file), fileInput.focus();
     $("mail-result").hidden = true;
     if (MAIL.test(file.name)) return validateMail(file, $("spec").value);
+    if (ZIP.test(file.name) || fileInput.files.length > 1) return asJob(fileInput.files);
     const sniffed = await sniff(file);
     const spec = $("spec").value === "auto" ? sniffed.spec : $("spec").value;
     current = {file, spec, targets: sniffed.targets};
@@ -660,28 +676,42 @@
   };
 
   for (const button of document.querySelectorAll("[data-download]")) {
-    button.addEventListener("click", async () => {
-      if (!current) return;
-      const [path, request, accept, suffix] = DOWNLOADS[button.dataset.download](current, button.dataset.to);
-      $("download-error").hidden = true;
-      $("convert-notes").hidden = true;
-      button.disabled = true;
-      const work = progress($("download-status"));
-      work.say(fmt(t.downloading, {what: button.textContent}));
-      try {
-        const response = await call(path, upload(current.file, request), accept);
-        save(await response.blob(), baseName(current.file.name) + suffix);
-        if (button.dataset.download === "convert") showConversion(response);
-        work.stop(true);
-      } catch (failure) {
-        work.stop(false);
-        if (!(failure instanceof ApiFailure)) throw failure;
-        showFailure($("download-error"), failure);
-      } finally {
-        button.disabled = false;
-        land(button);
+    button.addEventListener("click", () => download(button, false));
+  }
+
+  // `lossy`: a conversion asked again with allowLoss after the service listed what the target cannot carry (a
+  // 422 CONVERSION_LOSS told a person to "send request.allowLoss true", which the page gave no way to do)
+  async function download(button, lossy) {
+    if (!current) return;
+    const [path, asked, accept, suffix] = DOWNLOADS[button.dataset.download](current, button.dataset.to);
+    const request = lossy ? {...asked, allowLoss: true} : asked;
+    $("download-error").hidden = true;
+    $("convert-notes").hidden = true;
+    button.disabled = true;
+    const work = progress($("download-status"));
+    work.say(fmt(t.downloading, {what: button.textContent}));
+    try {
+      const response = await call(path, upload(current.file, request), accept);
+      save(await response.blob(), baseName(current.file.name) + suffix);
+      if (button.dataset.download === "convert") showConversion(response);
+      work.stop(true);
+    } catch (failure) {
+      work.stop(false);
+      if (!(failure instanceof ApiFailure)) throw failure;
+      showFailure($("download-error"), failure);
+      // only where the service says allowLoss helps (a structure the target syntax has no place for is refused
+      // with allowLoss too)
+      if (failure.error.errorCode === "CONVERSION_LOSS" && /allowLoss true/.test(failure.error.message) && !lossy) {
+        const again = el("button", fmt(t.convert_lossy, {what: button.textContent}), "secondary");
+        again.type = "button";
+        again.id = "convert-lossy";
+        again.addEventListener("click", () => download(button, true));
+        $("download-error").append(el("p", t.convert_lossy_hint), again);
       }
-    });
+    } finally {
+      button.disabled = false;
+      land(button);
+    }
   }
 
   // ---- generate -----------------------------------------------------------------------------------------------
@@ -787,6 +817,8 @@
     }
   });
   // ---- many invoices as a job (POST /v1/jobs), followed until it ends --------------------------------------------
+  const FOLDER_SUFFIXES = /\.(xml|pdf|eml|mbox|zip)$/i; // pipeline.cli.files.DOCUMENT_SUFFIXES, and ZIPs
+  const isDocument = (file) => FOLDER_SUFFIXES.test(file.name) && !file.name.startsWith("._");
   const jobError = $("job-error");
   let jobId = null;
   let jobHtml = false; // the job was asked for reports for people: its ZIP holds them
@@ -838,7 +870,15 @@
     event.preventDefault();
     jobError.hidden = true;
     if (!apiKey()) return showMessage(jobError, t.need_key), keyInput.focus();
-    const files = [...$("job-files").files, ...$("job-folder").files];
+    // a folder's documents as `pipeline jobs submit` takes a folder: its other files (a README, a spreadsheet,
+    // macOS's "._name") went up too and came back as "not well-formed XML"; they are named instead
+    const folder = [...$("job-folder").files];
+    const taken = folder.filter(isDocument);
+    const skipped = folder.filter((file) => !isDocument(file)).map((file) => file.webkitRelativePath || file.name);
+    const files = [...$("job-files").files, ...taken];
+    $("job-skipped").hidden = !skipped.length;
+    $("job-skipped").textContent = skipped.length ? fmt(t.job_skipped, {count: count(skipped.length),
+      names: skipped.slice(0, 10).join(", ") + (skipped.length > 10 ? ", …" : "")}) : "";
     if (!files.length) return showMessage(jobError, t.job_need_files), $("job-files").focus();
     const form = new FormData();
     for (const file of files) form.append("file", file, file.webkitRelativePath || file.name);
