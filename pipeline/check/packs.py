@@ -364,7 +364,7 @@ def _sweep(home: Path) -> None:
     folders deleted, a pack renamed away by `replace_dir` but not replaced put back, a removed one's rest deleted."""
     for stale in home.glob(".add-*"):
         shutil.rmtree(stale, ignore_errors=True)
-    for stale in home.glob(".install-*"):
+    for stale in (*home.glob(".install-*"), *home.glob("*/.install-*")):  # (the Factur-X copies stage in facturx/)
         shutil.rmtree(stale, ignore_errors=True)
     for old in home.glob("*/.*.old"):
         target = old.with_name(old.name[1:-len(".old")])

@@ -23,7 +23,7 @@ from pathlib import Path
 from lxml import etree
 
 from pipeline.check import optimise as optimiser
-from pipeline.check.packs import RulesError, replace_dir
+from pipeline.check.packs import RulesError, changing, replace_dir
 from pipeline.invoice.specs import PROFILES, RULES_RELEASE
 from pipeline.settings import get_settings
 
@@ -41,18 +41,21 @@ def _sha256(data: bytes) -> str:
 
 def install(rules_home: Path | None = None, optimise: bool = True) -> list[Path]:
     """Write the copies of every profile's stylesheet (replacing earlier ones at once); `optimise=False` removes
-    them. Returns the copies written."""
-    target = copies_dir(rules_home)
+    them. Returns the copies written. Under the rules home's lock that pack changes take (`packs.changing`): two
+    installs at once renamed each other's folders away in `replace_dir`."""
+    home = Path(rules_home or get_settings().rules_home)
+    target = copies_dir(home)
     _runnable.clear()
-    if not optimise:
-        shutil.rmtree(target, ignore_errors=True)
-        return []
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".install-", dir=target.parent) as tmp:
-        staging = Path(tmp) / "copies"
-        staging.mkdir()
-        copies = _write_copies(staging)
-        replace_dir(staging, target)  # a running service's new worker reads the old copies or the new ones
+    with changing(home):
+        if not optimise:
+            shutil.rmtree(target, ignore_errors=True)
+            return []
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".install-", dir=target.parent) as tmp:
+            staging = Path(tmp) / "copies"
+            staging.mkdir()
+            copies = _write_copies(staging)
+            replace_dir(staging, target)  # a running service's new worker reads the old copies or the new ones
     return [target / c["path"] for c in copies.values()]
 
 

@@ -807,6 +807,10 @@ def detail(code: str, field: str | None, message: str, rejected: Any = None) -> 
                        rejectedValue=rejected_value(rejected), message=f"{prefix}: {message}" if field else message)
 
 
+_JSON_KINDS = {"model_type": "must be a JSON object", "dict_type": "must be a JSON object",
+               "list_type": "must be a JSON array"}
+
+
 def from_pydantic(err: ValidationError, make_detail=None) -> list[ErrorDetail]:
     """pydantic's errors as ErrorDetails, each made by `make_detail(code, field, message, rejected)` (default:
     `detail`, which names the field's business term; the status messages' model names its MDT term)."""
@@ -822,6 +826,8 @@ def from_pydantic(err: ValidationError, make_detail=None) -> list[ErrorDetail]:
             msg, rejected = "is required", None
         elif kind == "extra_forbidden":
             msg, rejected = "is not a field of this object (unknown field)", e.get("input")
+        elif kind in _JSON_KINDS:   # pydantic names its Python class ("instance of GenerationConfig")
+            msg, rejected = _JSON_KINDS[kind], e.get("input")
         else:
             rejected = e.get("input")
         details.append(make_detail(code, field, msg[:1].lower() + msg[1:], rejected))
