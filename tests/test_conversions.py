@@ -52,13 +52,11 @@ _GROSS_PRICE = ("a charge and a second allowance on a line's gross price: EN 169
                 "(BT-147), yet no official rule flags the further ones (CII-SR-119 tests only the first)")
 _BASIS = ("net and gross price with different base quantities: EN 16931 has one BT-149 (UBL one BaseQuantity); "
           "no official rule flags the second")
-_UNTYPED = "an AdditionalReferencedDocument without a type code: BT-17, BT-122 or BT-128 by its place only"
 KNOWN_OTHER = {
     "realworld/corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushItemChargesAllowances.xml": _GROSS_PRICE,
     "corpus/en16931-cen/cii/examples/CII_business_example_01.xml": _BASIS,
     "corpus/en16931-cen/cii/examples/CII_example2.xml": _BASIS,
     "corpus/en16931-cen/cii/examples/CII_example5.xml": _BASIS,
-    "corpus/en16931-cen/cii/examples/XRechnung-O.xml": _UNTYPED,
     "corpus/en16931-cen/test/testfiles/ubl-tc434-test-1.xml":
         "the buyer's tax registration that is no VAT id (NO...MVA with a non-VAT scheme): EN 16931 has no term",
     "corpus/kosit-validator-configuration-tests/cen-unit-test/cii-br-ae-02-and-br-ae-03-with-bt-32.xml":
@@ -292,16 +290,37 @@ def test_the_attributes_of_an_empty_attachment_are_technical():
 
 def test_the_scheme_of_an_empty_electronic_address_is_technical():
     """An attribute qualifies its element's value: beside none (the CEN sample's empty buyer address with scheme
-    EM) it qualifies nothing, technical like an empty attachment's mimeCode and filename, never a loss. The sample's
-    untyped line references stay losses (KNOWN_OTHER)."""
-    data = (CORPUS / "en16931-cen/cii/examples/XRechnung-O.xml").read_bytes()
-    with pytest.raises(ApiError) as refused:
-        convert(data, "UBL")
-    assert len(refused.value.errors) == 2 and all(
-        "AdditionalReferencedDocument/ram:IssuerAssignedID" in e.message for e in refused.value.errors)
-    done = convert(data, "UBL", allow_loss=True)
-    assert [t["xpath"].rpartition("/")[2] for t in done.technical] == ["@schemeID"] and len(done.losses) == 2
+    EM) it qualifies nothing, technical like an empty attachment's mimeCode and filename, never a loss."""
+    done = convert((CORPUS / "en16931-cen/cii/examples/XRechnung-O.xml").read_bytes(), "UBL")
+    assert [t["xpath"].rpartition("/")[2] for t in done.technical] == ["@schemeID"] and done.losses == []
     assert official.cen(done.document).valid
+
+
+def _line_reference(type_code: str | None, guideline_id: str) -> bytes:
+    """XRechnung-O (its line references have no type code) with the lines' references typed so, under BT-24."""
+    tree = etree.parse(str(CORPUS / "en16931-cen/cii/examples/XRechnung-O.xml"))
+    ram = "{urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100}"
+    tree.find(f".//{ram}GuidelineSpecifiedDocumentContextParameter/{ram}ID").text = guideline_id
+    for reference in tree.iter(f"{ram}AdditionalReferencedDocument"):
+        if type_code is not None and reference.getparent().tag == f"{ram}SpecifiedLineTradeSettlement":
+            etree.SubElement(reference, f"{ram}TypeCode").text = type_code
+    return etree.tostring(tree, xml_declaration=True, encoding="UTF-8")
+
+
+@pytest.mark.parametrize("type_code, guideline_id, read", [
+    (None, EN16931_ID, True),      # EN 16931 binds no other document to a line: BT-128
+    ("130", EN16931_ID, True),
+    (None, EN16931_ID + "#conformant#urn:factur-x.eu:1p0:extended", False),  # EXTENDED has types 50 and 916 too
+    ("130", EN16931_ID + "#conformant#urn:factur-x.eu:1p0:extended", True),
+])
+def test_a_line_reference_without_type_code_is_the_object_identifier_except_in_extended(type_code, guideline_id,
+                                                                                       read):
+    parsed = parse(_line_reference(type_code, guideline_id))
+    assert [line.get("objectIdentifier") for line in parsed.invoice["invoiceLines"]] == (
+        ["50028642477"] * 2 if read else [None, None])
+    # what is not read is said so, never dropped in silence
+    unread = [u for u in parsed.unmapped if u["xpath"].endswith("AdditionalReferencedDocument/ram:IssuerAssignedID")]
+    assert len(unread) == (0 if read else 2)
 
 
 # ---- 3. Headers that say what the document says ----------------------------------------------------------------

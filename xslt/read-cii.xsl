@@ -28,6 +28,10 @@
   <xsl:variable name="tax-point-date-codes" as="map(xs:string, xs:string)" select="map{'5': '3', '29': '35', '72': '432'}"/>
 
   <xsl:variable name="transaction" select="/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction"/>
+  <!-- A Factur-X / ZUGFeRD EXTENDED invoice, or France's EXTENDED-CTC-FR built on it (by BT-24: `...:extended`,
+       `...:extended-ctc-fr`) -->
+  <xsl:variable name="extended" as="xs:boolean" select="contains(/rsm:CrossIndustryInvoice/
+      rsm:ExchangedDocumentContext/ram:GuidelineSpecifiedDocumentContextParameter[1]/ram:ID[1], ':extended')"/>
   <xsl:variable name="agreement" select="$transaction/ram:ApplicableHeaderTradeAgreement"/>
   <xsl:variable name="delivery" select="$transaction/ram:ApplicableHeaderTradeDelivery"/>
   <xsl:variable name="settlement" select="$transaction/ram:ApplicableHeaderTradeSettlement"/>
@@ -433,8 +437,11 @@
     <xsl:variable name="line-agreement" select="ram:SpecifiedLineTradeAgreement"/>
     <xsl:variable name="line-settlement" select="ram:SpecifiedLineTradeSettlement"/>
     <xsl:variable name="quantity" select="r:first(ram:SpecifiedLineTradeDelivery/ram:BilledQuantity)"/>
-    <!-- BT-128: the line's referenced document of type 130 -->
-    <xsl:variable name="object" select="$line-settlement/ram:AdditionalReferencedDocument[r:type-code(.) eq '130'][1]"/>
+    <!-- BT-128: the line's referenced document of type 130. EN 16931 binds no other document to a line, so an
+         untyped one is BT-128 too (as in the CEN example XRechnung-O; UBL's line reference likewise); Factur-X
+         EXTENDED allows types 50, 130 and 916 there (its code list 18): in it only a 130 is BT-128. -->
+    <xsl:variable name="object" select="$line-settlement/ram:AdditionalReferencedDocument[
+        r:type-code(.) = ('130', if ($extended) then () else '')][1]"/>
     <xsl:where-populated>
       <invoiceLine>
         <xsl:sequence select="r:leaf('lineIdentifier', $line-document/ram:LineID)"/>

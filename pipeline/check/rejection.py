@@ -39,6 +39,40 @@ _ALLOWANCE_CHARGE_ARRAYS = (("documentLevelAllowances[]", "documentLevelCharges[
                             ("invoiceLineAllowances[]", "invoiceLineCharges[]", _LINE_ALLOWANCE_CHARGE))
 
 
+def _step(name: str) -> re.Pattern:
+    """An XPath step of an element `name` (any prefix or EQName) with its position: `/ram:Name[2]`."""
+    return re.compile(r"(?:^|/)" + _PREFIX + name + _NS_PREDICATE + r"\[(\d+)\]")
+
+
+# Arrays whose items are the syntax's elements of one name, written in the request's order before any other element
+# of that name (a supporting document before BT-17's and BT-18's referenced documents): item = position - 1.
+_ITEM_STEPS = {
+    "additionalSupportingDocuments[]": {"CII": _step("AdditionalReferencedDocument"),
+                                        "UBL": _step("AdditionalDocumentReference")},
+    "itemAttributes[]": {"CII": _step("ApplicableProductCharacteristic"), "UBL": _step("AdditionalItemProperty")},
+    "thirdPartyPayments[]": {"UBL": _step("PrepaidPayment")},
+}
+_SUB_LINE_STEP = _step("SubInvoiceLine")   # the XRechnung extension's sub-lines (BG-DEX-01), UBL only
+# The further occurrences of a term section 2 has one field for (model.ADDITIONAL_OCCURRENCES): the syntax writes the
+# single field's element first and the array's items after it, so position k is the array's item k - 2.
+_FURTHER_STEPS = (   # (single field, array, whether the single field is a leaf rather than an object, steps)
+    ("invoiceNote", "additionalInvoiceNotes", True, {"CII": _step("IncludedNote"), "UBL": _step("Note")}),
+    ("classifiedIdentifier", "additionalClassifiedIdentifiers", True,
+     {"CII": _step("DesignatedProductClassification"), "UBL": _step("CommodityClassification")}),
+    ("precedingInvoiceReference", "additionalPrecedingInvoiceReferences", False,
+     {"CII": _step("InvoiceReferencedDocument"), "UBL": _step("BillingReference")}),
+    ("creditTransfer", "additionalCreditTransfers", False,
+     {"CII": _step("SpecifiedTradeSettlementPaymentMeans"), "UBL": _step("PaymentMeans")}),
+)
+# The seller's identifiers (BT-29: `identifier`, then `additionalIdentifiers`): UBL writes them in that order, CII
+# those without a scheme (ram:ID) before those with one (ram:GlobalID, the D16B schema's order).
+_SELLER_ID_STEP = {"CII": re.compile(r"SellerTradeParty" + _ANY_PREDICATES + "/" + _PREFIX + r"(ID|GlobalID)"
+                                     + _NS_PREDICATE + r"\[(\d+)\]"),
+                   "UBL": re.compile(r"AccountingSupplierParty" + _ANY_PREDICATES + "/" + _PREFIX + r"Party"
+                                     + _ANY_PREDICATES + "/" + _PREFIX + r"PartyIdentification" + _NS_PREDICATE
+                                     + r"\[(\d+)\]")}
+
+
 GENERATED_FAILED = "The generated document failed validation "  # the 422 message's start
 
 
@@ -69,9 +103,13 @@ def error_detail(issue: Issue, syntax: str, kept: dict[str, KeptAmount] | None =
     `written` (the request JSON the document was written from, calculated, see `as_json`): which of the fields a
     rule names the document has (`terms.field_for_rule`), and how many allowances precede the charges."""
     xpath = (issue.location.xpath if issue.location else None) or ""
-    field, bt = terms.field_for_rule(issue.code, xpath, (lambda f: has_value(f, written)) if written else None,
-                                     issue.message)
-    field = _numbered(field, xpath, syntax, written)
+    # which fields the document has: in the items the finding's XPath names (BR-52 on the third supporting document
+    # lacks its reference although the others have theirs)
+    present = (lambda f: has_value(_numbered(f, xpath, syntax, written), written)) if written else None
+    field, bt = terms.field_for_rule(issue.code, xpath, present, issue.message)
+    pattern, field = field, _numbered(field, xpath, syntax, written)
+    if field and terms.pattern_of(field) != pattern and terms.term_for(field) is not None:
+        bt = terms.term_for(field).bt or bt   # a charge's field where the rule's element was an allowance's
     amount = _kept_amount(field, kept or {})
     if amount is None:
         return ErrorDetail(code=issue.code, message=issue.message, field=field, businessTerm=bt,
@@ -103,9 +141,57 @@ def _numbered(field: str | None, xpath: str, syntax: str, written: dict | None) 
             continue
         before = len(listed or [])          # allowances come first
         position = int(match.group(1)) - 1 - (before if array == charges else 0)
+        if array == allowances and position >= before and _node(parent + "." + charges[:-2], written):
+            # a rule bound to either (CII writes both as one element): the element is a charge
+            field, array, position = field.replace(allowances, charges, 1), charges, position - before
         if 0 <= position and (array == charges or position < before):
             field = field.replace(array, f"{array[:-2]}[{position}]", 1)
+    sub_lines = _SUB_LINE_STEP.findall(xpath) if ".subInvoiceLines[]" in field and syntax == "UBL" else ()
+    if sub_lines:   # one pattern for sub-lines at any depth (terms.pattern_of): a step per level the XPath names
+        field = field.replace(".subInvoiceLines[]", "".join(f".subInvoiceLines[{int(k) - 1}]" for k in sub_lines), 1)
+    for array, steps in _ITEM_STEPS.items():
+        match = steps[syntax].search(xpath) if array in field and syntax in steps else None
+        if match:
+            field = field.replace(array, f"{array[:-2]}[{int(match.group(1)) - 1}]", 1)
+    return _further(_seller_identifier(field, xpath, syntax, written), xpath, syntax, written)
+
+
+def _further(field: str, xpath: str, syntax: str, written: dict | None) -> str:
+    """The field of the occurrence the finding's element is, the single field's or an array item's, either way
+    round (`...itemInformation.classifiedIdentifierSchemeId` <-> `...additionalClassifiedIdentifiers[1]
+    .classifiedIdentifierSchemeId`), when the request has that item."""
+    for first, array, leaf, steps in _FURTHER_STEPS:
+        single = re.fullmatch(rf"(.*)\.{first}(\w*)" if leaf else rf"(.*)\.{first}((?:\..*)?)", field)
+        listed = re.fullmatch(rf"(.*)\.{array}\[\]((?:\..*)?)", field)
+        match = steps[syntax].search(xpath) if single or listed else None
+        if not match:
+            continue
+        owner, rest = (single or listed).groups()
+        if listed and leaf:   # `.additionalInvoiceNotes[].invoiceNoteSubjectCode`: the single field's suffix
+            rest = rest[len(first) + 1:] if rest else ""
+        item = f"{owner}.{array}[{int(match.group(1)) - 2}]"
+        if int(match.group(1)) == 1:
+            return f"{owner}.{first}{rest}"
+        if _node(item, written) is not None:
+            return item + (f".{first}{rest}" if leaf and (rest or single) else rest)
     return field
+
+
+def _seller_identifier(field: str, xpath: str, syntax: str, written: dict | None) -> str:
+    """`invoice.seller.identifier[SchemeId]` -> the identifier of `additionalIdentifiers` the finding's element is."""
+    name = re.fullmatch(r"invoice\.seller\.(identifier(?:SchemeId)?)", field or "")
+    match = _SELLER_ID_STEP[syntax].search(xpath) if name and syntax in _SELLER_ID_STEP else None
+    seller = _node("invoice.seller", written) if match else None
+    if not isinstance(seller, dict):
+        return field
+    ids = [("invoice.seller", seller)] + [(f"invoice.seller.additionalIdentifiers[{i}]", extra)
+                                         for i, extra in enumerate(seller.get("additionalIdentifiers") or [])]
+    ids = [(path, extra) for path, extra in ids if extra.get("identifier")]
+    if syntax == "CII":
+        scheme = match.group(1) == "GlobalID"
+        ids = [(path, extra) for path, extra in ids if bool(extra.get("identifierSchemeId")) == scheme]
+    position = int(match.group(len(match.groups()))) - 1
+    return f"{ids[position][0]}.{name.group(1)}" if position < len(ids) else field
 
 
 _STEP = re.compile(r"([^.\[\]]+)((?:\[\d*\])*)")

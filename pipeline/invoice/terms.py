@@ -212,7 +212,12 @@ _NET = f"{C_LINE}/ram:SpecifiedLineTradeAgreement/ram:NetPriceProductTradePrice"
 _GROSS = f"{C_LINE}/ram:SpecifiedLineTradeAgreement/ram:GrossPriceProductTradePrice"
 # BT-149/150: on the net price, or on the gross price where only that has them (as the XRechnung testsuite writes)
 _BASIS = f"({_NET}/ram:BasisQuantity | {_GROSS}[not(../ram:NetPriceProductTradePrice/ram:BasisQuantity)]/ram:BasisQuantity)"
-# BT-128: a line's document reference of type 130 (written so; the CEN examples leave the type code out)
+# BT-128: a line's document reference of type 130 (written so; the CEN examples leave the type code out). In CII an
+# untyped one too, as EN 16931 binds no other document to a line, except in Factur-X EXTENDED (and EXTENDED-CTC-FR),
+# whose lines have documents of types 50 and 916 as well (xslt/read-cii.xsl)
+_C_LINE_OBJECT = (f"{C_LSET}/ram:AdditionalReferencedDocument[ram:TypeCode='130' or not(ram:TypeCode) and not("
+                  "contains(/rsm:CrossIndustryInvoice/rsm:ExchangedDocumentContext/"
+                  "ram:GuidelineSpecifiedDocumentContextParameter/ram:ID, ':extended'))]")
 _U_LINE_OBJECT = f"{U_LINE}/cac:DocumentReference[not(cbc:DocumentTypeCode) or cbc:DocumentTypeCode='130']"
 _I = "invoice"
 _L = "invoice.invoiceLines[]"
@@ -521,10 +526,10 @@ TERMS: tuple[Term, ...] = tuple([
     Term(f"{_L}.note", "BT-127", "Invoice line note",
          f"{C_LINE}/ram:AssociatedDocumentLineDocument/ram:IncludedNote/ram:Content", f"{U_LINE}/cbc:Note"),
     Term(f"{_L}.objectIdentifier", "BT-128", "Invoice line object identifier",
-         f"{C_LSET}/ram:AdditionalReferencedDocument[ram:TypeCode='130']/ram:IssuerAssignedID",
+         f"{_C_LINE_OBJECT}/ram:IssuerAssignedID",
          f"{_U_LINE_OBJECT}/cbc:ID", extension=True),
     Term(f"{_L}.objectIdentifierSchemeId", "BT-128-1", "Invoice line object identifier scheme identifier",
-         f"{C_LSET}/ram:AdditionalReferencedDocument[ram:TypeCode='130']/ram:ReferenceTypeCode",
+         f"{_C_LINE_OBJECT}/ram:ReferenceTypeCode",
          f"{_U_LINE_OBJECT}/cbc:ID/@schemeID", extension=True),
     # Factur-X EXTENDED's line hierarchy: CII only (the CEN rules warn of UBL's cac:SubInvoiceLine, UBL-CR-646)
     Term(f"{_L}.parentLineIdentifier", "BT-X-304", "Parent line identifier",
@@ -632,7 +637,7 @@ BY_PATH: dict[str, Term] = {t.json_path: t for t in TERMS}
 # from the rule contexts of the CEN Schematron (EN16931-*-codes.sch).
 _CODE_LIST_RULE_TERMS: dict[str, tuple[str, ...]] = {
     "BR-CL-01": ("BT-3",), "BR-CL-03": ("BT-5",), "BR-CL-04": ("BT-5",), "BR-CL-05": ("BT-6",),
-    "BR-CL-06": ("BT-8",), "BR-CL-07": ("BT-18-1",), "BR-CL-08": ("BT-21",),
+    "BR-CL-06": ("BT-8",), "BR-CL-07": ("BT-18-1", "BT-128-1"), "BR-CL-08": ("BT-21",),
     "BR-CL-10": ("BT-29-1", "BT-46-1", "BT-60-1", "BT-71-1", "BT-157-1"),
     "BR-CL-11": ("BT-30-1", "BT-47-1", "BT-61-1"), "BR-CL-13": ("BT-158-1",),
     "BR-CL-14": ("BT-40", "BT-55", "BT-69", "BT-80"), "BR-CL-15": ("BT-159",), "BR-CL-16": ("BT-81",),

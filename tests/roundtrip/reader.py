@@ -60,7 +60,11 @@ class G:
 
 
 _SETTLE = "rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeSettlement"
-_LINE_OBJECT = "ram:SpecifiedLineTradeSettlement/ram:AdditionalReferencedDocument[ram:TypeCode='130']"
+# CII: type code 130, or none (EN 16931 binds no other document to a line; the CEN example XRechnung-O leaves it out)
+# where the invoice is no Factur-X EXTENDED, whose lines have documents of types 50 and 916 too
+_LINE_OBJECT = ("ram:SpecifiedLineTradeSettlement/ram:AdditionalReferencedDocument[ram:TypeCode='130' or "
+                "not(ram:TypeCode) and not(contains(/rsm:CrossIndustryInvoice/rsm:ExchangedDocumentContext/"
+                "ram:GuidelineSpecifiedDocumentContextParameter/ram:ID, ':extended'))]")
 # UBL: the line's document reference is BT-128 (type code 130, which the CEN examples leave out; Peppol R101)
 _U_LINE_OBJECT = "cac:DocumentReference[not(cbc:DocumentTypeCode) or cbc:DocumentTypeCode='130']"
 # BT-8 in CII is the UNTDID 2475 code; the model (and UBL) use the semantic model's UNTDID 2005 code
