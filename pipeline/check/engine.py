@@ -212,8 +212,24 @@ def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | No
         rule_id, flag, location, text = values[i:i + 4]
         severity = severity_of_flag(levels.get(rule_id, flag or None))
         where = doc.locate(location) if doc is not None and n < MAX_LOCATED else Location(xpath=location or None)
-        issues.append(Issue(severity, rule_id or "SCHEMATRON", text, where))
+        issues.append(Issue(severity, finding_code(rule_id, text), text, where))
     return issues
+
+
+# An assert the official rules left without an id may still name its rule where the packs put it, in front of its
+# text (`[BR-FXEXT-04]-To ensure ...`, the EXTENDED-CTC-FR Schematron): that rule is its code. The Factur-X profile
+# Schematron's reports of an element or attribute its profile does not use ("... marked as not used in the given
+# context.") name none, nor do their rules or patterns (no id in the official source either): NO_ID.
+_ID_IN_TEXT = re.compile(r"\[([A-Za-z][\w.-]*)\]")
+NO_ID = "SCHEMATRON"
+
+
+def finding_code(rule_id: str, text: str) -> str:
+    """A Schematron finding's code: the assert's id, else the rule id its text starts with, else NO_ID."""
+    if rule_id:
+        return rule_id
+    named = _ID_IN_TEXT.match(text)
+    return named.group(1) if named else NO_ID
 
 
 # The official rules test an attached document (BT-125) for presence and count, never its base64 content, which
