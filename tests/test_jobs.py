@@ -27,7 +27,7 @@ import requests
 from pipeline.storage.jobs import Outcome
 from pipeline.storage.postgres import PostgresStore
 from pipeline.storage.sqlite import SqliteStore
-from tests.test_platform_helpers import REPO, Server, cli, pg_url, serve_with_key
+from tests.test_platform_helpers import REPO, Server, cli, pg_url, serve_with_key, sqlite_platform
 
 SHARED = REPO.parent / "shared"
 TYPICAL = SHARED / "corpus/xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml"
@@ -426,17 +426,9 @@ def test_an_upload_over_the_job_limit_is_413_and_leaves_nothing(tmp_path, monkey
 @pytest.fixture
 def in_process(tmp_path, monkeypatch):
     """The app in this process with a key (SQLite under tmp_path): (client, its Authorization header)."""
-    from pipeline.settings import get_settings
-    from tests.test_platform_helpers import Platform
-
-    monkeypatch.setenv("EINVOICE_DATA_DIR", str(tmp_path))
-    get_settings.cache_clear()
-    try:
-        platform = Platform(SqliteStore(tmp_path / "s.sqlite3"))
+    with sqlite_platform(tmp_path, monkeypatch) as platform:
         _, token = platform.key(100)
         yield platform.client, {"Authorization": f"Bearer {token}"}
-    finally:
-        get_settings.cache_clear()
 
 
 def _posted(in_process, body: bytes, ctype: str) -> dict:

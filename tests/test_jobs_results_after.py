@@ -21,7 +21,7 @@ from pipeline.storage.jobs import Outcome
 from pipeline.storage.postgres import PostgresStore
 from pipeline.storage.sqlite import SqliteStore
 from tests.test_jobs import archive, job_store, submit, wait_for  # noqa: F401 - job_store: a fixture
-from tests.test_platform_helpers import REPO, Platform, pg_url, serve_with_key
+from tests.test_platform_helpers import REPO, pg_url, serve_with_key, sqlite_platform
 
 NAMES = ["a.xml", "b.xml", "c.xml", "d.xml", "e.xml"]
 SPANS = {i: (i, 1) for i in range(5)}
@@ -88,16 +88,9 @@ def test_the_upgrade_numbers_the_results_recorded_before_in_archive_order(tmp_pa
 @pytest.fixture
 def app(tmp_path, monkeypatch):
     """The app in this process on a SQLite store: (client, store, the key's Authorization header, its key id)."""
-    from pipeline.settings import get_settings
-
-    monkeypatch.setenv("EINVOICE_DATA_DIR", str(tmp_path))
-    get_settings.cache_clear()
-    try:
-        platform = Platform(SqliteStore(tmp_path / "s.sqlite3"))
+    with sqlite_platform(tmp_path, monkeypatch) as platform:
         key_id, token = platform.key(100)
         yield platform.client, platform.store, {"Authorization": f"Bearer {token}"}, key_id
-    finally:
-        get_settings.cache_clear()
 
 
 def _lines(text: str) -> list[str]:

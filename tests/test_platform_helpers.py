@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import falcon
@@ -23,6 +24,7 @@ import pytest
 from pipeline.service import apikeys
 from pipeline.service.app import create_app
 from pipeline.service.platform import Backends, PlatformConfig
+from pipeline.settings import get_settings
 from pipeline.storage.postgres import PostgresStore
 from pipeline.storage.ratelimit import MemoryLimiter, RedisLimiter, SqliteLimiter
 from pipeline.storage.sqlite import SqliteStore
@@ -83,6 +85,18 @@ def store(request, tmp_path):
     if isinstance(s, PostgresStore):
         s.drop_schema()
     s.close()
+
+
+@contextmanager
+def sqlite_platform(tmp_path, monkeypatch):
+    """A Platform on a SQLite store under `tmp_path`, the settings reading their data folder (the jobs' files) there
+    too while it is used."""
+    monkeypatch.setenv("EINVOICE_DATA_DIR", str(tmp_path))
+    get_settings.cache_clear()
+    try:
+        yield Platform(SqliteStore(tmp_path / "s.sqlite3"))
+    finally:
+        get_settings.cache_clear()
 
 
 class Platform:
