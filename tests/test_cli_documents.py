@@ -11,9 +11,11 @@ import pikepdf
 import pytest
 
 from conftest import CORPUS
+from mailbuild import zipped
 from pipeline.cli import main
 from pipeline.cli.golden import FIXTURES
 from test_platform_helpers import REPO
+from tests.test_jobs import documents
 
 REQUEST = FIXTURES / "vat-g-export.json"
 
@@ -94,20 +96,45 @@ def test_validate_an_empty_folder_is_an_error_and_skipped_files_are_named(tmp_pa
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["validate", str(empty)]) == 2
-    assert "no e-invoice (*.xml, *.pdf, *.eml, *.mbox) in" in capsys.readouterr().err
+    assert "no e-invoice (*.xml, *.pdf, *.eml, *.mbox or *.zip) in" in capsys.readouterr().err
     folder = tmp_path / "inbox"
     folder.mkdir()
     (folder / "notes.txt").write_text("not an invoice")
     (folder / "a.xml").write_bytes((CORPUS / "kosit-validator-configuration-tests/instances/ubl006.xml").read_bytes())
     assert main(["validate", str(folder), "--jobs", "1", "--spec", "en16931"]) == 1
     out = capsys.readouterr()
-    assert "skipped 1 file that is not *.xml, *.pdf, *.eml or *.mbox: notes.txt" in out.err
+    assert "skipped 1 file that is not *.xml, *.pdf, *.eml, *.mbox or *.zip: notes.txt" in out.err
     # the summary table names each invalid document's first error code
     row = next(line for line in out.out.splitlines() if line.startswith("a.xml"))
     from pipeline.flows.validate_xml import validate_xml
     report = validate_xml((folder / "a.xml").read_bytes(), "en16931", content_checks=True)
     assert "INVALID" in row and row.split()[-1] == next(i.code for i in report.issues if i.severity == "ERROR")
     assert "1 document: 0 valid, 1 invalid" in out.out
+
+
+def test_a_folders_zips_are_opened_as_a_named_zip_is(tmp_path, capsys):
+    """A ZIP in a folder was skipped (the page sends a folder's ZIPs): each member is a document, named under the
+    ZIP's path in the folder, the same verdicts as the ZIP named; a ZIP inside it is refused (NESTED_ARCHIVE)."""
+    valid, invalid = documents()
+    folder = tmp_path / "month"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.xml").write_bytes(valid)
+    pack = folder / "sub" / "pack.zip"
+    pack.write_bytes(zipped([("b.xml", valid), ("c.xml", invalid), ("inner.zip", zipped([("d.xml", valid)]))]))
+    (folder / "damaged.zip").write_bytes(b"PK\x03\x04 cut short")
+    assert main(["validate", str(folder), "--json", "--jobs", "1"]) == 2  # the nested ZIP: an error entry
+    out = capsys.readouterr()
+    assert "skipped" not in out.err
+    results = {r["name"]: r for r in json.loads(out.out)["results"]}
+    assert sorted(results) == ["a.xml", "damaged.zip", "sub/pack.zip/b.xml", "sub/pack.zip/c.xml",
+                               "sub/pack.zip/inner.zip"]
+    assert results["damaged.zip"]["error"]["code"] == "INVALID_ARCHIVE"  # one entry, not the run refused
+    assert results["sub/pack.zip/inner.zip"]["error"]["code"] == "NESTED_ARCHIVE"
+    main(["validate", str(pack), "--json", "--jobs", "1"])
+    named = {r["name"]: r for r in json.loads(capsys.readouterr().out)["results"]}
+    for member in ("b.xml", "c.xml"):
+        assert results[f"sub/pack.zip/{member}"]["report"]["valid"] == named[member]["report"]["valid"]
+    assert results["sub/pack.zip/b.xml"]["report"]["valid"] and not results["sub/pack.zip/c.xml"]["report"]["valid"]
 
 
 def test_a_file_name_that_is_no_utf8_is_named_as_it_reads_not_a_traceback(tmp_path, capsys):

@@ -11,13 +11,15 @@ from typing import Iterable, Iterator
 from pipeline import unpack
 from pipeline.unpack.members import OS_METADATA_HEAD, windows_device
 
-MAIL_SUFFIXES = (".eml", ".mbox")
-DOCUMENT_SUFFIXES = (".xml", ".pdf") + MAIL_SUFFIXES
+# a folder's files opened as when named: each member of a ZIP, each invoice of a message a document of its own
+CONTAINER_SUFFIXES = (".zip", ".eml", ".mbox")
+DOCUMENT_SUFFIXES = (".xml", ".pdf") + CONTAINER_SUFFIXES
+READ = "*.xml, *.pdf, *.eml, *.mbox or *.zip"  # DOCUMENT_SUFFIXES in words
 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
-    """The files named, a folder's e-invoice files and e-mails (*.xml, *.pdf, *.eml, *.mbox, recursively, sorted)
-    in their place; in a folder, what the operating system keeps beside documents (macOS's "._name") is left out."""
+    """The files named, a folder's e-invoice files, e-mails and ZIPs (DOCUMENT_SUFFIXES, recursively, sorted) in
+    their place; in a folder, what the operating system keeps beside documents (macOS's "._name") is left out."""
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -112,12 +114,11 @@ class Progress:
 
 
 def say_skipped(folder: Path, program: str) -> None:
-    """A folder's files that are not read (not *.xml / *.pdf / *.eml / *.mbox), named on stderr: nothing is left
-    out unsaid."""
+    """A folder's files that are not read (not DOCUMENT_SUFFIXES), named on stderr: nothing is left out unsaid."""
     skipped = sorted(shown(p.relative_to(folder)) for p in folder.rglob("*")
                      if p.is_file() and p.suffix.lower() not in DOCUMENT_SUFFIXES)
     if skipped:
         listed = ", ".join(skipped[:10]) + (f", ... (+{len(skipped) - 10})" if len(skipped) > 10 else "")
         print(f"{program}: {shown(folder)}: skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'} "
-              f"that {'is' if len(skipped) == 1 else 'are'} not *.xml, *.pdf, *.eml or *.mbox: {listed}",
+              f"that {'is' if len(skipped) == 1 else 'are'} not {READ}: {listed}",
               file=sys.stderr)

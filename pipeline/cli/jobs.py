@@ -69,7 +69,8 @@ def _call(args, method: str, path: str, data=None, headers=None, stream: bool = 
 def _uploads(paths: list[Path]) -> list[tuple[str, Path]]:
     """(name, file) of each `file` part: every file as it is, each its own part (a ZIP or an e-mail is opened by
     the service, as `pipeline validate` opens them: in one ZIP of them all, they were NESTED_ARCHIVE), a folder's
-    documents named by their path in it (its other files named on stderr, as `pipeline validate` does)."""
+    documents, e-mails and ZIPs named by their path in it (its other files named on stderr, as `pipeline validate`
+    does)."""
     out = []
     for given in paths:
         if not given.is_dir():

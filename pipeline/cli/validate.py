@@ -30,7 +30,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from pipeline.check.detect import is_pdf, route
-from pipeline.cli.files import MAIL_SUFFIXES, Progress, expand, is_archive, safe_name, say_skipped, shown
+from pipeline.cli.files import CONTAINER_SUFFIXES, READ, Progress, expand, is_archive, safe_name, say_skipped, shown
 from pipeline.cli.generate import is_stdio, output_refused
 from pipeline.errors import ApiError
 from pipeline.settings import get_settings
@@ -256,8 +256,9 @@ def _jobs_of(args) -> list[tuple | dict]:
     unpacker = Unpacker(Limits(max_files=1 << 20, max_member=get_settings().max_upload_bytes, max_total=1 << 34))
 
     def unpacked(path: Path, prefix: str) -> list[tuple | dict]:
-        return [entry(m, None) if m.error else (m.name, None, m.data) + common + (m.email,)
-                for m in unpacker.file(shown(path.name), path, prefix)]
+        """A named file's documents; a folder's (`prefix`: its path there) no readable ZIP is an entry of its own."""
+        members = (unpacker.one_of_several if prefix else unpacker.file)(shown(path.name), path, prefix)
+        return [entry(m, None) if m.error else (m.name, None, m.data) + common + (m.email,) for m in members]
 
     jobs = []
     for path in args.file:
@@ -267,7 +268,8 @@ def _jobs_of(args) -> list[tuple | dict]:
             say_skipped(path, "pipeline validate")
             for p in expand([path]):
                 name = shown(p.relative_to(path))
-                jobs += unpacked(p, name) if p.suffix.lower() in MAIL_SUFFIXES else [(name, p, None) + common + (None,)]
+                jobs += (unpacked(p, name) if p.suffix.lower() in CONTAINER_SUFFIXES
+                         else [(name, p, None) + common + (None,)])
         elif is_stdio(path):  # `-` among several: stdin read here, as one document
             jobs.append(("(stdin)", None, sys.stdin.buffer.read()) + common + (None,))
         else:
@@ -282,7 +284,7 @@ def _run_many(args) -> int:
         print(f"pipeline validate: {exc.error_code}: {exc.message}", file=sys.stderr)
         return 2
     if not jobs:
-        print(f"pipeline validate: no e-invoice (*.xml, *.pdf, *.eml, *.mbox) in {', '.join(map(str, args.file))}",
+        print(f"pipeline validate: no e-invoice ({READ}) in {', '.join(map(str, args.file))}",
               file=sys.stderr)
         return 2
     refused = {n: j for n, j in enumerate(jobs) if isinstance(j, dict)}

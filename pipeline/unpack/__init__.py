@@ -53,17 +53,17 @@ class Unpacker:
         self.room = Room(limits.max_total)
         self.unreadable: ApiError | None = None  # the first file `one_of_several` found no readable ZIP
 
-    def one_of_several(self, name: str, source: bytes | Path) -> Iterator[Member]:
+    def one_of_several(self, name: str, source: bytes | Path, prefix: str = "") -> Iterator[Member]:
         """`file` for one of several uploaded files: one that is no readable ZIP (damaged, cut short, 0 bytes named
         .zip) is an INVALID_ARCHIVE entry of its own, as a damaged member is, so that one bad file of a folder's 300
         does not refuse the other 299 (a 400). An upload of that file alone is still refused as a whole."""
         try:
-            yield from self.file(name, source)
+            yield from self.file(name, source, prefix)
         except ApiError as exc:
             if exc.error_code != "INVALID_ARCHIVE":  # (an archive is read as a whole before its first member)
                 raise
             self.unreadable = self.unreadable or exc  # what refuses an upload of this one file
-            yield Member(name, error=("INVALID_ARCHIVE", exc.message.replace("The 'file' part", "The file")))
+            yield Member(prefix or name, error=("INVALID_ARCHIVE", exc.message.replace("The 'file' part", "The file")))
 
     def file(self, name: str, source: bytes | Path, prefix: str = "") -> Iterator[Member]:
         """The documents of one uploaded file (its bytes, or a path for a file far larger than memory: a job's

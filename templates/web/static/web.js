@@ -817,7 +817,7 @@
     }
   });
   // ---- many invoices as a job (POST /v1/jobs), followed until it ends --------------------------------------------
-  const FOLDER_SUFFIXES = /\.(xml|pdf|eml|mbox|zip)$/i; // pipeline.cli.files.DOCUMENT_SUFFIXES, and ZIPs
+  const FOLDER_SUFFIXES = /\.(xml|pdf|eml|mbox|zip)$/i; // pipeline.cli.files.DOCUMENT_SUFFIXES
   const isDocument = (file) => FOLDER_SUFFIXES.test(file.name) && !file.name.startsWith("._");
   const jobError = $("job-error");
   let jobId = null;
