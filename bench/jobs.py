@@ -3,9 +3,10 @@
 
     python3 bench/jobs.py [--documents 10000] [--rounds 1] [--no-mbox]
     python3 bench/jobs.py --small-behind 2000 [--storage postgres|embedded] [--workers 2]
+    python3 bench/jobs.py --compare OTHER_CHECKOUT [--documents 2000] [--rounds 2]
 
 The documents are the typical one-line XRechnung CII invoice of the official test suite (01.01a). Workers are
-started and warmed (a small job that every worker takes part in) before the clock runs; the clock runs from the
+started and warmed (a small job per worker) before the clock runs; the clock runs from the
 202 of the submission to the job's `done`. Same run, alternating: 1 worker, 2 workers, (1, 2, ... with --rounds),
 each right after its baseline: the validate flow in this process, one document after another (what one worker
 process does per request, without HTTP), which the job's throughput per worker should reach to >= 90 %. The
@@ -18,6 +19,12 @@ with 2 workers: documents/s, and the submission's time, which now unpacks every 
 on the embedded pool (`pipeline worker` processes on a SQLite store; the bench's own process works on nothing):
 how long the small job takes from its 202 to its `done`, and the big one from its own. First come, first served,
 the small one waited for (nearly) the whole big one; taking turns, one chunk at most.
+
+--compare OTHER_CHECKOUT: this code against another checkout's (`git worktree add /tmp/before <commit>`) in one
+run, alternating (which goes first alternates by round), on the embedded pool with 1 and 2 workers and on
+PostgreSQL with 2 (--setups: some of them): each a separate process of this script running that checkout's `pipeline` (`--code`), its
+workers started and warmed once, then a job of --documents alone (documents/s), then the same job with a
+5-document job right behind it (the big one's documents/s, the small one's wait).
 """
 from __future__ import annotations
 
@@ -35,7 +42,7 @@ import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+CODE = REPO  # the checkout whose `pipeline` runs (--code): this process's and its workers'
 TYPICAL = REPO.parent / "shared/corpus/xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml"
 PG = os.environ.get("EINVOICE_TEST_POSTGRES", "postgresql://127.0.0.1:5432/test")
 
@@ -116,56 +123,78 @@ class Bench:
 
     def workers(self, n: int) -> list[subprocess.Popen]:
         self.log = open(self.tmp / f"workers-{time.monotonic_ns()}.log", "w+b")
-        procs = [subprocess.Popen([sys.executable, "-m", "pipeline", "worker"], cwd=REPO, env={**os.environ},
+        procs = [subprocess.Popen([sys.executable, "-m", "pipeline", "worker"], cwd=CODE, env={**os.environ},
                                   stdout=self.log, stderr=subprocess.STDOUT) for _ in range(n)]
-        warm, _ = self.submit(archive(100 * 4 * n))  # chunks for every worker: each one's first chunk is cold
-        self.wait(warm)
+        # chunks for every worker: each one's first chunk is cold (a job per worker: the embedded pool works on a
+        # job in one process at a time)
+        for warm in [self.submit(archive(100 * 4))[0] for _ in range(n)]:
+            self.wait(warm)
         return procs
 
     def run(self, n_workers: int, body: bytes, n_docs: int, baseline: float, filename: str = "documents.zip") -> float:
         procs = self.workers(n_workers)
         try:
-            job_id, upload = self.submit(body, filename)
-            t = time.perf_counter()
-            self.wait(job_id)
-            rate = n_docs / (time.perf_counter() - t)
+            rate = self.alone(body, n_docs, filename)
             rss = [peak_rss_mb(p.pid) for p in procs]
         finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                p.wait(60)
+            self.stop(procs)
         self.log.seek(0)
         log = self.log.read().decode("utf-8", "replace")
         retried = log.count("of a stalled worker goes back")  # a chunk redone: work twice, never a count twice
         print(f"  {filename}, {n_workers} worker(s): {rate:7.1f} documents/s ({rate / n_workers:6.1f} per worker, "
-              f"{rate / n_workers / baseline:.0%} of the flow alone just before), submission {upload:.1f} s, "
+              f"{rate / n_workers / baseline:.0%} of the flow alone just before), submission {self.upload:.1f} s, "
               f"peak RSS per worker {', '.join(f'{r:.0f} MB' for r in rss)}, chunks retried {retried}", flush=True)
         return rate
 
+    def alone(self, body: bytes, n_docs: int, filename: str = "documents.zip") -> float:
+        """documents/s of one job, from its 202 to its `done`, nothing else submitted."""
+        job_id, self.upload = self.submit(body, filename)
+        t = time.perf_counter()
+        self.wait(job_id)
+        return n_docs / (time.perf_counter() - t)
+
+    def big_and_small(self, n_big: int) -> tuple[float, float]:
+        """(seconds from the 202 of a 5-document job submitted right after an `n_big` one to its `done`, seconds
+        of the big one from its own 202 to its `done`)."""
+        big, _ = self.submit(archive(n_big))
+        started = time.perf_counter()
+        small, _ = self.submit(archive(5))
+        submitted = time.perf_counter()
+        ended: dict[str, float] = {}
+        while len(ended) < 2:
+            for job_id in (big, small):
+                if job_id not in ended and not self.store.get_job(job_id).active:
+                    self.wait(job_id)  # (done, every document valid)
+                    ended[job_id] = time.perf_counter()
+            time.sleep(0.05)
+        return ended[small] - submitted, ended[big] - started
+
     def small_behind(self, n_big: int, n_workers: int, storage: str) -> float:
-        """Seconds from the 202 of a 5-document job submitted right after an `n_big` one to its `done`."""
         procs = self.workers(n_workers)
         try:
-            big, _ = self.submit(archive(n_big))
-            started = time.perf_counter()
-            small, _ = self.submit(archive(5))
-            submitted = time.perf_counter()
-            ended: dict[str, float] = {}
-            while len(ended) < 2:
-                for job_id in (big, small):
-                    if job_id not in ended and not self.store.get_job(job_id).active:
-                        self.wait(job_id)  # (done, every document valid)
-                        ended[job_id] = time.perf_counter()
-                time.sleep(0.05)
+            small, big = self.big_and_small(n_big)
         finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                p.wait(60)
-        print(f"  {storage}, {n_workers} worker(s): the 5-document job done {ended[small] - submitted:.1f} s after "
-              f"its submission, the {n_big}-document job {ended[big] - started:.1f} s after its own", flush=True)
-        return ended[small] - submitted
+            self.stop(procs)
+        print(f"  {storage}, {n_workers} worker(s): the 5-document job done {small:.1f} s after its submission, "
+              f"the {n_big}-document job {big:.1f} s after its own", flush=True)
+        return small
+
+    def session(self, n_workers: int, n_docs: int) -> dict:
+        """--compare's measurements in one set of warm workers: a job alone, then the same with a small one behind."""
+        procs = self.workers(n_workers)
+        try:
+            alone = self.alone(archive(n_docs), n_docs)
+            small, big = self.big_and_small(n_docs)
+        finally:
+            self.stop(procs)
+        return {"alone": alone, "big": n_docs / big, "small": small}
+
+    @staticmethod
+    def stop(procs: list[subprocess.Popen]) -> None:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(60)
 
     def close(self) -> None:
         if hasattr(self.store, "drop_schema"):
@@ -185,19 +214,61 @@ def flow_rate(seconds: float = 8.0) -> float:
     return n / (time.perf_counter() - t)
 
 
+SETUPS = (("embedded", 1), ("embedded", 2), ("postgres", 2))
+
+
+def compare(other: Path, n_docs: int, rounds: int, setups=SETUPS) -> None:
+    """This checkout against `other`, alternating (module docstring); a table of medians at the end."""
+    codes = {"this": REPO, "other": other.resolve()}
+    print(f"{n_docs} documents, this checkout against {codes['other']}, {rounds} round(s), {os.cpu_count()} CPU(s)",
+          flush=True)
+    got: dict[tuple, list[dict]] = {}
+    for r in range(rounds):
+        for storage, n in setups:
+            for name in (("other", "this") if r % 2 == 0 else ("this", "other")):
+                out = subprocess.run([sys.executable, __file__, "--code", str(codes[name]), "--session",
+                                      "--storage", storage, "--workers", str(n), "--documents", str(n_docs)],
+                                     capture_output=True, text=True, check=True)
+                m = json.loads(out.stdout.strip().splitlines()[-1])
+                got.setdefault((storage, n, name), []).append(m)
+                print(f"  round {r + 1}, {storage}, {n} worker(s), {name}: alone {m['alone']:.1f} documents/s, "
+                      f"with a small job behind {m['big']:.1f} documents/s, the small one {m['small']:.1f} s "
+                      f"(load {os.getloadavg()[0]:.1f})", flush=True)
+    print("medians: engine, workers, code: alone documents/s | big with small behind documents/s | small's wait s")
+    for storage, n in setups:
+        for name in ("other", "this"):
+            ms = got[(storage, n, name)]
+            print(f"  {storage}, {n}, {name}: " + " | ".join(
+                f"{statistics.median(m[k] for m in ms):.1f}" for k in ("alone", "big", "small")), flush=True)
+
+
 def main() -> None:
+    global CODE
     ap = argparse.ArgumentParser()
     ap.add_argument("--documents", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--no-mbox", action="store_true", help="leave out the .mbox run")
     ap.add_argument("--small-behind", type=int, metavar="N", help="only: a 5-document job right after an N one")
     ap.add_argument("--storage", choices=("postgres", "embedded"), default="postgres",
-                    help="--small-behind: the job engine (default postgres)")
-    ap.add_argument("--workers", type=int, default=2, help="--small-behind: worker processes (default 2)")
+                    help="--small-behind, --session: the job engine (default postgres)")
+    ap.add_argument("--workers", type=int, default=2, help="--small-behind, --session: worker processes (default 2)")
+    ap.add_argument("--compare", type=Path, metavar="OTHER_CHECKOUT", help="this code against another checkout's")
+    ap.add_argument("--code", type=Path, default=REPO, help="(--compare) the checkout whose `pipeline` runs")
+    ap.add_argument("--session", action="store_true", help="(--compare) one setup's measurements, as JSON")
+    ap.add_argument("--setups", nargs="+", metavar="ENGINE:WORKERS", help="--compare: only these (embedded:2 ...)")
     args = ap.parse_args()
+    if args.compare:
+        setups = [(e, int(n)) for e, n in (x.split(":") for x in args.setups)] if args.setups else SETUPS
+        compare(args.compare, args.documents, args.rounds, setups)
+        return
+    CODE = args.code.resolve()
+    sys.path.insert(0, str(CODE))
     with tempfile.TemporaryDirectory(prefix="bench-jobs-") as tmp:
-        bench = Bench(Path(tmp), args.storage if args.small_behind else "postgres")
+        bench = Bench(Path(tmp), args.storage if args.small_behind or args.session else "postgres")
         try:
+            if args.session:
+                print(json.dumps(bench.session(args.workers, args.documents)), flush=True)
+                return
             if args.small_behind:
                 print(f"a 5-document job behind a {args.small_behind}-document one, {os.cpu_count()} CPU(s)",
                       flush=True)
