@@ -307,12 +307,24 @@ class JobTables:
     def result_lines(self, job_id: str, batch: int = 500, pages: bool = False):
         """(index, name, outcome, line) of every document in archive order (with `pages`, the HTML report
         fifth), read `batch` rows at a time (a result set of 100,000 reports is never held whole)."""
-        after = -1
-        columns = "idx, name, outcome, result" + (", page" if pages else "")
-        while True:
-            rows = self._read(f"SELECT {columns} FROM job_documents WHERE job_id = ? AND idx > ? "
-                              "ORDER BY idx LIMIT ?", (job_id, after, int(batch)))
-            yield from rows
+        return self._lines(job_id, "idx", -1, None, batch, pages)
+
+    def results_since(self, job_id: str, after: int, upto: int, batch: int = 500, pages: bool = False):
+        """The same rows for the documents whose results came after the `after`-th up to the `upto`-th, in the
+        order they came (`seq`)."""
+        return self._lines(job_id, "seq", after, upto, batch, pages)
+
+    def _lines(self, job_id: str, order: str, after: int, upto: int | None, batch: int, pages: bool):
+        """The rows of `result_lines` / `results_since`, by `order` (idx or seq) from past `after` (up to `upto`),
+        one page of `batch` rows after the other, each page starting past the last one's key."""
+        columns = f"{order}, idx, name, outcome, result" + (", page" if pages else "")
+        bound = () if upto is None else (int(upto),)
+        while upto is None or after < upto:
+            rows = self._read(f"SELECT {columns} FROM job_documents WHERE job_id = ? AND {order} > ?"
+                              f"{f' AND {order} <= ?' if bound else ''} ORDER BY {order} LIMIT ?",
+                              (job_id, int(after), *bound, int(batch)))
+            for row in rows:
+                yield row[1:]
             if len(rows) < batch:
                 return
             after = rows[-1][0]
@@ -322,19 +334,6 @@ class JobTables:
         if indexes:
             cur.executemany(self._sql("UPDATE job_documents SET seq = ? WHERE job_id = ? AND idx = ?"),
                             [(first + n, job_id, index) for n, index in enumerate(indexes)])
-
-    def results_since(self, job_id: str, after: int, upto: int, batch: int = 500, pages: bool = False):
-        """(index, name, outcome, line) of the documents whose results came after the `after`-th up to the
-        `upto`-th, in the order they came (`seq`; with `pages`, the HTML report fifth), `batch` rows at a time."""
-        columns = "seq, idx, name, outcome, result" + (", page" if pages else "")
-        while after < upto:
-            rows = self._read(f"SELECT {columns} FROM job_documents WHERE job_id = ? AND seq > ? AND seq <= ? "
-                              "ORDER BY seq LIMIT ?", (job_id, int(after), int(upto), int(batch)))
-            for row in rows:
-                yield row[1:]
-            if len(rows) < batch:
-                return
-            after = rows[-1][0]
 
     def mark_running(self, job_id: str) -> None:
         """A queued job is running from when a worker begins its first document (not from its first recorded
