@@ -73,28 +73,30 @@ class MemoryLimiter(Limiter):
 
 
 class SqliteLimiter(Limiter):
+    # The clock is read inside the statement, after the write lock is taken (SQLite's 'now' holds for one step):
+    # read before the wait, a window opened meanwhile seemed to end further away than its length and restarted.
+    _NOW = "((julianday('now') - 2440587.5) * 86400.0)"
     _UPSERT = (
-        "INSERT INTO rate_windows (bucket, window_end, hits) VALUES (:bucket, :now + :window, 1) "
+        "INSERT INTO rate_windows (bucket, window_end, hits) VALUES (:bucket, {now} + :window, 1) "
         "ON CONFLICT (bucket) DO UPDATE SET "
-        "hits = CASE WHEN rate_windows.window_end <= :now OR rate_windows.window_end > :now + :window "
+        "hits = CASE WHEN rate_windows.window_end <= {now} OR rate_windows.window_end > {now} + :window "
         "THEN 1 ELSE rate_windows.hits + 1 END, "
-        "window_end = CASE WHEN rate_windows.window_end <= :now OR rate_windows.window_end > :now + :window "
+        "window_end = CASE WHEN rate_windows.window_end <= {now} OR rate_windows.window_end > {now} + :window "
         "THEN excluded.window_end ELSE rate_windows.window_end END "
-        "RETURNING hits, window_end"
-    )
+        "RETURNING hits, window_end - {now}"
+    ).format(now=_NOW)
 
     def __init__(self, store):
         self.store = store  # a SqliteStore: the table comes with its schema (migration 2)
 
     def hit(self, bucket, limit, window):
-        now = time.time()
         try:
             with _waiting_at_most(self.store.connection(), BUSY_SECONDS) as conn:
-                hits, window_end = conn.execute(
-                    self._UPSERT, {"bucket": bucket, "now": now, "window": float(window)}).fetchone()
+                hits, seconds_left = conn.execute(
+                    self._UPSERT, {"bucket": bucket, "window": float(window)}).fetchone()
         except (sqlite3.Error, StorageUnavailable) as exc:
             raise LimiterUnavailable(f"SQLite rate limiter: {exc}") from exc
-        return _decision(hits, limit, window_end - now)
+        return _decision(hits, limit, seconds_left)
 
     def ping(self, timeout=None):
         """Whether a window could be written now: a read alone passes under WAL while another process holds the
@@ -129,16 +131,16 @@ class PostgresLimiter(Limiter):
 
     _TABLE = ("CREATE UNLOGGED TABLE IF NOT EXISTS rate_windows (bucket TEXT PRIMARY KEY, "
               "window_end DOUBLE PRECISION NOT NULL, hits INTEGER NOT NULL)")
+    # The clock is read in the conflict branch, after the row lock is granted (a clock read before the wait made a
+    # window opened meanwhile look as if it ended further away than its length, and restarted it).
     _UPSERT = (
-        "WITH clock AS (SELECT extract(epoch FROM clock_timestamp())::double precision AS now) "
         "INSERT INTO rate_windows AS w (bucket, window_end, hits) "
-        "SELECT %(bucket)s, clock.now + %(window)s, 1 FROM clock "
-        "ON CONFLICT (bucket) DO UPDATE SET "
-        "hits = CASE WHEN w.window_end <= (SELECT now FROM clock) "
-        "OR w.window_end > (SELECT now FROM clock) + %(window)s THEN 1 ELSE w.hits + 1 END, "
-        "window_end = CASE WHEN w.window_end <= (SELECT now FROM clock) "
-        "OR w.window_end > (SELECT now FROM clock) + %(window)s THEN excluded.window_end ELSE w.window_end END "
-        "RETURNING hits, window_end - (SELECT now FROM clock)"
+        "VALUES (%(bucket)s, extract(epoch FROM clock_timestamp())::double precision + %(window)s, 1) "
+        "ON CONFLICT (bucket) DO UPDATE SET (hits, window_end) = ("
+        "SELECT CASE WHEN fresh THEN 1 ELSE w.hits + 1 END, CASE WHEN fresh THEN now + %(window)s "
+        "ELSE w.window_end END FROM (SELECT now, w.window_end <= now OR w.window_end > now + %(window)s AS fresh "
+        "FROM (SELECT extract(epoch FROM clock_timestamp())::double precision AS now) c) f) "
+        "RETURNING hits, window_end - extract(epoch FROM clock_timestamp())::double precision"
     )
 
     def __init__(self, store):
