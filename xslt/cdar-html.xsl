@@ -177,6 +177,8 @@
   <xsl:template match="invoiceTimeline">
     <xsl:param name="many" as="xs:boolean"/>
     <xsl:variable name="entries" select="statuses/entry"/>
+    <!-- each step's own receipt time (MDT-95: the reporting side's), in the timeline when a message states one -->
+    <xsl:variable name="received" select="$term-map('invoice/receiptDateTime')[exists($entries/invoice/receiptDateTime)]"/>
     <header class="top">
       <div class="brand"><xsl:value-of select="invoice/sellerSiren ! (f:l('sellerSiren') || ' ' || .)"/></div>
       <div class="title">
@@ -193,8 +195,6 @@
         <xsl:apply-templates select="invoice/(issueDate, typeCode)" mode="stated"/>
         <xsl:sequence select="f:fact(invoice/sellerSiren, invoice/sellerSiren)"/>
         <xsl:apply-templates select="invoice/buyerSiren" mode="stated"/>
-        <xsl:sequence select="f:fact(invoice/receiptDateTime, f:date-time(invoice/receiptDateTime))"/>
-        <xsl:sequence select="f:fact(invoice/referenceTypeCode, invoice/referenceTypeCode)"/>
       </dl>
     </section>
     <xsl:apply-templates select="conflicts[conflict]"/>
@@ -204,6 +204,9 @@
         <table class="plain timeline">
           <thead><tr>
             <th><xsl:value-of select="f:l('when')"/></th>
+            <xsl:for-each select="$received">
+              <th><xsl:value-of select="?label"/><xsl:text> </xsl:text><span class="term"><xsl:value-of select="?term"/></span></th>
+            </xsl:for-each>
             <th><xsl:value-of select="f:l('status')"/></th>
             <th><xsl:value-of select="f:l('by')"/></th>
             <th><xsl:value-of select="f:l('about')"/></th>
@@ -212,6 +215,7 @@
             <xsl:for-each select="$entries">
               <tr>
                 <td><xsl:value-of select="f:date-time(status/dateTime)"/></td>
+                <xsl:if test="exists($received)"><td><xsl:value-of select="f:date-time(invoice/receiptDateTime)"/></td></xsl:if>
                 <td><span class="status-code"><xsl:value-of select="status/code"/></span>
                   <xsl:value-of select="' ' || (status/name, $code-map('status:' || status/code))[1]"/>
                   <xsl:call-template name="badge"/></td>
@@ -311,6 +315,9 @@
         <xsl:sequence select="f:fact(status/typeCode, status/typeCode ! (. || ' – '
             || f:l(if (. = '305') then 'transmission' else 'processing')))"/>
         <xsl:sequence select="f:fact(status/documentStatusCode, status/documentStatusCode)"/>
+        <!-- the invoice as this message states it for its step: its receipt by the reporting side, the reference type -->
+        <xsl:sequence select="f:fact(invoice/receiptDateTime, f:date-time(invoice/receiptDateTime))"/>
+        <xsl:sequence select="f:fact(invoice/referenceTypeCode, invoice/referenceTypeCode)"/>
         <xsl:sequence select="f:fact(message/id, message/id)"/>
         <xsl:sequence select="f:fact(message/name, message/name)"/>
         <xsl:sequence select="f:fact(message/issueDateTime, f:date-time(message/issueDateTime))"/>

@@ -87,22 +87,25 @@ def _when(entry: dict) -> tuple:
 
 def _same_message(a: dict, b: dict) -> bool:
     """One message twice: the same message identifier (MDT-4) saying the same."""
-    return bool(a["message"].get("id")) and (a["message"], a["status"]) == (b["message"], b["status"])
+    return bool(a["message"].get("id")) and all(a[part] == b[part] for part in ("message", "status", "invoice"))
 
 
-# The invoice's own data, the same in every message about it (number and seller's SIREN are the group's key). Its
-# receipt time (MDT-95) is each side's (the seller's Déposée, the buyer's Reçue) and the reference type the message's.
+# The invoice's own data, the same in every message about it (number and seller's SIREN are the group's key).
 _INVOICE_FACTS = ("issueDate", "typeCode", "buyerSiren")
+# What a message states of the invoice for its own step, not the invoice's: the receipt time (MDT-95) is the side's
+# that reports (FNFE's UC1: 15:10 at the seller's platform for 200 and 212, 16:10 at the buyer's for 202, 204, 211),
+# the reference type (MDT-97) the message's. Each status keeps its own; merged, one side's was shown for every step.
+_STEP_FACTS = ("receiptDateTime", "referenceTypeCode")
 
 
-def _conflicts(members: list[tuple[dict, dict]]) -> list[dict]:
+def _conflicts(entries: list[dict]) -> list[dict]:
     """The invoice's data its messages state differently, each value with the files stating it: the merged invoice
     shows one of them, so the others must not vanish unseen."""
     stated: dict[str, dict[str, list[str]]] = {}
-    for data, entry in members:
+    for entry in entries:
         for field in _INVOICE_FACTS:
-            if data.get(field) is not None:
-                stated.setdefault(field, {}).setdefault(str(data[field]), []).append(entry["file"])
+            if entry["invoice"].get(field) is not None:
+                stated.setdefault(field, {}).setdefault(str(entry["invoice"][field]), []).append(entry["file"])
     return [{"field": f"invoice.{field}", "values": [{"value": value, "files": files} for value, files in
                                                      values.items()]}
             for field, values in stated.items() if len(values) > 1]
@@ -118,11 +121,12 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
     """Several messages -> {"invoices": [{"invoice", "statuses": [...]}], "unread": [...]}: the messages grouped by
     the invoice they are about (seller's SIREN and invoice number), each invoice's statuses ordered by their status
     date-time (then by the message's, then as sent), the invoice's data merged from its messages (the first value
-    of each field; `conflicts` lists the fields they state differently). A message read again (same identifier,
+    of each field; `conflicts` lists the fields they state differently) but for each step's own (`_STEP_FACTS`),
+    which each status's `invoice` keeps: the invoice as its message states it. A message read again (same identifier,
     same content) is one status whose `copies` names the other files. A file that is no readable status message is
     listed in `unread` with the reason; with `validate` each status carries its message's verdict. A message about
     several invoices (MDT-74 true) is a status of each, numbered `reference` of `references`."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple, list[dict]] = {}   # the statuses of each invoice, as read
     unread = []
     for name, data in files:
         try:
@@ -137,24 +141,25 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
             continue
         verdict = None
         for position, found in enumerate(parts, 1):
-            entry = {"file": name, "message": found.get("message", {}), "status": found.get("status", {})}
+            entry = {"file": name, "message": found.get("message", {}), "status": found.get("status", {}),
+                     "invoice": found.get("invoice", {})}
             if len(parts) > 1:
                 entry.update(reference=position, references=len(parts))
-            copy_of = next((e for _, e in groups.get(_key(found), []) if _same_message(e, entry)), None)
+            copy_of = next((e for e in groups.get(_key(found), []) if _same_message(e, entry)), None)
             if copy_of is not None:  # the same message again (from mail and the platform, or sent twice): one status
                 copy_of.setdefault("copies", []).append(name)
                 continue
             if validate:
                 verdict = verdict or _verdict(validate_status(data, request_id=request_id, doc=doc))
                 entry["validation"] = verdict
-            groups.setdefault(_key(found), []).append((found.get("invoice") or {}, entry))
+            groups.setdefault(_key(found), []).append(entry)
     invoices = []
-    for members in groups.values():
+    for entries in groups.values():
         invoice: dict = {}
-        for data, _ in members:
-            invoice.update({k: v for k, v in data.items() if k not in invoice})
-        found_invoice = {"invoice": invoice, "statuses": sorted((e for _, e in members), key=_when)}
-        conflicts = _conflicts(members)
+        for entry in entries:
+            invoice.update({k: v for k, v in entry["invoice"].items() if k not in invoice and k not in _STEP_FACTS})
+        found_invoice = {"invoice": invoice, "statuses": sorted(entries, key=_when)}
+        conflicts = _conflicts(entries)
         if conflicts:
             found_invoice["conflicts"] = conflicts
         invoices.append(found_invoice)

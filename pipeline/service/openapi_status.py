@@ -60,7 +60,8 @@ def components() -> dict:
 
 _TIMELINE = {"type": "object", "required": ["invoices", "unread"], "properties": {
     "invoices": {"type": "array", "items": {"type": "object", "required": ["invoice", "statuses"], "properties": {
-        "invoice": {"type": "object", "description": "The invoice's data, merged from its messages."},
+        "invoice": {"type": "object", "description": "The invoice's data, merged from its messages; its receipt "
+                    "time (MDT-95) and reference type (MDT-97) are each status's own (see the status's invoice)."},
         "conflicts": {"type": "array", "description": "The invoice's data its messages state differently (issue "
                       "date, type code, buyer's SIREN); absent when they agree.", "items": {
                           "type": "object", "required": ["field", "values"], "properties": {
@@ -69,8 +70,10 @@ _TIMELINE = {"type": "object", "required": ["invoices", "unread"], "properties":
                                       "value": {"type": "string"},
                                       "files": {"type": "array", "items": {"type": "string"}}}}}}}},
         "statuses": {"type": "array", "description": "Ordered by status date-time (MDT-78), then the message's "
-                     "(MDT-8).", "items": {"type": "object", "required": ["file", "message", "status"], "properties": {
+                     "(MDT-8).", "items": {"type": "object", "required": ["file", "message", "status", "invoice"], "properties": {
                          "file": {"type": "string"}, "message": {"type": "object"}, "status": {"type": "object"},
+                         "invoice": {"type": "object", "description": "The invoice as this message states it, with "
+                                     "the receipt time (MDT-95) of the side reporting this status."},
                          "copies": {"type": "array", "items": {"type": "string"}, "description":
                                     "Other files holding the same message (same MDT-4, same content)."},
                          "reference": {"type": "integer", "minimum": 1, "description": "A message about several "
