@@ -455,11 +455,14 @@ def is_cdar(doc: ParsedXml) -> bool:
 
 
 def unknown_root_issue(doc: ParsedXml) -> Issue:
-    # a status message sent where invoices are validated: say what it is and where it belongs
-    status = (" This is a lifecycle status message of France's reform (CDV): POST /v1/invoice/fr-ctc/status/validate "
-              "validates it." if is_cdar(doc) else "")
-    status_de = (" Das ist eine Statusmeldung der französischen Reform (CDV): POST /v1/invoice/fr-ctc/status/validate "
-                 "prüft sie." if status else "")
+    # a status message sent where invoices are validated, read or converted (one endpoint, or a job over a mixed
+    # archive): say what it is and which endpoint does what was asked, since this text cannot know which that was
+    status = (" This is a lifecycle status message of France's reform (CDV), no invoice: POST "
+              "/v1/invoice/fr-ctc/status/validate validates it, .../status/parse reads it as JSON, .../status/render "
+              "shows it; a validate job (spec auto or fr-cdar) validates it beside invoices." if is_cdar(doc) else "")
+    status_de = (" Das ist eine Statusmeldung der französischen Reform (CDV), keine Rechnung: POST "
+                 "/v1/invoice/fr-ctc/status/validate prüft sie, .../status/parse liest sie als JSON, .../status/render "
+                 "zeigt sie; ein Prüf-Job (spec auto oder fr-cdar) prüft sie neben Rechnungen." if status else "")
     issue = Issue(ERROR, XML_UNKNOWN_ROOT,
                   f"Unknown document type {doc.root_name}: expected a UN/CEFACT CII D16B rsm:CrossIndustryInvoice "
                   f"or a UBL 2.1 Invoice or CreditNote.{status}",
