@@ -24,7 +24,9 @@ corpus both agree. A bare EN 16931 invoice and the same invoice in a PDF thus ge
 Each endpoint judges the claims of its specification (`route`, `COVERS`); for any other claim the report is never
 `valid` (`pipeline.check.verdict`):
 - RULES-NOT-INSTALLED: the claim's rules are not here (another EN 16931 edition, an XRechnung or Peppol BIS version
-  we lack, an unknown Factur-X / ZUGFeRD profile or version, ZUGFeRD 1.0, a CIUS or extension we do not know);
+  we lack, an unknown Factur-X / ZUGFeRD profile or version, ZUGFeRD 1.0, a CIUS or extension we do not know, also
+  one written onto an XRechnung id of ours that no scenario of its KoSIT configuration names, and an id with a
+  space that is no XML whitespace in it: a no-break space is a character of the id, not padding);
 - CLAIM-NOT-COVERED: another endpoint's specification (a Peppol invoice at /xrechnung/validate), named in the reason.
 A claim built on EN 16931:2017 is then still held to the CEN rules, so that its errors are found (an error makes it
 invalid), and at the Peppol endpoint one built on Peppol BIS Billing 3.0 in UBL (an extension, Peppol's ProfileID
@@ -35,11 +37,13 @@ read as a format error).
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from pipeline.check import engine, packs
 from pipeline.check.verdict import CLAIM_NOT_COVERED, RULES_NOT_INSTALLED, NotJudged
-from pipeline.check.xmlinput import ParsedXml, specification_id
+from pipeline.check.xmlinput import ParsedXml, normalize_space, specification_id
+from pipeline.errors import ApiError
 from pipeline.invoice.peppol import PROCESSES as PEPPOL_IDS
 from pipeline.invoice.specs import EN16931_ID, ZUGFERD1_NS, Profile, profile_for_guideline
 
@@ -66,9 +70,13 @@ ENDPOINT_OF = {EN16931: "en16931", XRECHNUNG: "xrechnung", PEPPOL: "peppol", FR_
 
 _EDITION = re.compile(r"urn:cen\.eu:en16931:(\d{4})\b")
 _XRECHNUNG = re.compile(r"kosit:(?:standard:)?xrechnung_(\d+(?:\.\d+)?)")
+_SCENARIO_ID = re.compile(r"'(urn:cen\.eu:en16931:[^']*)'")  # an id a KoSIT scenario's match compares with
 _PEPPOL = re.compile(r"urn:fdc:peppol\.eu:2017:poacc:(self)?billing:(\d+(?:\.\d+)?)")
 _FACTURX_FAMILY = re.compile(r"factur-x\.eu|zugferd\.de", re.IGNORECASE)
 _FACTURX_KNOWN = re.compile(r"factur-x\.eu:1p0|zugferd\.de:2p0")
+# XML's whitespace, which xs:token (CII's ID) collapses and which alone may surround an identifier: any other space
+# is a character of the claim (`xmlinput.normalize_space`).
+_XML_SPACE = " \t\r\n"
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,9 @@ class Claim:
     known: bool = True        # False: a version, profile or CIUS whose rules this service does not have
     root: bool = False        # ZUGFeRD 1.0: the document's root says so (its XSD can be checked)
     base: str | None = None   # a family of ours it builds on, beyond EN 16931, when it is not known itself
+    # XRechnung: an extension, CVD or CIUS written onto an installed XRechnung version's id (`...xrechnung_3.0#...`)
+    # that no scenario of its KoSIT configuration names (extension:xrechnung_3.1, cvd_1.0, a third party's)
+    extends: bool = False
 
     @property
     def label(self) -> str:
@@ -92,6 +103,9 @@ class Claim:
         if self.family == EN16931 and self.edition != EDITION:
             return f"EN 16931 {'Ausgabe' if de else 'edition'} {self.edition}"
         if self.family == XRECHNUNG:
+            if self.extends:
+                return f"{'eine Spezifikation auf Grundlage von' if de else 'a specification built on'} " \
+                       f"XRechnung {self.version}"
             return f"XRechnung {self.version}"
         if self.family == PEPPOL:
             if self.base == PEPPOL:  # not "Peppol BIS Billing 3.0": that is what this service has
@@ -118,7 +132,7 @@ class Claim:
 
 def of_id(text: str | None, syntax: str | None = None) -> Claim:
     """The claim of a specification identifier (BT-24)."""
-    gid = (text or "").strip()
+    gid = (text or "").strip(_XML_SPACE)
     if not gid:
         return Claim(None, NONE, None)
     edition = _EDITION.match(gid)
@@ -130,7 +144,14 @@ def of_id(text: str | None, syntax: str | None = None) -> Claim:
     if gid == EN16931_ID:
         return Claim(gid, EN16931, year)
     if (m := _XRECHNUNG.search(gid)) is not None:
-        return Claim(gid, XRECHNUNG, year, m.group(1), known=m.group(1) in xrechnung_versions())
+        known = m.group(1) in xrechnung_versions()
+        # A specification built on an XRechnung id we have (`<id>#compliant#...`, `<id>#conformant#...`) is a claim
+        # of rules not here, unless a scenario names it (the extension and CVD ids of the configuration): KoSIT's
+        # "no scenario" called it invalid, a format error for a document nobody judged. An id that is one of ours
+        # with anything else appended (`xrechnung_3.0.2`, a stray character) keeps that rejection, as KoSIT's.
+        ids = xrechnung_ids() if known else set()
+        extends = known and gid not in ids and any(gid.startswith(i + "#") for i in ids)
+        return Claim(gid, XRECHNUNG, year, m.group(1), known=known and not extends, extends=extends)
     if (m := _PEPPOL.search(gid)) is not None:
         # its CII rules are published as Schematron only, not compiled: not here (`engine.syntax_not_available`)
         known = gid in PEPPOL_IDS and syntax != "CII"
@@ -144,7 +165,8 @@ def of_id(text: str | None, syntax: str | None = None) -> Claim:
         # another French id (a later EXTENDED-CTC-FR, a CDV profile, e-reporting) is a claim of rules not here
         return Claim(gid, FR_CTC, year, known=gid in fr_ctc_ids())
     if _FACTURX_FAMILY.search(gid):
-        profile = profile_for_guideline(gid) if _FACTURX_KNOWN.search(gid) else None
+        # (profile_for_guideline strips any space: one that is no XML whitespace makes the id unknown here)
+        profile = profile_for_guideline(gid) if _FACTURX_KNOWN.search(gid) and gid == gid.strip() else None
         return Claim(gid, FACTURX, year, profile=profile, known=profile is not None and syntax in (None, "CII"))
     return Claim(gid, UNKNOWN, year, known=False)
 
@@ -154,8 +176,20 @@ def of_document(doc: ParsedXml) -> Claim:
     if doc.root_name == f"{{{ZUGFERD1_NS}}}CrossIndustryDocument":
         gid = next((el.findtext("{*}ID") for el in doc.tree.getroot().iter("{*}GuidelineSpecifiedDocumentContext"
                                                                            "Parameter")), None)
-        return Claim((gid or "").strip() or None, ZUGFERD1, None, "1.0", known=False, root=True)
+        return Claim(written(gid), ZUGFERD1, None, "1.0", known=False, root=True)
     return of_id(specification_id(doc)[0] if doc.syntax else None, doc.syntax)
+
+
+def written(text: str | None) -> str | None:
+    """An identifier as the document writes it, XML's whitespace around and within collapsed."""
+    return normalize_space(text) or None
+
+
+def shown(text: str | None) -> str:
+    """An identifier for people, with each invisible character (a space other than ' ', a control or format
+    character) as its code point: the message must show why the id is not the one it looks like."""
+    return "".join(ch if ch == " " or unicodedata.category(ch)[0] not in "ZC" else f"<U+{ord(ch):04X}>"
+                   for ch in text or "")
 
 
 def xrechnung_versions() -> set[str]:
@@ -168,6 +202,22 @@ def xrechnung_version_of(pack: packs.Pack) -> str:
     """The XRechnung version an XRechnung pack judges: `X.Y.Z` (an added release: `X.Y.Z-<date>`) judges the
     documents of `xrechnung_X.Y` (KoSIT's convention for the standard's identifier)."""
     return ".".join(pack.version.split("-")[0].split(".")[:2])
+
+
+def xrechnung_ids() -> set[str]:
+    """The XRechnung specification ids (BT-24) the installed XRechnung packs' scenarios name: KoSIT's `match`
+    compares the id with these literals (`ram:ID/text() = 'urn:cen.eu:en16931:2017#compliant#...xrechnung_3.0'`)."""
+    ids = set()
+    for pack in packs.list_installed():
+        if pack.spec != "xrechnung" or pack.status != packs.ACTIVE or pack.scenarios is None:
+            continue
+        try:
+            loaded = engine.pack_scenarios(pack)
+        except (OSError, ApiError):  # a damaged pack is named where its rules run; other specs still validate
+            continue
+        # (not the norm's own id, which its EN16931 scenarios name)
+        ids.update(gid for sc in loaded for gid in _SCENARIO_ID.findall(sc.match) if _XRECHNUNG.search(gid))
+    return ids
 
 
 def fr_ctc_ids() -> set[str]:
@@ -246,10 +296,13 @@ def not_installed(claim: Claim, core: str | None) -> NotJudged:
     versions = ", ".join(sorted(xrechnung_versions()))
     # what this service has instead, in the message's language (the German one said "for UBL", "none")
     have, have_de = {EN16931: (f"EN 16931:{EDITION}",) * 2,
-                     XRECHNUNG: (f"XRechnung {versions or 'none'}", f"XRechnung {versions or 'keine'}"),
+                     XRECHNUNG: (f"XRechnung {versions or 'none'}", f"XRechnung {versions or 'keine'}") if not
+                     claim.extends else (f"XRechnung {versions} under the identifiers its KoSIT configuration names",
+                                         f"XRechnung {versions} unter den Kennungen, die seine KoSIT-Konfiguration "
+                                         "nennt"),
                      PEPPOL: ("Peppol BIS Billing 3.0 for UBL", "Peppol BIS Billing 3.0 für UBL"),
                      FR_CTC: (", ".join(sorted(fr_ctc_ids())) or None,) * 2}.get(claim.family, (None, None))
-    said = f" ({claim.text})" if claim.text and claim.text not in claim.label else ""
+    said = f" ({shown(claim.text)})" if claim.text and claim.text not in claim.label else ""
     held = _held(core)
     return NotJudged(RULES_NOT_INSTALLED,
                      f"The document claims {claim.label}{said}, whose rules this service does not have"
@@ -263,9 +316,10 @@ def rules_missing(claim: Claim, spec: str, syntax: str | None) -> NotJudged:
     what = claim.label if claim.family != NONE else "no specification"
     what_de = claim.said("de") if claim.family != NONE else "keine Spezifikation"
     return NotJudged(RULES_NOT_INSTALLED,
-                     f"The document claims {what}" + (f" ({claim.text})" if claim.text else "") + f", judged by the "
-                     f"{spec} rules, which are not installed here for {syntax} documents; none ran.", claim.text,
-                     f"Das Dokument beruft sich auf {what_de}" + (f" ({claim.text})" if claim.text else "") +
+                     f"The document claims {what}" + (f" ({shown(claim.text)})" if claim.text else "")
+                     + f", judged by the {spec} rules, which are not installed here for {syntax} documents; none ran.",
+                     claim.text,
+                     f"Das Dokument beruft sich auf {what_de}" + (f" ({shown(claim.text)})" if claim.text else "") +
                      f", die die Regeln von {spec} prüfen; diese sind hier für {syntax}-Dokumente nicht installiert, "
                      "es liefen keine.")
 
@@ -276,7 +330,7 @@ def not_covered(claim: Claim, endpoint: str, core: str | None) -> NotJudged:
         if other and other != endpoint else ("", "")
     held = _held(core)
     return NotJudged(CLAIM_NOT_COVERED,
-                     f"The document claims {claim.label} ({claim.text}), which the {endpoint} rules do not cover"
+                     f"The document claims {claim.label} ({shown(claim.text)}), which the {endpoint} rules do not cover"
                      + hint[0] + held[0] + ".", claim.text,
-                     f"Das Dokument beruft sich auf {claim.said('de')} ({claim.text}), was die Regeln von {endpoint} "
-                     f"nicht abdecken" + hint[1] + held[1] + ".")
+                     f"Das Dokument beruft sich auf {claim.said('de')} ({shown(claim.text)}), was die Regeln von "
+                     f"{endpoint} nicht abdecken" + hint[1] + held[1] + ".")

@@ -497,17 +497,23 @@ def pack_issues(doc: ParsedXml, pack: packs.Pack, sdoc) -> tuple[list[Issue], st
     return checked.issues, checked.scenario
 
 
+def pack_scenarios(pack: packs.Pack) -> tuple[scenarios.Scenario, ...]:
+    """The KoSIT scenarios of an XRechnung pack, read again after the rules home changed (a configuration added
+    again with other scenarios); one that cannot be read is the request's 503 or 500 (`_pack_file_failed`)."""
+    try:
+        _forget_files_if_changed()
+        return scenarios.load_scenarios(pack.scenarios)
+    except OSError as exc:
+        _pack_file_failed(pack.scenarios, exc)
+        raise
+
+
 def pack_checked(doc: ParsedXml, pack: packs.Pack, sdoc) -> Checked:
     """`pack_issues` with the rules that ran (`pipeline.check.applied`). XRechnung packs go through KoSIT's
     scenarios: none matching is XRECHNUNG-NO-SCENARIO, no rules run. The pack's optimised stylesheets run where it
     has them."""
     if pack.scenarios is not None:
-        try:
-            _forget_files_if_changed()  # a configuration added again with other scenarios
-            loaded = scenarios.load_scenarios(pack.scenarios)
-        except OSError as exc:
-            _pack_file_failed(pack.scenarios, exc)
-            raise
+        loaded = pack_scenarios(pack)
         scenario = scenarios.select_scenario(loaded, sdoc)
         if scenario is None:
             return Checked([no_scenario(doc, pack)])
