@@ -662,6 +662,10 @@ _UNNAMED_RULE_TERMS: dict[str, tuple[str, ...]] = {
     "PEPPOL-EN16931-R101": ("BT-128",), "PEPPOL-EN16931-R110": ("BT-134", "BT-73"),
     "PEPPOL-EN16931-R111": ("BT-135", "BT-74"), "PEPPOL-EN16931-R120": ("BT-131",),
     "PEPPOL-EN16931-R121": ("BT-149",), "PEPPOL-EN16931-R130": ("BT-150", "BT-130"),
+    # the XRechnung extension's scheme rules (its own code lists), from their contexts, as BR-CL-10/11/21/25/26
+    # (not BR-DEX-05: in CII it judges every scheme of a ram:ID, the buyer's identifier's too)
+    "BR-DEX-04": ("BT-29-1", "BT-46-1", "BT-60-1"), "BR-DEX-06": ("BT-157-1",), "BR-DEX-07": ("BT-34-1", "BT-49-1"),
+    "BR-DEX-08": ("BT-71-1",),
     # rules only the Peppol pack runs (PEPPOL-EN16931-UBL.sch), from their texts and contexts
     "PEPPOL-EN16931-R002": ("BT-22",), "PEPPOL-EN16931-R003": ("BT-10", "BT-13"), "PEPPOL-EN16931-R004": ("BT-24",),
     "PEPPOL-EN16931-R007": ("BT-23",), "PEPPOL-EN16931-R080": ("BT-11",),
@@ -807,12 +811,33 @@ def field_for_rule(rule_id: str, xpath: str | None = None, present=None,
     located = [f for f in fields if xpath and bound_at(f[0], xpath) and (about_codes or f[1] not in _TRIGGERS)]
     if located and not located[0][1].startswith("BG-"):
         return located[0]
+    elsewhere = _rebased(fields, xpath) if xpath and not located else None
+    if elsewhere:
+        return elsewhere
     presence = _PRESENCE.search(message)   # a group's finding ("Each (BG-24) shall contain ... (BT-122)"): the term
     if present is not None and presence:
         blamed = _blamed(fields, present, negated=bool(presence.group(1)))
         if blamed:
             return blamed
     return located[0] if located else fields[0]
+
+
+def _rebased(fields, xpath: str) -> tuple[str, str] | None:
+    """The counterparts, at the finding's element, of the fields a rule names when the finding stands on a group of
+    the same name elsewhere: a rule whose context is any `cac:InvoicePeriod` not a line's (BR-29, BR-CO-19) fires on
+    a sub-invoice line's period too, and names the invoice's period (BT-73, BT-74) for it. None when the finding
+    stands on or above the place the fields are bound (the rule's own group) or nothing is bound there."""
+    at = element_steps(xpath)
+    table = _fields_by_element()
+    found = []
+    for field, _ in fields:
+        for bound in _bindings(field):
+            if bound[:len(at)] == at:
+                return None   # the finding's element holds the field where the rule means it
+            k = len(bound) - 1 - bound[::-1].index(at[-1]) if at and at[-1] in bound[:-1] else None
+            if k is not None and table.get(at + bound[k + 1:]) is not None:
+                found.append(table[at + bound[k + 1:]])
+    return found[0] if found else None
 
 
 def _blamed(fields, present, negated: bool):
@@ -832,7 +857,8 @@ def _blamed(fields, present, negated: bool):
 
 _PREDICATE = re.compile(r"\[[^\[\]]*\]")
 _EQNAME_URI = re.compile(r"Q\{[^}]*\}")
-_UBL_NAMES = {"CreditNote": "Invoice", "CreditNoteLine": "InvoiceLine", "CreditedQuantity": "InvoicedQuantity"}
+_UBL_NAMES = {"CreditNote": "Invoice", "CreditNoteLine": "InvoiceLine", "CreditedQuantity": "InvoicedQuantity",
+              "SubCreditNoteLine": "SubInvoiceLine"}
 
 
 def element_steps(xpath: str) -> tuple[str, ...]:
@@ -843,8 +869,10 @@ def element_steps(xpath: str) -> tuple[str, ...]:
     xpath = _EQNAME_URI.sub("", xpath)   # `Q{urn:…}Invoice[1]` (the XRechnung packs' locations): its URI has colons
     while _PREDICATE.search(xpath):
         xpath = _PREDICATE.sub("", xpath)
-    steps = [step.rsplit(":", 1)[-1] for step in xpath.split("/") if step and not step.startswith("@")]
-    return tuple(_UBL_NAMES.get(step, step) for step in steps)
+    steps = [_UBL_NAMES.get(name, name) for name in
+             (step.rsplit(":", 1)[-1] for step in xpath.split("/") if step and not step.startswith("@"))]
+    # sub-invoice lines at any depth share one binding (`U_SUB_LINE`, as `pattern_of` shares their JSON pattern)
+    return tuple(step for i, step in enumerate(steps) if not (i and step == "SubInvoiceLine" and steps[i - 1] == step))
 
 
 @lru_cache(maxsize=None)
