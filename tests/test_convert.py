@@ -19,6 +19,7 @@ from pipeline.flows.generate_zugferd import generate_zugferd
 from pipeline.flows.parse import parse, validate_source
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice.request_json import dump_request, with_config
+from pipeline.invoice.specs import XRECHNUNG_EXTENSION_ID
 from pipeline.service.app import create_app
 from roundtrip.reader import diff_lines, flatten, read_terms
 from test_parse import upload
@@ -285,6 +286,11 @@ def test_convert_writes_what_the_xml_endpoint_writes_from_the_parsed_json(source
         request, endpoint = request_for(parsed, to, spec, None, None)
         if to == "CII":  # allowLoss leaves further preceding invoices out, CII has one (tests/test_convert_losses.py)
             request["invoice"].pop("additionalPrecedingInvoiceReferences", None)
+        spec_id = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
+        if (to, endpoint, spec_id) != ("UBL", "xrechnung", XRECHNUNG_EXTENSION_ID):
+            # allowLoss leaves sub-invoice lines out where the target has no place for them (test_convert_sub_lines.py)
+            request["invoice"]["invoiceLines"] = [{k: v for k, v in line.items() if k != "subInvoiceLines"}
+                                                  for line in request["invoice"]["invoiceLines"]]
         try:
             expected = generate_xml(dump_request(request), endpoint)[0]
         except ApiError as err:  # 400 on invoice fields = CONVERSION_LOSS, 422 VALIDATION_FAILED as it is

@@ -37,7 +37,7 @@ from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, 
 from pipeline.flows.validate_xml import validate_xml
 from pipeline.invoice.model import DATE_RE, InvoiceRequest, term_label, validate_request
 from pipeline.invoice.request_json import dump_request
-from pipeline.invoice.specs import EN16931_ID, profile_for_guideline, profile_named
+from pipeline.invoice.specs import EN16931_ID, XRECHNUNG_EXTENSION_ID, profile_for_guideline, profile_named
 from pipeline.invoice.terms import business_term
 from pipeline.read import provenance
 from pipeline.read.to_json import invoice_json
@@ -121,6 +121,33 @@ def further_preceding(parsed: Parsed, to: str, allow_loss: bool) -> list[dict]:
         parsed.invoice = {k: v for k, v in parsed.invoice.items() if k != "additionalPrecedingInvoiceReferences"}
         parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(
             update={"additionalPrecedingInvoiceReferences": None})})
+        parsed.written = written_again(parsed.request)
+    return cut
+
+
+_SUB_LINES_LEFT = ("XRechnung binds sub-invoice lines (BG-DEX-01) in UBL under its extension only; the line above "
+                   "keeps its amounts, which already hold theirs (BR-DEX-02)")
+
+
+def sub_lines_cut(parsed: Parsed, to: str, endpoint: str, spec_id: str | None, allow_loss: bool) -> list[dict]:
+    """XRechnung's sub-invoice lines (BG-DEX-01) where the target has no place for them (anything but a UBL under
+    the extension), as loss entries: each value of every sub-line. Without them the invoice still adds up, since a
+    line with sub-lines states their sum. With allowLoss they are taken out of the parsed invoice (JSON, model and
+    canonical XML), so that the target is written without them; without it the entries refuse the conversion.
+    (Factur-X EXTENDED's line hierarchy is no such case: its GROUP lines would count into UBL's totals, `_STRUCTURE`.)"""
+    lines = parsed.invoice.get("invoiceLines") or []
+    if parsed.request is None or (_syntax(to) == "UBL" and endpoint == "xrechnung"
+                                  and (spec_id or "").strip() == XRECHNUNG_EXTENSION_ID):
+        return []
+    cut = [entry for i, line in enumerate(lines) if line.get("subInvoiceLines")
+           for entry in _cut(parsed, _scalars(line["subInvoiceLines"], f"invoice.invoiceLines[{i}].subInvoiceLines"),
+                             _SUB_LINES_LEFT)]
+    if cut and allow_loss:
+        parsed.invoice = {**parsed.invoice, "invoiceLines": [{k: v for k, v in line.items() if k != "subInvoiceLines"}
+                                                             for line in lines]}
+        parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(update={
+            "invoiceLines": [line.model_copy(update={"subInvoiceLines": None})
+                             for line in parsed.request.invoice.invoiceLines]})})
         parsed.written = written_again(parsed.request)
     return cut
 
@@ -329,17 +356,13 @@ _JSON_FIELD = re.compile(r"\binvoice(\.[A-Za-z]+(\[\d+\])?)+")
 
 # Structure one syntax binds and the other has no place for, by the model's field: (what, why the target has no
 # place for it, why allowLoss cannot drop it). The model refuses it for the target (400); what is left would not add
-# up as the target's rules count it.
-_LINES_LEFT = "the lines would not add up without it"
+# up as the target's rules count it. (XRechnung's sub-lines are left out with allowLoss: `sub_lines_cut`.)
 _HIERARCHY = ("line structure", "Factur-X EXTENDED's line hierarchy has no place in UBL (the CEN rules warn of "
               "sub-invoice lines, UBL-CR-646), and without it group and information lines would count into the line "
-              "total (BT-106, BR-CO-10)", _LINES_LEFT)
+              "total (BT-106, BR-CO-10)", "the lines would not add up without it")
 _STRUCTURE = {
     "UBL": {"parentLineIdentifier": _HIERARCHY, "lineStatusReasonCode": _HIERARCHY},
-    "CII": {"subInvoiceLines": ("line structure", "XRechnung binds its sub-invoice lines in UBL only (its BR-DEX-15 "
-                                "warns of CII sub-lines), and as CII lines they would count into the line total "
-                                "(BT-106, BR-CO-10)", _LINES_LEFT),
-            "thirdPartyPayments": ("third-party payments (BG-DEX-09)", "XRechnung binds them in UBL only (CII D16B "
+    "CII": {"thirdPartyPayments": ("third-party payments (BG-DEX-09)", "XRechnung binds them in UBL only (CII D16B "
                                    "has no place for a payment's type and description), and the amount due (BT-115) "
                                    "that includes them fails the EN 16931 rules on CII (BR-CO-16)",
                                    "the amount due (BT-115) would not add up without them")},
@@ -508,12 +531,16 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
         raise _refusal("SOURCE_NOT_CONVERTIBLE", "The source lacks values the invoice model requires or holds values "
                        "it refuses: " + ", ".join(dict.fromkeys(e.businessTerm or e.field or e.code for e in blocking)),
                        in_source_terms(parsed, blocking))
-    preceding = further_preceding(parsed, to, allow_loss)  # (before the request is made of the parsed invoice)
+    cut = further_preceding(parsed, to, allow_loss)  # (before the request is made of the parsed invoice)
     request, endpoint = request_for(parsed, to, spec, profile, language)
+    cut += sub_lines_cut(parsed, to, endpoint, (request["invoice"].get("processControl") or {}).get(
+        "specificationIdentifier"), allow_loss)
+    if cut and allow_loss:   # the request of the invoice without them
+        request, endpoint = request_for(parsed, to, spec, profile, language)
     fillers, technical, kept = fillers_for(parsed, to)
     # only content counts as loss, and not what the target syntax keeps in its place (`fillers_for`)
     lost = second + [_why_lost(u, to) for u in parsed.unmapped if not u.get("technical") and u not in kept]
-    lost += preceding
+    lost += cut
     if endpoint == "zugferd":
         _check_pdf_lines(parsed)
         lost += profile_cut(parsed, request["config"]["profile"], fillers)
