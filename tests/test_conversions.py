@@ -408,7 +408,7 @@ def test_a_derived_gross_price_is_checked_on_the_lines_it_was_derived_for(client
     data = source.read_bytes()
     resp = upload(client, data, {"to": "CII"}, path="/v1/invoice/convert")
     assert resp.status_code == 200, resp.text
-    assert resp.headers["X-Conversion-Changed"] == "BT-148 None -> net price + price discount"
+    assert resp.headers["X-Conversion-Changed"] == "BT-148 (not in the source) -> net price + price discount"
     _check_headers(data, resp.content, resp.headers, source.name)
     terms = flatten(read_terms(resp.content).terms)
     assert [terms[f"invoiceLines[2].priceDetails.{k}"] for k in ("grossPrice", "priceDiscount", "netPrice")] == [

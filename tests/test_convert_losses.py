@@ -72,7 +72,7 @@ def test_a_pdf_with_a_second_invoice_file_is_not_converted_silently(client, to):
     assert validate_source(parse(done.content).source).valid
     source, target = _terms(invoice), _terms(done.content)
     if to == "UBL":  # UBL needs an amount beside a gross price: gross - net, said in X-Conversion-Changed
-        assert done.headers["X-Conversion-Changed"] == "BT-147 None -> gross price - net price"
+        assert done.headers["X-Conversion-Changed"] == "BT-147 (not in the source) -> gross price - net price"
         target = {k: v for k, v in target.items() if not k.endswith("priceDiscount")}
     assert source == target, "\n".join(diff_lines(source, target))
 

@@ -80,8 +80,10 @@ def conversion_headers(result) -> dict[str, str]:
         headers["X-Source-Findings"] = _listed(dict.fromkeys(f["code"] for f in result.source_findings)).replace(
             "; ", ", ")
     if result.changed:  # e.g. BT-24 where the target specification needs its own identifier
-        headers["X-Conversion-Changed"] = _listed(f"{c['businessTerm']} {c['source']} -> {c['written']}"
-                                                  for c in result.changed)
+        # (a value the source does not state, which the target needs, comes from "(not in the source)")
+        headers["X-Conversion-Changed"] = _listed(
+            f"{c['businessTerm']} {'(not in the source)' if c['source'] is None else c['source']} -> {c['written']}"
+            for c in result.changed)
     if result.losses:
         headers["X-Conversion-Losses"] = str(len(result.losses))
         headers["X-Conversion-Lost"] = _listed(u["xpath"] for u in result.losses)
