@@ -15,6 +15,7 @@ import time
 import pytest
 import requests
 from falcon.inspect import inspect_routes
+from falcon.testing import create_environ
 
 from test_faults_hostile_load import _spool_files
 from test_http_framing_more import _access_line
@@ -41,6 +42,22 @@ def platform(tmp_path):
     store.close()
 
 
+class _Answer:
+    def __init__(self, status: str, headers: list, body: bytes):
+        self.status_code, self.content = int(status.split()[0]), body
+        self.headers = requests.structures.CaseInsensitiveDict(headers)
+        self.text = body.decode("utf-8", "replace")
+
+
+def _options(app, path: str, headers: dict | None = None) -> _Answer:
+    """An OPTIONS request to the app in process. Not through Falcon's test client: its wsgiref validator wants a
+    Content-Type on every 200 (its reading of RFC 2616), and an OPTIONS answer without a body has none."""
+    said = []
+    body = b"".join(app(create_environ(path, method="OPTIONS", headers=headers or {}),
+                        lambda status, head, exc_info=None: said.extend((status, head))))
+    return _Answer(said[0], said[1], body)
+
+
 def _no_cors(headers) -> None:
     assert not [h for h in headers if h.lower().startswith("access-control-")], headers
 
@@ -52,14 +69,15 @@ def test_every_routes_allow_is_what_answers_there_without_a_key(platform):
     client = platform.client
     for route in inspect_routes(platform.app):
         path = _concrete(route.path)
-        options = client.simulate_options(path, headers={"Origin": "https://elsewhere.example",
+        options = _options(platform.app, path, headers={"Origin": "https://elsewhere.example",
                                                          "Access-Control-Request-Method": "POST"})
         assert options.status_code == 200 and options.content == b"", (path, options.status_code, options.text)
+        assert "Content-Type" not in options.headers, (path, options.headers)
         _no_cors(options.headers)
         allow = options.headers["Allow"].split(", ")
         assert "OPTIONS" in allow and allow == sorted(allow), (path, allow)
         for method in METHODS:
-            r = client.simulate_request(method, path)
+            r = _options(platform.app, path) if method == "OPTIONS" else client.simulate_request(method, path)
             if method in allow:
                 assert r.status_code != 405, (method, path)
             else:
@@ -76,7 +94,7 @@ def test_options_answers_whatever_the_key_state(platform):
     platform.store.revoke_key(revoked_id)
     for authorization in (None, "Bearer einv_test_nope", f"Bearer {token}", f"Bearer {revoked}", "Basic eDp5"):
         headers = {"Authorization": authorization} if authorization else {}
-        r = platform.client.simulate_options(VALIDATE, headers=headers)
+        r = _options(platform.app, VALIDATE, headers=headers)
         assert (r.status_code, r.headers["Allow"], r.content) == (200, "OPTIONS, POST", b""), (authorization, r.text)
         assert "RateLimit-Remaining" not in r.headers
     assert platform.store.get_key(key_id).balance == 0
@@ -104,7 +122,7 @@ def test_a_preflight_through_serve_is_200_with_allow_and_no_body_whatever_the_ke
             headers["Authorization"] = authorization
         r = requests.options(server.url + VALIDATE, headers=headers, timeout=10)
         assert (r.status_code, r.headers["Allow"], r.content) == (200, "OPTIONS, POST", b""), r.text
-        assert r.headers["Content-Length"] == "0"
+        assert r.headers["Content-Length"] == "0" and "Content-Type" not in r.headers, r.headers  # nothing to type
         _no_cors(r.headers)
         line = _access_line(server, rid)
         assert (line["status"], line["keyId"], line["creditsCharged"]) == (200, None, 0)

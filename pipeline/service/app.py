@@ -67,6 +67,19 @@ class _App(falcon.App):
                                            or hasattr(resource, f"on_{m.lower()}{end}"))
         super().add_route(uri_template, resource, **kwargs)
 
+    def __call__(self, env, start_response):
+        if env.get("REQUEST_METHOD") != "OPTIONS":
+            return super().__call__(env, start_response)
+
+        def start(status, headers, exc_info=None):
+            # Falcon types every answer but a 204/304 with its default media type: an OPTIONS answer without a body
+            # has nothing to type (an error's JSON body keeps its type)
+            if ("content-length", "0") in ((n.lower(), v) for n, v in headers):
+                headers = [(n, v) for n, v in headers if n.lower() != "content-type"]
+            return start_response(status, headers, exc_info)
+
+        return super().__call__(env, start)
+
     def allow(self, path_info: str) -> tuple[str, tuple[str, ...] | None]:
         """(the request's path, the methods its route answers) for a WSGI PATH_INFO, read as Falcon's Request reads
         it (UTF-8 tunnelled through latin-1, a trailing slash dropped); None for no route there (the app's 404). For
