@@ -18,15 +18,15 @@ RFC 9112 checks llhttp lets through (a transfer coding other than chunked: 501; 
 HTTP/1.1 request without Host, a second Host or Content-Type, a Host that is no host[:port], a body on a request
 asking to switch protocols, which httptools would skip: 400; a method the app's framework does not know: 501; an
 absolute-form target's authority stands for Host), a body sent to a path no route serves or with a method its route
-does not answer (the app's 404, or 405 and Allow, given as soon as the head is in; the body is never read and the
-connection closes; a trusted proxy's body is read, see `route_refused`), `OPTIONS *` (the server's methods), the
-bytes llhttp skips without bound (chunk extensions, empty lines before a request line), the upload cap (413 without
-reading the rest), the deadlines (408) and the caps a public endpoint needs (settings: EINVOICE_CLIENT_TIMEOUT for
-the head and between reads, EINVOICE_REQUEST_DEADLINE for the whole request, EINVOICE_MAX_CLIENT_CONNECTIONS per
-address and EINVOICE_MAX_WORKER_CONNECTIONS per worker with room made fairly (`_make_fair_room`),
-EINVOICE_KEEPALIVE_REQUESTS per connection), and where bodies wait (pipeline.cli.bodies: small ones in memory within
-EINVOICE_BODY_MEMORY, large ones and job uploads in spool files within EINVOICE_BODY_SPOOL). Headers go through
-gunicorn's own header policy and the request through its `wsgi.create`, so X-Forwarded-* count only from
+does not answer (the app's 404, or 405 and Allow, given as soon as the head is in; the body is never buffered and the
+connection closes, lingering (`_LINGER_IDLE`); a trusted proxy's body is read, see `route_refused`), `OPTIONS *`
+(the server's methods), the bytes llhttp skips without bound (chunk extensions, empty lines before a request line),
+the upload cap (413 without buffering the rest), the deadlines (408) and the caps a public endpoint needs (settings:
+EINVOICE_CLIENT_TIMEOUT for the head and between reads, EINVOICE_REQUEST_DEADLINE for the whole request,
+EINVOICE_MAX_CLIENT_CONNECTIONS per address and EINVOICE_MAX_WORKER_CONNECTIONS per worker with room made fairly
+(`_make_fair_room`), EINVOICE_KEEPALIVE_REQUESTS per connection), and where bodies wait (pipeline.cli.bodies: small ones
+in memory within EINVOICE_BODY_MEMORY, large ones and job uploads in spool files within EINVOICE_BODY_SPOOL). Headers
+go through gunicorn's own header policy and the request through its `wsgi.create`, so X-Forwarded-* count only from
 `forwarded_allow_ips`, as under gunicorn's parser. Every malformed request gets our ErrorResponse JSON.
 Why not gthread or gevent: gthread still reads the request in a pool thread (a trickle holds a thread, and
 threads would run Saxon transforms concurrently under the GIL); gevent is not installed, monkey-patches
@@ -170,9 +170,12 @@ _JOBS = (b"/v1/jobs", b"/v1/jobs/")  # POST: a job upload, spooled into the jobs
 _JOB_SLACK = 1 << 20  # multipart framing on top of EINVOICE_MAX_JOB_BYTES (pipeline.service.resources.jobs)
 # Fair caps: at a cap, room is made at the expense of the address holding the most connections, never of one that
 # holds at most _HANDFUL, and only with a connection that has no request in and is idle, still sending its head, or
-# sending its body slower than _FAIR_PACE bytes/s (after its first second)
+# sending its body slower than _FAIR_PACE bytes/s (after its first second: over the last _PACE_WINDOW s, so a body
+# sent fast and then held by a trickle counts as slow). When the bodies' spool budget is full, the slow body of the
+# address holding the most bytes in slow bodies goes instead (`_make_body_room`).
 _HANDFUL = 4
 _FAIR_PACE = 16 * 1024
+_PACE_WINDOW = 1.0
 # Bytes on the wire that carry no body (chunk sizes and extensions; empty lines before a request line): llhttp skips
 # them without bound, so a connection could keep a worker's core busy parsing gigabytes of one chunk extension until
 # the request deadline (CVE-2024-22019 in Node.js). Framing may outweigh a chunked body by _FRAMING_PER_BYTE per byte
@@ -181,6 +184,15 @@ _FRAMING_PER_BYTE = 16
 # The methods a route of this service answers (`on_get`, `on_post`, `on_delete`; HEAD and OPTIONS by Falcon):
 # the Allow of `OPTIONS *` (RFC 9110 9.3.7)
 _SERVICE_METHODS = "GET, HEAD, POST, DELETE, OPTIONS"
+# A refusal given before a body announced with Content-Length was read (413, 404/405, 400, 417) closes the connection,
+# but a socket closed with unread bytes sends a reset, and the peer loses the answer it has not read yet: a proxy
+# that sends the whole body whatever it hears (nginx, which sends Content-Length bodies only) answered its client 502.
+# So after the answer the worker shuts down its side and reads on, discarding, until the peer closes, pauses
+# _LINGER_IDLE s, or _LINGER_TIME s or the announced length (at most the job limit) have passed (as nginx's lingering
+# close); nothing is buffered and the connection can be evicted meanwhile. Not after a 408 (too slow for the
+# deadline), nor for chunked bodies or floods of framing (those are cut off at once).
+_LINGER_IDLE = 2.0
+_LINGER_TIME = 30.0
 
 
 def _path(target: bytes) -> bytes:
@@ -445,7 +457,8 @@ class _Message:
     """The request being received on a connection."""
 
     __slots__ = ("started", "target", "fields", "head_bytes", "headers_done", "body", "expect", "continued",
-                 "fed_at", "job", "body_since", "method", "authority")
+                 "fed_at", "job", "body_since", "method", "authority", "announced", "window_at", "window_size",
+                 "recent", "moved_at")
 
     def __init__(self, started: float, fed_at: int):
         self.started, self.fed_at = started, fed_at
@@ -457,6 +470,10 @@ class _Message:
         self.body_since = _NEVER  # when its head was complete: the body's pace counts from there
         self.method = None
         self.authority = None  # an absolute-form target's authority: the Host the app sees
+        self.announced = None  # its Content-Length
+        # its body's pace: bytes of it when the current window began, the pace of the last complete window, and
+        # when body bytes last arrived
+        self.window_at, self.window_size, self.recent, self.moved_at = _NEVER, 0, float("inf"), _NEVER
 
     def described(self) -> tuple:
         """(method, path, when it began, its X-Request-Id if read) for the answer and access line of a request the
@@ -470,10 +487,20 @@ class _Message:
             self.body.release()
 
     def slow(self, now: float) -> bool:
-        """Whether the request is still sending its head, or its body at less than _FAIR_PACE on average."""
+        """Whether the request is still sending its head, or its body at less than _FAIR_PACE: in its first second
+        on average, then over its last complete window of _PACE_WINDOW s or more; nothing for _PACE_WINDOW is slow."""
         if not self.headers_done:
             return True
-        return (self.body.size if self.body is not None else 0) < _FAIR_PACE * (now - self.body_since)
+        if now - self.body_since < _PACE_WINDOW:
+            return (self.body.size if self.body is not None else 0) < _FAIR_PACE * (now - self.body_since)
+        return now - min(self.moved_at, now) >= _PACE_WINDOW or self.recent < _FAIR_PACE
+
+    def paced(self, now: float) -> None:
+        """Body bytes arrived: a window that has lasted _PACE_WINDOW s closes with its pace."""
+        size, self.moved_at = self.body.size, now
+        if now - self.window_at >= _PACE_WINDOW:
+            self.recent = (size - self.window_size) / (now - self.window_at)
+            self.window_at, self.window_size = now, size
 
 
 class _Conn:
@@ -481,7 +508,8 @@ class _Conn:
     and not yet answered, the answer bytes not yet sent, and its deadline."""
 
     __slots__ = ("sock", "addr", "worker", "parser", "msg", "pending", "refusal", "out", "out_pos", "close_after",
-                 "deadline", "mask", "served", "fed", "eof", "forwarding", "quiet_at")
+                 "deadline", "mask", "served", "fed", "eof", "forwarding", "quiet_at", "unread", "linger",
+                 "linger_until")
 
     def __init__(self, sock, addr, worker, now: float):
         import httptools
@@ -500,6 +528,9 @@ class _Conn:
         self.fed = 0  # bytes given to the parser (bounds a head the parser buffers internally)
         self.quiet_at = 0  # `fed` when its last request was complete: what follows before the next is empty lines
         self.forwarding = None  # the forwarded headers this peer may set (Request.forwarding), on its first request
+        self.unread = 0  # bytes of a refused request's announced body that may still come (see _LINGER_IDLE)
+        self.linger = None  # lingering after a refusal: bytes it may still discard; None: not lingering
+        self.linger_until = _NEVER
 
     def drop_message(self) -> None:
         """The request being received is not going on: its body's bytes and budget go."""
@@ -548,6 +579,7 @@ class _Conn:
     def on_headers_complete(self):
         msg, worker, parser = self.msg, self.worker, self.parser
         msg.headers_done, msg.body_since, msg.method = True, time.monotonic(), parser.get_method()
+        msg.window_at = msg.moved_at = msg.body_since
         version = parser.get_http_version()
         if version not in _VERSIONS:  # llhttp reads a request line without a version as HTTP/0.9, and takes 2.0
             raise _unsupported_version(version)
@@ -573,7 +605,7 @@ class _Conn:
                     raise _malformed(400, "Bad Request", "more than one Content-Type header field")
                 media = value
             elif lower == b"content-length":
-                announced = int(value.strip() or 0)  # llhttp: digits
+                announced = msg.announced = int(value.strip() or 0)  # llhttp: digits
                 if announced > worker.body_limit(msg.job):
                     raise worker.too_large(msg.job)
             elif lower == b"expect":
@@ -603,10 +635,15 @@ class _Conn:
         body = msg.body
         if body is None:  # chunked
             body = msg.body = Body(self.worker.bodies, None, self.worker.jobs_dir if msg.job else None)
-        try:
-            body.add(part)
-        except Full:
-            raise self.worker.busy() from None
+        while True:
+            spooled = body.spooled  # (a spill from memory that fails loses what was in memory: no second try)
+            try:
+                body.add(part)
+                break
+            except Full:
+                if not (spooled and self.worker.make_body_room(self)):
+                    raise self.worker.busy() from None
+        msg.paced(time.monotonic())
         if body.size > self.worker.body_limit(msg.job):
             raise self.worker.too_large(msg.job)
 
@@ -723,12 +760,12 @@ class BufferedWorker(_worker_base()):
 
     def route_refused(self, method: bytes, target: bytes, addr) -> _Refused | None:
         """The 404 of a request to a path no route serves, or the 405 of one whose route does not answer its method
-        (what the app would answer, decided by the path and method alone), given before the body is read: the
-        connection closes after it, so the body is never read nor buffered. None when the route answers the method,
-        when the target is left to the checks that follow (an invalid one, `*`), under a SCRIPT_NAME (the app sees
-        another path), and for a trusted proxy: nginx has read the whole body before it sends the head and sends
-        all of it whatever it hears, so a connection closed under it made its answer a 502 (sendfile: broken pipe)
-        and counted as a failure of this node; the app answers it once the body is in, as before."""
+        (what the app would answer, decided by the path and method alone), given before the body is read: the connection
+        closes after it, so the body is never buffered (what still comes is dropped, `_LINGER_IDLE`). None when the
+        route answers the method, when the target is left to the checks that follow (an invalid one, `*`), under a
+        SCRIPT_NAME (the app sees another path), and for a trusted proxy: nginx has read the whole body before it sends
+        the head and sends all of it whatever it hears, so a connection closed under it made its answer a 502 (sendfile:
+        broken pipe) and counted as a failure of this node; the app answers it once the body is in, as before."""
         uri = target.decode("latin-1")
         allow = getattr(self.wsgi, "allow", None)  # pipeline.service.app._App; another app: the app decides
         client = addr[0] if isinstance(addr, tuple) and addr else None
@@ -751,6 +788,28 @@ class BufferedWorker(_worker_base()):
         allowed = ", ".join(methods)
         return _Refused(405, "Method Not Allowed", "METHOD_NOT_ALLOWED", errors.method_not_allowed(name, path, allowed),
                         f"Allow: {allowed}\r\n")
+
+    def make_body_room(self, needy: _Conn) -> bool:
+        """The bodies' spool budget is full while `needy`'s body arrives: of the address holding the most bytes in
+        bodies arriving slowly (`_Message.slow`), the largest such body goes (503 SERVER_BUSY, its budget given
+        back), never `needy`'s and never one arriving at a fair pace: bodies held open by trickles cannot keep out
+        the uploads of others. False when there is none."""
+        now = time.monotonic()
+        held: dict = {}
+        for conn in self.conns.values():
+            msg = conn.msg
+            if (conn is needy or msg is None or msg.body is None or not msg.body.spooled or conn.refusal is not None
+                    or not msg.slow(now)):
+                continue
+            group = _client_group(conn.addr[0] if isinstance(conn.addr, tuple) and conn.addr else None)
+            held.setdefault(group, []).append(conn)
+        if not held:
+            return False
+        holder = max(held.values(), key=lambda conns: sum(c.msg.body.size for c in conns))
+        victim = max(holder, key=lambda c: c.msg.body.size)
+        self._refuse(victim, self.busy())
+        self._next(victim)
+        return True
 
     def busy(self) -> _Refused:
         return _Refused(503, "Service Unavailable", "SERVER_BUSY", "This worker holds as many request bodies as it "
@@ -810,7 +869,9 @@ class BufferedWorker(_worker_base()):
                         pass
                 else:
                     if mask & _EVENT_READ:
-                        if obj.reading:
+                        if obj.linger is not None:
+                            self._drain(obj)
+                        elif obj.reading:
                             self._read(obj)
                         else:  # its requests are queued or being answered: stop watching its input now
                             self._events(obj)
@@ -932,7 +993,7 @@ class BufferedWorker(_worker_base()):
         queued keeps reading registered until an event says there is input (see `run`): usually none comes."""
         if conn.sock is None:
             return
-        mask = (_EVENT_READ if conn.reading else 0) | (_EVENT_WRITE if conn.out else 0)
+        mask = (_EVENT_READ if conn.reading or conn.linger is not None else 0) | (_EVENT_WRITE if conn.out else 0)
         if mask == conn.mask:
             return
         if not mask:
@@ -1044,8 +1105,11 @@ class BufferedWorker(_worker_base()):
 
     def _refuse(self, conn, refused: _Refused):
         self.log.warning("client %s: %s %s", conn.addr[0] if conn.addr else "?", refused.status, refused.message)
-        if conn.msg is not None:
-            refused.request = conn.msg.described()
+        msg = conn.msg
+        if msg is not None:
+            refused.request = msg.described()
+            if msg.announced and refused.status != 408:  # (and a pipelined head after it)
+                conn.unread = min(msg.announced, self.limits[1]) + _HEAD_LIMIT
         conn.refusal = refused
         conn.drop_message()
 
@@ -1105,11 +1169,45 @@ class BufferedWorker(_worker_base()):
         conn.out.clear()
         conn.out_pos = 0
         if conn.close_after:
-            self._close(conn, graceful=True)
+            if conn.refusal is not None and conn.unread and not conn.eof:
+                self._linger(conn)
+            else:
+                self._close(conn, graceful=True)
             return
         if conn.msg is None and not conn.pending:
             conn.deadline = time.monotonic() + self.cfg.keepalive
         self._next(conn)
+
+    def _linger(self, conn):
+        """The refusal is out: the worker's side closes and what the peer still sends is read and dropped (see
+        _LINGER_IDLE). The connection counts as idle from now on (graceful shutdown, fair room)."""
+        try:
+            conn.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            self._close(conn)
+            return
+        now = time.monotonic()
+        conn.refusal, conn.linger = None, conn.unread
+        conn.linger_until = now + _LINGER_TIME
+        conn.deadline = min(now + _LINGER_IDLE, conn.linger_until)
+        self._events(conn)
+        self._drain(conn)
+
+    def _drain(self, conn):
+        if conn.sock is None:  # made room for another earlier in this turn of the loop
+            return
+        try:
+            data = conn.sock.recv(_RECV)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._close(conn)
+            return
+        conn.linger -= len(data)
+        if not data or conn.linger <= 0:
+            self._close(conn)
+            return
+        conn.deadline = min(time.monotonic() + _LINGER_IDLE, conn.linger_until)
 
     def _forget(self, conn):
         """Take the connection out of the loop's books; the caller closes its socket."""
