@@ -13,7 +13,9 @@ member is itself a container (a ZIP: NESTED_ARCHIVE; an e-mail: opened) is the c
 from __future__ import annotations
 
 import io
+import lzma
 import zipfile
+import zlib
 from typing import Iterator
 
 from pipeline.errors import ApiError, ErrorDetail
@@ -21,6 +23,10 @@ from pipeline.unpack.members import Limits, Member, Room, member_too_large, meta
     too_many_files, unsafe_name
 
 _CHUNK = 1 << 16
+# what reading a damaged member raises: zipfile's own errors, and its decompressors' (a deflate stream with a bad
+# code raised zlib.error, no OSError: a 500 for a whole month's archive)
+_DAMAGED = (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, RuntimeError, zlib.error,
+            lzma.LZMAError)
 
 
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, room: Room) -> bytes | None:
@@ -75,7 +81,7 @@ def _os_metadata(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
     try:
         with archive.open(info) as stream:
             return stream.read(len(magic)) == magic
-    except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, RuntimeError):
+    except _DAMAGED:
         return False  # a damaged member is counted, and gets its entry
 
 
@@ -113,7 +119,7 @@ def _members(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], limit: int,
                 continue
             try:
                 body = _read_member(archive, info, limit, room)
-            except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, RuntimeError) as exc:
+            except _DAMAGED as exc:
                 yield Member(name, error=("DAMAGED_MEMBER", f"The member could not be decompressed: {exc}"))
                 continue
             yield Member(name, body) if body is not None else Member(name, error=member_too_large(limit))
