@@ -19,6 +19,10 @@ the earlier job: kept before, it stays (done); taken but not yet moved, it is mo
 folder it went to. An earlier open row whose message is not in the mailbox any more is finished once every message
 there has been looked at. Rows written before the key existed get it from their job's documents (the Message-ID
 each was named by).
+A server that numbers new mail from below the UIDs taken already, under the same UIDVALIDITY (a maildir restored
+from a backup with its UID list: UIDNEXT not above the highest UID taken), would have those messages passed over.
+It is taken as a new UIDVALIDITY is: the rows go on under the next epoch of it (pipeline.storage.inbox.EPOCH), so
+each message there is looked at again and one taken before is known by its key.
 One inbox process per mailbox: two would both submit a new message's job at the same moment.
 """
 from __future__ import annotations
@@ -36,6 +40,7 @@ from urllib.parse import unquote, urlsplit
 from pipeline import jobs
 from pipeline.jobs import files
 from pipeline.settings import get_settings
+from pipeline.storage.inbox import EPOCH
 from pipeline.storage.jobs import Job
 from pipeline.unpack import Member
 from pipeline.unpack.members import Limits
@@ -123,6 +128,7 @@ class Mailbox:
             raise InboxError(f"{address.key}: the mailbox {address.mailbox!r} cannot be opened: {_said(data)}",
                              refused=True)
         self.uidvalidity = int(self.imap.untagged_responses.get("UIDVALIDITY", [b"0"])[-1])
+        self.validity = self.uidvalidity  # what its rows and jobs are kept under (`Inbox.run_once`: an epoch of it)
         uidnext = self.imap.untagged_responses.get("UIDNEXT")
         self.uidnext = int(uidnext[-1]) if uidnext else None  # (optional before IMAP4rev2)
         typ, data = self.imap.capability()  # after login: MOVE, UIDPLUS, IDLE are often offered only now
@@ -261,25 +267,28 @@ class Inbox:
     def run_once(self, box: Mailbox) -> int:
         """Submit every new message, then move each message taken (now or before a restart) once its job has
         ended; returns how many messages were moved."""
-        key, validity = box.address.key, box.uidvalidity
+        key = box.address.key
         if jobs.embedded(self.store):  # the jobs of a process that stopped are this one's to finish too
             from pipeline.jobs import local  # lazy: the embedded pool, only on the SQLite store
 
             local.ensure_started(self.store_factory)
+        validity = self.store.inbox_epoch(key, box.uidvalidity)
         last = self.store.inbox_last_uid(key, validity)
+        if last and box.uidnext is not None and box.uidnext <= last:
+            log.warning("%s: the server numbers new messages from UID %s, but UID %s was taken already under "
+                        "UIDVALIDITY %s (a mailbox restored without a new UIDVALIDITY?): its messages are looked at "
+                        "again and matched to those taken before by Message-ID", key, box.uidnext, last,
+                        box.uidvalidity)
+            validity, last = validity + EPOCH, 0
+        box.validity = validity
         renumbered = self.store.inbox_renumbered(key, validity)
         if renumbered and (key, validity) not in self.swept:  # once a process: only this process writes the rows
-            if not last:
+            if not last and validity == box.uidvalidity:
                 log.warning("%s: UIDVALIDITY %s is new (the mailbox was rebuilt, restored or moved): its messages "
                             "are matched to those taken before by Message-ID", key, validity)
             recalled = self.store.inbox_recall_keys(key, validity, message_key)  # rows from before the key existed
             if recalled:
                 log.info("%s: %s messages taken before got their Message-ID from their jobs", key, recalled)
-        elif last and box.uidnext is not None and box.uidnext <= last:
-            log.warning("%s: the server numbers new messages from UID %s, but UID %s was taken already under "
-                        "UIDVALIDITY %s (a mailbox restored without a new UIDVALIDITY?): messages given a UID up "
-                        "to %s are not seen; give the mailbox a new UIDVALIDITY (those taken are known by their "
-                        "Message-ID then)", key, box.uidnext, last, validity, last)
         complete = True
         for uid in box.uids_after(last):
             if not self.take(box, uid, renumbered):
@@ -314,7 +323,7 @@ class Inbox:
         the key's balance does not cover its job (it waits). A message that left the mailbox before it was read
         gets a row without a job (GONE: no MESSAGE_GONE error job, which would be "moved" to the invalid folder
         in the log and the database while the message is somewhere else)."""
-        key, validity = box.address.key, box.uidvalidity
+        key, validity = box.address.key, box.validity
         job_id = job_id_of(box.address, validity, uid)
         made = self.store.get_job(job_id) is not None
         seen = box.look(uid)
@@ -338,8 +347,8 @@ class Inbox:
             if known is not None:
                 earlier, state, folder = known
                 self.store.inbox_carried(key, validity, uid, earlier, mark, folder, done=state == "done" and not folder)
-                log.info("uid %s is %s, taken before the UIDVALIDITY changed (job %s): not submitted again", uid,
-                         mark, earlier)
+                log.info("uid %s is %s, taken before the UIDVALIDITY changed or its UIDs were given again (job "
+                         "%s): not submitted again", uid, mark, earlier)
                 return True
         if not made:
             job_id = self.submit(job_id, uid, data)

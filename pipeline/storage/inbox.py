@@ -30,8 +30,22 @@ INBOX_V6 = [
 ]
 
 
+# A server that numbers new mail from below the UIDs taken already under the same UIDVALIDITY (a maildir restored
+# from a backup with its UID list; IMAP forbids it) gives those UIDs to other messages. The inbox then keeps its
+# rows under the next "epoch" of that UIDVALIDITY, `uidvalidity + n * EPOCH` (UIDVALIDITY is 32 bits), and takes
+# the mailbox as renumbered: each message is looked at again and one taken before is known by its key.
+EPOCH = 1 << 32
+
+
 class InboxTables:
     """Mixin for SqlStore: the inbox's statements, with `?` placeholders like the rest of the store."""
+
+    def inbox_epoch(self, mailbox: str, uidvalidity: int) -> int:
+        """The number this mailbox's rows under the server's `uidvalidity` are kept under: its latest epoch
+        (`EPOCH`), or `uidvalidity` itself when it has none."""
+        kept = self._read("SELECT DISTINCT uidvalidity FROM inbox_messages WHERE mailbox = ? AND uidvalidity >= ?",
+                          (mailbox, int(uidvalidity)))  # (a few: one per change; no `%`, a placeholder to psycopg)
+        return max((int(v) for v, in kept if (int(v) - int(uidvalidity)) % EPOCH == 0), default=int(uidvalidity))
 
     def inbox_last_uid(self, mailbox: str, uidvalidity: int) -> int:
         """The highest UID taken from this mailbox under this UIDVALIDITY (0: none)."""
