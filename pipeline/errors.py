@@ -112,6 +112,8 @@ REFINES = {
                                                                      # credits is unreachable; retry later
     "RULES_CHANGED": "RATE_LIMIT_CONFIGURATION_UNAVAILABLE",  # 503: a rule pack the request was judged by was removed
                                                               # while it ran (pipeline rules); retry
+    "JOBS_DISK_FULL": "RATE_LIMIT_CONFIGURATION_UNAVAILABLE",  # 503: a job upload found the jobs directory full;
+                                                               # retry (pipeline.jobs.files.disk_full)
 }
 
 

@@ -485,7 +485,11 @@ def test_the_job_list_takes_only_the_states_asked_for(in_process):
     from tests.test_validate_batch import form
 
     client, auth = in_process
-    cancelled = [_posted(in_process, *form([("a.xml", documents()[0])]))["id"] for _ in range(3)]
+    posted = [_posted(in_process, *form([("a.xml", documents()[0])]))["id"] for _ in range(3)]
+    # (the embedded runner may end a one-document job before its DELETE: that one is done, not cancelled)
+    state = {i: client.simulate_get(f"/v1/jobs/{i}", headers=auth).json["state"] for i in posted}
+    cancelled = [i for i in posted if state[i] == "cancelled"]
+    assert cancelled
     body, ctype = form([("b.xml", documents()[0])])
     kept = client.simulate_post("/v1/jobs", body=body, headers={**auth, "Content-Type": ctype}).json["id"]
     seen, path = [], "/v1/jobs?limit=1&state=cancelled"
@@ -496,7 +500,7 @@ def test_the_job_list_takes_only_the_states_asked_for(in_process):
         path = page.get("next")
     assert seen == cancelled[::-1]
     others = client.simulate_get("/v1/jobs", query_string="state=queued,running,done,failed", headers=auth).json
-    assert [j["id"] for j in others["jobs"]] == [kept]
+    assert [j["id"] for j in others["jobs"]] == [kept] + [i for i in posted[::-1] if i not in cancelled]
     r = client.simulate_get("/v1/jobs", query_string="state=done,finished", headers=auth)
     assert r.status_code == 400 and r.json["errors"][0]["field"] == "state", r.text
 

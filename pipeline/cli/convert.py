@@ -1,23 +1,25 @@
 """`pipeline convert FILE... --to cii|ubl|zugferd [--spec xrechnung|en16931|peppol] [--profile P] [--lang de]
 [--allow-loss] [-o OUT] [--json]` and `pipeline render FILE... [--lang de] [--html] [--business-terms] [--validate]
 -o OUT`: the reading side's conversion and page, as POST /v1/invoice/convert and /render answer them. A folder or several files are
-processed each (OUT is then a folder). Exit 0 done, 1 refused (a source is invalid, or the target cannot carry
-it), 2 error (no e-invoice, unreadable file)."""
+processed each (OUT is then a folder); a ZIP or an e-mail (.eml, .mbox), named or in a folder, each of its invoices,
+as `pipeline validate` reads them. Exit 0 done, 1 refused (a source is invalid, or the target cannot carry it),
+2 error (no e-invoice, unreadable file, a ZIP's member refused unread)."""
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
 
-from pipeline.cli.files import expand, output_for, progress, shown
-from pipeline.cli.generate import is_stdio, pdf_to_terminal, print_api_error, read_input, write_output
+from pipeline.cli.files import content, destinations, documents, progress, said_unread, shown
+from pipeline.cli.generate import is_stdio, pdf_to_terminal, print_api_error, write_output
 from pipeline.errors import ApiError
+from pipeline.unpack import NOTICES
 
 
 def register(sub) -> None:
     p = sub.add_parser("convert", help="convert an e-invoice to CII, UBL or a ZUGFeRD PDF (validated)")
     p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), "
-                                                     "or a folder")
+                                                     "a ZIP or an e-mail (.eml, .mbox), or a folder")
     p.add_argument("--to", required=True, type=str.upper, choices=("CII", "UBL", "ZUGFERD"),
                    help="target: CII or UBL XML, or a ZUGFeRD PDF")
     p.add_argument("--spec", choices=("xrechnung", "en16931", "peppol"),
@@ -34,7 +36,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("render", help="the readable page of any e-invoice (PDF, or HTML)")
     p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), "
-                                                     "or a folder")
+                                                     "a ZIP or an e-mail (.eml, .mbox), or a folder")
     p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the page (default: en)")
     p.add_argument("--html", action="store_true", help="write HTML instead of PDF")
     p.add_argument("--business-terms", action="store_true", help="list every value with its business term")
@@ -49,19 +51,23 @@ def _answer(err: ApiError, name=None) -> int:
     return 1 if err.http_status == 422 else 2
 
 
-def _each(args, suffix: str, one, refused=_answer) -> int:
-    """Run `one(data, output, path)` for every file, the worst exit code wins; `refused(err, path)` answers an
-    ApiError."""
-    files = expand(args.file)
-    if len(files) > 1 and (args.output is None or is_stdio(args.output)):
+def _each(args, suffix: str, one, refused=_answer, unread=said_unread) -> int:
+    """Run `one(data, output, name)` for every document, the worst exit code wins; `refused(err, name)` answers
+    an ApiError, `unread(document)` a document refused unread or a message without an invoice."""
+    try:
+        docs = documents(args.file, f"pipeline {args.command}")
+    except ApiError as err:  # the only file is no readable ZIP, or a zip bomb
+        return refused(err, None)
+    if len(docs) > 1 and (args.output is None or is_stdio(args.output)):
         print(f"pipeline {args.command}: several files need -o FOLDER", file=sys.stderr)
         return 2
+    where = destinations(len(docs), args.output, suffix)
     worst = 0
-    for path in progress(files):
+    for doc in progress(docs):
         try:
-            code = one(read_input(path), output_for(path, args.output, len(files) > 1, suffix), path)
+            code = unread(doc) if doc.error is not None else one(content(doc), where(doc), doc.name)
         except ApiError as err:
-            code = refused(err, path)
+            code = refused(err, doc.name)
         worst = max(worst, code)
     return worst
 
@@ -84,6 +90,7 @@ def _said(result) -> None:
 
 def run_convert(args) -> int:
     from pipeline.flows.convert import convert  # lazy: Saxon, WeasyPrint and pikepdf only for this command
+    from pipeline.flows.validate_batch import entry  # lazy: as above
 
     if args.to != "ZUGFERD" and (args.profile or args.lang):  # they did nothing to a CII or UBL target
         print("pipeline convert: --profile and --lang apply to --to zugferd only (a PDF's profile and page)",
@@ -96,22 +103,28 @@ def run_convert(args) -> int:
               file=sys.stderr)
         return 2
 
-    def one(data: bytes, output: Path | None, path: Path) -> int:
+    def one(data: bytes, output: Path | None, name: str) -> int:
         result = convert(data, args.to, args.spec, args.profile, args.lang, args.allow_loss)
         if args.json:
-            print(json.dumps({"name": shown(path), "output": shown(output), **result.summary()}, ensure_ascii=False))
+            print(json.dumps({"name": name, "output": shown(output), **result.summary()}, ensure_ascii=False))
         else:
             _said(result)
         write_output(output, result.document)
         return 0
 
-    def refused(err: ApiError, path: Path) -> int:
+    def refused(err: ApiError, name: str | None) -> int:
         if not args.json:
-            return _answer(err, path)
-        print(json.dumps({"name": shown(path), "error": err.to_dict(None)}, ensure_ascii=False, default=str))
+            return _answer(err, name)
+        print(json.dumps({"name": name, "error": err.to_dict(None)}, ensure_ascii=False, default=str))
         return 1 if err.http_status == 422 else 2
 
-    return _each(args, ".pdf" if args.to == "ZUGFERD" else ".xml", one, refused)
+    def unread(doc) -> int:
+        if not args.json:
+            return said_unread(doc)
+        print(json.dumps(entry(doc, None), ensure_ascii=False))
+        return 0 if doc.error[0] in NOTICES else 2
+
+    return _each(args, ".pdf" if args.to == "ZUGFERD" else ".xml", one, refused, unread)
 
 
 def run_render(args) -> int:
@@ -120,7 +133,7 @@ def run_render(args) -> int:
     if not args.html and pdf_to_terminal("pipeline render", args.output):
         return 2
 
-    def one(data: bytes, output: Path, _path: Path) -> int:
+    def one(data: bytes, output: Path, _name: str) -> int:
         write_output(output, render(data, args.lang, args.business_terms, args.validate, args.html))
         return 0
 

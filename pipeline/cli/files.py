@@ -6,9 +6,10 @@ import hashlib
 import os
 import sys
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 from pipeline import unpack
+from pipeline.settings import get_settings
 from pipeline.unpack.members import OS_METADATA_HEAD, windows_device
 
 # a folder's files opened as when named: each member of a ZIP, each invoice of a message a document of its own
@@ -30,29 +31,89 @@ def expand(paths: Iterable[Path]) -> list[Path]:
     return out
 
 
+class Document(NamedTuple):
+    """One document of the files given: a file, read when its turn comes (`path`), or a ZIP's or a message's
+    (`data`, `email`), or one refused unread or a message without an invoice (`error`: (code, message))."""
+    name: str
+    path: Path | None = None
+    data: bytes | None = None
+    error: tuple[str, str] | None = None
+    email: dict | None = None
+
+
+def documents(paths: Iterable[Path], program: str) -> list[Document]:
+    """The documents of the files and folders given, as `pipeline validate`, `parse`, `convert` and `render` take
+    them: a folder's files as `expand` finds them (the others named on stderr); a ZIP or an e-mail opened
+    (`pipeline.unpack`, each document bounded as one upload). Its documents are named as the service names a
+    job's parts' (`pipeline jobs submit` sends these files): under the file's name or path in its folder when there
+    are several files (`month.zip/a.xml`, `sub/month.zip/a.xml`; one that is no readable ZIP is then an entry of its
+    own), by their own names when it is the only one. Raises the unpacker's ApiError (the only file is no readable
+    ZIP, a zip bomb)."""
+    given: list[tuple[Path, str | None]] = []  # (file, its path in a folder given)
+    for path in paths:
+        if path.is_dir():
+            say_skipped(path, program)
+            given += [(p, shown(p.relative_to(path))) for p in expand([path])]
+        else:
+            given.append((path, None))
+    unpacker = unpack.Unpacker(unpack.Limits(max_files=1 << 20, max_member=get_settings().max_upload_bytes,
+                                             max_total=1 << 34))
+    out: list[Document] = []
+    for path, name in given:
+        if name is not None and path.suffix.lower() in CONTAINER_SUFFIXES or name is None and is_archive(path):
+            prefix = (name or shown(path.name)) if len(given) > 1 else ""
+            members = (unpacker.one_of_several if prefix else unpacker.file)(shown(path.name), path, prefix)
+            out += [Document(m.name, None, m.data, m.error, m.email) for m in members]
+        else:
+            out.append(Document(name or shown(path), path))
+    return out
+
+
+class Outputs:
+    """Where each of several documents' results goes: `folder`/<name><suffix>, named by the file's name without
+    its extension, or for a ZIP's or a message's document by its whole name made one file name (`safe_name`); a
+    name already taken in this run gets `-2`, `-3`, ...: `a.xml` and `sub/a.xml`, or two ZIPs' `invoice.xml`,
+    wrote one file and the first result was lost."""
+
+    def __init__(self, folder: Path, suffix: str):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder, self.suffix, self.taken = folder, suffix, set()
+
+    def __call__(self, document: Document) -> Path:
+        if document.path is not None:
+            stem = document.path.stem
+        else:
+            stem = safe_name(document.name.rpartition(".")[0] if "." in document.name.rpartition("/")[2]
+                             else document.name)
+        name, n = stem, 1
+        while name.lower() in self.taken:  # (case-insensitive: on macOS and Windows `A` and `a` are one file)
+            n += 1
+            name = f"{stem}-{n}"
+        self.taken.add(name.lower())
+        return self.folder / (name + self.suffix)
+
+
 def _head(path: Path) -> bytes:
     with open(path, "rb") as f:
         return f.read(OS_METADATA_HEAD)
 
 
-def output_for(source: Path, output: Path | None, many: bool, suffix: str) -> Path | None:
-    """Where a result goes: `output` itself for one document; for several, or when `output` is a folder that
-    exists, each result goes into the folder, named after its source with `suffix` (None: stdout, one document
-    only)."""
-    if not many and not (output is not None and output.is_dir()):
-        return output
-    output.mkdir(parents=True, exist_ok=True)
-    return output / (source.stem + suffix)
+def destinations(count: int, output: Path | None, suffix: str):
+    """Where each result goes (a function of the Document): `output` itself for one document (None: stdout); for
+    several, or when `output` is a folder that exists, into the folder (`Outputs`)."""
+    if count > 1 or (output is not None and output.is_dir()):
+        return Outputs(output, suffix)
+    return lambda _document: output
 
 
-def progress(files: list[Path]) -> Iterator[Path]:
-    """The files, with a `[n/total] name` line on stderr when it is a terminal and there are several."""
-    show = len(files) > 1 and sys.stderr.isatty()
-    for n, path in enumerate(files, start=1):
+def progress(items: list[Document]) -> Iterator[Document]:
+    """The documents, with a `[n/total] name` line on stderr when it is a terminal and there are several."""
+    show = len(items) > 1 and sys.stderr.isatty()
+    for n, item in enumerate(items, start=1):
         if show:
-            sys.stderr.write(f"\r\x1b[K[{n}/{len(files)}] {path.name[:60]}")
+            sys.stderr.write(f"\r\x1b[K[{n}/{len(items)}] {item.name[-60:]}")
             sys.stderr.flush()
-        yield path
+        yield item
     if show:
         sys.stderr.write("\r\x1b[K")
 
@@ -122,3 +183,18 @@ def say_skipped(folder: Path, program: str) -> None:
         print(f"{program}: {shown(folder)}: skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'} "
               f"that {'is' if len(skipped) == 1 else 'are'} not {READ}: {listed}",
               file=sys.stderr)
+
+
+def content(document: Document) -> bytes:
+    """A document's bytes: a ZIP's or a message's as unpacked, a file's (or stdin's, `-`) read now."""
+    if document.data is not None:
+        return document.data
+    return sys.stdin.buffer.read() if str(document.path) == "-" else document.path.read_bytes()
+
+
+def said_unread(document: Document) -> int:
+    """A document refused unread (NESTED_ARCHIVE, FILE_TOO_LARGE, ...: exit 2) or a message without an invoice
+    (NO_INVOICE: a notice, exit 0), one line on stderr as the other commands' errors."""
+    code, message = document.error
+    print(f"{document.name}: {code}: {message}", file=sys.stderr)
+    return 0 if code in unpack.NOTICES else 2

@@ -1,22 +1,23 @@
 """`pipeline parse FILE... [-o request.json | -o FOLDER] [--validate]`: read e-invoices (CII, UBL, or ZUGFeRD /
-Factur-X PDFs; a folder reads every *.xml and *.pdf in it) into the JSON the generation endpoints take, as POST
+Factur-X PDFs; a folder reads every *.xml and *.pdf in it; a ZIP or an e-mail (.eml, .mbox), named or in a folder,
+each of its invoices, as `pipeline validate` reads them) into the JSON the generation endpoints take, as POST
 /v1/invoice/parse answers it. Exit 0 when every invoice is complete, 1 when the model cannot carry one fully
-(`missing` / `problems`), 2 when a file is no e-invoice."""
+(`missing` / `problems`), 2 when a file is no e-invoice (or a ZIP's member is refused unread: NESTED_ARCHIVE, ...)."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from pipeline.cli.files import expand, output_for, progress
-from pipeline.cli.generate import is_stdio, print_api_error, read_input
+from pipeline.cli.files import Document, content, destinations, documents, progress, said_unread
+from pipeline.cli.generate import is_stdio, print_api_error
 from pipeline.errors import ApiError
 from pipeline.invoice.request_json import dump_request
 
 
 def register(sub) -> None:
     p = sub.add_parser("parse", help="read an e-invoice (CII, UBL, ZUGFeRD PDF) into the JSON invoice")
-    p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), or "
-                                                     "a folder")
+    p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), a "
+                                                     "ZIP or an e-mail (.eml, .mbox), or a folder")
     p.add_argument("-o", "--output", type=Path, help="write the JSON here (default, or '-': stdout); for several "
                                                      "files a folder, one <name>.json each")
     p.add_argument("--validate", action="store_true", help="add the official validation report of the file")
@@ -26,22 +27,27 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    files = expand(args.file)
-    if len(files) > 1 and (args.output is None or is_stdio(args.output)):
+    try:
+        docs = documents(args.file, "pipeline parse")
+    except ApiError as err:  # the only file is no readable ZIP, or a zip bomb
+        print_api_error(err)
+        return 2
+    if len(docs) > 1 and (args.output is None or is_stdio(args.output)):
         print("pipeline parse: several files need -o FOLDER", file=sys.stderr)
         return 2
-    many = len(files) > 1
-    return max((_one(path, output_for(path, args.output, many, ".json"), args, many) for path in progress(files)),
-               default=0)
+    where = destinations(len(docs), args.output, ".json")
+    return max((_one(doc, where(doc), args) for doc in progress(docs)), default=0)
 
 
-def _one(path: Path, output: Path | None, args, many: bool) -> int:
+def _one(doc: Document, output: Path | None, args) -> int:
     from pipeline.flows.parse import parse_report  # lazy: Saxon and pikepdf only for this command
 
+    if doc.error is not None:
+        return said_unread(doc)
     try:
-        result = parse_report(read_input(path), args.validate)
+        result = parse_report(content(doc), args.validate)
     except ApiError as err:
-        print_api_error(err, path)
+        print_api_error(err, doc.name)
         return 2
     complete = result["complete"]
     if args.request_only:
@@ -52,6 +58,6 @@ def _one(path: Path, output: Path | None, args, many: bool) -> int:
     else:
         sys.stdout.buffer.write(out + b"\n")
     if not complete:
-        print(f"{path}: incomplete; missing: {', '.join(result.get('missing', [])) or '-'}", file=sys.stderr)
+        print(f"{doc.name}: incomplete; missing: {', '.join(result.get('missing', [])) or '-'}", file=sys.stderr)
         return 1
     return 0

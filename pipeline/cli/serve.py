@@ -34,6 +34,7 @@ psycopg's and Saxon's threads, and would give every greenlet its own database co
 """
 from __future__ import annotations
 
+import errno
 import io
 import ipaddress
 import json
@@ -1099,6 +1100,10 @@ class BufferedWorker(_worker_base()):
 
         if isinstance(exc, errors.ExpectationFailed):
             return _malformed(417, "Expectation Failed", str(exc))
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):  # the body's spool: our disk is full
+            return _Refused(503, "Service Unavailable", "SERVER_BUSY", "The disk that holds request bodies is full "
+                            "(EINVOICE_JOBS_DIR, the data directory's spool); nothing was stored. Try again later.",
+                            "Retry-After: 60\r\n")
         if not isinstance(exc, errors.ParseException):
             self.log.error("request parsing failed: %r", exc)
         return _malformed(400, "Bad Request", f"{type(exc).__name__}: {exc}")

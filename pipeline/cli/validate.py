@@ -30,11 +30,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from pipeline.check.detect import is_pdf, route
-from pipeline.cli.files import CONTAINER_SUFFIXES, READ, Progress, expand, is_archive, safe_name, say_skipped, shown
+from pipeline.cli.files import READ, Progress, documents, is_archive, safe_name, shown
 from pipeline.cli.generate import is_stdio, output_refused
 from pipeline.errors import ApiError
-from pipeline.settings import get_settings
-from pipeline.unpack import Limits, Unpacker
 
 
 def register(sub) -> None:
@@ -253,27 +251,14 @@ def _jobs_of(args) -> list[tuple | dict]:
     from pipeline.flows.validate_batch import entry  # lazy: as above
 
     common = (args.spec, args.version, args.strict, args.html_dir, args.lang)
-    unpacker = Unpacker(Limits(max_files=1 << 20, max_member=get_settings().max_upload_bytes, max_total=1 << 34))
-
-    def unpacked(path: Path, prefix: str) -> list[tuple | dict]:
-        """A named file's documents; a folder's (`prefix`: its path there) no readable ZIP is an entry of its own."""
-        members = (unpacker.one_of_several if prefix else unpacker.file)(shown(path.name), path, prefix)
-        return [entry(m, None) if m.error else (m.name, None, m.data) + common + (m.email,) for m in members]
-
-    jobs = []
-    for path in args.file:
-        if path.is_file() and is_archive(path):
-            jobs += unpacked(path, "")
-        elif path.is_dir():
-            say_skipped(path, "pipeline validate")
-            for p in expand([path]):
-                name = shown(p.relative_to(path))
-                jobs += (unpacked(p, name) if p.suffix.lower() in CONTAINER_SUFFIXES
-                         else [(name, p, None) + common + (None,)])
-        elif is_stdio(path):  # `-` among several: stdin read here, as one document
+    jobs: list[tuple | dict] = []
+    for doc in documents(args.file, "pipeline validate"):
+        if doc.error is not None:
+            jobs.append(entry(doc, None))
+        elif is_stdio(doc.path):  # `-` among several: stdin read here, as one document
             jobs.append(("(stdin)", None, sys.stdin.buffer.read()) + common + (None,))
         else:
-            jobs.append((shown(path), path, None) + common + (None,))
+            jobs.append((doc.name, doc.path, doc.data) + common + (doc.email,))
     return jobs
 
 

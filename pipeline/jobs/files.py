@@ -9,9 +9,15 @@ them. Nothing is held in memory whole: each `file` part is streamed to a spool f
 batch validation does (`pipeline.unpack`: each document bounded as one upload, hostile members refused one by
 one, a message without an invoice one NO_INVOICE notice), and the spool file is deleted. The folder goes when
 the job ends (its results are rows in the database).
+
+Names: a ZIP's or an e-mail's documents are named under the part's file name when the job has several files
+(`month.zip/a.xml`; `sub/month.zip/a.xml` for a folder's ZIP that `pipeline jobs submit` sends), as `pipeline validate`
+names them; the only file of a job names them alone (`a.xml`), as `pipeline validate month.zip` does. So each part
+waits, spooled, until the next one shows there are several (at most two spool files on disk at a time).
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -22,7 +28,7 @@ from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.validate_batch import entry
 from pipeline.settings import get_settings
 from pipeline.unpack import JOB_FILES, NOTICES, Limits, Member, Unpacker, too_many_files
-from pipeline.unpack.members import windows_device
+from pipeline.unpack.members import OS_METADATA_HEAD, os_metadata, windows_device
 
 _CHUNK = 1 << 16
 DOCUMENTS = "documents"
@@ -84,6 +90,18 @@ def job_too_large(limit: int) -> ApiError:
     return ApiError(413, "PAYLOAD_TOO_LARGE", message, [ErrorDetail("JOB_TOO_LARGE", message, field="file")])
 
 
+def disk_full(exc: OSError) -> ApiError | None:
+    """503 (retry later) for a jobs directory that is full (ENOSPC, EDQUOT): the server's want of room, not the
+    client's fault (it was a 500); nothing is kept. None for another OSError. The spec's retry-later 503 code with
+    ours, JOBS_DISK_FULL, in errors[0] (as pipeline.errors.refined answers)."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    message = ("The jobs directory (EINVOICE_JOBS_DIR) is full: the upload cannot be stored now; nothing was stored "
+               "or charged. Retry later, or send fewer documents at a time.")
+    return ApiError(503, "RATE_LIMIT_CONFIGURATION_UNAVAILABLE", message, [ErrorDetail("JOBS_DISK_FULL", message)],
+                    headers={"Retry-After": "60"})
+
+
 def quota_exceeded(quota: int, held: int) -> ApiError:
     message = (f"The key's jobs would keep more than {quota} bytes of documents (EINVOICE_JOB_DISK_QUOTA; those in "
                f"progress keep {held}); nothing was stored. Wait for them to end, or cancel one.")
@@ -120,12 +138,15 @@ class Intake:
         self.emails: dict[int, str] = {}
         self.spans: dict[int, tuple[int, int]] = {}  # index -> (position, size) in the documents file
         self._spools = 0
+        self._parts = 0  # parts that are not what an operating system keeps beside documents
+        self._waiting: tuple[str, Path] | None = None  # the last part spooled, not unpacked yet (its name waits)
         self.files = 0  # files unpacked (a part, a fetched message)
         self._out = open(self.dir / DOCUMENTS, "wb")
         self._pos = 0
 
     def add_stream(self, name: str | None, stream) -> None:
-        """One `file` part: spooled to disk under the job's bound, then taken as an archive or a document."""
+        """One `file` part: spooled to disk under the job's bound. The part before it, now known to be one of
+        several, is taken as an archive or a document; this one when the next comes, or at `finish`."""
         self._spools += 1
         spool = self.dir / f"upload-{self._spools}.part"
         with open(spool, "wb") as out:
@@ -137,15 +158,34 @@ class Intake:
                 if self.left < 0:
                     raise job_too_large(self.max_job_bytes)
                 out.write(chunk)
+        name = name or f"file-{self._spools}"
+        with open(spool, "rb") as f:
+            if os_metadata(name, f.read(OS_METADATA_HEAD)):  # (a .DS_Store beside a ZIP: still the only file)
+                spool.unlink()
+                return
+        self._parts += 1
+        self._unpack_waiting(several=True)
+        self._waiting = (name, spool)
+
+    def finish(self) -> None:
+        """All parts are in: the last one's documents, named under its file name only when there were several."""
+        self._unpack_waiting(several=self._parts > 1)
+
+    def _unpack_waiting(self, several: bool) -> None:
+        if self._waiting is None:
+            return
+        name, spool = self._waiting
+        self._waiting = None
         try:
-            self.add_file(name or f"file-{self._spools}", spool)
+            self.add_file(name, spool, name if several else "")
         finally:
             spool.unlink(missing_ok=True)
 
-    def add_file(self, name: str, path: Path) -> None:
-        """One file's documents; one that is no readable ZIP is an entry (`Unpacker.one_of_several`)."""
+    def add_file(self, name: str, path: Path, prefix: str = "") -> None:
+        """One file's documents (a ZIP's or a message's named under `prefix`); one that is no readable ZIP is an
+        entry (`Unpacker.one_of_several`)."""
         self.files += 1
-        for member in self.unpacker.one_of_several(name, path):
+        for member in self.unpacker.one_of_several(name, path, prefix):
             self.add(member)
 
     def check(self) -> None:

@@ -142,7 +142,7 @@ ERROR_CODES = {
     "render": {400: _READING_400, 500: ("READ_FAILED",) + _RULES_MISSING},
     "readyz": {503: ("NOT_READY",)},
     "jobs": {400: ("UNSUPPORTED_VERSION", "UNSUPPORTED_SPEC", "TOO_MANY_FILES", "INVALID_ARCHIVE"),
-             404: ("JOB_NOT_FOUND",)},
+             404: ("JOB_NOT_FOUND",), 503: ("JOBS_DISK_FULL",)},
     **openapi_status.ERROR_CODES,   # France's lifecycle status messages
     **{kind: {404: ("NOT_FOUND",)} for kind, _, _ in PAGE_FILES.values()},
 }

@@ -36,6 +36,7 @@ from pipeline.service.upload import parse_request_part, read_parts, strict_flag
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
 from pipeline.unpack import Unpacker
+from pipeline.unpack.members import OS_METADATA_HEAD, os_metadata
 
 BATCH_TOTAL_FACTOR = 5  # all members together decompress to at most 5 uploads' worth
 
@@ -57,10 +58,13 @@ def read_batch_upload(req: falcon.Request, bounds: Limits) -> tuple[list[Member]
     files, request_raw = read_parts(req, get_settings().max_upload_bytes, bounds.max_files,
                                     lambda n: too_many_files(n, bounds.max_files))
     files = [(name or f"file-{n}", data) for n, (name, data) in enumerate(files, start=1)]
+    files = [(name, data) for name, data in files if not os_metadata(name, data[:OS_METADATA_HEAD])]  # no documents
     request = parse_request_part(request_raw, XRechnungValidationRequest, req.path) if request_raw is not None else {}
     unpacker, members = Unpacker(bounds), []
-    for name, data in files:  # one unreadable ZIP among several files is an entry; alone, a 400
-        for member in (unpacker.file if len(files) == 1 else unpacker.one_of_several)(name, data):
+    # one unreadable ZIP among several files is an entry, alone a 400; among several, a ZIP's or an e-mail's
+    # documents are named under its file name (`month.zip/a.xml`) as a job and `pipeline validate` name them
+    for name, data in files:
+        for member in (unpacker.file(name, data) if len(files) == 1 else unpacker.one_of_several(name, data, name)):
             members.append(member)
             if len(members) > bounds.max_files:
                 raise too_many_files(len(members), bounds.max_files)

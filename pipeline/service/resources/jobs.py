@@ -133,6 +133,7 @@ def read_job_upload(req, intake: files.Intake) -> dict:
                 raise unexpected_part(name)
     except falcon.MediaMalformedError as exc:
         raise _bad("MALFORMED_MULTIPART", f"The multipart body could not be read: {exc.description or exc}") from exc
+    intake.finish()
     if not intake.names:
         raise _bad("MISSING_PART", "The job has no documents: send one or more 'file' parts.", "file")
     return parse_request_part(request_raw, None, req.path) if request_raw is not None else {}
@@ -146,18 +147,25 @@ class Jobs:
             held = store.stored_bytes(_key(req))
         except StorageUnavailable:
             raise storage_unavailable() from None
-        intake = files.Intake(job_id, held)
+        try:
+            intake = files.Intake(job_id, held)
+        except OSError as exc:
+            raise files.disk_full(exc) or exc from None
         try:
             request = read_job_upload(req, intake)
             operation, options = check_options(request)
             cost, options = document_cost(req, operation, options)
-        except BaseException:
+        except BaseException as exc:
             intake.discard()
+            if isinstance(exc, OSError) and files.disk_full(exc):
+                raise files.disk_full(exc) from None
             raise
         try:
             job = jobs.submit(store, job_id, _key(req), operation, options, intake, cost)
         except StorageUnavailable:
             raise storage_unavailable() from None
+        except OSError as exc:  # (the documents' flush; submit has removed them)
+            raise files.disk_full(exc) or exc from None
         if job is None:
             accepted = len(intake.names) - len(intake.refused)
             raise ApiError(402, "INSUFFICIENT_CREDITS", f"This job holds {cost * accepted} credit(s) ({accepted} "
