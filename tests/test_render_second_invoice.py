@@ -3,9 +3,14 @@ the invoice file read and says, above it, which file it does not show, in the wo
 file out (issue 35). A real PDF of ../shared/realworld with an xrechnung.xml added in memory."""
 from __future__ import annotations
 
+import io
+import re
+import subprocess
+
 import falcon.testing
 import pytest
 from lxml import html as lxml_html
+from PIL import Image
 
 from test_convert_losses import PDF, _with_second_invoice
 from test_parse import upload
@@ -50,6 +55,59 @@ def test_in_german_and_in_the_pdf_too(client, tmp_path):
     assert notice.endswith("Gezeigt wird nur die gelesene Rechnungsdatei ('factur-x.xml')."), notice
     text = " ".join(pdftotext(_render(client, pdf, html=False).content, tmp_path, "-raw").split())
     assert "Not shown The PDF embeds a second invoice file 'xrechnung.xml'" in text, text[:600]
+
+
+def _words(pdf_path) -> list[tuple[str, float, float, float]]:
+    """The first page's words with their left edge, top and bottom (pt) as pdftotext -bbox reads them."""
+    out = subprocess.run(["pdftotext", "-f", "1", "-l", "1", "-bbox", str(pdf_path), "-"], capture_output=True,
+                         check=True).stdout.decode("utf-8")
+    return [(w, float(x0), float(y0), float(y1)) for x0, y0, y1, w in re.findall(
+        r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">(.*?)</word>', out)]
+
+
+@pytest.mark.parametrize("lang, title, sentence, verdict", [
+    ("en", "Not shown", "The PDF embeds a second invoice file", "Indeterminate"),
+    ("de", "Nicht gezeigt", "Das PDF enthält eine zweite Rechnungsdatei", "Nicht beurteilbar")])
+def test_the_pdf_paints_the_notice_in_a_box_between_the_verdict_and_the_invoice(client, tmp_path, lang, title,
+                                                                                 sentence, verdict):
+    """What is painted (the PDF's first page at 72 dpi, 1 px = 1 pt): the notice's heading and sentence in the
+    request's language, inside a framed box (its left bar and tinted background around the text), under the
+    verdict box and above the invoice's header (the seller's name, then the document type)."""
+    pdf, _ = _with_second_invoice(PDF.read_bytes())
+    path = tmp_path / f"{lang}.pdf"
+    path.write_bytes(_render(client, pdf, {"metadataLanguage": lang, "validate": True}, html=False).content)
+    words = _words(path)
+    text = [w for w, *_ in words]
+
+    def at(phrase: str, start: int = 0) -> int:
+        first, n = phrase.split(), len(phrase.split())
+        return next(i for i in range(start, len(text)) if text[i:i + n] == first)
+
+    # (the verdict's not-judged line says the same sentence: the notice's is the one after its heading)
+    judged = at(verdict)
+    heading = at(title, judged)
+    said = at(sentence, heading)
+    header = next(i for i in range(said, len(text)) if text[i:i + 2] == ["Lieferant", "GmbH"])
+    top = lambda i: words[i][2]   # noqa: E731
+    assert top(judged) < top(heading) < top(said) < top(header), (judged, heading, said, header)
+
+    subprocess.run(["pdftoppm", "-f", "1", "-l", "1", "-r", "72", "-png", str(path), str(tmp_path / lang)], check=True)
+    [png] = tmp_path.glob(f"{lang}-*.png")
+    image = Image.open(io.BytesIO(png.read_bytes())).convert("RGB")
+    _, x0, y0, y1 = words[heading]
+    row = int((y0 + y1) / 2)
+    # the heading's own ink: dark pixels where pdftotext places it
+    ink = [image.getpixel((x, y)) for x in range(int(x0), int(words[heading + 1][1]) + 20)
+           for y in range(int(y0), int(y1))]
+    assert sum(1 for px in ink if sum(px) < 300) > 20
+    # left of the text, the box: its tinted background, then its bar (a purple, blue > red > green)
+    left = [image.getpixel((x, row)) for x in range(int(x0) - 20, int(x0) - 1)]
+    assert any(b > r > g and b - g > 40 for r, g, b in left), left
+    tint = image.getpixel((int(x0) - 3, row))
+    assert tint != (255, 255, 255) and min(tint) > 220, tint
+    # under the box, before the invoice's header, the page is white again
+    below = image.getpixel((int(x0) - 3, int(words[header][2]) - 4))
+    assert below == (255, 255, 255), below
 
 
 def test_with_validate_the_notice_stands_beside_the_verdict(client):

@@ -29,6 +29,9 @@
                        means (in the page's language, then in the others), every finding -->
   <xsl:param name="business-terms" as="xs:string" select="''"/>
   <xsl:param name="verdict" as="xs:string" select="''"/>
+  <!-- not-shown: JSON array of sentences, each naming a part of the upload the page leaves out (a PDF's second
+       invoice file, FX_SECOND_INVOICE), in $lang: a box under the verdict, above the invoice it qualifies. -->
+  <xsl:param name="not-shown" as="xs:string" select="''"/>
 
   <xsl:output method="html" html-version="5" encoding="UTF-8" indent="no"/>
 
@@ -78,7 +81,7 @@
       'line': 'Line', 'finding': 'Finding', 'businessTerms': 'Business terms', 'term': 'Business term',
       'value': 'Value',
       'subLines': 'Sub-lines', 'subLinesNote': 'part of the line above them, not added to the totals.',
-      'thirdParty': 'Third-party payment'
+      'thirdParty': 'Third-party payment', 'notShown': 'Not shown'
     },
     'de': map {
       'page': 'Seite', 'of': 'von', 'seller': 'Verkäufer', 'buyer': 'Käufer', 'payee': 'Zahlungsempfänger',
@@ -120,7 +123,7 @@
       'line': 'Zeile', 'finding': 'Befund', 'businessTerms': 'Geschäftsbegriffe', 'term': 'Geschäftsbegriff',
       'value': 'Wert',
       'subLines': 'Unterpositionen', 'subLinesNote': 'Teil der Position darüber, nicht in den Summen enthalten.',
-      'thirdParty': 'Zahlung Dritter'
+      'thirdParty': 'Zahlung Dritter', 'notShown': 'Nicht gezeigt'
     }
   }"/>
   <xsl:variable name="L" select="$labels($lang)"/>
@@ -236,6 +239,15 @@
       <xsl:call-template name="verdict">
         <xsl:with-param name="report" select="parse-json($verdict)"/>
       </xsl:call-template>
+    </xsl:if>
+    <xsl:variable name="left-out" select="if ($not-shown) then parse-json($not-shown)?* else ()"/>
+    <xsl:if test="exists($left-out)">
+      <section class="notice not-shown">
+        <div class="verdict-line"><strong><xsl:value-of select="f:l('notShown')"/></strong></div>
+        <xsl:for-each select="$left-out">
+          <div class="verdict-meaning"><xsl:value-of select="."/></div>
+        </xsl:for-each>
+      </section>
     </xsl:if>
     <header class="top">
       <div class="brand"><xsl:value-of select="seller/name"/></div>

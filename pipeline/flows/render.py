@@ -5,16 +5,13 @@
 
 A PDF holds at most EINVOICE_MAX_PDF_LINES invoice lines, as on the ZUGFeRD path (400 TOO_MANY_LINES before
 any layout). A ZUGFeRD PDF that embeds a second invoice file with other content (FX_SECOND_INVOICE) gets a notice
-above the page naming that file, which the page does not show, as convert names it when it leaves it out.
+above the invoice (under the verdict) naming that file, which the page does not show, as convert names it when it
+leaves it out.
 """
 from __future__ import annotations
 
-from html import escape
-
 from pipeline.flows.parse import Source, only_read, read_canonical, source_of, validate_source
 from pipeline.pdf import page
-
-_NOT_SHOWN = {"en": "Not shown", "de": "Nicht gezeigt"}
 
 
 def render(data: bytes, language: str = "en", business_terms: bool = False, validate: bool = False,
@@ -30,8 +27,8 @@ def render(data: bytes, language: str = "en", business_terms: bool = False, vali
     verdict = validate_source(source, request_id) if validate else None
     label = source.profile.level if source.profile else ""
     shown = page.language_of(language)
-    out = _with_notices(page.invoice_html(canonical, shown, label, business_terms=business_terms, verdict=verdict),
-                        not_shown(source, shown), shown)
+    out = page.invoice_html(canonical, shown, label, business_terms=business_terms, verdict=verdict,
+                            not_shown=not_shown(source, shown))
     return page.styled(out) if html else page.html_to_pdf(out)
 
 
@@ -42,14 +39,3 @@ def not_shown(source: Source, language: str = "en") -> list[str]:
     return [f"{german or p.message} {only_read(source, 'shown', language)}"
             for p, german in zip(source.pdf_problems, said)]
 
-
-def _with_notices(html: bytes, notices: list[str], language: str) -> bytes:
-    """The page with a box of `notices` first in its body, drawn as the verdict box is (html.xsl writes a bare
-    <body>; the page's stylesheet knows the box)."""
-    if not notices:
-        return html
-    label = _NOT_SHOWN.get(language, _NOT_SHOWN["en"])
-    box = "".join(f'<div class="verdict-meaning not-shown">{escape(n, quote=False)}</div>' for n in notices)
-    section = (f'<section class="verdict indeterminate not-shown"><div class="verdict-line"><strong>{label}</strong>'
-               f'</div>{box}</section>').encode("utf-8")
-    return html.replace(b"<body>", b"<body>" + section, 1)

@@ -126,15 +126,19 @@ def drawable(text: str) -> str:
 
 
 def invoice_html(canonical: bytes, language: str = "en", profile_label: str = "", xslt=HTML_XSL,
-                 business_terms: bool = False, verdict: Report | None = None, tree=None) -> bytes:
+                 business_terms: bool = False, verdict: Report | None = None, tree=None,
+                 not_shown: list[str] | None = None) -> bytes:
     """Canonical XML -> the page (`xslt`: another page stylesheet, for template authors). `business_terms` adds the
-    list of every value with its business term; `verdict` a box with a validation report's verdict and failed rules
-    (both for the reading side). `tree`: the canonical document already parsed by Saxon (`pipeline.xslt`)."""
+    list of every value with its business term; `verdict` a box with a validation report's verdict and failed rules;
+    `not_shown` a box of sentences (in `language`) naming what the page leaves out of the upload (all three for the
+    reading side). `tree`: the canonical document already parsed by Saxon (`pipeline.xslt`)."""
     params = {"lang": language, "profile": profile_label}
     if business_terms:
         params["business-terms"] = _business_term_labels(language)
     if verdict is not None:
         params["verdict"] = json.dumps(_verdict(verdict, language), ensure_ascii=False)
+    if not_shown:
+        params["not-shown"] = json.dumps(not_shown, ensure_ascii=False)
     shown = bidi.isolated_values(canonical)
     return run_stylesheet(xslt, shown, params, tree=tree if shown is canonical else None)
 
