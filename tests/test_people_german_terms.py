@@ -1,0 +1,38 @@
+"""The German pages named fourteen EN 16931 terms in English ("BG-16 Payment instructions", "BG-5 Postal address",
+"BT-160 Item attribute name"): KoSIT's XRechnung viewer, whose German labels templates/term-names-de.json holds,
+has no id for them. Now every term of EN 16931 has its German name, and a German report paints it where a finding
+is about that group: an XSD finding in the payment instructions of a real ZUGFeRD PDF (../shared/realworld)."""
+from __future__ import annotations
+
+import re
+
+from lxml import html as lxml_html
+
+from conftest import SHARED
+from pipeline.flows.validate_pdf import validate_pdf
+from pipeline.flows.validation_report import readable_report
+from pipeline.invoice.terms import TERMS, term_name
+
+PDF = SHARED / "realworld/corpus/ZUGFeRDv2/fail/MustangRE-20171118_506_ZUGFeRD1and2.pdf"
+
+
+def test_every_en16931_term_has_a_german_name():
+    core = [t for t in TERMS if t.bt and re.fullmatch(r"B[GT]-\d+", t.bt)]
+    english = sorted({t.bt for t in core if term_name(t, "de") == t.name})
+    assert not english, english
+    by_bt: dict[str, str] = {}
+    for t in core:   # the invoice line's, not a sub-line's (BT-160 is in both)
+        by_bt.setdefault(t.bt, term_name(t, "de"))
+    assert (by_bt["BG-16"], by_bt["BG-25"], by_bt["BT-160"]) == (
+        "Zahlungsanweisungen", "Rechnungsposition", "Name der Artikeleigenschaft (Rechnungsposition)")
+    # a postal address says whose, in German; the seller's one not twice
+    assert by_bt["BG-5"] == "Postanschrift des Verkäufers"
+
+
+def test_a_german_report_names_the_group_of_a_finding_in_german():
+    data = PDF.read_bytes()
+    report = validate_pdf(data)
+    assert any(i.code == "XSD-ELEMENT-CONTENT" for i in report.issues)
+    text = " ".join(lxml_html.fromstring(readable_report(data, report, PDF.name, "de")).text_content().split())
+    assert "XSD-ELEMENT-CONTENT · BG-16 Zahlungsanweisungen" in text, text[:2000]
+    assert "Payment instructions" not in text
