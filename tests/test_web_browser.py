@@ -693,6 +693,20 @@ def start_job(driver, url: str, token: str, lang: str, field: str, path) -> None
     by_id(driver, "job-button").click()
 
 
+def listed_findings(issues: list[dict], lang: str) -> list[tuple[dict, int]]:
+    """A report's errors as a job's list shows them: each finding once in the order first met, with how often it
+    occurs (the same rule's text at three places is one line "(3 times)"), in the page's language where the
+    service wrote the finding itself (messageDe)."""
+    once: dict[tuple[str, str], list] = {}
+    for issue in issues:
+        message = (issue.get("messageDe") if lang == "de" else None) or issue["message"]
+        once.setdefault((issue["code"], message), [issue, 0])[1] += 1
+    return [(issue, times) for issue, times in once.values()]
+
+
+TIMES = {"en": " ({} times)", "de": " ({}-mal)"}
+
+
 def follow_job(driver):
     wait(driver, lambda d: visible("job-done")(d) or visible("job-error")(d), 600)
     assert by_id(driver, "job-done").is_displayed(), by_id(driver, "job-error").text
@@ -1074,11 +1088,14 @@ def test_a_finished_job_lists_the_documents_that_are_not_valid(page, live, tmp_p
     more = {"en": "and {} more", "de": "und {} weitere"}[lang]
     for item, entry in zip(items, [e for e in lines if "report" not in e or e["report"]["verdict"] != "valid"]):
         if "report" in entry and entry["report"]["verdict"] == "invalid":
-            errors = [i for i in entry["report"]["issues"] if i["severity"] == "ERROR"]
+            errors = listed_findings([i for i in entry["report"]["issues"] if i["severity"] == "ERROR"], lang)
             shown = [li.text for li in item.find_elements("css selector", ".detail li")]
-            assert [line.split(": ", 1)[0] for line in shown[:3]] == [i["code"] for i in errors[:3]]
-            assert all(" ".join(i["message"].split()).endswith(line.split(": ", 1)[1])  # the "[BR-06]-" goes
-                       for i, line in zip(errors, shown[:3]))
+            assert [line.split(": ", 1)[0] for line in shown[:3]] == [i["code"] for i, _ in errors[:3]]
+            for (issue, times), line in zip(errors, shown[:3]):
+                said, suffix = line.split(": ", 1)[1], TIMES[lang].format(times) if times > 1 else ""
+                message = (issue.get("messageDe") if lang == "de" else None) or issue["message"]
+                # the "[BR-06]-" in front goes
+                assert said.endswith(suffix) and " ".join(message.split()).endswith(said.removesuffix(suffix))
             assert shown[3:] == ([more.format(len(errors) - 3)] if len(errors) > 3 else [])
     assert any(len(item.find_elements("css selector", ".detail li")) == 4 for item in items)  # ubl008's "and 11 more"
     broken = items[next(i for i, (_, _, name) in enumerate(expected) if name.endswith("broken.zip"))]

@@ -73,6 +73,11 @@ class Issue:
 
     def to_dict(self) -> dict:
         d = {"severity": self.severity, "code": self.code, "category": self.category, "message": self.message}
+        # the German this service wrote for its own findings (content, input and PDF checks), for pages in German
+        # that draw a report from the JSON (a job's documents); the official rules' texts are as published
+        german = getattr(self, "message_de", None)
+        if german:
+            d["messageDe"] = german
         if self.location is not None:
             d["location"] = self.location.to_dict()
         return d

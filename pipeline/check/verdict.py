@@ -43,6 +43,8 @@ class NotJudged:
         out = {"code": self.code, "message": self.message}
         if self.claim is not None:
             out["claim"] = self.claim
+        if self.message_de:
+            out["messageDe"] = self.message_de
         return out
 
 

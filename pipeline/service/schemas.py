@@ -39,6 +39,10 @@ class ErrorResponse(_Strict):
     errors: list[ErrorDetail]
 
 
+GERMAN = ("Extension. The message in German, where this service wrote the finding (its content, input and PDF "
+          "checks); absent for the findings of the official rules, whose texts are published in one language.")
+
+
 class Location(_Strict):
     xpath: str | None = Field(None, description="XML documents: where the finding is (the document's own "
                                                 "prefixes, or Saxon's `*:Name[namespace-uri()=...]` steps).")
@@ -58,6 +62,8 @@ class Issue(_Strict):
                           "(not an e-invoice at all), business-rule (relevant for VAT only where a mandatory item is "
                           "affected), content (a mandatory item wrong), undetermined (the letter leaves it open).")
     message: str
+    messageDe: str | None = Field(None, description=GERMAN,
+                                  json_schema_extra=lambda schema: schema.pop("default", None))
     location: Location | None = None
 
 
@@ -91,6 +97,8 @@ class NotJudged(_Strict):
     claim: str | None = Field(None, description="What the document claims, where that is the reason: its "
                                                 "specification identifier (BT-24), or `PDF/A-4`.",
                               json_schema_extra=lambda schema: schema.pop("default", None))
+    messageDe: str | None = Field(None, description=GERMAN,
+                                  json_schema_extra=lambda schema: schema.pop("default", None))
 
 
 class RuleStep(_Strict):

@@ -128,7 +128,9 @@
       stop(ok) {
         clearInterval(timer);
         box.classList.remove("busy");
-        box.replaceChildren(ok ? el("span", fmt(t.done, {seconds: seconds().toFixed(1)})) : "");
+        // "0,2 s" on the German page, as its other numbers
+        const shown = seconds().toLocaleString(data.lang, {minimumFractionDigits: 1, maximumFractionDigits: 1});
+        box.replaceChildren(ok ? el("span", fmt(t.done, {seconds: shown})) : "");
       },
     };
   }
@@ -456,6 +458,8 @@
         button.textContent = fmt(t.dl_convert, {syntax: TARGET_NAMES[current.targets[i]]});
       });
       $("invoice-error").hidden = true;
+      const asJson = document.querySelector('[data-download="parsed"]');
+      asJson.hidden = false;
       $("result").hidden = false;
       fill("report-frame", report);
       work.say(t.rendering);
@@ -466,6 +470,8 @@
       } catch (failure) {
         if (!(failure instanceof ApiFailure)) throw failure;
         $("invoice-frame").hidden = true;
+        // the page and "Invoice as JSON" read the file alike: where the one has no invoice, the other answers 400
+        asJson.hidden = true;
         showMessage($("invoice-error"), fmt(t.no_invoice_page, {message: said(failure.error.errorCode, failure.error.message)}));
       }
       work.stop(true);
@@ -578,7 +584,10 @@
       const report = entry.report;
       kind = report.verdict;
       const errors = report.issues.filter((issue) => issue.severity === "ERROR");
-      found = errors.length ? errors : report.notJudged || []; // {code, message} already
+      // {code, message}; in German where the service wrote the finding itself (messageDe: its content, input and
+      // PDF checks), the official rules' texts as published
+      found = (errors.length ? errors : report.notJudged || []).map((f) => ({code: f.code,
+        message: prefixed((data.lang === "de" && f.messageDe) || f.message, f.location && f.location.xpath)}));
     } else if (entry.notice) {
       kind = "notice";
       found = [{code: "", message: said(entry.notice.code, entry.notice.message)}];
@@ -589,7 +598,34 @@
                ...(error.errors || []).map((e) => ({code: e.code, message: [e.field, t.errors && t.errors[e.code]
                  ? inLanguage(e, "") : e.message].filter(Boolean).join(": ")}))];
     }
-    return {kind, findings: found.slice(0, FINDINGS_SHOWN), rest: found.slice(FINDINGS_SHOWN)};
+    // the same finding at several places (BR-S-02 on each of three lines) once, with how often: three equal lines
+    // read as the page repeating itself and hid the document's other findings behind "and 9 more"
+    const once = new Map();
+    for (const finding of found) {
+      const key = `${finding.code}\u0000${finding.message}`;
+      if (once.has(key)) once.get(key).times += 1;
+      else once.set(key, {...finding, times: 1});
+    }
+    const distinct = [...once.values()];
+    return {kind, findings: distinct.slice(0, FINDINGS_SHOWN), rest: distinct.slice(FINDINGS_SHOWN)};
+  }
+
+  // An XSD finding names elements in Clark notation ("Element '{urn:un:unece:...:100}Name'", 90 characters of
+  // namespace); its path has the document's own prefix for the element ("/rsm:.../ram:Name"), as the report for
+  // people shows it: each namespace whose element the path names is written with that prefix ("ram:Name"), and
+  // so are the other names of that namespace in the message ("Expected is ( {same}ID )").
+  const CLARK = /\{([^{}\s]+)\}([A-Za-z_][\w.-]*)/g;
+  function prefixed(message, xpath) {
+    const text = String(message || "");
+    if (!xpath || !text.includes("{")) return text;
+    const steps = String(xpath).split("/").map((step) => step.replace(/\[.*$/, ""))
+      .filter((step) => /^\w[\w.-]*:/.test(step)); // prefixed steps; Saxon's "*:Name[namespace-uri()=...]" name none
+    const prefixes = new Map();
+    for (const [, ns, local] of text.matchAll(CLARK)) {
+      const step = steps.find((s) => s.endsWith(":" + local));
+      if (step && !prefixes.has(ns)) prefixes.set(ns, step.slice(0, step.indexOf(":")));
+    }
+    return text.replace(CLARK, (whole, ns, local) => (prefixes.has(ns) ? `${prefixes.get(ns)}:${local}` : whole));
   }
 
   // A rule's message repeats its id in front ("[BR-06]-An Invoice shall…"); the id stands beside it already.
@@ -631,6 +667,7 @@
     const line = el("li");
     if (finding.code) line.append(el("code", finding.code), ": ");
     line.append(bare(finding));
+    if (finding.times > 1) line.append(" ", el("span", fmt(t.doc_times, {count: count(finding.times)}), "times"));
     return line;
   }
 
