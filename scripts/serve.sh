@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install, install the official rule packs, and run the service on its embedded defaults
-# (SQLite under the data directory, in-process rate limits). Extra arguments go to `pipeline serve`
+# (SQLite under the data directory, the rate limits' windows too). Extra arguments go to `pipeline serve`
 # (e.g. --port 9000; or set EINVOICE_PORT).
 # The installation runs on the first start and again only when what it installs from changed (pyproject.toml,
 # scripts/setup.sh, registry/packs.json, the rule packs' SHA256SUMS, this checkout's place) or the package is not
