@@ -127,12 +127,19 @@ def _usage(args, store) -> int:
     return 0
 
 
+def _unavailable(exc: Exception) -> str:
+    """The store's one-line reason and, for the operator at the console, the driver's own first line beneath it
+    (`database "einvoice" does not exist`, a refused connection), which the service's answers leave out."""
+    cause = str(exc.__cause__ or "").strip().splitlines()
+    return f"error: key store unavailable: {exc}" + (f" ({cause[0].strip()})" if cause else "")
+
+
 def _run(handler):
     def run(args) -> int:
         try:
             store = open_store()
         except (StorageUnavailable, ValueError) as exc:
-            print(f"error: key store unavailable: {exc}", file=sys.stderr)
+            print(_unavailable(exc), file=sys.stderr)
             return 2
         try:
             store.release_expired()
@@ -141,7 +148,7 @@ def _run(handler):
             print(f"error: {exc}", file=sys.stderr)
             return 2
         except StorageUnavailable as exc:
-            print(f"error: key store unavailable: {exc}", file=sys.stderr)
+            print(_unavailable(exc), file=sys.stderr)
             return 2
         finally:
             store.close()
