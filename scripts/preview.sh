@@ -3,10 +3,14 @@
 #   scripts/preview.sh [REQUEST.json|-] [en|de] [OUT_PREFIX]
 # Without a request, the 10-line sample of tests/test_zugferd_samples.py is used. Needs poppler-utils (pdftoppm).
 set -euo pipefail
-cd "$(dirname "$0")/.."
 request="${1:-}"
 lang="${2:-en}"
-out="${3:-docs/zugferd-preview-$lang}"
+out="${3:-}"
+# the caller's paths are relative to where it stands, not to the checkout the script moves into
+if [ -n "$request" ] && [ "$request" != - ]; then request="$(realpath -- "$request")"; fi
+if [ -n "$out" ]; then out="$(realpath -m -- "$out")"; fi
+cd "$(dirname "$0")/.."
+out="${out:-docs/zugferd-preview-$lang}"
 pdf="$(mktemp --suffix=.pdf)"
 trap 'rm -f "$pdf"' EXIT
 python3 - "$request" "$lang" "$pdf" <<'PY'
