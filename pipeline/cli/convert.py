@@ -74,12 +74,13 @@ def _each(args, suffix: str, one, refused=_answer, unread=said_unread) -> int:
 
 def _said(result) -> None:
     """What the conversion did besides the document, on stderr (the endpoint's headers in lines)."""
+    from pipeline.flows.parse import changed_line  # lazy: as in `run`, the flows load Saxon
     for f in result.source_findings:
         where = f" (line {f['location']['line']})" if (f.get("location") or {}).get("line") else ""
         print(f"source finding ({f['rules']}, not applied to the target){where}: {f['code']}: {f['message']}",
               file=sys.stderr)
     for c in result.changed:
-        print(f"changed: {c['businessTerm']} {c['source']} -> {c['written']} ({c['reason']})", file=sys.stderr)
+        print(f"changed: {changed_line(c)} ({c['reason']})", file=sys.stderr)
     for lost in result.losses:  # (a PDF's second invoice file has no line)
         line = f" (line {lost['line']})" if lost.get("line") is not None else ""
         print(f"not carried: {lost['xpath']}{line} = {lost['value']!r}", file=sys.stderr)

@@ -126,6 +126,13 @@ def changed_value(business_term: str, source: str, written: str, why: str) -> di
     return {"businessTerm": business_term, "source": source, "written": written, "reason": why}
 
 
+def changed_line(change: dict) -> str:
+    """An entry of `changed` in words (header, CLI): `BT-24 <source> -> <written>`; a value the target needs and the
+    source does not state comes from "(not in the source)"."""
+    source = "(not in the source)" if change["source"] is None else change["source"]
+    return f"{change['businessTerm']} {source} -> {change['written']}"
+
+
 def keep_specification_id(invoice: dict, spec_id: str | None, spec: str, profile: str | None = None) -> list[dict]:
     """BT-24 as the source states it into `invoice` when the target (`spec`, `profile`) may write it, else the
     identifier the target writes instead -> the `changed` entries (none or one)."""

@@ -14,7 +14,7 @@ import falcon
 from pipeline.errors import ApiError
 from pipeline.flows.convert import convert
 from pipeline.flows.options import convert_options, flag, language
-from pipeline.flows.parse import parse_report
+from pipeline.flows.parse import changed_line, parse_report
 from pipeline.flows.render import render
 from pipeline.invoice.request_json import dump_request
 from pipeline.service.schemas import ConvertRequest, ParseRequest, RenderRequest
@@ -80,10 +80,7 @@ def conversion_headers(result) -> dict[str, str]:
         headers["X-Source-Findings"] = _listed(dict.fromkeys(f["code"] for f in result.source_findings)).replace(
             "; ", ", ")
     if result.changed:  # e.g. BT-24 where the target specification needs its own identifier
-        # (a value the source does not state, which the target needs, comes from "(not in the source)")
-        headers["X-Conversion-Changed"] = _listed(
-            f"{c['businessTerm']} {'(not in the source)' if c['source'] is None else c['source']} -> {c['written']}"
-            for c in result.changed)
+        headers["X-Conversion-Changed"] = _listed(changed_line(c) for c in result.changed)
     if result.losses:
         headers["X-Conversion-Losses"] = str(len(result.losses))
         headers["X-Conversion-Lost"] = _listed(u["xpath"] for u in result.losses)
