@@ -74,16 +74,18 @@ def _job(server, token, body: bytes, request: dict) -> list[dict]:
     return results(server.url, token, job["id"])
 
 
-def test_a_validate_job_judges_the_status_messages_beside_the_invoices(server, archive):
+@pytest.mark.parametrize("spec", ["auto", "xrechnung", "fr-ctc"])
+def test_a_validate_job_judges_the_status_messages_beside_the_invoices(server, archive, spec):
+    """Named invoice rules too: a status message is no invoice for them (as a PDF gets the ZUGFeRD checks)."""
     running, token = server
     files, body = archive
-    lines = _job(running, token, body, {"operation": "validate"})
+    lines = _job(running, token, body, {"operation": "validate", "spec": spec})
     assert [line["name"] for line in lines] == [name for name, _ in files]
     for line, (name, data) in zip(lines, files):
         if name == "invoice.xml":
-            assert line["report"]["syntax"] == "CII"
+            assert line["report"]["syntax"] == "CII" and line["report"]["rules"][0]["pack"] != "fr-cdar"
             continue
-        assert line["report"]["syntax"] == "CDAR"
+        assert line["report"]["syntax"] == "CDAR" and line["report"]["rules"][0]["pack"] == "fr-cdar"
         assert line["report"]["valid"] is official_chain(data)[0] is True
 
 

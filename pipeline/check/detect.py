@@ -8,7 +8,8 @@ job, `pipeline validate` without `--spec`. One decision, so that the page, jobs 
   `xmlinput.party_countries`) -> fr-ctc: under France's reform an invoice between two taxable persons established
   in France is an e-invoice that the receiving platform holds to the FNFE chain (EN 16931 or its Factur-X
   profile's rules, then BR-FR), so a French invoice without its mandatory notes (BR-FR-05) is not called valid;
-- a lifecycle status message of France's reform (a CDAR D22B root) -> fr-cdar;
+- a lifecycle status message of France's reform (a CDAR D22B root) -> fr-cdar, also where invoice rules were named
+  for many documents (`route`);
 - anything else -> en16931 (a document that is no XML gets its format finding there).
 """
 from __future__ import annotations
@@ -22,6 +23,9 @@ AUTO = "auto"
 XRECHNUNG_MARK = "xrechnung"
 PEPPOL_MARKS = ("poacc:billing:3.0", "poacc:selfbilling:3.0")
 FRENCH_CTC_MARK = "urn.cpro.gouv.fr:1p0:extended-ctc-fr"
+
+
+_CDAR_NAME = xmlinput.CDAR_ROOT.rpartition("}")[2].encode()
 
 
 def is_pdf(data: bytes) -> bool:
@@ -65,9 +69,13 @@ def page_rules() -> dict:
 def route(data: bytes, spec: str) -> str:
     """The rules one document among many is held to (a job's, `pipeline validate` on several files) by what it is:
     `spec` "auto" detects; a PDF on XML rules is a ZUGFeRD / Factur-X PDF (fr-ctc takes PDFs itself); an XML
-    document on zugferd is detected as XML."""
+    document on zugferd is detected as XML; a lifecycle status message (CDAR) on invoice rules is held to fr-cdar."""
     if spec == AUTO or (spec == "zugferd" and not is_pdf(data)):
         return detect(data)
     if is_pdf(data) and spec != "fr-ctc":
         return "zugferd"
+    # a status message among invoices (a French month: invoices and their CDVs) is no invoice for any invoice rules:
+    # FNFE's chain judges it; its root's name in the first bytes before a full read, so invoices are not read twice
+    if spec != "fr-cdar" and _CDAR_NAME in data[:4096] and detect(data) == "fr-cdar":
+        return "fr-cdar"
     return spec

@@ -76,7 +76,8 @@ def routes(spec: str) -> tuple[str, ...]:
     of their prices and is charged the one it got."""
     if spec in (AUTO, "zugferd"):  # detected: XML on zugferd is held to the rules it names
         return SPECS
-    return (spec,) if spec == "fr-ctc" else (spec, "zugferd")  # a PDF on XML rules gets the ZUGFeRD checks
+    # a PDF on XML rules gets the ZUGFeRD checks, a status message on invoice rules FNFE's chain
+    return tuple(dict.fromkeys((spec, *(() if spec == "fr-ctc" else ("zugferd",)), "fr-cdar")))
 
 
 class Done(NamedTuple):
