@@ -77,7 +77,7 @@ class Issue:
         # that draw a report from the JSON (a job's documents); the official rules' texts are as published
         german = getattr(self, "message_de", None)
         if german:
-            d["messageDe"] = german
+            d["messageDe"] = _text(german)  # (set after __post_init__: a PDF's undecodable name is a surrogate)
         if self.location is not None:
             d["location"] = self.location.to_dict()
         return d
