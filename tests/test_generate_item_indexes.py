@@ -123,4 +123,4 @@ def test_a_sub_lines_finding_names_the_sub_line_at_its_depth(client):
                                   headers={"Content-Type": "application/json"})
     assert answer.status_code == 422, answer.text
     assert [e["field"] for e in answer.json["errors"]] == [
-        "invoice.invoiceLines[0].subInvoiceLines[1].itemInformation.standardIdentifier"]
+        "invoice.invoiceLines[0].subInvoiceLines[1].itemInformation.standardIdentifierSchemeId"]
