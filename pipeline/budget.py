@@ -83,6 +83,10 @@ def stage(name: str, size: int):
     not cover it (`expected`); its pace is learned from inputs of LEARN_FROM bytes or more, in or out of a request."""
     left = remaining()
     if left is not None and (left <= 0 or expected(name, size) > left):
+        if left > 0:
+            # refused by a learned pace alone: it is forgotten, so that one slow moment (a load spike) does not
+            # refuse every large document of this process for good (refused, none ran to teach a faster pace)
+            _pace.pop(name, None)
         raise Exhausted()
     began = time.monotonic()
     yield
