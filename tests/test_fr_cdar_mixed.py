@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import socket
 import zipfile
 
 import pytest
@@ -17,22 +16,11 @@ import requests
 
 from cdar_cases import example, official_chain
 from tests.test_jobs import TYPICAL, results, submit, wait_for
-from tests.test_platform_helpers import Server, cli
+from tests.test_platform_helpers import Server, cli, free_port_in
 
 STATUS = "/v1/invoice/fr-ctc/status"
 NAMED = {"/validate": "validate", "/parse": "parse", "/render": "render"}   # what the line names, and the endpoint
 
-
-def _port() -> int:
-    """A free port of 18500-18599, a range of its own beside the ephemeral ports other tests' servers take."""
-    for port in range(18500, 18600):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.fail("no free port in 18500-18599")
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +29,7 @@ def server(tmp_path_factory):
     env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
            "EINVOICE_RATE_LIMIT": "10000/min"}
     token = cli(env, "keys", "create", "--name", "mixed", "--env", "test", "--credits", "100").stdout.strip()
-    running = Server(env, workers=1, port=_port(), log_path=data / "serve.log")
+    running = Server(env, workers=1, port=free_port_in(18500, 18599), log_path=data / "serve.log")
     try:
         yield running, token
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 
 import pytest
 import requests
@@ -19,20 +20,28 @@ from test_platform_helpers import serve_with_key
 VALIDATE = "/v1/invoice/xrechnung/validate"
 
 
-@pytest.fixture(scope="module")
-def front(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("nginx-methods")
+@contextmanager
+def _behind_nginx(tmp, name: str, env: dict | None = None):
+    """nginx in front of one node of its own: (front, node, the key's token)."""
     (tmp / "node").mkdir()
-    server, _, token = serve_with_key(tmp / "node", "nginx-methods", 10, workers=1, warm=False)
+    server, _, token = serve_with_key(tmp / "node", name, 10, workers=1, warm=False, env=env)
     try:
         (tmp / "nginx").mkdir()
         f = Front(tmp / "nginx", [server.port])
     except BaseException:
         server.stop()
         raise
-    yield f, token
-    f.stop()
-    server.stop()
+    try:
+        yield f, server, token
+    finally:
+        f.stop()
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def front(tmp_path_factory):
+    with _behind_nginx(tmp_path_factory.mktemp("nginx-methods"), "nginx-methods") as (f, _, token):
+        yield f, token
 
 
 def test_a_preflight_through_nginx_is_200_with_allow_whatever_the_key(front):
@@ -63,19 +72,9 @@ def test_a_15_mb_body_with_a_method_nothing_answers_is_405_through_nginx_every_t
 @pytest.fixture(scope="module")
 def untrusted_front(tmp_path_factory):
     """nginx in front of a node whose forwarded_allow_ips does not name nginx's address (a documentation address)."""
-    tmp = tmp_path_factory.mktemp("nginx-untrusted")
-    (tmp / "node").mkdir()
-    server, _, _ = serve_with_key(tmp / "node", "nginx-untrusted", 10, workers=1, warm=False,
-                                  env={"FORWARDED_ALLOW_IPS": "192.0.2.1"})
-    try:
-        (tmp / "nginx").mkdir()
-        f = Front(tmp / "nginx", [server.port])
-    except BaseException:
-        server.stop()
-        raise
-    yield f, server
-    f.stop()
-    server.stop()
+    with _behind_nginx(tmp_path_factory.mktemp("nginx-untrusted"), "nginx-untrusted",
+                       {"FORWARDED_ALLOW_IPS": "192.0.2.1"}) as (f, server, _):
+        yield f, server
 
 
 EARLY = [  # method, path, body bytes, status, errorCode: refusals the node's worker gives before reading the body

@@ -130,6 +130,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def free_port_in(first: int, last: int) -> int:
+    """A free loopback port of a suite's own range, beside the ephemeral ports other tests' servers take."""
+    for port in range(first, last + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError(f"no free port in {first}-{last}")
+
+
 class Server:
     """`pipeline serve` in a subprocess on a free loopback port."""
 

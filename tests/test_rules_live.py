@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from pipeline.check import engine, packs, xmlinput
 from pipeline.cli import main
 from pipeline.errors import ApiError
 from pipeline.flows.validate_xml import validate_xml
-from test_platform_helpers import REPO, Server, cli
+from test_platform_helpers import REPO, Server, cli, free_port_in
 from test_rules_add import (CEN_CII, SMALL_CORPUS, _zip, cen_release, corpus, home, issued,  # noqa: F401 - fixtures
                             kosit_release, peppol_release, snapshot)
 
@@ -33,17 +32,6 @@ CEN_UBL = CORPUS / "en16931-cen/ubl/examples/ubl-tc434-example1.xml"
 PEPPOL_SB = CORPUS / "peppol/2026.5/SB-base-example.xml"
 LATE = "20261115"  # after the 1.3.17 restatement's day (2026-11-01)
 
-
-def _port() -> int:
-    """A free loopback port of this suite's range (30000-30999)."""
-    for port in range(30500, 31000):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise AssertionError("no free port in 30500-30999")
 
 
 def _env(home: Path, data: Path) -> dict:
@@ -87,7 +75,7 @@ def test_a_running_server_follows_add_and_remove_without_a_restart_and_never_ans
     early, late = CEN_CII.read_bytes(), issued(CEN_CII.read_bytes(), LATE)
     late_ubl = CEN_UBL.read_bytes().replace(b"<cbc:IssueDate>2015-01-09", b"<cbc:IssueDate>2026-11-15")
     assert late_ubl != CEN_UBL.read_bytes()
-    server = Server(env, workers=2, port=_port(), warm=False, log_path=tmp_path / "serve.log")
+    server = Server(env, workers=2, port=free_port_in(30500, 30999), warm=False, log_path=tmp_path / "serve.log")
     try:
         assert {v for _, v in _versions_until(server, token, late, "1.3.16")} == {"1.3.16"}
         added = cli(env, "rules", "add", str(release), "--no-optimise")
