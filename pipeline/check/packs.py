@@ -813,14 +813,35 @@ def get_pack(spec: str, version: str, *, registry: Path | None = None, rules_hom
             changed = sorted(set(files.items()) ^ set(manifest["files"].items()))
             raise RulesError(f"installed pack {spec} {version} in {root} was modified "
                              f"({len(changed)} file entries differ, e.g. {changed[0][0] if changed else '?'}); "
-                             "reinstall it with: pipeline rules install")
+                             + repair(spec, version, manifest))
         if entry.get("content_sha256") and manifest.get("contentSha256") != entry["content_sha256"]:
             raise RulesError(f"installed pack {spec} {version} is not the content the registry pins; reinstall it")
         if not _copies_intact(root, manifest):
             raise RulesError(f"an optimised stylesheet of the installed pack {spec} {version} in {root} is missing or "
-                             "was modified; reinstall it with: pipeline rules install")
+                             "was modified; " + repair(spec, version, manifest))
         pack = _loaded[cache_key] = _pack_from(entry, root, digest, manifest)
     return pack
+
+
+def modified(root: Path) -> list[str]:
+    """The official files of the pack at `root` that differ from its manifest (changed, added or gone); [] when it is
+    intact or its manifest cannot be read (`rules list` says DAMAGED)."""
+    try:
+        recorded = read_manifest(root).get("files")
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not isinstance(recorded, dict):
+        return []
+    return sorted({rel for rel, _ in set(_hash_tree(root).items()) ^ set(recorded.items())})
+
+
+def repair(spec: str, version: str, manifest: dict) -> str:
+    """How a modified pack is put right: `install` brings back the registry's packs only, not an added release."""
+    added = manifest.get(ADDED)
+    if not isinstance(added, dict):
+        return "reinstall it with: pipeline rules install"
+    return (f"add its release again: pipeline rules remove {spec} {version}; pipeline rules add "
+            f"{added.get('from') or '<its release>'}")
 
 
 _latest: dict[tuple, Pack] = {}

