@@ -46,7 +46,9 @@
       'conflictsNote': 'The messages about this invoice do not agree on these data. The invoice above shows the value
         of the first message read; ask its sender which one is right.',
       'stated': 'Value stated', 'statedIn': 'In the messages', 'otherValues': 'other messages',
-      'reference': 'Invoice of the message', 'referenceOf': 'of'},
+      'reference': 'Invoice of the message', 'referenceOf': 'of',
+      'sameId': 'Same identifier, other content, in', 'sameIdNote': 'a message is known by its identifier alone;
+        ask its sender which one counts'},
     'fr': map {
       'page': 'Page', 'of': 'sur', 'title': 'Statut de facture', 'titleMany': 'Cycle de vie de la facture',
       'invoice': 'La facture', 'timeline': 'Statuts dans l’ordre du temps', 'when': 'Date et heure',
@@ -62,7 +64,9 @@
       'conflictsNote': 'Les messages relatifs à cette facture ne concordent pas sur ces données. La facture ci-dessus
         reprend la valeur du premier message lu ; demandez à son émetteur laquelle est juste.',
       'stated': 'Valeur déclarée', 'statedIn': 'Dans les messages', 'otherValues': 'autres messages',
-      'reference': 'Facture du message', 'referenceOf': 'sur'}
+      'reference': 'Facture du message', 'referenceOf': 'sur',
+      'sameId': 'Même identifiant, autre contenu, dans', 'sameIdNote': 'un message n’est connu que par son
+        identifiant ; demandez à son émetteur lequel fait foi'}
   }"/>
 
   <xsl:function name="f:l" as="xs:string">
@@ -274,7 +278,8 @@
                       select="$term?term"/></span></xsl:if></td>
                 </xsl:if>
                 <td class="stated"><xsl:value-of select="f:stated($name, value)"/></td>
-                <td class="wrap"><xsl:value-of select="string-join(files/file ! f:stated-in(., $entries), '; ')"/></td>
+                <td class="wrap"><xsl:value-of select="string-join(files/file ! f:stated-in(., $entries, $name,
+                    current()/value), '; ')"/></td>
               </tr>
             </xsl:for-each>
           </tbody>
@@ -283,13 +288,21 @@
     </section>
   </xsl:template>
 
-  <!-- "204.xml (204 Prise en charge, 2026-09-16 10:10)": a file and the status it carries, as the page lists it. -->
+  <!-- "204.xml (204 Prise en charge, 2026-09-16 10:10)": a file and the status in it that states the invoice's
+       $field as $value, as the page lists it (a message about several invoices holds several statuses of one).
+       Its statuses found by key: a scan of every status for each file grew as their square. -->
+  <xsl:key name="entry-by-file" match="entry" use="for $entry in . return
+      ($entry/file, $entry/copies/file) ! (generate-id($entry/../..) || ' ' || .)"/>
   <xsl:function name="f:stated-in" as="xs:string">
     <xsl:param name="file" as="xs:string"/>
     <xsl:param name="entries" as="element()*"/>
-    <xsl:sequence select="string-join(($file, $entries[(file, copies/file) = $file][1] ! ('(' || status/code || ' '
-        || (status/name, $code-map('status:' || status/code))[1] || ', ' || f:date-time(status/dateTime) || ')')),
-        ' ')"/>
+    <xsl:param name="field" as="xs:string"/>
+    <xsl:param name="value" as="xs:string"/>
+    <xsl:variable name="in-file" select="key('entry-by-file', generate-id($entries[1]/../..) || ' ' || $file,
+        root($entries[1]))"/>
+    <xsl:sequence select="string-join(($file, $in-file[invoice/*[local-name() = $field] = $value][1] ! ('('
+        || status/code || ' ' || (status/name, $code-map('status:' || status/code))[1] || ', '
+        || f:date-time(status/dateTime) || ')')), ' ')"/>
   </xsl:function>
 
   <xsl:template name="badge">
@@ -330,7 +343,14 @@
         </xsl:if>
         <xsl:if test="normalize-space(file)">
           <div class="fact"><dt><xsl:value-of select="f:l('file')"/></dt><dd class="wrap"><xsl:value-of
-            select="string-join((file, copies/file), ', ')"/></dd></div>
+            select="string-join(distinct-values((file, copies/file)), ', ')"/></dd></div>
+        </xsl:if>
+        <!-- another file's message under this identifier says something else (pipeline.flows.status_read) -->
+        <xsl:if test="sameIdentifier/file">
+          <div class="fact conflict"><dt><xsl:value-of select="f:l('sameId')"/><xsl:text> </xsl:text><span
+            class="term">MDT-4</span></dt>
+            <dd class="wrap"><xsl:value-of select="string-join(sameIdentifier/file, ', ')"/><xsl:text> </xsl:text><span
+              class="conflict-mark"><xsl:value-of select="'(' || normalize-space(f:l('sameIdNote')) || ')'"/></span></dd></div>
         </xsl:if>
       </dl>
       <h2><xsl:value-of select="f:l('parties')"/></h2>

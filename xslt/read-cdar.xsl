@@ -3,8 +3,8 @@
      (urn:einvoice-pipeline:canonical:status:1, pipeline.write.cdar): the way back of xslt/cdar.xsl.
 
      One status of one invoice: the first AcknowledgementDocument and its ReferenceReferencedDocument number
-     $reference (1 by default; a message reporting several, MDT-74 true, is read once per invoice for the timeline,
-     and parse lists the others as unmapped).
+     $reference (1 by default; parse lists the others of a message reporting several, MDT-74 true, as unmapped),
+     or of each invoice $reference to $last (the timeline: a status of each).
      A party's first GlobalID; the seller and the buyer of the invoice by their SIREN (scheme 0002; the buyer is
      the referenced document's recipient of role BY). Codes and identifiers are read with surrounding space
      removed, free texts (names, reasons, actions, notes) as written. Date-times of format 204 (YYYYMMDDHHMMSS)
@@ -25,13 +25,33 @@
 
   <!-- which invoice of a message about several (MDT-74 true) to read: its position, as a string parameter -->
   <xsl:param name="reference" select="'1'"/>
+  <!-- several at once, $reference to $last: a lifecycleStatus each, under lifecycleStatuses. One run for all (a run
+       per invoice cost 0.5 ms and walked the invoices before it: 3,001 took seconds). -->
+  <xsl:param name="last" select="''"/>
   <xsl:variable name="siren-scheme" select="'0002'"/>
 
   <xsl:template match="/">
     <xsl:if test="not(rsm:CrossDomainAcknowledgementAndResponse)">
       <xsl:message terminate="yes">read-cdar.xsl: the input is no CDAR message (rsm:CrossDomainAcknowledgementAndResponse)</xsl:message>
     </xsl:if>
-    <xsl:apply-templates select="rsm:CrossDomainAcknowledgementAndResponse"/>
+    <xsl:variable name="refs" select="rsm:CrossDomainAcknowledgementAndResponse/rsm:AcknowledgementDocument[1]
+        /ram:ReferenceReferencedDocument"/>
+    <xsl:choose>
+      <xsl:when test="$last ne ''">
+        <lifecycleStatuses>
+          <xsl:for-each select="$refs[position() ge xs:integer($reference) and position() le xs:integer($last)]">
+            <xsl:apply-templates select="/rsm:CrossDomainAcknowledgementAndResponse">
+              <xsl:with-param name="ref" select="."/>
+            </xsl:apply-templates>
+          </xsl:for-each>
+        </lifecycleStatuses>
+      </xsl:when>
+      <xsl:otherwise>
+        <xsl:apply-templates select="rsm:CrossDomainAcknowledgementAndResponse">
+          <xsl:with-param name="ref" select="$refs[xs:integer($reference)]"/>
+        </xsl:apply-templates>
+      </xsl:otherwise>
+    </xsl:choose>
   </xsl:template>
 
   <!-- format 204 -> 2025-07-01T15:10:00; format 102 -> 2025-07-01; anything else as written -->
@@ -72,10 +92,10 @@
   </xsl:template>
 
   <xsl:template match="rsm:CrossDomainAcknowledgementAndResponse">
+    <xsl:param name="ref" as="element()?"/>
     <xsl:variable name="context" select="rsm:ExchangedDocumentContext[1]"/>
     <xsl:variable name="exchanged" select="rsm:ExchangedDocument[1]"/>
     <xsl:variable name="ack" select="rsm:AcknowledgementDocument[1]"/>
-    <xsl:variable name="ref" select="$ack/ram:ReferenceReferencedDocument[xs:integer($reference)]"/>
     <lifecycleStatus>
       <message>
         <xsl:call-template name="code"><xsl:with-param name="name" select="'id'"/><xsl:with-param name="value" select="$exchanged/ram:ID"/></xsl:call-template>

@@ -12,6 +12,7 @@ generating it again gives the same message (tests/test_fr_cdar_generate.py).
 """
 from __future__ import annotations
 
+import json
 import logging
 
 from pipeline import budget
@@ -38,6 +39,13 @@ def _refuse(message: str, code: str, detail: str) -> ApiError:
 
 def read_status(data: bytes) -> tuple[xmlinput.ParsedXml, dict]:
     """(the message read safely, its status JSON). ApiError 400 NOT_A_STATUS_MESSAGE for anything else."""
+    doc, found = read_statuses(data, every=False)
+    return doc, found[0]
+
+
+def read_statuses(data: bytes, every: bool = True) -> tuple[xmlinput.ParsedXml, list[dict]]:
+    """(the message read safely, the status JSON of each invoice it is about: several when MDT-74 is true; with
+    `every` false, of its first). ApiError 400 NOT_A_STATUS_MESSAGE for anything else."""
     try:
         doc = xmlinput.load(data)
     except XmlInputError as exc:
@@ -46,13 +54,14 @@ def read_status(data: bytes) -> tuple[xmlinput.ParsedXml, dict]:
     if not rules.is_cdar(doc):
         issue = rules.root_issue(doc)
         raise _refuse("The file is no lifecycle status message (CDV).", issue.code, issue.message)
-    return doc, _status_jsons(data)[0]
+    last = max(reading.references(doc), 1) if every else 1  # a message about no invoice: its status alone
+    return doc, _status_jsons(data, range(1, last + 1))
 
 
-def _status_jsons(data: bytes, references: range = range(1, 2)) -> list[dict]:
+def _status_jsons(data: bytes, references: range) -> list[dict]:
     """The status JSON of a CDAR message read safely, of each of its invoices numbered `references` (from 1)."""
     try:
-        return [reading.status_json(canonical) for canonical in reading.to_canonicals(data, references)]
+        return reading.status_jsons(data, references)
     except TransformError as exc:  # our stylesheet failed: a bug to log, not the client's fault
         log.error("reading a status message failed: %s", exc)
         raise ApiError(500, "READ_FAILED", "The status message could not be read.") from exc
@@ -85,9 +94,13 @@ def _when(entry: dict) -> tuple:
     return ((entry.get("status") or {}).get("dateTime") or "", (entry.get("message") or {}).get("issueDateTime") or "")
 
 
-def _same_message(a: dict, b: dict) -> bool:
-    """One message twice: the same message identifier (MDT-4) saying the same."""
-    return bool(a["message"].get("id")) and all(a[part] == b[part] for part in ("message", "status", "invoice"))
+def _fingerprint(entry: dict) -> str | None:
+    """What makes two statuses one message read twice: the same message identifier (MDT-4) saying the same. A key
+    to look copies up by, not a comparison with each status before it: 3,001 statuses of one invoice took 27 s.
+    None for a message without identifier (never a copy)."""
+    if not entry["message"].get("id"):
+        return None
+    return json.dumps([entry[part] for part in ("message", "status", "invoice")], sort_keys=True, default=str)
 
 
 # The invoice's own data, the same in every message about it (number and seller's SIREN are the group's key).
@@ -99,14 +112,15 @@ _STEP_FACTS = ("receiptDateTime", "referenceTypeCode")
 
 
 def _conflicts(entries: list[dict]) -> list[dict]:
-    """The invoice's data its messages state differently, each value with the files stating it: the merged invoice
-    shows one of them, so the others must not vanish unseen."""
-    stated: dict[str, dict[str, list[str]]] = {}
+    """The invoice's data its messages state differently, each value with the files stating it (each once: a message
+    about several invoices may state it for several): the merged invoice shows one of them, so the others must not
+    vanish unseen."""
+    stated: dict[str, dict[str, dict[str, None]]] = {}   # field -> value -> the files, in order
     for entry in entries:
         for field in _INVOICE_FACTS:
             if entry["invoice"].get(field) is not None:
-                stated.setdefault(field, {}).setdefault(str(entry["invoice"][field]), []).append(entry["file"])
-    return [{"field": f"invoice.{field}", "values": [{"value": value, "files": files} for value, files in
+                stated.setdefault(field, {}).setdefault(str(entry["invoice"][field]), {})[entry["file"]] = None
+    return [{"field": f"invoice.{field}", "values": [{"value": value, "files": list(files)} for value, files in
                                                      values.items()]}
             for field, values in stated.items() if len(values) > 1]
 
@@ -117,6 +131,21 @@ def _verdict(report) -> dict:
             "warnings": report.warnings, "failed": sorted({i.code for i in report.issues if i.severity == "ERROR"})}
 
 
+def _mark_reused_identifiers(said: dict[str, dict[int, str]], kept: dict[int, list[dict]], names: list[str]) -> None:
+    """Files whose message has the identifier (MDT-4) of another saying something else: each status of them names
+    the others in `sameIdentifier`. A message is identified by MDT-4 alone, so two contents under one identifier
+    (a correction sent again under it, or two senders' numbering colliding) leave its receiver unable to tell
+    which one counts; shown as two plain statuses, the clash went unseen. `said`: identifier -> {file's position:
+    what it says}; `kept`: file's position -> its statuses in the timeline (a copy's are its original's)."""
+    for files in said.values():
+        if len(set(files.values())) < 2:
+            continue
+        for position, text in files.items():
+            others = [names[other] for other, says in files.items() if says != text]
+            for entry in kept.get(position, []):
+                entry["sameIdentifier"] = others
+
+
 def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id: str | None = None) -> dict:
     """Several messages -> {"invoices": [{"invoice", "statuses": [...]}], "unread": [...]}: the messages grouped by
     the invoice they are about (seller's SIREN and invoice number), each invoice's statuses ordered by their status
@@ -125,34 +154,44 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
     which each status's `invoice` keeps: the invoice as its message states it. A message read again (same identifier,
     same content) is one status whose `copies` names the other files. A file that is no readable status message is
     listed in `unread` with the reason; with `validate` each status carries its message's verdict. A message about
-    several invoices (MDT-74 true) is a status of each, numbered `reference` of `references`."""
+    several invoices (MDT-74 true) is a status of each, numbered `reference` of `references`. Messages with one
+    identifier saying different things name each other in `sameIdentifier`."""
     groups: dict[tuple, list[dict]] = {}   # the statuses of each invoice, as read
+    seen: dict[tuple, dict] = {}           # (invoice, fingerprint) -> the status first read saying it
+    said: dict[str, dict[int, str]] = {}   # message identifier (MDT-4) -> {file's position: what it says}
+    kept: dict[int, list[dict]] = {}       # file's position -> its statuses in the timeline
     unread = []
-    for name, data in files:
+    for number, (name, data) in enumerate(files):
         try:
-            doc, found = read_status(data)
             # a message about several invoices (MDT-74 true): the status of each
-            parts = [found, *_status_jsons(data, range(2, reading.references(doc) + 1))]
+            doc, parts = read_statuses(data)
         except budget.Exhausted:
             raise  # the request's budget, not the file: 503 TIME_BUDGET for the whole timeline
         except ApiError as exc:
             unread.append({"file": name, "error": {"code": exc.errors[0].code if exc.errors else exc.error_code,
                                                    "message": exc.message}})
             continue
+        if parts[0].get("message", {}).get("id"):
+            said.setdefault(parts[0]["message"]["id"], {})[number] = json.dumps(parts, sort_keys=True, default=str)
         verdict = None
         for position, found in enumerate(parts, 1):
             entry = {"file": name, "message": found.get("message", {}), "status": found.get("status", {}),
                      "invoice": found.get("invoice", {})}
             if len(parts) > 1:
                 entry.update(reference=position, references=len(parts))
-            copy_of = next((e for e in groups.get(_key(found), []) if _same_message(e, entry)), None)
+            fingerprint = _fingerprint(entry)
+            copy_of = seen.get((_key(found), fingerprint)) if fingerprint else None
             if copy_of is not None:  # the same message again (from mail and the platform, or sent twice): one status
                 copy_of.setdefault("copies", []).append(name)
                 continue
+            if fingerprint:
+                seen[(_key(found), fingerprint)] = entry
             if validate:
                 verdict = verdict or _verdict(validate_status(data, request_id=request_id, doc=doc))
                 entry["validation"] = verdict
             groups.setdefault(_key(found), []).append(entry)
+            kept.setdefault(number, []).append(entry)
+    _mark_reused_identifiers(said, kept, [name for name, _ in files])
     invoices = []
     for entries in groups.values():
         invoice: dict = {}

@@ -76,6 +76,9 @@ _TIMELINE = {"type": "object", "required": ["invoices", "unread"], "properties":
                                      "the receipt time (MDT-95) of the side reporting this status."},
                          "copies": {"type": "array", "items": {"type": "string"}, "description":
                                     "Other files holding the same message (same MDT-4, same content)."},
+                         "sameIdentifier": {"type": "array", "items": {"type": "string"}, "description":
+                                            "Files whose message has this one's identifier (MDT-4) but says "
+                                            "something else; absent when none does."},
                          "reference": {"type": "integer", "minimum": 1, "description": "A message about several "
                                        "invoices (MDT-74 true) is a status of each: the position of this one's "
                                        "referenced document in it; absent for a message about one invoice."},

@@ -22,7 +22,8 @@ ROOT = "lifecycleStatus"
 ITEMS = {"recipients": "recipient", "details": "detail", "characteristics": "characteristic",
          # the timeline of several messages (pipeline.flows.status_read.timeline)
          "invoices": "invoiceTimeline", "statuses": "entry", "unread": "unreadFile", "failed": "rule",
-         "copies": "file", "conflicts": "conflict", "values": "statedValue", "files": "file"}
+         "copies": "file", "conflicts": "conflict", "values": "statedValue", "files": "file",
+         "sameIdentifier": "file"}
 TIMELINE_ROOT = "statusTimeline"
 
 
