@@ -23,7 +23,7 @@ The sentence on what the worst class means follows the errors only: warnings are
 content finding counts when `strict` makes it an error). The letter's consequences are German VAT law's: for an
 invoice whose seller and buyer are both outside Germany by what it states (address countries, VAT identifier
 prefixes: `xmlinput.party_countries`), a UK-to-Sweden Peppol invoice or a French one, the sentence names the
-class, says whose class it is and leaves the German consequence out.
+class, says whose class it is and leaves the German consequence out; with no error it says so without the letter.
 """
 from __future__ import annotations
 
@@ -91,16 +91,21 @@ MEANING = {
     },
 }
 
-# Outside German VAT law: the class alone, and whose class it is.
+# Outside German VAT law: the class alone, and whose class it is; no error, without the letter (it has no consequence
+# to state of an invoice German VAT law does not govern).
 ABROAD = {
     "en": ({FORMAT: "Format error: the file does not meet the syntax of an e-invoice.",
             CONTENT: "Content error: a value the invoice states looks wrong (see the CHECK findings).",
-            BUSINESS_RULE: "Business-rule error: the e-invoice breaks a business rule of its format."},
+            BUSINESS_RULE: "Business-rule error: the e-invoice breaks a business rule of its format.",
+            None: "No error: the rules found no format, business-rule or content error; warnings are "
+                  "recommendations of the rules."},
            "The class is one of the German BMF letter of 15 October 2025, whose consequences apply under German VAT "
            "law; neither seller nor buyer is in Germany, so the VAT law of their countries decides."),
     "de": ({FORMAT: "Formatfehler: Die Datei entspricht nicht der Syntax einer E-Rechnung.",
             CONTENT: "Inhaltsfehler: Eine Angabe der Rechnung scheint falsch (siehe die CHECK-Befunde).",
-            BUSINESS_RULE: "Geschäftsregelfehler: Die E-Rechnung verstößt gegen eine Geschäftsregel ihres Formats."},
+            BUSINESS_RULE: "Geschäftsregelfehler: Die E-Rechnung verstößt gegen eine Geschäftsregel ihres Formats.",
+            None: "Kein Fehler: Die Regeln fanden keinen Format-, Geschäftsregel- oder Inhaltsfehler; Warnungen sind "
+                  "Empfehlungen der Regeln."},
            "Die Klasse ist eine des BMF-Schreibens vom 15. Oktober 2025, dessen Folgen nach deutschem "
            "Umsatzsteuerrecht gelten; weder Verkäufer noch Käufer sind in Deutschland, es entscheidet das "
            "Umsatzsteuerrecht ihrer Länder."),
@@ -126,7 +131,7 @@ def under_german_law(countries: set[str]) -> bool | None:
 def _sentence(worst: str | None, language: str, german_law: bool | None) -> str:
     if german_law is False and worst in ABROAD[language][0]:
         heads, whose = ABROAD[language]
-        return heads[worst] + " " + whose
+        return heads[worst] + (" " + whose if worst else "")
     return MEANING[language][worst]
 
 

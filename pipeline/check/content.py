@@ -113,11 +113,10 @@ _EU_VAT_PREFIXES = {cc.upper() for cc in eu_vat.MEMBER_STATES} - {"GR"} | {"EL"}
 
 @dataclass
 class Finding(Issue):
-    """An Issue with the business term and the value it is about (the generation flow names both in its 400), and
-    its message in German for the report for people in German (the API's `message` is English)."""
+    """An Issue with the business term and the value it is about (the generation flow names both in its 400); its
+    message in German (`message_de`) for the report for people in German (the API's `message` is English)."""
     business_term: str | None = None
     value: str | None = None
-    message_de: str | None = None
 
 
 class Said(str):
@@ -176,7 +175,8 @@ class _Collector:
         what, what_de = (f"{bt} {name}", f"{bt} {name_de}") if bt else (name, name_de)
         message = f"{what} '{_shown(value)}' {problem}. {why}"
         message_de = f"{what_de} '{_shown(value)}' {_de(problem)}. {_de(why)}"
-        self.found.append(Finding(self.severity, code, message, self.locate(element), bt, value, message_de))
+        self.found.append(Finding(self.severity, code, message, self.locate(element), bt, value,
+                                  message_de=message_de))
 
 
 def _text(element) -> str:

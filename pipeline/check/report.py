@@ -61,6 +61,9 @@ class Issue:
     code: str
     message: str
     location: Location | None = None
+    # the German this service wrote for its own findings (content, input and PDF checks), for pages in German that
+    # draw a report from the JSON (a job's documents); the official rules' texts are as published: None
+    message_de: str | None = field(default=None, kw_only=True)
 
     def __post_init__(self):
         self.code, self.message = _text(self.code), _text(self.message)
@@ -73,11 +76,8 @@ class Issue:
 
     def to_dict(self) -> dict:
         d = {"severity": self.severity, "code": self.code, "category": self.category, "message": self.message}
-        # the German this service wrote for its own findings (content, input and PDF checks), for pages in German
-        # that draw a report from the JSON (a job's documents); the official rules' texts are as published
-        german = getattr(self, "message_de", None)
-        if german:
-            d["messageDe"] = _text(german)  # (set after __post_init__: a PDF's undecodable name is a surrogate)
+        if self.message_de:
+            d["messageDe"] = _text(self.message_de)  # (may be set after __post_init__: a PDF's undecodable name)
         if self.location is not None:
             d["location"] = self.location.to_dict()
         return d
@@ -141,6 +141,13 @@ class Report:
     def meaning(self, language: str = "en") -> str:
         found = self.meanings()
         return found.get(language, found["en"])
+
+    def meanings_beneath(self, language: str) -> list[tuple[str, str]]:
+        """(language, sentence) a report for people in `language` shows beneath its own: an English one the German
+        sentence, in the BMF letter's own terms; a German one nothing, since no English stands in a German page."""
+        if language == "de":
+            return []
+        return [(other, text) for other, text in self.meanings().items() if other != language]
 
     def to_dict(self) -> dict:
         """The report as JSON; `syntax` (CII or UBL) is absent when no invoice syntax was found (an unreadable

@@ -207,14 +207,13 @@ def _verdict(report: Report, language: str = "en") -> dict:
     labels = categories.LABELS.get(language, categories.LABELS["en"])
     return {"valid": report.valid, "verdict": report.verdict, "version": report.version, "errors": report.errors,
             "warnings": report.warnings, "meaning": report.meaning(language),
-            "meaningAlso": [{"lang": other, "text": text} for other, text in report.meanings().items()
-                            if other != language],
+            "meaningAlso": [{"lang": other, "text": text} for other, text in report.meanings_beneath(language)],
             "notJudged": [{"code": n.code, "message": (n.message_de if language == "de" else None) or n.message}
                           for n in report.not_judged],
             "rules": [r.label for r in report.rules],
             "failed": [{"code": i.code, "severity": i.severity, "category": labels[i.category],
                         # our own findings' German text where we wrote one; the official rules' are as published
-                        "message": (getattr(i, "message_de", None) if language == "de" else None) or i.message,
+                        "message": (i.message_de if language == "de" else None) or i.message,
                         "line": i.location.line if i.location else None,
                         "column": i.location.column if i.location else None} for i in shown]}
 

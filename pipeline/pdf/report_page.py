@@ -102,7 +102,7 @@ def _message(issue: Issue, language: str, prefixes: dict[str, str] | None = None
     the official rules' texts are what they are. Names in Clark notation (the XSD's "Element '{urn:...}Name'")
     with the document's own prefixes (`prefixes`: namespace -> prefix): an XSD finding listed a dozen
     `{urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2}...` lines, read as `cac:...`."""
-    message = (getattr(issue, "message_de", None) if language == "de" else None) or issue.message
+    message = (issue.message_de if language == "de" else None) or issue.message
     if not prefixes or "{" not in message:
         return message
     return _CLARK.sub(lambda m: (prefixes[m.group(1)] + ":" if prefixes[m.group(1)] else "")
@@ -191,17 +191,11 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
     if page_left_out:
         notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
     html = _template().render(report=report, name=bidi.visible(name), lang=language, t=t, groups=groups, counts=counts,
-                              meaning=report.meaning(language), also=_other_languages(report, language),
+                              meaning=report.meaning(language), also=report.meanings_beneath(language),
                               v=verdict.LABELS[language], applied=applied_rules(report, language),
                               notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None,
                               screen_style=page.screen_style() if screen else None)
     return html.encode("utf-8")
-
-
-def _other_languages(report: Report, language: str) -> list[tuple[str, str]]:
-    """(language, sentence) on what the worst class means in the languages other than the report's: the summary
-    is stated in English and German whichever the reader picked (issue 27)."""
-    return [(other, text) for other, text in report.meanings().items() if other != language]
 
 
 # The PDF container's own steps (`pipeline.pdf.checks.container_rules`) are named by us, not files: German reports
