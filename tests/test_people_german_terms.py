@@ -36,3 +36,33 @@ def test_a_german_report_names_the_group_of_a_finding_in_german():
     text = " ".join(lxml_html.fromstring(readable_report(data, report, PDF.name, "de")).text_content().split())
     assert "XSD-ELEMENT-CONTENT · BG-16 Zahlungsanweisungen" in text, text[:2000]
     assert "Payment instructions" not in text
+
+
+# No official German name was found for these (templates/term-names-de.json says where we looked): English stays.
+ENGLISH_EXTENSION_TERMS = {"BG-DEX-09", "BT-DEX-001", "BT-DEX-002", "BT-DEX-003", "BT-X-304"}
+
+
+def test_extension_terms_have_their_official_german_names_or_stay_english():
+    """The extension terms (XRechnung BG-DEX/BT-DEX, Factur-X EXTENDED BT-X) were English in German reports:
+    BT-X-8 has the name of ZUGFeRD's German specification, a sub-invoice line's groups (BG-DEX-01..08) the names of
+    the line's groups they mirror; the rest, with no official German name found, stay English and are listed."""
+    extension = [t for t in TERMS if t.bt and not re.fullmatch(r"B[GT]-\d+(-\d+)?", t.bt)]
+    english = {t.bt for t in extension if term_name(t, "de") == t.name}
+    assert english == ENGLISH_EXTENSION_TERMS, english
+    by_path = {t.json_path: term_name(t, "de") for t in extension}
+    assert by_path["invoice.invoiceLines[].lineStatusReasonCode"] == "Untertyp der Rechnungsposition"
+    assert by_path["invoice.invoiceLines[].subInvoiceLines[]"] == "Rechnungsposition (Unterposition)"
+    assert by_path["invoice.invoiceLines[].subInvoiceLines[].lineVatInformation"] == \
+        "Umsatzsteuerinformationen zur Rechnungsposition (Unterposition)"
+
+
+def test_a_german_report_names_a_sub_invoice_line_group_in_german():
+    """BR-DEX-03 (KoSIT's negative test): its finding is about BG-DEX-06, painted with its German name."""
+    from pipeline.flows.validate_xml import validate_xml
+
+    data = (SHARED / "corpus/xrechnung-schematron-tests/ubl-inv/ubl-inv-br-dex-03-invalid-test.xml").read_bytes()
+    report = validate_xml(data, "xrechnung")
+    assert "BR-DEX-03" in {i.code for i in report.issues}
+    text = " ".join(lxml_html.fromstring(readable_report(data, report, "x.xml", "de")).text_content().split())
+    assert "BR-DEX-03 · BG-DEX-06 Umsatzsteuerinformationen zur Rechnungsposition (Unterposition)" in text, text[:3000]
+    assert "VAT information" not in text

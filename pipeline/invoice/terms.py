@@ -715,6 +715,11 @@ _GERMAN_GROUPS = (
     ("invoice.documentLevelAllowances[].", "Nachlass"), ("invoice.documentLevelCharges[].", "Zuschlag"))
 
 
+# A sub-invoice line's groups (BG-DEX-01..08) are its line's groups again: no German list names them, so they carry
+# the German name of the core group they mirror, with the sub-invoice line's bracket as its terms do.
+_MIRRORED_GROUPS = {extension: core for core, extension in _SUB_GROUPS.items()}
+
+
 @lru_cache(maxsize=1)
 def _german_names() -> dict[str, str]:
     return json.loads((TEMPLATES_DIR / "term-names-de.json").read_text(encoding="utf-8"))["names"]
@@ -722,11 +727,13 @@ def _german_names() -> dict[str, str]:
 
 def term_name(term: Term, language: str = "en") -> str:
     """A business term's name in `language` (en | de); the English name where the German list has none."""
-    german = _german_names().get(term.bt or "") if language == "de" else None
+    mirrored = term.bt in _MIRRORED_GROUPS
+    german = _german_names().get(_MIRRORED_GROUPS[term.bt] if mirrored else term.bt or "") if language == "de" else None
     if not german:
         return term.name
+    path = term.json_path + ("." if mirrored else "")   # BG-DEX-01 is the sub-invoice line itself: in its bracket
     for prefix, group in _GERMAN_GROUPS:
-        if term.json_path.startswith(prefix):
+        if path.startswith(prefix):
             return german if group.lower()[:6] in german.lower() else f"{german} ({group})"
     return german
 
