@@ -133,8 +133,8 @@ def _run(args) -> int:
         # `version` names only what judged it: None when the rules named ran on nothing of it ("en16931 None" before)
         judged = f"{what} {report.version}" if report.version else f"{what}: none of these rules ran"
         print(f"{report.verdict.upper()}: {name} ({judged}, "
-              f"{report.syntax or 'unknown syntax'}) - {report.errors} error{'' if report.errors == 1 else 's'}, "
-              f"{report.warnings} warning{'' if report.warnings == 1 else 's'}")
+              f"{report.syntax or 'unknown syntax'}) - {_counted(report.errors, 'error')}, "
+              f"{_counted(report.warnings, 'warning')}")
         print(report.meaning(args.lang))  # what the report's class means for the receiver
         print("  rules: " + ("; ".join(r.label for r in report.rules) or "none ran"))
         for n in report.not_judged:
@@ -340,7 +340,12 @@ def _table(results: list[dict], total: dict) -> None:
             print(f"{name:{width}}  {verdict:13} {'':{ran}} {'':>6} {'':>8}  {what['code']}: {what['message']}")
     files = total["files"]
     left = total["files"] - len(results)  # the documents an interruption left: counted, not listed one by one
-    print(f"\n{files} document{'' if files == 1 else 's'}: {total['valid']} valid, "
+    print(f"\n{_counted(files, 'document')}: {total['valid']} valid, "
           f"{total['invalid'] - total['indeterminate']} invalid, {total['indeterminate']} indeterminate, "
           f"{total['errors'] - left} could not be validated" + (f", {left} not validated (interrupted)" if left else "")
-          + (f", {total['noInvoice']} message(s) without an invoice" if total["noInvoice"] else ""))
+          + (f", {_counted(total['noInvoice'], 'message')} without an invoice" if total["noInvoice"] else ""))
+
+
+def _counted(n: int, noun: str) -> str:
+    """`1 message`, `2 messages`: the summary says what it counts in the number's form, never `message(s)`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

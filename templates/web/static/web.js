@@ -9,8 +9,14 @@
   const KEY = "einvoice.apiKey"; // sessionStorage: this tab only, gone when it closes; never a cookie or a URL
   const $ = (id) => document.getElementById(id);
 
+  // "{count}" is the value; "{count|file|files}" the form for one, else the other, "#" in it the value ("1 file",
+  // "2 files": no "file(s)"). A count may come formatted for the language ("5.000"): its digits decide.
   function fmt(text, values) {
-    return text.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
+    const one = (name) => Number(String(values[name]).replace(/\D/g, "")) === 1;
+    return text
+      .replace(/\{(\w+)\|([^{}|]*)\|([^{}|]*)\}/g, (whole, name, single, plural) =>
+        (name in values ? (one(name) ? single : plural).replace(/#/g, String(values[name])) : whole))
+      .replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
   }
 
   function el(tag, text, className) {
@@ -305,6 +311,18 @@
     drop.classList.add("over");
   });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+
+  // The page's file pickers (the label after each file input): what was chosen, in the page's language.
+  function showPicked(input) {
+    const picked = input.nextElementSibling && input.nextElementSibling.querySelector(".picked");
+    if (!picked) return;
+    const files = input.files ? input.files.length : 0;
+    picked.textContent = !files ? t.picked_none
+      : files === 1 ? input.files[0].name : fmt(t.picked_count, {count: files});
+  }
+  for (const input of document.querySelectorAll("input.own-picker")) {
+    input.addEventListener("change", () => showPicked(input));
+  }
   drop.addEventListener("drop", (event) => {
     event.preventDefault();
     drop.classList.remove("over");
@@ -325,6 +343,7 @@
     $("job-folder").value = "";
     $("job-spec").value = $("spec").value;
     fileInput.value = "";
+    for (const input of [$("job-files"), $("job-folder"), fileInput]) showPicked(input);
     selectTab($("tab-jobs"), false);
     $("job-form").requestSubmit();
   }
