@@ -48,7 +48,8 @@ from pipeline.check.dispatch import matches_elements_only, remove as _remove
 # recorded in the manifest; a changed transformation gets a new name
 TRANSFORM = ("svrl-findings-only+hoisted-tests+documents-as-parameters+element-walk+sibling-positions"
              "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch+report-unassembled"
-             "+shared-path-steps+absence-guards+attribute-names-once+hoisted-paths/13")
+             "+shared-path-steps+absence-guards+attribute-names-once+hoisted-paths+absolute-groups"
+             "+root-tests-in-place/14")
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
@@ -103,6 +104,7 @@ def optimise_stated(data: bytes) -> tuple[bytes, dict[str, int]] | None:
                     "sibling-positions": _sibling_positions_once(root)}
         rewrites["local-name-suffix"], rewrites["cheap-conjuncts-first"] = dispatch.cheaper_contexts(root)
         rewrites["per-pattern-dispatch"] = compilation(root)
+        rewrites["absolute-groups"] = dispatch.absolute_groups(root)
         if compilation is dispatch.schxslt and rewrites["per-pattern-dispatch"]:
             rewrites["report-unassembled"] = dispatch.unassembled_report(root)
         rewrites["shared-path-steps"], rewrites["absence-guards"] = absence.absence_asserts(root)
@@ -223,7 +225,10 @@ def is_copy(name: str) -> bool:
 # walks the children of SupplyChainTradeTransaction, i.e. every line: quadratic in the lines. Such a test has the
 # same value on every node of the document, so the copy evaluates it once, as a global variable (lazily, on first
 # use: a dynamic error still happens where and when it did). A test is hoisted only when a small XPath tokenizer
-# finds no step, function or variable that could depend on the rule's context node.
+# finds no step, function or variable that could depend on the rule's context node, and only from a rule that can
+# fire more than once: a rule on the document element evaluates its tests once anyway, and in SaxonC a global
+# variable costs more than the test it holds (the CEN UBL root rules' 73 tests: the copy 2.8 -> 1.8 ms on a typical
+# invoice when they stay in the rule).
 
 _TOKEN = re.compile(r"""\s*(?:(?P<string>"[^"]*"|'[^']*')|(?P<number>\d+(?:\.\d*)?|\.\d+)
     |(?P<var>\$[\w.-]+(?::[\w.-]+)?)|(?P<axis>[\w.-]+(?::[\w.-]+)?\s*::)|(?P<name>[\w.-]+(?::[\w.-]+|:\*)?|\*:[\w.-]+)
@@ -289,8 +294,9 @@ _SCOPE_ATTRIBUTES = ("version", "xpath-default-namespace", "default-collation", 
 
 def _hoist(root) -> tuple[int, int]:
     """Assert tests of rule templates that `context_free` accepts become global variables (one per distinct test),
-    the test reads the variable. A context-free path that the tests of one rule template give to exists(), empty(),
-    not() or count() more than once becomes a variable of that template (the CEN UBL rules look the VAT categories up
+    the test reads the variable; a rule on the document element (`dispatch.once_per_document`) keeps its tests. A
+    context-free path that the tests of one rule template give to exists(), empty(), not() or count() more than once
+    becomes a variable of that template (the CEN UBL rules look the VAT categories up
     with `//cac:ClassifiedTaxCategory[...]/cbc:ID[...]` two to four times in one test): a variable has the value of
     its select in the template's context, which is that of any context-free expression, and is evaluated at its
     first reference, where the expression was. Returns (tests, paths) hoisted."""
@@ -301,12 +307,13 @@ def _hoist(root) -> tuple[int, int]:
     tests = paths = 0
     for number, template in enumerate(root.findall(f"{{{XSL}}}template[@match][@mode]")):
         found: dict[str, list] = {}
+        once = dispatch.once_per_document(template.get("match"))
         for test in template.iter(f"{{{XSL}}}if", f"{{{XSL}}}when"):
             expr = test.get("test")
             if "/" not in expr or _scoped(test, root):
                 continue
             key = (expr, tuple(sorted((k or "", v) for k, v in test.nsmap.items())))
-            if context_free(expr, global_names):
+            if context_free(expr, global_names) and not once:
                 if key not in made:
                     made[key] = f"{_HOISTED}{len(made) + 1}"
                     variable = etree.Element(f"{{{XSL}}}variable", nsmap=test.nsmap, name=made[key], select=expr)
