@@ -52,7 +52,7 @@
       'tenderOrLotReference': 'Tender or lot', 'invoicedObjectIdentifier': 'Invoiced object',
       'precedingInvoice': 'Preceding invoice', 'dated': 'dated', 'subType': 'Invoice sub-type',
       'businessProcess': 'Business process', 'typeCode': 'Type code',
-      'notes': 'Notes', 'lines': 'Invoice lines', 'pos': 'No.', 'item': 'Item', 'qty': 'Quantity', 'unit': 'Unit',
+      'notes': 'Notes', 'lines': 'Invoice lines', 'pos': 'No.', 'item': 'Item', 'qty': 'Quantity',
       'price': 'Unit price', 'vat': 'VAT', 'amount': 'Net amount', 'grossPrice': 'Gross price',
       'priceBasis': 'Price basis quantity', 'priceDiscount': 'Price discount', 'sellersId': 'Seller item ID', 'buyersId': 'Buyer item ID',
       'standardId': 'Standard ID', 'classification': 'Classification', 'origin': 'Country of origin',
@@ -95,7 +95,7 @@
       'precedingInvoice': 'Vorausgegangene Rechnung', 'dated': 'vom', 'subType': 'Rechnungsunterart',
       'businessProcess': 'Geschäftsprozess', 'typeCode': 'Rechnungsart',
       'notes': 'Bemerkungen', 'lines': 'Rechnungspositionen', 'pos': 'Pos.', 'item': 'Artikel', 'qty': 'Menge',
-      'unit': 'Einheit', 'price': 'Einzelpreis', 'vat': 'USt.', 'amount': 'Nettobetrag', 'grossPrice': 'Bruttopreis',
+      'price': 'Einzelpreis', 'vat': 'USt.', 'amount': 'Nettobetrag', 'grossPrice': 'Bruttopreis',
       'priceBasis': 'Preisbasismenge', 'priceDiscount': 'Preisnachlass', 'sellersId': 'Artikelnr. Verkäufer', 'buyersId': 'Artikelnr. Käufer',
       'standardId': 'Standardkennung', 'classification': 'Klassifizierung', 'origin': 'Ursprungsland',
       'lineNote': 'Bemerkung', 'linePeriod': 'Zeitraum', 'orderLine': 'Bestellposition', 'accounting': 'Kontierung Käufer',
@@ -207,7 +207,8 @@
     <xsl:sequence select="f:num($v) || ' %'"/>
   </xsl:function>
 
-  <!-- IBAN-like identifiers in groups of four; anything else as sent. -->
+  <!-- IBAN-like identifiers in groups of four; anything else as sent. In the page's own font: a monospaced one was a
+       third font for the PDF to embed and its PDF/A gate to check (10 lines: ~7 % of the gate). -->
   <xsl:function name="f:account" as="xs:string">
     <xsl:param name="v" as="xs:string?"/>  <!-- empty for a received invoice without the account -->
     <xsl:variable name="s" select="replace(string($v), '\s', '')"/>
@@ -373,11 +374,9 @@
   </xsl:function>
 
   <xsl:template match="postalAddress | address">
-    <div class="address">
-      <xsl:for-each select="addressLine1, addressLine2, addressLine3"><div><xsl:value-of select="."/></div></xsl:for-each>
-      <div><xsl:value-of select="string-join((postcode, city), ' ')"/></div>
-      <div><xsl:value-of select="string-join((countrySubdivision, countryCode), ', ')"/></div>
-    </div>
+    <!-- one element, a line each (white-space: pre-line): a div per line was a box per line for WeasyPrint -->
+    <div class="address"><xsl:value-of select="(addressLine1, addressLine2, addressLine3, string-join((postcode, city), ' '),
+        string-join((countrySubdivision, countryCode), ', '))[normalize-space()] ! normalize-space()" separator="&#10;"/></div>
   </xsl:template>
 
   <!-- Lines: one row per line, details and line allowances/charges under it; the header repeats on every page. -->
@@ -392,8 +391,7 @@
           <tr>
             <th class="pos"><xsl:value-of select="f:l('pos')"/></th>
             <th class="item"><xsl:value-of select="f:l('item')"/></th>
-            <th class="num"><xsl:value-of select="f:l('qty')"/></th>
-            <th class="unit"><xsl:value-of select="f:l('unit')"/></th>
+            <th class="num qty"><xsl:value-of select="f:l('qty')"/></th>
             <th class="num"><xsl:value-of select="f:l('price')"/></th>
             <th class="num vat"><xsl:value-of select="f:l('vat')"/></th>
             <th class="num amount"><xsl:value-of select="f:l('amount') || ' (' || $currency || ')'"/></th>
@@ -443,16 +441,12 @@
             <xsl:sequence select="f:fact('lineNote', note)"/>
           </xsl:variable>
           <xsl:if test="exists($facts)">
-            <div class="line-facts">
-              <xsl:for-each select="$facts">
-                <xsl:if test="position() gt 1"><xsl:text> · </xsl:text></xsl:if>
-                <span class="k"><xsl:value-of select="*:dt"/>:</span><xsl:text> </xsl:text><xsl:value-of select="*:dd"/>
-              </xsl:for-each>
-            </div>
+            <!-- one text, no element per label: each was an inline box of its own on WeasyPrint's lines -->
+            <div class="line-facts"><xsl:value-of select="string-join($facts ! (*:dt || ': ' || *:dd), ' · ')"/></div>
           </xsl:if>
         </td>
-        <td class="num"><xsl:value-of select="quantity ! f:num(.)"/></td>
-        <td class="unit"><xsl:value-of select="unitCode"/></td>
+        <!-- the unit code beside its quantity ("3 HUR"): a column of its own was a cell more on every row -->
+        <td class="num qty"><xsl:value-of select="string-join((quantity ! f:num(.), unitCode), ' ')"/></td>
         <td class="num"><xsl:value-of select="priceDetails/netPrice ! f:price(.)"/></td>
         <td class="num"><xsl:value-of select="lineVatInformation ! string-join((vatCategoryCode, vatRate ! f:percent(.)), ' ')"/></td>
         <td class="num amount"><xsl:value-of select="netAmount ! f:amount(.)"/></td>
@@ -460,7 +454,7 @@
       <xsl:for-each select="invoiceLineAllowance, invoiceLineCharge">
         <tr class="ac">
           <td/>
-          <td class="item" colspan="5">
+          <td class="item" colspan="4">
             <!-- a sub-line's allowance or charge starts under its number, past the arrow, to read as its own -->
             <xsl:choose>
               <xsl:when test="$level gt 0"><div class="sub-ac"><xsl:sequence select="f:ac-text(.)"/></div></xsl:when>
@@ -584,11 +578,10 @@
     <section class="payment">
       <h2><xsl:value-of select="f:l('payment')"/></h2>
       <dl class="grid">
+        <!-- (the amount due and the due date are under the invoice details, the amount again in the totals) -->
         <xsl:sequence select="f:fact('means', string-join((f:code('means', meansCode), meansText ! ('– ' || .)), ' '))"/>
-        <xsl:sequence select="f:fact('payable', $inv/documentTotals/payableAmount ! f:money(.))"/>
-        <xsl:sequence select="f:fact('dueDate', $inv/paymentDueDate ! f:date(.))"/>
         <xsl:for-each select="creditTransfer, additionalCreditTransfer">
-          <div class="fact iban"><dt><xsl:value-of select="f:l('iban')"/></dt><dd class="mono"><xsl:value-of select="f:account(accountIdentifier)"/></dd></div>
+          <div class="fact iban"><dt><xsl:value-of select="f:l('iban')"/></dt><dd><xsl:value-of select="f:account(accountIdentifier)"/></dd></div>
           <xsl:sequence select="f:fact('accountName', accountName)"/>
           <xsl:sequence select="f:fact('bic', serviceProviderIdentifier)"/>
         </xsl:for-each>
@@ -598,7 +591,7 @@
           <xsl:sequence select="f:fact('mandate', mandateReferenceIdentifier)"/>
           <xsl:sequence select="f:fact('creditorId', creditorIdentifier)"/>
           <xsl:for-each select="debtorAccountIdentifier">
-            <div class="fact"><dt><xsl:value-of select="f:l('debtorAccount')"/></dt><dd class="mono"><xsl:value-of select="f:account(.)"/></dd></div>
+            <div class="fact"><dt><xsl:value-of select="f:l('debtorAccount')"/></dt><dd><xsl:value-of select="f:account(.)"/></dd></div>
           </xsl:for-each>
         </xsl:for-each>
       </dl>

@@ -1,16 +1,16 @@
 """The readable invoice page: canonical XML -> HTML (xslt/html.xsl) -> PDF/A-3b pages (WeasyPrint).
 
 WeasyPrint fetches nothing: every URL is refused, fonts come from the local fontconfig only
-(DejaVu / Liberation, installed by scripts/setup.sh). The CSS and font configuration are built once
+(Liberation / DejaVu, installed by scripts/setup.sh). The CSS and font configuration are built once
 per process and reused (`warm_up` builds them in a worker before its first request).
 
 Two costs of WeasyPrint's own entry point are avoided, with the same PDF bytes as a result (tested):
 its pure-Python HTML5 parser (libxml2's HTML parser reads the generated page 30x faster) and its
 user-agent stylesheet for all of HTML (templates/page-ua.css holds the defaults the page's elements need).
 
-Every character on the page is drawn with a glyph of some installed font (Pango falls back through fontconfig:
-DejaVu for Latin, Greek, Cyrillic, Arabic, Hebrew; Droid Sans Fallback for CJK; Symbola for emoji and symbols;
-Unifont for the rest of the BMP). A character no font has would be drawn as .notdef, which PDF/A forbids
+Every character on the page is drawn with a glyph of some installed font (the page's Liberation Sans for Latin,
+Greek, Cyrillic; Pango falls back through fontconfig: DejaVu for Arabic, Hebrew and more; Droid Sans Fallback for
+CJK; Symbola for emoji and symbols; Unifont for the rest of the BMP). A character no font has would be drawn as .notdef, which PDF/A forbids
 (ISO 19005-3 6.2.11.8), so it is shown as U+FFFD instead; the embedded XML keeps the text as sent.
 """
 from __future__ import annotations
