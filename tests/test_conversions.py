@@ -64,8 +64,6 @@ KNOWN_OTHER = {
         "a creditor BIC beside a direct debit (the unit test of BR-DE-25-b)",
     "corpus/xrechnung-schematron-tests/cii/cii-br-de-25-test-bg-19-with-bt-86-3.xml":
         "a creditor BIC beside a direct debit (the unit test of BR-DE-25-b)",
-    "corpus/xrechnung-schematron-tests/cii/cii-br-dex-15-test-on-sub-invoice-lines.xml":
-        "sub-invoice lines in CII (the unit test of BR-DEX-15, which warns of them)",
 }
 
 

@@ -271,16 +271,17 @@ def test_syntax_plumbing_is_unmapped_without_a_business_term_and_no_loss():
 
 
 def test_a_refused_target_names_the_source_not_json_fields():
-    """EXTENDED group lines have no quantity or price: converted with allowLoss the EN 16931 rules refuse the target;
-    the 422 names the source's nodes (xpath, line), never JSON fields the client did not send."""
+    """UC11's VAT breakdowns "S" state an exemption reason, which its EXTENDED profile accepts: converted with
+    allowLoss (its line hierarchy left out, tests/test_convert_hierarchy.py) the EN 16931 rules refuse the target
+    (BR-S-10); the 422 names the source's nodes (xpath, line), never JSON fields the client did not send."""
     from pipeline.errors import ApiError
     from pipeline.flows.convert import convert
-    data = (REALWORLD / "mustang/validator/X03_01_Abschlagsrechnung_SubInvoiceLine_u_LV_Nr.xml").read_bytes()
+    data = (REALWORLD / "mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml").read_bytes()
     with pytest.raises(ApiError) as err:
         convert(data, "UBL", allow_loss=True)
     assert err.value.http_status == 422 and err.value.errors
     assert all(e.field is None for e in err.value.errors)
-    assert any("in the source" in e.message and "ram:IncludedSupplyChainTradeLineItem[1]" in e.message
+    assert any("in the source" in e.message and "ram:ApplicableTradeTax[1]/ram:ExemptionReason" in e.message
                for e in err.value.errors)
 
 
@@ -379,7 +380,7 @@ def test_extended_line_hierarchy_is_read_and_regenerated_on_its_own_profile():
     """Factur-X EXTENDED's sub-lines (BT-X-304 parent line, BT-X-8 subtype: Mustang's hardware example): parse keeps
     them, the parse's JSON regenerates them in CII judged on the EXTENDED rules its BT-24 names (the EN 16931 rules
     would sum the group lines into BT-106); UBL has no place the CEN rules accept (UBL-CR-646), so converting is
-    refused as a loss, also with allowLoss."""
+    refused as a loss without allowLoss (with it: tests/test_convert_hierarchy.py)."""
     from lxml import etree
     from pipeline.errors import ApiError
     from pipeline.flows.convert import convert
@@ -397,9 +398,8 @@ def test_extended_line_hierarchy_is_read_and_regenerated_on_its_own_profile():
     written = etree.fromstring(cii).findall(".//{*}AssociatedDocumentLineDocument")
     assert [(d.findtext("{*}LineID"), d.findtext("{*}ParentLineID"), d.findtext("{*}LineStatusReasonCode"))
             for d in written] == lines
-    for allow_loss in (False, True):
-        with pytest.raises(ApiError) as err:
-            convert(data, "UBL", allow_loss=allow_loss)
-        assert err.value.error_code == "CONVERSION_LOSS"
-    assert "Factur-X EXTENDED's line hierarchy" in err.value.message and "allowLoss does not apply" in err.value.message
-    assert {e.businessTerm for e in err.value.errors} == {"BT-X-304", "BT-X-8"}
+    with pytest.raises(ApiError) as err:
+        convert(data, "UBL")
+    assert err.value.error_code == "CONVERSION_LOSS" and "send request.allowLoss true" in err.value.message
+    assert all("Factur-X EXTENDED's line hierarchy" in e.message for e in err.value.errors
+               if e.businessTerm in ("BT-X-304", "BT-X-8"))

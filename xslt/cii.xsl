@@ -31,6 +31,11 @@
        no term for it): a conversion to CII keeps it. Empty = none. -->
   <xsl:param name="seller-contact-department" as="xs:string" select="''"/>
   <xsl:param name="buyer-contact-department" as="xs:string" select="''"/>
+  <!-- The ram:ID a CII source states beside the GlobalID of its buyer, payee or ship-to location (EN 16931 takes one
+       identifier there, BT-46 / BT-60 / BT-71: the GlobalID): a conversion to CII keeps it. Empty = none. -->
+  <xsl:param name="buyer-other-id" as="xs:string" select="''"/>
+  <xsl:param name="payee-other-id" as="xs:string" select="''"/>
+  <xsl:param name="ship-to-other-id" as="xs:string" select="''"/>
 
   <xsl:variable name="currency" select="normalize-space(/invoice/currencyCode)"/>
   <!-- BT-8: the semantic model's UNTDID 2005 codes and their UNTDID 2475 equivalents in CII (BR-CL-06) -->
@@ -161,6 +166,8 @@
     <xsl:element name="{$element}">
       <xsl:call-template name="identifiers">
         <xsl:with-param name="ids" select="identifier, additionalIdentifier/identifier"/>
+        <xsl:with-param name="other" select="if (self::buyer) then $buyer-other-id
+                                             else if (self::payee) then $payee-other-id else ''"/>
       </xsl:call-template>
       <ram:Name><xsl:value-of select="name"/></ram:Name>
       <xsl:for-each select="additionalLegalInformation">
@@ -202,7 +209,9 @@
        schema wants every ID before the first GlobalID. -->
   <xsl:template name="identifiers">
     <xsl:param name="ids" as="element()*"/>
+    <xsl:param name="other" as="xs:string" select="''"/>
     <xsl:for-each select="$ids[not(f:scheme-of(.))]"><ram:ID><xsl:value-of select="."/></ram:ID></xsl:for-each>
+    <xsl:if test="$other"><ram:ID><xsl:value-of select="$other"/></ram:ID></xsl:if>
     <xsl:for-each select="$ids[f:scheme-of(.)]">
       <ram:GlobalID schemeID="{f:scheme-of(.)}"><xsl:value-of select="."/></ram:GlobalID>
     </xsl:for-each>
@@ -252,6 +261,7 @@
         <ram:ShipToTradeParty>
           <xsl:call-template name="identifiers">
             <xsl:with-param name="ids" select="locationIdentifier"/>
+            <xsl:with-param name="other" select="$ship-to-other-id"/>
           </xsl:call-template>
           <xsl:for-each select="partyName"><ram:Name><xsl:value-of select="."/></ram:Name></xsl:for-each>
           <xsl:apply-templates select="address"/>

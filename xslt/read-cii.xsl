@@ -158,11 +158,22 @@
       'SellerTradeParty': 'seller', 'BuyerTradeParty': 'buyer', 'PayeeTradeParty': 'payee',
       'SellerTaxRepresentativeTradeParty': 'sellerTaxRepresentativeParty'}"/>
 
+  <!-- A party's identifiers with a value (ram:ID, ram:GlobalID) in document order, or with `global-first` the
+       GlobalIDs first: where EN 16931 takes one identifier, the one with a scheme. -->
+  <xsl:function name="r:identifiers" as="element()*">
+    <xsl:param name="party" as="element()?"/>
+    <xsl:param name="global-first" as="xs:boolean"/>
+    <xsl:variable name="ids" select="$party/(ram:ID | ram:GlobalID)[exists(r:first(.))]"/>
+    <xsl:sequence select="if ($global-first) then ($ids[self::ram:GlobalID], $ids[self::ram:ID]) else $ids"/>
+  </xsl:function>
+
   <xsl:template match="ram:SellerTradeParty | ram:BuyerTradeParty | ram:PayeeTradeParty | ram:SellerTaxRepresentativeTradeParty"
                 mode="party">
     <!-- identifiers: the first is BT-29/46/60, further seller ones are additionalIdentifier (cii.xsl writes
-         the ones without scheme as ram:ID before the ram:GlobalID ones) -->
-    <xsl:variable name="ids" select="(ram:ID | ram:GlobalID)[exists(r:first(.))]"/>
+         the ones without scheme as ram:ID before the ram:GlobalID ones). The buyer and the payee have one (BT-46,
+         BT-60; UBL allows one, UBL-SR-16 / UBL-SR-20): a GlobalID beside an ID is that one, since its scheme
+         (BT-46-1, BT-60-1) makes it the identifier any receiver can resolve; the ID stays a CII-only value. -->
+    <xsl:variable name="ids" select="r:identifiers(., not(self::ram:SellerTradeParty))"/>
     <xsl:variable name="legal" select="r:first(ram:SpecifiedLegalOrganization/ram:ID)"/>
     <xsl:variable name="uri" select="r:first(ram:URIUniversalCommunication/ram:URIID)"/>
     <!-- only the fields of this party (written straight into the party element, not built and filtered) -->
@@ -257,7 +268,7 @@
 
   <xsl:template name="delivery-information">
     <xsl:variable name="ship-to" select="$delivery/ram:ShipToTradeParty[1]"/>
-    <xsl:variable name="location" select="r:first($ship-to/(ram:ID | ram:GlobalID))"/>
+    <xsl:variable name="location" select="r:identifiers($ship-to, true())[1]"/>
     <xsl:where-populated>
       <deliveryInformation>
         <xsl:sequence select="r:leaf('partyName', $ship-to/ram:Name)"/>

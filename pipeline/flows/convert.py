@@ -134,7 +134,7 @@ def sub_lines_cut(parsed: Parsed, to: str, endpoint: str, spec_id: str | None, a
     the extension), as loss entries: each value of every sub-line. Without them the invoice still adds up, since a
     line with sub-lines states their sum. With allowLoss they are taken out of the parsed invoice (JSON, model and
     canonical XML), so that the target is written without them; without it the entries refuse the conversion.
-    (Factur-X EXTENDED's line hierarchy is no such case: its GROUP lines would count into UBL's totals, `_STRUCTURE`.)"""
+    (Factur-X EXTENDED's line hierarchy is flat in the model: `hierarchy_cut`.)"""
     lines = parsed.invoice.get("invoiceLines") or []
     if parsed.request is None or (_syntax(to) == "UBL" and endpoint == "xrechnung"
                                   and (spec_id or "").strip() == XRECHNUNG_EXTENSION_ID):
@@ -143,12 +143,77 @@ def sub_lines_cut(parsed: Parsed, to: str, endpoint: str, spec_id: str | None, a
            for entry in _cut(parsed, _scalars(line["subInvoiceLines"], f"invoice.invoiceLines[{i}].subInvoiceLines"),
                              _SUB_LINES_LEFT)]
     if cut and allow_loss:
-        parsed.invoice = {**parsed.invoice, "invoiceLines": [{k: v for k, v in line.items() if k != "subInvoiceLines"}
-                                                             for line in lines]}
-        parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(update={
-            "invoiceLines": [line.model_copy(update={"subInvoiceLines": None})
-                             for line in parsed.request.invoice.invoiceLines]})})
-        parsed.written = written_again(parsed.request)
+        _keep_lines(parsed, range(len(lines)), "subInvoiceLines")
+    return cut
+
+
+def _keep_lines(parsed: Parsed, kept, *without: str) -> None:
+    """The parsed invoice (JSON, model and canonical XML) with only the lines at the indexes `kept`, each without
+    the fields `without`: what the target is written from once allowLoss left the rest out."""
+    lines, models = parsed.invoice["invoiceLines"], parsed.request.invoice.invoiceLines
+    parsed.invoice = {**parsed.invoice, "invoiceLines": [{k: v for k, v in lines[i].items() if k not in without}
+                                                         for i in kept]}
+    parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(update={
+        "invoiceLines": [models[i].model_copy(update=dict.fromkeys(without)) for i in kept]})})
+    parsed.written = written_again(parsed.request)
+
+
+_HIERARCHY_LEFT = ("UBL has no place for Factur-X EXTENDED's line hierarchy (the CEN rules warn of sub-invoice lines, "
+                   "UBL-CR-646): a top-level line that is a whole EN 16931 line (quantity, net price, VAT category) "
+                   "stays with its amounts, which hold its sub-lines'; a group line short of that gives way to its "
+                   "sub-lines; information lines, which count in no total, and the hierarchy's own terms (BT-X-8, "
+                   "BT-X-304) are left out")
+
+
+def _whole_line(line: dict) -> bool:
+    """A line that states what EN 16931 requires of each (BR-22, BR-26, BR-CO-04), so it can stand for its sub-lines."""
+    return (line.get("quantity") is not None and (line.get("priceDetails") or {}).get("netPrice") is not None
+            and (line.get("lineVatInformation") or {}).get("vatCategoryCode") is not None)
+
+
+def _invoiced_lines(lines: list[dict]) -> list[int]:
+    """The indexes of the lines of a Factur-X EXTENDED hierarchy that make its EN 16931 invoice, in document order:
+    from the top, a whole line (`_whole_line`) or one without sub-lines stands for itself and its sub-lines (the
+    line total, BT-106, sums the top-level lines); a group line short of a whole line is replaced by its sub-lines,
+    taken the same way; an INFORMATION line counts in no total and goes with its sub-lines."""
+    ids = {line.get("lineIdentifier") for line in lines}
+    below: dict[str | None, list[int]] = {}
+    for i, line in enumerate(lines):
+        parent = line.get("parentLineIdentifier")
+        below.setdefault(parent if parent in ids else None, []).append(i)
+    kept: list[int] = []
+    level = list(below.get(None, []))
+    while level:
+        i = level.pop(0)
+        line, under = lines[i], below.get(lines[i].get("lineIdentifier"), [])
+        if line.get("lineStatusReasonCode") == "INFORMATION":
+            continue
+        if _whole_line(line) or not under:
+            kept.append(i)
+        else:
+            level[:0] = under
+    return sorted(kept)
+
+
+def hierarchy_cut(parsed: Parsed, to: str, allow_loss: bool) -> list[dict]:
+    """Factur-X EXTENDED's line hierarchy (BT-X-304 parent line, BT-X-8 GROUP / DETAIL / INFORMATION) going to UBL,
+    as loss entries: every value of each line `_invoiced_lines` leaves out (a line its kept parent stands for, a
+    group line its sub-lines replace, an information line) and the hierarchy's terms of the lines kept, which stay as
+    EN 16931 lines with everything else they state. With allowLoss they are taken out of the parsed invoice, so that
+    the target is written without them; without it the entries refuse the conversion."""
+    lines = parsed.invoice.get("invoiceLines") or []
+    hierarchy = ("parentLineIdentifier", "lineStatusReasonCode")
+    if _syntax(to) != "UBL" or parsed.request is None or not any(line.get(k) for line in lines for k in hierarchy):
+        return []
+    kept = _invoiced_lines(lines)
+    cut = []
+    for i, line in enumerate(lines):
+        path = f"invoice.invoiceLines[{i}]"
+        values = (_scalars(line, path) if i not in kept else
+                  [(f"{path}.{k}", line[k]) for k in hierarchy if line.get(k) is not None])
+        cut += _cut(parsed, values, _HIERARCHY_LEFT)
+    if allow_loss:
+        _keep_lines(parsed, kept, *hierarchy)
     return cut
 
 
@@ -356,12 +421,9 @@ _JSON_FIELD = re.compile(r"\binvoice(\.[A-Za-z]+(\[\d+\])?)+")
 
 # Structure one syntax binds and the other has no place for, by the model's field: (what, why the target has no
 # place for it, why allowLoss cannot drop it). The model refuses it for the target (400); what is left would not add
-# up as the target's rules count it. (XRechnung's sub-lines are left out with allowLoss: `sub_lines_cut`.)
-_HIERARCHY = ("line structure", "Factur-X EXTENDED's line hierarchy has no place in UBL (the CEN rules warn of "
-              "sub-invoice lines, UBL-CR-646), and without it group and information lines would count into the line "
-              "total (BT-106, BR-CO-10)", "the lines would not add up without it")
+# up as the target's rules count it. (XRechnung's sub-lines and Factur-X EXTENDED's line hierarchy are left out with
+# allowLoss: `sub_lines_cut`, `hierarchy_cut`.)
 _STRUCTURE = {
-    "UBL": {"parentLineIdentifier": _HIERARCHY, "lineStatusReasonCode": _HIERARCHY},
     "CII": {"thirdPartyPayments": ("third-party payments (BG-DEX-09)", "XRechnung binds them in UBL only (CII D16B "
                                    "has no place for a payment's type and description), and the amount due (BT-115) "
                                    "that includes them fails the EN 16931 rules on CII (BR-CO-16)",
@@ -463,17 +525,22 @@ def judge_source(parsed: Parsed, spec: str, request_id: str | None = None) -> tu
                                                  if i.severity == ERROR and _place(i) not in found]
 
 
-# Why a target does not keep content of the source's syntax that EN 16931 has no term for (`fillers_for`)
-_NOT_KEPT = {"UBL": "UBL's contact has one name, the person's (BT-41, BT-56)",
-             "ZUGFERD": "the Factur-X rules of a ZUGFeRD PDF allow one contact name and count a department beside "
-                        "the person as a second BT-41 (CII-SR-465)"}
+# Why a target does not keep content of the source's syntax that EN 16931 has no term for (`fillers_for`), by the
+# stylesheet parameter that writes it in that syntax; the contact departments are not kept in a ZUGFeRD PDF either.
+_DEPARTMENT = {"UBL": "UBL's contact has one name, the person's (BT-41, BT-56)",
+               "ZUGFERD": "the Factur-X rules of a ZUGFeRD PDF allow one contact name and count a department beside "
+                          "the person as a second BT-41 (CII-SR-465)"}
+_OTHER_ID = {"UBL": "EN 16931 and UBL take one identifier of the buyer (BT-46, UBL-SR-16), the payee (BT-60, "
+                    "UBL-SR-20) and the deliver-to location (BT-71): a GlobalID where there is one, its scheme says "
+                    "what it is"}
+_NOT_KEPT = {"seller-contact-department": _DEPARTMENT, "buyer-contact-department": _DEPARTMENT,
+             "buyer-other-id": _OTHER_ID, "payee-other-id": _OTHER_ID, "ship-to-other-id": _OTHER_ID}
 
 
 def _why_lost(entry: dict, to: str) -> dict:
     """An unmapped content entry as a loss, with the reason where the source's syntax keeps it and the target not."""
-    if to in _NOT_KEPT and provenance.same_syntax_param(entry["xpath"]) is not None:
-        return {**entry, "reason": _NOT_KEPT[to]}
-    return entry
+    why = _NOT_KEPT.get(provenance.same_syntax_param(entry["xpath"]) or "", {}).get(to)
+    return {**entry, "reason": why} if why else entry
 
 
 def _valid_but_for(report: Report, second: list[dict]) -> bool:
@@ -485,14 +552,16 @@ def _place(issue: Issue) -> tuple:
     return issue.code, issue.location.xpath if issue.location else None
 
 
-def fillers_for(parsed: Parsed, to: str) -> tuple[dict[str, str], list[dict], list[dict]]:
+def fillers_for(parsed: Parsed, to: str, profile: str | None = None) -> tuple[dict[str, str], list[dict], list[dict]]:
     """(stylesheet parameters writing the source's values that only its own syntax has a place for, the technical
     values the target has no place for, the content entries of `parsed.unmapped` those parameters write): syntax
     fillers (`provenance.FILLERS`) go to the same syntax (a ZUGFeRD PDF holds CII); content EN 16931 has no term for
-    (`provenance.KEPT_IN_SYNTAX`) to CII, not into a ZUGFeRD PDF, whose Factur-X rules count a department beside the
-    person as a second BT-41 (CII-SR-465). A place two values of the source map to keeps neither: each stays a loss."""
+    (`provenance.KEPT_IN_SYNTAX`) to CII, and into a ZUGFeRD PDF of a profile that is no subset (`profile`; a
+    subset's XSD drops what no term carries, unsaid) but for a contact's department, which the Factur-X rules count as
+    a second BT-41 (CII-SR-465). A place two values of the source map to keeps neither: each stays a loss."""
     same = _syntax(to) == parsed.source.syntax
-    content = same and to != "ZUGFERD"
+    in_pdf = to == "ZUGFERD" and not (profile and profile_named(profile).subset)
+    content = same and (to != "ZUGFERD" or in_pdf)
     places = {u["xpath"]: provenance.same_syntax_param(u["xpath"]) if same else None for u in parsed.unmapped}
     once = Counter(places.values())
     params, technical, kept = {}, [], []
@@ -503,7 +572,8 @@ def fillers_for(parsed: Parsed, to: str) -> tuple[dict[str, str], list[dict], li
                 params[param] = u["value"]
             else:
                 technical.append(u)
-        elif param is not None and content and once[param] == 1:
+        elif (param is not None and content and once[param] == 1
+              and not (to == "ZUGFERD" and _NOT_KEPT.get(param) is _DEPARTMENT)):
             params[param] = u["value"]
             kept.append(u)
     return params, technical, kept
@@ -531,13 +601,14 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
         raise _refusal("SOURCE_NOT_CONVERTIBLE", "The source lacks values the invoice model requires or holds values "
                        "it refuses: " + ", ".join(dict.fromkeys(e.businessTerm or e.field or e.code for e in blocking)),
                        in_source_terms(parsed, blocking))
-    cut = further_preceding(parsed, to, allow_loss)  # (before the request is made of the parsed invoice)
+    # (before the request is made of the parsed invoice)
+    cut = further_preceding(parsed, to, allow_loss) + hierarchy_cut(parsed, to, allow_loss)
     request, endpoint = request_for(parsed, to, spec, profile, language)
     cut += sub_lines_cut(parsed, to, endpoint, (request["invoice"].get("processControl") or {}).get(
         "specificationIdentifier"), allow_loss)
     if cut and allow_loss:   # the request of the invoice without them
         request, endpoint = request_for(parsed, to, spec, profile, language)
-    fillers, technical, kept = fillers_for(parsed, to)
+    fillers, technical, kept = fillers_for(parsed, to, request["config"].get("profile"))
     # only content counts as loss, and not what the target syntax keeps in its place (`fillers_for`)
     lost = second + [_why_lost(u, to) for u in parsed.unmapped if not u.get("technical") and u not in kept]
     lost += cut

@@ -86,10 +86,15 @@ def filler_of(xpath: str) -> str | None:
 # Content EN 16931 has no term for, in a place its syntax has, by the steps it ends in -> the parameter of our writing
 # stylesheet that writes the same place: a conversion to the same syntax keeps it (a CII to CII or into a ZUGFeRD
 # PDF), any other target leaves it out as a loss. A contact's department beside its person (BT-41 / BT-56 take the
-# person; UBL's contact has one name); in the party's first contact only, the one the stylesheet writes.
+# person; UBL's contact has one name); in the party's first contact only, the one the stylesheet writes. A party's
+# second identifier where EN 16931 has one.
 KEPT_IN_SYNTAX: dict[tuple[str, ...], str] = {
     ("SellerTradeParty", "DefinedTradeContact", "DepartmentName"): "seller-contact-department",
     ("BuyerTradeParty", "DefinedTradeContact", "DepartmentName"): "buyer-contact-department",
+    # the ram:ID beside a GlobalID where EN 16931 takes one identifier, the GlobalID (xslt/read-cii.xsl)
+    ("ApplicableHeaderTradeAgreement", "BuyerTradeParty", "ID"): "buyer-other-id",
+    ("ApplicableHeaderTradeSettlement", "PayeeTradeParty", "ID"): "payee-other-id",
+    ("ApplicableHeaderTradeDelivery", "ShipToTradeParty", "ID"): "ship-to-other-id",
 }
 _LATER_CONTACT = re.compile(r"DefinedTradeContact\[(?!1\])\d+\]")
 

@@ -130,15 +130,35 @@ def _not_outside(source_xml: bytes, err: ApiError, to: str) -> list[str]:
     if b"CrossIndustryInvoice" in source_xml[:4096]:
         flagged += [(official.svrl_steps(f.location), f.text) for f in official.facturx_en16931(source_xml).findings
                     if "not used in the given context" in f.text or "should not be present" in f.text]
+    in_hierarchy = _hierarchy_lines(source_xml)
     uncovered = []
     for entry in err.errors:
         node = _NODE.search(entry.message)
         steps = official.readable_steps(node.group(1)) if node else ()
         if steps and (any(_covers(context, says, steps) for context, says in flagged)
-                      or _once_in_target(entry, steps, to)):
+                      or _once_in_target(entry, steps, to) or steps[:3] in in_hierarchy):
             continue
         uncovered.append(entry.message[:160])
     return uncovered
+
+
+# A line's place in Factur-X EXTENDED's line hierarchy: the elements of ram:AssociatedDocumentLineDocument that say it
+_HIERARCHY = ("ParentLineID", "LineStatusReasonCode")
+
+
+def _hierarchy_lines(source_xml: bytes) -> set[tuple]:
+    """The steps of the CII line items that have a place in a line hierarchy that EN 16931's CII has none for (the
+    Factur-X EN16931 profile's XSD declares neither element): each value of such a line is outside EN 16931 (a
+    sub-line, group or information line), none of the official rules flags them (CII-SR-036 / -038 test the line
+    item, not its AssociatedDocumentLineDocument)."""
+    root = etree.fromstring(source_xml, official.PARSER)
+    if not root.tag.endswith("}CrossIndustryInvoice") or any(
+            official.declared_in_schema(name, official.facturx_en16931_xsd()) for name in _HIERARCHY):
+        return set()
+    items = root.findall("{*}SupplyChainTradeTransaction/{*}IncludedSupplyChainTradeLineItem")
+    return {(("CrossIndustryInvoice", 1), ("SupplyChainTradeTransaction", 1), ("IncludedSupplyChainTradeLineItem", n))
+            for n, item in enumerate(items, 1)
+            if any(item.find(f"{{*}}AssociatedDocumentLineDocument/{{*}}{name}") is not None for name in _HIERARCHY)}
 
 
 # A further occurrence of a group whose first the model carries: the group's element in the target syntax (a loss

@@ -111,14 +111,24 @@ def facturx_en16931_xsd() -> Path:
 
 
 @lru_cache(maxsize=None)
-def single_in_schema(element_name: str, xsd_dir: Path) -> bool:
-    """Whether every declaration of `element_name` in a schema folder allows it at most once."""
+def _declarations(element_name: str, xsd_dir: Path) -> tuple[str, ...]:
+    """The maxOccurs of every declaration of `element_name` in a schema folder."""
     found = []
     for path in xsd_dir.rglob("*.xsd"):
         for declaration in etree.parse(str(path), PARSER).iter("{http://www.w3.org/2001/XMLSchema}element"):
             if declaration.get("name") == element_name:
                 found.append(declaration.get("maxOccurs", "1"))
+    return tuple(found)
+
+
+def single_in_schema(element_name: str, xsd_dir: Path) -> bool:
+    """Whether every declaration of `element_name` in a schema folder allows it at most once."""
+    found = _declarations(element_name, xsd_dir)
     return bool(found) and all(m == "1" for m in found)
+
+
+def declared_in_schema(element_name: str, xsd_dir: Path) -> bool:
+    return bool(_declarations(element_name, xsd_dir))
 
 
 def peppol(data: bytes) -> Findings:
