@@ -946,6 +946,30 @@ def test_a_400_table_fits_a_phone_and_says_the_rules_in_german(page, live, scree
     assert "Der gesendete Wert ist nicht der, den die Regeln hier verlangen." in seller_id and "HRB 12345" in seller_id
     assert "Pflichtangabe fehlt" not in seller_id
     assert page.switch_to.active_element.get_attribute("id") == "generate-error"
+    # a field path wraps after a dot or before a bracket, never inside a name ("invoice.sellerS / iren"): the
+    # painted lines of each path, read from where each of its characters is drawn
+    lines = page.execute_script("""
+        return Array.from(arguments[0].querySelectorAll('.path')).map((path) => {
+          const lines = [];
+          let top = null;
+          const walker = document.createTreeWalker(path, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (let i = 0; i < node.length; i++) {
+              const range = document.createRange();
+              range.setStart(node, i);
+              range.setEnd(node, i + 1);
+              const y = Math.round(range.getClientRects()[0].top);
+              if (top === null || y > top + 2) lines.push('');
+              if (top === null || y > top + 2) top = y;
+              lines[lines.length - 1] += node.data[i];
+            }
+          }
+          return lines;
+        });""", error)
+    assert lines and any(len(parts) > 1 for parts in lines), lines  # long paths do wrap at 375 px
+    for parts in lines:
+        for before, after in zip(parts, parts[1:]):
+            assert before.endswith(".") or after.startswith("["), parts
     error.screenshot(str(screenshots / "generate-400-375-de.png"))
     page.set_window_size(1280, 1000)
 

@@ -26,6 +26,18 @@
     return node;
   }
 
+  // A JSON field path (`invoice.invoiceLines[1].quantity`) that may break after each dot and before each bracket,
+  // never inside a name ("invoice.sellerS / iren" on a phone)
+  function pathEl(tag, path, className) {
+    const node = el(tag, null, className);
+    String(path).split(/(?<=\.)|(?=\[)/).forEach((piece, i) => {
+      if (i) node.append(document.createElement("wbr"));
+      node.append(piece);
+    });
+    node.classList.add("path");
+    return node;
+  }
+
   // ---- the key ------------------------------------------------------------------------------------------------
   const keyInput = $("api-key");
   keyInput.value = sessionStorage.getItem(KEY) || "";
@@ -191,12 +203,12 @@
       const row = el("tr");
       const field = el("td");
       if (entry.field && area) {
-        const button = el("button", entry.field, "link");
+        const button = pathEl("button", entry.field, "link");
         button.type = "button";
         button.addEventListener("click", () => selectField(area, entry.field));
         field.append(button);
       } else {
-        field.append(el("code", entry.field || "–"));
+        field.append(pathEl("code", entry.field || "–"));
       }
       const rejected = entry.rejectedValue === undefined || entry.rejectedValue === null ? "" :
         JSON.stringify(entry.rejectedValue);
