@@ -665,6 +665,28 @@ def test_party_blocks_are_two_columns_on_screen(browser, tmp_path, screenshots, 
         assert narrowest > 150, (width, narrowest)
 
 
+def test_the_title_keeps_its_word_beside_a_long_seller_name_on_a_phone(browser, tmp_path, screenshots):
+    """On a phone the document's title shared the header's line with the seller's name and broke inside its word
+    ("Rechnun / g"); on a narrow screen the name is above the title and the title is painted on one line."""
+    from pipeline.pdf import page as invoice_page
+    from test_render_page import ALL_FIELDS, canonical_of
+
+    body = json.loads(ALL_FIELDS.read_text())
+    body["config"] = {"syntax": "CII"}
+    body["invoice"]["seller"]["name"] = "Verwaltungsgesellschaft für Gebäudetechnik und Anlagenbau Nordrhein-Westfalen mbH"
+    target = tmp_path / "invoice-de.html"
+    target.write_bytes(invoice_page.styled(invoice_page.invoice_html(canonical_of(body), "de", "EN 16931")))
+    browser.set_window_size(320, 812)  # the page's invoice pane on a 375 px phone is narrower still
+    browser.get(target.as_uri())
+    title = browser.find_element("css selector", ".top .title h1")
+    lines = browser.execute_script("const r = document.createRange(); r.selectNodeContents(arguments[0]);"
+                                   "return new Set(Array.from(r.getClientRects()).map((b) => Math.round(b.top))).size",
+                                   title)
+    browser.save_screenshot(str(screenshots / "title-320-de.png"))
+    assert title.text == "Rechnung" and lines == 1, (title.text, lines)
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= 320
+
+
 # -- issue 38: the folder upload, France and Peppol, routing by what a document is, offering only what can work ------
 
 FRENCH_CII = REPO / "fixtures/golden/fr-b2b-goods.fr-ctc.cii.xml"
