@@ -114,8 +114,8 @@ def test_one_invoice_stated_differently_by_one_message_names_the_status_stating_
     rows = etree.HTML(status_read.render_status([("m.xml", data)], html=True)).xpath(
         "//table[contains(@class, 'conflicts')]//tr[td[@class = 'stated']]")
     assert [[" ".join(td.xpath("string()").split()) for td in row.xpath("td[@class]")] for row in rows] == [
-        ["2025-07-01", "m.xml (200 Déposée, 2025-07-01 15:10)"],
-        ["2025-06-30", "m.xml (213 Rejetée, 2025-07-01 15:10)"]]
+        ["2025-07-01", "m.xml (200 Submitted, 2025-07-01 15:10)"],
+        ["2025-06-30", "m.xml (213 Rejected, 2025-07-01 15:10)"]]
     assert "m.xml, m.xml" not in page_text(status_read.render_status([("m.xml", data)], html=True))
 
 

@@ -202,8 +202,8 @@ def test_several_messages_paint_a_timeline_in_order(client, tmp_path):
     painted = _pdf_text(r.content, tmp_path)
     assert "Cycle de vie de la facture" in painted and "statuts dans l’ordre du temps" in painted.lower()
     order = [painted.index(f"{code} {name}") for code, name in (("200", "Déposée"), ("202", "Reçue"),
-                                                                  ("204", "Prise_en_charge"),
-                                                                  ("211", "Paiement_transmis"), ("212", "Encaissée"))]
+                                                                  ("204", "Prise en charge"),
+                                                                  ("211", "Paiement transmis"), ("212", "Encaissée"))]
     assert order == sorted(order)
     assert "MEN 12 000 EUR 20,00 %" in painted.replace("\u00a0", " ") and "Valide" in painted
     assert layout_faults(r.content, tmp_path) == []
@@ -215,6 +215,8 @@ def test_the_page_as_html_and_what_is_refused(client):
     assert r.status_code == 200 and r.headers["content-type"] == "text/html; charset=utf-8"
     text = page_text(r.content)
     assert "Invoice status" in text and "204 – In hand" in text and "<style>" in r.text
+    # the heading names the status in the page's language, not the message's own French label (MDT-106)
+    assert "204 In hand ·" in text and "204 Prise" not in text
     r = _files(client, BASE + "/render", [("a.txt", b"nothing")], {"language": "en"})
     assert r.status_code == 400 and r.json["errorCode"] == "NOT_A_STATUS_MESSAGE"
     r = _files(client, BASE + "/render", [("204.xml", example("204").read_bytes())], {"language": "de"})

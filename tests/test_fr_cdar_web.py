@@ -31,7 +31,7 @@ def test_several_messages_are_shown_as_the_invoice_s_timeline(page, live, screen
     text = frame_text(page, "status-frame")
     assert "Cycle de vie de la facture" in text and "F202500003" in text
     order = [text.index(f"{code} {name}") for code, name in (("200", "Déposée"), ("202", "Reçue"),
-                                                               ("211", "Paiement_transmis"), ("212", "Encaissée"))]
+                                                               ("211", "Paiement transmis"), ("212", "Encaissée"))]
     assert order == sorted(order)
     time.sleep(0.5)  # a paint, not a DOM change
     frame = by_id(page, "status-frame")

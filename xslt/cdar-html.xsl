@@ -114,6 +114,13 @@
         (for $name in $code-map($kind || ':' || $code) return $code || ' – ' || $name, $code)[1] else ()"/>
   </xsl:function>
 
+  <!-- A status by its name in the page's language (the official list's); the message's own label (MDT-106, e.g.
+       "Prise_en_charge") only for a code the list does not have. -->
+  <xsl:function name="f:status-name" as="xs:string?">
+    <xsl:param name="entry" as="element()"/>
+    <xsl:sequence select="($code-map('status:' || $entry/status/code), $entry/status/name)[1]"/>
+  </xsl:function>
+
   <xsl:function name="f:date" as="xs:string?">
     <xsl:param name="iso" as="xs:string?"/>
     <xsl:sequence select="if (matches($iso, '^\d{4}-\d{2}-\d{2}$'))
@@ -221,7 +228,7 @@
                 <td><xsl:value-of select="f:date-time(status/dateTime)"/></td>
                 <xsl:if test="exists($received)"><td><xsl:value-of select="f:date-time(invoice/receiptDateTime)"/></td></xsl:if>
                 <td><span class="status-code"><xsl:value-of select="status/code"/></span>
-                  <xsl:value-of select="' ' || (status/name, $code-map('status:' || status/code))[1]"/>
+                  <xsl:value-of select="' ' || f:status-name(.)"/>
                   <xsl:call-template name="badge"/></td>
                 <td><xsl:value-of select="string-join((message/issuer/role ! f:code('role', .), message/issuer/name), ', ')"/></td>
                 <td class="wrap"><xsl:value-of select="string-join((
@@ -301,7 +308,7 @@
     <xsl:variable name="in-file" select="key('entry-by-file', generate-id($entries[1]/../..) || ' ' || $file,
         root($entries[1]))"/>
     <xsl:sequence select="string-join(($file, $in-file[invoice/*[local-name() = $field] = $value][1] ! ('('
-        || status/code || ' ' || (status/name, $code-map('status:' || status/code))[1] || ', '
+        || status/code || ' ' || f:status-name(.) || ', '
         || f:date-time(status/dateTime) || ')')), ' ')"/>
   </xsl:function>
 
@@ -319,7 +326,7 @@
   <xsl:template match="entry">
     <section class="status-entry">
       <h2><span class="status-code"><xsl:value-of select="status/code"/></span>
-        <xsl:value-of select="' ' || (status/name, $code-map('status:' || status/code))[1] || ' · '
+        <xsl:value-of select="' ' || f:status-name(.) || ' · '
             || f:date-time(status/dateTime)"/>
         <xsl:call-template name="badge"/></h2>
       <dl class="grid">
