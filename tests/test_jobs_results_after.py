@@ -111,6 +111,11 @@ def test_after_gives_the_entries_that_came_since_and_the_next_to_ask(app):
     assert r.headers["X-Results-Next"] == "3" and r.headers["X-Job-State"] == "running"
     r, names = _get(client, auth, "after=3")
     assert names == [] and r.headers["X-Results-Next"] == "3"
+    for past in ("4", "99"):  # no answer gave it: the entries up to it would be skipped without a word
+        r = client.simulate_get("/v1/jobs/j1/results", query_string=f"after={past}", headers=auth)
+        assert r.status_code == 400 and "X-Results-Next" not in r.headers, r.text
+        assert r.json["errors"][0]["field"] == "after" and r.json["errors"][0]["rejectedValue"] == int(past)
+        assert "(3)" in r.json["message"]
     r, names = _get(client, auth, "after=1")
     assert names == ["e.xml", "a.xml"] and r.headers["X-Results-Next"] == "3"
     r, names = _get(client, auth, "")  # without `after`: archive order, as before, and no X-Results-Next
@@ -122,6 +127,10 @@ def test_after_gives_the_entries_that_came_since_and_the_next_to_ask(app):
     assert all(json.loads(x)["error"]["code"] == "NOT_PROCESSED" for x in r.text.splitlines())
     r, names = _get(client, auth, "after=4")
     assert names == ["d.xml"] and r.headers["X-Results-Next"] == "5"
+    r, names = _get(client, auth, "after=5")  # the end of an ended job: an empty page, the same next
+    assert names == [] and r.headers["X-Results-Next"] == "5"
+    r = client.simulate_get("/v1/jobs/j1/results", query_string="after=6&format=zip", headers=auth)
+    assert r.status_code == 400 and r.json["errors"][0]["field"] == "after", r.text
     r, names = _get(client, auth, "after=2")
     assert names == ["a.xml", "b.xml", "d.xml"]
     r = client.simulate_get("/v1/jobs/j1/results", query_string="after=3&format=zip", headers=auth)

@@ -528,7 +528,8 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
                                       "document's entry is numbered 1, 2, ... as it gets its result; once the job "
                                       "has ended, the documents never worked on are numbered on, in archive "
                                       "order): start with 0, then ask with X-Results-Next to read the results "
-                                      "while the job runs, each entry once."),
+                                      "while the job runs, each entry once; a number past the last entry so far "
+                                      "is a 400, as it would skip the entries between."),
                                    "schema": {"type": "integer", "minimum": 0}}])},
     }
 

@@ -357,6 +357,11 @@ class JobResults:
             raise _not_found(job_id)
         fmt = req.get_param("format") or "jsonl"
         after = _after(req.get_param("after"))
+        if after is not None and after > _last(job):
+            # a number no answer gave: the entries between would be skipped without a word
+            raise ApiError(400, "INVALID_INPUT", f"after is past the job's last entry so far ({_last(job)}): ask with "
+                           "0 or the X-Results-Next an earlier answer gave.",
+                           [ErrorDetail("INVALID_VALUE", f"0 to {_last(job)}", field="after", rejectedValue=after)])
         if fmt == "zip":
             resp.content_type = "application/zip"
             resp.set_header("Content-Disposition", f'attachment; filename="{job.id}.zip"')
@@ -369,7 +374,7 @@ class JobResults:
                            [ErrorDetail("INVALID_VALUE", "jsonl or zip", field="format", rejectedValue=fmt)])
         resp.set_header("X-Job-State", job.state)
         if after is not None:  # (the job as read above: its results up to `_last` are all recorded)
-            resp.set_header("X-Results-Next", str(max(after, _last(job))))
+            resp.set_header("X-Results-Next", str(_last(job)))
 
 
 def add_routes(app: falcon.App) -> None:
