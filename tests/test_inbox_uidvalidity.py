@@ -272,14 +272,14 @@ from pipeline.service.resources.jobs import job_prices
 from pipeline.settings import get_settings
 from pipeline.storage.postgres import PostgresStore
 from pipeline.storage.sqlite import SqliteStore
-url, cafile, password, key_id, crash_at, version = sys.argv[1:7]
+url, cafile, password, key_id, crash_at, version, point = sys.argv[1:8]
 settings = get_settings()
 base = PostgresStore if settings.database_url else SqliteStore
 where = settings.database_url or settings.data_dir / "platform.sqlite3"
 
 
-def taken(self, mailbox, uidvalidity, uid, job_id, message_key):
-    # the previous version's row: no message key (its schema has no column for one)
+def taken(self, mailbox, uidvalidity, uid, job_id, message_key, state="open"):
+    # the previous version's row: no message key (its schema has no column for one), written once the job existed
     with self._tx() as cur:
         cur.execute(self._sql("INSERT INTO inbox_messages (mailbox, uidvalidity, uid, job_id, state, created_at) "
                               "VALUES (?, ?, ?, ?, 'open', ?) ON CONFLICT DO NOTHING"),
@@ -296,13 +296,23 @@ store = type("Old", (base,), {"migrations": base.migrations[:int(version)], "inb
 
 
 class Crashing(Inbox):
-    waits = 0
+    calls = 0
+
+    def die(self, here):
+        if point == here:
+            Crashing.calls += 1
+            if Crashing.calls > int(crash_at):
+                os._exit(9)
 
     def wait(self, job_id):
-        Crashing.waits += 1
-        if Crashing.waits > int(crash_at):
-            os._exit(9)  # the process dies here: every message taken (its job submitted), the rest not moved
+        self.die("wait")  # every message taken (its job submitted), the rest not moved
         return super().wait(job_id)
+
+    def submit(self, job_id, uid, data):
+        self.die("before-job")  # the message's row written, its job not
+        made = super().submit(job_id, uid, data)
+        self.die("after-job")  # its job made, its row not told so
+        return made
 
 
 logging.basicConfig(level=logging.INFO)
@@ -315,10 +325,12 @@ inbox.run_once(box)
 """
 
 
-def crash_after(server, backend, moved: int, version: str = "new") -> None:
-    """Take every message and move the first `moved`, then die (the inbox killed between the two)."""
+def crash_after(server, backend, moved: int, version: str = "new", point: str = "wait") -> None:
+    """Take every message and move the first `moved`, then die (the inbox killed between the two); or (`point`
+    before-job / after-job) die while taking the message after the first `moved`."""
     r = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, server.url, str(server.cafile), PASSWORD, KEY_ID,
-                        str(moved), version], cwd=REPO, env=backend.env, capture_output=True, text=True, timeout=900)
+                        str(moved), version, point], cwd=REPO, env=backend.env, capture_output=True, text=True,
+                       timeout=900)
     (backend.tmp / "crash.log").write_text(r.stdout + r.stderr)
     assert r.returncode == 9, r.stderr[-3000:]
 

@@ -2,14 +2,15 @@
 invoices (the message unpacked as an uploaded .eml is: pipeline.unpack), and once the job has ended the message
 is moved to the folder its verdict names.
 
-    IMAP (TLS, imaplib) -> new UIDs -> per message: job (files.Intake + jobs.submit) -> row in inbox_messages
-                        -> the job ends (any worker) -> verdict -> UID MOVE -> row done
+    IMAP (TLS, imaplib) -> new UIDs -> per message: row in inbox_messages (taking) -> job (files.Intake +
+                        jobs.submit) -> row open -> the job ends (any worker) -> verdict -> UID MOVE -> row done
 
-A message is submitted once and moved once wherever the process stops. Its job id is derived from (mailbox,
-UIDVALIDITY, UID), so a message whose job exists is never submitted again; the row written after the job says the
-UID is taken; a row that is not done is a message still to be moved (after a restart: its job is waited for and
-it is moved then). Moving a UID that has already left the mailbox changes nothing, so a crash between the move
-and the row's end moves nothing twice.
+A message is submitted once and moved once wherever the process stops. Its row is written before its job and says
+the UID is taken; its job id is derived from (mailbox, UIDVALIDITY, UID) and kept in the row, so a row whose job
+does not exist yet (the process stopped between the two) gets that job on the next round, and a message whose job
+exists is never submitted again. A row that is not done is a message still to be moved (after a restart: its job
+is waited for and it is moved then). Moving a UID that has already left the mailbox changes nothing, so a crash
+between the move and the row's end moves nothing twice.
 
 A new UIDVALIDITY (the mailbox rebuilt, restored or moved to another server under the same name) numbers every
 message anew, so each is looked at again: a message whose key (`message_key`: its Message-ID, else a digest of
@@ -20,9 +21,11 @@ folder it went to. An earlier open row whose message is not in the mailbox any m
 there has been looked at. Rows written before the key existed get it from their job's documents (the Message-ID
 each was named by).
 A server that numbers new mail from below the UIDs taken already, under the same UIDVALIDITY (a maildir restored
-from a backup with its UID list: UIDNEXT not above the highest UID taken), would have those messages passed over.
-It is taken as a new UIDVALIDITY is: the rows go on under the next epoch of it (pipeline.storage.inbox.EPOCH), so
-each message there is looked at again and one taken before is known by its key.
+from a backup with its UID list), would have those messages passed over. It is seen before new UIDs are taken:
+UIDNEXT not above the highest UID taken, or (newer mail has passed it) the newest message at or below that UID
+is not the one its row took (`reused`: new mail is numbered upwards, so a UID given again is above every message
+of the backup). It is taken as a new UIDVALIDITY is: the rows go on under the next epoch of it
+(pipeline.storage.inbox.EPOCH), so each message there is looked at again and one taken before is known by its key.
 One inbox process per mailbox: two would both submit a new message's job at the same moment.
 """
 from __future__ import annotations
@@ -151,6 +154,18 @@ class Mailbox:
         data = self._uid("SEARCH", f"UID {last + 1}:*")
         return sorted(u for u in (int(x) for x in (data[0] or b"").split()) if u > last)  # n:* has the last too
 
+    def highest_upto(self, last: int) -> int | None:
+        """The highest UID in the mailbox that is not above `last` (None: none is). One number with ESEARCH
+        (RFC 4731), else every such UID is listed: a mailbox whose messages stay grows."""
+        if "ESEARCH" not in self.capabilities:
+            uids = [int(x) for x in (self._uid("SEARCH", f"UID 1:{last}")[0] or b"").split()]
+            return max((u for u in uids if u <= last), default=None)
+        self.imap.untagged_responses.pop("ESEARCH", None)
+        self._uid("SEARCH", "RETURN", "(MAX)", f"UID 1:{last}")
+        said = b" ".join(x for x in self.imap.untagged_responses.pop("ESEARCH", []) if isinstance(x, bytes))
+        found = re.search(rb"\bMAX (\d+)", said)
+        return int(found.group(1)) if found else None
+
     def look(self, uid: int) -> tuple[int, bytes | None] | None:
         """(size in bytes, the raw Message-ID header value or None) of the message, or None when the UID has left
         the mailbox. One command: the key a new UIDVALIDITY needs costs no round trip."""
@@ -274,11 +289,17 @@ class Inbox:
             local.ensure_started(self.store_factory)
         validity = self.store.inbox_epoch(key, box.uidvalidity)
         last = self.store.inbox_last_uid(key, validity)
+        box.validity = validity  # (the rows `reused` compares with)
         if last and box.uidnext is not None and box.uidnext <= last:
             log.warning("%s: the server numbers new messages from UID %s, but UID %s was taken already under "
                         "UIDVALIDITY %s (a mailbox restored without a new UIDVALIDITY?): its messages are looked at "
                         "again and matched to those taken before by Message-ID", key, box.uidnext, last,
                         box.uidvalidity)
+            validity, last = validity + EPOCH, 0
+        elif last and (uid := self.reused(box, last)):
+            log.warning("%s: UID %s holds another message than the one taken under it (UIDVALIDITY %s; a mailbox "
+                        "restored without a new UIDVALIDITY, and newer mail numbered past it?): its messages are "
+                        "looked at again and matched to those taken before by Message-ID", key, uid, box.uidvalidity)
             validity, last = validity + EPOCH, 0
         box.validity = validity
         renumbered = self.store.inbox_renumbered(key, validity)
@@ -302,9 +323,11 @@ class Inbox:
                          old_uid, old_validity, job_id or "none")
             self.swept.add((key, validity))
         moved = 0
-        for uid, job_id, filed in self.store.inbox_open(key, validity):
+        for uid, job_id, filed, state in self.store.inbox_open(key, validity):
             if job_id == GONE:  # nothing to check, nothing to move
                 self.store.inbox_done(key, validity, uid, None)
+                continue
+            if state == "taking" and not self.resume(box, uid, job_id):
                 continue
             job = self.wait(job_id)
             folder = filed or (self.folders.get(verdict(job)) if job is not None else self.folders.get("other"))
@@ -317,44 +340,91 @@ class Inbox:
                      f"{job.done - job.valid - job.invalid - job.errors} without invoice")
         return moved
 
+    def read(self, box: Mailbox, uid: int, whole: bool) -> tuple[bytes | None, str | None] | None:
+        """(the message as received, None when not asked for (`whole` false and its Message-ID names it) or too
+        large to be read; its key), or None when the UID has left the mailbox. A message without a Message-ID
+        is read for its key's digest; one too large to be read, too: of its size and header block."""
+        seen = box.look(uid)
+        if seen is None:
+            return None
+        size, message_id = seen
+        if size > Limits(0, get_settings().max_upload_bytes, 0).max_message:
+            return None, message_key(message_id) or message_key(None, b"%d\n" % size + (box.header(uid) or b""))
+        if message_id is not None and not whole:
+            return None, message_key(message_id)
+        data = box.fetch(uid)
+        if data is None:  # expunged between the two commands
+            return None
+        return data, message_key(message_id, data)
+
+    def reused(self, box: Mailbox, last: int) -> int | None:
+        """The UID, at or below `last` (the highest taken), the server gave to another message than the one taken
+        under it, or None. Only the newest message there is looked at: a UID given again is above every message
+        kept from before."""
+        uid = box.highest_upto(last)
+        if uid is None:
+            return None
+        row = self.store.inbox_row(box.address.key, box.validity, uid)
+        if row is None:  # every UID seen up to `last` has its row
+            return uid
+        job_id, state, folder, mark = row
+        if job_id == GONE or (state == "done" and folder):  # it had left the mailbox
+            return uid
+        if not mark:  # a row that names no message: nothing to compare
+            return None
+        read = self.read(box, uid, whole=mark.startswith("sha256:"))
+        return uid if read is not None and read[1] != mark else None
+
     def take(self, box: Mailbox, uid: int, renumbered: bool) -> bool:
-        """Take one new message: its row, after its job (made now, or found: made before a crash), or carrying the
-        job an earlier UIDVALIDITY's row holds for the same message (`renumbered`: such rows exist). False when
-        the key's balance does not cover its job (it waits). A message that left the mailbox before it was read
-        gets a row without a job (GONE: no MESSAGE_GONE error job, which would be "moved" to the invalid folder
-        in the log and the database while the message is somewhere else)."""
+        """Take one new message: its row, then its job, or carrying the job an earlier UIDVALIDITY's row holds for
+        the same message (`renumbered`: such rows exist). False when the key's balance does not cover its job (it
+        waits as a new message: its row goes again). A message that left the mailbox before it was read gets a
+        row without a job (GONE: no MESSAGE_GONE error job, which would be "moved" to the invalid folder in the
+        log and the database while the message is somewhere else)."""
         key, validity = box.address.key, box.validity
         job_id = job_id_of(box.address, validity, uid)
-        made = self.store.get_job(job_id) is not None
-        seen = box.look(uid)
+        made = self.store.get_job(job_id) is not None  # (by a version that wrote the row after the job)
+        seen = self.read(box, uid, whole=not made)
         if seen is None:
             self.store.inbox_taken(key, validity, uid, job_id if made else GONE, None)
             if not made:
                 log.info("uid %s left the mailbox before it was read (another client moved or deleted it)", uid)
             return True
-        size, message_id = seen
-        too_large = size > Limits(0, get_settings().max_upload_bytes, 0).max_message
-        data = None
-        if not too_large and (message_id is None or not made):
-            data = box.fetch(uid)
-            if data is None:  # expunged between the two commands
-                return self.take(box, uid, renumbered)
-        mark = message_key(message_id, data)
-        if mark is None and too_large:  # no Message-ID and too large to read: its headers and size name it
-            mark = message_key(None, b"%d\n" % size + (box.header(uid) or b""))
+        data, mark = seen
         if renumbered and not made and mark:
             known = self.store.inbox_known(key, validity, mark)
             if known is not None:
                 earlier, state, folder = known
-                self.store.inbox_carried(key, validity, uid, earlier, mark, folder, done=state == "done" and not folder)
+                if state == "done" and folder:
+                    state = "open"  # filed before and back: it goes there again
+                self.store.inbox_carried(key, validity, uid, earlier, mark, folder, state)
                 log.info("uid %s is %s, taken before the UIDVALIDITY changed or its UIDs were given again (job "
                          "%s): not submitted again", uid, mark, earlier)
                 return True
-        if not made:
-            job_id = self.submit(job_id, uid, data)
-            if job_id is None:
+        if made:
+            self.store.inbox_taken(key, validity, uid, job_id, mark)
+            return True
+        self.store.inbox_taken(key, validity, uid, job_id, mark, state="taking")
+        if self.submit(job_id, uid, data) is None:
+            self.store.inbox_untaken(key, validity, uid)  # no job: the message waits as a new one
+            return False
+        self.store.inbox_submitted(key, validity, uid)
+        return True
+
+    def resume(self, box: Mailbox, uid: int, job_id: str) -> bool:
+        """A row written before its job (the process stopped between the two; or such a row's message under a new
+        UIDVALIDITY): its job is made now of the message at `uid`, unless it exists. False: nothing to wait for
+        (the message left before its job was made; or the key's balance is short: it waits)."""
+        key, validity = box.address.key, box.validity
+        if self.store.get_job(job_id) is None:
+            seen = self.read(box, uid, whole=True)
+            if seen is None:
+                self.store.inbox_done(key, validity, uid, None)
+                log.info("uid %s left the mailbox before its job was made: nothing to check or move", uid)
                 return False
-        self.store.inbox_taken(key, validity, uid, job_id, mark)
+            if self.submit(job_id, uid, seen[0]) is None:
+                return False
+        self.store.inbox_submitted(key, validity, uid)
         return True
 
     def submit(self, job_id: str, uid: int, data: bytes | None) -> str | None:

@@ -2,9 +2,11 @@
 the message's job exists and ended once the message has been moved (or kept, without move folders).
 
 A row is the inbox's memory across crashes and restarts: a message whose UID is above the highest row is new; a
-row not yet `done` is a message whose job may still run and which has not been moved. Together with the job id
-derived from the same three values (pipeline.jobs.inbox) a message is submitted once and moved once, wherever the
-inbox process stopped.
+row not yet `done` is a message whose job may still run and which has not been moved. The row is written before
+its job (state `taking`, then `open` once the job exists), so that a message whose job a crash left without a row
+cannot come back as a new one: under a new UIDVALIDITY its key finds the row, and the row's job is made then if it
+never was. Together with the job id derived from the same three values (pipeline.jobs.inbox) a message is
+submitted once and moved once, wherever the inbox process stopped.
 
 A new UIDVALIDITY numbers every message anew, so UIDs no longer say what was taken: each row also holds the
 message's `message_key` (its Message-ID, else a digest of it, pipeline.jobs.inbox.message_key). A message under
@@ -53,19 +55,40 @@ class InboxTables:
                           (mailbox, int(uidvalidity)))
         return int(rows[0][0] or 0)
 
-    def inbox_open(self, mailbox: str, uidvalidity: int) -> list[tuple[int, str, str | None]]:
-        """(uid, job id, folder) of the messages taken but not yet moved, in UID order; `folder`: where the
-        message goes whatever its job says (one filed before a new UIDVALIDITY brought it back), else None."""
-        return [(int(u), j, f) for u, j, f in self._read(
-            "SELECT uid, job_id, folder FROM inbox_messages WHERE mailbox = ? AND uidvalidity = ? AND state = 'open' "
-            "ORDER BY uid", (mailbox, int(uidvalidity)))]
+    def inbox_open(self, mailbox: str, uidvalidity: int) -> list[tuple[int, str, str | None, str]]:
+        """(uid, job id, folder, state) of the messages taken but not yet moved, in UID order; `folder`: where the
+        message goes whatever its job says (one filed before a new UIDVALIDITY brought it back), else None;
+        `state`: taking (its job may not exist yet) or open."""
+        return [(int(u), j, f, s) for u, j, f, s in self._read(
+            "SELECT uid, job_id, folder, state FROM inbox_messages WHERE mailbox = ? AND uidvalidity = ? AND "
+            "state IN ('taking', 'open') ORDER BY uid", (mailbox, int(uidvalidity)))]
 
-    def inbox_taken(self, mailbox: str, uidvalidity: int, uid: int, job_id: str, message_key: str | None) -> None:
-        """Remember that the message is taken (its job exists); a second call changes nothing."""
+    def inbox_row(self, mailbox: str, uidvalidity: int, uid: int) -> tuple[str, str, str | None, str | None] | None:
+        """(job id, state, folder, message key) of the row of this UID, or None."""
+        rows = self._read("SELECT job_id, state, folder, message_key FROM inbox_messages WHERE mailbox = ? AND "
+                          "uidvalidity = ? AND uid = ?", (mailbox, int(uidvalidity), int(uid)))
+        return tuple(rows[0]) if rows else None
+
+    def inbox_taken(self, mailbox: str, uidvalidity: int, uid: int, job_id: str, message_key: str | None,
+                    state: str = "open") -> None:
+        """Remember that the message is taken (`taking`: its job is made next; `open`: its job exists); a second
+        call changes nothing."""
         with self._tx() as cur:
             cur.execute(self._sql("INSERT INTO inbox_messages (mailbox, uidvalidity, uid, job_id, state, created_at, "
-                                  "message_key) VALUES (?, ?, ?, ?, 'open', ?, ?) ON CONFLICT DO NOTHING"),
-                        (mailbox, int(uidvalidity), int(uid), job_id, time.time(), message_key))
+                                  "message_key) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"),
+                        (mailbox, int(uidvalidity), int(uid), job_id, state, time.time(), message_key))
+
+    def inbox_untaken(self, mailbox: str, uidvalidity: int, uid: int) -> None:
+        """Forget a `taking` row whose job was refused (the key's balance): the message is new again."""
+        with self._tx() as cur:
+            cur.execute(self._sql("DELETE FROM inbox_messages WHERE mailbox = ? AND uidvalidity = ? AND uid = ? "
+                                  "AND state = 'taking'"), (mailbox, int(uidvalidity), int(uid)))
+
+    def inbox_submitted(self, mailbox: str, uidvalidity: int, uid: int) -> None:
+        """The job of a `taking` row exists now."""
+        with self._tx() as cur:
+            cur.execute(self._sql("UPDATE inbox_messages SET state = 'open' WHERE mailbox = ? AND uidvalidity = ? "
+                                  "AND uid = ? AND state = 'taking'"), (mailbox, int(uidvalidity), int(uid)))
 
     def inbox_done(self, mailbox: str, uidvalidity: int, uid: int, folder: str | None) -> None:
         """The message is where it belongs (`folder`; None: kept in the mailbox)."""
@@ -115,23 +138,24 @@ class InboxTables:
         return rows[0][0], state, folder
 
     def inbox_carried(self, mailbox: str, uidvalidity: int, uid: int, job_id: str, message_key: str,
-                      folder: str | None, done: bool) -> None:
-        """The message at `uid` is the one `job_id` was made for under an earlier UIDVALIDITY: its row carries that
-        job (`done`: nothing left to do, it stays; else open, to be moved to `folder`, or where the job's verdict
-        says when None), and the earlier open rows of that job are finished (their message is this one)."""
-        now = time.time()
+                      folder: str | None, state: str) -> None:
+        """The message at `uid` is the one `job_id` was made (or was to be made) for under an earlier UIDVALIDITY:
+        its row carries that job in `state` (done: nothing left to do, it stays; open: to be moved to `folder`, or
+        where the job's verdict says when None; taking: the job is made first if it does not exist), and the
+        earlier open rows of that job are finished (their message is this one)."""
+        now, done = time.time(), state == "done"
         with self._tx() as cur:
             cur.execute(self._sql("INSERT INTO inbox_messages (mailbox, uidvalidity, uid, job_id, state, folder, "
                                   "created_at, done_at, message_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                                   "ON CONFLICT DO NOTHING"),
-                        (mailbox, int(uidvalidity), int(uid), job_id, "done" if done else "open", folder, now,
+                        (mailbox, int(uidvalidity), int(uid), job_id, state, folder, now,
                          now if done else None, message_key))
             cur.execute(self._sql("UPDATE inbox_messages SET state = 'done', done_at = ? WHERE mailbox = ? AND "
-                                  "uidvalidity <> ? AND job_id = ? AND state = 'open'"),
+                                  "uidvalidity <> ? AND job_id = ? AND state IN ('taking', 'open')"),
                         (now, mailbox, int(uidvalidity), job_id))
 
     def inbox_stale(self, mailbox: str, uidvalidity: int) -> list[tuple[int, int, str]]:
-        """(uidvalidity, uid, job id) of the open rows under earlier UIDVALIDITYs."""
+        """(uidvalidity, uid, job id) of the rows not done under earlier UIDVALIDITYs."""
         return [(int(v), int(u), j) for v, u, j in self._read(
             "SELECT uidvalidity, uid, job_id FROM inbox_messages WHERE mailbox = ? AND uidvalidity <> ? "
-            "AND state = 'open' ORDER BY uidvalidity, uid", (mailbox, int(uidvalidity)))]
+            "AND state IN ('taking', 'open') ORDER BY uidvalidity, uid", (mailbox, int(uidvalidity)))]
