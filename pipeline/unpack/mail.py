@@ -10,10 +10,13 @@ documents, named by the message and the attachment's file name.
       a multipart the parser cannot split -> split at the boundary line its body has, else MAIL_DAMAGED
       S/MIME opaque-signed or compressed  -> the MIME entity inside the PKCS#7 block, read as the message's body
                                              (pipeline.unpack.smime; the signature is not checked)
+      a signed file attached (*.p7m, any  -> the document inside, named by the file's name without ".p7m"
+        media type, DER or base64)
       S/MIME or PGP encrypted             -> one SMIME_ENCRYPTED / PGP_ENCRYPTED entry (cannot be read here)
       files uuencoded in a text body      -> each taken as an attachment ("begin 644 rechnung.xml" ... "end")
+      an application/* part of no name    -> a document where its content is one (XML by its "<", PDF, ...)
       text bodies, pictures (SVG too),    -> not invoices
-      calendars, vCards, signatures
+      calendars, vCards, signatures, message/external-body
     a message without any of these        -> one NO_INVOICE entry (a notice: nothing failed, nothing is charged)
 
 Hostile mail is bounded as hostile ZIPs are: a message larger than `Limits.max_message` (MESSAGE_TOO_LARGE), more
@@ -176,18 +179,19 @@ def _mbox_messages(stream, limit: int) -> Iterator[bytes | _TooLarge]:
     _TooLarge for one larger than `limit` (skipped).
 
     Not every writer quotes a body line that begins with "From ", so such a line starts a new message only where
-    it is an envelope (`_ENVELOPE`) after an empty line, as RFC 4155 has writers put one, or, for mailboxes pasted
-    together without the empty line, an envelope followed by a header line. Else a message would be cut in two at
-    "From our accounts department: ..." and the attachments after the cut lost to it."""
+    it is an envelope (`_ENVELOPE`) followed by a header line, as every message begins, after the empty line
+    RFC 4155 has writers put before it or without it (mailboxes pasted together). Else a message would be cut in
+    two at "From our accounts department: ..." or at an envelope line quoted in a body after an empty line, and
+    the attachments after the cut lost to it."""
     lines: list[bytes] | None = None
-    size, at_start, blank, head = 0, True, False, b""
+    size, at_start, head = 0, True, b""
     ahead: bytes | None = None  # a line read to decide whether the line before it starts a message
     while True:
         line, ahead = (ahead, None) if ahead is not None else (stream.readline(_MBOX_LINE), None)
         starts = at_start and line.startswith(b"From ")
-        if starts and lines is not None:  # not the file's first line: is it an envelope?
+        if starts and lines is not None:  # not the file's first line: an envelope, then a header line?
             starts = _ENVELOPE.match(line) is not None
-            if starts and not blank:
+            if starts:
                 ahead = stream.readline(_MBOX_LINE)
                 starts = _HEADER_LINE.match(ahead) is not None
         if not line or starts:
@@ -207,7 +211,6 @@ def _mbox_messages(stream, limit: int) -> Iterator[bytes | _TooLarge]:
             elif lines:
                 head = b"".join(lines)[:_HEAD_KEPT]
                 lines.clear()
-        blank = at_start and line in (b"\n", b"\r\n")
         at_start = line.endswith(b"\n")
 
 
@@ -279,6 +282,9 @@ class _Reader:
             return
         if part.is_multipart():
             if part.get_content_maintype() == "message":  # message/rfc822: a forwarded or attached message
+                if part.get_content_subtype() == "external-body":  # only where the content lies: none here
+                    self.others.append(part.get_content_type())
+                    return
                 inner = part.get_payload(0)
                 if (part.get("content-transfer-encoding") or "").strip().lower() == "base64":
                     yield from self.encoded_message(inner, where, depth)
@@ -288,7 +294,7 @@ class _Reader:
                 for sub in part.iter_parts():
                     yield from self.walk(sub, where, depth + 1)
             return
-        if ctype in SMIME_TYPES:
+        if ctype in SMIME_TYPES or (_filename(part) or "").lower().endswith(".p7m"):
             yield from self.smime(part, where, depth)
             return
         self.parts += 1
@@ -328,28 +334,43 @@ class _Reader:
         yield from self.attachment(where, data, "eml", depth)
 
     def smime(self, part: EmailMessage, where: str, depth: int) -> Iterator[Member]:
-        """An opaque S/MIME block (application/pkcs7-mime): signed or compressed, its MIME entity is taken out and
-        read as the message's body (Outlook's opaque-signed invoices were SMIME_OPAQUE, never checked); encrypted,
-        or a block we cannot take apart, one entry that says so."""
-        data = part.get_payload(decode=True) or b""
+        """An opaque S/MIME block (application/pkcs7-mime, or any attachment named *.p7m: a signed invoice file
+        sent as application/octet-stream was NO_INVOICE): `signed`."""
+        yield from self.signed(where, _filename(part), part.get_payload(decode=True) or b"",
+                               (part.get_param("smime-type") or "").lower(), depth)
+
+    def signed(self, where: str, file: str | None, data: bytes, declared: str, depth: int) -> Iterator[Member]:
+        """A PKCS#7 block (DER, or base64 text) of the message at `where`, the message's own body (depth 0) or a
+        file attached as `file` (its smime-type parameter: `declared`). Signed or compressed, its MIME entity is
+        taken out and read as the message's body (Outlook's opaque-signed invoices were SMIME_OPAQUE, never
+        checked), a bare document in it is named by the file's name without ".p7m" (a file signed twice,
+        x.xml.p7m.p7m, is taken apart twice); encrypted, or a block we cannot take apart, one entry that says so."""
+        named = _join(where, file) if file and depth else where
+        if depth > MAX_DEPTH:
+            yield Member(named, error=_too_deep(), email=self.ident)
+            return
         try:
-            inner = smime.content(data, self.limits.max_message)
+            inner = smime.content(_der(data), self.limits.max_message)
         except smime.Encrypted:
-            yield Member(where, error=_SMIME_ENCRYPTED, email=self.ident)
+            yield Member(named, error=_SMIME_ENCRYPTED, email=self.ident)
             return
         except smime.Unreadable as exc:
-            kind = (part.get_param("smime-type") or "").lower()
-            if kind in ("enveloped-data", "authenveloped-data"):
-                yield Member(where, error=_SMIME_ENCRYPTED, email=self.ident)
+            if declared in ("enveloped-data", "authenveloped-data"):
+                yield Member(named, error=_SMIME_ENCRYPTED, email=self.ident)
+            elif named != where:
+                yield Member(named, email=self.ident, error=("SMIME_OPAQUE", f"The attached signed file (PKCS#7) "
+                             f"could not be read: {exc}."))
             else:
                 yield Member(where, email=self.ident, error=("SMIME_OPAQUE", f"The message is S/MIME in one opaque "
                              f"block that could not be read: {exc}. Ask the sender for a clear-signed "
                              "(multipart/signed) message."))
             return
         if _HEADER_START.match(inner) is None:  # no MIME entity: a bare document signed as it is (XML, PDF)
-            kind = _kind("application/octet-stream", None, inner, True)
+            kind = "p7m" if _DER_BLOCK.match(inner) else _kind("application/octet-stream", None, inner, True)
             if kind is not None:
-                yield from self.attachment(_join(where, f"smime.{kind}"), inner, kind, depth + 1)
+                name = (file[:-4] if file and file.lower().endswith(".p7m") else "") or "smime"  # x.xml.p7m: x.xml
+                name = name if name.lower().endswith(f".{kind}") else f"{name}.{kind}"
+                yield from self.attachment(_join(where, name), inner, kind, depth + 1)
                 return
         self.room.take(len(inner))
         entity = self.parsed(inner, where)
@@ -424,6 +445,9 @@ class _Reader:
                 yield from self.walk(inner, _join(name, label(identity(inner, None))), depth + 1)
         elif kind == "tnef":
             yield from self.tnef(name, data, depth)
+        elif kind == "p7m":  # (a signed file inside a winmail.dat, uuencoded, or signed twice)
+            where, _, file = name.rpartition("/")
+            yield from self.signed(where, file, data, "", depth)
         else:
             yield Member(name, data, email=self.ident)
 
@@ -451,6 +475,20 @@ class _Reader:
 # A uuencoded file: "begin <mode> <name>", lines of encoded data, a last line of length zero ("`" or " "), "end"
 _UU_BEGIN = re.compile(rb"^begin [0-7]{3,4} ([^\r\n]*[^\s])[ \t]*\r?\n", re.MULTILINE)
 _UU_END = re.compile(rb"^end[ \t]*\r?$", re.MULTILINE)
+
+
+_DER_BLOCK = re.compile(rb"\x30[\x80-\x84]")  # a SEQUENCE of a long or open length: a CMS block, never text
+_PEM_LINE = re.compile(rb"^-----(BEGIN|END) [A-Z0-9 ]+-----[ \t]*\r?$", re.MULTILINE)
+
+
+def _der(data: bytes) -> bytes:
+    """A PKCS#7 block as DER: a .p7m file is often base64 text (PEM armour or none) inside its base64 part."""
+    if data[:1] == b"\x30":
+        return data
+    try:
+        return base64.b64decode(b"".join(_PEM_LINE.sub(b"", data).split()), validate=True) or data
+    except ValueError:  # (binascii.Error) not base64 either: the reader says what it is not
+        return data
 
 
 def _uudecode(text: bytes) -> bytes | None:
@@ -495,10 +533,12 @@ def _headers_only(data: bytes) -> EmailMessage:
 
 
 def _kind(ctype: str, name: str | None, data: bytes, attached: bool) -> str | None:
-    """What an attachment is to us: xml, pdf, zip, tnef, eml, or None (not an invoice)."""
+    """What an attachment is to us: xml, pdf, zip, tnef, eml, p7m (a signed file), or None (not an invoice)."""
     suffix = name.lower().rpartition(".")[2] if name and "." in name else ""
     if tnef.is_tnef(data) or ctype in TNEF_TYPES or (name or "").lower() == "winmail.dat":
         return "tnef"
+    if suffix == "p7m":
+        return "p7m"
     if is_zip(data) or suffix == "zip" or ctype in ZIP_TYPES:
         return "zip"
     if suffix == "eml" or ctype == "message/rfc822":
@@ -517,7 +557,9 @@ def _kind(ctype: str, name: str | None, data: bytes, attached: bool) -> str | No
 
 
 def _attached(part: EmailMessage, name: str | None) -> bool:
-    return bool(name) or (part.get_content_disposition() == "attachment")
+    """A file sent beside the text: named, or said to be an attachment, or of an application/* type (a mailer
+    that sends an XML invoice as application/octet-stream with neither name nor disposition: it was lost)."""
+    return bool(name) or part.get_content_disposition() == "attachment" or part.get_content_maintype() == "application"
 
 
 _SMIME_ENCRYPTED = ("SMIME_ENCRYPTED", "The message is S/MIME-encrypted; it cannot be read without the recipient's "
@@ -529,7 +571,8 @@ def _filename(part: EmailMessage) -> str | None:
         name = part.get_filename()
     except Exception:  # noqa: BLE001 - a header the parser cannot take apart names nothing
         name = None
-    return clean(name.replace("\\", "/").rsplit("/", 1)[-1]) if name else None
+    name = clean(name.replace("\\", "/").rsplit("/", 1)[-1]) if name else None
+    return name if name and name.strip(".") else None  # "..": no name (the document is named by its content)
 
 
 def clean(text: str | None, limit: int = 200, name: bool = True) -> str:
