@@ -5,27 +5,32 @@ The service sets it per request (`start`); outside a request (the command line, 
 Where the work asks:
 - between stages: every step of a document's work that cannot be stopped midway (a Saxon parse or transform, an XSD
   check: the GIL is held throughout, no thread can interrupt it) runs as a `stage`, which is not started once the
-  budget is spent, nor when what is left would not cover it at the pace this process last ran that step at on a large
-  input (DEFAULT_PACE before it has): a 20 MB document's official rules take 5-16 s, so they do not begin with
-  2 s left;
+  budget is spent, nor when what is left would not cover it (`wall_expected`): a 20 MB document's official rules take
+  5-16 s of CPU, so they do not begin with 2 s left;
 - inside the long loops of our own code (findings, lines, source nodes): `check` every so many items;
 - a batch takes no further document once the budget is spent, and a check with its own time limit (the PDF/A walk)
   runs at most as long as the budget leaves.
 A stage that starts within the budget runs to its end: how far past the budget a request can run is the longest
-stage's error of estimate (bench/time_budget.py measures it on 20 MB documents).
+stage's error of estimate (bench/time_budget.py measures it on 20 MB documents, on a quiet and on a busy host).
+
+What a stage will take is its CPU time (the pace this process last ran it at, per input byte) divided by the share
+of a CPU this thread gets: on a host busy with other processes a stage of 7 s of CPU took 52 s (a 20 MB convert ran
+112 s against a 60 s budget when the estimate was seconds of a quiet host). The share is read from the kernel's
+scheduler statistics (/proc/thread-self/schedstat: time run, time waited for a CPU while runnable), so waiting for
+the database or the network does not count as load; the lower of the request's share so far and its last stage's.
 """
 from __future__ import annotations
 
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 
 from pipeline.errors import ApiError
 
-_deadline: ContextVar[float | None] = ContextVar("request_deadline", default=None)
 JOBS_HINT = "send it to the jobs API (POST /v1/jobs), which works without this limit"
 
-# Seconds per input byte of a stage, as this process last ran it on an input of LEARN_FROM bytes or more (a pace
+# CPU seconds per input byte of a stage, as this process last ran it on an input of LEARN_FROM bytes or more (a pace
 # measured on a tiny input is mostly fixed cost). A slower run counts at once, a faster one halfway, so a document
 # with many findings (3 x the pace of a valid one) is not forgotten after the next valid one. Before a stage has run
 # on a large input here, the pace of its kind in DEFAULT_PACE: about twice the slowest seen on a quiet 2-core
@@ -34,6 +39,42 @@ JOBS_HINT = "send it to the jobs API (POST /v1/jobs), which works without this l
 LEARN_FROM = 256 << 10
 DEFAULT_PACE = {"xml": 0.1e-6, "saxon-parse": 0.2e-6, "xsd": 0.05e-6, "rules": 1.6e-6, "xslt": 0.6e-6, "pdf": 60e-6}
 _pace: dict[str, float] = {}
+
+# A share is measured over at least this many seconds (run + waited); the lowest believed (never a division by ~0).
+MIN_WINDOW = 0.05
+MIN_SHARE = 0.02
+
+
+def cpu_clock() -> tuple[float, float]:
+    """(seconds this thread has run, seconds it has waited for a CPU while runnable). Without the kernel's
+    scheduler statistics, every second not run counts as waited (a sleep then looks like load: refuses early)."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as f:
+            ran, waited = f.read().split()[:2]
+        return int(ran) / 1e9, int(waited) / 1e9
+    except (OSError, ValueError):
+        ran = time.thread_time()
+        return ran, time.monotonic() - ran
+
+
+def share_since(since: tuple[float, float], now: tuple[float, float] | None = None) -> float | None:
+    """The share of a CPU this thread got while it wanted one since `since` (a `cpu_clock`), or None when that
+    window is too short to tell."""
+    ran, waited = now or cpu_clock()
+    ran, waited = ran - since[0], waited - since[1]
+    if ran + waited < MIN_WINDOW:
+        return None
+    return max(ran / (ran + waited), MIN_SHARE)
+
+
+@dataclass
+class _Request:
+    deadline: float
+    since: tuple[float, float]  # cpu_clock at the request's start
+    last_share: float | None = None  # during its last stage
+
+
+_current: ContextVar[_Request | None] = ContextVar("request_budget", default=None)
 
 
 class Exhausted(ApiError):
@@ -47,17 +88,17 @@ class Exhausted(ApiError):
 
 def start(seconds: float):
     """Open the budget of a request; returns the token for `end`."""
-    return _deadline.set(time.monotonic() + seconds)
+    return _current.set(_Request(time.monotonic() + seconds, cpu_clock()))
 
 
 def end(token) -> None:
-    _deadline.reset(token)
+    _current.reset(token)
 
 
 def remaining() -> float | None:
     """Seconds left of the current request's budget (may be negative), or None outside a request."""
-    deadline = _deadline.get()
-    return None if deadline is None else deadline - time.monotonic()
+    request = _current.get()
+    return None if request is None else request.deadline - time.monotonic()
 
 
 def spent() -> bool:
@@ -72,24 +113,42 @@ def check() -> None:
 
 
 def expected(name: str, size: int) -> float:
-    """Seconds the stage `name` is expected to take on `size` bytes in this process."""
+    """CPU seconds the stage `name` is expected to take on `size` bytes in this process."""
     pace = _pace.get(name)
     return size * (pace if pace is not None else DEFAULT_PACE.get(name.partition(":")[0], 1e-6))
+
+
+def share() -> float:
+    """The share of a CPU the current request's stages are expected to get: the lower of its share so far and its
+    last stage's (load that has just come counts at once); 1 outside a request or before it can be told."""
+    request = _current.get()
+    measured = [s for s in (request and share_since(request.since), request and request.last_share) if s]
+    return min(measured, default=1.0)
+
+
+def wall_expected(name: str, size: int) -> float:
+    """Seconds the stage `name` is expected to take on `size` bytes now: its CPU time at the current share."""
+    return expected(name, size) / share()
 
 
 @contextmanager
 def stage(name: str, size: int):
     """A step that cannot be stopped once begun: Exhausted instead of beginning it when the budget is spent or would
-    not cover it (`expected`); its pace is learned from inputs of LEARN_FROM bytes or more, in or out of a request."""
+    not cover it (`wall_expected`); its CPU pace is learned from inputs of LEARN_FROM bytes or more, in or out of a
+    request, and the request's share of a CPU during it is kept for the next stage's estimate."""
     left = remaining()
-    if left is not None and (left <= 0 or expected(name, size) > left):
+    if left is not None and (left <= 0 or wall_expected(name, size) > left):
         if left > 0:
-            # refused by a learned pace alone: it is forgotten, so that one slow moment (a load spike) does not
-            # refuse every large document of this process for good (refused, none ran to teach a faster pace)
+            # refused by a learned pace: it is forgotten, so that one document with many findings does not refuse
+            # every large document of this process for good (refused, none runs to teach a faster pace)
             _pace.pop(name, None)
         raise Exhausted()
-    began = time.monotonic()
+    began = cpu_clock()
     yield
+    now = cpu_clock()
+    request = _current.get()
+    if request is not None:
+        request.last_share = share_since(began, now) or request.last_share
     if size >= LEARN_FROM:
-        pace, known = (time.monotonic() - began) / size, _pace.get(name)
+        pace, known = (now[0] - began[0]) / size, _pace.get(name)
         _pace[name] = pace if known is None or pace > known else (known + pace) / 2
