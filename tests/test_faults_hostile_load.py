@@ -240,19 +240,63 @@ def _upload_over(port: int, source: str, token: str, body: bytes, seconds: float
     head = (f"POST /v1/invoice/xrechnung/validate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
             f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {len(data)}\r\n"
             "Connection: close\r\n\r\n").encode()
+    return send_over(port, source, head, data, seconds)
+
+
+def send_over(port: int, source: str, head: bytes, body: bytes, seconds: float, chunked: bool = False) -> bytes:
+    """`head`, then `body` in ten parts over `seconds` (each a chunk, and the last chunk after them, when `chunked`)
+    on a connection of its own from `source`; the answer's bytes."""
     with socket.socket() as s:
         s.bind((source, 0))
         s.settimeout(60)
         s.connect(("127.0.0.1", port))
-        step = len(data) // 10 + 1
+        step = len(body) // 10 + 1
         try:
             s.sendall(head)
-            for i in range(0, len(data), step):
-                s.sendall(data[i:i + step])
+            for i in range(0, len(body), step):
+                part = body[i:i + step]
+                s.sendall(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part)
                 time.sleep(seconds / 10)
+            if chunked:
+                s.sendall(b"0\r\n\r\n")
         except OSError:  # cut off: the answer, if any, says why
             pass
         return _read_all(s, 60)
+
+
+FLOOD_ADDRESSES = [f"127.0.{1 + i // 250}.{1 + i % 250}" for i in range(200)]  # one attacker's
+
+
+class KeepAsking:
+    """A well-behaved client on its own address: GET /healthz on one keep-alive connection, once now and then
+    every 0.5 s in a thread (never idle for the keep-alive timeout, 5 s); `statuses` collects the answers (or the
+    error that came instead)."""
+
+    def __init__(self, port: int, source: str):
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60, source_address=(source, 0))
+        self.statuses: list = []
+        self.stop = threading.Event()
+        self.ask()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def ask(self) -> None:
+        try:
+            self.connection.request("GET", "/healthz")
+            answer = self.connection.getresponse()
+            answer.read()
+            self.statuses.append(answer.status)
+        except (OSError, http.client.HTTPException) as exc:
+            self.statuses.append(repr(exc))
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.5):
+            self.ask()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(60)
+        self.connection.close()
 
 
 def test_an_attacker_on_200_addresses_does_not_evict_a_client_on_its_own_address(pair):
@@ -261,31 +305,12 @@ def test_an_attacker_on_200_addresses_does_not_evict_a_client_on_its_own_address
     keep-alive connection (older than the flood's, which the client timeout renews) and sends 200 KB uploads over
     3 s: every one of its requests is answered 200, none turned away."""
     server, token = pair
-    addresses = [f"127.0.{1 + i // 250}.{1 + i % 250}" for i in range(200)]
     sample = _ubl_sample()
     upload = sample.replace(b"?>", b"?><!--" + b"p" * (200_000 - len(sample)) + b"-->", 1)
-    keep_alive = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60, source_address=("127.0.9.9", 0))
-    statuses, uploads = [], 0
-
-    def get():
-        try:
-            keep_alive.request("GET", "/healthz")
-            answer = keep_alive.getresponse()
-            answer.read()
-            statuses.append(answer.status)
-        except (OSError, http.client.HTTPException) as exc:
-            statuses.append(repr(exc))
-
-    get()
-    flood = SlowConnections(server.port, [a for a in addresses for _ in range(13)], _SLOW_HEAD)
-    stop = threading.Event()
-
-    def keep_asking():  # a request every 0.5 s: the connection is never idle for the keep-alive timeout (5 s)
-        while not stop.wait(0.5):
-            get()
-
-    asking = threading.Thread(target=keep_asking, daemon=True)
-    asking.start()
+    uploads = 0
+    asking = KeepAsking(server.port, "127.0.9.9")
+    statuses = asking.statuses
+    flood = SlowConnections(server.port, [a for a in FLOOD_ADDRESSES for _ in range(13)], _SLOW_HEAD)
     try:
         ends = time.monotonic() + 30  # the caps are reached within a few seconds, the flood renews itself every 10
         while time.monotonic() < ends:
@@ -294,10 +319,8 @@ def test_an_attacker_on_200_addresses_does_not_evict_a_client_on_its_own_address
             uploads += 1
         opened = flood.opened
     finally:
-        stop.set()
-        asking.join(60)
+        asking.close()
         flood.close()
-        keep_alive.close()
     print("well-behaved requests:", len(statuses), "uploads:", uploads, "flood connections opened:", opened)
     assert opened > 2600  # the flood was cut down and came back
     assert uploads >= 3 and all(s == 200 for s in statuses), [s for s in statuses if s != 200]

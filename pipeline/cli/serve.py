@@ -24,8 +24,9 @@ connection closes, lingering (`_LINGER_IDLE`); a trusted proxy's body is read, s
 the upload cap (413 without buffering the rest), the deadlines (408) and the caps a public endpoint needs (settings:
 EINVOICE_CLIENT_TIMEOUT for the head and between reads, EINVOICE_REQUEST_DEADLINE for the whole request,
 EINVOICE_MAX_CLIENT_CONNECTIONS per address and EINVOICE_MAX_WORKER_CONNECTIONS per worker with room made fairly
-(`_make_fair_room`), EINVOICE_KEEPALIVE_REQUESTS per connection), and where bodies wait (pipeline.cli.bodies: small ones
-in memory within EINVOICE_BODY_MEMORY, large ones and job uploads in spool files within EINVOICE_BODY_SPOOL). Headers
+(`_make_fair_room`), EINVOICE_KEEPALIVE_REQUESTS per connection), and where bodies and answers wait
+(pipeline.cli.bodies: small ones in memory within EINVOICE_BODY_MEMORY, large ones and job uploads in spool files
+within EINVOICE_BODY_SPOOL; `_Sink`). A liveness probe (GET /healthz) runs before the requests queued in the worker (`_next_ready`). Headers
 go through gunicorn's own header policy and the request through its `wsgi.create`, so X-Forwarded-* count only from
 `forwarded_allow_ips`, as under gunicorn's parser. Every malformed request gets our ErrorResponse JSON.
 Why not gthread or gevent: gthread still reads the request in a pool thread (a trickle holds a thread, and
@@ -44,9 +45,11 @@ import os
 import re
 import socket
 import sys
+import tempfile
 import time
 from collections import deque
 from datetime import datetime
+from pathlib import Path
 
 from pipeline.cli.bodies import Body, Budgets, Full
 from pipeline.errors import STATUS_TEXT
@@ -263,18 +266,46 @@ def _check_transfer_codings(codings: list[bytes], version: str) -> None:
 
 
 class _Sink:
-    """Stands in for the client socket while the app runs: gunicorn's response and error writers append here,
-    and the worker's loop sends the bytes when the client can take them."""
+    """Stands in for the client socket while the app runs: gunicorn's response and error writers append here, and
+    the worker's loop sends the bytes when the client can take them. The answer waits in a Body, within the same
+    budgets as request bodies (pipeline.cli.bodies): in memory while small, else in a spool file. A job's results
+    (tens of MB of JSON Lines) held in memory for clients that did not read them grew a worker by 650 MB for 20
+    such clients, and the memory stayed with the process. An answer past the spool budget stops the app's writing
+    (`Full`) and becomes a 503 SERVER_BUSY (`_serve`)."""
 
-    def __init__(self):
-        self.data = bytearray()
+    def __init__(self, budgets: Budgets | None = None):
+        """`budgets`: the worker's; without them (a request built by hand) the answer's bytes are not bounded."""
+        if budgets is None:
+            budgets = Budgets(1 << 62, 1 << 62, Path(tempfile.gettempdir()))
+        self.body, self.full = Body(budgets), False
+
+    @property
+    def empty(self) -> bool:
+        return self.body.size == 0
+
+    @property
+    def data(self) -> bytes:
+        """The bytes written so far (as gunicorn's sync worker would have sent them)."""
+        body = self.body
+        if not body.spooled:
+            return bytes(body.data)
+        body.file.flush()
+        return os.pread(body.file.fileno(), body.size, 0)
 
     def sendall(self, data):
-        self.data += data
+        try:
+            self.body.add(data)
+        except Full:
+            self.full = True
+            raise
 
     def send(self, data):
-        self.data += data
+        self.sendall(data)
         return len(data)
+
+    def clear(self) -> None:
+        self.body.release()
+        self.body = Body(self.body.budgets)
 
     def gettimeout(self):
         return 0.0
@@ -284,6 +315,68 @@ class _Sink:
 
     def settimeout(self, value):
         pass
+
+
+class _Outgoing:
+    """What a connection still has to send: bytes of the worker's own (refusals, 100 Continue), then the answer of
+    the app as its _Sink holds it (memory or a spool file, sent with sendfile), whose budget is given back once it
+    is out or the connection goes."""
+
+    __slots__ = ("data", "pos", "answer", "view", "offset")
+
+    def __init__(self):
+        self.data = bytearray()
+        self.pos = 0  # bytes of `data` already sent
+        self.answer: Body | None = None
+        self.view = None  # the answer's bytes when it is held in memory
+        self.offset = 0  # bytes of the answer already sent
+
+    def __bool__(self) -> bool:
+        return self.pos < len(self.data) or self.answer is not None
+
+    def __iadd__(self, data: bytes):
+        self.data += data
+        return self
+
+    def take(self, sink: _Sink) -> None:
+        """The answer in `sink` goes after the bytes already here (the sink is left empty)."""
+        body, sink.body = sink.body, Body(sink.body.budgets)
+        if not body.size:
+            body.release()
+            return
+        stream = body.stream()  # (from its start; a spool file is flushed)
+        self.answer, self.offset = body, 0
+        self.view = None if body.spooled else stream.getbuffer()
+
+    def send(self, sock) -> int:
+        """Send what the socket takes now; BlockingIOError when it takes nothing."""
+        if self.pos < len(self.data):
+            with memoryview(self.data) as view:
+                n = sock.send(view[self.pos:])
+            self.pos += n
+            if self.pos == len(self.data):
+                self.data.clear()
+                self.pos = 0
+            return n
+        answer = self.answer
+        if self.view is not None:
+            n = sock.send(self.view[self.offset:])
+        else:
+            n = os.sendfile(sock.fileno(), answer.file.fileno(), self.offset, answer.size - self.offset)
+        self.offset += n
+        if self.offset >= answer.size or not n:  # (0: the file ended early; nothing more can come)
+            self.discard()
+        return n
+
+    def discard(self) -> None:
+        """Nothing more goes out: the answer's budget and bytes are given back."""
+        self.data.clear()
+        self.pos = 0
+        if self.answer is not None:
+            if self.view is not None:
+                self.view.release()
+            self.answer.release()
+            self.answer = self.view = None
 
 
 class _Refused(Exception):
@@ -508,7 +601,7 @@ class _Conn:
     """One client connection: httptools' parser (this object takes its callbacks), the requests it completed
     and not yet answered, the answer bytes not yet sent, and its deadline."""
 
-    __slots__ = ("sock", "addr", "worker", "parser", "msg", "pending", "refusal", "out", "out_pos", "close_after",
+    __slots__ = ("sock", "addr", "worker", "parser", "msg", "pending", "refusal", "out", "close_after",
                  "deadline", "mask", "served", "fed", "eof", "forwarding", "quiet_at", "unread", "linger",
                  "linger_until")
 
@@ -520,8 +613,7 @@ class _Conn:
         self.msg: _Message | None = None
         self.pending = deque()  # complete requests, in arrival order (pipelining)
         self.refusal: _Refused | None = None  # answered once the requests before it are
-        self.out = bytearray()
-        self.out_pos = 0  # bytes of `out` already sent (sent bytes are dropped once all are out)
+        self.out = _Outgoing()
         self.close_after = self.eof = False
         self.deadline = now + worker.client_timeout
         self.mask = 0  # the events the selector holds for this socket (0: not registered)
@@ -812,9 +904,9 @@ class BufferedWorker(_worker_base()):
         self._next(victim)
         return True
 
-    def busy(self) -> _Refused:
-        return _Refused(503, "Service Unavailable", "SERVER_BUSY", "This worker holds as many request bodies as it "
-                        "may (EINVOICE_BODY_SPOOL); try again later.", "Retry-After: 5\r\n")
+    def busy(self, what: str = "request bodies") -> _Refused:
+        return _Refused(503, "Service Unavailable", "SERVER_BUSY", f"This worker holds as many {what} as it may "
+                        "(EINVOICE_BODY_SPOOL); try again later.", "Retry-After: 5\r\n")
 
     # -- loop --------------------------------------------------------------------------------------------------
 
@@ -851,7 +943,7 @@ class BufferedWorker(_worker_base()):
                 if not self.conns or time.monotonic() > stop_by:
                     break
             if self.ready:
-                self._serve(self.ready.popleft())
+                self._serve(self._next_ready())
                 timeout = 0
             else:
                 timeout = 1.0
@@ -884,6 +976,16 @@ class BufferedWorker(_worker_base()):
                 self._expire(now)
         for conn in list(self.conns.values()):
             self._close(conn)
+
+    def _next_ready(self) -> _Conn:
+        """The connection whose request runs next: a liveness probe (GET /healthz, no work) before the queue, so
+        that requests queued behind slow ones (20 job results of 67 MB: 7 s) do not make the worker look dead to a
+        load balancer; the rest in arrival order."""
+        for i, conn in enumerate(self.ready):
+            if conn.pending and conn.pending[0].path == "/healthz":
+                del self.ready[i]
+                return conn
+        return self.ready.popleft()
 
     def _stop_accepting(self):
         if self.accepting:
@@ -1050,7 +1152,11 @@ class BufferedWorker(_worker_base()):
         now = time.monotonic()
         msg = conn.msg
         if msg is not None and conn.refusal is None:
-            if not msg.headers_done and conn.fed - msg.fed_at > _HEAD_LIMIT:
+            if not msg.headers_done and data.endswith(b"\n") and conn.parser.get_http_version() == "0.0":
+                # a request line without a version (HTTP/0.9): llhttp waits for the headers of a head, while the
+                # client waits for its answer (it got none until the client timeout)
+                self._refuse(conn, _unsupported_version("0.9"))
+            elif not msg.headers_done and conn.fed - msg.fed_at > _HEAD_LIMIT:
                 self._refuse(conn, _Refused(431, "Request Header Fields Too Large", "MALFORMED_HTTP_REQUEST",
                                             "Request Header Fields Too Large: the request head exceeds 64 KiB."))
             elif msg.headers_done:
@@ -1157,22 +1263,18 @@ class BufferedWorker(_worker_base()):
     def _flush(self, conn):
         if conn.sock is None:
             return
-        while conn.out_pos < len(conn.out):
+        while conn.out:
             try:
-                with memoryview(conn.out) as view:
-                    n = conn.sock.send(view[conn.out_pos:])
+                conn.out.send(conn.sock)
             except (BlockingIOError, InterruptedError):
                 break
             except OSError:
                 self._close(conn)
                 return
-            conn.out_pos += n
             conn.deadline = time.monotonic() + self.client_timeout
-        if conn.out_pos < len(conn.out):
+        if conn.out:
             self._events(conn)
             return
-        conn.out.clear()
-        conn.out_pos = 0
         if conn.close_after:
             if conn.refusal is not None and conn.unread and not conn.eof:
                 self._linger(conn)
@@ -1220,6 +1322,7 @@ class BufferedWorker(_worker_base()):
         self.conns.pop(sock.fileno(), None)
         conn.drop_message()
         conn.drop_pending()
+        conn.out.discard()
         group = _client_group(conn.addr[0] if isinstance(conn.addr, tuple) and conn.addr else None)
         same = self.by_addr.get(group)
         if same is not None:
@@ -1253,21 +1356,30 @@ class BufferedWorker(_worker_base()):
         conn.served += 1
         if conn.served >= self.keepalive_requests:
             req.force_close()
-        sink = _Sink()
+        sink = _Sink(self.bodies)
         try:
             keep = self._options_server(req, sink) if req.uri == "*" else self._handle_request(req, sink, conn)
         except BaseException as exc:  # noqa: BLE001 - as the sync worker: an error page
             if isinstance(exc, SystemExit):
                 raise
-            if not sink.data:
-                self.handle_error(req, sink, conn.addr, exc)
-            else:
-                sink.data.clear()
+            if sink.empty and not sink.full:
+                try:
+                    self.handle_error(req, sink, conn.addr, exc)
+                except Full:
+                    pass
+            else:  # an answer begun and cut off: nothing of it goes out
+                sink.clear()
+            if sink.full:  # said, not cut off (the app's access line has the status it meant to answer)
+                sink.clear()
+                refused = self.busy("request bodies and answers")
+                refused.request = (req.method, req.path, None,
+                                   next((v for n, v in req.headers if n == "X-REQUEST-ID"), None))
+                conn.out += refused.answer()
             keep = False
         finally:
             if req.spool is not None:
                 req.spool.release()
-        conn.out += sink.data
+        conn.out.take(sink)
         if not keep:
             conn.close_after = True
             conn.drop_pending()
@@ -1280,9 +1392,9 @@ class BufferedWorker(_worker_base()):
         began = time.monotonic()
         request_id = accept_or_new(next((v for n, v in req.headers if n == "X-REQUEST-ID"), None))
         keep = self.alive and not req.should_close()
-        sink.data += (f"HTTP/{req.version[0]}.{req.version[1]} 200 OK\r\nServer: gunicorn\r\nDate: {_http_date()}\r\n"
+        sink.sendall((f"HTTP/{req.version[0]}.{req.version[1]} 200 OK\r\nServer: gunicorn\r\nDate: {_http_date()}\r\n"
                       f"Connection: {'keep-alive' if keep else 'close'}\r\nAllow: {_SERVICE_METHODS}\r\n"
-                      f"X-Request-Id: {request_id}\r\nContent-Length: 0\r\n\r\n").encode("latin-1")
+                      f"X-Request-Id: {request_id}\r\nContent-Length: 0\r\n\r\n").encode("latin-1"))
         front_line(req.method, "*", 200, time.monotonic() - began, request_id, front=True)
         return keep
 
