@@ -209,8 +209,11 @@ def _cii(doc_root) -> Skeleton:
         if vat is not None and name != "payee":
             b.leaf(element, "vatIdentifier", _leaf([vat]))   # with its @schemeID, which comes after it
         if name != "sellerTaxRepresentativeParty":
-            b.identifiers(element, [i for i in party.iterchildren(_RAM + "ID", _RAM + "GlobalID") if _value(i)],
-                          _first(_path([party], _RAM + "SpecifiedLegalOrganization", _RAM + "ID")), name == "seller")
+            ids = [i for i in party.iterchildren(_RAM + "ID", _RAM + "GlobalID") if _value(i)]
+            if name != "seller":  # BT-46 / BT-60 is the GlobalID where there is one, as read-cii.xsl reads it
+                ids = [i for i in ids if i.tag == _RAM + "GlobalID"] + [i for i in ids if i.tag == _RAM + "ID"]
+            b.identifiers(element, ids, _first(_path([party], _RAM + "SpecifiedLegalOrganization", _RAM + "ID")),
+                          name == "seller")
         if name in ("seller", "buyer"):
             b.electronic_address(element, _first(_path([party], _RAM + "URIUniversalCommunication", _RAM + "URIID")))
 
