@@ -200,3 +200,31 @@ def test_a_timeline_whose_budget_runs_out_is_a_503_not_files_unread():
     finally:
         budget.end(token)
     assert status_read.timeline(files)["unread"] == [] and len(UC1) > 1
+
+
+def _without_seller_siren(data: bytes, number: str | None = None) -> bytes:
+    tree = etree.fromstring(data)
+    for ref in tree.xpath(RRD, namespaces=NS):
+        for issuer in ref.xpath("ram:IssuerTradeParty", namespaces=NS):
+            ref.remove(issuer)
+        if number:
+            _text(ref, "ram:IssuerAssignedID", number)
+    return etree.tostring(tree, encoding="UTF-8", xml_declaration=True)
+
+
+def test_a_status_without_the_seller_s_siren_joins_the_one_invoice_of_its_number():
+    """A platform's message that names the invoice's number but not its seller (a 501 Irrecevable about an invoice it
+    could not read) was shown as a second invoice beside the one it is about; with two sellers' invoices of that
+    number it stays apart, since which one it is about is not said."""
+    first, second = UC1[0].read_bytes(), UC1[1].read_bytes()
+    unnamed = _without_seller_siren(second)
+    read = status_read.timeline([("a.xml", first), ("b.xml", unnamed)])
+    assert [len(i["statuses"]) for i in read["invoices"]] == [2], read["invoices"]
+    [invoice] = read["invoices"]
+    assert invoice["invoice"]["number"] == "F202500003" and invoice["invoice"]["sellerSiren"]
+    # another seller's invoice of the same number: the unnamed status cannot be placed
+    other = etree.fromstring(first)
+    for siren in other.xpath(RRD + "/ram:IssuerTradeParty/ram:GlobalID", namespaces=NS):
+        siren.text = "300000007"
+    read = status_read.timeline([("a.xml", first), ("c.xml", etree.tostring(other)), ("b.xml", unnamed)])
+    assert sorted(len(i["statuses"]) for i in read["invoices"]) == [1, 1, 1]

@@ -94,6 +94,17 @@ def _when(entry: dict) -> tuple:
     return ((entry.get("status") or {}).get("dateTime") or "", (entry.get("message") or {}).get("issueDateTime") or "")
 
 
+def _join_unnamed_sellers(groups: dict[tuple, list[dict]]) -> None:
+    """A message that names the invoice's number but not its seller's SIREN (a platform's 501 Irrecevable about an
+    invoice it could not read) joins the one invoice of that number whose seller is named; shown apart, it read as
+    another invoice. With several sellers' invoices of that number it stays apart: which one it is about is not
+    said."""
+    for siren, number in [key for key in groups if not key[0] and key[1]]:
+        named = [key for key in groups if key[0] and key[1] == number]
+        if len(named) == 1:
+            groups[named[0]].extend(groups.pop(("", number)))
+
+
 def _fingerprint(entry: dict) -> str | None:
     """What makes two statuses one message read twice: the same message identifier (MDT-4) saying the same. A key
     to look copies up by, not a comparison with each status before it: 3,001 statuses of one invoice took 27 s.
@@ -192,6 +203,7 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
             groups.setdefault(_key(found), []).append(entry)
             kept.setdefault(number, []).append(entry)
     _mark_reused_identifiers(said, kept, [name for name, _ in files])
+    _join_unnamed_sellers(groups)
     invoices = []
     for entries in groups.values():
         invoice: dict = {}
