@@ -303,9 +303,13 @@ class _Sink:
         self.sendall(data)
         return len(data)
 
+    def taken(self) -> Body:
+        """The answer written so far, handed over; the sink is left empty."""
+        body, self.body = self.body, Body(self.body.budgets)
+        return body
+
     def clear(self) -> None:
-        self.body.release()
-        self.body = Body(self.body.budgets)
+        self.taken().release()
 
     def gettimeout(self):
         return 0.0
@@ -340,7 +344,7 @@ class _Outgoing:
 
     def take(self, sink: _Sink) -> None:
         """The answer in `sink` goes after the bytes already here (the sink is left empty)."""
-        body, sink.body = sink.body, Body(sink.body.budgets)
+        body = sink.taken()
         if not body.size:
             body.release()
             return
