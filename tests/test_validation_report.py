@@ -512,3 +512,35 @@ def test_a_pdf_whose_invoice_is_malformed_xml_gets_the_code_frame_its_finding_po
     root = lxml_html.fromstring(readable_report(data, report, "x.pdf", "de"))
     frames = [" ".join(f.text_content().split()) for f in root.xpath("//pre[@class='frame']")]
     assert len(frames) == 1 and 'encoding="UTF-8-W/O-BOM"' in frames[0], frames
+
+
+def test_each_finding_is_labelled_with_a_term_of_its_json_business_terms():
+    """The label beside a finding's rule is one of the terms the JSON report names for it (`businessTerms`): a
+    content check's own term, not the group its place is in (CHECK-IBAN on the CEN sample's Danish account was
+    labelled "BG-16 Payment instructions", CHECK-CREDITOR-ID on a payee's id "BT-60 Payee identifier"); our
+    XRECHNUNG-NO-SCENARIO, which had none, the specification identifier."""
+    import re
+
+    from pipeline.pdf.report_page import report_html
+
+    cases = [(CORPUS / "en16931-cen/cii/examples/CII_example3.xml", "en16931", "CHECK-IBAN",
+              "BT-84 Payment account identifier"),
+             (CORPUS / "xrechnung-schematron-tests/ubl-inv/ubl-inv-peppol-en16931-r061-1.xml", "en16931",
+              "CHECK-CREDITOR-ID", "BT-90 Bank assigned creditor identifier"),
+             (CORPUS / "kosit-validator-configuration-tests/instances/ubl006.xml", "xrechnung",
+              "XRECHNUNG-NO-SCENARIO", "BT-24 Specification identifier"),
+             (CORPUS / "kosit-validator-configuration-tests/instances/ubl008.xml", "en16931", "BR-S-08",
+              "BT-116 VAT category taxable amount")]
+    for path, spec, code, label in cases:
+        report = validate_xml(path.read_bytes(), spec, content_checks=True)
+        root = lxml_html.fromstring(report_html(report, path.name, path.read_text(encoding="utf-8")))
+        shown = {}
+        for head in root.xpath("//div[contains(@class, 'finding')]/div[1]"):
+            rule = head.xpath("string(span[@class='rule'])")
+            term = re.match(r"\s*· ((?:BT|BG)-\S+)", head.xpath("string(span[@class='rule']/following-sibling::text())"))
+            shown.setdefault(rule, set()).add(term.group(1) if term else None)
+        named: dict[str, set] = {}   # a rule's findings, shown one after the other: their terms together
+        for issue in report.issues:
+            named.setdefault(issue.code, set()).update(issue.business_terms or [None])
+        assert all(shown[rule] <= named[rule] for rule in shown), (shown, named)
+        assert f"{code} · {label}" in _text(report_html(report, path.name)), (path.name, code)

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from pipeline.check import verdict as verdicts
 from pipeline.check.categories import category_of, meanings, worst_category
+from pipeline.invoice import cdar_terms
+from pipeline.invoice.terms import field_for_rule
 
 
 ERROR = "ERROR"
@@ -27,6 +30,35 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _text(value: str | None) -> str | None:
     return _SURROGATE.sub("\ufffd", value) if value else value
+
+
+# The ids of business terms as the official rule texts write them: EN 16931 terms and groups (BT-24, BT-29-1, BG-4),
+# Factur-X's EXTENDED ones (BT-X-12, BG-X-42), the XRechnung extension's (BT-DEX-001, BG-DEX-09), France's
+# extension (EXT-FR-FE-12, EXT-FR-FE-BG-1) and the terms of its lifecycle status messages (MDT-105, MDT-124-2, MDG-37).
+_TERM_ID = re.compile(r"\b(?:B[TG]-(?:X-|DEX-)?\d+(?:-\d+)?|EXT-FR-FE-(?:BG-)?\d+|MD[TG]-\d+(?:-\d+)?)\b")
+
+# A rule text's straight-quoted parts: where the rules quote the document's values ("<value-of select='.'/>", as
+# France's BR-FR-CDV rules do), never a term the rule names (no published text of the installed packs, Factur-X's
+# or FNFE's names an id between straight double quotes).
+_QUOTED = re.compile(r'"[^"]*"')
+
+# The codes of our own findings (reading, XSD, content, PDF and container checks, running the rules): their texts
+# quote the document's values, so their terms come from what the finding knows, not from the text.
+_OURS = ("CHECK-", "XML-", "XSD-", "PDF", "FX_", "XMP_", "XRECHNUNG-NO-SCENARIO", "XRECHNUNG_LEGACY_VERSION",
+         "RULE-ENGINE-ERROR", "SYNTAX-NOT-COVERED")
+# Those of our own findings that are about a term: the specification identifier (BT-24), which decides the rules,
+# the scenario or the profile.
+_OWN_TERMS = {"XRECHNUNG-NO-SCENARIO": ("BT-24",), "XRECHNUNG_LEGACY_VERSION": ("BT-24",),
+              "FX_UNKNOWN_PROFILE": ("BT-24",), "XMP_FX_LEVEL_MISMATCH": ("BT-24",)}
+# Content checks (pipeline.check.content): the term a check compares its value with, beside the term it judges
+# (the finding's `business_term`): a due date (BT-9) with the issue date (BT-2), a mime code (BT-125-1) with the
+# attached document (BT-125).
+_CHECK_ALSO = {"CHECK-DUE-DATE": ("BT-2",), "CHECK-ATTACHMENT-MIME": ("BT-125",)}
+
+
+def terms_named(text: str | None) -> list[str]:
+    """The business-term ids an official rule's text names, in order, each once (not those of values it quotes)."""
+    return list(dict.fromkeys(_TERM_ID.findall(_QUOTED.sub(" ", text or ""))))
 
 
 def severity_of_flag(flag: str | None) -> str:
@@ -69,6 +101,30 @@ class Issue:
         self.code, self.message = _text(self.code), _text(self.message)
 
     @property
+    def business_terms(self) -> list[str]:
+        """The ids of the business terms (BT, BG, BT-X, BT-DEX, EXT-FR-FE, MDT, MDG) the finding is about, in order,
+        each once: for a content check the term it judges (`business_term` of `pipeline.check.content.Finding`) and
+        the one it compares it with; for an official rule the ids its text names (the rules write "... (BT-24)"),
+        after the MDT / MDG term a French status message's rule id names; for our other findings `_OWN_TERMS`; for
+        a finding that names none (a code-list rule, an XSD finding) the term the business-term table binds at its
+        place, as the report for people labels it (`pipeline.invoice.terms.field_for_rule`)."""
+        if self.code.startswith("CHECK-"):
+            judged = getattr(self, "business_term", None)
+            return list(dict.fromkeys(((judged,) if judged else ()) + _CHECK_ALSO.get(self.code, ())))
+        ours = self.code.startswith(_OURS)
+        if ours:
+            found = list(_OWN_TERMS.get(self.code, ()))
+        else:
+            # a French status message's rule names its MDT / MDG term in its id (BR-FR-CDV-14_MDT-207), as the
+            # report for people labels it (`cdar_terms.rule_label`)
+            named = cdar_terms.term_of_rule(self.code)
+            found = list(dict.fromkeys(([named] if named else []) + terms_named(self.message)))
+        if found:
+            return found
+        bt = _term_at(self.code, self.location.xpath if self.location else None, "" if ours else self.message)
+        return [bt] if bt else []
+
+    @property
     def category(self) -> str:
         """format | business-rule | content | undetermined: the class of the BMF letter of 15.10.2025
         (`pipeline.check.categories`)."""
@@ -80,7 +136,24 @@ class Issue:
             d["messageDe"] = _text(self.message_de)  # (may be set after __post_init__: a PDF's undecodable name)
         if self.location is not None:
             d["location"] = self.location.to_dict()
+        terms = self.business_terms
+        if terms:
+            d["businessTerms"] = terms  # (an extension of the service specification's Issue)
         return d
+
+
+_POSITION = re.compile(r"\[\d+\]")
+
+
+def _term_at(code: str, xpath: str | None, message: str) -> str | None:
+    """The term a finding at `xpath` is about by the business-term tables (the rule's terms, else the place's)."""
+    # the place's element names decide, not its positions: a rule firing on each of 1,000 lines is looked up once
+    return _term_at_place(code, _POSITION.sub("", xpath) if xpath else None, message)
+
+
+@lru_cache(maxsize=4096)
+def _term_at_place(code: str, xpath: str | None, message: str) -> str | None:
+    return field_for_rule(code, xpath, message=message)[1]
 
 
 @dataclass

@@ -19,7 +19,7 @@ from markupsafe import Markup
 from pipeline.check import categories, verdict
 from pipeline.check.report import ERROR, WARNING, Issue, Report
 from pipeline.invoice import cdar_terms
-from pipeline.invoice.terms import field_for_rule, term_for, term_name
+from pipeline.invoice.terms import field_for_rule, fields_for_bt, term_for, term_name
 from pipeline.pdf import bidi, page
 from pipeline.settings import TEMPLATES_DIR, get_settings
 
@@ -97,6 +97,20 @@ def _term_label(rule: str, language: str = "en", xpath: str | None = None, messa
     return f"{bt} {term_name(term, language)}" if bt and term else bt
 
 
+def _finding_term(issue: Issue, language: str, xpath: str | None = None) -> str | None:
+    """The label of the term a finding is about: a content check's own term, the first of its `businessTerms` (at
+    its place the table finds the group around it: CHECK-IBAN was labelled "BG-16 Payment instructions", a
+    CHECK-CREDITOR-ID on a payee's identifier "BT-60 Payee identifier"); else `_term_label`, else the first term
+    the JSON report names (XRECHNUNG-NO-SCENARIO: BT-24)."""
+    label = None if issue.code.startswith("CHECK-") else _term_label(issue.code, language, xpath, issue.message)
+    terms = issue.business_terms if label is None else ()
+    if not terms:
+        return label
+    fields = fields_for_bt(terms[0])
+    term = term_for(fields[0]) if fields else None
+    return f"{terms[0]} {term_name(term, language)}" if term else terms[0]
+
+
 def _message(issue: Issue, language: str, prefixes: dict[str, str] | None = None) -> str:
     """The finding's text in the report's language where we wrote it (CHECK-*: German beside the API's English);
     the official rules' texts are what they are. Names in Clark notation (the XSD's "Element '{urn:...}Name'")
@@ -127,7 +141,7 @@ def _finding(issue: Issue, lines: list[str], language: str, short_path=None, pre
     column = location.column if location else None
     frame, caret = _frame(lines, line, column)
     # `column` is the document's (what the JSON report says); `caret` is where it falls in the cut frame line.
-    term = _term_label(issue.code, language, location.xpath if location else None, issue.message)
+    term = _finding_term(issue, language, location.xpath if location else None)
     return {"message": _message(issue, language, prefixes), "term": term,
             "category": categories.LABELS[language][issue.category],
             "xpath": ((short_path and short_path(location.xpath)) or location.xpath or location.pdfObject)
@@ -156,7 +170,7 @@ def _rest(rule_issues: list[Issue], language: str, prefixes=None) -> dict:
     first = rule_issues[0]
     return {"count": len(rule_issues), "lines": lines[:LISTED_LINES], "unlisted": max(0, len(lines) - LISTED_LINES),
             "message": _message(first, language, prefixes),
-            "term": _term_label(first.code, language, message=first.message),
+            "term": _finding_term(first, language),
             "category": categories.LABELS[language][first.category]}
 
 

@@ -346,6 +346,7 @@ def _validation(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict
                        "XRechnung or Peppol BIS version, a Factur-X / ZUGFeRD profile or version, ZUGFeRD 1.0, an "
                        "unknown CIUS) or a specification this endpoint does not judge, or a required check could not "
                        "run, and the rules that ran found no error; `notJudged` says why, `rules` what judged it. "
+                       "Each finding names the business terms it is about in `businessTerms` (an extension). "
                        "The report adds the content checks (`CHECK-...`, see the API description) as WARNINGs, "
                        "ERRORs with `request.strict: true`. JSON by default; `Accept: text/html` or `application/pdf` "
                        "answers the same report for people (verdict, every finding with its business term and a code "

@@ -43,6 +43,14 @@ GERMAN = ("Extension. The message in German, where this service wrote the findin
           "checks); absent for the findings of the official rules, whose texts are published in one language.")
 
 
+BUSINESS_TERMS = ("Extension. The business terms the finding is about, each once: for an official rule the ids its "
+                  "text names, in that order (`BT-115`, `BG-23`; Factur-X `BT-X-...`, the XRechnung extension's "
+                  "`BT-DEX-...`, France's `EXT-FR-FE-...`, a French status message's `MDT-...` and `MDG-...`, the "
+                  "one its rule id names first); for the content checks (`CHECK-...`) the term checked, then the "
+                  "one it is compared with; for a finding whose text names none (a code-list rule, an XSD finding) "
+                  "the term at its place. Absent when there is none (e.g. a PDF container finding).")
+
+
 class Location(_Strict):
     xpath: str | None = Field(None, description="XML documents: where the finding is (the document's own "
                                                 "prefixes, or Saxon's `*:Name[namespace-uri()=...]` steps).")
@@ -65,6 +73,8 @@ class Issue(_Strict):
     messageDe: str | None = Field(None, description=GERMAN,
                                   json_schema_extra=lambda schema: schema.pop("default", None))
     location: Location | None = None
+    businessTerms: list[str] | None = Field(None, description=BUSINESS_TERMS,
+                                            json_schema_extra=lambda schema: schema.pop("default", None))
 
 
 class Meaning(_Strict):
