@@ -7,8 +7,8 @@ under peppol), each attempt judged as tests/roundtrip/conversions.py says (issue
 --targets: every valid invoice of ../shared/realworld (XML and PDF) and every Nth XML file of ../shared/corpus
 converted to each target it is not (CII, UBL, a ZUGFeRD PDF; a PDF to CII and UBL), each result judged by our
 validate flow on its own: converted (valid, the same business terms, a BT-24 change said), refused rightly
-(SOURCE_INVALID on rules the source fails; CONVERSION_LOSS whose allowLoss result is valid and differs from the
-source only in terms it names as lost), wrong (an invalid result, a difference not named, a BT-24 unsaid, a 500),
+(SOURCE_INVALID on rules the source fails; SOURCE_NOT_CONVERTIBLE where the official CEN rules fail the source too;
+CONVERSION_LOSS whose allowLoss result is valid and differs from the source only in terms it names as lost), wrong (an invalid result, a difference not named, a BT-24 unsaid, a 500),
 other (a refusal with allowLoss too, e.g. the target's rules on content its source's rules accept).
 
 Per folder: valid XML invoices, attempts, and how many ended as: same (a valid document with the same business
@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 SHARED = REPO.parent / "shared"
 
+from roundtrip import official  # noqa: E402
 from roundtrip.conversions import MISSES, OTHER_OUTCOME, attempts_for, folder_of, is_valid, xml_files  # noqa: E402
 from roundtrip.reader import read_terms  # noqa: E402
 from roundtrip.realworld import _terms, conversion_diff  # noqa: E402
@@ -101,6 +102,10 @@ def target_attempt(parsed, data: bytes, to: str) -> tuple[str, str]:
     if code == "SOURCE_INVALID":
         valid = validate_source(parsed.source, content_checks=False).valid
         return ("wrong", detail + " (the source is valid on its claim)") if valid else ("refused rightly", detail)
+    if code == "SOURCE_NOT_CONVERTIBLE":   # values EN 16931 requires are missing (e.g. a BASIC WL has no lines)
+        cen = official.cen(parsed.source.xml).errors
+        return ("refused rightly", f"{detail} (the CEN rules fail the source: {', '.join(sorted(cen)[:6])})") if cen \
+            else ("other", detail + " (the CEN rules pass the source)")
     if code != "CONVERSION_LOSS":
         return "other", detail
     try:

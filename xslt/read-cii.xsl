@@ -102,6 +102,7 @@
         <xsl:with-param name="level" select="'documentLevel'"/>
         <xsl:with-param name="items" select="$settlement/ram:SpecifiedTradeAllowanceCharge"/>
       </xsl:call-template>
+      <xsl:apply-templates select="$settlement/ram:SpecifiedLogisticsServiceCharge[$extended]" mode="logistics-charge"/>
       <xsl:apply-templates select="$agreement/ram:AdditionalReferencedDocument[r:type-code(.) eq '916']" mode="supporting-document"/>
       <xsl:sequence select="r:leaf('paymentDueDate',
           $settlement/ram:SpecifiedTradePaymentTerms/ram:DueDateDateTime/udt:DateTimeString, 'date')"/>
@@ -439,6 +440,25 @@
             r:leaf('reason', ram:Reason),
             r:leaf('reasonCode', ram:ReasonCode)"/>
       </xsl:element>
+    </xsl:where-populated>
+  </xsl:template>
+
+  <!-- ===== Factur-X EXTENDED's logistics service charges (a description, the amount BT-X-272, the VAT category and
+       rate BT-X-273 / BT-X-274) are BG-21 document level charges in EN 16931 terms: the EXTENDED rules count
+       them into the sum of charges (BR-FXEXT-CO-12: BT-108 = sum of BT-99 + sum of BT-X-272) and into each VAT
+       breakdown's taxable amount (BR-FXEXT-S-08 and the like) exactly as a BG-21. Read as one, after the trade
+       charges (reason BT-104: the description), so that a conversion writes a BG-21 and the totals still add up.
+       Outside EXTENDED no rule counts them (the CEN rules warn of the element, CII-SR-195): not read. ===== -->
+  <xsl:template match="ram:SpecifiedLogisticsServiceCharge" mode="logistics-charge">
+    <xsl:variable name="tax" select="ram:AppliedTradeTax[1][r:is-vat(.)]"/>
+    <xsl:where-populated>
+      <documentLevelCharge>
+        <xsl:sequence select="r:src($tax/ram:TypeCode)"/>
+        <xsl:sequence select="r:amount('amount', ram:AppliedAmount, $currency),
+            r:leaf('vatCategoryCode', $tax/ram:CategoryCode),
+            r:leaf('vatRate', $tax/ram:RateApplicablePercent, 'decimal'),
+            r:leaf('reason', ram:Description)"/>
+      </documentLevelCharge>
     </xsl:where-populated>
   </xsl:template>
 

@@ -337,7 +337,26 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
         if lines:
             out.append(changed_value("BT-147", None, "gross price - net price", "UBL carries the gross price "
                                      "(BT-148) in a price allowance that needs its amount; lines " + lines))
-    return out + _tax_total(request) + _tax_currency(parsed)
+    return out + _tax_total(request) + _tax_currency(parsed) + _logistics_charges(parsed, request)
+
+
+def _logistics_charges(parsed: Parsed, request: dict) -> list[dict]:
+    """BT-99 for each document level charge read from a Factur-X EXTENDED logistics service charge (read-cii.xsl):
+    the target writes it as a BG-21 (UBL's cac:AllowanceCharge, CII's SpecifiedTradeAllowanceCharge), which is what it
+    is in EN 16931 terms, since the EXTENDED rules count it into the sum of charges (BT-108) and into the VAT
+    breakdown's taxable amount like one. Said, as the element it came from is not the one written."""
+    if parsed.read is None:
+        return []
+    out = []
+    for i, charge in enumerate(request["invoice"].get("documentLevelCharges") or []):
+        node = provenance.source_node(parsed.read, parsed.source.doc, f"invoice.documentLevelCharges[{i}].amount")
+        if node and not node["near"] and "SpecifiedLogisticsServiceCharge" in node["xpath"]:
+            amount = str(charge.get("amount"))
+            out.append(changed_value("BT-99", f"{amount} (logistics service charge, BT-X-272)", amount,
+                                     "Factur-X EXTENDED's logistics service charge is a document level charge "
+                                     "(BG-21) in EN 16931 terms: the EXTENDED rules count it into the sum of "
+                                     "charges (BT-108) and the VAT breakdown's taxable amount as one"))
+    return out
 
 
 # BT-6 where a document states it: CII in the settlement, UBL on the root

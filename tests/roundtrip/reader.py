@@ -140,18 +140,26 @@ def _allowance_charge(name: str, bg: str, charge: bool, line: bool) -> G:
         + ("ram:ChargeIndicator/udt:Indicator",) + (("1",) if charge else ("0",))))
     ubl = "cac:AllowanceCharge[%s]" % (test % (("cbc:ChargeIndicator",) + (("true",) if charge else ("false",))
                                                + ("cbc:ChargeIndicator",) + (("1",) if charge else ("0",))))
+    # Factur-X EXTENDED's logistics service charges are document level charges: its rules count their amount
+    # (BT-X-272) into BT-108 (BR-FXEXT-CO-12) and, by their VAT category (BT-X-273, BT-X-274), into the breakdowns
+    logistics = charge and not line
+    if logistics:
+        cii += " | %s/ram:SpecifiedLogisticsServiceCharge[contains(/rsm:CrossIndustryInvoice/rsm:ExchangedDocument" \
+               "Context/ram:GuidelineSpecifiedDocumentContextParameter/ram:ID, ':extended')]" % parent
     terms = [
-        T("amount", bg, "ram:ActualAmount", "cbc:Amount", NUM),
+        T("amount", bg, "ram:ActualAmount" + ("|ram:AppliedAmount" if logistics else ""), "cbc:Amount", NUM),
         T("percentage", bg, "ram:CalculationPercent", "cbc:MultiplierFactorNumeric", NUM),
         T("baseAmount", bg, "ram:BasisAmount", "cbc:BaseAmount", NUM),
     ]
     if not line:
         terms += [
-            T("vatCategoryCode", bg, "ram:CategoryTradeTax/ram:CategoryCode", "cac:TaxCategory/cbc:ID"),
-            T("vatRate", bg, "ram:CategoryTradeTax/ram:RateApplicablePercent", "cac:TaxCategory/cbc:Percent", NUM),
+            T("vatCategoryCode", bg, "ram:CategoryTradeTax/ram:CategoryCode|ram:AppliedTradeTax/ram:CategoryCode",
+              "cac:TaxCategory/cbc:ID"),
+            T("vatRate", bg, "ram:CategoryTradeTax/ram:RateApplicablePercent|ram:AppliedTradeTax/ram:RateApplicablePercent",
+              "cac:TaxCategory/cbc:Percent", NUM),
         ]
     terms += [
-        T("reason", bg, "ram:Reason", "cbc:AllowanceChargeReason"),
+        T("reason", bg, "ram:Reason" + ("|ram:Description" if logistics else ""), "cbc:AllowanceChargeReason"),
         T("reasonCode", bg, "ram:ReasonCode", "cbc:AllowanceChargeReasonCode"),
     ]
     return G(name, bg, cii, ubl, tuple(terms), many=True)
