@@ -60,7 +60,7 @@ def test_every_sub_line_and_third_party_payment_is_on_the_page(pdfs, source_file
         assert f"+{shown(payment['amount'], lang)} EUR" in text
         assert "".join(payment["description"].split()) in packed and payment["paymentType"] in text
     assert (("Sub-lines" if lang == "en" else "Unterpositionen") in text) == bool(subs)
-    assert (("Third-party payment" if lang == "en" else "Zahlung Dritter") in text) == bool(payments)
+    assert (("Third-party payment" if lang == "en" else "Fremdforderung") in text) == bool(payments)
 
 
 @pytest.mark.parametrize("source_file, lang", CASES, ids=IDS)

@@ -123,7 +123,7 @@
       'line': 'Zeile', 'finding': 'Befund', 'businessTerms': 'Geschäftsbegriffe', 'term': 'Geschäftsbegriff',
       'value': 'Wert',
       'subLines': 'Unterpositionen', 'subLinesNote': 'Teil der Position darüber, nicht in den Summen enthalten.',
-      'thirdParty': 'Zahlung Dritter', 'notShown': 'Nicht gezeigt'
+      'thirdParty': 'Fremdforderung', 'notShown': 'Nicht gezeigt'
     }
   }"/>
   <xsl:variable name="L" select="$labels($lang)"/>

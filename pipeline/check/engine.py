@@ -25,7 +25,7 @@ from pathlib import Path
 from lxml import etree
 
 from pipeline import budget, saxon
-from pipeline.check import applied, optimise, packs, scenarios, xmlinput
+from pipeline.check import applied, optimise, packs, scenarios, xmlinput, xsd_german
 from pipeline.check.applied import Checked, Rules
 from pipeline.check.report import ERROR, Issue, Location, severity_of_flag
 from pipeline.check.xmlinput import ParsedXml, XmlInputError
@@ -142,7 +142,8 @@ def xsd_issues(doc: ParsedXml, xsd_path: Path) -> list[Issue]:
         if where.line is None:
             where = Location(xpath=path, line=e.line or None, column=e.column or None)
         code = XSD_PREFIX + e.type_name.replace("SCHEMAV_", "").replace("_", "-")
-        issues.append(Issue(ERROR, code, e.message, where))
+        # libxml2's English sentence; pages and reports in German show message_de
+        issues.append(Issue(ERROR, code, e.message, where, message_de=xsd_german.german(e.message)))
     return issues + faults
 
 
