@@ -100,6 +100,47 @@ def test_answers_nobody_reads_wait_in_spool_files_not_in_the_workers_memory(serv
     assert worker_pids(server) == pids
 
 
+def test_clients_that_read_their_answers_slowly_or_never_lose_them_and_their_spool_files(served):
+    """Two clients never read; two read 1 KiB every half second (2 KiB/s) and never pause for the 10 s client
+    timeout. An answer must be taken at 16 KiB/s or faster, with the client timeout of slack (serve.py `_flush`;
+    before, every byte taken gave a whole client timeout more): the worker drops all four connections and their
+    spool files within a minute, while the clients still hold their sockets (what the kernel had taken of the
+    answers still trickles to them). The count of such files per worker is bounded by its connections (one answer
+    each) and their bytes by EINVOICE_BODY_SPOOL."""
+    server, token, results = served
+    pids = worker_pids(server)
+    head = f"GET {results} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+    socks = []
+    try:
+        for _ in range(4):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", server.port))
+            s.settimeout(0.2)
+            s.sendall(head)
+            socks.append(s)
+        answered = wait_for(lambda: len([x for x in access_lines(server.log_path) if x["path"] == results]) >= 4,
+                            300, step=0.5)
+        assert answered, "the worker did not answer the 4 requests"
+        started, got, held = time.monotonic(), 0, _spool_files(pids)
+        while time.monotonic() - started < 90 and held:
+            for s in socks[2:]:
+                try:
+                    got += len(s.recv(1024))
+                except (socket.timeout, ConnectionResetError):
+                    pass
+            time.sleep(0.5)
+            held = _spool_files(pids)
+        gone = time.monotonic() - started
+        print(f"slow and non-reading clients: spool files gone after {gone:.1f} s; the trickling ones read {got} bytes")
+        assert held == 0 and gone < 60, (held, gone)
+        assert requests.get(server.url + "/healthz", timeout=30).status_code == 200
+    finally:
+        for s in socks:
+            s.close()
+    assert worker_pids(server) == pids
+
+
 def test_a_bare_http_0_9_request_line_is_answered_at_once(served):
     """`GET /healthz` and its end of line, nothing more, as an HTTP/0.9 client sends it and then waits: 505 in our
     error shape at once (it was answered at the client timeout, 10 s), with its access line."""

@@ -193,6 +193,42 @@ def test_the_http2_preface_is_505(node):
     assert parsed["errorCode"] == "HTTP_VERSION_NOT_SUPPORTED" and "HTTP/2.0" in parsed["message"] and closed
 
 
+@pytest.mark.parametrize("raw, said", [
+    (b"GET /healthz RTSP/1.0\r\n\r\n", "RTSP/1.0"),
+    (b"OPTIONS * RTSP/1.0\r\nCSeq: 1\r\n\r\n", "RTSP/1.0"),
+    (b"DESCRIBE rtsp://x/stream RTSP/1.0\r\nCSeq: 2\r\n\r\n", "RTSP/1.0"),
+    (b"SOURCE /healthz ICE/1.0\r\n\r\n", "ICE/1.0"),
+])
+def test_a_request_line_of_another_protocol_is_505(node, raw, said):
+    """llhttp takes RTSP/x.y and ICE/x.y as well as HTTP/x.y and tells only the version: `GET /healthz RTSP/1.0`
+    was answered `HTTP/1.0 200 OK`."""
+    data, closed = _answer(node.port, raw + NEXT)
+    parsed = _error(data, 505)
+    assert parsed["errorCode"] == "HTTP_VERSION_NOT_SUPPORTED" and said in parsed["message"] and closed
+    assert len(STATUS.findall(data)) == 1, data  # the pipelined request after it is not answered
+
+
+def test_another_protocol_is_505_also_when_its_request_line_trickles_in(node):
+    """The target and the protocol name split across reads, a byte at a time where they meet."""
+    with socket.create_connection(("127.0.0.1", node.port), timeout=5) as s:
+        for piece in (b"GET /heal", b"thz", b" ", b"R", b"TSP/1", b".0\r", b"\n\r\n"):
+            s.sendall(piece)
+            time.sleep(0.15)  # (each piece its own read)
+        parsed = _error(_read_all(s, 5), 505)
+    assert "RTSP/1.0" in parsed["message"]
+
+
+def test_http_requests_naming_another_protocol_elsewhere_are_served(node):
+    """In one read: an HTTP/1.1 request whose body holds an RTSP request line, one whose field value does, both
+    with the same target as the RTSP request that follows them: 200, 200, then 505 for the RTSP one."""
+    fake = b"/healthz RTSP/1.0\r\n"
+    raw = (b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\nGET " % (len(fake) + 4) + fake
+           + b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Note: " + fake
+           + b"\r\nGET /healthz RTSP/1.0\r\n\r\n")
+    data, closed = _answer(node.port, raw)
+    assert STATUS.findall(data) == [b"200", b"200", b"505"] and closed, data[-600:]
+
+
 # -- bytes that carry no body ----------------------------------------------------------------------------------------
 
 def _cpu_seconds(pid: int) -> float:

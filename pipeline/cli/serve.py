@@ -22,7 +22,8 @@ does not answer (the app's 404, or 405 and Allow, given as soon as the head is i
 connection closes, lingering (`_LINGER_IDLE`); a trusted proxy's body is read, see `route_refused`), `OPTIONS *`
 (the server's methods), the bytes llhttp skips without bound (chunk extensions, empty lines before a request line),
 the upload cap (413 without buffering the rest), the deadlines (408) and the caps a public endpoint needs (settings:
-EINVOICE_CLIENT_TIMEOUT for the head and between reads, EINVOICE_REQUEST_DEADLINE for the whole request,
+EINVOICE_CLIENT_TIMEOUT for the head and between reads (an answer is taken at _FAIR_PACE or faster with
+that slack: `_flush`), EINVOICE_REQUEST_DEADLINE for the whole request,
 EINVOICE_MAX_CLIENT_CONNECTIONS per address and EINVOICE_MAX_WORKER_CONNECTIONS per worker with room made fairly
 (`_make_fair_room`), EINVOICE_KEEPALIVE_REQUESTS per connection), and where bodies and answers wait
 (pipeline.cli.bodies: small ones in memory within EINVOICE_BODY_MEMORY, large ones and job uploads in spool files
@@ -407,12 +408,21 @@ def _malformed(status: int, reason: str, detail: str) -> _Refused:
 
 
 _VERSIONS = ("1.0", "1.1")
+# llhttp also takes `RTSP/x.y` (and `ICE/x.y` after SOURCE) as a request line's protocol and tells only the version
+# (`GET / RTSP/1.0` was served as HTTP/1.0): the bytes after the target, up to this many, name it (`_Conn.on_url`)
+_PROTOCOL_BYTES = 12  # " RTSP/1.0\r\n" and one more
 
 
-def _unsupported_version(version: str | None) -> _Refused:
-    said = f"HTTP/{version}" if version else "This HTTP version"
+def _unsupported_version(version: str | None, protocol: str = "HTTP") -> _Refused:
+    said = f"{protocol}/{version}" if version else "This HTTP version"
     return _Refused(505, "HTTP Version Not Supported", "HTTP_VERSION_NOT_SUPPORTED",
                     f"{said} is not supported; send HTTP/1.1 or HTTP/1.0.")
+
+
+def _protocol(after_target) -> str | None:
+    """The protocol name of a request line from the bytes after its target (` RTSP/1.0\r\n`); None: not known."""
+    name, slash, _ = bytes(after_target or b"").lstrip(b" ").partition(b"/")
+    return name.decode("latin-1") if slash else None
 
 
 def _shown(value: bytes, limit: int = 64) -> str:
@@ -556,11 +566,12 @@ class _Message:
 
     __slots__ = ("started", "target", "fields", "head_bytes", "headers_done", "body", "expect", "continued",
                  "fed_at", "job", "body_since", "method", "authority", "announced", "window_at", "window_size",
-                 "recent", "moved_at")
+                 "recent", "moved_at", "after_target")
 
     def __init__(self, started: float, fed_at: int):
         self.started, self.fed_at = started, fed_at
         self.target = b""
+        self.after_target = None  # the first bytes after its target, where the protocol is named (_PROTOCOL_BYTES)
         self.fields = []
         self.head_bytes = 0
         self.headers_done = self.expect = self.continued = self.job = False
@@ -607,7 +618,7 @@ class _Conn:
 
     __slots__ = ("sock", "addr", "worker", "parser", "msg", "pending", "refusal", "out", "close_after",
                  "deadline", "mask", "served", "fed", "eof", "forwarding", "quiet_at", "unread", "linger",
-                 "linger_until")
+                 "linger_until", "feeding", "scan")
 
     def __init__(self, sock, addr, worker, now: float):
         import httptools
@@ -628,6 +639,7 @@ class _Conn:
         self.unread = 0  # bytes of a refused request's announced body that may still come (see _LINGER_IDLE)
         self.linger = None  # lingering after a refusal: bytes it may still discard; None: not lingering
         self.linger_until = _NEVER
+        self.feeding, self.scan = b"", 0  # the read being parsed; where in it the last target part was found
 
     def drop_message(self) -> None:
         """The request being received is not going on: its body's bytes and budget go."""
@@ -656,6 +668,23 @@ class _Conn:
         if len(msg.target) > self.worker.line_limit:
             raise _Refused(414, "URI Too Long", "MALFORMED_HTTP_REQUEST", f"URI Too Long: the request target "
                            f"exceeds {self.worker.line_limit} bytes.")
+        # where the part is in the read being parsed (the parser does not say): the first place from the last one
+        # found that is a whole token (a space or the read's edge on each side), the bytes after it name the protocol
+        # (what came before it on this read, the heads and bodies of requests before it, is passed: `_passed`)
+        data, end = self.feeding, len(part)
+        at = data.find(part, self.scan)
+        while at >= 0 and not ((at == 0 or data[at - 1] == 32) and data[at + end:at + end + 1] in (b" ", b"")):
+            at = data.find(part, at + 1)
+        if at >= 0:
+            self.scan = at + end
+            msg.after_target = bytearray(data[at + end:at + end + _PROTOCOL_BYTES])
+
+    def _passed(self, part: bytes) -> bool:
+        """The parser is past `part` of the read (its head's end, a piece of its body): the next target is after."""
+        at = self.feeding.find(part, self.scan)
+        if at >= 0:
+            self.scan = at + len(part)
+        return at >= 0
 
     def on_header(self, name: bytes, value: bytes):
         msg, worker = self.msg, self.worker
@@ -676,8 +705,12 @@ class _Conn:
     def on_headers_complete(self):
         msg, worker, parser = self.msg, self.worker, self.parser
         msg.headers_done, msg.body_since, msg.method = True, time.monotonic(), parser.get_method()
+        self._passed(b"\n\r\n") or self._passed(b"\n\n")  # the head's end
         msg.window_at = msg.moved_at = msg.body_since
         version = parser.get_http_version()
+        protocol = _protocol(msg.after_target)
+        if protocol not in ("HTTP", None):  # RTSP/1.0, ICE/1.0
+            raise _unsupported_version(version, protocol)
         if version not in _VERSIONS:  # llhttp reads a request line without a version as HTTP/0.9, and takes 2.0
             raise _unsupported_version(version)
         codings = _transfer_codings(msg.fields)
@@ -728,6 +761,7 @@ class _Conn:
             msg.body = Body(worker.bodies, announced, worker.jobs_dir if msg.job else None)
 
     def on_body(self, part: bytes):
+        self._passed(part)
         msg = self.msg
         body = msg.body
         if body is None:  # chunked
@@ -1132,6 +1166,10 @@ class BufferedWorker(_worker_base()):
             return
         had = len(conn.pending)
         conn.fed += len(data)
+        after = msg.after_target if msg is not None and not msg.headers_done else None
+        if after is not None and len(after) < _PROTOCOL_BYTES:  # the target ended with the last read
+            after += data[:_PROTOCOL_BYTES - len(after)]
+        conn.feeding, conn.scan = data, 0
         try:
             conn.parser.feed_data(data)
         except httptools.HttpParserUpgrade:  # no protocol switch here: the request is answered, then close
@@ -1153,6 +1191,7 @@ class BufferedWorker(_worker_base()):
                 refused = _unsupported_version(None) if "HTTP version" in detail else _malformed(400, "Bad Request",
                                                                                                   detail)
             self._refuse(conn, refused)
+        conn.feeding = b""  # (a read of 256 KiB is not kept)
         now = time.monotonic()
         msg = conn.msg
         if msg is not None and conn.refusal is None:
@@ -1269,13 +1308,17 @@ class BufferedWorker(_worker_base()):
             return
         while conn.out:
             try:
-                conn.out.send(conn.sock)
+                sent = conn.out.send(conn.sock)
             except (BlockingIOError, InterruptedError):
                 break
             except OSError:
                 self._close(conn)
                 return
-            conn.deadline = time.monotonic() + self.client_timeout
+            # an answer is taken at _FAIR_PACE or faster, with EINVOICE_CLIENT_TIMEOUT of slack: each byte taken
+            # moves the deadline 1/_FAIR_PACE s on, at most to the client timeout from now. A client that read a
+            # little every few seconds held its answer (and its spool file) for good; now it goes within about
+            # the client timeout once it reads slower, and an answer is held at most size / _FAIR_PACE + that.
+            conn.deadline = min(time.monotonic() + self.client_timeout, conn.deadline + sent / _FAIR_PACE)
         if conn.out:
             self._events(conn)
             return
