@@ -3,7 +3,8 @@ and the official chain run on its own (lxml's XSD, Saxon with FNFE's original st
 code of ours between).
 
 MUTATIONS: (name, example, edit of its tree, the one rule id the official chain then fails). The first five are the
-issue's cases; the others exercise more rules (for the optimised copies' equality with the originals).
+issue's cases; the others exercise every other assert of FNFE's stylesheet a message can fail (each is also a case
+of the optimised copies' equality with the originals).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ NS = {"rsm": "urn:un:unece:uncefact:data:standard:CrossDomainAcknowledgementAndR
 SVRL = "{http://purl.oclc.org/dsdl/svrl}"
 RRD = "/rsm:CrossDomainAcknowledgementAndResponse/rsm:AcknowledgementDocument/ram:ReferenceReferencedDocument"
 EXD = "/rsm:CrossDomainAcknowledgementAndResponse/rsm:ExchangedDocument"
+DST = f"{RRD}/ram:SpecifiedDocumentStatus"
 
 
 def examples() -> list[Path]:
@@ -55,6 +57,20 @@ def _drop(xpath: str):
     def edit(tree):
         for node in tree.xpath(xpath, namespaces=NS):
             node.getparent().remove(node)
+    return edit
+
+
+def _add(parent: str, after: str | None, xml: str):
+    """Insert `xml` (one element, `ram:` prefixed) into the one `parent`: after its last child named `after` (the
+    D22B XSD's order), or first."""
+    def edit(tree):
+        ram = NS["ram"]
+        element = etree.fromstring(f'<wrap xmlns:ram="{ram}">{xml}</wrap>')[0]
+        node = _one(tree, parent)
+        if after is None:
+            node.insert(0, element)
+        else:
+            node.findall(f"{{{ram}}}{after}")[-1].addnext(element)
     return edit
 
 
@@ -107,7 +123,49 @@ MUTATIONS = [
      "BR-FR-CDV-CL-11_MDT-207"),
     ("a message type outside the list", "212", _set("//rsm:AcknowledgementDocument/ram:TypeCode", "24"),
      "BR-FR-CDV-09_MDT-77"),
+    # every other assert of FNFE's stylesheet that a message can fail (RULES_THAT_CANNOT_FAIL: the others)
+    ("no status code", "204", _drop(f"{RRD}/ram:ProcessConditionCode"), "BR-FR-CDV-12_MDT-105"),
+    ("a sender role outside the processing list", "204", _set(f"{EXD}/ram:SenderTradeParty/ram:RoleCode", "DFH"),
+     "BR-FR-CDV-CL-02_MDT-21_23"),
+    ("a platform's status issued by the seller", "200", _set(f"{EXD}/ram:IssuerTradeParty/ram:RoleCode", "SE"),
+     "BR-FR-CDV-CL-03_MDT-40_305"),
+    ("a status code of the processing phase in transmission", "200", _set(f"{RRD}/ram:StatusCode", "45"),
+     "BR-FR-CDV-CL-05_MDT-88_305"),
+    ("a detail's status code outside the list", "207",
+     _add(DST, "Reason", "<ram:ProcessConditionCode>299</ram:ProcessConditionCode>"), "BR-FR-CDV-CL-06_MDT-115"),
+    ("an invoice issuer who is not the seller", "204",
+     _add(f"{RRD}/ram:IssuerTradeParty", "GlobalID", "<ram:RoleCode>BY</ram:RoleCode>"), "BR-FR-CDV-CL-07_MDT-132"),
+    ("an invoice recipient role outside the list", "204",
+     _add(RRD, "IssuerTradeParty", '<ram:RecipientTradeParty><ram:GlobalID schemeID="0002">200000008</ram:GlobalID>'
+          "<ram:RoleCode>CN</ram:RoleCode></ram:RecipientTradeParty>"), "BR-FR-CDV-CL-08_MDT-158"),
+    ("a submission with a reason other than not sent", "200",
+     _add(RRD, "IssuerTradeParty", "<ram:SpecifiedDocumentStatus><ram:ReasonCode>AUTRE</ram:ReasonCode>"
+          "<ram:SequenceNumeric>1</ram:SequenceNumeric></ram:SpecifiedDocumentStatus>"), "BR-FR-CDV-CL-09_MDT-113_200"),
+    # the dispute's reason TX_TVA_ERR under statuses whose list lacks it
+    ("a partial approval with a dispute's reason", "207", _set(f"{RRD}/ram:ProcessConditionCode", "206"),
+     "BR-FR-CDV-CL-09_MDT-113_206"),
+    ("a suspension with a dispute's reason", "207", _set(f"{RRD}/ram:ProcessConditionCode", "208"),
+     "BR-FR-CDV-CL-09_MDT-113_208"),
+    ("a rejection with a dispute's reason", "207", _set(f"{RRD}/ram:ProcessConditionCode", "213"),
+     "BR-FR-CDV-CL-09_MDT-113_213"),
+    ("a routing error with a dispute's reason", "207", _set(f"{RRD}/ram:ProcessConditionCode", "221"),
+     "BR-FR-CDV-CL-09_MDT-113_221"),
+    ("an inadmissible invoice with a dispute's reason", "207", _set(f"{RRD}/ram:ProcessConditionCode", "501"),
+     "BR-FR-CDV-CL-09_MDT-113_501"),
+    ("a refusal with a reason of no refusal", "207", _both(_set(f"{RRD}/ram:ProcessConditionCode", "210"),
+                                                           _set(f"{DST}/ram:ReasonCode", "AUTRE")),
+     "BR-FR-CDV-CL-09_MDT-113_210"),
+    # sender 9999 (scheme 0238), the State's platform: its refusals have their own list, without PU_ERR
+    ("a State platform's refusal with a reason of no refusal", "207",
+     _both(_set(f"{RRD}/ram:ProcessConditionCode", "210"), _set(f"{DST}/ram:ReasonCode", "PU_ERR"),
+           _add(f"{EXD}/ram:SenderTradeParty", None, '<ram:GlobalID schemeID="0238">9999</ram:GlobalID>')),
+     "BR-FR-CDV-CL-09_MDT-113_210B2G"),
 ]
+# The asserts of FNFE's stylesheet no message fails, so no mutation above: five test the context node itself
+# (`test="."`: true wherever the rule fires, and the rule does not fire where the element is missing), and
+# 07_MDT-38_no has `count(...) ge 0` in an `or`, always true.
+RULES_THAT_CANNOT_FAIL = ("BR-FR-CDV-01_MDG-3", "BR-FR-CDV-04_MDG-4", "BR-FR-CDV-05_MDG-9", "BR-FR-CDV-06_MDT-21",
+                          "BR-FR-CDV-10_MDT-87", "BR-FR-CDV-07_MDT-38_no")
 
 
 def mutated(edit, status: str) -> bytes:

@@ -8,8 +8,10 @@ import json
 from collections import Counter
 
 import pytest
+from lxml import etree
 
-from cdar_cases import FATAL, MUTATIONS, WARNING, example, examples, mutated, official_chain
+from cdar_cases import (EXD, FATAL, MUTATIONS, PACK, RRD, RULES_THAT_CANNOT_FAIL, WARNING, _add, _drop, example,
+                        examples, mutated, official_chain)
 from pipeline.check import cdar, engine, optimise, packs, xmlinput
 from pipeline.flows.status_validate import validate_status
 from pipeline.invoice import cdar_terms
@@ -55,10 +57,41 @@ def test_an_example_mutated_to_break_one_rule_fails_exactly_that_rule(name, stat
     assert set(official[1]) == {rule} and set(_ours(report)[1]) == {rule}
     # as FNFE publishes it: the fatal stylesheet's flag, and the same check again as a warning
     severities = Counter(i.severity for i in report.issues)
-    if rule == "BR-FR-CDV-CL-06_MDT-105":   # FNFE left the status code list a warning, for agreed codes
+    if rule.startswith("BR-FR-CDV-CL-06_"):   # FNFE left the status code list a warning, for agreed codes
         assert report.valid and severities == Counter({"WARNING": 2})
     else:
         assert not report.valid and severities == Counter({"ERROR": 1, "WARNING": 1})
+
+
+def test_every_assert_of_fnfe_s_stylesheets_is_broken_by_a_mutation_or_cannot_fail():
+    """The mutations cover FNFE's rules: each assert id of both published stylesheets (.sch, fatal and _WARNING) is
+    the one rule a mutation breaks, or one no message can fail (RULES_THAT_CANNOT_FAIL)."""
+    def asserts(name):
+        tree = etree.parse(str(PACK / "sch" / name))
+        return {a.get("id") for a in tree.iter("{http://purl.oclc.org/dsdl/schematron}assert")}
+    fatal, warning = asserts(FATAL.stem + ".sch"), asserts(WARNING.stem + ".sch")
+    broken = [m[3] for m in MUTATIONS]
+    assert fatal == warning
+    assert len(broken) == len(set(broken)) and not set(broken) & set(RULES_THAT_CANNOT_FAIL)
+    assert fatal == set(broken) | set(RULES_THAT_CANNOT_FAIL)
+
+
+@pytest.mark.parametrize("rule, status, edit", [
+    # the element the rule is about left out: the rule does not fire (another may, or the XSD)
+    ("BR-FR-CDV-01_MDG-3", "204", _drop("//ram:GuidelineSpecifiedDocumentContextParameter")),
+    ("BR-FR-CDV-04_MDG-4", "204", _drop(f"{EXD}/ram:IssueDateTime")),
+    ("BR-FR-CDV-05_MDG-9", "204", _drop(f"{EXD}/ram:SenderTradeParty")),
+    ("BR-FR-CDV-06_MDT-21", "204", _drop(f"{EXD}/ram:SenderTradeParty/ram:RoleCode")),
+    ("BR-FR-CDV-10_MDT-87", "204", _drop(f"{RRD}/ram:IssuerAssignedID")),
+    # an issuer identifier in the transmission phase, which the rule's text forbids
+    ("BR-FR-CDV-07_MDT-38_no", "200",
+     _add(f"{EXD}/ram:IssuerTradeParty", None, '<ram:GlobalID schemeID="0238">0003</ram:GlobalID>')),
+], ids=lambda v: v if isinstance(v, str) and v.startswith("BR-") else "")
+def test_the_rules_that_cannot_fail_do_not_fire_where_their_text_says_they_should(rule, status, edit):
+    data = mutated(edit, status)
+    official = official_chain(data)
+    assert rule in RULES_THAT_CANNOT_FAIL and rule not in official[1]
+    assert _ours(validate_status(data)) == official
 
 
 def test_the_issue_cases_are_the_first_five_mutations():
