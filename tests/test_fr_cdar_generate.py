@@ -345,3 +345,22 @@ def test_the_term_of_a_missing_reason_is_the_one_the_official_rule_names():
     [entry] = _refusal(request).errors
     assert (entry.field, entry.businessTerm) == ("status.details[0].reasonCode",
                                                  cdar_terms.term_of_rule("BR-FR-CDV-15_MDT-113"))
+
+
+def test_a_state_platform_s_refusal_names_its_own_reason_list(monkeypatch):
+    """A refusal sent by the State's platform (sender 9999 of scheme 0238) has its own reasons (BR-FR-CDV-CL-09
+    _MDT-113_210B2G); the rule's text lists CONTACT_ACHTR, its test refuses it. The 400 named the list of a
+    business's refusal and said nothing of the State's: it now names the list and the rule that apply."""
+    from test_fr_cdar_every_status import request_for
+    request = request_for("210", False)
+    request["message"]["sender"].update(id="9999", idScheme="0238")
+    request["status"]["details"] = [{"reasonCode": "CONTACT_ACHTR"}]
+    [entry] = _refusal(request).errors
+    assert (entry.field, entry.businessTerm, entry.code) == ("status.details[0].reasonCode", "MDT-113", "INVALID_VALUE")
+    assert "State's platform" in entry.message and "BR-FR-CDV-CL-09_MDT-113_210B2G" in entry.message
+    assert "RETRAIT_MAN_SERV" in entry.message
+    monkeypatch.setattr(cdar, "request_errors", lambda request: [])   # the official rules say the same
+    error = _refusal(request)
+    assert error.http_status == 422 and [e.code for e in error.errors] == ["BR-FR-CDV-CL-09_MDT-113_210B2G"]
+    request["status"]["details"] = [{"reasonCode": "RETRAIT_MAN_SERV"}]   # the State's own reason
+    assert official_chain(_generate(request))[0]

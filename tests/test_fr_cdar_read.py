@@ -223,3 +223,23 @@ def test_the_page_as_html_and_what_is_refused(client):
     assert r.status_code == 400 and r.json["errors"][0]["field"] == "request.language"
     r = _files(client, BASE + "/render", [("204.xml", example("204").read_bytes())], headers={"Accept": "image/png"})
     assert r.status_code == 406
+
+
+@pytest.mark.parametrize("code, reason, fr, en", [
+    ("213", "REJ_SEMAN", "Rejet pour erreur sémantique", "Rejected: semantic error"),
+    ("501", "IRR_ANTIVIRUS", "Échec du contrôle antivirus", "Failed the virus check"),
+    ("207", "NON_CONFORME", "Mention légale manquante", "Legal mention missing"),
+    ("210", "ADR_ERR", "Adresse de facturation électronique erronée", "Wrong electronic invoicing address"),
+])
+def test_a_rejection_s_or_refusal_s_reason_is_named_on_the_page(code, reason, fr, en):
+    """The reasons of a platform's rejection (213) and of an inadmissible file (501) were shown as bare codes, and
+    two labels said something else than the reform's tables: NON_CONFORME read "Non conforme" (it is a missing legal
+    mention), ADR_ERR "Adresse erronée" (it is the electronic invoicing address, not a postal one)."""
+    from test_fr_cdar_every_status import request_for
+    request = request_for(code, False)
+    request["status"]["details"] = [{"reasonCode": reason}]
+    xml = status_generate.generate_status(dump_request(request))[0]
+    assert official_chain(xml)[0]
+    for language, label in (("fr", fr), ("en", en)):
+        shown = page_text(status_read.render_status([(f"{code}.xml", xml)], language, html=True))
+        assert f"{reason} – {label}" in shown, language

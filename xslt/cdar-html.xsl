@@ -419,9 +419,10 @@
               <td><xsl:value-of select="changed ! f:l(if (. = 'true') then 'yes' else 'no')"/></td>
             </tr>
             <xsl:for-each select="location">
-              <!-- the invoice XML path of the datum, on a row of its own: too long for a column -->
+              <!-- the invoice XML path of the datum, on a row of its own: too long for a column (French sets a
+                   no-break space before the colon) -->
               <tr class="location"><td/><td colspan="5" class="small mono wrap">
-                <xsl:value-of select="f:term(.)?label || ': '"/><xsl:sequence select="f:steps(.)"/></td></tr>
+                <xsl:value-of select="f:term(.)?label || (if ($lang = 'fr') then '&#160;: ' else ': ')"/><xsl:sequence select="f:steps(.)"/></td></tr>
             </xsl:for-each>
           </xsl:for-each>
         </tbody>

@@ -99,7 +99,7 @@ def _join_unnamed_sellers(groups: dict[tuple, list[dict]]) -> None:
     invoice it could not read) joins the one invoice of that number whose seller is named; shown apart, it read as
     another invoice. With several sellers' invoices of that number it stays apart: which one it is about is not
     said."""
-    for siren, number in [key for key in groups if not key[0] and key[1]]:
+    for number in [number for seller, number in groups if not seller and number]:
         named = [key for key in groups if key[0] and key[1] == number]
         if len(named) == 1:
             groups[named[0]].extend(groups.pop(("", number)))

@@ -85,33 +85,60 @@ B2G_SENDER_ID = "9999"                # a sender GlobalID 9999 (scheme 0238): th
 SIREN_SCHEME = france.SIREN_SCHEME
 # BR-FR-CDV-15: the statuses that carry a reason (MDT-113)
 REASON_REQUIRED = ("206", "207", "208", "210", "213", "501")
-# BR-FR-CDV-CL-09: the reason codes, with a label (fr, en), and those each status allows
+# BR-FR-CDV-CL-09: the reason codes, with a label (fr, en), and those each status allows. The labels follow the
+# reform's tables of reasons (DGFiP's external specifications: the refusal reasons of annex 7, the inadmissibility
+# reasons of the general file's table 3; FNFE-MPE's for the rejections): NON_CONFORME is a missing legal mention,
+# ADR_ERR the electronic invoicing address, not a postal one. RETRAIT_MAN_SERV has no published label: shown as its
+# code.
 REASONS = {
-    "RETRAIT_MAN_SERV": None, "ST_CT_NON_DECLAR": None, "SUPPR_COMP_AVOIR": None, "TRANSF_PMNT_REGIE": None,
-    "CONTACT_ACHTR": None, "NON_TRANSMISE": ("Destinataire non connecté", "Recipient not connected"),
-    "JUSTIF_ABS": ("Justificatif absent", "Supporting document missing"),
+    "RETRAIT_MAN_SERV": None,
+    "ST_CT_NON_DECLAR": ("Sous-traitant ou cotraitant non déclaré", "Subcontractor or co-contractor not declared"),
+    "SUPPR_COMP_AVOIR": ("Suppression pour compensation d'avoirs", "Withdrawn to offset credit notes"),
+    "TRANSF_PMNT_REGIE": ("Transfert pour paiement en régie", "Transferred for payment by the public cashier"),
+    "CONTACT_ACHTR": ("Autre : contacter l'acheteur", "Other: contact the buyer"),
+    "NON_TRANSMISE": ("Destinataire non connecté", "Recipient not connected"),
+    "JUSTIF_ABS": ("Justificatif absent ou insuffisant", "Supporting document missing or insufficient"),
     "ROUTAGE_ERR": ("Erreur de routage", "Routing error"), "AUTRE": ("Autre", "Other"),
     "COORD_BANC_ERR": ("Coordonnées bancaires erronées", "Wrong bank details"),
     "TX_TVA_ERR": ("Taux de TVA erroné", "Wrong VAT rate"),
     "MONTANTTOTAL_ERR": ("Montant total erroné", "Wrong total amount"),
-    "CALCUL_ERR": ("Erreur de calcul", "Calculation error"), "NON_CONFORME": ("Non conforme", "Not compliant"),
-    "DOUBLON": ("Doublon", "Duplicate"), "DEST_INC": ("Destinataire inconnu", "Unknown recipient"),
+    "CALCUL_ERR": ("Erreur de calcul", "Calculation error"),
+    "NON_CONFORME": ("Mention légale manquante", "Legal mention missing"),
+    "DOUBLON": ("Facture en doublon", "Duplicate invoice"), "DEST_INC": ("Destinataire inconnu", "Unknown recipient"),
     "DEST_ERR": ("Destinataire erroné", "Wrong recipient"), "TRANSAC_INC": ("Transaction inconnue",
                                                                             "Unknown transaction"),
     "EMMET_INC": ("Émetteur inconnu", "Unknown issuer"), "CONTRAT_TERM": ("Contrat terminé", "Contract ended"),
-    "DOUBLE_FACT": ("Double facturation", "Invoiced twice"), "CMD_ERR": ("Commande erronée", "Wrong order reference"),
-    "ADR_ERR": ("Adresse erronée", "Wrong address"), "SIRET_ERR": ("SIRET erroné", "Wrong SIRET"),
-    "CODE_ROUTAGE_ERR": ("Code de routage erroné", "Wrong routing code"),
+    "DOUBLE_FACT": ("Double facturation", "Invoiced twice"),
+    "CMD_ERR": ("Numéro de commande erroné ou manquant", "Order number wrong or missing"),
+    "ADR_ERR": ("Adresse de facturation électronique erronée", "Wrong electronic invoicing address"),
+    "SIRET_ERR": ("SIRET erroné ou absent", "SIRET wrong or missing"),
+    "CODE_ROUTAGE_ERR": ("Code routage erroné ou absent", "Routing code wrong or missing"),
     "REF_CT_ABSENT": ("Référence contractuelle absente", "Contract reference missing"),
     "REF_ERR": ("Référence erronée", "Wrong reference"), "PU_ERR": ("Prix unitaire erroné", "Wrong unit price"),
     "REM_ERR": ("Remise erronée", "Wrong discount"), "QTE_ERR": ("Quantité erronée", "Wrong quantity"),
     "ART_ERR": ("Article erroné", "Wrong item"), "MODPAI_ERR": ("Modalités de paiement erronées",
                                                                 "Wrong payment terms"),
-    "QUALITE_ERR": ("Qualité erronée", "Wrong quality"), "LIVR_INCOMP": ("Livraison incomplète",
-                                                                      "Incomplete delivery"),
-    **{code: None for code in ("REJ_SEMAN", "REJ_UNI", "REJ_COH", "REJ_ADR", "REJ_CONT_B2G", "REJ_REF_PJ",
-                               "REJ_ASS_PJ", "IRR_VIDE_F", "IRR_TYPE_F", "IRR_SYNTAX", "IRR_TAILLE_PJ", "IRR_NOM_PJ",
-                               "IRR_VID_PJ", "IRR_EXT_DOC", "IRR_TAILLE_F", "IRR_ANTIVIRUS", "IRR_NOM_F")},
+    "QUALITE_ERR": ("Qualité de l'article livré incorrecte", "Delivered item of wrong quality"),
+    "LIVR_INCOMP": ("Livraison incomplète", "Incomplete delivery"),
+    # 213 Rejetée: the platform's checks
+    "REJ_SEMAN": ("Rejet pour erreur sémantique", "Rejected: semantic error"),
+    "REJ_UNI": ("Rejet sur contrôle d'unicité", "Rejected: not unique"),
+    "REJ_COH": ("Rejet sur contrôle de cohérence des données", "Rejected: inconsistent data"),
+    "REJ_ADR": ("Rejet sur contrôle d'adressage", "Rejected: addressing"),
+    "REJ_CONT_B2G": ("Rejet sur contrôles métier B2G", "Rejected: public-sector (B2G) checks"),
+    "REJ_REF_PJ": ("Rejet sur référence de pièce jointe", "Rejected: attachment reference"),
+    "REJ_ASS_PJ": ("Rejet sur association de pièce jointe", "Rejected: attachment association"),
+    # 501 Irrecevable: the file could not be taken in
+    "IRR_VIDE_F": ("Fichier vide", "Empty file"),
+    "IRR_TYPE_F": ("Type ou extension de fichier non conforme", "File type or extension not accepted"),
+    "IRR_SYNTAX": ("Syntaxe du fichier incorrecte", "File syntax incorrect"),
+    "IRR_TAILLE_PJ": ("Pièce jointe trop volumineuse", "Attachment too large"),
+    "IRR_NOM_PJ": ("Nom de pièce jointe non conforme", "Attachment name not compliant"),
+    "IRR_VID_PJ": ("Pièce jointe vide", "Empty attachment"),
+    "IRR_EXT_DOC": ("Type ou extension de pièce jointe non conforme", "Attachment type or extension not accepted"),
+    "IRR_TAILLE_F": ("Fichier trop volumineux", "File too large"),
+    "IRR_ANTIVIRUS": ("Échec du contrôle antivirus", "Failed the virus check"),
+    "IRR_NOM_F": ("Nom de fichier non conforme", "File name not compliant"),
 }
 _REFUSAL = ("TX_TVA_ERR", "MONTANTTOTAL_ERR", "CALCUL_ERR", "NON_CONFORME", "DOUBLON", "DEST_ERR", "TRANSAC_INC",
             "EMMET_INC", "CONTRAT_TERM", "DOUBLE_FACT", "CMD_ERR", "ADR_ERR", "REF_CT_ABSENT")
@@ -501,11 +528,16 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
     need(code not in REASON_REQUIRED or bool(reasons), "status.details[0].reasonCode",
          f"a reason is required for status {code} ({status_name(code)}) (BR-FR-CDV-15)")
     b2g = msg.sender.id == B2G_SENDER_ID and msg.sender.idScheme == PPF_SCHEME
-    allowed = B2G_REFUSAL_REASONS if code == "210" and b2g else REASONS_OF.get(code)
+    b2g_refusal = code == "210" and b2g
+    allowed = B2G_REFUSAL_REASONS if b2g_refusal else REASONS_OF.get(code)
+    # the State platform's refusals have their own list; its rule's text names CONTACT_ACHTR, its test refuses it
+    of = (f"a refusal (210) by the State's platform (sender {B2G_SENDER_ID} of scheme {PPF_SCHEME})" if b2g_refusal
+          else f"status {code} ({status_name(code)})")
+    rule = ("BR-FR-CDV-CL-09_MDT-113_210B2G; CONTACT_ACHTR, which the rule's text lists, its test refuses"
+            if b2g_refusal else "BR-FR-CDV-CL-09")
     for i, reason in reasons:
         need(allowed is None or reason in allowed, f"status.details[{i}].reasonCode",
-             f"is not a reason of status {code} ({status_name(code)}): one of {', '.join(allowed or ())} "
-             "(BR-FR-CDV-CL-09)", reason, "INVALID_VALUE")
+             f"is not a reason of {of}: one of {', '.join(allowed or ())} ({rule})", reason, "INVALID_VALUE")
     for i, d in enumerate(details):
         for j, c in enumerate(d.characteristics or []):
             where = f"status.details[{i}].characteristics[{j}]"
