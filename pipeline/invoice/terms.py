@@ -633,6 +633,46 @@ TERMS += tuple(_sub_line(t) for t in TERMS if t.json_path == _L or t.json_path.s
 
 BY_PATH: dict[str, Term] = {t.json_path: t for t in TERMS}
 
+# Terms the official rule texts name that no field of the request carries: a name only, no field and no binding (a
+# row of TERMS is a field). The installed Factur-X EXTENDED and FNFE EXTENDED-CTC-FR rules name Factur-X's own
+# terms (BT-X-n, BG-X-n), ids beyond EN 16931-1:2017's BT-165 for elements the CII has (BT-173..195: the VAT
+# exemption reasons of allowances, charges and lines, non-VAT tax codes) and currency attributes (BT-110-0,
+# BT-111-1). The English names are the rule texts' own words for them (BR-FXEXT-01/02/03, BR-FXEXT-BR-54-1/2,
+# BR-FXEXT-CO-16, the BR-FXEXT VAT category rules naming "Logistics Service fee amounts (BT-X-272)"); their German
+# names stand in templates/term-names-de.json with the other German names (its "source" says where each comes from).
+# tests/test_terms_unbound_names.py: every id an installed official rule text names has a row here or in TERMS.
+UNBOUND_NAMES: dict[str, str] = {
+    "BT-X-5": "Coded message free text", "BT-X-9": "Coded invoice line item free text",
+    "BT-X-10": "Invoice line item free text subject code",
+    "BT-X-11": "Item attribute code", "BT-X-12": "Item attribute value with unit of measure",
+    "BT-X-12-0": "Item attribute value unit of measure",
+    # BR-FXEXT-03: "Only a VAT registration ID may be provided for the following business partners: ..."
+    "BT-X-66": "Line level Ship-To VAT identifier", "BT-X-84": "Line level Ultimate-Ship-To VAT identifier",
+    "BT-X-144": "Product-Enduser VAT identifier", "BT-X-161": "Document level Ship-To VAT identifier",
+    "BT-X-180": "Document level Ultimate-Ship-To VAT identifier", "BT-X-199": "Ship-From VAT identifier",
+    "BT-X-223": "Invoicer VAT identifier", "BT-X-242": "Invoicee VAT identifier",
+    "BT-X-257": "Document level Payee VAT identifier", "BT-X-340": "Sales-Agent VAT identifier",
+    "BT-X-367": "Buyer-Tax-Representative VAT identifier", "BT-X-411": "Buyer-Agent VAT identifier",
+    "BT-X-481": "Payer VAT identifier", "BT-X-509": "Payment-term-specific Payee VAT identifier",
+    # the logistics service charge (CII SpecifiedLogisticsServiceCharge), which the EXTENDED rules count into BT-108
+    "BG-X-42": "Logistics service charge", "BT-X-272": "Logistics service charge amount",
+    "BT-X-273": "Logistics service charge VAT category code", "BT-X-274": "Logistics service charge VAT rate",
+    "BT-X-591": "Logistics service charge VAT exemption reason text",
+    "BT-X-592": "Logistics service charge VAT exemption reason code",
+    # "the exemption reasons in Text (BT-120) and Code (BT-121) ... on each line (BT-X-96 / BT-X-97), on Document
+    # level Allowances (BT-173 / BT-174) and on Document Level Charges (BT-175 / BT-176)"
+    "BT-X-96": "Invoice line VAT exemption reason text", "BT-X-97": "Invoice line VAT exemption reason code",
+    "BT-173": "Document level allowance VAT exemption reason text",
+    "BT-174": "Document level allowance VAT exemption reason code",
+    "BT-175": "Document level charge VAT exemption reason text",
+    "BT-176": "Document level charge VAT exemption reason code",
+    "BT-194": "Invoiced item VAT exemption reason text", "BT-195": "Invoiced item VAT exemption reason code",
+    "BT-177": "Document level non-VAT tax code", "BT-193": "Invoice line non-VAT tax code",
+    "BT-179": "Charge amount collected on behalf of a third party",
+    "BT-110-0": "Invoice total VAT amount currency",
+    "BT-111-1": "Invoice total VAT amount in accounting currency, currency",
+}
+
 # Rules whose message names no business term (code-list rules): the terms their context binds, written by hand
 # from the rule contexts of the CEN Schematron (EN16931-*-codes.sch).
 _CODE_LIST_RULE_TERMS: dict[str, tuple[str, ...]] = {
@@ -736,6 +776,19 @@ def term_name(term: Term, language: str = "en") -> str:
         if path.startswith(prefix):
             return german if group.lower()[:6] in german.lower() else f"{german} ({group})"
     return german
+
+
+def bt_name(bt: str, language: str = "en") -> str | None:
+    """The name of a business term by its id alone, in `language` (en | de): the name of the first field carrying it
+    (as `term_name` gives it), else of a term no field carries (UNBOUND_NAMES, German from the German list); None
+    for an id neither knows."""
+    fields = fields_for_bt(bt)
+    if fields:
+        return term_name(BY_PATH[fields[0]], language)
+    english = UNBOUND_NAMES.get(bt)
+    if english is None:
+        return None
+    return (_german_names().get(bt) if language == "de" else None) or english
 
 
 def business_term(field: str | None) -> str | None:
