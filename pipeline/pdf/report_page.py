@@ -19,7 +19,7 @@ from markupsafe import Markup
 from pipeline.check import categories, verdict
 from pipeline.check.report import ERROR, WARNING, Issue, Report
 from pipeline.invoice import cdar_terms
-from pipeline.invoice.terms import field_for_rule, fields_for_bt, term_for, term_name
+from pipeline.invoice.terms import bt_name, field_for_rule, term_for, term_name
 from pipeline.pdf import bidi, page
 from pipeline.settings import TEMPLATES_DIR, get_settings
 
@@ -94,7 +94,10 @@ def _term_label(rule: str, language: str = "en", xpath: str | None = None, messa
     term = term_for(field)
     if bt is None:  # a lifecycle status message's rule names an MDT term (BR-FR-CDV-14_MDT-207)
         return cdar_terms.rule_label(rule, language)
-    return f"{bt} {term_name(term, language)}" if bt and term else bt
+    if bt and term:
+        return f"{bt} {term_name(term, language)}"
+    name = bt and bt_name(bt, language)   # a term no field carries (Factur-X's BT-X-273): its name alone
+    return f"{bt} {name}" if name else bt
 
 
 def _finding_term(issue: Issue, language: str, xpath: str | None = None) -> str | None:
@@ -106,9 +109,8 @@ def _finding_term(issue: Issue, language: str, xpath: str | None = None) -> str 
     terms = issue.business_terms if label is None else ()
     if not terms:
         return label
-    fields = fields_for_bt(terms[0])
-    term = term_for(fields[0]) if fields else None
-    return f"{terms[0]} {term_name(term, language)}" if term else terms[0]
+    name = bt_name(terms[0], language)   # its first field's name, or the name of a term no field carries
+    return f"{terms[0]} {name}" if name else terms[0]
 
 
 def _message(issue: Issue, language: str, prefixes: dict[str, str] | None = None) -> str:
