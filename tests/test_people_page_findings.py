@@ -46,10 +46,11 @@ def test_the_job_list_names_elements_with_the_documents_prefixes(page, live, tmp
     wait(page, lambda d: len(d.find_elements("css selector", "#job-documents li.invoice")) == 2, WAIT)
     listed = by_id(page, "job-documents").text
     page.save_screenshot(str(screenshots / "job-prefixed-names.png"))
-    assert "XSD-ELEMENT-CONTENT: Element 'ram:Name': This element is not expected." in listed, listed
+    # (each line: the rule, the first business term the JSON names, the text)
+    assert "XSD-ELEMENT-CONTENT · BG-16: Element 'ram:Name': This element is not expected." in listed, listed
     assert "{urn:" not in listed, listed
     # the rule at each line: one line that says how often
-    lines = [line for line in listed.splitlines() if line.startswith("BR-S-02: ")]
+    lines = [line for line in listed.splitlines() if line.startswith("BR-S-02 · BG-25: ")]
     assert len(lines) == 1 and lines[0].endswith(f"(BT-63). ({times} times)"), lines
 
 

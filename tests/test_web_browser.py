@@ -571,8 +571,9 @@ def test_a_mailbox_shows_each_message_and_its_invoices(page, live, tmp_path, scr
     from pipeline.check.detect import route
 
     wrong = json_report(server, token, route(INVALID.read_bytes(), "auto"), INVALID)
-    first_error = next(i["code"] for i in wrong["issues"] if i["severity"] == "ERROR")
-    assert f"\n{first_error}: " in messages[0].find_elements("css selector", "li.invoice")[1].text
+    first_error = next(i for i in wrong["issues"] if i["severity"] == "ERROR")
+    head = " · ".join([first_error["code"], *first_error.get("businessTerms", [])[:1]])  # its rule and first term
+    assert f"\n{head}: " in messages[0].find_elements("css selector", "li.invoice")[1].text
     assert "No invoice" in messages[1].text
     page.execute_script("document.getElementById('mail-result').scrollIntoView()")
     by_id(page, "mail-result").screenshot(str(screenshots / "mail-result.png"))
@@ -1136,11 +1137,16 @@ def test_a_finished_job_lists_the_documents_that_are_not_valid(page, live, tmp_p
     # each invalid report's first three errors, rule id and message, as its report has it, and how many more
     items = page.find_elements("css selector", "#job-documents > li")
     more = {"en": "and {} more", "de": "und {} weitere"}[lang]
+    painted_terms = []
     for item, entry in zip(items, [e for e in lines if "report" not in e or e["report"]["verdict"] != "valid"]):
         if "report" in entry and entry["report"]["verdict"] == "invalid":
             errors = listed_findings([i for i in entry["report"]["issues"] if i["severity"] == "ERROR"], lang)
             shown = [li.text for li in item.find_elements("css selector", ".detail li")]
-            assert [line.split(": ", 1)[0] for line in shown[:3]] == [i["code"] for i, _ in errors[:3]]
+            # the rule id, and the first business term the finding is about (its JSON's businessTerms) beside it
+            heads = [" · ".join([i["code"], *i.get("businessTerms", [])[:1]]) for i, _ in errors[:3]]
+            assert [line.split(": ", 1)[0] for line in shown[:3]] == heads
+            painted_terms += [t for t in item.find_elements("css selector", ".detail li .term")
+                              if t.is_displayed() and t.rect["width"] > 0 and re.fullmatch(r"B[TG]-[\w-]+", t.text)]
             for (issue, times), line in zip(errors, shown[:3]):
                 said, suffix = line.split(": ", 1)[1], TIMES[lang].format(times) if times > 1 else ""
                 message = (issue.get("messageDe") if lang == "de" else None) or issue["message"]
@@ -1148,6 +1154,7 @@ def test_a_finished_job_lists_the_documents_that_are_not_valid(page, live, tmp_p
                 assert said.endswith(suffix) and " ".join(message.split()).endswith(said.removesuffix(suffix))
             assert shown[3:] == ([more.format(len(errors) - 3)] if len(errors) > 3 else [])
     assert any(len(item.find_elements("css selector", ".detail li")) == 4 for item in items)  # ubl008's "and 11 more"
+    assert painted_terms  # a business term id painted beside a rule id
     broken = items[next(i for i, (_, _, name) in enumerate(expected) if name.endswith("broken.zip"))]
     assert broken.find_element("css selector", ".detail").text.startswith("INVALID_ARCHIVE: " + {
         "en": "The file is not a readable ZIP archive", "de": "Das ZIP-Archiv ist nicht lesbar."}[lang])

@@ -615,9 +615,11 @@
       const report = entry.report;
       kind = report.verdict;
       const errors = report.issues.filter((issue) => issue.severity === "ERROR");
-      // {code, message}; in German where the service wrote the finding itself (messageDe: its content, input and
-      // PDF checks), the official rules' texts as published
+      // {code, term, message}; in German where the service wrote the finding itself (messageDe: its content, input
+      // and PDF checks), the official rules' texts as published; the term is the first the finding is about (its
+      // id: the page has no names of terms; the report for people has them)
       found = (errors.length ? errors : report.notJudged || []).map((f) => ({code: f.code,
+        term: (f.businessTerms || [])[0] || "",
         message: prefixed((data.lang === "de" && f.messageDe) || f.message, f.location && f.location.xpath)}));
     } else if (entry.notice) {
       kind = "notice";
@@ -696,7 +698,9 @@
 
   function findingLine(finding) {
     const line = el("li");
-    if (finding.code) line.append(el("code", finding.code), ": ");
+    if (finding.code) line.append(el("code", finding.code));
+    if (finding.code && finding.term) line.append(" · ", el("span", finding.term, "term"));
+    if (finding.code) line.append(": ");
     line.append(bare(finding));
     if (finding.times > 1) line.append(" ", el("span", fmt(t.doc_times, {count: count(finding.times)}), "times"));
     return line;
