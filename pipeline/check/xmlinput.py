@@ -260,6 +260,8 @@ _CONTAINERS = {
             f"Die Datei ist eine E-Mail-Nachricht, kein XML. {_BATCH[1]}"),
     "mbox": (f"The file is a mailbox (mbox), not XML. {_BATCH[0]}",
              f"Die Datei ist ein Postfach (mbox), kein XML. {_BATCH[1]}"),
+    "p7m": (f"The file is a signed file (PKCS#7 / CMS, .p7m), not XML. {_BATCH[0]}",
+            f"Die Datei ist eine signierte Datei (PKCS#7 / CMS, .p7m), kein XML. {_BATCH[1]}"),
 }
 
 

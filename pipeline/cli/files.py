@@ -13,9 +13,9 @@ from pipeline.settings import get_settings
 from pipeline.unpack.members import OS_METADATA_HEAD, windows_device
 
 # a folder's files opened as when named: each member of a ZIP, each invoice of a message a document of its own
-CONTAINER_SUFFIXES = (".zip", ".eml", ".mbox")
+CONTAINER_SUFFIXES = (".zip", ".eml", ".mbox", ".msg", ".p7m")
 DOCUMENT_SUFFIXES = (".xml", ".pdf") + CONTAINER_SUFFIXES
-READ = "*.xml, *.pdf, *.eml, *.mbox or *.zip"  # DOCUMENT_SUFFIXES in words
+READ = "*.xml, *.pdf, *.eml, *.mbox, *.msg, *.p7m or *.zip"  # DOCUMENT_SUFFIXES in words
 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
@@ -119,8 +119,8 @@ def progress(items: list[Document]) -> Iterator[Document]:
 
 
 def is_archive(path: Path) -> bool:
-    """A container of documents: a ZIP archive or an e-mail (.eml, .mbox), by its first bytes or its name (a file
-    that cannot be read is not one: its reader names the error)."""
+    """A container of documents: a ZIP archive, an e-mail (.eml, .mbox, Outlook's .msg) or a signed file (.p7m),
+    by its first bytes or its name (a file that cannot be read is not one: its reader names the error)."""
     try:
         with path.open("rb") as f:
             return unpack.kind(path.name, f.read(unpack.HEAD)) is not None

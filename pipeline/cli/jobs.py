@@ -106,7 +106,8 @@ def _quoted(name: str) -> str:
 
 def _media_type(upload: Path) -> str:
     return {".eml": "message/rfc822", ".mbox": "application/mbox", ".zip": "application/zip", ".xml": "application/xml",
-            ".pdf": "application/pdf"}.get(upload.suffix.lower(), "application/octet-stream")
+            ".pdf": "application/pdf", ".msg": "application/vnd.ms-outlook",
+            ".p7m": "application/pkcs7-mime"}.get(upload.suffix.lower(), "application/octet-stream")
 
 
 def _bar(job: dict) -> str:

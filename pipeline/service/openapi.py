@@ -370,8 +370,8 @@ def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
     op = _validation(path.removesuffix("/batch"), summary, cost, tr)["post"]
     op["requestBody"]["content"]["multipart/form-data"]["schema"]["required"] = ["file"]
     op["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]["file"]["description"] = (
-        "Documents, ZIP archives or e-mails (.eml, .mbox: each message's XML, PDF, ZIP and winmail.dat "
-        "attachments), one per `file` part (repeat the part).")
+        "Documents, ZIP archives, signed files (.p7m: the document inside) or e-mails (.eml, .mbox, Outlook's .msg: "
+        "each message's XML, PDF, ZIP and winmail.dat attachments), one per `file` part (repeat the part).")
     count = {"type": "integer", "minimum": 0}
     result = {"type": "object", "required": ["name"], "properties": {
         "name": {"type": "string", "description": "The member's name in the archive, the part's filename, or for "
@@ -468,8 +468,9 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
                       "cannot carry some source values of content; each document's line lists them "
                       "(`conversion`)."}}}
     multipart = {"type": "object", "required": ["file"], "properties": {
-        "file": {"type": "string", "format": "binary", "description": "A document, a ZIP archive of documents or "
-                 "an e-mail (.eml, .mbox: each message's invoices); repeat the part for more."},
+        "file": {"type": "string", "format": "binary", "description": "A document, a ZIP archive of documents, a "
+                 "signed file (.p7m) or an e-mail (.eml, .mbox, Outlook's .msg: each message's invoices); repeat the "
+                 "part for more."},
         "request": request}}
     results = _ok("One JSON line per document in archive order (`{name, report | invoice | document | error | "
                   "notice}`, with `email` for a document found in an e-mail); while the job runs, the documents "

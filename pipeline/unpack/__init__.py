@@ -1,24 +1,28 @@
-"""Uploads as documents: a ZIP archive's members, the invoices of an e-mail (.eml) or a mailbox (.mbox), or the
-file itself. Batch validation, jobs and the command line unpack what they are given here, alike.
+"""Uploads as documents: a ZIP archive's members, the invoices of an e-mail (.eml, Outlook's .msg) or a mailbox
+(.mbox), the file a signed file (.p7m) holds, or the file itself. Batch validation, jobs and the command line unpack
+what they are given here, alike.
 
     file -> ZIP (archive.py)   -> each member: a document, an e-mail or mailbox (opened), a ZIP (NESTED_ARCHIVE)
          -> .eml / .mbox (mail.py) -> each message's invoices; a ZIP attached is opened as above (unless the
-                                      message itself came out of a ZIP: one ZIP level only), winmail.dat too
+            .msg (outlook.py)         message itself came out of a ZIP: one ZIP level only), winmail.dat too
+         -> .p7m (smime.py)       -> the file inside, named "<file>.p7m/<its name>", taken as the .p7m would
+                                     be where it was found (a ZIP in an uploaded .p7m opened; in a ZIP's, not)
          -> anything else         -> one document
     (a file the operating system keeps beside documents, e.g. macOS's "._name" and ".DS_Store": left out, as
      folders are: members.os_metadata)
 
-What a file is follows from its first bytes (a ZIP's signature, an mbox's "From " line, a message's headers),
-else from its name (.zip, .mbox, .eml). Every document is bounded as one upload (`Limits.max_member`), and all
-that an upload decompresses or decodes together by `Limits.max_total` (one Room per upload, 413 past it).
+What a file is follows from its first bytes (a ZIP's signature, an mbox's "From " line, a message's headers, a
+CMS block's content type), else from its name (.zip, .mbox, .eml, .p7m, .msg). Every document is bounded as one
+upload (`Limits.max_member`), and all that an upload decompresses or decodes together by `Limits.max_total` (one
+Room per upload, 413 past it).
 """
 from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
-from pipeline.unpack import archive, mail
+from pipeline.unpack import archive, mail, outlook, smime
 from pipeline.errors import ApiError
 from pipeline.unpack.members import JOB_FILES, NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, \
     name_text, os_metadata, too_many_files, unsafe_name
@@ -30,14 +34,18 @@ HEAD = 4096  # bytes read to tell what a file is
 
 
 def kind(name: str, head: bytes) -> str | None:
-    """"zip", "mbox", "eml" or None (a document)."""
+    """"zip", "mbox", "eml", "p7m" (a signed file: CMS), "msg" (Outlook) or None (a document)."""
     lower = name.lower()
     if is_zip(head):
         return "zip"
     if mail.is_mbox(head):
         return "mbox"
     if lower.endswith(".eml") or (not lower.endswith((".xml", ".pdf")) and mail.looks_like_mail(head)):
-        return "eml"
+        return "eml"  # (a signed message saved as "smime.p7m" in its S/MIME text form too)
+    if smime.is_cms(head) or lower.endswith(".p7m"):
+        return "p7m"
+    if outlook.is_msg(name):
+        return "msg"
     if lower.endswith(".mbox"):
         return "mbox"
     if lower.endswith(".zip"):
@@ -65,11 +73,11 @@ class Unpacker:
             self.unreadable = self.unreadable or exc  # what refuses an upload of this one file
             yield Member(prefix or name, error=("INVALID_ARCHIVE", exc.message.replace("The 'file' part", "The file")))
 
-    def file(self, name: str, source: bytes | Path, prefix: str = "") -> Iterator[Member]:
+    def file(self, name: str, source: bytes | Path, prefix: str = "", signed: int = 0) -> Iterator[Member]:
         """The documents of one uploaded file (its bytes, or a path for a file far larger than memory: a job's
         spooled upload). `prefix` names where the file came from (a folder's file: its relative path). A ZIP or
         a mailbox with no document in it gets one entry that says so (EMPTY_ARCHIVE, EMPTY_FILE): an upload is
-        never answered with nothing."""
+        never answered with nothing. `signed`: how many signed files (.p7m) this one came out of."""
         if isinstance(source, Path):
             with open(source, "rb") as f:
                 head = f.read(HEAD)
@@ -84,33 +92,88 @@ class Unpacker:
             with open(source, "rb") if isinstance(source, Path) else io.BytesIO(source) as stream:
                 yield from _or_empty(mail.read_mbox(stream, prefix, self.limits, self.room, self._zip_in_mail),
                                      prefix or name, EMPTY_FILE)
-        elif what == "eml":
+        elif what in ("eml", "msg"):
             data = _read(source, self.limits.max_message)
             if data is None:
                 yield Member(prefix or name, error=("MESSAGE_TOO_LARGE", f"The message is larger than "
                                                     f"{self.limits.max_message} bytes; it was not read."))
             elif not data.strip():  # a message of no headers would be named "#1": the file's name says more
                 yield Member(prefix or name, error=EMPTY_FILE)
+            elif what == "msg":
+                yield from mail.read_msg(data, prefix, self.limits, self.room, self._zip_in_mail, name)
             else:
                 yield from mail.read_message(data, prefix, self.limits, self.room, self._zip_in_mail)
+        elif what == "p7m":
+            yield from self._signed(name, _read(source, self.limits.max_message), prefix or name, None, signed,
+                                    lambda inner_name, inner, where: self._signed_file(inner_name, inner, where,
+                                                                                       signed + 1))
         elif not os_metadata(prefix or name, head):
             yield document(prefix or name, _read(source, self.limits.max_member), self.limits.max_member)
 
+    def _signed_file(self, name: str, data: bytes, where: str, signed: int) -> Iterator[Member]:
+        """What an uploaded signed file holds, taken as the file it is (a ZIP opened, a message read); a ZIP in it
+        that cannot be read is that document's entry, not the upload's 400 (the upload was a readable .p7m)."""
+        try:
+            yield from self.file(name, data, where, signed)
+        except ApiError as exc:  # (a ZIP is read as a whole before its first member: nothing was yielded yet)
+            if exc.error_code != "INVALID_ARCHIVE":
+                raise
+            yield Member(where, error=("INVALID_ARCHIVE", exc.message.replace("The 'file' part", "The signed ZIP")))
+
+    def _signed(self, name: str, data: bytes | None, where: str, email: dict | None, signed: int,
+                then: Callable[[str, bytes, str], Iterator[Member]]) -> Iterator[Member]:
+        """A signed file (.p7m: CMS signed-data, DER, BER or base64; `where` names it): the file inside it, named
+        `where`/<its own name> (the .p7m's name without ".p7m": rechnung.xml.p7m/rechnung.xml), taken by `then`
+        as a file of the place the .p7m was found. The signature is not checked (pipeline.unpack.smime). An
+        encrypted file, a damaged one or one signed over and over gets one entry that says so."""
+        if data is None:
+            yield Member(where, email=email, error=("FILE_TOO_LARGE", f"The signed file is larger than "
+                                                    f"{self.limits.max_message} bytes; it was not read."))
+            return
+        if signed >= mail.MAX_DEPTH:
+            yield Member(where, email=email, error=("SMIME_OPAQUE", f"The file is signed inside itself more than "
+                                                    f"{mail.MAX_DEPTH} times; it was read no further."))
+            return
+        try:
+            inner = smime.content(mail.der(data), self.limits.max_message)
+        except smime.Encrypted:
+            yield Member(where, error=SMIME_ENCRYPTED, email=email)
+            return
+        except smime.Unreadable as exc:
+            yield Member(where, email=email, error=("SMIME_OPAQUE", f"The signed file (PKCS#7 / CMS) could not be "
+                                                    f"read: {exc}."))
+            return
+        self.room.take(len(inner))
+        yield from then(_inner_name(name, inner), inner, f"{where}/{_inner_name(name, inner)}")
+
     def _zip(self, members: Iterator[Member], prefix: str, email: dict | None) -> Iterator[Member]:
         """A ZIP's members (without the operating system's files: `archive` leaves them out): a message among them
-        is opened (a ZIP in it is not: NESTED_ARCHIVE)."""
+        is opened (a ZIP in it is not: NESTED_ARCHIVE), a signed file's content taken as a member."""
         for m in members:
             name = f"{prefix}/{m.name}" if prefix else m.name
             if m.error is not None:
                 yield Member(name, error=m.error, email=email)
-            elif kind(m.name, m.data[:HEAD]) == "eml":
-                yield from (mail.read_message(m.data, name, self.limits, self.room, _no_zip) if m.data.strip()
-                            else [Member(name, error=EMPTY_FILE, email=email)])
-            elif kind(m.name, m.data[:HEAD]) == "mbox":
-                yield from _or_empty(mail.read_mbox(io.BytesIO(m.data), name, self.limits, self.room, _no_zip),
-                                     name, EMPTY_FILE, email)
             else:
-                yield document(name, m.data, self.limits.max_member, email)
+                yield from self._member(m.name, m.data, name, email, 0)
+
+    def _member(self, file: str, data: bytes, name: str, email: dict | None, signed: int) -> Iterator[Member]:
+        """One file of a ZIP (`file`: its name in the archive; `name`: in results)."""
+        what = kind(file, data[:HEAD])
+        if what in ("eml", "msg") and not data.strip():
+            yield Member(name, error=EMPTY_FILE, email=email)
+        elif what == "eml":
+            yield from mail.read_message(data, name, self.limits, self.room, _no_zip)
+        elif what == "mbox":
+            yield from _or_empty(mail.read_mbox(io.BytesIO(data), name, self.limits, self.room, _no_zip),
+                                 name, EMPTY_FILE, email)
+        elif what == "msg":
+            yield from mail.read_msg(data, name, self.limits, self.room, _no_zip, file)
+        elif what == "p7m":
+            yield from self._signed(file, data, name, email, signed,
+                                    lambda inner_name, inner, where: self._member(inner_name, inner, where, email,
+                                                                                  signed + 1))
+        else:
+            yield document(name, data, self.limits.max_member, email)
 
     def _zip_in_mail(self, name: str, data: bytes, email: dict) -> Iterator[Member]:
         try:
@@ -122,6 +185,34 @@ class Unpacker:
                          email=email)
             return
         yield from _or_empty(self._zip(members, name, email), name, EMPTY_ARCHIVE, email)
+
+
+def _inner_name(name: str, inner: bytes) -> str:
+    """The name of the file a signed file holds: the signed file's own without ".p7m" (a folder's name left
+    out), with an extension told by its content where that leaves none ("signed.p7m": "signed.xml")."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    base = base[:-4] if base.lower().endswith(".p7m") else base
+    if "." in base.strip("."):
+        return base
+    return f"{base or 'signed'}.{_extension(inner)}"
+
+
+def _extension(data: bytes) -> str:
+    """What a file is by its content alone, as an extension: its reader goes by the name it is given."""
+    head = data[:HEAD]
+    if is_zip(head):
+        return "zip"
+    if smime.is_cms(head):
+        return "p7m"
+    if head.startswith(outlook.OLE_MAGIC):
+        return "msg"
+    if mail.is_mbox(head):
+        return "mbox"
+    if head.lstrip()[:5] == b"%PDF-":
+        return "pdf"
+    if mail.looks_like_mail(head) or mail.HEADER_START.match(head):  # a MIME entity: a signed message's body
+        return "eml"
+    return "xml"
 
 
 def _or_empty(members: Iterator[Member], name: str, error: tuple[str, str], email: dict | None = None
@@ -141,6 +232,8 @@ def _or_empty(members: Iterator[Member], name: str, error: tuple[str, str], emai
 EMPTY_ARCHIVE = ("EMPTY_ARCHIVE", "The ZIP archive holds no documents (no files, folders only, or only files an "
                  "operating system keeps beside documents); nothing was checked.")
 EMPTY_FILE = ("EMPTY_FILE", "The file is empty: there is no message in it.")
+SMIME_ENCRYPTED = ("SMIME_ENCRYPTED", "The file (.p7m) is encrypted (S/MIME, CMS enveloped-data), not only signed; it "
+                   "cannot be read without the recipient's private key.")
 
 
 def _no_zip(name: str, data: bytes, email: dict) -> Iterator[Member]:

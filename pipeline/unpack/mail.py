@@ -7,6 +7,7 @@ documents, named by the message and the attachment's file name.
       winmail.dat (TNEF)                  -> its files, each taken as an attachment (pipeline.unpack.tnef)
       message/rfc822, *.eml attachment    -> its own attachments, named under it (a forwarded invoice; one
                                              sent in base64, which RFC 2046 forbids, decoded first)
+      *.msg attachment (Outlook's)        -> its attachments, named under it (pipeline.unpack.outlook)
       a multipart the parser cannot split -> split at the boundary line its body has, else MAIL_DAMAGED
       S/MIME opaque-signed or compressed  -> the MIME entity inside the PKCS#7 block, read as the message's body
                                              (pipeline.unpack.smime; the signature is not checked)
@@ -23,9 +24,10 @@ Hostile mail is bounded as hostile ZIPs are: a message larger than `Limits.max_m
 than MAX_PARTS parts (MAIL_TOO_MANY_PARTS: the parser stops at the first part too many), a header we read longer
 than MAX_HEADER (MAIL_HEADER_TOO_LONG: the modern header parser is slow on long ones), messages and multiparts
 nested deeper than MAX_DEPTH (MAIL_TOO_DEEP), an attachment that decodes past `max_member` (FILE_TOO_LARGE) and
-all decoded bytes counted toward the upload's room (413), damaged base64 (BROKEN_ENCODING). Header text in an
-unknown or wrong charset is kept with replacement characters: the document is still named and worked on; raw
-8-bit header bytes are read as UTF-8 where they are, else as CP1252 (`_eight_bit`).
+all decoded bytes counted toward the upload's room (413), damaged base64 (BROKEN_ENCODING), an Outlook .msg
+that cannot be taken apart (MSG_UNREADABLE). Header text in an unknown or wrong charset is kept with replacement
+characters: the document is still named and worked on; raw 8-bit header bytes are read as UTF-8 where they are,
+else as CP1252 (`_eight_bit`).
 """
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ from email.message import EmailMessage
 from email.parser import BytesParser
 from typing import Callable, Iterator
 
-from pipeline.unpack import smime, tnef
+from pipeline.unpack import outlook, smime, tnef
 from pipeline.unpack.members import Limits, Member, Room, is_zip, member_too_large
 
 MAX_PARTS = 500   # MIME parts of one message, all levels together
@@ -170,7 +172,7 @@ _ENVELOPE = re.compile(rb"From (?:\S+ +)?(?:(?:" + _DAY + rb",? +)?" + _MONTH + 
                        + rb"(?: +(?:[A-Za-z]{1,5}|[+-]\d{4}))* +\d{4}|" + _DAY + rb", +\d{1,2} +" + _MONTH
                        + rb" +\d{4} +" + _TIME + rb")(?:\s|$)")
 _HEADER_LINE = re.compile(rb"[!-9;-~]+:")
-_HEADER_START = re.compile(rb"[ \t\r\n]*[!-9;-~]+:")  # content that begins with a header line (a MIME entity)
+HEADER_START = re.compile(rb"[ \t\r\n]*[!-9;-~]+:")  # content that begins with a header line (a MIME entity)
 _ESCAPED_FROM = re.compile(rb">+From ")
 
 
@@ -251,10 +253,53 @@ def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip:
         found = True
         yield Member(_join(prefix, label(ident)), error=_header_too_long(exc), email=ident)
     if not found:
-        others = ", ".join(reader.others[:10]) + (", ..." if len(reader.others) > 10 else "")
-        beside = f" (attached: {others})" if others else ""
-        yield Member(_join(prefix, label(ident)), error=("NO_INVOICE", "The message has no invoice: no XML, PDF, "
-                     f"ZIP or winmail.dat attachment{beside}."), email=ident)
+        yield no_invoice(_join(prefix, label(ident)), reader.others, ident)
+
+
+def read_msg(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip, file: str = "message.msg",
+             depth: int = 0, outer: dict | None = None) -> Iterator[Member]:
+    """The documents of an Outlook .msg file (pipeline.unpack.outlook), named under `prefix` as an .eml's are; a
+    file that cannot be read is one MSG_UNREADABLE entry named `prefix`, or `file` (its own name) where there is
+    none. `outer`: the e-mail the file is attached to, which its documents come from (as a forwarded message's);
+    a .msg without an invoice attached to one adds no notice of its own (that message's says it)."""
+    try:
+        message = outlook.read(data, limits.max_member, MAX_PARTS, MAX_DEPTH - depth)
+    except outlook.Unreadable as exc:
+        yield Member(prefix or file, error=_msg_unreadable(str(exc)), email=outer)
+        return
+    ident = {**_msg_identity(message), "index": 1}
+    where = _join(prefix, label(ident))
+    reader = _Reader(outer or ident, limits, room, open_zip)
+    found = False
+    for member in reader.msg(message, where, depth):
+        found = True
+        yield member
+    if not found and outer is None:
+        yield no_invoice(where, reader.others, ident)
+
+
+def _msg_identity(message: outlook.Message) -> dict:
+    """An Outlook message's identity as `identity` gives an e-mail's: from the headers it was received with where
+    it has them, else from its properties (a message saved from Sent Items, or a draft, has none)."""
+    if message.headers.strip():
+        ident = identity(_headers_only(message.headers.encode("utf-8", "surrogatepass")), None)
+        if ident["messageId"] or ident["date"] or ident["from"]:
+            ident["subject"] = ident["subject"] or clean(message.subject, 300, name=False)
+            return ident
+    return {"messageId": clean(message.message_id, name=False), "date": clean(message.date, name=False),
+            "from": clean(message.sender, name=False), "subject": clean(message.subject, 300, name=False)}
+
+
+def _msg_unreadable(why: str) -> tuple[str, str]:
+    return "MSG_UNREADABLE", f"The Outlook message (.msg) could not be read: {why}."
+
+
+def no_invoice(name: str, others: list[str], ident: dict) -> Member:
+    """The one entry of a message without an invoice, naming (some of) the attachments it has instead."""
+    shown = ", ".join(others[:10]) + (", ..." if len(others) > 10 else "")
+    beside = f" (attached: {shown})" if shown else ""
+    return Member(name, error=("NO_INVOICE", "The message has no invoice: no XML, PDF, ZIP or winmail.dat "
+                               f"attachment{beside}."), email=ident)
 
 
 class _Reader:
@@ -350,7 +395,7 @@ class _Reader:
             yield Member(named, error=_too_deep(), email=self.ident)
             return
         try:
-            inner = smime.content(_der(data), self.limits.max_message)
+            inner = smime.content(der(data), self.limits.max_message)
         except smime.Encrypted:
             yield Member(named, error=_SMIME_ENCRYPTED, email=self.ident)
             return
@@ -365,7 +410,7 @@ class _Reader:
                              f"block that could not be read: {exc}. Ask the sender for a clear-signed "
                              "(multipart/signed) message."))
             return
-        if _HEADER_START.match(inner) is None:  # no MIME entity: a bare document signed as it is (XML, PDF)
+        if HEADER_START.match(inner) is None:  # no MIME entity: a bare document signed as it is (XML, PDF)
             kind = "p7m" if _DER_BLOCK.match(inner) else _kind("application/octet-stream", None, inner, True)
             if kind is not None:
                 name = (file[:-4] if file and file.lower().endswith(".p7m") else "") or "smime"  # x.xml.p7m: x.xml
@@ -445,11 +490,42 @@ class _Reader:
                 yield from self.walk(inner, _join(name, label(identity(inner, None))), depth + 1)
         elif kind == "tnef":
             yield from self.tnef(name, data, depth)
+        elif kind == "msg":
+            yield from read_msg(data, name, self.limits, self.room, self.open_zip, name.rsplit("/", 1)[-1],
+                                depth + 1, self.ident)
         elif kind == "p7m":  # (a signed file inside a winmail.dat, uuencoded, or signed twice)
             where, _, file = name.rpartition("/")
             yield from self.signed(where, file, data, "", depth)
         else:
             yield Member(name, data, email=self.ident)
+
+    def msg(self, message: outlook.Message, where: str, depth: int) -> Iterator[Member]:
+        """An Outlook message's attachments (`read_msg`), each taken as an e-mail's attachment is."""
+        if message.too_deep:
+            yield Member(where, error=_too_deep(), email=self.ident)
+            return
+        for n, item in enumerate(message.attachments, start=1):
+            name = clean(item.name.replace("\\", "/").rsplit("/", 1)[-1])
+            name = name if name.strip(".") else ""
+            if item.message is not None:  # an Outlook message attached as one: under its own name
+                yield from self.msg(item.message, _join(where, label(_msg_identity(item.message))), depth + 1)
+            elif item.problem == "linked":
+                self.others.append(name or "linked attachment")
+            elif item.problem == "too large":
+                yield Member(_join(where, name or f"attachment-{n}"), error=member_too_large(self.limits.max_member),
+                             email=self.ident)
+            elif item.problem is not None:
+                yield Member(_join(where, name or f"attachment-{n}"), email=self.ident, error=_msg_unreadable(
+                    f"{item.problem}; it was not read"))
+            else:
+                kind = _kind(item.ctype or "application/octet-stream", name, item.data, True)
+                if kind is None:
+                    self.others.append(name or item.ctype or "attachment")
+                else:
+                    yield from self.attachment(_join(where, name or f"attachment-{n}.{kind}"), item.data, kind, depth)
+        if message.too_many:
+            yield Member(where, email=self.ident, error=("MAIL_TOO_MANY_PARTS", f"The message has more than "
+                                                         f"{MAX_PARTS} attachments; it was read no further."))
 
     def tnef(self, name: str, data: bytes, depth: int) -> Iterator[Member]:
         """winmail.dat: its files, each taken as an attachment of the message (TNEF inside TNEF too)."""
@@ -481,7 +557,7 @@ _DER_BLOCK = re.compile(rb"\x30[\x80-\x84]")  # a SEQUENCE of a long or open len
 _PEM_LINE = re.compile(rb"^-----(BEGIN|END) [A-Z0-9 ]+-----[ \t]*\r?$", re.MULTILINE)
 
 
-def _der(data: bytes) -> bytes:
+def der(data: bytes) -> bytes:
     """A PKCS#7 block as DER: a .p7m file is often base64 text (PEM armour or none) inside its base64 part."""
     if data[:1] == b"\x30":
         return data
@@ -533,7 +609,8 @@ def _headers_only(data: bytes) -> EmailMessage:
 
 
 def _kind(ctype: str, name: str | None, data: bytes, attached: bool) -> str | None:
-    """What an attachment is to us: xml, pdf, zip, tnef, eml, p7m (a signed file), or None (not an invoice)."""
+    """What an attachment is to us: xml, pdf, zip, tnef, eml, msg (Outlook's), p7m (a signed file), or None (not
+    an invoice)."""
     suffix = name.lower().rpartition(".")[2] if name and "." in name else ""
     if tnef.is_tnef(data) or ctype in TNEF_TYPES or (name or "").lower() == "winmail.dat":
         return "tnef"
@@ -543,6 +620,8 @@ def _kind(ctype: str, name: str | None, data: bytes, attached: bool) -> str | No
         return "zip"
     if suffix == "eml" or ctype == "message/rfc822":
         return "eml"
+    if suffix == "msg" or ctype == "application/vnd.ms-outlook":  # an Outlook message attached as its file
+        return "msg"
     if data.lstrip()[:5] == b"%PDF-" or suffix == "pdf" or ctype == "application/pdf":
         return "pdf"
     if suffix == "xml":

@@ -1,6 +1,8 @@
 """The content of an opaque S/MIME message (application/pkcs7-mime): the signed MIME entity inside a CMS
 SignedData (RFC 5652 5.1, `smime-type=signed-data`, what Outlook sends when "clear-signed" is off and
-`openssl smime -sign -nodetach` writes) or a CompressedData (RFC 3274, zlib), read without a crypto library.
+`openssl smime -sign -nodetach` writes) or a CompressedData (RFC 3274, zlib), read without a crypto library: a
+message's own body, a signed file attached to it (pipeline.unpack.mail), or a signed file (.p7m) uploaded or in a
+ZIP (pipeline.unpack).
 
 Only the ASN.1 framing is read (BER: definite and indefinite lengths, an OCTET STRING in constructed pieces, as
 `openssl cms -stream` writes it), never the signature: the invoice is judged by the rules, not by who signed it,
@@ -21,6 +23,10 @@ _ENVELOPED = bytes.fromhex("2a864886f70d010703")         # 1.2.840.113549.1.7.3
 _AUTH_ENVELOPED = bytes.fromhex("2a864886f70d0109100117")  # 1.2.840.113549.1.9.16.1.23
 _COMPRESSED = bytes.fromhex("2a864886f70d0109100109")    # 1.2.840.113549.1.9.16.1.9
 _MAX_DEPTH = 32  # nesting of ASN.1 elements we follow (a signed message has about 6 levels to its content)
+# Elements read in one block: 10,000, and one more per 256 bytes. BER's pieces of an OCTET STRING are the many
+# (`openssl cms -stream` writes 4 KiB each: 1,200 for 5 MB); a 9 MB block of 1-byte pieces took 54 s and 600 MB
+# before this bound (now refused in 0.1 s), and a message of many such blocks is bounded by its size alike.
+_ELEMENTS, _BYTES_PER_ELEMENT = 10_000, 256
 
 
 class Unreadable(Exception):
@@ -31,9 +37,30 @@ class Encrypted(Unreadable):
     pass
 
 
+_KINDS = (_SIGNED, _ENVELOPED, _AUTH_ENVELOPED, _COMPRESSED)
+_PEM = (b"-----BEGIN PKCS7-----", b"-----BEGIN CMS-----")
+
+
+def is_cms(head: bytes) -> bool:
+    """Whether a file's first bytes are a CMS ContentInfo of a kind read here (or named as encrypted): a DER or
+    BER SEQUENCE whose first element is that OID, or PEM armour around one (`openssl cms -outform PEM`)."""
+    if head.lstrip().startswith(_PEM):
+        return True
+    if len(head) < 4 or head[0] != 0x30:
+        return False
+    first = head[1]
+    at = 2 + (first & 0x7F if first > 0x80 else 0)  # after a long form's length bytes (0x80: open length)
+    if head[at:at + 1] != b"\x06":
+        return False
+    return head[at + 2:at + 2 + head[at + 1]] in _KINDS if at + 1 < len(head) else False
+
+
 def content(data: bytes, limit: int) -> bytes:
     """The MIME entity a signed-data or compressed-data block carries (at most `limit` bytes). Raises Encrypted
     for enveloped data, Unreadable for anything else (damaged, detached: no content in it)."""
+    if data[:1] != b"\x30":  # a ContentInfo is a SEQUENCE: anything else is no CMS block at all
+        raise Unreadable("it is no PKCS#7 / CMS block")
+    data = _Block(data)
     try:
         info = _children(data, _element(data, 0, 0), 0)
         if len(info) < 2 or info[0].tag != 0x06:
@@ -66,6 +93,19 @@ def content(data: bytes, limit: int) -> bytes:
     return octets
 
 
+class _Block(bytes):
+    """A block's bytes, with where each element of indefinite length found so far ends (`ends`: its content's
+    start -> end; each is scanned for its end once, not again by each element around it), and how many more
+    elements may be read (`left`)."""
+    ends: dict[int, int]
+    left: int
+
+    def __new__(cls, data: bytes):
+        block = super().__new__(cls, data)
+        block.ends, block.left = {}, _ELEMENTS + len(data) // _BYTES_PER_ELEMENT
+        return block
+
+
 class _Element:
     __slots__ = ("tag", "start", "end", "next")
 
@@ -84,6 +124,9 @@ def _element(data: bytes, pos: int, depth: int) -> _Element:
     """The element at `pos`: its tag byte, where its content starts and ends, where the next one begins."""
     if depth > _MAX_DEPTH:
         raise Unreadable("its ASN.1 structure nests too deep")
+    data.left -= 1
+    if data.left < 0:
+        raise Unreadable("it is split into too many small pieces (more elements than its size allows)")
     tag = data[pos]
     pos += 1
     if tag & 0x1F == 0x1F:  # a high tag number: base-128 digits (none in CMS's framing; skipped over)
@@ -95,11 +138,14 @@ def _element(data: bytes, pos: int, depth: int) -> _Element:
     if first == 0x80:  # indefinite length (BER): the content runs to the end-of-contents octets 00 00
         if not tag & 0x20:
             raise Unreadable("a primitive element has an indefinite length")
-        at = pos
-        while data[at:at + 2] != b"\x00\x00":
-            at = _element(data, at, depth + 1).next
-            if at >= len(data):
-                raise IndexError
+        at = data.ends.get(pos)
+        if at is None:
+            at = pos
+            while data[at:at + 2] != b"\x00\x00":
+                at = _element(data, at, depth + 1).next
+                if at >= len(data):
+                    raise IndexError
+            data.ends[pos] = at
         return _Element(tag, pos, at, at + 2)
     if first & 0x80:
         count = first & 0x7F

@@ -345,9 +345,9 @@
     fileInput.dispatchEvent(new Event("change"));
   });
 
-  // A ZIP archive or several files on this tab go to the job tab and run there as a job (a ZIP was judged as one
-  // broken XML document: "format error", a code frame of binary): the files as its file input holds them.
-  const ZIP = /\.zip$/i;
+  // A ZIP archive, a signed file (.p7m) or several files on this tab go to the job tab and run there as a job (a ZIP
+  // was judged as one broken XML document: "format error", a code frame of binary): the files as its input holds them.
+  const ZIP = /\.(zip|p7m)$/i;
   function asJob(files) {
     const moved = new DataTransfer();
     for (const file of files) moved.items.add(file);
@@ -547,8 +547,8 @@
     box.hidden = lines.length === 0;
   }
 
-  // ---- e-mail (.eml, .mbox): a job of each message's invoices (routed by what each is), shown under the message --
-  const MAIL = /\.(eml|mbox)$/i;
+  // ---- e-mail (.eml, .mbox, .msg): a job of each message's invoices (routed by what each is), shown under it -----
+  const MAIL = /\.(eml|mbox|msg)$/i;
 
   async function validateMail(file, spec) {
     $("result").hidden = true;
@@ -889,7 +889,7 @@
     }
   });
   // ---- many invoices as a job (POST /v1/jobs), followed until it ends --------------------------------------------
-  const FOLDER_SUFFIXES = /\.(xml|pdf|eml|mbox|zip)$/i; // pipeline.cli.files.DOCUMENT_SUFFIXES
+  const FOLDER_SUFFIXES = /\.(xml|pdf|eml|mbox|msg|p7m|zip)$/i; // pipeline.cli.files.DOCUMENT_SUFFIXES
   const isDocument = (file) => FOLDER_SUFFIXES.test(file.name) && !file.name.startsWith("._");
   const jobError = $("job-error");
   let jobId = null;
