@@ -329,8 +329,11 @@ def _validation(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict
     multipart = {
         "type": "object",
         "required": ["file"],  # an absent request part means {}
+        "additionalProperties": False,  # a part of another name is a 400 UNKNOWN_PART (upload.unexpected_part)
         "properties": {
-            "file": {"type": "string", "contentMediaType": "application/octet-stream",
+            # format binary beside 3.1's contentMediaType: any bytes (tools read a file part's type so; a fuzzer
+            # otherwise "breaks" it by sending `true` or `5.6e16`, which are bytes like any other)
+            "file": {"type": "string", "format": "binary", "contentMediaType": "application/octet-stream",
                      "description": "The document to validate."},
             "request": {"$ref": REF.format(model="XRechnungValidationRequest")},
         },
@@ -467,7 +470,7 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
         "allowLoss": {"type": "boolean", "default": False, "description": "convert: convert even when the target "
                       "cannot carry some source values of content; each document's line lists them "
                       "(`conversion`)."}}}
-    multipart = {"type": "object", "required": ["file"], "properties": {
+    multipart = {"type": "object", "required": ["file"], "additionalProperties": False, "properties": {
         "file": {"type": "string", "format": "binary", "description": "A document, a ZIP archive of documents, a "
                  "signed file (.p7m) or an e-mail (.eml, .mbox, Outlook's .msg: each message's invoices); repeat the "
                  "part for more."},
@@ -541,8 +544,9 @@ def _reading(path: str, cost: int, tr: Texts = ENGLISH) -> dict:
     multipart = {
         "type": "object",
         "required": ["file"],
+        "additionalProperties": False,  # a part of another name is a 400 UNKNOWN_PART
         "properties": {
-            "file": {"type": "string", "contentMediaType": "application/octet-stream",
+            "file": {"type": "string", "format": "binary", "contentMediaType": "application/octet-stream",
                      "description": "CII or UBL XML, or a ZUGFeRD / Factur-X PDF."},
             "request": {"$ref": REF.format(model=request_model)},
         },
@@ -579,8 +583,11 @@ def _public(op_id: str, summary: str, schema: dict, statuses=(), tr: Texts = ENG
 
 
 
-_LANG_PARAM = {"name": "lang", "in": "query", "required": False, "schema": {"enum": ["en", "de"]},
-               "description": "Language (default: by Accept-Language, else en)."}
+# Any other value is taken as none (web.language): the pages answer every browser, so the schema says string and
+# the description names the two languages (an enum made a fuzzer's `lang=xx` a request wrongly accepted).
+_LANG_PARAM = {"name": "lang", "in": "query", "required": False,
+               "schema": {"type": "string", "examples": ["en", "de"]},
+               "description": "Language: en or de (default, and for any other value: by Accept-Language, else en)."}
 
 
 def _page(path: str, tr: Texts = ENGLISH) -> dict:

@@ -91,10 +91,10 @@ _TIMELINE = {"type": "object", "required": ["invoices", "unread"], "properties":
 
 
 def _multipart(request_model: str, many: bool) -> dict:
-    file = {"type": "string", "contentMediaType": "application/octet-stream",
+    file = {"type": "string", "format": "binary", "contentMediaType": "application/octet-stream",
             "description": "A status message (CDAR XML)" + ("; repeat the part for several (at most "
                                                            "EINVOICE_MAX_BATCH_FILES)." if many else ".")}
-    schema = {"type": "object", "required": ["file"],
+    schema = {"type": "object", "required": ["file"], "additionalProperties": False,  # other parts: 400 UNKNOWN_PART
               "properties": {"file": file, "request": {"$ref": REF.format(model=request_model)}}}
     return {"required": True, "content": {"multipart/form-data": {
         "schema": schema, "encoding": {"request": {"contentType": "application/json"}}}}}

@@ -159,10 +159,17 @@ class XRechnungValidationResponse(_Strict):
     requestId: str | None
 
 
-class XRechnungValidationRequest(BaseModel):
+class _RequestPart(BaseModel):
+    """A `request` part: its keys are exactly these (any other is a 400 UNKNOWN_FIELD, `upload.parse_request_part`),
+    so the document says `additionalProperties: false` and a client or a fuzzer sends no others."""
+    model_config = ConfigDict(extra="forbid")
+
+
+class XRechnungValidationRequest(_RequestPart):
     version: str | None = Field(None, description="Validation package version; omitted or null: the latest "
                                                   "active package matching the detected syntax.")
-    strict: bool = Field(False, description="Extension. The checks the official rules miss (codes `CHECK-...`, "
+    # null is taken as false (`upload.strict_flag`), so the document allows it
+    strict: bool | None = Field(False, description="Extension. The checks the official rules miss (codes `CHECK-...`, "
                                             "listed in the API description) are WARNINGs by default and never "
                                             "change `valid`; true reports them as ERRORs, so a finding makes the "
                                             "document invalid.")
@@ -174,13 +181,14 @@ class XRechnungValidationRequest(BaseModel):
 
 # The request part of /status/parse and /status/timeline; /status/render's adds the page's `language`, which the
 # JSON answers have none of: sent to them it is a 400 UNKNOWN_FIELD, not silently ignored.
-class StatusReadRequest(BaseModel):
+class StatusReadRequest(_RequestPart):
     validate_: bool = Field(False, alias="validate", description="Add the fr-cdar chain's verdict (parse: the "
                                                                  "report; timeline and render: per message).")
 
 
 class StatusRenderRequest(StatusReadRequest):
-    language: Literal["en", "fr"] = Field("en", description="render: the page's language (labels; the messages' "
+    # null is taken as the default (`flows.options.choice`), so the document allows it
+    language: Literal["en", "fr"] | None = Field("en", description="render: the page's language (labels; the messages' "
                                                             "own texts are shown as sent).")
 
 
@@ -240,11 +248,11 @@ class ParseResponse(_Strict):
                                                                              "validation report of the source.")
 
 
-class ParseRequest(BaseModel):
+class ParseRequest(_RequestPart):
     validate_: bool = Field(False, alias="validate", description="Add the official validation report of the source.")
 
 
-class ConvertRequest(BaseModel):
+class ConvertRequest(_RequestPart):
     to: Literal["CII", "UBL", "ZUGFERD"] = Field(description="Target syntax (case-insensitive).")
     spec: Literal["xrechnung", "en16931", "peppol"] | None = Field(
         None, description="Rules of the target (default: the source's; a Peppol source to CII: en16931). The source "
@@ -260,7 +268,7 @@ class ConvertRequest(BaseModel):
                                                "never need it: X-Conversion-Technical).")
 
 
-class RenderRequest(BaseModel):
+class RenderRequest(_RequestPart):
     metadataLanguage: Literal["en", "de"] | None = Field(None, description="Label language (default en).")
     showBusinessTerms: bool = Field(False, description="List every value with its business term (BT id).")
     validate_: bool = Field(False, alias="validate", description="Add the verdict and the failed rules on top.")

@@ -32,7 +32,7 @@ from pipeline.service.platform import storage_unavailable
 from pipeline.service.schemas import XRechnungValidationRequest
 from pipeline.invoice.specs import facturx_release
 from pipeline.service.resources.zugferd import SUPPORTED_VERSIONS as ZUGFERD_VERSIONS
-from pipeline.service.upload import parse_request_part, read_parts, strict_flag
+from pipeline.service.upload import parse_request_part, read_parts, report_language, strict_flag
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
 from pipeline.unpack import Unpacker
@@ -60,6 +60,10 @@ def read_batch_upload(req: falcon.Request, bounds: Limits) -> tuple[list[Member]
     files = [(name or f"file-{n}", data) for n, (name, data) in enumerate(files, start=1)]
     files = [(name, data) for name, data in files if not os_metadata(name, data[:OS_METADATA_HEAD])]  # no documents
     request = parse_request_part(request_raw, XRechnungValidationRequest, req.path) if request_raw is not None else {}
+    # its keys checked as the single endpoint checks them, before any unpacking: the reports are JSON here, yet
+    # `metadataLanguage: "fr"` is a 400 there and so here (it was silently taken)
+    strict_flag(request)
+    report_language(request)
     unpacker, members = Unpacker(bounds), []
     # one unreadable ZIP among several files is an entry, alone a 400; among several, a ZIP's or an e-mail's
     # documents are named under its file name (`month.zip/a.xml`) as a job and `pipeline validate` name them

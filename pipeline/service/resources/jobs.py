@@ -355,7 +355,7 @@ class JobResults:
         job = store.get_job(job_id, _key(req))
         if job is None:
             raise _not_found(job_id)
-        fmt = req.get_param("format") or "jsonl"
+        fmt = req.get_param("format", default="jsonl")  # `format=` is no format: 400 below, not jsonl
         after = _after(req.get_param("after"))
         if after is not None and after > _last(job):
             # a number no answer gave: the entries between would be skipped without a word

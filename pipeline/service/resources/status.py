@@ -28,7 +28,7 @@ from pipeline.service.resources.generation import XML, check_media, read_body, x
 from pipeline.service.schemas import StatusReadRequest, StatusRenderRequest
 from pipeline.service.resources.reading import page_media
 from pipeline.service.upload import answer_report, parse_request_part, read_parts, read_validation_upload, \
-    report_media
+    report_media, strict_flag
 from pipeline.settings import get_settings
 
 BASE = "/v1/invoice/fr-ctc/status"
@@ -67,6 +67,9 @@ class ValidateStatus:
     def on_post(self, req, resp):
         media = report_media(req)
         data, request = read_validation_upload(req)
+        # `strict` is a key of this request part too (XRechnungValidationRequest); status messages have no content
+        # checks for it to raise, but a value that is no boolean is a 400 as on every validate endpoint (it was taken)
+        strict_flag(request)
         report = validate_status(data, request.get("version"), _request_id(req))
         answer_report(req, resp, data, request, report, media)
 
