@@ -187,7 +187,7 @@ def test_a_message_s_page_shows_every_value_with_its_term_in_its_language(client
     painted = _pdf_text(r.content, tmp_path)
     for label in labels:   # (headings are painted in capitals)
         assert label.lower() in painted.lower(), label
-    for text in ("F202600042", "100000009_STATUTS (0225)", "Librairie Martin SARL", "200000008 (0002)",
+    for text in ("F202600042", "100000009_STATUTS (0225 –", "Librairie Martin SARL", "200000008 (0002 – SIREN)",
                  "Taux de TVA erroné sur la ligne 2 : 10 % au lieu de 20 %", "MDT-4",
                  "F202600042_207_20260918143000#380_20260912"):
         assert " ".join(text.split()) in painted.replace("- ", "-") or text in page_text(
@@ -205,7 +205,7 @@ def test_several_messages_paint_a_timeline_in_order(client, tmp_path):
                                                                   ("204", "Prise en charge"),
                                                                   ("211", "Paiement transmis"), ("212", "Encaissée"))]
     assert order == sorted(order)
-    assert "MEN 12 000 EUR 20,00 %" in painted.replace("\u00a0", " ") and "Valide" in painted
+    assert "MEN – Montant encaissé 12 000 EUR 20,00 %" in painted.replace("\u00a0", " ") and "Valide" in painted
     assert layout_faults(r.content, tmp_path) == []
 
 

@@ -21,6 +21,7 @@ from PIL import Image
 from cdar_cases import examples, official_chain
 from conftest import REPO
 from pipeline.flows import status_generate
+from pipeline.invoice import cdar
 from pipeline.invoice.request_json import dump_request, load_request
 from pipeline.service.app import create_app
 from test_fr_cdar_read import _files
@@ -64,9 +65,12 @@ def conflicts(client, messages) -> list[dict]:
 
 
 def _shown(field: str, value: str, lang: str) -> str:
-    """A value as the page writes it: French dates day first."""
+    """A value as the page writes it: French dates day first, the invoice's type by its name in the page's
+    language beside the code."""
     if field == "invoice.issueDate" and lang == "fr":
         return "/".join(reversed(value.split("-")))
+    if field == "invoice.typeCode":
+        return f"{value} – {cdar.DOCUMENT_TYPE_NAMES[value][0 if lang == 'fr' else 1]}"
     return value
 
 
@@ -92,8 +96,11 @@ def test_the_page_shows_each_value_its_messages_state_and_where(client, messages
                 border: getComputedStyle(box).borderLeftColor,
                 rows: Array.from(box.querySelectorAll('tbody tr'), (tr) => tr.innerText.replace(/\\s+/g, ' ')),
                 values: Array.from(box.querySelectorAll('td.stated'), (td) => {
-                  const r = document.createRange(); r.selectNodeContents(td);
-                  return [td.innerText, r.getClientRects().length]; }),
+                  // the lines of its most broken word: a named code may wrap between its words, none inside one
+                  const text = td.firstChild;
+                  return [td.innerText, Math.max(...Array.from(text.data.matchAll(/\\S+/g), (m) => {
+                    const r = document.createRange(); r.setStart(text, m.index); r.setEnd(text, m.index + m[0].length);
+                    return r.getClientRects().length; }))]; }),
                 marks: Array.from(document.querySelectorAll('section.facts .fact.conflict'),
                                   (f) => [f.querySelector('dt').innerText, f.querySelector('dd').innerText]),
                 scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth};
@@ -103,7 +110,8 @@ def test_the_page_shows_each_value_its_messages_state_and_where(client, messages
     assert painted["invoiceTop"] < painted["top"] < painted["timelineTop"] and painted["height"] > 100
     assert painted["right"] <= painted["client"] and painted["scroll"] <= painted["client"]
     assert painted["border"] == "rgb({}, {}, {})".format(*BOX)
-    # every value the JSON lists, with the files stating it; each value painted on one line ("12/09/202 / 6" before)
+    # every value the JSON lists, with the files stating it; each word of a value painted on one line ("12/09/202 / 6"
+    # before)
     rows = painted["rows"]
     assert len(rows) == sum(len(c["values"]) for c in conflicts) == 6
     i = 0

@@ -21,7 +21,8 @@
   <xsl:param name="lang" as="xs:string" select="'en'"/>
   <!-- {"message/id": {"term": "MDT-4", "label": "..."}, ...}: canonical path -> term and name (the term table) -->
   <xsl:param name="terms" as="xs:string" select="'{}'"/>
-  <!-- {"status:200": "Déposée", "role:SE": "...", "reason:...", "action:...", "characteristic:..."} -->
+  <!-- {"status:200": "Déposée", "role:SE": "...", "reason:...", "action:...", "characteristic:...",
+       "documentStatus:45" (MDT-88), "type:380" (MDT-91), "scheme:0225"}: each code's name in the page's language -->
   <xsl:param name="codes" as="xs:string" select="'{}'"/>
 
   <xsl:output method="html" html-version="5" encoding="UTF-8" indent="no"/>
@@ -150,7 +151,9 @@
   <xsl:function name="f:with-scheme" as="xs:string?">
     <xsl:param name="value" as="xs:string?"/>
     <xsl:param name="scheme" as="xs:string?"/>
-    <xsl:sequence select="if (not(normalize-space($value))) then () else if ($scheme) then $value || ' (' || $scheme || ')' else $value"/>
+    <!-- "100000009 (0002 – SIREN)": the scheme by its name where the reform gives it one -->
+    <xsl:sequence select="if (not(normalize-space($value))) then () else if (normalize-space($scheme))
+        then $value || ' (' || f:code('scheme', $scheme) || ')' else $value"/>
   </xsl:function>
 
   <!-- An XML path with a line break allowed after each step's slash (<wbr>), not inside a step: on a phone
@@ -234,8 +237,8 @@
                 <td class="wrap"><xsl:value-of select="string-join((
                     status/details/detail/reasonCode ! f:code('reason', .),
                     status/details/detail/actionCode ! f:code('action', .),
-                    status/details/detail/characteristics/characteristic[amount] ! string-join((typeCode,
-                        f:number(amount) || (currencyCode ! (' ' || .)), percent ! (f:number(.) || ' %')), ' '))
+                    status/details/detail/characteristics/characteristic[amount] ! string-join((
+                        f:code('characteristic', typeCode), f:number(amount) || (currencyCode ! (' ' || .)), percent ! (f:number(.) || ' %')), ' '))
                     , '; ')"/></td>
               </tr>
             </xsl:for-each>
@@ -257,7 +260,9 @@
   <xsl:function name="f:stated" as="xs:string?">
     <xsl:param name="field" as="xs:string"/>
     <xsl:param name="value" as="xs:string?"/>
-    <xsl:sequence select="if ($field = 'issueDate') then f:date($value) else $value"/>
+    <!-- the invoice's type (MDT-91) by its name beside the code, wherever the page states it -->
+    <xsl:sequence select="if ($field = 'issueDate') then f:date($value)
+        else if ($field = 'typeCode') then f:code('type', $value) else $value"/>
   </xsl:function>
 
   <!-- The invoice's data its messages state differently, each value with the files (and their statuses) stating
@@ -334,7 +339,7 @@
         <xsl:sequence select="f:fact(status/dateTime, f:date-time(status/dateTime))"/>
         <xsl:sequence select="f:fact(status/typeCode, status/typeCode ! (. || ' – '
             || f:l(if (. = '305') then 'transmission' else 'processing')))"/>
-        <xsl:sequence select="f:fact(status/documentStatusCode, status/documentStatusCode)"/>
+        <xsl:sequence select="f:fact(status/documentStatusCode, f:code('documentStatus', status/documentStatusCode))"/>
         <!-- the invoice as this message states it for its step: its receipt by the reporting side, the reference type -->
         <xsl:sequence select="f:fact(invoice/receiptDateTime, f:date-time(invoice/receiptDateTime))"/>
         <xsl:sequence select="f:fact(invoice/referenceTypeCode, invoice/referenceTypeCode)"/>

@@ -64,6 +64,19 @@ DOCUMENT_STATUS_CODES = {TRANSMISSION: ("10", "51", "43", "8", "48"),
                          PROCESSING: ("45", "39", "37", "50", "49", "47", "46", "1", "5")}
 DOCUMENT_STATUS_OF = {"200": "10", "202": "43", "204": "45", "205": "1", "206": "49", "207": "46", "208": "39",
                       "209": "37", "210": "50", "211": "47", "212": "47"}
+# Their names (fr, en) on the readable page: those of the statuses each stands for (the catalogue also gives 201 51,
+# 203 48, 213 8, which the generator leaves out: their messages need none); 47 is both payment statuses, 5 (added in
+# 1.4.0) any other processing status.
+_DOCUMENT_STATUS_STEPS = {**DOCUMENT_STATUS_OF, "201": "51", "203": "48", "213": "8"}
+
+
+def _named_by_steps(dsc: str) -> tuple[str, str]:
+    steps = [status for status, code in _DOCUMENT_STATUS_STEPS.items() if code == dsc]
+    return (" / ".join(STATUS_NAMES[s][0] for s in steps), " / ".join(STATUS_NAMES[s][1] for s in steps))
+
+
+DOCUMENT_STATUS_NAMES = {dsc: _named_by_steps(dsc) for dsc in dict.fromkeys(_DOCUMENT_STATUS_STEPS.values())}
+DOCUMENT_STATUS_NAMES["5"] = ("Autre statut de traitement", "Other processing status")
 # BR-FR-CDV-CL-02/03/04 (MDT-21, MDT-40, MDT-59): the roles of the parties; in the transmission phase sender and
 # issuer are the platform (WK).
 ROLES = {"BY": ("Acheteur", "Buyer"), "AB": ("Agent de l'acheteur", "Buyer's agent"), "DL": ("Affactureur", "Factor"),
@@ -181,6 +194,27 @@ RECEIVED = "MEN"
 PAYMENT_RECEIVED = "212"
 NOT_RECEIVABLE = "501"   # Irrecevable: the rules ask for no invoice date (MDG-35) nor seller id (MDT-129)
 DOCUMENT_TYPES = france.DOCUMENT_TYPES   # BR-FR-04 (MDT-91)
+# ... and their names (fr, en) as the reform's specification names these UNTDID 1001 codes (the readable page)
+DOCUMENT_TYPE_NAMES = {
+    "380": ("Facture commerciale", "Commercial invoice"), "389": ("Autofacture", "Self-billed invoice"),
+    "393": ("Facture affacturée", "Factored invoice"),
+    "501": ("Autofacture affacturée", "Self-billed factored invoice"),
+    "386": ("Facture d'acompte", "Prepayment invoice"),
+    "500": ("Autofacture d'acompte", "Self-billed prepayment invoice"),
+    "384": ("Facture rectificative", "Corrected invoice"),
+    "471": ("Autofacture rectificative", "Self-billed corrected invoice"),
+    "472": ("Facture rectificative affacturée", "Factored corrected invoice"),
+    "473": ("Autofacture rectificative affacturée", "Self-billed factored corrected invoice"),
+    "381": ("Avoir", "Credit note"), "261": ("Avoir autofacturé", "Self-billed credit note"),
+    "262": ("Avoir remise globale", "Credit note for a global discount"),
+    "396": ("Avoir affacturé", "Factored credit note"),
+    "502": ("Avoir autofacturé affacturé", "Self-billed factored credit note"),
+    "503": ("Avoir d'acompte", "Prepayment invoice credit note")}
+# The identifier schemes (ISO 6523 ICD) of the parties' ids and electronic addresses that the reform gives a meaning
+# (fr, en): SIREN, SIRET, the directory's e-invoicing address (BR-FR-23), the platforms' ids (PPF 0000, the State 9999)
+SCHEMES = {SIREN_SCHEME: ("SIREN", "SIREN"), france.SIRET_SCHEME: ("SIRET", "SIRET"),
+           france.SIREN_ADDRESS_SCHEME: ("Adresse de l'annuaire", "Directory address"),
+           PPF_SCHEME: ("Identifiant de plateforme", "Platform identifier"), "EM": ("Adresse e-mail", "E-mail address")}
 
 
 def status_name(code: str, language: str = "fr") -> str | None:
