@@ -96,14 +96,14 @@ def test_validate_an_empty_folder_is_an_error_and_skipped_files_are_named(tmp_pa
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["validate", str(empty)]) == 2
-    assert "no e-invoice (*.xml, *.pdf, *.eml, *.mbox or *.zip) in" in capsys.readouterr().err
+    assert "no e-invoice (*.xml, *.pdf, *.eml, *.mbox, *.msg, *.p7m or *.zip) in" in capsys.readouterr().err
     folder = tmp_path / "inbox"
     folder.mkdir()
     (folder / "notes.txt").write_text("not an invoice")
     (folder / "a.xml").write_bytes((CORPUS / "kosit-validator-configuration-tests/instances/ubl006.xml").read_bytes())
     assert main(["validate", str(folder), "--jobs", "1", "--spec", "en16931"]) == 1
     out = capsys.readouterr()
-    assert "skipped 1 file that is not *.xml, *.pdf, *.eml, *.mbox or *.zip: notes.txt" in out.err
+    assert "skipped 1 file that is not *.xml, *.pdf, *.eml, *.mbox, *.msg, *.p7m or *.zip: notes.txt" in out.err
     # the summary table names each invalid document's first error code
     row = next(line for line in out.out.splitlines() if line.startswith("a.xml"))
     from pipeline.flows.validate_xml import validate_xml

@@ -38,7 +38,7 @@ def test_zips_and_mails_submitted_together_are_opened_as_validate_opens_them(tmp
         (folder / "scan.png").write_bytes(b"\x89PNG\r\n")
         run = cli(env, "jobs", "submit", str(folder), "--wait")
         assert run.returncode == 0, run.stderr
-        assert f"pipeline jobs: {folder}: skipped 2 files that are not *.xml, *.pdf, *.eml, *.mbox or *.zip: " \
+        assert f"pipeline jobs: {folder}: skipped 2 files that are not *.xml, *.pdf, *.eml, *.mbox, *.msg, *.p7m or *.zip: " \
                "scan.png, sub/notes.txt" in run.stderr
         assert "documents        1" in run.stdout
 
