@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import struct
-import time
 
 import pytest
 
@@ -157,15 +156,8 @@ def test_a_job_of_an_outlook_message(tmp_path, monkeypatch):
                            '{"operation": "validate", "spec": "en16931"}')
         r = p.post(token, "/v1/jobs", body=body, headers={"Content-Type": ctype})
         assert r.status_code == 202, r.text
-        path = f"/v1/jobs/{r.json['id']}"
-        auth = {"Authorization": f"Bearer {token}"}
-        for _ in range(600):
-            job = p.client.simulate_get(path, headers=auth).json
-            if job["state"] not in ("queued", "running"):
-                break
-            time.sleep(0.2)
+        job, lines = p.finished_job(token, r.json["id"])
         assert job["state"] == "done" and (job["valid"], job["noInvoice"]) == (1, 1), job
-        lines = [json.loads(x) for x in p.client.simulate_get(path + "/results", headers=auth).text.splitlines()]
         assert [e["name"].split("/")[0] for e in lines] == ["m.msg", "n.msg"]
         assert lines[0]["email"]["subject"] == "Invoice 0001" and "notice" in lines[1]
         store.close()

@@ -213,15 +213,8 @@ def test_a_job_of_signed_files(tmp_path, monkeypatch, sign):
                            '{"operation": "validate", "spec": "en16931"}')
         r = p.post(token, "/v1/jobs", body=body, headers={"Content-Type": ctype})
         assert r.status_code == 202, r.text
-        path = f"/v1/jobs/{r.json['id']}"
-        auth = {"Authorization": f"Bearer {token}"}
-        for _ in range(600):
-            job = p.client.simulate_get(path, headers=auth).json
-            if job["state"] not in ("queued", "running"):
-                break
-            time.sleep(0.2)
+        job, lines = p.finished_job(token, r.json["id"])
         assert job["state"] == "done", job
-        lines = [json.loads(x) for x in p.client.simulate_get(path + "/results", headers=auth).text.splitlines()]
         assert [e["name"] for e in lines] == ["a.xml.p7m/a.xml", "b.xml.p7m", "c.zip/c.xml.p7m/c.xml"]
         assert [e["report"]["verdict"] if "report" in e else e["error"]["code"] for e in lines] == [
             "valid", "SMIME_ENCRYPTED", "valid"]

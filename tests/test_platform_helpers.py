@@ -123,6 +123,20 @@ class Platform:
         headers.update(kw.pop("headers", {}))
         return self.client.simulate_post(path, headers=headers, **kw)
 
+    def finished_job(self, token, job_id: str, seconds: float = 120) -> tuple[dict, list[dict]]:
+        """A job of this app once it is no longer queued or running (polled in process), and its result lines."""
+        import json
+        import time
+
+        auth = {"Authorization": f"Bearer {token}"}
+        path, ends = f"/v1/jobs/{job_id}", time.monotonic() + seconds
+        job = self.client.simulate_get(path, headers=auth).json
+        while job["state"] in ("queued", "running") and time.monotonic() < ends:
+            time.sleep(0.2)
+            job = self.client.simulate_get(path, headers=auth).json
+        text = self.client.simulate_get(path + "/results", headers=auth).text
+        return job, [json.loads(x) for x in text.splitlines()]
+
 
 def free_port() -> int:
     with socket.socket() as s:
