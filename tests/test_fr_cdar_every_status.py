@@ -1,8 +1,8 @@
 """Every status code of FNFE's list (BR-FR-CDV-CL-06: 200 ... 228, 250 ... 601) and one outside it, each with only
-what the rules require and with every optional field: generated, valid on FNFE's chain run on its own, read back
-to the same business content and written again to the same message. The six fixtures cover six statuses; a code
-such as 206 (a reason of its own list), 221 (a platform's, with ROUTAGE_ERR) or 501 (no invoice date nor seller)
-is only exercised here."""
+what the rules require and with every optional field (a detail's own status MDT-115/116 among them): generated,
+valid on FNFE's chain run on its own, read back to the same business content and written again to the same message.
+The six fixtures cover six statuses; a code such as 206 (a reason of its own list), 221 (a platform's, with
+ROUTAGE_ERR) or 501 (no invoice date nor seller) is only exercised here."""
 from __future__ import annotations
 
 import copy
@@ -35,6 +35,8 @@ def request_for(code: str, full: bool) -> dict:
     if code in cdar.REASON_REQUIRED or full:
         detail["reasonCode"] = reasons[0]
     if full:
+        # the detail's own status (MDT-115, MDT-116): the message's, so that the same reason list judges it
+        detail.update(statusCode=code, statusName=cdar.status_name(code) or f"Statut {code}")
         detail.update(reason="Motif", actionCode="NOA", action="Aucune", note="Une note", characteristics=[
             {"typeCode": "MEN" if code == cdar.PAYMENT_RECEIVED else "DIV", "amount": 1200.5, "currencyCode": "EUR",
              "percent": 20, "id": "BT-152", "name": "Taux", "location": "/x", "changed": True, "date": "2026-09-10"}])
@@ -75,7 +77,9 @@ def test_every_status_code_generates_a_valid_message_read_back_the_same(code, fu
     valid, rules, xsd_valid, _ = official_chain(xml)
     assert valid and xsd_valid, rules
     # FNFE leaves the list a warning (codes agreed between the parties): a code outside it is sent with it
-    assert set(rules) == ({"BR-FR-CDV-CL-06_MDT-105"} if code not in cdar.STATUS_CODES else set())
+    # ... and so is a detail's own code outside it (MDT-115)
+    outside = {"BR-FR-CDV-CL-06_MDT-105", *(["BR-FR-CDV-CL-06_MDT-115"] if full else [])}
+    assert set(rules) == (outside if code not in cdar.STATUS_CODES else set())
     assert report.warnings == sum(rules.values())
     found = status_read.parse_status(xml)
     assert found["complete"] and found["unmapped"] == [], found

@@ -235,6 +235,7 @@
                   <xsl:call-template name="badge"/></td>
                 <td><xsl:value-of select="string-join((message/issuer/role ! f:code('role', .), message/issuer/name), ', ')"/></td>
                 <td class="wrap"><xsl:value-of select="string-join((
+                    status/details/detail/statusCode ! f:code('status', .),
                     status/details/detail/reasonCode ! f:code('reason', .),
                     status/details/detail/actionCode ! f:code('action', .),
                     status/details/detail/characteristics/characteristic[amount] ! string-join((
@@ -347,7 +348,7 @@
         <xsl:sequence select="f:fact(message/name, message/name)"/>
         <xsl:sequence select="f:fact(message/issueDateTime, f:date-time(message/issueDateTime))"/>
         <xsl:sequence select="f:fact(message/guidelineId, message/guidelineId)"/>
-        <xsl:sequence select="f:fact(message/businessProcess, message/businessProcess)"/>
+        <xsl:sequence select="f:fact(message/businessProcess, f:code('process', message/businessProcess))"/>
         <!-- a message about several invoices (MDT-74 true): which of them this status is -->
         <xsl:if test="normalize-space(references)">
           <div class="fact"><dt><xsl:value-of select="f:l('reference')"/><xsl:text> </xsl:text><span class="term">MDT-74</span></dt>
@@ -398,6 +399,8 @@
     <dl class="grid">
       <xsl:sequence select="f:fact(reasonCode, f:code('reason', reasonCode))"/>
       <xsl:sequence select="f:fact(reason, reason)"/>
+      <xsl:sequence select="f:fact(statusCode, f:code('status', statusCode))"/>
+      <xsl:sequence select="f:fact(statusName, statusName)"/>
       <xsl:sequence select="f:fact(actionCode, f:code('action', actionCode))"/>
       <xsl:sequence select="f:fact(action, action)"/>
       <xsl:sequence select="f:fact(note, note)"/>

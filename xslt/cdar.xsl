@@ -137,6 +137,8 @@
     <ram:SpecifiedDocumentStatus>
       <xsl:for-each select="reasonCode"><ram:ReasonCode><xsl:value-of select="."/></ram:ReasonCode></xsl:for-each>
       <xsl:for-each select="reason"><ram:Reason><xsl:value-of select="."/></ram:Reason></xsl:for-each>
+      <xsl:for-each select="statusCode"><ram:ProcessConditionCode><xsl:value-of select="."/></ram:ProcessConditionCode></xsl:for-each>
+      <xsl:for-each select="statusName"><ram:ProcessCondition><xsl:value-of select="."/></ram:ProcessCondition></xsl:for-each>
       <xsl:for-each select="actionCode"><ram:RequestedActionCode><xsl:value-of select="."/></ram:RequestedActionCode></xsl:for-each>
       <xsl:for-each select="action"><ram:RequestedAction><xsl:value-of select="."/></ram:RequestedAction></xsl:for-each>
       <xsl:for-each select="sequence"><ram:SequenceNumeric><xsl:value-of select="."/></ram:SequenceNumeric></xsl:for-each>

@@ -156,6 +156,8 @@
     <detail>
       <xsl:call-template name="code"><xsl:with-param name="name" select="'reasonCode'"/><xsl:with-param name="value" select="ram:ReasonCode"/></xsl:call-template>
       <xsl:call-template name="text"><xsl:with-param name="name" select="'reason'"/><xsl:with-param name="value" select="ram:Reason[1]"/></xsl:call-template>
+      <xsl:call-template name="code"><xsl:with-param name="name" select="'statusCode'"/><xsl:with-param name="value" select="ram:ProcessConditionCode"/></xsl:call-template>
+      <xsl:call-template name="text"><xsl:with-param name="name" select="'statusName'"/><xsl:with-param name="value" select="ram:ProcessCondition[1]"/></xsl:call-template>
       <xsl:call-template name="code"><xsl:with-param name="name" select="'actionCode'"/><xsl:with-param name="value" select="ram:RequestedActionCode"/></xsl:call-template>
       <xsl:call-template name="text"><xsl:with-param name="name" select="'action'"/><xsl:with-param name="value" select="ram:RequestedAction[1]"/></xsl:call-template>
       <xsl:call-template name="code"><xsl:with-param name="name" select="'sequence'"/><xsl:with-param name="value" select="ram:SequenceNumeric"/></xsl:call-template>

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 from pipeline import budget
 from pipeline.check import cdar as rules, xmlinput
@@ -69,11 +70,12 @@ def _status_jsons(data: bytes, references: range) -> list[dict]:
 
 def parse_status(data: bytes, validate: bool = False, request_id: str | None = None) -> dict:
     """A CDAR message -> {"message", "status", "invoice"} (the JSON POST /v1/invoice/fr-ctc/status takes), with
-    `complete` and the fields generation would still need (`missing`, `problems`), the source values the JSON does
-    not carry (`unmapped`) and, with `validate`, the chain's report (`validation`)."""
+    `complete` and the fields generation would still need (`missing`, `problems`), each code's name in French and
+    English (`names`), the source values the JSON does not carry (`unmapped`) and, with `validate`, the chain's
+    report (`validation`)."""
     doc, found = read_status(data)
     missing, problems = cdar.reading_problems(found)
-    out = {**found, "complete": not missing and not problems, "missing": missing,
+    out = {**found, "complete": not missing and not problems, "missing": missing, "names": cdar.code_names(found),
            "unmapped": reading.unmapped(doc, found)}
     if problems:
         out["problems"] = [p.to_dict() for p in problems]
@@ -89,9 +91,23 @@ def _key(found: dict) -> tuple:
     return invoice.get("sellerSiren") or "", invoice.get("number") or ""
 
 
+def _digits(when: str | None) -> str:
+    """A date-time as its digits: ISO text as read from format 204, and what the reading passes on as written (format
+    203 YYYYMMDDHHMM, a date of format 102, no format at all: the XSD and the rules take any) sort alike; as text,
+    a 202 of format 203 sorted after every ISO date-time of its year."""
+    return re.sub(r"\D", "", when or "")
+
+
 def _when(entry: dict) -> tuple:
-    """Status date-time (MDT-78), then the message's own (MDT-8): ISO text sorts as time."""
-    return ((entry.get("status") or {}).get("dateTime") or "", (entry.get("message") or {}).get("issueDateTime") or "")
+    """Status date-time (MDT-78), then the message's own (MDT-8), by their digits. A status stated less precisely
+    than to the second (a date of format 102, minutes of format 203) is placed at its message's creation when that
+    falls within what it states (a status is reported once it has happened), else at its start: a 202 dated 1 July
+    alone came before the 200 of 1 July 15:10 it follows."""
+    status = _digits((entry.get("status") or {}).get("dateTime"))
+    created = _digits((entry.get("message") or {}).get("issueDateTime"))
+    if status and len(status) < 14:
+        status += created[len(status):14] if created.startswith(status) else "0" * (14 - len(status))
+    return status, created
 
 
 def _join_unnamed_sellers(groups: dict[tuple, list[dict]]) -> None:

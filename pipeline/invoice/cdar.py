@@ -7,8 +7,9 @@ rule in the message. The rules themselves judge the generated message afterwards
               parties: sender (MDG-9), issuer (MDG-16), recipients (MDG-23), each with role, id, name, address
     status    the status: code (MDT-105) and name (MDT-106), date-time (MDT-78), the phase (MDT-77: 305
               transmission by a platform, 23 processing), the document status code (MDT-88), and details (MDG-37):
-              reason (MDT-113/114), requested action (MDT-121/122), note (MDT-126), characteristics (MDG-43: amounts
-              received per VAT rate of a payment status, MEN/MDT-215/MDT-224, data in dispute, ...)
+              reason (MDT-113/114), a status of the detail's own (MDT-115/116), requested action (MDT-121/122),
+              note (MDT-126), characteristics (MDG-43: amounts received per VAT rate of a payment status,
+              MEN/MDT-215/MDT-224, data in dispute, ...)
     invoice   the invoice it is about: number (MDT-87), issue date (MDT-100), type code (MDT-91), receipt time
               (MDT-95), the seller's SIREN (MDT-129) and the buyer's (role BY)
 
@@ -92,7 +93,17 @@ ROLES_WITHOUT_ADDRESS = ("WK", "DFH")   # BR-FR-CDV-08: every other recipient ne
 # BR-FR-CDV-02 / CL-01 (MDT-3, MDT-2)
 GUIDELINE_INVOICE = "urn.cpro.gouv.fr:1p0:CDV:invoice"
 GUIDELINE_PPF = "urn.cpro.gouv.fr:1p0:CDV:einvoicingF2"
-BUSINESS_PROCESSES = ("REGULATED", "NON_REGULATED", "B2C", "B2CINT", "B2BINT", "OUTOFSCOPE")
+# MDT-2, the business process (the examples' "Type de processus métier (cadre de facturation)"): which exchange
+# the invoice belongs to, as the invoices' BAR note (BR-FR-20) names the same cases (B2B, B2BINT, B2C, B2CINT,
+# OUTOFSCOPE); REGULATED is the reform's own B2B e-invoicing, NON_REGULATED an invoice exchanged outside it.
+BUSINESS_PROCESS_NAMES = {
+    "REGULATED": ("Facturation électronique réglementée (B2B en France)", "Regulated e-invoicing (B2B in France)"),
+    "NON_REGULATED": ("Hors facturation électronique réglementée", "Outside regulated e-invoicing"),
+    "B2C": ("Vente à des particuliers (B2C)", "Sale to consumers (B2C)"),
+    "B2CINT": ("Vente à des particuliers à l'international (B2C)", "International sale to consumers (B2C)"),
+    "B2BINT": ("Opération internationale entre entreprises (B2B)", "International business-to-business (B2B)"),
+    "OUTOFSCOPE": ("Hors du champ de la réforme", "Outside the reform's scope")}
+BUSINESS_PROCESSES = tuple(BUSINESS_PROCESS_NAMES)
 PPF_SCHEME, PPF_ID = "0238", "0000"   # the PPF as the one recipient: GlobalID 0000, scheme 0238, role DFH
 B2G_SENDER_ID = "9999"                # a sender GlobalID 9999 (scheme 0238): the State's platform (B2G refusals)
 SIREN_SCHEME = france.SIREN_SCHEME
@@ -215,6 +226,42 @@ DOCUMENT_TYPE_NAMES = {
 SCHEMES = {SIREN_SCHEME: ("SIREN", "SIREN"), france.SIRET_SCHEME: ("SIRET", "SIRET"),
            france.SIREN_ADDRESS_SCHEME: ("Adresse de l'annuaire", "Directory address"),
            PPF_SCHEME: ("Identifiant de plateforme", "Platform identifier"), "EM": ("Adresse e-mail", "E-mail address")}
+
+
+# The code lists by kind (the page's `kind:code` labels) and the JSON fields each names: what `code_names` and the
+# readable page name a code with.
+CODE_LISTS = {"status": STATUS_NAMES, "process": BUSINESS_PROCESS_NAMES, "role": ROLES, "reason": REASONS,
+              "action": ACTIONS, "characteristic": CHARACTERISTICS, "documentStatus": DOCUMENT_STATUS_NAMES,
+              "type": DOCUMENT_TYPE_NAMES, "scheme": SCHEMES}
+_PARTIES = ("message.sender", "message.issuer", "message.recipients[]")
+CODED_FIELDS = {"message.businessProcess": "process", "status.code": "status",
+                "status.documentStatusCode": "documentStatus", "status.details[].reasonCode": "reason",
+                "status.details[].statusCode": "status", "status.details[].actionCode": "action",
+                "status.details[].characteristics[].typeCode": "characteristic", "invoice.typeCode": "type",
+                **{f"{party}.role": "role" for party in _PARTIES},
+                **{f"{party}.{field}": "scheme" for party in _PARTIES
+                   for field in ("idScheme", "electronicAddressScheme")}}
+
+
+def code_names(data: dict) -> dict[str, dict[str, str]]:
+    """The name (fr, en) of each code of status data that has one, by the JSON path of its value:
+    {"message.businessProcess": {"code": "REGULATED", "fr": ..., "en": ...}, ...}; codes without a name left out."""
+    out: dict[str, dict[str, str]] = {}
+
+    def walk(node, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{path}.{key}" if path else key)
+        elif isinstance(node, list):
+            for n, item in enumerate(node):
+                walk(item, f"{path}[{n}]")
+        elif isinstance(node, str):
+            kind = CODED_FIELDS.get(cdar_terms.pattern_of(path))
+            names = CODE_LISTS[kind].get(node) if kind else None
+            if names:
+                out[path] = {"code": node, "fr": names[0], "en": names[1]}
+    walk(data, "")
+    return out
 
 
 def status_name(code: str, language: str = "fr") -> str | None:
@@ -394,9 +441,12 @@ class StatusCharacteristic(_Model):
 
 
 class StatusDetail(_Model):
-    """MDG-37: the reason of a refusal, dispute or rejection, the action expected, and characteristics."""
+    """MDG-37: the reason of a refusal, dispute or rejection, the action expected, and characteristics; a detail may
+    state a status of its own (MDT-115, its name MDT-116), whose reason list then judges its reason."""
     reasonCode: ReasonCode | None = None
     reason: LongText | None = None
+    statusCode: StatusCode | None = None
+    statusName: Text | None = None
     actionCode: ActionCode | None = None
     action: LongText | None = None
     sequence: Sequence | None = None
@@ -562,17 +612,15 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
     need(code not in REASON_REQUIRED or bool(reasons), "status.details[0].reasonCode",
          f"a reason is required for status {code} ({status_name(code)}) (BR-FR-CDV-15)")
     b2g = msg.sender.id == B2G_SENDER_ID and msg.sender.idScheme == PPF_SCHEME
-    b2g_refusal = code == "210" and b2g
-    allowed = B2G_REFUSAL_REASONS if b2g_refusal else REASONS_OF.get(code)
-    # the State platform's refusals have their own list; its rule's text names CONTACT_ACHTR, its test refuses it
-    of = (f"a refusal (210) by the State's platform (sender {B2G_SENDER_ID} of scheme {PPF_SCHEME})" if b2g_refusal
-          else f"status {code} ({status_name(code)})")
-    rule = ("BR-FR-CDV-CL-09_MDT-113_210B2G; CONTACT_ACHTR, which the rule's text lists, its test refuses"
-            if b2g_refusal else "BR-FR-CDV-CL-09")
     for i, reason in reasons:
-        need(allowed is None or reason in allowed, f"status.details[{i}].reasonCode",
-             f"is not a reason of {of}: one of {', '.join(allowed or ())} ({rule})", reason, "INVALID_VALUE")
+        problem = _reason_problem(reason, details[i].statusCode or code, b2g)
+        need(problem is None, f"status.details[{i}].reasonCode", str(problem), reason, "INVALID_VALUE")
     for i, d in enumerate(details):
+        need(d.statusName is None or d.statusCode is not None, f"status.details[{i}].statusCode",
+             "is required with statusName")
+        named = _CODE_OF_NAME.get(_folded(d.statusName)) if d.statusName else None
+        need(d.statusCode is None or named in (None, d.statusCode), f"status.details[{i}].statusName",
+             f"names status {named} ({status_name(named or '')}), not {d.statusCode}", d.statusName, "INVALID_VALUE")
         for j, c in enumerate(d.characteristics or []):
             where = f"status.details[{i}].characteristics[{j}]"
             need(c.currencyCode is None or c.amount is not None, f"{where}.amount", "is required with currencyCode")
@@ -597,6 +645,21 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
              f"typeCode {RECEIVED} with amount and percent for each rate (BR-FR-CDV-14)")
     errors += _time_errors(req)
     return errors
+
+
+def _reason_problem(reason: str, code: str, b2g: bool) -> str | None:
+    """What is wrong with a detail's reason under the status judging it (BR-FR-CDV-CL-09: the detail's own status,
+    MDT-115, else the message's, MDT-105), or None. The State platform's refusals have their own list; its rule's
+    text names CONTACT_ACHTR, its test refuses it."""
+    b2g_refusal = code == "210" and b2g
+    allowed = B2G_REFUSAL_REASONS if b2g_refusal else REASONS_OF.get(code)
+    if allowed is None or reason in allowed:
+        return None
+    of = (f"a refusal (210) by the State's platform (sender {B2G_SENDER_ID} of scheme {PPF_SCHEME})" if b2g_refusal
+          else f"status {code} ({status_name(code)})")
+    rule = ("BR-FR-CDV-CL-09_MDT-113_210B2G; CONTACT_ACHTR, which the rule's text lists, its test refuses"
+            if b2g_refusal else "BR-FR-CDV-CL-09")
+    return f"is not a reason of {of}: one of {', '.join(allowed)} ({rule})"
 
 
 # Local date-times of different places: the invoice's date is the seller's, a status's time the platform's (Paris,

@@ -77,6 +77,13 @@ TERMS: list[Term] = [
     Term("status.details[]", "MDG-37", "Détail du statut", "Status detail", _DST),
     Term("status.details[].reasonCode", "MDT-113", "Code motif", "Reason code", f"{_DST}/ram:ReasonCode"),
     Term("status.details[].reason", "MDT-114", "Libellé motif", "Reason", f"{_DST}/ram:Reason"),
+    # A detail's own status (BR-FR-CDV-CL-06_MDT-115; BR-FR-CDV-15's text names MDT-105 "or MDT-115"): its code
+    # decides which status's reason list judges the detail's reason (BR-FR-CDV-CL-09). MDT-116, its label, as
+    # MDT-106 is MDT-105's: the rules and examples use neither element's label.
+    Term("status.details[].statusCode", "MDT-115", "Code statut du détail", "Status code of the detail",
+         f"{_DST}/ram:ProcessConditionCode"),
+    Term("status.details[].statusName", "MDT-116", "Libellé statut du détail", "Status name of the detail",
+         f"{_DST}/ram:ProcessCondition"),
     Term("status.details[].actionCode", "MDT-121", "Code action attendue", "Requested action code",
          f"{_DST}/ram:RequestedActionCode"),
     Term("status.details[].action", "MDT-122", "Action attendue", "Requested action", f"{_DST}/ram:RequestedAction"),
@@ -121,7 +128,7 @@ TERMS: list[Term] = [
 BY_PATH = {t.json_path: t for t in TERMS}
 # Terms the rules name that are no JSON field of their own: the place they judge -> the field a 422 points at.
 RULE_FIELDS = {"MDG-3": "message.guidelineId", "MDG-4": "message.issueDateTime", "MDG-35": "invoice.issueDate",
-               "MDT-115": "status.code", "MDT-132": "invoice.sellerSiren", "MDT-158": "invoice.buyerSiren"}
+               "MDT-132": "invoice.sellerSiren", "MDT-158": "invoice.buyerSiren"}
 _INDEX = re.compile(r"\[\d+\]")
 _RULE_TERM = re.compile(r"(MD[GT]-\d+(?:-\d+)?)")
 

@@ -3,10 +3,10 @@
 styled like the invoice page: templates/invoice.css) -> PDF/A-3b through `pipeline.pdf.page.html_to_pdf`.
 
 The labels come from the same tables as the API's messages: each value's name and MDT term from the term table
-(`pipeline.invoice.cdar_terms`), the names of status, role, reason, action and data type codes, of the document
-status (MDT-88), of the invoice's type (MDT-91) and of identifier schemes from the model's code lists
-(`pipeline.invoice.cdar`), beside the code; a code without a name there is shown alone; the messages' own texts are
-shown as sent.
+(`pipeline.invoice.cdar_terms`), the names of status, business process (MDT-2), role, reason, action and data type
+codes, of the document status (MDT-88), of the invoice's type (MDT-91) and of identifier schemes from the model's
+code lists (`pipeline.invoice.cdar.CODE_LISTS`), beside the code; a code without a name there is shown alone; the
+messages' own texts are shown as sent.
 """
 from __future__ import annotations
 
@@ -25,19 +25,15 @@ LANGUAGES = ("en", "fr")
 @lru_cache(maxsize=None)
 def _labels(language: str) -> tuple[str, str]:
     """(terms, codes) as the stylesheet's JSON parameters: canonical path (`message/recipients/recipient/role`) ->
-    {"term", "label"}; `kind:code` -> the code's name (kinds: status, role, reason, action, characteristic,
-    documentStatus, type, scheme)."""
+    {"term", "label"}; `kind:code` -> the code's name (the kinds of `cdar.CODE_LISTS`)."""
     index = 0 if language == "fr" else 1
     terms = {}
     for row in cdar_terms.TERMS:
         path = "/".join(step[:-2] + "/" + ITEMS[step[:-2]] if step.endswith("[]") else step
                         for step in row.json_path.split("."))
         terms[path] = {"term": row.term or "", "label": row.name(language)}
-    codes = {f"status:{c}": names[index] for c, names in cdar.STATUS_NAMES.items()}
-    for kind, table in (("role", cdar.ROLES), ("reason", cdar.REASONS), ("action", cdar.ACTIONS),
-                        ("characteristic", cdar.CHARACTERISTICS), ("documentStatus", cdar.DOCUMENT_STATUS_NAMES),
-                        ("type", cdar.DOCUMENT_TYPE_NAMES), ("scheme", cdar.SCHEMES)):
-        codes.update({f"{kind}:{c}": names[index] for c, names in table.items() if names})
+    codes = {f"{kind}:{c}": names[index] for kind, table in cdar.CODE_LISTS.items()
+             for c, names in table.items() if names}
     return json.dumps(terms, ensure_ascii=False), json.dumps(codes, ensure_ascii=False)
 
 

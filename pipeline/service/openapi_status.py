@@ -44,6 +44,9 @@ class StatusParseResponse(_Strict):
                                        "invoice}` (see `missing`, `problems`).")
     missing: list[str] = Field(description="JSON paths of required fields the message lacks.")
     problems: list[schemas.ErrorDetail] | None = Field(None, description="Other values the model refuses.")
+    names: dict[str, dict[str, str]] = Field(description="Each code of the message that has a name (business "
+                                                      "process MDT-2, status, role, reason, ...), by its JSON path: "
+                                                      "`code` and its name in French (`fr`) and English (`en`).")
     unmapped: list[dict[str, str]] = Field(description="Every value of the message (`xpath`, `value`) the JSON does "
                                                        "not carry, e.g. a second invoice of a message about several.")
     validation: StatusValidationResponse | None = Field(
