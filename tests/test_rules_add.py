@@ -258,7 +258,7 @@ def test_an_xrechnung_schematron_release_is_laid_over_its_configuration(home, co
     release = tmp_path / "xrechnung-3.0.2-schematron-2.6.1.zip"
     release.write_bytes(_zip(files))
     assert main(["rules", "add", str(release), "--corpus", str(corpus)]) == 0
-    pack = packs.get_pack("xrechnung", "3.0.2-schematron-2.6.1")
+    pack = packs.get_pack("xrechnung", "3.0.2-2026-01-31-schematron-2.6.1")
     assert pack.scenarios is not None and pack.valid_from.isoformat() == "2026-02-04"  # dct:created of the release
     # the Schematron it replaced is not named beside it ("XRechnung Schematron 2.6.1, XRechnung Schematron 2.5.0, ...")
     assert pack.release == "XRechnung Schematron 2.6.1, KoSIT validator configuration 2026-01-31"

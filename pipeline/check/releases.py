@@ -14,7 +14,7 @@ states none, which it must then be given):
     XRechnung Schematron release     XRechnung-{CII,UBL}-validation.xsl/.sch: `Schematron Version 2.6.0 - XRechnung
                                     3.0.2 compatible`, `dct:created` (not before the configuration's day). Laid over
                                     the newest installed KoSIT configuration of the same XRechnung version; version
-                                    `<configuration's version>-schematron-<version>`.
+                                    `<configuration's version and day>-schematron-<version>` (3.0.2-2026-01-31-...).
     CEN validation artefacts         xslt/EN16931-{CII,UBL}-validation.xslt, one archive per syntax as CEN publishes
                                     them (en16931-cii-X.zip; several paths to `add`) or below cii/ and ubl/ (the
                                     tagged source): `Schematron version 1.3.16 - Last update: <date>` (validFrom: the
@@ -22,8 +22,10 @@ states none, which it must then be given):
     Peppol BIS release               xslt/CEN-EN16931-UBL.xslt, xslt/PEPPOL-EN16931-UBL.xslt (-SB for self-billing):
                                     version and mandatory date from VERSION.json, else the release folder's name
                                     (`2026.5`); the UBL 2.1 XSD (Peppol ships none) from the installed Peppol pack.
-    FNFE release (France, Flux 2)    BR-FR-Flux2-Schematron-{CII,UBL}.xslt: version from a `V1.4.0.05`-style name of
-                                    the release or its files; laid over the installed fr-ctc pack.
+    FNFE release (France, Flux 2)    BR-FR-Flux2-Schematron-{CII,UBL}.xslt: version from the release's name or top
+                                    folder (`2026_08_04_FNFE_RFE_INVOICE_V1.4.0.03.zip`, whose leading day is its
+                                    validFrom; the GitHub tag's source archive `France_RFE-1.4.0.03.zip`) or its
+                                    Schematron; laid over the installed fr-ctc pack.
 
 A release is code the service runs (XSLT): add official releases only. The manifest records every file's hash, the
 release, where it came from, its validFrom and, per stylesheet, whether its optimised copy runs or, if not, why.
@@ -46,7 +48,7 @@ from pipeline.invoice.specs import RULES_RELEASE
 from pipeline.settings import REPO_ROOT, get_settings
 
 MAX_MEMBERS = 20_000
-MAX_BYTES = 512 * 1024 * 1024     # the whole release, unpacked (the largest official ones are a few MB)
+MAX_BYTES = 256 * 1024 * 1024     # the whole release, unpacked (the largest official ones are a few MB)
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 SCENARIOS_NS = "http://www.xoev.de/de/validator/framework/1/scenarios"
 _DATE = r"(\d{4}-\d{2}-\d{2})"
@@ -112,6 +114,10 @@ def _members(zf: zipfile.ZipFile) -> dict[str, bytes]:
     infos = [i for i in zf.infolist() if not i.is_dir()]
     if len(infos) > MAX_MEMBERS:
         raise RulesError(f"the archive has {len(infos)} members (at most {MAX_MEMBERS} are read)")
+    if sum(i.file_size for i in infos) > MAX_BYTES:
+        # before reading: a 1 MB zip bomb read up to the bound took 1.1 GB of memory to be refused. zipfile reads no
+        # member past its declared size (a lie is a CRC error), so the bound below holds for what is read
+        raise RulesError(f"the archive unpacks to more than {MAX_BYTES} bytes: no rule release")
     files, total = {}, 0
     for info in infos:
         name = info.filename
@@ -121,12 +127,25 @@ def _members(zf: zipfile.ZipFile) -> dict[str, bytes]:
         if (info.external_attr >> 16) & 0o170000 == 0o120000:
             raise RulesError(f"{name}: a symbolic link in a release is refused")
         with zf.open(info) as member:
-            data = member.read(MAX_BYTES - total + 1)  # never trust the declared size
+            data = _read_bounded(member, MAX_BYTES - total)
         total += len(data)
-        if total > MAX_BYTES:
-            raise RulesError(f"the archive unpacks to more than {MAX_BYTES} bytes: no rule release")
-        files[name] = data
+        path = PurePosixPath(name).as_posix()  # `./a` and `a//b` are the files `a` and `a/b` once written out
+        if files.get(path, data) != data:  # the last one was installed: which is the release's is not known
+            raise RulesError(f"the archive holds {path} twice, with different contents: refused")
+        files[path] = data
     return files
+
+
+def _read_bounded(member, budget: int) -> bytes:
+    """The member's bytes, at most `budget` of them (else RulesError), read in chunks: one read of the whole budget
+    had zlib inflate that much before zipfile cut it to the declared size (580 MB of memory for a 300 KB archive
+    whose header understated a member)."""
+    data = bytearray()
+    while chunk := member.read(1 << 20):
+        data += chunk
+        if len(data) > budget:
+            raise RulesError(f"the archive unpacks to more than {MAX_BYTES} bytes: no rule release")
+    return bytes(data)
 
 
 # ---------------------------------------------------------------- recognising
@@ -216,19 +235,29 @@ def _xrechnung_schematron(files: dict[str, bytes], name: str) -> Release | None:
     sheets = _find(files, r"(^|/)XRechnung-(CII|UBL)-validation\.xsl$")
     if not sheets:
         return None
-    title = re.search(r"Schematron Version (\d+\.\d+\.\d+) - XRechnung (\d+\.\d+\.\d+)", _text(files[sheets[0]]))
+    titles = {sheet: re.search(r"Schematron Version (\d+\.\d+\.\d+) - XRechnung (\d+\.\d+\.\d+)",
+                               _text(files[sheet])) for sheet in sheets}
     created = re.search(r"<dct:created>" + _DATE, _text(files[sheets[0]]))
-    if title is None:
-        raise RulesError(f"{sheets[0]}: an XRechnung Schematron stylesheet that states no version: refused")
-    version, xr = title.groups()
+    if None in titles.values():
+        raise RulesError(f"{next(s for s, t in titles.items() if t is None)}: an XRechnung Schematron stylesheet that "
+                         "states no version: refused")
+    if len({t.groups() for t in titles.values()}) > 1:  # the pack was named after the first, and ran the others
+        raise RulesError("the release's XRechnung Schematron stylesheets state different versions ("
+                         + ", ".join(f"{s}: {t.group(1)} - XRechnung {t.group(2)}" for s, t in titles.items())
+                         + "): refused")
+    version, xr = titles[sheets[0]].groups()
     # the newest configuration itself, not a Schematron release laid over it before (named after it, below)
     base = _installed(lambda p: p.spec == "xrechnung" and p.version.split("-")[0] == xr and p.scenarios is not None
                       and "-schematron-" not in p.version,
                       f"an XRechnung Schematron release belongs to the KoSIT validator configuration of XRechnung {xr}, "
                       "which is not installed: add that release first")
     pack_files = _overlay(base, {n: d for n, d in files.items() if n.endswith((".xsl", ".sch"))})
-    # named after the configuration it lies over, so that it sorts after it: on the same day it is the one chosen
-    entry = _entry_like(base, f"{base.version}-schematron-{version}",
+    # named after the configuration it lies over and that configuration's day, so that it sorts after it (on the same
+    # day it is the one chosen) and before a later configuration (`3.0.2-schematron-2.6.0` sorted after
+    # `3.0.2-2026-08-31`: the old configuration with the new Schematron judged in place of the new configuration)
+    config = base.version if base.valid_from is None or re.search(_DATE + "$", base.version) \
+        else f"{base.version}-{base.valid_from.isoformat()}"
+    entry = _entry_like(base, f"{config}-schematron-{version}",
                         f"XRechnung Schematron {version} (XRechnung {xr}) over "
                         f"the KoSIT validator configuration of {base.key}, added from {name}",
                         # the configuration's own Schematron is the one replaced: named, the pack claimed both
@@ -338,22 +367,29 @@ def _peppol(files: dict[str, bytes], name: str) -> Release | None:
     return Release("Peppol BIS release", entry, pack_files, stated, {"ubl/schema/xsd/": peppol.key})
 
 
+_FNFE_VERSION = re.compile(r"(?:^|[-_ ])(?:[Vv](?:ersion)?[ _]?)?(\d+\.\d+\.\d+(?:\.\d+)?)(?![\d])")
+
+
 def _fnfe(files: dict[str, bytes], name: str) -> Release | None:
     sheets = _find(files, r"(^|/)BR-FR-Flux2-Schematron-(CII|UBL)\.xslt$")
     if not sheets:
         return None
-    said = re.search(r"V(?:ersion)?[ _]?(\d+\.\d+\.\d+\.\d+)", name) or next(
+    # FNFE names its archives `2026_08_04_FNFE_RFE_INVOICE_V1.4.0.03.zip`; since 1.4.0.03 it publishes GitHub tags,
+    # whose source archives are `France_RFE-1.4.0.03.zip` (the top folder likewise)
+    names = [name, *sorted({n.split("/", 1)[0] for n in files if "/" in n})]
+    said = next((m for n in names for m in [_FNFE_VERSION.search(n)] if m), None) or next(
         (m for n in files if n.endswith(".sch") for m in [re.search(r"[Vv]ersion (\d+\.\d+\.\d+\.\d+)",
                                                                      _text(files[n]))] if m), None)
     if said is None:
         raise RulesError("an FNFE release whose name and files state no version (like V1.4.0.05): refused")
+    day = next((m for n in names for m in [re.match(r"(\d{4})_(\d{2})_(\d{2})_", n)] if m), None)
     base = _installed(lambda p: p.spec == "fr-ctc", "an FNFE release is laid over the installed fr-ctc pack (its XSD "
                       "and EXTENDED-CTC-FR rules), and none is installed")
     pack_files = _overlay(base, {n: d for n, d in files.items() if n.endswith((".xslt", ".xsl", ".xsd"))})
     entry = _entry_like(base, said.group(1), f"France e-invoicing reform (CTC): FNFE-MPE {said.group(1)} over "
                         f"{base.key}, added from {name}", f"FNFE-MPE BR-FR Flux 2 {said.group(1)}")
     entry.pop("package", None)
-    return Release("FNFE release", entry, pack_files, None, {"": base.key})
+    return Release("FNFE release", entry, pack_files, _date("-".join(day.groups())) if day else None, {"": base.key})
 
 
 KINDS = (_kosit, _xrechnung_schematron, _cen, _peppol, _fnfe)  # the first that recognises the release wins
@@ -411,17 +447,18 @@ def _official_files(pack: packs.Pack) -> dict[str, bytes]:
 def _overlay(base: packs.Pack, release: dict[str, bytes]) -> dict[str, bytes]:
     """The installed pack's files, each replaced by the release's file of the same name: a release of rules only
     keeps the pack's layout (the paths its scenarios or registry entry name)."""
-    by_name: dict[str, list[bytes]] = {}
+    by_name: dict[str, dict[str, bytes]] = {}
     for n, d in release.items():
-        by_name.setdefault(PurePosixPath(n).name, []).append(d)
+        by_name.setdefault(PurePosixPath(n).name, {})[n] = d
     files = _official_files(base)
     replaced = 0
     for rel in files:
         same = by_name.get(PurePosixPath(rel).name)
         if same:
-            if len({bytes(d) for d in same}) > 1:
-                raise RulesError(f"the release holds differing files named {PurePosixPath(rel).name}: refused")
-            files[rel] = same[0]
+            if len(set(same.values())) > 1:  # which of them is the pack's is not for us to guess
+                raise RulesError(f"the release holds differing files named {PurePosixPath(rel).name} "
+                                 f"({', '.join(sorted(same)[:3])}), and {base.key} has one: refused")
+            files[rel] = next(iter(same.values()))
             replaced += 1
     if not replaced:
         raise RulesError(f"the release replaces no file of {base.key}: refused")
