@@ -23,7 +23,7 @@ connection closes, lingering (`_LINGER_IDLE`); a trusted proxy's body is read, s
 (the server's methods), the bytes llhttp skips without bound (chunk extensions, empty lines before a request line),
 the upload cap (413 without buffering the rest), the deadlines (408) and the caps a public endpoint needs (settings:
 EINVOICE_CLIENT_TIMEOUT for the head and between reads (an answer is taken at _FAIR_PACE or faster with
-that slack: `_flush`), EINVOICE_REQUEST_DEADLINE for the whole request,
+that slack, counted by the bytes it takes: `_paced`), EINVOICE_REQUEST_DEADLINE for the whole request,
 EINVOICE_MAX_CLIENT_CONNECTIONS per address and EINVOICE_MAX_WORKER_CONNECTIONS per worker with room made fairly
 (`_make_fair_room`), EINVOICE_KEEPALIVE_REQUESTS per connection), and where bodies and answers wait
 (pipeline.cli.bodies: small ones in memory within EINVOICE_BODY_MEMORY, large ones and job uploads in spool files
@@ -37,6 +37,7 @@ psycopg's and Saxon's threads, and would give every greenlet its own database co
 from __future__ import annotations
 
 import errno
+import fcntl
 import io
 import ipaddress
 import json
@@ -45,8 +46,10 @@ import mmap
 import os
 import re
 import socket
+import struct
 import sys
 import tempfile
+import termios
 import time
 from collections import deque
 from datetime import datetime
@@ -170,14 +173,15 @@ _EXPIRE_EVERY = 0.2  # s between deadline sweeps (deadlines are seconds; a sweep
 _ACCEPT_BATCH = 1
 _RUNNING_SIZE = 4096  # bytes of the record of the request being run (method, path, request id, start)
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_OUTQ = getattr(termios, "TIOCOUTQ", None)  # Linux: SIOCOUTQ, the bytes of a TCP socket's send queue not yet acked
 _NEVER = float("inf")
 _JOBS = (b"/v1/jobs", b"/v1/jobs/")  # POST: a job upload, spooled into the jobs directory under its own limit
 _JOB_SLACK = 1 << 20  # multipart framing on top of EINVOICE_MAX_JOB_BYTES (pipeline.service.resources.jobs)
 # Fair caps: at a cap, room is made at the expense of the address holding the most connections, never of one that
 # holds at most _HANDFUL, and only with a connection that has no request in and is idle, still sending its head, or
 # sending its body slower than _FAIR_PACE bytes/s (after its first second: over the last _PACE_WINDOW s, so a body
-# sent fast and then held by a trickle counts as slow). When the bodies' spool budget is full, the slow body of the
-# address holding the most bytes in slow bodies goes instead (`_make_body_room`).
+# sent fast and then held by a trickle counts as slow). When the spool budget is full, the slow body or slowly read
+# answer of the address holding the most bytes in them goes instead (`make_body_room`).
 _HANDFUL = 4
 _FAIR_PACE = 16 * 1024
 _PACE_WINDOW = 1.0
@@ -266,19 +270,26 @@ def _check_transfer_codings(codings: list[bytes], version: str) -> None:
                        "Transfer-Encoding: chunked alone.")
 
 
+def _again(body: Body) -> bool:
+    """Whether an add refused for want of spool can be tried again once room is made: not when it spilled the body
+    from memory, which loses what was there."""
+    return body.spooled or not body.size
+
+
 class _Sink:
     """Stands in for the client socket while the app runs: gunicorn's response and error writers append here, and
     the worker's loop sends the bytes when the client can take them. The answer waits in a Body, within the same
     budgets as request bodies (pipeline.cli.bodies): in memory while small, else in a spool file. A job's results
     (tens of MB of JSON Lines) held in memory for clients that did not read them grew a worker by 650 MB for 20
-    such clients, and the memory stayed with the process. An answer past the spool budget stops the app's writing
-    (`Full`) and becomes a 503 SERVER_BUSY (`_serve`)."""
+    such clients, and the memory stayed with the process. An answer past the spool budget first makes room
+    (`make_body_room`), else stops the app's writing (`Full`) and becomes a 503 SERVER_BUSY (`_serve`)."""
 
-    def __init__(self, budgets: Budgets | None = None):
-        """`budgets`: the worker's; without them (a request built by hand) the answer's bytes are not bounded."""
+    def __init__(self, budgets: Budgets | None = None, make_room=None):
+        """`budgets`: the worker's; without them (a request built by hand) the answer's bytes are not bounded.
+        `make_room`: called when the spool budget is full, True when it made room (`make_body_room`)."""
         if budgets is None:
             budgets = Budgets(1 << 62, 1 << 62, Path(tempfile.gettempdir()))
-        self.body, self.full = Body(budgets), False
+        self.body, self.full, self.make_room = Body(budgets), False, make_room
 
     @property
     def empty(self) -> bool:
@@ -294,11 +305,15 @@ class _Sink:
         return os.pread(body.file.fileno(), body.size, 0)
 
     def sendall(self, data):
-        try:
-            self.body.add(data)
-        except Full:
-            self.full = True
-            raise
+        while True:
+            again = _again(self.body)
+            try:
+                self.body.add(data)
+                return
+            except Full:
+                if not (again and self.make_room is not None and self.make_room()):
+                    self.full = True
+                    raise
 
     def send(self, data):
         self.sendall(data)
@@ -618,7 +633,7 @@ class _Conn:
 
     __slots__ = ("sock", "addr", "worker", "parser", "msg", "pending", "refusal", "out", "close_after",
                  "deadline", "mask", "served", "fed", "eof", "forwarding", "quiet_at", "unread", "linger",
-                 "linger_until", "feeding", "scan")
+                 "linger_until", "feeding", "scan", "handed", "taken")
 
     def __init__(self, sock, addr, worker, now: float):
         import httptools
@@ -640,6 +655,7 @@ class _Conn:
         self.linger = None  # lingering after a refusal: bytes it may still discard; None: not lingering
         self.linger_until = _NEVER
         self.feeding, self.scan = b"", 0  # the read being parsed; where in it the last target part was found
+        self.handed = self.taken = 0  # bytes given to the kernel to send; of those, the ones out of its queue
 
     def drop_message(self) -> None:
         """The request being received is not going on: its body's bytes and budget go."""
@@ -767,12 +783,12 @@ class _Conn:
         if body is None:  # chunked
             body = msg.body = Body(self.worker.bodies, None, self.worker.jobs_dir if msg.job else None)
         while True:
-            spooled = body.spooled  # (a spill from memory that fails loses what was in memory: no second try)
+            again = _again(body)
             try:
                 body.add(part)
                 break
             except Full:
-                if not (spooled and self.worker.make_body_room(self)):
+                if not (again and self.worker.make_body_room(self)):
                     raise self.worker.busy() from None
         msg.paced(time.monotonic())
         if body.size > self.worker.body_limit(msg.job):
@@ -921,26 +937,42 @@ class BufferedWorker(_worker_base()):
                         f"Allow: {allowed}\r\n")
 
     def make_body_room(self, needy: _Conn) -> bool:
-        """The bodies' spool budget is full while `needy`'s body arrives: of the address holding the most bytes in
-        bodies arriving slowly (`_Message.slow`), the largest such body goes (503 SERVER_BUSY, its budget given
-        back), never `needy`'s and never one arriving at a fair pace: bodies held open by trickles cannot keep out
-        the uploads of others. False when there is none."""
+        """The spool budget is full while `needy`'s body arrives or its answer is written: of the address holding
+        the most spooled bytes for slow clients (`_held_for_slow`), the largest such body or answer goes, never
+        `needy`'s and never one moving at a fair pace: bodies held open by trickles and answers nobody reads cannot
+        keep out the uploads of others. A body gets 503 SERVER_BUSY; an answer begun cannot be taken back, so its
+        connection closes. False when there is none."""
         now = time.monotonic()
         held: dict = {}
         for conn in self.conns.values():
-            msg = conn.msg
-            if (conn is needy or msg is None or msg.body is None or not msg.body.spooled or conn.refusal is not None
-                    or not msg.slow(now)):
-                continue
-            group = _client_group(conn.addr[0] if isinstance(conn.addr, tuple) and conn.addr else None)
-            held.setdefault(group, []).append(conn)
+            size = 0 if conn is needy else self._held_for_slow(conn, now)
+            if size:
+                group = _client_group(conn.addr[0] if isinstance(conn.addr, tuple) and conn.addr else None)
+                held.setdefault(group, []).append((size, conn))
         if not held:
             return False
-        holder = max(held.values(), key=lambda conns: sum(c.msg.body.size for c in conns))
-        victim = max(holder, key=lambda c: c.msg.body.size)
-        self._refuse(victim, self.busy())
-        self._next(victim)
+        holder = max(held.values(), key=lambda pairs: sum(size for size, _ in pairs))
+        _, victim = max(holder, key=lambda pair: pair[0])
+        if victim.out.answer is None:
+            self._refuse(victim, self.busy())
+            self._next(victim)
+        else:
+            self.log.warning("client %s: an answer read slower than %d bytes/s closed to make room in the spool",
+                             victim.addr[0] if victim.addr else "?", _FAIR_PACE)
+            self._close(victim)
         return True
+
+    def _held_for_slow(self, conn: _Conn, now: float) -> int:
+        """Spooled bytes the connection holds for a slow client: a body arriving slower than _FAIR_PACE
+        (`_Message.slow`), or an answer taken more than _PACE_WINDOW s behind that pace (`_paced`); else 0."""
+        msg, answer = conn.msg, conn.out.answer
+        if msg is not None:
+            slow = msg.body is not None and msg.body.spooled and conn.refusal is None and msg.slow(now)
+            return msg.body.size if slow else 0
+        if answer is None or not answer.spooled:
+            return 0
+        self._paced(conn, now)
+        return answer.held_disk if conn.deadline < now + self.client_timeout - _PACE_WINDOW else 0
 
     def busy(self, what: str = "request bodies") -> _Refused:
         return _Refused(503, "Service Unavailable", "SERVER_BUSY", f"This worker holds as many {what} as it may "
@@ -1278,7 +1310,7 @@ class BufferedWorker(_worker_base()):
         elif conn.refusal is not None:
             conn.out += conn.refusal.answer()
             conn.close_after = True
-            conn.deadline = time.monotonic() + self.client_timeout
+            self._answer_by(conn, time.monotonic() + self.client_timeout)
             self._flush(conn)
         elif conn.eof:
             self._close(conn)
@@ -1286,10 +1318,42 @@ class BufferedWorker(_worker_base()):
             self._events(conn)
             self._continue(conn)
 
+    def _paced(self, conn, now: float) -> None:
+        """An answer is taken at _FAIR_PACE or faster, with EINVOICE_CLIENT_TIMEOUT of slack: each byte the client
+        took since last asked moves the deadline 1/_FAIR_PACE s on, at most to the client timeout from now (a client
+        that read a little every few seconds held its answer and its spool file for good). Taken are the bytes out
+        of the kernel's send queue, not those handed to it: the kernel takes megabytes at once and wakes the writer
+        only once much of them has gone, so a client reading 64 KiB/s went without a byte handed for longer than the
+        client timeout and was cut off mid-answer."""
+        taken = self._taken(conn)
+        if taken > conn.taken:
+            conn.deadline = min(now + self.client_timeout, conn.deadline + (taken - conn.taken) / _FAIR_PACE)
+            conn.taken = taken
+
+    @staticmethod
+    def _taken(conn) -> int:
+        """The bytes of the connection's answers that left the kernel's send queue."""
+        if conn.handed == conn.taken:
+            return conn.taken
+        try:
+            queued = struct.unpack("i", fcntl.ioctl(conn.sock.fileno(), _OUTQ, b"\0\0\0\0"))[0]
+        except (OSError, TypeError):  # (no TIOCOUTQ here: what was handed counts as taken)
+            queued = 0
+        return conn.handed - queued
+
+    def _answer_by(self, conn, deadline: float) -> None:
+        """A new answer's deadline: the bytes taken of the answers before it earn it nothing (`_paced`)."""
+        conn.taken = self._taken(conn)
+        conn.deadline = deadline
+
     def _expire(self, now: float):
         for conn in list(self.conns.values()):
             if conn.sock is None or now < conn.deadline:
                 continue
+            if conn.out:
+                self._paced(conn, now)
+                if now < conn.deadline:
+                    continue
             if conn.msg is not None and not conn.out:
                 if now >= conn.msg.started + self.request_deadline:
                     limit = f"{self.request_deadline:g} s of its first byte (EINVOICE_REQUEST_DEADLINE)"
@@ -1314,11 +1378,7 @@ class BufferedWorker(_worker_base()):
             except OSError:
                 self._close(conn)
                 return
-            # an answer is taken at _FAIR_PACE or faster, with EINVOICE_CLIENT_TIMEOUT of slack: each byte taken
-            # moves the deadline 1/_FAIR_PACE s on, at most to the client timeout from now. A client that read a
-            # little every few seconds held its answer (and its spool file) for good; now it goes within about
-            # the client timeout once it reads slower, and an answer is held at most size / _FAIR_PACE + that.
-            conn.deadline = min(time.monotonic() + self.client_timeout, conn.deadline + sent / _FAIR_PACE)
+            conn.handed += sent  # (the pace is counted by what the client takes: `_paced`)
         if conn.out:
             self._events(conn)
             return
@@ -1403,7 +1463,7 @@ class BufferedWorker(_worker_base()):
         conn.served += 1
         if conn.served >= self.keepalive_requests:
             req.force_close()
-        sink = _Sink(self.bodies)
+        sink = _Sink(self.bodies, lambda: self.make_body_room(conn))
         try:
             keep = self._options_server(req, sink) if req.uri == "*" else self._handle_request(req, sink, conn)
         except BaseException as exc:  # noqa: BLE001 - as the sync worker: an error page
@@ -1430,7 +1490,7 @@ class BufferedWorker(_worker_base()):
         if not keep:
             conn.close_after = True
             conn.drop_pending()
-        conn.deadline = time.monotonic() + self.client_timeout
+        self._answer_by(conn, time.monotonic() + self.client_timeout)
         self._flush(conn)
 
     def _options_server(self, req, sink) -> bool:

@@ -439,6 +439,8 @@ _JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": 
 
 def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
     """The jobs API (pipeline.service.resources.jobs)."""
+    other_params = "A query parameter this operation does not take is refused (400 UNKNOWN_FIELD), not ignored."
+
     def op(op_id, summary, ok_status, ok, statuses, description="", **extra):
         return {"operationId": op_id, "summary": summary, "description": description, "tags": ["jobs"],
                 "parameters": [_REQUEST_ID_PARAM] + extra.pop("parameters", []), **extra,
@@ -510,7 +512,7 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
                 "schema": {"type": "object", "required": ["jobs"], "properties": {
                     "jobs": {"type": "array", "items": _JOB},
                     "next": {"type": "string", "description": "The next page's path, when there are more jobs."}}}}}),
-                      (400, 401, 429, 500, 503), parameters=[
+                      (400, 401, 429, 500, 503), description=other_params, parameters=[
                           {"name": "limit", "in": "query", "required": False, "description": "Jobs per page.",
                            "schema": {"type": "integer", "minimum": 1, "maximum": MAX_JOBS_PAGE,
                                       "default": JOBS_PAGE}},
@@ -521,8 +523,8 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
                            "description": "Only jobs in these states, comma-separated (e.g. `queued,running`).",
                            "schema": {"type": "string"}}])},
         "/v1/jobs/{job_id}": {
-            "get": op("get_job", "A job's state and counts.", "200", _ok("The job.", job), (401, 404, 429, 500, 503),
-                      parameters=[_JOB_ID]),
+            "get": op("get_job", "A job's state and counts.", "200", _ok("The job.", job),
+                      (400, 401, 404, 429, 500, 503), description=other_params, parameters=[_JOB_ID]),
             "delete": cancel},
         "/v1/jobs/{job_id}/results": {
             "get": op("job_results", "A job's results, streamed.", "200", results, (400, 401, 404, 429, 500, 503),

@@ -57,9 +57,110 @@ _OTHER_PARTS = 16
 def form_parts(req: falcon.Request, max_files: int):
     """The parts of a multipart/form-data body, read one after another, up to `max_files` files and a few other
     parts. Falcon's parser stops at 64 parts by default, below a batch's 200 files and a job's many more; beyond
-    this count it raises MediaMalformedError ("maximum number of form body parts exceeded")."""
-    return _form_handler(max_files + _OTHER_PARTS).deserialize(req.bounded_stream, req.content_type,
-                                                                req.content_length)
+    this count it raises MediaMalformedError ("maximum number of form body parts exceeded"). The body is read
+    through `EmptyParts`, so that an empty part never takes the next one with it."""
+    _, options = falcon.parse_header(req.content_type or "")
+    boundary = options.get("boundary", "").encode()  # (as Falcon encodes it)
+    if not boundary:  # Falcon's parser names what is wrong
+        return _form_handler(max_files + _OTHER_PARTS).deserialize(req.bounded_stream, req.content_type,
+                                                                    req.content_length)
+    # (the length only bounds what Falcon's reader asks for: the body ends where the request's stream does)
+    return _form_handler(max_files + _OTHER_PARTS).deserialize(EmptyParts(req.bounded_stream.read, boundary),
+                                                                req.content_type, 1 << 62)
+
+
+class EmptyParts:
+    """A multipart body as Falcon's parser needs it to see an empty part. RFC 2046 5.1.1 lets a part end right
+    after its header lines (`body-part := MIME-part-headers [CRLF *OCTET]`), so an empty file part may be its
+    headers followed at once by the next delimiter (`...filename="a.xml"\r\n\r\n--B`), and some clients leave
+    out the header lines' last CRLF too (`...filename="a.xml"\r\n--B`). Falcon reads a part's headers up to a
+    blank line and its body up to CRLF + delimiter: it took the next part's headers and body as the empty file's
+    content (the `request` part was lost) or as more of its headers (the file part was lost). Here the missing
+    line ends are put back as the body streams through (in bounded pieces), so such a part is an empty file and
+    the next part stays a part."""
+
+    _PIECE = 1 << 16
+    _HEADS = 16 * 1024  # a part's headers longer than this are left as they are (Falcon's limit is 8 KiB)
+
+    def __init__(self, read, boundary: bytes):
+        self._read, self._dash, self._delimiter = read, b"--" + boundary, b"\r\n--" + boundary
+        self._state = self._preamble
+        self._buffer, self._out, self._eof = bytearray(), bytearray(), False
+
+    def read(self, size: int = -1) -> bytes:
+        while (size < 0 or len(self._out) < size) and not (self._eof and not self._buffer):
+            if not self._eof:
+                piece = self._read(size if size > 0 else self._PIECE)
+                self._eof = not piece
+                self._buffer += piece
+            while self._buffer and self._state():  # each state says whether it could go on
+                pass
+            if self._eof and self._buffer:  # the body ends inside something undecided: as it came
+                self._emit(len(self._buffer))
+        if size < 0 or size >= len(self._out):
+            taken, self._out = bytes(self._out), bytearray()
+            return taken
+        taken = bytes(self._out[:size])
+        del self._out[:size]
+        return taken
+
+    def _emit(self, n: int, added: bytes = b"") -> None:
+        self._out += self._buffer[:n]
+        self._out += added
+        del self._buffer[:n]
+
+    def _up_to(self, mark: bytes) -> bool:
+        """Pass the bytes through `mark` on to the next state; without it, all but what may begin it."""
+        at = self._buffer.find(mark)
+        if at < 0:
+            self._emit(max(0, len(self._buffer) - len(mark) + 1))
+            return False
+        self._emit(at + len(mark))
+        self._state = self._delimited
+        return True
+
+    def _preamble(self) -> bool:
+        return self._up_to(self._dash)
+
+    def _body(self) -> bool:
+        return self._up_to(self._delimiter)
+
+    def _delimited(self) -> bool:
+        """After a delimiter: `--` ends the form, else the rest of its line goes and a part's headers follow."""
+        if len(self._buffer) < 2:
+            return False
+        if self._buffer[:2] == b"--":
+            self._state = self._epilogue
+            return True
+        end = self._buffer.find(b"\r\n")
+        if end < 0 and len(self._buffer) <= self._HEADS:
+            return False
+        self._emit(end + 2 if end >= 0 else len(self._buffer))
+        self._state = self._headers if end >= 0 else self._epilogue
+        return True
+
+    def _headers(self) -> bool:
+        blank, delimiter = self._buffer.find(b"\r\n\r\n"), self._buffer.find(self._delimiter)
+        if delimiter < 0 and not self._eof and (blank < 0 or len(self._buffer) < blank + 2 + len(self._delimiter)):
+            if blank < 0 and len(self._buffer) > self._HEADS:
+                self._state = self._epilogue  # no part's headers: Falcon's parser says what is wrong
+                return True
+            return False  # (whether the delimiter follows the blank line at once is not known yet)
+        if delimiter >= 0 and (blank < 0 or delimiter < blank):  # header lines, then at once the delimiter
+            self._emit(delimiter, b"\r\n\r\n")
+        elif blank < 0:
+            self._state = self._epilogue
+            return True
+        else:
+            self._emit(blank + 4)
+            if delimiter == blank + 2:  # the blank line's CRLF was the delimiter's: an empty body, and its CRLF
+                self._buffer[:0] = b"\r\n"
+        self._state = self._body
+        return True
+
+    def _epilogue(self) -> bool:
+        self._emit(len(self._buffer))
+        return False
 
 
 def part_names(part) -> tuple[str | None, str | None]:

@@ -141,6 +141,7 @@ def read_job_upload(req, intake: files.Intake) -> dict:
 
 class Jobs:
     def on_post(self, req, resp):
+        _only_params(req, ())
         store = _store(req)
         job_id = jobs.new_job_id()
         try:
@@ -179,6 +180,7 @@ class Jobs:
     def on_get(self, req, resp):
         """The key's jobs, newest first, a page at a time: `limit` (1-1000, default 100), `before` (the last job
         id of the page before, as `next` gives it) and `state` (one or several, comma-separated: only those)."""
+        _only_params(req, ("limit", "before", "state"))
         store = _store(req)
         if jobs.embedded(store):
             local.ensure_started(_backends(req).store)
@@ -195,6 +197,18 @@ class Jobs:
         resp.media = {"jobs": [j.to_dict() for j in listed[:limit]],
                       **({"next": f"/v1/jobs?limit={limit}{filtered}&before={listed[limit - 1].id}"}
                          if len(listed) > limit else {})}
+
+
+def _only_params(req, known: tuple[str, ...]) -> None:
+    """400 UNKNOWN_FIELD naming each query parameter the route does not take: a misspelt filter (`?stauts=done`)
+    must not answer as if none had been asked for, as an unknown key of a `request` part is not ignored either."""
+    unknown = [name for name in req.params if name not in known]
+    if unknown:
+        takes = ", ".join(known) or "none"
+        raise ApiError(400, "INVALID_INPUT", f"{len(unknown)} unknown query parameter(s) for {req.method} "
+                       f"{req.path[:200]}; it takes {takes}.",
+                       [ErrorDetail("UNKNOWN_FIELD", f"is not a query parameter of {req.method} {req.path[:200]}",
+                                    field=name[:100], rejectedValue=str(req.params[name])[:80]) for name in unknown])
 
 
 def _page_size(value: str | None) -> int:
@@ -227,10 +241,12 @@ class JobItem:
         return store, job
 
     def on_get(self, req, resp, job_id):
+        _only_params(req, ())
         resp.media = self._job(req, job_id)[1].to_dict()
 
     def on_delete(self, req, resp, job_id):
         """Cancel the job; with `forget=true`, then delete it with its results (204; GET answers 404 after)."""
+        _only_params(req, ("forget",))
         forget = req.get_param_as_bool("forget", default=False)
         store, job = self._job(req, job_id)
         job = store.cancel_job(job.id, job.key_id)
@@ -351,6 +367,7 @@ def _zip(store, job, after: int | None = None) -> "iter[bytes]":
 
 class JobResults:
     def on_get(self, req, resp, job_id):
+        _only_params(req, ("format", "after"))
         store = _store(req)
         job = store.get_job(job_id, _key(req))
         if job is None:
