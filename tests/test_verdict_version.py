@@ -60,8 +60,9 @@ CASES = {
     "XRechnung 3.0 at en16931: the CEN rules judged": ("en16931", XR_CII.read_bytes, "indeterminate", "1.3.16",
                                                        ["en16931"]),
     "XRechnung 3.0 at xrechnung": ("xrechnung", XR_CII.read_bytes, "valid", "3.0.2", ["xrechnung"]),
+    # its scenario selection judged it (listed as the step `scenarios`; no XSD or Schematron of it ran)
     "no scenario: KoSIT's configuration judged": ("xrechnung", lambda: claiming(XR_UBL, "urn:cen.eu:en16931:2017 "),
-                                                  "invalid", "3.0.2", []),
+                                                  "invalid", "3.0.2", ["xrechnung"]),
     "Factur-X EXTENDED: its profile's rules": ("en16931", EXTENDED_CII.read_bytes, "valid", "Factur-X 1.09 EXTENDED",
                                                ["factur-x"]),
     "not well-formed: refused before the rules": ("en16931", lambda: b"<?xml version='1.0'?><Invoice",

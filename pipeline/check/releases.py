@@ -25,7 +25,8 @@ states none, which it must then be given):
     FNFE release (France, Flux 2)    BR-FR-Flux2-Schematron-{CII,UBL}.xslt: version from the release's name or top
                                     folder (`2026_08_04_FNFE_RFE_INVOICE_V1.4.0.03.zip`, whose leading day is its
                                     validFrom; the GitHub tag's source archive `France_RFE-1.4.0.03.zip`) or its
-                                    Schematron; laid over the installed fr-ctc pack.
+                                    Schematron; laid over the newest installed fr-ctc pack not newer than it
+                                    (one older than every installed pack is refused).
 
 A release is code the service runs (XSLT): add official releases only. The manifest records every file's hash, the
 release, where it came from, its validFrom and, per stylesheet, whether its optimised copy runs or, if not, why.
@@ -383,13 +384,27 @@ def _fnfe(files: dict[str, bytes], name: str) -> Release | None:
     if said is None:
         raise RulesError("an FNFE release whose name and files state no version (like V1.4.0.05): refused")
     day = next((m for n in names for m in [re.match(r"(\d{4})_(\d{2})_(\d{2})_", n)] if m), None)
-    base = _installed(lambda p: p.spec == "fr-ctc", "an FNFE release is laid over the installed fr-ctc pack (its XSD "
-                      "and EXTENDED-CTC-FR rules), and none is installed")
+    base = _fnfe_base(said.group(1))
     pack_files = _overlay(base, {n: d for n, d in files.items() if n.endswith((".xslt", ".xsl", ".xsd"))})
     entry = _entry_like(base, said.group(1), f"France e-invoicing reform (CTC): FNFE-MPE {said.group(1)} over "
                         f"{base.key}, added from {name}", f"FNFE-MPE BR-FR Flux 2 {said.group(1)}")
     entry.pop("package", None)
     return Release("FNFE release", entry, pack_files, _date("-".join(day.groups())) if day else None, {"": base.key})
+
+
+def _fnfe_base(version: str) -> packs.Pack:
+    """The fr-ctc pack an FNFE release is laid over: the newest installed one not newer than it. What the release
+    lacks (its XSD, the EXTENDED-CTC-FR rules) then comes from its own time or before; a later pack's files would run
+    under the older release's name. A release older than every installed pack has no such base: refused."""
+    installed = [p.version for p in packs.list_installed() if p.status == packs.ACTIVE and p.spec == "fr-ctc"]
+    oldest = min(installed, key=packs.version_key, default=None)
+    if oldest is not None and packs.version_key(version) < packs.version_key(oldest):
+        raise RulesError(f"the FNFE release {version} is older than every installed fr-ctc pack (the oldest is "
+                         f"{oldest}): laid over one of them, it would run that later release's XSD and "
+                         "EXTENDED-CTC-FR rules under its name: install an fr-ctc pack of its time first: refused")
+    return _installed(lambda p: p.spec == "fr-ctc" and packs.version_key(p.version) <= packs.version_key(version),
+                      "an FNFE release is laid over the installed fr-ctc pack (its XSD and EXTENDED-CTC-FR rules), "
+                      "and none is installed")
 
 
 KINDS = (_kosit, _xrechnung_schematron, _cen, _peppol, _fnfe)  # the first that recognises the release wins

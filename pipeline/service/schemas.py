@@ -112,7 +112,9 @@ class NotJudged(_Strict):
 
 
 class RuleStep(_Strict):
-    step: Literal["xsd", "schematron", "pdfa", "xmp", "embedded-file"]
+    step: Literal["xsd", "schematron", "scenarios", "pdfa", "xmp", "embedded-file"] = Field(
+        description="`scenarios`: a KoSIT validator configuration's scenario selection (its scenarios.xml), the "
+                    "only step of one that matched no scenario for the document (XRECHNUNG-NO-SCENARIO).")
     name: str = Field(description="The official file, relative to its pack (or the check's name).")
     optimised: bool | None = Field(None, description="Schematron steps: true when the optimised copy of the "
                                                      "official stylesheet ran (proven to give the same findings), "
