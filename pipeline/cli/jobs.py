@@ -238,7 +238,8 @@ def register(subparsers) -> None:
 
     def command(name, func, help):
         c = sub.add_parser(name, help=help)
-        c.add_argument("--url", default=os.environ.get("EINVOICE_URL", "http://127.0.0.1:8000"))
+        # an empty EINVOICE_URL (an env file's `EINVOICE_URL=`) is no setting, as for every other variable
+        c.add_argument("--url", default=os.environ.get("EINVOICE_URL") or "http://127.0.0.1:8000")
         c.add_argument("--key", default=os.environ.get("EINVOICE_API_KEY", ""), help="API key (EINVOICE_API_KEY)")
         c.set_defaults(func=func)
         return c

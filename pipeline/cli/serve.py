@@ -1620,9 +1620,12 @@ def _serve(args) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("serve", help="run the HTTP service under gunicorn")
-    p.add_argument("--host", default=os.environ.get("EINVOICE_HOST", "127.0.0.1"),
+    # An empty variable (an env file's `EINVOICE_HOST=`) means unset, as for every other setting: an empty host
+    # would bind every interface. The port stays a string until `serve` parses it, so that a bad EINVOICE_PORT is
+    # serve's usage error, not a traceback of every other command.
+    p.add_argument("--host", default=os.environ.get("EINVOICE_HOST") or "127.0.0.1",
                    help="address to listen on (default: EINVOICE_HOST or 127.0.0.1; 0.0.0.0 for every interface)")
-    p.add_argument("--port", type=int, default=int(os.environ.get("EINVOICE_PORT", "8000")),
+    p.add_argument("--port", type=int, default=os.environ.get("EINVOICE_PORT") or "8000",
                    help="port (default: EINVOICE_PORT or 8000)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU cores)")
     p.add_argument("--graceful-timeout", type=int, default=30,
