@@ -290,8 +290,15 @@ def unnumbered(self, cur, job_id, first, indexes):
     pass  # the previous version numbered no results (its schema has no column for it)
 
 
+def unsigned(self, job_id, first, last):
+    # the previous version's documents: no signature (its schema has no column for one)
+    return [(int(i), n, int(p), int(z), e, None) for i, n, p, z, e in self._read(
+        "SELECT idx, name, pos, size, email FROM job_documents WHERE job_id = ? AND idx >= ? AND idx < ? "
+        "AND outcome IS NULL ORDER BY idx", (job_id, int(first), int(last)))]
+
+
 store = type("Old", (base,), {"migrations": base.migrations[:int(version)], "inbox_taken": taken,
-                              "_number": unnumbered})(where) \
+                              "_number": unnumbered, "open_documents": unsigned})(where) \
     if version != "new" else base(where)
 
 
@@ -431,7 +438,7 @@ def test_a_database_of_the_previous_schema_migrates_and_keeps_its_word(server, t
             text = run_inbox(server, backend, *FOLDERS.values(), name="new")
             backend.settled()
             current = SqliteStore(where / "data" / "platform.sqlite3") if kind == "sqlite" else backend.store
-            assert current.schema_version() == len(SqliteStore.migrations) == 7
+            assert current.schema_version() == len(SqliteStore.migrations) == 8
             assert "4 messages taken before got their Message-ID from their jobs" in text, text[-3000:]
             assert text.count("taken before the UIDVALIDITY changed") == 4, text[-3000:]
             # the one without a Message-ID: its job does not say which message it was (the previous version kept

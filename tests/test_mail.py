@@ -435,18 +435,9 @@ def test_a_job_of_an_mbox(tmp_path, monkeypatch):
         r = p.post(token, "/v1/jobs", body=body, headers={"Content-Type": ctype})
         assert r.status_code == 202, r.text
         assert r.json["total"] == 4 and r.json["creditsReserved"] == 2  # the notice and the damaged part: free
-        job_id = r.json["id"]
-        def get(path):
-            return p.client.simulate_get(path, headers={"Authorization": f"Bearer {token}"})
-
-        for _ in range(600):
-            job = get(f"/v1/jobs/{job_id}").json
-            if job["state"] not in ("queued", "running"):
-                break
-            time.sleep(0.2)
+        job, lines = p.finished_job(token, r.json["id"])
         assert job["state"] == "done"
         assert (job["valid"], job["invalid"], job["errors"], job["noInvoice"]) == (1, 1, 1, 1)
-        lines = [json.loads(x) for x in get(f"/v1/jobs/{job_id}/results").text.splitlines()]
         assert [e["name"].rsplit("/", 1)[-1] for e in lines][:2] == ["a.xml", "b.xml"]
         assert [next(k for k in ("report", "error", "notice") if k in e) for e in lines] == [
             "report", "report", "notice", "error"]
@@ -478,13 +469,7 @@ def test_a_parse_job_of_a_message_and_a_folder_of_mail_for_jobs_submit(tmp_path,
         body, ctype = form([("m.eml", message(2, [("y.xml", UBL)]).as_bytes())], '{"operation": "parse"}')
         r = p.post(token, "/v1/jobs", body=body, headers={"Content-Type": ctype})
         assert r.status_code == 202, r.text
-        path = f"/v1/jobs/{r.json['id']}"
-        for _ in range(600):
-            job = p.client.simulate_get(path, headers={"Authorization": f"Bearer {token}"}).json
-            if job["state"] not in ("queued", "running"):
-                break
-            time.sleep(0.2)
-        line = json.loads(p.client.simulate_get(path + "/results", headers={"Authorization": f"Bearer {token}"}).text)
+        job, (line,) = p.finished_job(token, r.json["id"])
         assert job["state"] == "done" and "invoice" in line and line["email"]["subject"] == "Invoice 0002"
         store.close()
     finally:

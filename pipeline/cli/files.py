@@ -33,12 +33,14 @@ def expand(paths: Iterable[Path]) -> list[Path]:
 
 class Document(NamedTuple):
     """One document of the files given: a file, read when its turn comes (`path`), or a ZIP's or a message's
-    (`data`, `email`), or one refused unread or a message without an invoice (`error`: (code, message))."""
+    (`data`, `email`), or one refused unread or a message without an invoice (`error`: (code, message));
+    `signature`: what the signature of the signed file it came out of says."""
     name: str
     path: Path | None = None
     data: bytes | None = None
     error: tuple[str, str] | None = None
     email: dict | None = None
+    signature: dict | None = None
 
 
 def documents(paths: Iterable[Path], program: str) -> list[Document]:
@@ -63,7 +65,7 @@ def documents(paths: Iterable[Path], program: str) -> list[Document]:
         if name is not None and path.suffix.lower() in CONTAINER_SUFFIXES or name is None and is_archive(path):
             prefix = (name or shown(path.name)) if len(given) > 1 else ""
             members = (unpacker.one_of_several if prefix else unpacker.file)(shown(path.name), path, prefix)
-            out += [Document(m.name, None, m.data, m.error, m.email) for m in members]
+            out += [Document(m.name, None, m.data, m.error, m.email, m.signature) for m in members]
         else:
             out.append(Document(name or shown(path), path))
     return out

@@ -158,11 +158,12 @@ def _write_html(folder: Path, name: str, data: bytes, report, language: str) -> 
 
 def validate_one(job: tuple) -> dict:
     """One document in a worker process: its results[] entry, plus `spec` (the rules applied).
-    job = (name, path or None, bytes or None, spec, version, strict, html_dir or None, language, email or None)."""
+    job = (name, path or None, bytes or None, spec, version, strict, html_dir or None, language, origin) where
+    `origin` is the entry's {"email"?, "signature"?} (validate_batch.origin)."""
     from pipeline.flows.validate_batch import document_outcome  # lazy: Saxon is loaded in the worker, not the parent
 
-    name, path, data, spec, version, strict, html_dir, language, email = job
-    head = {"name": name, **({"email": email} if email else {})}
+    name, path, data, spec, version, strict, html_dir, language, origin = job
+    head = {"name": name, **origin}
     if data is None:
         try:
             data = path.read_bytes()
@@ -248,7 +249,7 @@ def validate_chunk(jobs: list[tuple]) -> list[dict]:
 def _jobs_of(args) -> list[tuple | dict]:
     """A job per document (validate_one's tuple), or the results[] entry of a document refused unread (an
     archive member, an attachment) or of a message without an invoice."""
-    from pipeline.flows.validate_batch import entry  # lazy: as above
+    from pipeline.flows.validate_batch import entry, origin  # lazy: as above
 
     common = (args.spec, args.version, args.strict, args.html_dir, args.lang)
     jobs: list[tuple | dict] = []
@@ -256,9 +257,9 @@ def _jobs_of(args) -> list[tuple | dict]:
         if doc.error is not None:
             jobs.append(entry(doc, None))
         elif is_stdio(doc.path):  # `-` among several: stdin read here, as one document
-            jobs.append(("(stdin)", None, sys.stdin.buffer.read()) + common + (None,))
+            jobs.append(("(stdin)", None, sys.stdin.buffer.read()) + common + ({},))
         else:
-            jobs.append((doc.name, doc.path, doc.data) + common + (doc.email,))
+            jobs.append((doc.name, doc.path, doc.data) + common + (origin(doc.email, doc.signature),))
     return jobs
 
 
@@ -307,7 +308,7 @@ INTERRUPTED = "INTERRUPTED"
 def _not_validated(job: tuple) -> dict:
     """The results[] entry of a document Ctrl-C left unvalidated: an error, so that the exit code is 2 and a
     --json reader sees every document named."""
-    return {"name": job[0], **({"email": job[-1]} if job[-1] else {}),
+    return {"name": job[0], **job[-1],
             "error": {"code": INTERRUPTED, "message": "Not validated: the run was interrupted (Ctrl-C)."}}
 
 

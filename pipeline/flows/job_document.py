@@ -25,7 +25,7 @@ from pipeline.errors import ApiError, unknown_fields
 from pipeline.flows import convert as convert_flow
 from pipeline.flows.options import bad_option, convert_options, flag, language
 from pipeline.flows.parse import parse_report
-from pipeline.flows.validate_batch import check_request, document_outcome
+from pipeline.flows.validate_batch import check_request, document_outcome, origin
 from pipeline.flows.validation_report import readable_report
 from pipeline.invoice.request_json import dump_request
 
@@ -90,27 +90,25 @@ class Done(NamedTuple):
 
 
 def error_line(name: str, code: str, message: str, email: dict | None = None,
-               errors: list[dict] | None = None) -> str:
+               errors: list[dict] | None = None, signature: dict | None = None) -> str:
     """An `error` entry; `errors` the single endpoint's errors[] (field, business term, rejected value; the message
     names the source's xpath) where it gave any."""
-    return json.dumps({"name": name, **({"email": email} if email else {}),
+    return json.dumps({"name": name, **origin(email or None, signature),
                        "error": {"code": code, "message": message, **({"errors": errors} if errors else {})}},
                       ensure_ascii=False)
 
 
 def run(operation: str, options: dict, name: str, data: bytes, request_id: str | None = None,
-        email: dict | None = None) -> tuple[str, str, str | None]:
+        email: dict | None = None, signature: dict | None = None) -> tuple[str, str, str | None]:
     """(kind, line, page) of one document, as `work` gives them."""
-    return work(operation, options, name, data, request_id, email)[:3]
+    return work(operation, options, name, data, request_id, email, signature)[:3]
 
 
 def work(operation: str, options: dict, name: str, data: bytes, request_id: str | None = None,
-         email: dict | None = None) -> Done:
-    """One document through its operation's flow (`Done`). `email`: the message the document came from, put in
-    its line."""
-    head = '{"name": ' + json.dumps(name, ensure_ascii=False)
-    if email:
-        head += ', "email": ' + json.dumps(email, ensure_ascii=False)
+         email: dict | None = None, signature: dict | None = None) -> Done:
+    """One document through its operation's flow (`Done`). `email`: the message the document came from, and
+    `signature`: what the signature of the signed file it came out of says, put in its line."""
+    head = json.dumps({"name": name, **origin(email or None, signature)}, ensure_ascii=False)[:-1]
     try:
         if operation == "validate":
             rules = route(data, options["spec"])
@@ -118,7 +116,8 @@ def work(operation: str, options: dict, name: str, data: bytes, request_id: str 
                                                    options.get("strict", False))
             if "error" in outcome:
                 failed = outcome["error"]
-                return Done("error", error_line(name, failed["code"], failed["message"], email, failed.get("errors")))
+                return Done("error", error_line(name, failed["code"], failed["message"], email, failed.get("errors"),
+                                                signature))
             report = outcome["report"]
             page = None
             if options.get("html"):
@@ -137,8 +136,9 @@ def work(operation: str, options: dict, name: str, data: bytes, request_id: str 
         return Done("valid", head + ', "mediaType": ' + json.dumps(conversion.media_type) + ', "conversion": '
                     + json.dumps(conversion.summary(), ensure_ascii=False) + ', "document": "' + document + '"}')
     except ApiError as exc:
-        return Done("error", error_line(name, exc.error_code, exc.message, email, [e.to_dict() for e in exc.errors]))
+        return Done("error", error_line(name, exc.error_code, exc.message, email, [e.to_dict() for e in exc.errors],
+                                        signature))
     except Exception as exc:  # noqa: BLE001 - one document's crash must not cost the others their results
         log.exception("a job's document failed request_id=%s", request_id)
         return Done("error", error_line(name, "INTERNAL_ERROR", f"The document could not be processed: "
-                                                                f"{type(exc).__name__}", email))
+                                                                f"{type(exc).__name__}", email, None, signature))

@@ -73,12 +73,19 @@ def document_outcome(data: bytes, spec: str, version: str | None = None, request
 def entry(member: Member, outcome: dict | None) -> dict:
     """A results[] entry: {"name", "report"}, {"name", "error": {"code", "message"}} or {"name", "notice": {"code",
     "message"}}; documents found in an e-mail carry the message as "email" ({"messageId", "date", "from",
-    "subject", "index"})."""
-    head = {"name": member.name, **({"email": member.email} if member.email is not None else {})}
+    "subject", "index"}), documents out of a signed file what its signature says as "signature"
+    (pipeline.unpack.signature)."""
+    head = {"name": member.name, **origin(member.email, member.signature)}
     if member.error is not None:
         code, message = member.error
         return {**head, "notice" if code in NOTICES else "error": {"code": code, "message": message}}
     return {**head, **outcome}
+
+
+def origin(email: dict | None, signature: dict | None) -> dict:
+    """The fields of an entry that say where its document came from: {"email"?, "signature"?}."""
+    return {**({"email": email} if email is not None else {}),
+            **({"signature": signature} if signature is not None else {})}
 
 
 def summary(results: list[dict]) -> dict:
@@ -107,7 +114,7 @@ def validate_batch(members: list[Member], spec: str, version: str | None = None,
     results = []
     for m in members:
         if m.error is None and budget.spent():
-            m = Member(m.name, error=TIME_BUDGET, email=m.email)
+            m = Member(m.name, error=TIME_BUDGET, email=m.email, signature=m.signature)
         if m.error is not None:
             results.append(entry(m, None))
             continue
@@ -116,5 +123,5 @@ def validate_batch(members: list[Member], spec: str, version: str | None = None,
             results.append(entry(m, validate_document(m.data, routed, version if routed == spec else None,
                                                       request_id, strict)))
         except budget.Exhausted:
-            results.append(entry(Member(m.name, error=TIME_BUDGET, email=m.email), None))
+            results.append(entry(Member(m.name, error=TIME_BUDGET, email=m.email, signature=m.signature), None))
     return {"summary": summary(results), "results": results}

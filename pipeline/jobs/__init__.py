@@ -42,7 +42,8 @@ def submit(store, job_id: str, key_id: str | None, operation: str, options: dict
         intake.check()
         intake.close()
         job = store.create_job(job_id, key_id or "", operation, json.dumps(options), intake.names, intake.refused,
-                               intake.spans, cost, enqueue, notices=intake.notices, emails=intake.emails)
+                               intake.spans, cost, enqueue, notices=intake.notices, emails=intake.emails,
+                               signatures=intake.signatures)
     except BaseException:
         intake.discard()
         raise

@@ -39,7 +39,7 @@ def run_chunk(store, job_id: str, first: int, last: int, on_batch=None) -> int:
     options = json.loads(job.options)
     prices = options.get("prices") or {}  # validate: the price of each spec a document may be routed to
     recorded, outcomes, since = 0, [], time.monotonic()
-    for index, name, pos, size, email in store.open_documents(job_id, first, last):
+    for index, name, pos, size, email, signature in store.open_documents(job_id, first, last):
         try:
             data = files.read_document(job_id, pos, size)
         except FileNotFoundError:
@@ -48,7 +48,8 @@ def run_chunk(store, job_id: str, first: int, last: int, on_batch=None) -> int:
                 return recorded  # cancelled meanwhile: its folder is gone
             raise FilesMissing(f"job {job_id}: document {index} is not in {files.job_dir(job_id)}") from None
         done = job_document.work(job.operation, options, name, data, request_id=job_id,
-                                 email=json.loads(email) if email else None)
+                                 email=json.loads(email) if email else None,
+                                 signature=json.loads(signature) if signature else None)
         outcomes.append(Outcome(index, done.kind, done.line, done.page, prices.get(done.rules)))
         if time.monotonic() - since >= RECORD_EVERY:
             recorded += _record(store, job_id, outcomes)

@@ -119,7 +119,8 @@ def expansion_too_large(ratio: float, uploaded: int) -> ApiError:
 class Intake:
     """Collects a job's documents in order: `names`, `refused` (index -> error line) for those that cannot be
     worked on (too large, nested archive, unsafe name, ...) as batch validation refuses them, `notices` (index ->
-    notice line: a message without an invoice) and `emails` (index -> the message a document came from, JSON)."""
+    notice line: a message without an invoice), `emails` (index -> the message a document came from, JSON) and
+    `signatures` (index -> what the signature of the signed file it came out of says, JSON)."""
 
     def __init__(self, job_id: str, held: int = 0):
         """`held`: bytes of documents the key's other active jobs keep (its disk quota counts them)."""
@@ -136,6 +137,7 @@ class Intake:
         self.refused: dict[int, str] = {}
         self.notices: dict[int, str] = {}
         self.emails: dict[int, str] = {}
+        self.signatures: dict[int, str] = {}
         self.spans: dict[int, tuple[int, int]] = {}  # index -> (position, size) in the documents file
         self._spools = 0
         self._parts = 0  # parts that are not what an operating system keeps beside documents
@@ -210,6 +212,8 @@ class Intake:
         self.names.append(member.name)
         if member.email is not None:
             self.emails[index] = json.dumps(member.email, ensure_ascii=False)
+        if member.signature is not None:
+            self.signatures[index] = json.dumps(member.signature, ensure_ascii=False)
         if member.error is not None:
             line = json.dumps(entry(member, None), ensure_ascii=False)
             (self.notices if member.error[0] in NOTICES else self.refused)[index] = line

@@ -382,6 +382,16 @@ def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
         "email": {"type": "object", "description": "The message a document came from.", "properties": {
             k: {"type": "string"} for k in ("messageId", "date", "from", "subject")} | {
             "index": {"type": "integer", "description": "The message's position in its .mbox (1: an .eml)."}}},
+        "signature": {"type": "object", "required": ["status", "meaning"], "description": "What the signature of the "
+                      "signed file (.p7m, an S/MIME-signed message) a document came out of says: `intact` (the "
+                      "document is as the certificate's holder, `signer`, signed it; whether that certificate is to "
+                      "be trusted is not checked), `broken` (changed after signing, or not the signer's signature) "
+                      "or `unchecked` (no certificate in the file, an algorithm not supported, a damaged block). The "
+                      "document is worked on whatever it says.", "properties": {
+                          "status": {"type": "string", "enum": ["intact", "broken", "unchecked"]},
+                          "signer": {"type": "string"}, "signedAt": {"type": "string", "format": "date-time"},
+                          "meaning": {"type": "object", "description": "The status as a sentence, in English and "
+                                      "German.", "properties": {"en": {"type": "string"}, "de": {"type": "string"}}}}},
         "report": {"$ref": REF.format(model="XRechnungValidationResponse")},
         "error": {"type": "object", "required": ["code", "message"], "properties": {
             "code": {"type": "string"}, "message": {"type": "string"},

@@ -56,6 +56,8 @@ JOBS_V7 = [
     "WHERE job_documents.job_id = numbered.job_id AND job_documents.idx = numbered.idx",
     "CREATE INDEX job_documents_by_seq ON job_documents (job_id, seq)",
 ]
+# v8: what the signature of the signed file (.p7m, S/MIME) a document came out of says (JSON; pipeline.unpack.signature)
+JOBS_V8 = ["ALTER TABLE job_documents ADD COLUMN signature TEXT"]
 
 _JOB_COLUMNS = ("id, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged, "
                 "created_at, started_at, finished_at, message, indeterminate")
@@ -134,14 +136,16 @@ class JobTables:
 
     def create_job(self, job_id: str, key_id: str, operation: str, options: str, names: list[str],
                    refused: dict[int, str], spans: dict[int, tuple[int, int]], cost: int, enqueue=None,
-                   notices: dict[int, str] | None = None, emails: dict[int, str] | None = None) -> Job | None:
+                   notices: dict[int, str] | None = None, emails: dict[int, str] | None = None,
+                   signatures: dict[int, str] | None = None) -> Job | None:
         """Insert the job and its documents (`spans`: index -> (position, size) of an accepted document's bytes)
         and hold `cost` credits for each accepted document (those in neither `refused` nor `notices`, whose error
         and notice lines are recorded at once: outcome error, and none for a message without an invoice).
-        `emails`: index -> the message a document came from (JSON). `enqueue(cursor)` runs last, in the same
+        `emails`: index -> the message a document came from (JSON), `signatures`: index -> what the signature of
+        the signed file it came out of says (JSON). `enqueue(cursor)` runs last, in the same
         transaction (PostgreSQL: the chunks go to Procrastinate). None when the balance is too low: nothing is
         written then. The lines recorded at once are the job's first results (`seq`), in archive order."""
-        notices, emails = notices or {}, emails or {}
+        notices, emails, signatures = notices or {}, emails or {}, signatures or {}
         ended = sorted(set(refused) | set(notices))
         total, accepted = len(names), len(names) - len(refused) - len(notices)
         reserved = cost * accepted
@@ -165,6 +169,9 @@ class JobTables:
                               "error" if i in refused else "none" if i in notices else None,
                               refused.get(i) or notices.get(i), emails.get(i))
                              for i, name in enumerate(names)])
+            if signatures:  # (few documents come out of a signed file: theirs are set once the rows are in)
+                cur.executemany(self._sql("UPDATE job_documents SET signature = ? WHERE job_id = ? AND idx = ?"),
+                                [(said, job_id, i) for i, said in signatures.items()])
             self._number(cur, job_id, 1, ended)
             if enqueue is not None and state == "queued":
                 enqueue(cur)
@@ -197,11 +204,13 @@ class JobTables:
                           "ORDER BY created_at DESC, id DESC LIMIT ?", (*params, int(limit)))
         return [self._job(r) for r in rows]
 
-    def open_documents(self, job_id: str, first: int, last: int) -> list[tuple[int, str, int, int, str | None]]:
-        """(index, name, position, size, email) of the documents in [first, last) that have no result yet."""
-        return [(int(i), n, int(p), int(z), e) for i, n, p, z, e in self._read(
-            "SELECT idx, name, pos, size, email FROM job_documents WHERE job_id = ? AND idx >= ? AND idx < ? "
-            "AND outcome IS NULL ORDER BY idx", (job_id, int(first), int(last)))]
+    def open_documents(self, job_id: str, first: int, last: int
+                       ) -> list[tuple[int, str, int, int, str | None, str | None]]:
+        """(index, name, position, size, email, signature) of the documents in [first, last) that have no result
+        yet."""
+        return [(int(i), n, int(p), int(z), e, s) for i, n, p, z, e, s in self._read(
+            "SELECT idx, name, pos, size, email, signature FROM job_documents WHERE job_id = ? AND idx >= ? "
+            "AND idx < ? AND outcome IS NULL ORDER BY idx", (job_id, int(first), int(last)))]
 
     def record_results(self, job_id: str, outcomes: list[Outcome]) -> int:
         """Record a chunk's results (module docstring); returns how many documents were new. Nothing is taken

@@ -22,7 +22,7 @@ import io
 from pathlib import Path
 from typing import Callable, Iterator
 
-from pipeline.unpack import archive, mail, outlook, smime
+from pipeline.unpack import archive, mail, outlook, signature, smime
 from pipeline.errors import ApiError
 from pipeline.unpack.members import JOB_FILES, NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, \
     name_text, os_metadata, too_many_files, unsafe_name
@@ -40,7 +40,8 @@ def kind(name: str, head: bytes) -> str | None:
         return "zip"
     if mail.is_mbox(head):
         return "mbox"
-    if lower.endswith(".eml") or (not lower.endswith((".xml", ".pdf")) and mail.looks_like_mail(head)):
+    if lower.endswith(".eml") or (not lower.endswith((".xml", ".pdf")) and mail.looks_like_mail(head)) or \
+            (lower.endswith(".p7m") and mail.is_entity(head)):
         return "eml"  # (a signed message saved as "smime.p7m" in its S/MIME text form too)
     if smime.is_cms(head) or lower.endswith(".p7m"):
         return "p7m"
@@ -124,7 +125,7 @@ class Unpacker:
                 then: Callable[[str, bytes, str], Iterator[Member]]) -> Iterator[Member]:
         """A signed file (.p7m: CMS signed-data, DER, BER or base64; `where` names it): the file inside it, named
         `where`/<its own name> (the .p7m's name without ".p7m": rechnung.xml.p7m/rechnung.xml), taken by `then`
-        as a file of the place the .p7m was found. The signature is not checked (pipeline.unpack.smime). An
+        as a file of the place the .p7m was found, each with what the signature says (pipeline.unpack.signature). An
         encrypted file, a damaged one or one signed over and over gets one entry that says so."""
         if data is None:
             yield Member(where, email=email, error=("FILE_TOO_LARGE", f"The signed file is larger than "
@@ -135,7 +136,7 @@ class Unpacker:
                                                     f"{mail.MAX_DEPTH} times; it was read no further."))
             return
         try:
-            inner = smime.content(mail.der(data), self.limits.max_message)
+            inner, said = smime.opened(mail.der(data), self.limits.max_message)
         except smime.Encrypted:
             yield Member(where, error=SMIME_ENCRYPTED, email=email)
             return
@@ -144,7 +145,7 @@ class Unpacker:
                                                     f"read: {exc}."))
             return
         self.room.take(len(inner))
-        yield from then(_inner_name(name, inner), inner, f"{where}/{_inner_name(name, inner)}")
+        yield from signature.attach(then(_inner_name(name, inner), inner, f"{where}/{_inner_name(name, inner)}"), said)
 
     def _zip(self, members: Iterator[Member], prefix: str, email: dict | None) -> Iterator[Member]:
         """A ZIP's members (without the operating system's files: `archive` leaves them out): a message among them

@@ -10,14 +10,18 @@ documents, named by the message and the attachment's file name.
       *.msg attachment (Outlook's)        -> its attachments, named under it (pipeline.unpack.outlook)
       a multipart the parser cannot split -> split at the boundary line its body has, else MAIL_DAMAGED
       S/MIME opaque-signed or compressed  -> the MIME entity inside the PKCS#7 block, read as the message's body
-                                             (pipeline.unpack.smime; the signature is not checked)
+                                             (pipeline.unpack.smime; what the signature says: .signature)
       a signed file attached (*.p7m, any  -> the document inside, named by the file's name without ".p7m"
         media type, DER or base64)
+      multipart/signed (clear-signed)     -> its parts, the first's documents with what the signature says
+        (Outlook's .msg: as "smime.p7m")
       S/MIME or PGP encrypted             -> one SMIME_ENCRYPTED / PGP_ENCRYPTED entry (cannot be read here)
       files uuencoded in a text body      -> each taken as an attachment ("begin 644 rechnung.xml" ... "end")
       an application/* part of no name    -> a document where its content is one (XML by its "<", PDF, ...)
+      a text/plain body that is XML       -> a document ("<?xml" first: an invoice pasted as the text)
       text bodies, pictures (SVG too),    -> not invoices
-      calendars, vCards, signatures, message/external-body
+      calendars, vCards, signatures, message/external-body, a Mac file's resource fork (AppleDouble)
+      message/partial (one piece)         -> one MAIL_DAMAGED entry (the pieces are not put together)
     a message without any of these        -> one NO_INVOICE entry (a notice: nothing failed, nothing is charged)
 
 Hostile mail is bounded as hostile ZIPs are: a message larger than `Limits.max_message` (MESSAGE_TOO_LARGE), more
@@ -42,7 +46,7 @@ from email.message import EmailMessage
 from email.parser import BytesParser
 from typing import Callable, Iterator
 
-from pipeline.unpack import outlook, smime, tnef
+from pipeline.unpack import outlook, signature, smime, tnef
 from pipeline.unpack.members import Limits, Member, Room, is_zip, member_too_large
 
 MAX_PARTS = 500   # MIME parts of one message, all levels together
@@ -54,6 +58,8 @@ XML_TYPES = {"application/xml", "text/xml"}
 ZIP_TYPES = {"application/zip", "application/x-zip-compressed", "application/x-zip"}
 TNEF_TYPES = {"application/ms-tnef", "application/vnd.ms-tnef"}
 SMIME_TYPES = {"application/pkcs7-mime", "application/x-pkcs7-mime"}
+SIGNATURE_TYPES = {"application/pkcs7-signature", "application/x-pkcs7-signature"}  # multipart/signed's protocol
+MAX_CLEAR_SIGNED = 8  # clear-signed parts checked in one message (each a search of its bytes and a key operation)
 _BROKEN_BASE64 = (email.errors.InvalidBase64CharactersDefect, email.errors.InvalidBase64LengthDefect)
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -244,6 +250,7 @@ def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip:
         return
     ident = identity(message, index)
     reader = _Reader(ident, limits, room, open_zip)
+    reader.sources.append(data)
     found = False
     try:
         for member in reader.walk(message, _join(prefix, label(ident)), 0):
@@ -310,6 +317,8 @@ class _Reader:
         self.others: list[str] = []
         self.parts = 0
         self.too_deep = False
+        self.sources: list[bytes] = []  # the bytes of each message or entity parsed: where signed parts are found
+        self.clear_signed_left = MAX_CLEAR_SIGNED
 
     def walk(self, part: EmailMessage, where: str, depth: int) -> Iterator[Member]:
         if depth > MAX_DEPTH:
@@ -330,11 +339,16 @@ class _Reader:
                 if part.get_content_subtype() == "external-body":  # only where the content lies: none here
                     self.others.append(part.get_content_type())
                     return
+                if part.get_content_subtype() == "partial":  # one piece of a message (RFC 2046 5.2.2): its
+                    yield Member(where, error=_PARTIAL, email=self.ident)  # attachments cut at the piece's end
+                    return
                 inner = part.get_payload(0)
                 if (part.get("content-transfer-encoding") or "").strip().lower() == "base64":
                     yield from self.encoded_message(inner, where, depth)
                     return
                 yield from self.walk(inner, _join(where, label(identity(inner, None))), depth + 1)
+            elif ctype == "multipart/signed" and (part.get_param("protocol") or "").lower() in SIGNATURE_TYPES:
+                yield from self.clear_signed(part, where, depth)
             else:
                 for sub in part.iter_parts():
                     yield from self.walk(sub, where, depth + 1)
@@ -343,13 +357,16 @@ class _Reader:
             yield from self.smime(part, where, depth)
             return
         self.parts += 1
-        if ctype == UNREAD_TYPE:
-            named = _join(where, _filename(part) or f"part-{self.parts}") if depth else where
-            yield Member(named, email=self.ident, error=_header_too_long(_HeaderTooLong("Content-Type"), part=depth > 0))
-            return
         name = _filename(part)
-        data = part.get_payload(decode=True) or b""
-        attached = _attached(part, name)
+        try:
+            if ctype == UNREAD_TYPE:
+                raise _HeaderTooLong("Content-Type")
+            data = part.get_payload(decode=True) or b""  # (its Content-Transfer-Encoding looked at)
+            attached = _attached(part, name)  # (its Content-Disposition)
+        except _HeaderTooLong as exc:  # this part's own header: the parts beside it are read
+            named = _join(where, name or f"part-{self.parts}") if depth else where
+            yield Member(named, email=self.ident, error=_header_too_long(exc, part=depth > 0))
+            return
         kind = _kind(ctype, name, data, attached)
         if kind is None:
             if attached:
@@ -394,8 +411,12 @@ class _Reader:
         if depth > MAX_DEPTH:
             yield Member(named, error=_too_deep(), email=self.ident)
             return
+        if is_entity(data):  # Outlook's .msg of a clear-signed message: the whole multipart/signed as "smime.p7m"
+            entity = self.parsed(data, where)
+            yield from [entity] if isinstance(entity, Member) else self.walk(entity, where, depth + 1)
+            return
         try:
-            inner = smime.content(der(data), self.limits.max_message)
+            inner, said = smime.opened(der(data), self.limits.max_message)
         except smime.Encrypted:
             yield Member(named, error=_SMIME_ENCRYPTED, email=self.ident)
             return
@@ -415,14 +436,12 @@ class _Reader:
             if kind is not None:
                 name = (file[:-4] if file and file.lower().endswith(".p7m") else "") or "smime"  # x.xml.p7m: x.xml
                 name = name if name.lower().endswith(f".{kind}") else f"{name}.{kind}"
-                yield from self.attachment(_join(where, name), inner, kind, depth + 1)
+                yield from signature.attach(self.attachment(_join(where, name), inner, kind, depth + 1), said)
                 return
         self.room.take(len(inner))
         entity = self.parsed(inner, where)
-        if isinstance(entity, Member):
-            yield entity
-        else:
-            yield from self.walk(entity, where, depth + 1)
+        yield from signature.attach([entity] if isinstance(entity, Member) else self.walk(entity, where, depth + 1),
+                                    said)
 
     def uuencoded(self, body: bytes, where: str, depth: int) -> Iterator[Member]:
         """Files uuencoded into a text body (`begin 644 rechnung.xml` ... `end`), as older mailers and Outlook's
@@ -448,11 +467,44 @@ class _Reader:
     def parsed(self, data: bytes, where: str) -> EmailMessage | Member:
         """A message (or MIME entity) found inside this one, parsed; or the entry that says why it cannot be."""
         try:
-            return _parse(data)
+            parsed = _parse(data)
         except _TooManyParts:
             return Member(where, error=_too_many_parts(), email=self.ident)
         except RecursionError:
             return Member(where, error=_too_deep(), email=self.ident)
+        self.sources.append(data)
+        return parsed
+
+    def clear_signed(self, part: EmailMessage, where: str, depth: int) -> Iterator[Member]:
+        """A clear-signed message (multipart/signed, RFC 5751 3.5, Outlook's default): its parts are read as any
+        multipart's, each document of the first with what the second, the signature, says of that part's bytes."""
+        parts = list(part.iter_parts())
+        said = None
+        if len(parts) == 2 and self.clear_signed_left <= 0:
+            said = signature.skipped()
+        elif len(parts) == 2:
+            self.clear_signed_left -= 1
+            signed = self.signed_part(part.get_boundary())
+            block = der(parts[1].get_payload(decode=True) or b"")
+            said = signature.unlocated() if signed is None else smime.detached(block, signed)
+        for n, sub in enumerate(parts):
+            inner = self.walk(sub, where, depth + 1)
+            yield from signature.attach(inner, said) if n == 0 else inner
+
+    def signed_part(self, boundary: str | None) -> bytes | None:
+        """The first part of a multipart/signed as it was sent: the bytes between its first two boundary lines
+        (the line end before the second belongs to it), line ends made CRLF (RFC 5751 3.1.1: what was signed),
+        found in the message or entity it was parsed from."""
+        if not boundary or not boundary.isascii():
+            return None
+        mark = re.escape(boundary.encode("ascii"))
+        start, end = re.compile(rb"^--" + mark + rb"[ \t]*\r?\n", re.MULTILINE), re.compile(rb"\r?\n--" + mark)
+        for raw in reversed(self.sources):
+            first = start.search(raw)
+            second = end.search(raw, first.end()) if first else None
+            if second is not None:
+                return re.sub(rb"\r?\n", b"\r\n", raw[first.end():second.start()])
+        return None
 
     def unsplit(self, part: EmailMessage, where: str, depth: int) -> Iterator[Member]:
         """A multipart the parser could not split: no boundary parameter (or one unquoted with `=` in it, as
@@ -557,6 +609,12 @@ _DER_BLOCK = re.compile(rb"\x30[\x80-\x84]")  # a SEQUENCE of a long or open len
 _PEM_LINE = re.compile(rb"^-----(BEGIN|END) [A-Z0-9 ]+-----[ \t]*\r?$", re.MULTILINE)
 
 
+def is_entity(data: bytes) -> bool:
+    """Whether a file named as a signed one (.p7m) is a MIME entity in text instead: Outlook keeps a clear-signed
+    message it received as an attachment "smime.p7m" holding the whole multipart/signed (MS-OXOSMIME 2.1.3.2)."""
+    return data.lstrip()[:13].lower() == b"content-type:"
+
+
 def der(data: bytes) -> bytes:
     """A PKCS#7 block as DER: a .p7m file is often base64 text (PEM armour or none) inside its base64 part."""
     if data[:1] == b"\x30":
@@ -612,6 +670,8 @@ def _kind(ctype: str, name: str | None, data: bytes, attached: bool) -> str | No
     """What an attachment is to us: xml, pdf, zip, tnef, eml, msg (Outlook's), p7m (a signed file), or None (not
     an invoice)."""
     suffix = name.lower().rpartition(".")[2] if name and "." in name else ""
+    if ctype == "application/applefile":  # a Mac file's resource fork, named as the file beside it (AppleDouble)
+        return None
     if tnef.is_tnef(data) or ctype in TNEF_TYPES or (name or "").lower() == "winmail.dat":
         return "tnef"
     if suffix == "p7m":
@@ -630,7 +690,10 @@ def _kind(ctype: str, name: str | None, data: bytes, attached: bool) -> str | No
         return None
     if ctype in XML_TYPES or ctype.endswith("+xml"):
         return "xml"
-    if attached and ctype != "text/html" and data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<":
+    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if attached and ctype != "text/html" and head[:1] == b"<":
+        return "xml"
+    if ctype == "text/plain" and head[:5] == b"<?xml":  # an invoice pasted as the message's text: no letter does so
         return "xml"
     return None
 
@@ -641,6 +704,8 @@ def _attached(part: EmailMessage, name: str | None) -> bool:
     return bool(name) or part.get_content_disposition() == "attachment" or part.get_content_maintype() == "application"
 
 
+_PARTIAL = ("MAIL_DAMAGED", "The message is one piece of a message sent in several (message/partial); the pieces "
+            "are not put together here, so its attachments were not read. Ask the sender to send it whole.")
 _SMIME_ENCRYPTED = ("SMIME_ENCRYPTED", "The message is S/MIME-encrypted; it cannot be read without the recipient's "
                     "private key.")
 

@@ -17,11 +17,13 @@ NOTICES = frozenset({"NO_INVOICE"})
 @dataclass
 class Member:
     """One document of an upload: its bytes, or why it is not worked on (`error` = (code, message); a code in
-    NOTICES is no error). `email`: the message it came from ({"messageId", "date", "from", "subject", "index"})."""
+    NOTICES is no error). `email`: the message it came from ({"messageId", "date", "from", "subject", "index"});
+    `signature`: what the signature of the signed file it came out of says (pipeline.unpack.signature)."""
     name: str
     data: bytes | None = None
     error: tuple[str, str] | None = None
     email: dict | None = None
+    signature: dict | None = None
 
 
 BATCH_FILES, JOB_FILES = "EINVOICE_MAX_BATCH_FILES", "EINVOICE_MAX_JOB_FILES"

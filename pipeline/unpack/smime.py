@@ -1,13 +1,12 @@
 """The content of an opaque S/MIME message (application/pkcs7-mime): the signed MIME entity inside a CMS
 SignedData (RFC 5652 5.1, `smime-type=signed-data`, what Outlook sends when "clear-signed" is off and
-`openssl smime -sign -nodetach` writes) or a CompressedData (RFC 3274, zlib), read without a crypto library: a
-message's own body, a signed file attached to it (pipeline.unpack.mail), or a signed file (.p7m) uploaded or in a
-ZIP (pipeline.unpack).
+`openssl smime -sign -nodetach` writes) or a CompressedData (RFC 3274, zlib): a message's own body, a signed file
+attached to it (pipeline.unpack.mail), or a signed file (.p7m) uploaded or in a ZIP (pipeline.unpack).
 
-Only the ASN.1 framing is read (BER: definite and indefinite lengths, an OCTET STRING in constructed pieces, as
-`openssl cms -stream` writes it), never the signature: the invoice is judged by the rules, not by who signed it,
-and verifying would need the sender's certificate chain. EnvelopedData (encrypted) is named as such: it cannot be
-read without the recipient's private key.
+The ASN.1 framing is read here (BER: definite and indefinite lengths, an OCTET STRING in constructed pieces, as
+`openssl cms -stream` writes it); whether the signature matches the content is checked by
+pipeline.unpack.signature on these elements. The invoice is judged by the rules whatever the signature says.
+EnvelopedData (encrypted) is named as such: it cannot be read without the recipient's private key.
 
     ContentInfo ::= SEQUENCE { contentType OID, content [0] EXPLICIT ANY }
     SignedData ::= SEQUENCE { version, digestAlgorithms SET, encapContentInfo, [0] certificates, [1] crls, SET }
@@ -55,9 +54,48 @@ def is_cms(head: bytes) -> bool:
     return head[at + 2:at + 2 + head[at + 1]] in _KINDS if at + 1 < len(head) else False
 
 
-def content(data: bytes, limit: int) -> bytes:
-    """The MIME entity a signed-data or compressed-data block carries (at most `limit` bytes). Raises Encrypted
-    for enveloped data, Unreadable for anything else (damaged, detached: no content in it)."""
+def opened(data: bytes, limit: int) -> tuple[bytes, dict | None]:
+    """The MIME entity (or file) a signed-data or compressed-data block carries (at most `limit` bytes), and for
+    signed data what its signature says (`pipeline.unpack.signature.check`; None for compressed data, which has
+    none). Raises Encrypted for enveloped data, Unreadable for anything else (damaged, detached: no content)."""
+    from pipeline.unpack import signature  # (it reads the block with this module's reader)
+
+    data, kind, fields, inner = _structure(data)
+    if len(inner) < 2:
+        raise Unreadable("it holds no content (a detached signature, sent without the signed message)")
+    try:
+        explicit = _children(data, inner[1], 0)
+        if not explicit or explicit[0].tag & 0x1F != 0x04:
+            raise Unreadable("its content is no OCTET STRING")
+        octets = _octets(data, explicit[0], 0)
+    except (IndexError, RecursionError) as exc:
+        raise Unreadable("its ASN.1 structure is cut short or damaged") from exc
+    if kind == _COMPRESSED:
+        inflater = zlib.decompressobj()
+        try:
+            octets = inflater.decompress(octets, limit + 1)
+        except zlib.error as exc:
+            raise Unreadable(f"its compressed content is damaged ({exc})") from exc
+    if len(octets) > limit:
+        raise Unreadable(f"its content is larger than {limit} bytes")
+    return octets, (signature.check(data, fields[3:], octets) if kind == _SIGNED else None)
+
+
+def detached(data: bytes, content: bytes) -> dict:
+    """What a detached signature (a clear-signed message's application/pkcs7-signature part: signed-data without
+    the content) says of `content`, the bytes it was made over."""
+    from pipeline.unpack import signature
+
+    try:
+        data, kind, fields, _ = _structure(data)
+    except Unreadable:
+        return signature.damaged()
+    return signature.check(data, fields[3:], content, part=True) if kind == _SIGNED else signature.damaged()
+
+
+def _structure(data: bytes) -> tuple[_Block, bytes, list, list]:
+    """(the block, its content type, the fields of its signed-data or compressed-data, the elements of its
+    encapContentInfo); Encrypted for enveloped data, Unreadable for anything else."""
     if data[:1] != b"\x30":  # a ContentInfo is a SEQUENCE: anything else is no CMS block at all
         raise Unreadable("it is no PKCS#7 / CMS block")
     data = _Block(data)
@@ -73,24 +111,9 @@ def content(data: bytes, limit: int) -> bytes:
         body = _children(data, info[1], 0)  # [0] EXPLICIT: the one element inside
         fields = _children(data, body[0], 0) if body else []
         encap = fields[2] if len(fields) > 2 else None  # both: version, an algorithm (set), encapContentInfo
-        inner = _children(data, encap, 0) if encap is not None and encap.tag == 0x30 else []
-        if len(inner) < 2:
-            raise Unreadable("it holds no content (a detached signature, sent without the signed message)")
-        explicit = _children(data, inner[1], 0)
-        if not explicit or explicit[0].tag & 0x1F != 0x04:
-            raise Unreadable("its content is no OCTET STRING")
-        octets = _octets(data, explicit[0], 0)
+        return data, kind, fields, _children(data, encap, 0) if encap is not None and encap.tag == 0x30 else []
     except (IndexError, RecursionError) as exc:
         raise Unreadable("its ASN.1 structure is cut short or damaged") from exc
-    if kind == _COMPRESSED:
-        inflater = zlib.decompressobj()
-        try:
-            octets = inflater.decompress(octets, limit + 1)
-        except zlib.error as exc:
-            raise Unreadable(f"its compressed content is damaged ({exc})") from exc
-    if len(octets) > limit:
-        raise Unreadable(f"its content is larger than {limit} bytes")
-    return octets
 
 
 class _Block(bytes):
@@ -107,10 +130,10 @@ class _Block(bytes):
 
 
 class _Element:
-    __slots__ = ("tag", "start", "end", "next")
+    __slots__ = ("tag", "at", "start", "end", "next")
 
-    def __init__(self, tag: int, start: int, end: int, next_: int):
-        self.tag, self.start, self.end, self.next = tag, start, end, next_
+    def __init__(self, tag: int, at: int, start: int, end: int, next_: int):
+        self.tag, self.at, self.start, self.end, self.next = tag, at, start, end, next_
 
     @property
     def constructed(self) -> bool:
@@ -127,7 +150,7 @@ def _element(data: bytes, pos: int, depth: int) -> _Element:
     data.left -= 1
     if data.left < 0:
         raise Unreadable("it is split into too many small pieces (more elements than its size allows)")
-    tag = data[pos]
+    head, tag = pos, data[pos]
     pos += 1
     if tag & 0x1F == 0x1F:  # a high tag number: base-128 digits (none in CMS's framing; skipped over)
         while data[pos] & 0x80:
@@ -146,7 +169,7 @@ def _element(data: bytes, pos: int, depth: int) -> _Element:
                 if at >= len(data):
                     raise IndexError
             data.ends[pos] = at
-        return _Element(tag, pos, at, at + 2)
+        return _Element(tag, head, pos, at, at + 2)
     if first & 0x80:
         count = first & 0x7F
         if count > 4:
@@ -157,7 +180,12 @@ def _element(data: bytes, pos: int, depth: int) -> _Element:
         length = first
     if pos + length > len(data):
         raise IndexError
-    return _Element(tag, pos, pos + length, pos + length)
+    return _Element(tag, head, pos, pos + length, pos + length)
+
+
+def children(data: bytes, parent: _Element) -> list[_Element]:
+    """The elements inside `parent` (pipeline.unpack.signature reads a signed-data's signers with it)."""
+    return _children(data, parent, 0)
 
 
 def _children(data: bytes, parent: _Element, depth: int) -> list[_Element]:
