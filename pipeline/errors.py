@@ -40,15 +40,21 @@ class ErrorDetail:
     field: str | None = None
     businessTerm: str | None = None
     rejectedValue: Any = None
+    # the German this service wrote for its own finding (a content check refused by config.strict), for the page in
+    # German; absent elsewhere (an extension of the spec's ErrorDetail)
+    messageDe: str | None = None
 
     def to_dict(self) -> dict:
-        return {
+        d = {
             "code": self.code,
             "field": self.field,
             "businessTerm": self.businessTerm,
             "rejectedValue": _shown(self.rejectedValue),
             "message": self.message,
         }
+        if self.messageDe:
+            d["messageDe"] = self.messageDe
+        return d
 
 
 MAX_SHOWN_DEPTH = 20   # a rejected object or array nested deeper is left out of the error body

@@ -52,3 +52,14 @@ def test_a_sentence_not_in_the_table_stays_english():
     assert german("Element 'x': Something libxml2 may say one day.") is None
     assert german("Element 'a:B', attribute 'c': The attribute 'c' is required but missing.") == \
         "Element 'a:B', Attribut 'c': Das Pflichtattribut 'c' fehlt."
+
+
+def test_text_in_an_empty_element_is_said_in_german():
+    """Mustang's failing MINIMUM sample: text in an element the schema defines as empty ("Character content is not
+    allowed, because the content type is empty."), the one sentence of the real-world samples the table missed."""
+    data = (SHARED / "realworld/mustang/validator/FAIL_zugferd_2p1_MINIMUM_Rechnung_380.xml").read_bytes()
+    report = validate_xml(data, "en16931")
+    xsd = [i for i in report.issues if i.code.startswith("XSD-")]
+    assert "XSD-CVC-COMPLEX-TYPE-2-1" in {i.code for i in xsd}
+    assert [i.message for i in xsd if not i.message_de] == []
+    assert any(i.message_de.endswith("Text ist hier nicht erlaubt: der Inhalt dieses Elements ist leer.") for i in xsd)

@@ -371,8 +371,9 @@ def test_docs_lists_every_operation_with_the_key_set(page, live):
 def test_docs_in_german_paint_german_texts(page, live, screenshots):
     """/docs?lang=de: Swagger UI over the German OpenAPI document (docs.js asks for the page's <html lang>): every
     operation's summary as painted is the German one, not the English, and so are the API description, the tags'
-    descriptions and an opened operation's description, parameter and responses. Swagger UI's own controls stay
-    English, as the intro says."""
+    descriptions and an opened operation's description, parameter and responses, and Swagger UI's own controls
+    ("Try it out", "Parameters", "Responses", "required" painted by its stylesheet), which it words in English only:
+    docs.js says them again from the page's strings."""
     from selenium.webdriver.common.by import By
 
     server, _ = live
@@ -396,16 +397,27 @@ def test_docs_in_german_paint_german_texts(page, live, screenshots):
     for tag in german["tags"]:
         heading = page.find_element(By.CSS_SELECTOR, f"#operations-tag-{tag['name']}").text
         assert " ".join(tag["description"].split()) in " ".join(heading.split()), heading
-    assert "„Execute“" in page.find_element(By.CSS_SELECTOR, ".intro").text
-    # an operation opened: its German description, parameter and responses painted, Swagger UI's controls English
+    assert "„Ausprobieren“" in page.find_element(By.CSS_SELECTOR, ".intro").text
+    assert page.find_element(By.CSS_SELECTOR, ".btn.authorize").text == "Autorisieren"
+    # an operation opened: its German description, parameter and responses painted, and Swagger UI's controls
     block = page.find_element(By.CSS_SELECTOR, "#operations-validation-validate_xrechnung")
     block.find_element(By.CSS_SELECTOR, ".opblock-summary").click()
     wait(page, lambda d: block.find_elements(By.CSS_SELECTOR, ".responses-table"), 30)
+    wait(page, lambda d: "Ausprobieren" in block.text, 30)
     text = block.text
     for german_text in ("HTTP 200 heißt: Die Prüfung ist abgeschlossen", "Anfrage-ID des Clients",
-                        "Das zu prüfende Dokument.", "Prüfbericht.", "Ungültige Anfrage", "API-Schlüssel fehlt"):
+                        "Das zu prüfende Dokument.", "Prüfbericht.", "Ungültige Anfrage", "API-Schlüssel fehlt",
+                        "Parameter", "Beschreibung", "Anfragekörper", "Antworten", "Keine Links", "Medientyp"):
         assert german_text in text, german_text
-    assert "Try it out" in text and "validation completed" not in text
+    for english in ("Try it out", "Parameters", "Description", "Request body", "Responses", "No links",
+                    "Media type", "validation completed"):
+        assert english not in text, english
+    block.find_element(By.CSS_SELECTOR, ".try-out__btn").click()
+    wait(page, lambda d: block.find_elements(By.CSS_SELECTOR, ".execute"), 30)
+    assert block.find_element(By.CSS_SELECTOR, ".execute").text == "Ausführen"
+    required = page.execute_script("return getComputedStyle(arguments[0], '::after').content",
+                                   block.find_element(By.CSS_SELECTOR, ".parameter__name.required"))
+    assert required == '"Pflicht"', required
     page.execute_script("arguments[0].scrollIntoView()", block)
     page.save_screenshot(str(screenshots / "docs-de-operation.png"))
     page.execute_script("window.scrollTo(0, 0)")

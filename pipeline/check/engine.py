@@ -198,10 +198,10 @@ def schematron_issues(sdoc, stylesheet: Path, custom_levels: dict[str, str] | No
             # an optimised copy may meet an error elsewhere or in other words than the official rules (its
             # rules run in another order): the document gets the official stylesheet's own answer
             return schematron_issues(sdoc, original, custom_levels, doc)
-        message = saxon_message(exc)
+        message, name = saxon_message(exc), optimise.original_name(Path(stylesheet).name)
         return [Issue(ERROR, RULE_ENGINE_ERROR,
-                      f"The official rules ({optimise.original_name(Path(stylesheet).name)}) stopped with a dynamic error on this document: "
-                      f"{message}", None)]
+                      f"The official rules ({name}) stopped with a dynamic error on this document: {message}", None,
+                      message_de=xsd_german.rule_engine_error(name, message))]
     if found is None:
         return []
     values = [found.item_at(i).string_value for i in range(found.size)]

@@ -110,8 +110,8 @@ def check_content(request: model.InvoiceRequest, canonical: bytes, spec: str) ->
     if findings and config.strict:
         raise invalid_input(
             f"The content checks found {len(findings)} problem(s) the official rules do not check (config.strict).",
-            [ErrorDetail(f.code, f.message, f.location.xpath if f.location else None, f.business_term, f.value)
-             for f in findings])
+            [ErrorDetail(f.code, f.message, f.location.xpath if f.location else None, f.business_term, f.value,
+                         messageDe=f.message_de) for f in findings])
     return findings
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import json
 import logging
+import re
 import subprocess
 import threading
 from functools import lru_cache
@@ -200,6 +201,25 @@ def _business_term_labels(language: str = "en") -> str:
 MAX_SHOWN_FINDINGS = 200  # on the page; the JSON report has them all
 
 
+# An XSD finding names elements in Clark notation ("Element '{urn:un:unece:...:100}URIID'", 90 characters of
+# namespace): the verdict box writes each namespace with the prefix the finding's path gives an element of it
+# ("/.../ram:URIID[2]" -> "ram:URIID", "Expected is ( ram:CompleteNumber )"), as the page's job list does.
+_CLARK = re.compile(r"\{([^{}\s]+)\}([A-Za-z_][\w.-]*)")
+
+
+def _prefixed(message: str, xpath: str | None) -> str:
+    if not xpath or "{" not in message:
+        return message
+    steps = [step.split("[")[0] for step in xpath.split("/") if re.match(r"\w[\w.-]*:", step)]
+    prefixes: dict[str, str] = {}
+    for namespace, local in _CLARK.findall(message):
+        step = next((s for s in steps if s.endswith(":" + local)), None)
+        if step:
+            prefixes.setdefault(namespace, step.split(":")[0])
+    return _CLARK.sub(lambda m: f"{prefixes[m.group(1)]}:{m.group(2)}" if m.group(1) in prefixes else m.group(0),
+                      message)
+
+
 def _verdict(report: Report, language: str = "en") -> dict:
     """Every finding, errors first: a count of warnings the box does not list would leave the reader guessing.
     With each its class and the sentence on what the worst class means (`pipeline.check.categories`)."""
@@ -213,7 +233,8 @@ def _verdict(report: Report, language: str = "en") -> dict:
             "rules": [r.label for r in report.rules],
             "failed": [{"code": i.code, "severity": i.severity, "category": labels[i.category],
                         # our own findings' German text where we wrote one; the official rules' are as published
-                        "message": (i.message_de if language == "de" else None) or i.message,
+                        "message": _prefixed((i.message_de if language == "de" else None) or i.message,
+                                             i.location.xpath if i.location else None),
                         "line": i.location.line if i.location else None,
                         "column": i.location.column if i.location else None} for i in shown]}
 

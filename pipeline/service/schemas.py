@@ -17,6 +17,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+GERMAN = ("Extension. The message in German, where this service wrote the finding (its content, input and PDF "
+          "checks); absent for the findings of the official rules, whose texts are published in one language.")
+
+
 class ErrorDetail(_Strict):
     code: str = Field(description="What is wrong with this entry's field (e.g. `REQUIRED`, a rule id such as "
                                   "`BR-CO-16`), or the code of ours that refines the response's `errorCode` "
@@ -28,6 +32,8 @@ class ErrorDetail(_Strict):
                                                  "cut after 200 characters, objects and lists over 500 left out "
                                                  "(null).")
     message: str
+    messageDe: str | None = Field(None, description=GERMAN,
+                                  json_schema_extra=lambda schema: schema.pop("default", None))
 
 
 class ErrorResponse(_Strict):
@@ -37,10 +43,6 @@ class ErrorResponse(_Strict):
     errorCode: str
     message: str
     errors: list[ErrorDetail]
-
-
-GERMAN = ("Extension. The message in German, where this service wrote the finding (its content, input and PDF "
-          "checks); absent for the findings of the official rules, whose texts are published in one language.")
 
 
 BUSINESS_TERMS = ("Extension. The business terms the finding is about, each once: for an official rule the ids its "

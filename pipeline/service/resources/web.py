@@ -21,7 +21,7 @@ from pathlib import Path
 import falcon
 
 from pipeline.check.detect import page_rules
-from pipeline.errors import ApiError
+from pipeline.errors import REFINES, ApiError
 from pipeline.invoice.specs import PROFILES
 from pipeline.service.htmlheaders import COMMON
 from pipeline.settings import REPO_ROOT, TEMPLATES_DIR
@@ -164,7 +164,7 @@ def render_page(template: str, page: str, lang: str) -> str:
         examples=[n for n in EXAMPLES.names() if not n.startswith(STATUS_EXAMPLES)],
         status_examples=[n for n in EXAMPLES.names() if n.startswith(STATUS_EXAMPLES)],
         data={"lang": lang, "strings": t, "invoiceCss": [OWN.url("/static", name) for name in PAGE_CSS],
-              "detect": page_rules()})
+              "detect": page_rules(), "refines": REFINES})
 
 
 class Page:

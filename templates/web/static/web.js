@@ -179,7 +179,10 @@
     const head = el("p");
     const what = [failure.status || "", error.errorCode || ""].join(" ").trim();
     if (what) head.append(el("strong", what + ": "));
-    head.append(said(error.errorCode, error.message));
+    // a code of ours that refines the spec's (503 RATE_LIMIT_CONFIGURATION_UNAVAILABLE for STORAGE_UNAVAILABLE,
+    // RULES_CHANGED or JOBS_DISK_FULL) says what happened; the spec's says only its class
+    const refined = (error.errors || []).map((e) => e.code).find((code) => data.refines[code] === error.errorCode);
+    head.append(said(refined || error.errorCode, error.message));
     box.replaceChildren(head);
     if (Array.isArray(error.errors) && error.errors.length) box.append(errorTable(error.errors, area));
     if (error.requestId) box.append(el("p", t.request_id + ": " + error.requestId, "small"));
@@ -212,9 +215,11 @@
       }
       const rejected = entry.rejectedValue === undefined || entry.rejectedValue === null ? "" :
         JSON.stringify(entry.rejectedValue);
-      // a field's entry: its code's sentence in the page's language where there is one (the field and term stand
-      // beside it); a rule's text as the official rules give it
-      const message = t.errors && t.errors[entry.code] ? inLanguage(entry, rejected) : entry.message;
+      // a field's entry: the German the service wrote for its own finding (a content check refused by
+      // config.strict), else its code's sentence in the page's language where there is one (the field and term
+      // stand beside it); a rule's text as the official rules give it
+      const message = data.lang === "de" && entry.messageDe ? entry.messageDe
+        : t.errors && t.errors[entry.code] ? inLanguage(entry, rejected) : entry.message;
       row.append(field, el("td", entry.businessTerm || ""), el("td", `${message} (${entry.code})`),
         el("td", rejected));
       // each cell names its column: on a narrow screen the rows are stacked and the header row is not shown
@@ -233,11 +238,23 @@
   // identical rows "Pflichtangabe fehlt." on one field.
   const NOTE_CODE = /\bsubject code ([A-Z0-9]+) \(BT-21\)/;
 
+  // The form of a date the message asks for ("must be a date string YYYY-MM-DD"), as German writes it (JJJJ-MM-TT):
+  // "Der Wert hat nicht die verlangte Form." alone did not say which.
+  const FORMAT = /\bYYYY-MM-DD(?:THH:MM:SS)?/;
+  // A source's value the target cannot carry (NOT_CARRIED) names its place and value in front ("/rsm:.../ram:X
+  // (line 12) = 'value': reason"): they stay, the reason is the code's sentence.
+  const PLACE = /^(\S+)(?: \(line (\d+)\))? = ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^:]*):/;
+
   function inLanguage(entry, rejected) {
-    const note = entry.code === "REQUIRED" ? NOTE_CODE.exec(String(entry.message || "")) : null;
-    const sentence = note ? fmt(t.required_note, {code: note[1]})
+    const message = String(entry.message || "");
+    const note = entry.code === "REQUIRED" ? NOTE_CODE.exec(message) : null;
+    let sentence = note ? fmt(t.required_note, {code: note[1]})
       : entry.code === "REQUIRED" && rejected !== "" ? t.required_sent : t.errors[entry.code];
-    const rules = [...new Set(String(entry.message || "").match(RULE_ID) || [])];
+    const format = FORMAT.exec(message);
+    if (format) sentence += " " + fmt(t.format_named, {format: format[0].replace("YYYY", "JJJJ").replace("DD", "TT")});
+    const place = entry.code === "NOT_CARRIED" ? PLACE.exec(message) : null;
+    if (place) sentence = `${place[1]}${place[2] ? ` (${fmt(t.at_line, {line: place[2]})})` : ""} = ${place[3]}: ${sentence}`;
+    const rules = [...new Set(message.match(RULE_ID) || [])];
     return rules.length ? `${sentence} ${fmt(t.rules_named, {rules: rules.join(", ")})}` : sentence;
   }
 
