@@ -14,7 +14,7 @@ import requests
 
 from conftest import CORPUS
 from faults_common import wait_for
-from test_platform_helpers import Server, cli, free_port_in
+from test_platform_helpers import serve_with_key
 
 UBL = CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_ubl.xml"
 EMPTY_PARTS = {
@@ -27,11 +27,7 @@ EMPTY_PARTS = {
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
-    data = tmp_path_factory.mktemp("forms")
-    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
-           "EINVOICE_RATE_LIMIT": "10000/min"}
-    token = cli(env, "keys", "create", "--name", "forms", "--env", "test", "--credits", "100").stdout.strip()
-    server = Server(env, workers=1, port=free_port_in(18230, 18249), log_path=data / "serve.log")
+    server, _, token = serve_with_key(tmp_path_factory.mktemp("forms"), "forms", 100, workers=1, warm=False)
     yield server, {"Authorization": f"Bearer {token}"}
     server.stop()
 
