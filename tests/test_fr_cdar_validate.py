@@ -219,7 +219,7 @@ def test_the_report_for_people_names_the_mdt_term_and_shows_a_valid_message(clie
     assert r.status_code == 200 and r.content.startswith(b"%PDF")
     shown = " ".join(pdftotext(r.content, tmp_path, "-raw").split())
     assert "Gültig" in shown and "Syntax: CDAR" in shown   # the verdict, then the message's own page
-    assert "F202500007" in shown and "TX_TVA_ERR – Wrong VAT rate" in shown
+    assert "F202500007" in shown and "TX_TVA_ERR – Falscher Umsatzsteuersatz, frz. „Taux de TVA erroné“" in shown
 
 
 def _zip(members: dict[str, bytes]) -> bytes:

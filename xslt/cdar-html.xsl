@@ -7,7 +7,7 @@
   each value with the files stating it: `conflicts`), the list of its statuses in time order (when there are
   several), then each status message
   in full: the status and its phase, the message, its parties, the reasons, actions and data it carries. Labels and
-  headings follow $lang (en | fr); every value is named with its MDT term; the messages' own texts are shown as
+  headings follow $lang (en | fr | de: the German wording is ours, the reform's is French); every value is named with its MDT term; the messages' own texts are shown as
   sent, never translated. Layout from templates/invoice.css (the invoice page's; its last block is this page's).
 -->
 <xsl:stylesheet version="3.0"
@@ -29,6 +29,7 @@
 
   <xsl:decimal-format name="en" decimal-separator="." grouping-separator=","/>
   <xsl:decimal-format name="fr" decimal-separator="," grouping-separator="&#160;"/>
+  <xsl:decimal-format name="de" decimal-separator="," grouping-separator="."/>
 
   <xsl:variable name="term-map" select="parse-json($terms)" as="map(*)"/>
   <xsl:variable name="code-map" select="parse-json($codes)" as="map(*)"/>
@@ -67,7 +68,25 @@
       'stated': 'Valeur déclarée', 'statedIn': 'Dans les messages', 'otherValues': 'autres messages',
       'reference': 'Facture du message', 'referenceOf': 'sur',
       'sameId': 'Même identifiant, autre contenu, dans', 'sameIdNote': 'un message n’est connu que par son
-        identifiant ; demandez à son émetteur lequel fait foi'}
+        identifiant ; demandez à son émetteur lequel fait foi'},
+    'de': map {
+      'page': 'Seite', 'of': 'von', 'title': 'Rechnungsstatus', 'titleMany': 'Lebenszyklus der Rechnung',
+      'invoice': 'Die Rechnung', 'timeline': 'Status in zeitlicher Reihenfolge', 'when': 'Datum und Uhrzeit',
+      'status': 'Status', 'by': 'Gemeldet von', 'about': 'Begründung, Aktion oder Beträge', 'message': 'Die Meldung',
+      'parties': 'Beteiligte', 'party': 'Beteiligter', 'role': 'Rolle', 'name': 'Name', 'id': 'Kennung',
+      'address': 'Elektronische Adresse', 'sender': 'Absender', 'issuer': 'Ersteller', 'recipient': 'Empfänger',
+      'details': 'Begründungen und Angaben', 'data': 'Angaben', 'dataName': 'Angabe', 'amount': 'Betrag',
+      'percent': 'Prozentsatz', 'date': 'Datum', 'changed': 'Geändert', 'location': 'Fundstelle in der Rechnung',
+      'yes': 'ja', 'no': 'nein', 'transmission': 'Übermittlung (Plattform)', 'processing': 'Bearbeitung',
+      'file': 'Datei', 'valid': 'Gültig', 'invalid': 'Ungültig', 'errors': 'Fehler', 'warnings': 'Warnungen',
+      'unread': 'Dateien, die keine lesbare Statusmeldung sind', 'sellerSiren': 'SIREN des Verkäufers',
+      'statuses': 'Status', 'conflicts': 'Von ihren Meldungen verschieden angegeben',
+      'conflictsNote': 'Die Meldungen zu dieser Rechnung stimmen bei diesen Angaben nicht überein. Die Rechnung oben
+        zeigt den Wert der zuerst gelesenen Meldung; fragen Sie ihren Absender, welcher stimmt.',
+      'stated': 'Angegebener Wert', 'statedIn': 'In den Meldungen', 'otherValues': 'andere Meldungen',
+      'reference': 'Rechnung der Meldung', 'referenceOf': 'von',
+      'sameId': 'Gleiche Kennung, anderer Inhalt, in', 'sameIdNote': 'eine Meldung ist allein an ihrer Kennung
+        erkennbar; fragen Sie ihren Absender, welche gilt'}
   }"/>
 
   <xsl:function name="f:l" as="xs:string">
@@ -125,7 +144,8 @@
   <xsl:function name="f:date" as="xs:string?">
     <xsl:param name="iso" as="xs:string?"/>
     <xsl:sequence select="if (matches($iso, '^\d{4}-\d{2}-\d{2}$'))
-        then (if ($lang = 'fr') then replace($iso, '^(\d{4})-(\d{2})-(\d{2})$', '$3/$2/$1') else $iso)
+        then (if ($lang = 'fr') then replace($iso, '^(\d{4})-(\d{2})-(\d{2})$', '$3/$2/$1')
+              else if ($lang = 'de') then replace($iso, '^(\d{4})-(\d{2})-(\d{2})$', '$3.$2.$1') else $iso)
         else $iso"/>
   </xsl:function>
 
@@ -141,10 +161,12 @@
     <xsl:param name="value" as="xs:string?"/>
     <!-- as many decimals as the message states; the picture in the language's own separators -->
     <xsl:variable name="places" select="string-length(substring-after($value, '.'))"/>
-    <xsl:variable name="marks" select="if ($lang = 'fr') then ('&#160;', ',') else (',', '.')"/>
+    <xsl:variable name="marks" select="if ($lang = 'fr') then ('&#160;', ',') else if ($lang = 'de') then ('.', ',')
+        else (',', '.')"/>
     <xsl:sequence select="if ($value castable as xs:decimal)
         then format-number(xs:decimal($value), '#' || $marks[1] || '##0'
-             || (if ($places gt 0) then $marks[2] || string-join((1 to $places) ! '0') else ''), $lang)
+             || (if ($places gt 0) then $marks[2] || string-join((1 to $places) ! '0') else ''),
+             if ($lang = ('fr', 'de')) then $lang else 'en')
         else $value"/>
   </xsl:function>
 

@@ -1,5 +1,5 @@
 """Product path: read France's lifecycle status messages (CDV, CDAR D22B): the JSON generation takes, an invoice's
-statuses as a timeline, and the readable page (French or English) of one message or of several.
+statuses as a timeline, and the readable page (French, English or German) of one message or of several.
 
     read safely -> a CDAR root? -> canonical status (xslt/read-cdar.xsl) -> JSON (the model's types)
         -> completeness (the model itself: missing, problems) -> unmapped source values -> (the chain's report)
@@ -261,6 +261,6 @@ def render_status(files: list[tuple[str, bytes]], language: str = "en", html: bo
 
 def status_html(data: bytes, language: str = "en") -> bytes:
     """The page (HTML, unstyled) of one valid status message, as a report for people shows it below the verdict
-    (its language en or fr; a report in German shows it in English)."""
+    (in the report's language: en, fr or de)."""
     found = timeline([("", data)])
     return status_page.status_html(writing.timeline_canonical(found), language if language in LANGUAGES else "en")

@@ -1,6 +1,6 @@
 """The term table of France's lifecycle status messages (CDV): every JSON field of a status request with the term of
 the CDV semantic model (MDT-n data, MDG-n groups, as FNFE-MPE's BR-FR-CDV rules and the official examples name
-them), its French and English name and its place in the CDAR D22B message.
+them), its French, English and German name and its place in the CDAR D22B message.
 
 One table for the 400 entries of the model (`businessTerm`), the 422 mapping (rule id -> term -> JSON field), the
 OpenAPI descriptions, the readable page's labels and the report for people. JSON path patterns use `[]` for array
@@ -29,6 +29,8 @@ class Term:
     cdar: str            # XPath in the CDAR message
 
     def name(self, language: str = "en") -> str:
+        if language == "de":
+            return GERMAN.get(self.json_path, self.en)
         return self.fr if language == "fr" else self.en
 
 
@@ -125,6 +127,47 @@ TERMS: list[Term] = [
     Term("invoice.buyerSiren", None, "SIREN de l'acheteur (rôle BY, MDT-158)", "Buyer's SIREN (role BY, MDT-158)",
          f"{_RRD}/ram:RecipientTradeParty/ram:GlobalID"),
 ]
+
+
+def _party_de(json: str, what: str) -> dict[str, str]:
+    """The German names of a party's terms (as `_party`)."""
+    return {json: f"Partner ({what})", f"{json}.role": f"Rollencode ({what})",
+            f"{json}.id": f"Kennung ({what})", f"{json}.idScheme": f"Schema der Kennung ({what})",
+            f"{json}.name": f"Name ({what})", f"{json}.electronicAddress": f"Elektronische Adresse ({what})",
+            f"{json}.electronicAddressScheme": f"Schema der elektronischen Adresse ({what})"}
+
+
+# German names of the terms: ours, not official (the CDV model is French; the readable page keeps each term's MDT
+# number beside the name, the messages' own texts as sent).
+GERMAN = {
+    "message": "Statusmeldung zum Lebenszyklus", "message.id": "Kennung der Meldung",
+    "message.name": "Name der Meldung", "message.issueDateTime": "Erstellungszeitpunkt der Meldung",
+    "message.businessProcess": "Art des Geschäftsprozesses", "message.guidelineId": "Profilkennung",
+    **_party_de("message.sender", "Absender"), **_party_de("message.issuer", "Ersteller"),
+    **_party_de("message.recipients[]", "Empfänger"),
+    "status": "Status", "status.code": "Statuscode", "status.name": "Statusname",
+    "status.dateTime": "Zeitpunkt des Status", "status.typeCode": "Meldungsart (Phase)",
+    "status.documentStatusCode": "Code des Dokumentstatus", "status.details[]": "Statusdetail",
+    "status.details[].reasonCode": "Begründungscode", "status.details[].reason": "Begründung",
+    "status.details[].statusCode": "Statuscode des Details", "status.details[].statusName": "Statusname des Details",
+    "status.details[].actionCode": "Code der erwarteten Aktion", "status.details[].action": "Erwartete Aktion",
+    "status.details[].sequence": "Laufende Nummer des Statusdetails", "status.details[].note": "Bemerkung",
+    "status.details[].characteristics[]": "Angabe zum Dokument",
+    "status.details[].characteristics[].id": "Kennung der Angabe",
+    "status.details[].characteristics[].typeCode": "Code der Angabenart",
+    "status.details[].characteristics[].changed": "Wert geändert",
+    "status.details[].characteristics[].name": "Name der Angabe",
+    "status.details[].characteristics[].location": "Fundstelle der Angabe im Rechnungs-XML",
+    "status.details[].characteristics[].amount": "Betrag",
+    "status.details[].characteristics[].currencyCode": "Währung des Betrags",
+    "status.details[].characteristics[].date": "Datum",
+    "status.details[].characteristics[].percent": "Prozentsatz (etwa der Umsatzsteuersatz)",
+    "invoice": "Die Rechnung", "invoice.number": "Rechnungsnummer (BT-1)",
+    "invoice.issueDate": "Rechnungsdatum (BT-2)", "invoice.typeCode": "Code der Rechnungsart (BT-3)",
+    "invoice.receiptDateTime": "Eingangszeitpunkt der Rechnung", "invoice.referenceTypeCode": "Code der Referenzart",
+    "invoice.sellerSiren": "SIREN des Verkäufers (BT-30)",
+    "invoice.buyerSiren": "SIREN des Käufers (Rolle BY, MDT-158)",
+}
 BY_PATH = {t.json_path: t for t in TERMS}
 # Terms the rules name that are no JSON field of their own: the place they judge -> the field a 422 points at.
 RULE_FIELDS = {"MDG-3": "message.guidelineId", "MDG-4": "message.issueDateTime", "MDG-35": "invoice.issueDate",
@@ -170,7 +213,7 @@ def field_for_rule(rule_id: str) -> tuple[str | None, str | None]:
 
 
 def rule_label(rule_id: str, language: str = "en") -> str | None:
-    """"MDT-207 Data type code" (in `language`, en or fr) of the term a rule is about, else None."""
+    """"MDT-207 Data type code" (in `language`, en, fr or de) of the term a rule is about, else None."""
     field, term = field_for_rule(rule_id)
     if term is None:
         return None

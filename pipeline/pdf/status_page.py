@@ -1,4 +1,4 @@
-"""The readable page of France's lifecycle status messages (CDV), in French or English: the canonical timeline
+"""The readable page of France's lifecycle status messages (CDV), in French, English or German: the canonical timeline
 (`pipeline.write.cdar.timeline_canonical`: one message or several, grouped by invoice) -> HTML (xslt/cdar-html.xsl,
 styled like the invoice page: templates/invoice.css) -> PDF/A-3b through `pipeline.pdf.page.html_to_pdf`.
 
@@ -6,7 +6,8 @@ The labels come from the same tables as the API's messages: each value's name an
 (`pipeline.invoice.cdar_terms`), the names of status, business process (MDT-2), role, reason, action and data type
 codes, of the document status (MDT-88), of the invoice's type (MDT-91) and of identifier schemes from the model's
 code lists (`pipeline.invoice.cdar.CODE_LISTS`), beside the code; a code without a name there is shown alone; the
-messages' own texts are shown as sent.
+messages' own texts are shown as sent. The German names are ours (the reform names its codes in French only), so a
+German page keeps each code's official French name beside the German one.
 """
 from __future__ import annotations
 
@@ -19,25 +20,33 @@ from pipeline.write.cdar import ITEMS
 from pipeline.xslt import run_stylesheet
 
 PAGE_XSL = XSLT_DIR / "cdar-html.xsl"
-LANGUAGES = ("en", "fr")
+LANGUAGES = ("en", "fr", "de")
 
 
 @lru_cache(maxsize=None)
 def _labels(language: str) -> tuple[str, str]:
     """(terms, codes) as the stylesheet's JSON parameters: canonical path (`message/recipients/recipient/role`) ->
     {"term", "label"}; `kind:code` -> the code's name (the kinds of `cdar.CODE_LISTS`)."""
-    index = 0 if language == "fr" else 1
     terms = {}
     for row in cdar_terms.TERMS:
         path = "/".join(step[:-2] + "/" + ITEMS[step[:-2]] if step.endswith("[]") else step
                         for step in row.json_path.split("."))
         terms[path] = {"term": row.term or "", "label": row.name(language)}
-    codes = {f"{kind}:{c}": names[index] for kind, table in cdar.CODE_LISTS.items()
+    codes = {f"{kind}:{c}": _code_name(kind, c, names, language) for kind, table in cdar.CODE_LISTS.items()
              for c, names in table.items() if names}
     return json.dumps(terms, ensure_ascii=False), json.dumps(codes, ensure_ascii=False)
 
 
+def _code_name(kind: str, code: str, names: tuple[str, str], language: str) -> str:
+    """A code's name in `language`; in German with the official French name beside it ("Empfangen, frz. „Reçue“":
+    quoted, as names may hold parentheses and the document status joins several with slashes)."""
+    if language == "de":
+        german = cdar.GERMAN_NAMES[kind][code]
+        return german if german == names[0] else f"{german}, frz. „{names[0]}“"
+    return names[0] if language == "fr" else names[1]
+
+
 def status_html(canonical: bytes, language: str = "en") -> bytes:
-    """The canonical timeline -> the page's HTML (language en or fr)."""
+    """The canonical timeline -> the page's HTML (language en, fr or de)."""
     terms, codes = _labels(language if language in LANGUAGES else "en")
     return run_stylesheet(PAGE_XSL, canonical, {"lang": language, "terms": terms, "codes": codes})

@@ -187,8 +187,8 @@ def paths(mounted: set[str], costs, ok, error, request_id_param, validation, bat
     if path in mounted:
         out[path] = operation(
             path, "render_fr_ctc_status", "The readable page of one status message or of several (a timeline).",
-            "PDF (default) or HTML (Accept: text/html), in English or French (request.language); each value named "
-            "with its MDT term.", ["reading"], _multipart("StatusRenderRequest", True),
+            "PDF (default) or HTML (Accept: text/html), in English, French or German (request.language); each value "
+            "named with its MDT term.", ["reading"], _multipart("StatusRenderRequest", True),
             ok("The page.", {"application/pdf": {"schema": {"type": "string", "contentMediaType": "application/pdf"}},
                              "text/html": {"schema": {"type": "string"}}}),
             [400, 401, 406, 413, 415, 429, 500, 503], "read_status")

@@ -192,8 +192,8 @@ class StatusReadRequest(_RequestPart):
 
 class StatusRenderRequest(StatusReadRequest):
     # null is taken as the default (`flows.options.choice`), so the document allows it
-    language: Literal["en", "fr"] | None = Field("en", description="render: the page's language (labels; the messages' "
-                                                            "own texts are shown as sent).")
+    language: Literal["en", "fr", "de"] | None = Field(
+        "en", description="render: the page's language (labels; the messages' own texts are shown as sent).")
 
 
 # ---- the reading side ---------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ is always about one of its invoices. HTTP only; the work is in `pipeline.flows.s
     POST /v1/invoice/fr-ctc/status/parse           a message -> the status JSON generation takes
     POST /v1/invoice/fr-ctc/status/timeline        several messages -> each invoice's statuses in time order (JSON)
     POST /v1/invoice/fr-ctc/status/render          one message or several -> the readable page (PDF, or HTML with
-                                                   Accept: text/html), French or English, a timeline per invoice
+                                                   Accept: text/html), French, English or German, a timeline per invoice
 """
 from __future__ import annotations
 

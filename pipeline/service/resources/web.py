@@ -21,6 +21,7 @@ from pathlib import Path
 import falcon
 
 from pipeline.check.detect import page_rules
+from pipeline.check.xmlinput import CDAR_NS
 from pipeline.errors import REFINES, ApiError
 from pipeline.invoice.specs import PROFILES
 from pipeline.service.htmlheaders import COMMON
@@ -31,6 +32,9 @@ STATIC_DIR = WEB_TEMPLATES / "static"
 EXAMPLES_DIR = REPO_ROOT / "fixtures"
 STATUS_EXAMPLES = "fr-status-"  # France's lifecycle status requests: the status tab's examples, not invoices
 LANGUAGES = ("en", "de")
+# The root of France's lifecycle status messages (CDV): "detect from the file" validates such a file as a status
+# message (POST /v1/invoice/fr-ctc/status/validate), not as an invoice
+STATUS_ROOT = (CDAR_NS, "CrossDomainAcknowledgementAndResponse")
 SPECS = ("xrechnung", "en16931", "peppol", "fr-ctc", "zugferd")
 SWAGGER_FILES = ("swagger-ui-bundle.js", "swagger-ui.css")
 MEDIA_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".json": "application/json",
@@ -164,7 +168,7 @@ def render_page(template: str, page: str, lang: str) -> str:
         examples=[n for n in EXAMPLES.names() if not n.startswith(STATUS_EXAMPLES)],
         status_examples=[n for n in EXAMPLES.names() if n.startswith(STATUS_EXAMPLES)],
         data={"lang": lang, "strings": t, "invoiceCss": [OWN.url("/static", name) for name in PAGE_CSS],
-              "detect": page_rules(), "refines": REFINES})
+              "detect": page_rules(), "refines": REFINES, "statusRoot": STATUS_ROOT})
 
 
 class Page:

@@ -284,8 +284,9 @@
   }
 
   // ---- validate -----------------------------------------------------------------------------------------------
+  const STATUS = "fr-ctc/status"; // France's lifecycle status messages (CDV): their own endpoints, not an invoice's
   const SPEC_NAMES = {xrechnung: t.spec_xrechnung, en16931: t.spec_en16931, peppol: t.spec_peppol,
-                      "fr-ctc": t["spec_fr-ctc"], zugferd: t.spec_zugferd};
+                      "fr-ctc": t["spec_fr-ctc"], zugferd: t.spec_zugferd, [STATUS]: t["spec_fr-ctc/status"]};
   const fileInput = $("file");
   const drop = $("drop");
   const validateStatus = $("validate-status");
@@ -295,8 +296,10 @@
   // The spec from the file, decided as the service decides it for a job's "auto" and `pipeline validate` without
   // --spec (pipeline/check/detect.py, whose markers and paths come in data.detect): a PDF is ZUGFeRD / Factur-X;
   // XML whose BT-24 names XRechnung, Peppol BIS Billing (UBL) or EXTENDED-CTC-FR is that; XML whose parties are
-  // all in France is held to the French rules; any other EN 16931. `targets` are what the convert buttons offer: a
-  // PDF's embedded CII (validated) and UBL; an XML document's other syntax and a ZUGFeRD PDF.
+  // all in France is held to the French rules; any other EN 16931. A lifecycle status message (data.statusRoot) is
+  // no invoice: it goes to POST /v1/invoice/fr-ctc/status/validate (an invoice endpoint said XML-UNKNOWN-ROOT).
+  // `targets` are what the convert buttons offer: a PDF's embedded CII (validated) and UBL; an XML document's other
+  // syntax and a ZUGFeRD PDF; none for a status message.
   const TARGET_NAMES = {CII: "CII", UBL: "UBL", ZUGFERD: "ZUGFeRD PDF"};
   const convertButtons = [$("convert-button"), $("convert-button-2")];
   const rules = data.detect;
@@ -314,6 +317,8 @@
     if (text.slice(0, 1024).includes("%PDF-")) return {spec: "zugferd", syntax: null};
     const doc = new DOMParser().parseFromString(text, "application/xml"); // inert: nothing loads, nothing runs
     const root = doc.documentElement;
+    const [statusNs, statusName] = data.statusRoot;
+    if (root.namespaceURI === statusNs && root.localName === statusName) return {spec: STATUS, syntax: null};
     const known = rules.roots.find(([ns, name]) => root.namespaceURI === ns && root.localName === name);
     if (!known || doc.getElementsByTagName("parsererror").length) return {spec: "en16931", syntax: null};
     const syntax = known[2];
@@ -332,6 +337,7 @@
     const head = await file.slice(0, 1024).text();
     const found = detect(head.includes("%PDF-") ? head : await file.text());
     if (found.spec === "zugferd") return {spec: "zugferd", targets: ["CII", "UBL"]};
+    if (found.spec === STATUS) return {spec: STATUS, targets: []};
     return {spec: found.spec, targets: [found.syntax === "CII" ? "UBL" : "CII", "ZUGFERD"]};
   }
 
@@ -489,7 +495,9 @@
     const request = {metadataLanguage: data.lang};
     // The report and the page are asked at once; the page's answer is read after the report's.
     const reportCall = call(`/v1/invoice/${spec}/validate`, upload(file, request), "text/html");
-    const pageCall = call("/v1/invoice/render", upload(file, request), "text/html");
+    const pageCall = spec === STATUS ? call(`/v1/invoice/${STATUS}/render`, upload(file, {language: data.lang}),
+                                            "text/html")
+      : call("/v1/invoice/render", upload(file, request), "text/html");
     pageCall.catch(() => {}); // read below, or dropped when the report failed
     try {
       const report = showReport(await (await reportCall).text());
@@ -501,16 +509,19 @@
       const asEn16931 = !valid && spec === "peppol" && await validEn16931(file);
       $("result").dataset.spec = spec;
       convertButtons.forEach((button, i) => {
-        button.hidden = !(valid || (asEn16931 && current.targets[i] === "CII"));
+        button.hidden = !current.targets[i] || !(valid || (asEn16931 && current.targets[i] === "CII"));
         button.dataset.to = current.targets[i];
         button.textContent = fmt(t.dl_convert, {syntax: TARGET_NAMES[current.targets[i]]});
       });
       $("invoice-error").hidden = true;
       const asJson = document.querySelector('[data-download="parsed"]');
-      asJson.hidden = false;
+      asJson.hidden = spec === STATUS; // "Invoice as JSON" parses invoices
       $("result").hidden = false;
       fill("report-frame", report);
-      work.say(t.rendering);
+      work.say(spec === STATUS ? t.rendering_status : t.rendering);
+      // the right pane shows the message, not an invoice
+      $("invoice-heading").textContent = spec === STATUS ? t.status_heading : t.invoice;
+      $("invoice-frame").title = spec === STATUS ? t.status_title : t.invoice_title;
       try {
         const invoice = await (await pageCall).text();
         $("invoice-frame").hidden = false;
@@ -691,6 +702,7 @@
     const {kind, findings, rest} = outcome(entry);
     const item = el("li", null, "invoice " + kind);
     item.append(el("span", t["doc_" + kind], "badge"), el("span", name, "name"));
+    if (entry.signature) item.append(signatureLine(entry.signature));
     if (findings.length) {
       const list = el("ul", null, "detail");
       for (const finding of findings) list.append(findingLine(finding));
@@ -711,6 +723,17 @@
       item.append(list);
     }
     return item;
+  }
+
+  // What the signature of a signed file (.p7m, S/MIME) says of a document out of it (pipeline/unpack/signature.py):
+  // intact, broken or unchecked, and the service's sentence in the page's language (who signed it when, and that
+  // the certificate's trust was not checked).
+  function signatureLine(signature) {
+    const meaning = signature.meaning || {};
+    const line = el("p", null, "signature " + signature.status);
+    line.append(el("strong", t["signature_" + signature.status] || signature.status), " ",
+                meaning[data.lang] || meaning.en || "");
+    return line;
   }
 
   function findingLine(finding) {
@@ -1035,7 +1058,7 @@
       if (entry.error && entry.error.code === "NOT_PROCESSED") { // a cancelled job's rest: one line says it
         unprocessed++;
       } else if (entry.report && entry.report.verdict === "valid") {
-        if (++good <= VALID_LISTED) names.push(entry.name);
+        if (++good <= VALID_LISTED) names.push({name: entry.name, signature: entry.signature}); // not its report
       } else if (++bad <= JOB_LISTED) {
         items.append(documentItem(entry, shownName(entry.name))); // the whole name: a mail's says which message
       }
@@ -1058,7 +1081,11 @@
     const box = $("job-valid-names");
     if (!$("job-valid").open || box.childElementCount) return;
     const items = document.createDocumentFragment();
-    for (const name of validNames) items.append(el("li", shownName(name)));
+    for (const entry of validNames) {
+      const item = el("li", shownName(entry.name));
+      if (entry.signature) item.append(signatureLine(entry.signature));
+      items.append(item);
+    }
     const rest = Number($("job-valid").dataset.count) - validNames.length;
     if (rest > 0) items.append(el("li", fmt(t.doc_more, {count: count(rest)}), "more"));
     box.append(items);
