@@ -28,10 +28,11 @@ def validate_profile_xml(data: bytes, profile: Profile, guideline_id: str | None
 
 def validate_profile(data: bytes, profile: Profile, guideline_id: str | None = None) -> Checked:
     """XSD + Schematron of the profile. EN16931 and BASIC (EN 16931 invoices) add the EN 16931 rule pack, the same
-    checks as the en16931 endpoint; XRECHNUNG adds the XRechnung rules (for XRechnung 3.0 ids the full KoSIT
-    scenario, for older ids the BR-DE rules with a warning). MINIMUM and BASIC WL are not EN 16931 invoices, and
-    EXTENDED goes beyond it: profile rules only. (Generation's check of what it writes; a received document is
-    judged by `pipeline.check.judging`, which takes a document naming XRechnung to the XRechnung rules alone.)"""
+    checks as the en16931 endpoint; XRECHNUNG adds the XRechnung rules (for XRechnung 3.x ids as
+    `pipeline.check.judging` judges the invoice in a PDF, for older ids the BR-DE rules with a warning). MINIMUM and
+    BASIC WL are not EN 16931 invoices, and EXTENDED goes beyond it: profile rules only. (Generation's check of
+    what it writes; a received document is judged by `pipeline.check.judging`, which takes a document naming
+    XRechnung to the XRechnung rules alone.)"""
     try:
         doc = xmlinput.load(data)  # safe parse: no DTD, entities or network
         tree = engine.saxon_document(doc)  # one Saxon tree for the profile rules and the EN 16931 / XRechnung packs
@@ -43,12 +44,17 @@ def validate_profile(data: bytes, profile: Profile, guideline_id: str | None = N
     issues = engine.run_checks(doc, profile.xsd_path, [sheet], sdoc=tree)
     issues = [i for i in issues if i.code not in _NOT_FOR_XRECHNUNG]
     gid = guideline_id or profile.guideline_id
+    claim = claims.of_id(gid, doc.syntax)
     # the release of the XRechnung version it names (not another version's in force today: `claims.release_for`)
-    pack = claims.release_for(engine.pick_pack("xrechnung", None, doc.syntax), claims.of_id(gid, doc.syntax), doc,
-                              date.today())
+    pack = claims.release_for(engine.pick_pack("xrechnung", None, doc.syntax), claim, doc, date.today())
     if "xrechnung_3." in gid:
-        xrechnung = engine.pack_checked(doc, pack, tree)
-        return Checked(once(issues, xrechnung.issues), [*profile_rules(profile, sheet), *xrechnung.rules])
+        # judged as the same invoice is in a PDF or as XML, so that the rules listed are the same: an id KoSIT's
+        # scenarios do not name lists its scenario selection, an XRechnung version we lack is not judged
+        from pipeline.check import judging  # (judging imports this module)
+
+        xrechnung = judging.judge(doc, "zugferd", pack, tree, claim)
+        return Checked(once(issues, xrechnung.issues), [*profile_rules(profile, sheet), *xrechnung.rules],
+                       xrechnung.not_judged, xrechnung.scenario)
     scenario = next(s for s in scenarios.load_scenarios(pack.scenarios) if s.name == _XRECHNUNG_CII_SCENARIO)
     return Checked(once(issues, _legacy_xrechnung_issues(doc, gid, tree, pack, scenario)),
                    [*profile_rules(profile, sheet),

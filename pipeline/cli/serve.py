@@ -13,7 +13,8 @@ trailers, pipelining, keep-alive; nothing of HTTP's framing is parsed here) and 
 time, exactly as the sync worker does) only on a request that has fully arrived; the response is buffered and
 written back by the same loop. A client that trickles its headers or body, or reads its answer slowly, costs a
 socket and its buffered bytes, never a worker. What stays ours: buffering a request until it is complete, one app
-call at a time, writing the answer back, Expect: 100-continue (any other expectation: 417 before the body), the
+call at a time, writing the answer back, Expect: 100-continue (any other expectation: 417 before the body; a body
+announced past what the budgets can take, room made: 503 before the 100, `_room_for`), the
 RFC 9112 checks llhttp lets through (a transfer coding other than chunked: 501; Transfer-Encoding in HTTP/1.0, an
 HTTP/1.1 request without Host, a second Host or Content-Type, a Host that is no host[:port], a body on a request
 asking to switch protocols, which httptools would skip: 400; a method the app's framework does not know: 501; an
@@ -55,7 +56,7 @@ from collections import deque
 from datetime import datetime
 from pathlib import Path
 
-from pipeline.cli.bodies import Body, Budgets, Full
+from pipeline.cli.bodies import SPOOL_ABOVE, Body, Budgets, Full
 from pipeline.errors import STATUS_TEXT
 from pipeline.service.accesslog import front_line
 from pipeline.service.platform import shared
@@ -274,6 +275,16 @@ def _again(body: Body) -> bool:
     """Whether an add refused for want of spool can be tried again once room is made: not when it spilled the body
     from memory, which loses what was there."""
     return body.spooled or not body.size
+
+
+def _fits(body: Body, announced: int) -> bool:
+    """Whether the budgets can take `body` whole at its announced length now: in memory as `Body.add` keeps a small
+    body, or else in its spool file (where what it holds in memory would move)."""
+    budgets = body.budgets
+    in_memory = budgets.in_memory - body.held_memory + announced
+    if not body.spooled and announced <= SPOOL_ABOVE and in_memory <= budgets.memory:
+        return True
+    return budgets.on_disk - body.held_disk + announced <= budgets.disk
 
 
 class _Sink:
@@ -1253,12 +1264,26 @@ class BufferedWorker(_worker_base()):
             self._continue(conn)
 
     def _continue(self, conn):
-        """Expect: 100-continue, once the answers before it are out: the client may send its body now."""
+        """Expect: 100-continue, once the answers before it are out: the client may send its body now, if the
+        budgets can take it; else 503 SERVER_BUSY at once, before the client sends a body only to hear that."""
         msg = conn.msg
         if msg is not None and msg.expect and not msg.continued and not conn.pending and not conn.out:
+            if not self._room_for(conn):
+                self._refuse(conn, self.busy())
+                self._next(conn)
+                return
             msg.continued = True
             conn.out += _CONTINUE
             self._flush(conn)
+
+    def _room_for(self, conn) -> bool:
+        """Whether the budgets can take the rest of the body `conn`'s request announced (Content-Length; a chunked
+        one says nothing ahead), making room as for an arriving body (`make_body_room`) while they cannot."""
+        msg = conn.msg
+        while msg.announced and not _fits(msg.body, msg.announced):
+            if not self.make_body_room(conn):
+                return False
+        return True
 
     def _no_method(self, conn, data: bytes, had: int) -> _Refused:
         """llhttp stops at a method it does not know (or at bytes that are no method): a request line with a

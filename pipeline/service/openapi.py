@@ -154,6 +154,18 @@ for _kind in BUDGETED:
     ERROR_CODES[_kind] = {**ERROR_CODES[_kind], 503: ("TIME_BUDGET",)}
 
 
+# The codes of a batch's (and a job's) entries for documents that were not checked, as pipeline.unpack gives them
+# (the single endpoint's 400s aside): the batch operation lists them all. tests/test_openapi_entry_codes.py holds
+# this list to the codes pipeline.unpack's sources give and to the README's tables.
+ENTRY_CODES = (
+    "UNSAFE_NAME", "NESTED_ARCHIVE", "FILE_TOO_LARGE", "ENCRYPTED_MEMBER", "DAMAGED_MEMBER", "INVALID_ARCHIVE",
+    "EMPTY_ARCHIVE", "EMPTY_FILE", "BROKEN_ENCODING", "SMIME_ENCRYPTED", "PGP_ENCRYPTED", "SMIME_OPAQUE",
+    "MSG_UNREADABLE", "TNEF_UNREADABLE", "MAIL_TOO_DEEP", "MAIL_TOO_MANY_PARTS", "MAIL_HEADER_TOO_LONG",
+    "MESSAGE_TOO_LARGE", "MAIL_DAMAGED",
+)
+_DESCRIBED_ENTRY_CODES = ("UNSAFE_NAME", "NESTED_ARCHIVE", "FILE_TOO_LARGE")  # each with its note before the list
+
+
 def _codes(kind: str, status: int) -> tuple[str, ...]:
     common = _COMMON_CODES.get(status, ()) if kind != "readyz" else ()
     return tuple(dict.fromkeys(common + ERROR_CODES.get(kind, {}).get(status, ())))
@@ -407,15 +419,15 @@ def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
         "`error` (code, "
         "message) when it could not be validated: `UNSAFE_NAME` (a `..` or absolute name; not read), "
         "`NESTED_ARCHIVE` (a ZIP inside the batch; not opened), `FILE_TOO_LARGE` (a member over "
-        "EINVOICE_MAX_UPLOAD_BYTES uncompressed; read no further), `ENCRYPTED_MEMBER`, `DAMAGED_MEMBER`, "
-        "`INVALID_PDF`, e-mail: `BROKEN_ENCODING`, `SMIME_ENCRYPTED`, `PGP_ENCRYPTED`, `MAIL_TOO_DEEP`, "
-        "`MAIL_TOO_MANY_PARTS`, `MAIL_HEADER_TOO_LONG`, `MESSAGE_TOO_LARGE`, `MAIL_DAMAGED`, `TNEF_UNREADABLE` (README: receiving by e-mail), `EMPTY_ARCHIVE`, `EMPTY_FILE`, "
+        "EINVOICE_MAX_UPLOAD_BYTES uncompressed; read no further), the single endpoint's 400s (`INVALID_PDF`), "
+        "archives, e-mails, Outlook messages and signed files: {codes} (README: receiving by e-mail), "
         "`TIME_BUDGET` (the request's time budget, EINVOICE_REQUEST_BUDGET, was spent before this "
         "document: the batch answers what it has done; send the rest to the jobs API, POST /v1/jobs). One bad "
         "document never fails the others. The whole batch is refused with 400 "
         "`TOO_MANY_FILES` (more than EINVOICE_MAX_BATCH_FILES documents, default 200) or `INVALID_ARCHIVE` (its one file is no readable ZIP; one among several files is an entry), and "
         "413 when the body exceeds EINVOICE_MAX_UPLOAD_BYTES or the archive decompresses to more than 5 times it "
-        "(`BATCH_TOO_LARGE`, a zip bomb). JSON only."),
+        "(`BATCH_TOO_LARGE`, a zip bomb). JSON only.", codes=", ".join(
+            f"`{code}`" for code in ENTRY_CODES if code not in _DESCRIBED_ENTRY_CODES)),
         tr("Costs {cost} credit(s) per validated document (refused members cost nothing); 402 before any "
            "validation when the balance does not cover the batch.", cost=cost) if cost else
         tr("Costs no credits (the single validate endpoint's cost, per validated document).")))
