@@ -59,7 +59,8 @@ def test_a_detail_s_own_status_is_generated_valid_read_back_and_written_again(cl
     assert r.status_code == 200 and body["complete"] and body["unmapped"] == []
     detail = body["status"]["details"][0]
     assert (detail["statusCode"], detail["statusName"]) == ("208", "Suspendue")
-    assert body["names"]["status.details[0].statusCode"] == {"code": "208", "fr": "Suspendue", "en": "Suspended"}
+    assert body["names"]["status.details[0].statusCode"] == {"code": "208", "fr": "Suspendue", "en": "Suspended",
+                                                                "de": "Ausgesetzt"}
     again = status_generate.generate_status(dump_request({k: body[k] for k in ("message", "status", "invoice")}))[0]
     assert again == xml
 
@@ -160,19 +161,22 @@ def test_the_page_names_the_detail_s_status_and_the_business_process(lang, shown
     assert layout_faults(status_read.render_status([("207.xml", xml)], lang), tmp_path) == []
 
 
-@pytest.mark.parametrize("process, fr, en", [
-    ("REGULATED", "Facturation électronique réglementée (B2B en France)", "Regulated e-invoicing (B2B in France)"),
-    ("B2BINT", "Opération internationale entre entreprises (B2B)", "International business-to-business (B2B)"),
-    ("OUTOFSCOPE", "Hors du champ de la réforme", "Outside the reform's scope"),
+@pytest.mark.parametrize("process, fr, en, de", [
+    ("REGULATED", "Facturation électronique réglementée (B2B en France)", "Regulated e-invoicing (B2B in France)",
+     "Regulierte E-Rechnungsstellung (B2B in Frankreich)"),
+    ("B2BINT", "Opération internationale entre entreprises (B2B)", "International business-to-business (B2B)",
+     "Internationales Geschäft zwischen Unternehmen (B2B)"),
+    ("OUTOFSCOPE", "Hors du champ de la réforme", "Outside the reform's scope",
+     "Außerhalb des Geltungsbereichs der Reform"),
 ])
-def test_parse_names_the_business_process_and_the_other_codes(client, process, fr, en):
+def test_parse_names_the_business_process_and_the_other_codes(client, process, fr, en, de):
     request = copy.deepcopy(DISPUTE)
     request["message"]["businessProcess"] = process
     xml = status_generate.generate_status(dump_request(request))[0]
     body = json.loads(post(client, BASE + "/parse", file=xml).content)
     names = body["names"]
-    assert names["message.businessProcess"] == {"code": process, "fr": fr, "en": en}
-    assert names["status.code"] == {"code": "207", "fr": "En litige", "en": "Disputed"}
+    assert names["message.businessProcess"] == {"code": process, "fr": fr, "en": en, "de": de}
+    assert names["status.code"] == {"code": "207", "fr": "En litige", "en": "Disputed", "de": "Strittig"}
     assert names["message.recipients[0].role"]["en"] == "Seller"
     assert names["status.details[0].reasonCode"]["fr"] == "Taux de TVA erroné"
     # free texts and identifiers are no codes: not named

@@ -317,8 +317,9 @@ CODED_FIELDS = {"message.businessProcess": "process", "status.code": "status",
 
 
 def code_names(data: dict) -> dict[str, dict[str, str]]:
-    """The name (fr, en) of each code of status data that has one, by the JSON path of its value:
-    {"message.businessProcess": {"code": "REGULATED", "fr": ..., "en": ...}, ...}; codes without a name left out."""
+    """The name (fr, en, and our German `de`) of each code of status data that has one, by the JSON path of its
+    value: {"message.businessProcess": {"code": "REGULATED", "fr": ..., "en": ..., "de": ...}, ...}; codes without a
+    name left out."""
     out: dict[str, dict[str, str]] = {}
 
     def walk(node, path: str) -> None:
@@ -332,7 +333,7 @@ def code_names(data: dict) -> dict[str, dict[str, str]]:
             kind = CODED_FIELDS.get(cdar_terms.pattern_of(path))
             names = CODE_LISTS[kind].get(node) if kind else None
             if names:
-                out[path] = {"code": node, "fr": names[0], "en": names[1]}
+                out[path] = {"code": node, "fr": names[0], "en": names[1], "de": GERMAN_NAMES[kind][node]}
     walk(data, "")
     return out
 

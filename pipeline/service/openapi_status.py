@@ -46,7 +46,8 @@ class StatusParseResponse(_Strict):
     problems: list[schemas.ErrorDetail] | None = Field(None, description="Other values the model refuses.")
     names: dict[str, dict[str, str]] = Field(description="Each code of the message that has a name (business "
                                                       "process MDT-2, status, role, reason, ...), by its JSON path: "
-                                                      "`code` and its name in French (`fr`) and English (`en`).")
+                                                      "`code` and its name in French (`fr`), English (`en`) "
+                                                      "and German (`de`, this service's wording).")
     unmapped: list[dict[str, str]] = Field(description="Every value of the message (`xpath`, `value`) the JSON does "
                                                        "not carry, e.g. a second invoice of a message about several.")
     validation: StatusValidationResponse | None = Field(
