@@ -86,6 +86,14 @@ def test_an_invoice_pasted_as_the_text_is_one_a_letter_about_xml_is_not():
     assert entries(MENTIONED) == [(LABEL, "NO_INVOICE")]
 
 
+def test_an_xml_invoice_in_utf16_without_a_name_is_one():
+    # before: NO_INVOICE (its first byte is the byte order mark, not `<`); Windows tools write XML in UTF-16
+    utf16 = UBL.decode().replace('encoding="UTF-8"', 'encoding="UTF-16"').encode("utf-16")
+    for ctype in (b"application/octet-stream", b"text/plain; charset=utf-16"):
+        assert entries(mixed(b"Content-Type: text/plain\r\n\r\nsee attachment",
+                             attached(b"Content-Type: " + ctype, utf16))) == [(f"{LABEL}/part-2.xml", len(utf16))]
+
+
 def test_a_message_forwarded_three_deep():
     deepest = message(1, [("deep.xml", UBL)])
     outer = message(4, [], forwarded=message(3, [], forwarded=message(2, [], forwarded=deepest)))

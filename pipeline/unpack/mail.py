@@ -690,12 +690,20 @@ def _kind(ctype: str, name: str | None, data: bytes, attached: bool) -> str | No
         return None
     if ctype in XML_TYPES or ctype.endswith("+xml"):
         return "xml"
-    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    head = _head(data)
     if attached and ctype != "text/html" and head[:1] == b"<":
         return "xml"
     if ctype == "text/plain" and head[:5] == b"<?xml":  # an invoice pasted as the message's text: no letter does so
         return "xml"
     return None
+
+
+def _head(data: bytes) -> bytes:
+    """The content's first characters as bytes, blanks and a UTF-8 byte order mark left out; a text in UTF-16 (its
+    byte order mark first, as Windows tools write XML) read as such: its `<` is no first byte."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        data = data[2:66].decode("utf-16-le" if data[0] == 0xFF else "utf-16-be", "ignore").encode("ascii", "replace")
+    return data.lstrip(b"\xef\xbb\xbf \t\r\n")
 
 
 def _attached(part: EmailMessage, name: str | None) -> bool:
