@@ -1,4 +1,4 @@
-"""The Factur-X XRECHNUNG profile's rules (`pipeline.check.profiles.validate_profile`, generation's check of what it
+"""The Factur-X XRECHNUNG profile's rules (`pipeline.check.generated.validate_profile`, generation's check of what it
 writes) ran the XRechnung pack through `engine.pack_checked` alone: for an id KoSIT's scenarios do not name
 (`xrechnung_3.0.2`, a suffix) its `rules` listed no XRechnung entry at all, where the same invoice as XML or in a
 PDF lists the scenario selection that rejected it; and an XRechnung version we lack (`xrechnung_3.9`) was an
@@ -12,7 +12,7 @@ import falcon.testing
 import pikepdf
 import pytest
 
-from pipeline.check import profiles
+from pipeline.check import generated as generation_check
 from pipeline.invoice.specs import PROFILES
 from pipeline.service.app import create_app
 from test_parse import upload
@@ -71,7 +71,7 @@ def test_the_profile_rules_list_what_the_xml_and_the_pdf_list(client, generated,
     in_pdf = _judged(upload(client, _with_invoice(pdf, xml), {}, name="invoice.pdf",
                             path="/v1/invoice/zugferd/validate").json)
     gid = XRECHNUNG.guideline_id.replace("xrechnung_3.0", f"xrechnung_{version}")
-    checked = profiles.validate_profile(xml, XRECHNUNG, gid)
+    checked = generation_check.validate_profile(xml, XRECHNUNG, gid)
     assert [r.pack for r in checked.rules][:1] == ["factur-x"]  # the profile's own XSD and Schematron first
     own = ([r.to_dict() for r in checked.rules[1:]],
            sorted({i.code for i in checked.issues if i.severity == "ERROR"}),

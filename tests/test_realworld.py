@@ -314,7 +314,8 @@ def test_one_finding_per_rule_and_place_citing_both_rule_sets():
     three empty descriptions, each writing the place its own way: one finding each, the most severe, citing both.
     (Generation's check of a ZUGFeRD XRECHNUNG invoice runs both; a received one is judged on the XRechnung rules
     its BT-24 names, issue 37.)"""
-    from pipeline.check.profiles import place, validate_profile_xml
+    from pipeline.check.generated import validate_profile_xml
+    from pipeline.check.profiles import place
     from pipeline.invoice.specs import PROFILES
     from pipeline.pdf import checks
     found = checks.inspect((REALWORLD / "mustang/validator/invalidXRechnung.pdf").read_bytes(), validate_xml=False,

@@ -12,7 +12,7 @@ import pytest
 from lxml import etree
 
 from conftest import CORPUS, RULES_SOURCE, SHARED
-from pipeline.check import absence, dispatch, engine, optimise, packs, profile_copies, profiles, xmlinput
+from pipeline.check import absence, dispatch, engine, generated, optimise, packs, profile_copies, xmlinput
 from pipeline.invoice.specs import PROFILES
 from pipeline.check.xmlinput import XmlInputError
 
@@ -174,14 +174,14 @@ def test_zugferd_validation_runs_the_profile_copy_and_finds_what_the_original_fi
     copy = installed(extended.schematron_path, home)
     fine = (CORPUS / "xrechnung-testsuite/business-cases/standard/01.01a-INVOICE_uncefact.xml").read_bytes()
     stops = (CORPUS / "mustangproject/library/Extended_fremdwaehrung.xml").read_bytes()
-    found = {name: [i.to_dict() for i in profiles.validate_profile_xml(data, extended)]
+    found = {name: [i.to_dict() for i in generated.validate_profile_xml(data, extended)]
              for name, data in (("fine", fine), ("stops", stops))}
     # the copy answers a document; on one where it stops with a dynamic error, the official stylesheet does
     assert ran == [copy, copy, extended.schematron_path] and found["fine"] and found["stops"]
     assert found["stops"][-1]["code"] == engine.RULE_ENGINE_ERROR and "optimised" not in found["stops"][-1]["message"]
     monkeypatch.setattr(profile_copies, "runnable", lambda original: original)
     for name, data in (("fine", fine), ("stops", stops)):
-        assert [i.to_dict() for i in profiles.validate_profile_xml(data, extended)] == found[name]
+        assert [i.to_dict() for i in generated.validate_profile_xml(data, extended)] == found[name]
 
 
 def test_a_stale_profile_copy_is_not_run_and_a_modified_one_is_refused(tmp_path):

@@ -63,7 +63,7 @@ def test_output_passes_official_rules(sample: Path, syntax: str, spec: str) -> N
 @pytest.mark.parametrize("sample", SAMPLES, ids=SAMPLE_IDS)
 def test_en16931_cii_is_facturx_en16931(sample: Path) -> None:
     """H5 embeds this output as Factur-X EN16931: the Factur-X XSD and Schematron must accept it as is."""
-    from pipeline.check.profiles import validate_profile_xml
+    from pipeline.check.generated import validate_profile_xml
     from pipeline.invoice.specs import profile_named
 
     issues = validate_profile_xml(_transform(sample, "cii", "en16931"), profile_named("EN16931"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import time
 
-from pipeline.check import engine, fr_ctc, profiles as profile_rules, xmlinput
+from pipeline.check import engine, fr_ctc, generated, profiles as profile_rules, xmlinput
 from pipeline.check.rejection import profile_rejection
 from pipeline.check.report import WARNING, Report
 from pipeline.check.verdict import INVALID
@@ -83,7 +83,7 @@ def generate_zugferd(body: bytes, request_id: str | None = None, timings: dict |
     except TransformError as exc:
         raise ApiError(500, "GENERATION_FAILED", "The invoice XML could not be generated.") from exc
     lap("cii")
-    checked = profile_rules.validate_profile(xml, profile)
+    checked = generated.validate_profile(xml, profile)
     report = Report(f"{RULES_VERSION} {profile.name}", "CII", checked.issues, request_id, rules=checked.rules)
     if request.config.rules == fr_ctc.SPEC:
         french = engine.pick_pack(fr_ctc.SPEC, None, "CII")

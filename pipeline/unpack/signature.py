@@ -21,7 +21,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
-from pipeline.unpack import smime
+from pipeline.unpack import ber
 
 _HASHES = {"1.3.14.3.2.26": hashes.SHA1, "2.16.840.1.101.3.4.2.4": hashes.SHA224,
            "2.16.840.1.101.3.4.2.1": hashes.SHA256, "2.16.840.1.101.3.4.2.2": hashes.SHA384,
@@ -66,12 +66,12 @@ class _Outcome(Exception):
 
 def check(block: bytes, rest: list, octets: bytes, part: bool = False) -> dict:
     """The signature of a SignedData whose fields after encapContentInfo are `rest` ([0] certificates, [1] CRLs,
-    signerInfos: smime's elements of `block`) over the content `octets` (`part`: a clear-signed message's first
+    signerInfos: pipeline.unpack.ber's elements of `block`) over the content `octets` (`part`: a clear-signed message's first
     part, whose change is told as such); every signer's must be intact."""
     try:
         certificates = _certificates(block, rest)
         signers = [f for f in rest if f.tag == 0x31]
-        infos = smime.children(block, signers[-1]) if signers else []
+        infos = ber.children(block, signers[-1]) if signers else []
         if not infos:
             raise _Outcome(UNCHECKED, "no signer")
         if len(infos) > MAX_SIGNERS:
@@ -107,7 +107,7 @@ def _certificates(block: bytes, rest: list) -> list[x509.Certificate]:
     """The certificates the file carries ([0] IMPLICIT SET OF CertificateChoices; only X.509 ones are read)."""
     out = []
     for field in (f for f in rest if f.tag == 0xA0):
-        for cert in smime.children(block, field):
+        for cert in ber.children(block, field):
             if cert.tag == 0x30 and len(out) < MAX_CERTIFICATES:
                 out.append(x509.load_der_x509_certificate(bytes(block[cert.at:cert.next])))
     return out
@@ -119,8 +119,8 @@ def _signer(block: bytes, info, certificates: list[x509.Certificate], octets: by
 
     SignerInfo ::= SEQUENCE { version, sid, digestAlgorithm, [0] signedAttrs OPTIONAL, signatureAlgorithm,
                               signature OCTET STRING, [1] unsignedAttrs OPTIONAL }"""
-    fields = smime.children(block, info)
-    digest_oid = _oid(smime.children(block, fields[2])[0].value(block))
+    fields = ber.children(block, info)
+    digest_oid = _oid(ber.children(block, fields[2])[0].value(block))
     attrs = fields[3] if fields[3].tag == 0xA0 else None
     algorithm, signature = fields[4:6] if attrs is not None else fields[3:5]
     cert = _find(block, fields[1], certificates)
@@ -132,8 +132,8 @@ def _signer(block: bytes, info, certificates: list[x509.Certificate], octets: by
     if attrs is None:
         signed = octets
     else:
-        values = {_oid(a[0].value(block)): smime.children(block, a[1])[0]
-                  for a in (smime.children(block, attr) for attr in smime.children(block, attrs))}
+        values = {_oid(a[0].value(block)): ber.children(block, a[1])[0]
+                  for a in (ber.children(block, attr) for attr in ber.children(block, attrs))}
         found = values.get(_MESSAGE_DIGEST)
         if digest_oid not in digests:
             digests[digest_oid] = _hash(digest, octets)
@@ -147,7 +147,7 @@ def _signer(block: bytes, info, certificates: list[x509.Certificate], octets: by
 
 def _find(block: bytes, sid, certificates: list[x509.Certificate]) -> x509.Certificate:
     """The certificate a SignerIdentifier names: IssuerAndSerialNumber, or [0] SubjectKeyIdentifier."""
-    issuer, serial = smime.children(block, sid)[:2] if sid.tag == 0x30 else (None, None)
+    issuer, serial = ber.children(block, sid)[:2] if sid.tag == 0x30 else (None, None)
     for cert in certificates:
         if issuer is not None:
             if cert.serial_number == int.from_bytes(serial.value(block), "big", signed=True) and \
@@ -165,7 +165,7 @@ def _find(block: bytes, sid, certificates: list[x509.Certificate]) -> x509.Certi
 
 def _verify(cert: x509.Certificate, block: bytes, algorithm, signature: bytes, signed: bytes, digest, name: str):
     """The certificate's public key's check of `signature` over `signed`, by the kind of key it is."""
-    oid = _oid(smime.children(block, algorithm)[0].value(block))
+    oid = _oid(ber.children(block, algorithm)[0].value(block))
     try:
         key = cert.public_key()
         if isinstance(key, rsa.RSAPublicKey):
@@ -182,13 +182,13 @@ def _verify(cert: x509.Certificate, block: bytes, algorithm, signature: bytes, s
 
 def _pss(block: bytes, algorithm) -> padding.PSS:
     """RSASSA-PSS-params (RFC 4055): [0] hash (SHA-1), [1] MGF1 with a hash (SHA-1), [2] salt length (20)."""
-    params = smime.children(block, algorithm)[1:]
-    fields = {f.tag: smime.children(block, f)[0] for f in
-              (smime.children(block, params[0]) if params and params[0].tag == 0x30 else [])}
+    params = ber.children(block, algorithm)[1:]
+    fields = {f.tag: ber.children(block, f)[0] for f in
+              (ber.children(block, params[0]) if params and params[0].tag == 0x30 else [])}
     mgf_hash = hashes.SHA1()
     if 0xA1 in fields:
-        mgf_params = smime.children(block, fields[0xA1])[1:]
-        inner = smime.children(block, mgf_params[0]) if mgf_params else []
+        mgf_params = ber.children(block, fields[0xA1])[1:]
+        inner = ber.children(block, mgf_params[0]) if mgf_params else []
         if inner:
             mgf_hash = _HASHES.get(_oid(inner[0].value(block)), hashes.SHA1)()
     salt = int.from_bytes(fields[0xA2].value(block), "big") if 0xA2 in fields else 20
