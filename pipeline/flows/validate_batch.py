@@ -15,6 +15,7 @@ hostile archives and mail are bounded: `pipeline.unpack`.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from pipeline import budget
 from pipeline.check import engine
@@ -114,7 +115,7 @@ def validate_batch(members: list[Member], spec: str, version: str | None = None,
     results = []
     for m in members:
         if m.error is None and budget.spent():
-            m = Member(m.name, error=TIME_BUDGET, email=m.email, signature=m.signature)
+            m = replace(m, data=None, error=TIME_BUDGET)  # (where it came from kept)
         if m.error is not None:
             results.append(entry(m, None))
             continue
@@ -123,5 +124,5 @@ def validate_batch(members: list[Member], spec: str, version: str | None = None,
             results.append(entry(m, validate_document(m.data, routed, version if routed == spec else None,
                                                       request_id, strict)))
         except budget.Exhausted:
-            results.append(entry(Member(m.name, error=TIME_BUDGET, email=m.email, signature=m.signature), None))
+            results.append(entry(replace(m, data=None, error=TIME_BUDGET), None))
     return {"summary": summary(results), "results": results}
