@@ -8,7 +8,10 @@ documents, named by the message and the attachment's file name.
       message/rfc822, *.eml attachment    -> its own attachments, named under it (a forwarded invoice; one
                                              sent in base64, which RFC 2046 forbids, decoded first)
       *.msg attachment (Outlook's)        -> its attachments, named under it (pipeline.unpack.outlook)
-      a multipart the parser cannot split -> split at the boundary line its body has, else MAIL_DAMAGED
+      a multipart the parser cannot split -> split at the boundary line its body has, else MAIL_DAMAGED (a
+                                             boundary of 8-bit bytes, UTF-8 or CP1252, is split at those bytes)
+      a Content-Transfer-Encoding with    -> decoded as the token it is ("base64 ", "base64 (MIME)", '"base64"')
+        blanks, a comment or quotes
       S/MIME opaque-signed or compressed  -> the MIME entity inside the PKCS#7 block, read as the message's body
                                              (pipeline.unpack.smime; what the signature says: .signature)
       a signed file attached (*.p7m, any  -> the document inside, named by the file's name without ".p7m"
@@ -64,9 +67,12 @@ _BROKEN_BASE64 = (email.errors.InvalidBase64CharactersDefect, email.errors.Inval
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SPACE = re.compile(r"\s+")
-# A boundary line: the first line of a multipart's body that begins with "--", up to 70 printable characters
-# (RFC 2046 5.1.1; no quote or backslash: it goes into a quoted parameter), not ending in a space
-_BOUNDARY_LINE = re.compile(rb"^--([!#-\[\]-~](?:[ !#-\[\]-~]{0,68}[!#-\[\]-~])?)[ \t]*\r?$", re.MULTILINE)
+# A boundary line: the first line of a multipart's body that begins with "--", up to 70 characters (RFC 2046
+# 5.1.1), not ending in a space. RFC 2046 allows printable ASCII only; 8-bit bytes are taken too (a mailer that made
+# its boundary of a non-ASCII text, "----=_Teil_\xc3\xa4" or an en dash, in UTF-8 or CP1252), counted as characters
+_BOUNDARY_LINE = re.compile(rb"^--([!-~\x80-\xff](?:[ !-~\x80-\xff]{0,208}[!-~\x80-\xff])?)[ \t]*\r?$", re.MULTILINE)
+_BOUNDARY_CHARS = 70
+_SAFE_BOUNDARY = re.compile(r'[ !#-\[\]-~]+')  # what a quoted boundary parameter carries as it is (no quote, backslash)
 
 # A ZIP found in a message: (its name, bytes, the message's identity) -> its documents (pipeline.unpack decides)
 OpenZip = Callable[[str, bytes, dict], Iterator[Member]]
@@ -361,7 +367,7 @@ class _Reader:
         try:
             if ctype == UNREAD_TYPE:
                 raise _HeaderTooLong("Content-Type")
-            data = part.get_payload(decode=True) or b""  # (its Content-Transfer-Encoding looked at)
+            data = _payload(part)  # (its Content-Transfer-Encoding looked at)
             attached = _attached(part, name)  # (its Content-Disposition)
         except _HeaderTooLong as exc:  # this part's own header: the parts beside it are read
             named = _join(where, name or f"part-{self.parts}") if depth else where
@@ -375,7 +381,7 @@ class _Reader:
                 yield from self.uuencoded(data, where, depth)
             return
         name = _join(where, name or f"part-{self.parts}.{kind}")
-        if any(isinstance(d, _BROKEN_BASE64) for d in part.defects):
+        if _broken_base64(part):
             yield Member(name, error=("BROKEN_ENCODING", "The attachment's base64 is damaged (characters outside "
                                       "base64, or a cut last group); it was not read."), email=self.ident)
             return
@@ -398,7 +404,7 @@ class _Reader:
     def smime(self, part: EmailMessage, where: str, depth: int) -> Iterator[Member]:
         """An opaque S/MIME block (application/pkcs7-mime, or any attachment named *.p7m: a signed invoice file
         sent as application/octet-stream was NO_INVOICE): `signed`."""
-        yield from self.signed(where, _filename(part), part.get_payload(decode=True) or b"",
+        yield from self.signed(where, _filename(part), _payload(part),
                                (part.get_param("smime-type") or "").lower(), depth)
 
     def signed(self, where: str, file: str | None, data: bytes, declared: str, depth: int) -> Iterator[Member]:
@@ -485,7 +491,7 @@ class _Reader:
         elif len(parts) == 2:
             self.clear_signed_left -= 1
             signed = self.signed_part(part.get_boundary())
-            block = der(parts[1].get_payload(decode=True) or b"")
+            block = der(_payload(parts[1]))
             said = signature.unlocated() if signed is None else smime.detached(block, signed)
         for n, sub in enumerate(parts):
             inner = self.walk(sub, where, depth + 1)
@@ -512,9 +518,12 @@ class _Reader:
         body begins with instead; where it has none, the part is an entry of its own (MAIL_DAMAGED), never
         NO_INVOICE: its attachments are there, they cannot be told apart."""
         body = part.get_payload(decode=True) or b""
-        line = _BOUNDARY_LINE.search(body)
-        if line is not None:
-            head = f"Content-Type: {part.get_content_type()}; boundary=\"".encode() + line.group(1) + b'"\n\n'
+        mark = _boundary_in(part, body)
+        if mark is not None:
+            mark, body = _ascii_boundary(mark, body)
+            params = "".join(f'; {k}="{v}"' for k, v in (part.get_params() or [])[1:]
+                             if k.lower() != "boundary" and _SAFE_BOUNDARY.fullmatch(f"{k}{v}"))  # (protocol=...)
+            head = f'Content-Type: {part.get_content_type()}{params}; boundary="'.encode() + mark + b'"\n\n'
             inner = self.parsed(head + body, where)
             if isinstance(inner, Member):
                 yield inner
@@ -600,6 +609,40 @@ class _Reader:
                          error=("TNEF_UNREADABLE", f"The winmail.dat (TNEF) could not be read whole: {problem}."))
 
 
+def _boundary_in(part: EmailMessage, body: bytes) -> bytes | None:
+    """The boundary a multipart's body is split at, as its bytes: the declared one where a line of the body is it
+    (a non-ASCII boundary: the parser compares the text it decoded the header to with the body's raw bytes, and
+    never found it), else the first line that looks like a boundary (`_BOUNDARY_LINE`)."""
+    try:
+        declared = part.get_boundary()
+    except Exception:  # noqa: BLE001 - a parameter the header parser cannot take apart: the body's line decides
+        declared = None
+    for encoding in ("utf-8", "cp1252"):
+        try:
+            raw = declared.encode(encoding) if declared else b""
+        except UnicodeEncodeError:
+            continue
+        if raw and re.search(rb"^--" + re.escape(raw) + rb"(?:--)?[ \t]*\r?$", body, re.MULTILINE):
+            return raw
+    for line in _BOUNDARY_LINE.finditer(body):
+        if len(line.group(1).decode("utf-8", "replace")) <= _BOUNDARY_CHARS:
+            return line.group(1)
+    return None
+
+
+def _ascii_boundary(mark: bytes, body: bytes) -> tuple[bytes, bytes]:
+    """A boundary the parser can split at: `mark` where it is one a quoted parameter carries as it is (printable
+    ASCII, no quote or backslash); else the body with each of its lines (`--mark`, `--mark--`) put as a stand-in
+    of printable ASCII that the body does not hold."""
+    if _SAFE_BOUNDARY.fullmatch(mark.decode("latin-1")):
+        return mark, body
+    n = 0
+    while (stand_in := b"=_boundary_%d_" % n + mark.hex().encode()[:40]) in body:
+        n += 1
+    line = re.compile(rb"^--" + re.escape(mark) + rb"(--)?(?=[ \t]*\r?$)", re.MULTILINE)
+    return stand_in, line.sub(lambda m: b"--" + stand_in + (m.group(1) or b""), body)
+
+
 # A uuencoded file: "begin <mode> <name>", lines of encoded data, a last line of length zero ("`" or " "), "end"
 _UU_BEGIN = re.compile(rb"^begin [0-7]{3,4} ([^\r\n]*[^\s])[ \t]*\r?\n", re.MULTILINE)
 _UU_END = re.compile(rb"^end[ \t]*\r?$", re.MULTILINE)
@@ -664,6 +707,38 @@ def _headers_only(data: bytes) -> EmailMessage:
         return BytesParser(policy=POLICY).parsebytes(data[:1 << 20], headersonly=True)
     except (_HeaderTooLong, RecursionError):
         return EmailMessage(POLICY)
+
+
+_BASE64_TEXT = re.compile(r"[A-Za-z0-9+/]*=*")
+
+
+def _broken_base64(part: EmailMessage) -> bool:
+    """Whether a part's base64 is damaged: a character outside its alphabet, or a cut last group. Blanks are not
+    (RFC 2045 6.8: decoders ignore line breaks and white space): a gateway that pads each line with a space or a
+    tab sent whole attachments that the parser marks as defective, and they were BROKEN_ENCODING, not read."""
+    found = [d for d in part.defects if isinstance(d, _BROKEN_BASE64)]
+    if not found or any(isinstance(d, email.errors.InvalidBase64LengthDefect) for d in found):
+        return bool(found)
+    text = part.get_payload()
+    return not isinstance(text, str) or _BASE64_TEXT.fullmatch(re.sub(r"\s+", "", text)) is None
+
+
+_ENCODINGS = ("base64", "quoted-printable", "x-uuencode", "uuencode", "x-uue", "uue")
+
+
+def _payload(part: EmailMessage) -> bytes:
+    """A part's content, decoded by its Content-Transfer-Encoding read as RFC 2045 has it: a token, blanks and
+    comments around it allowed ("base64 ", "base64 (MIME)"), or in quotes as some mailers write it. The standard
+    library's get_payload compares the header's whole text with "base64": such an attachment came out as its
+    base64 text, and an XML invoice was "not well-formed" at line 1."""
+    header = part.get("content-transfer-encoding")
+    if header is not None:
+        text = str(header).lower()  # (what get_payload compares)
+        bare = text.strip().strip('"\'').strip()
+        mechanism = bare if bare in _ENCODINGS else getattr(header, "cte", text)
+        if mechanism != text and mechanism in _ENCODINGS:
+            part.replace_header("content-transfer-encoding", mechanism)
+    return part.get_payload(decode=True) or b""
 
 
 def _kind(ctype: str, name: str | None, data: bytes, attached: bool) -> str | None:
