@@ -4,7 +4,12 @@ checked with the `cryptography` library: the signer's certificate is the one the
 the content's digest must be the one the signer signed, and the signature must be the certificate key's over the
 signed attributes (or over the content, where there are none).
 
-    {"status": "intact" | "broken" | "unchecked", "signer"?, "signedAt"?, "meaning": {"en", "de"}}
+    {"status": "intact" | "broken" | "unchecked", "signer"?, "signedAt"?, "certificateValid"?,
+     "meaning": {"en", "de"}}
+
+`certificateValid` (an intact signature that says when it was made): whether every signer's certificate was within
+its validity period (notBefore .. notAfter) at that time. A certificate that had expired, or was not yet valid, is
+named in the meaning with its period; the status stays intact (the content is as signed), as with trust.
 
 "intact" says the document is as the named certificate's holder signed it, no more: whether that certificate is
 to be trusted (a qualified or known issuer, not revoked) is not checked, since that needs the trust lists and
@@ -83,9 +88,12 @@ def check(block: bytes, rest: list, octets: bytes, part: bool = False) -> dict:
     except Exception:  # noqa: BLE001 - cut elements, a certificate `cryptography` refuses (a bad version, a
         # repeated extension, ...): the block is damaged, the document inside is read all the same
         return _said(UNCHECKED, "damaged", {})
-    names = ", ".join(dict.fromkeys(name for name, _ in checked))
-    at = next((when for _, when in checked if when), "")
-    return {"status": INTACT, "signer": names, **({"signedAt": at} if at else {}), "meaning": _intact(names, at)}
+    names = ", ".join(dict.fromkeys(name for name, _, _ in checked))
+    at = next((when for _, when, _ in checked if when), "")
+    lapsed = {name: period for name, when, period in checked if when and period}
+    valid = {"certificateValid": not lapsed} if all(when for _, when, _ in checked) else {}
+    return {"status": INTACT, "signer": names, **({"signedAt": at} if at else {}), **valid,
+            "meaning": _intact(names, at, lapsed)}
 
 
 def damaged() -> dict:
@@ -114,8 +122,9 @@ def _certificates(block: bytes, rest: list) -> list[x509.Certificate]:
 
 
 def _signer(block: bytes, info, certificates: list[x509.Certificate], octets: bytes,
-            digests: dict[str, bytes], part: bool) -> tuple[str, str]:
-    """(the signer's name, when it signed) of one SignerInfo whose signature is intact, else _Outcome.
+            digests: dict[str, bytes], part: bool) -> tuple[str, str, tuple[str, str] | None]:
+    """(the signer's name, when it signed, the certificate's validity period where that time lies outside it) of
+    one SignerInfo whose signature is intact, else _Outcome.
 
     SignerInfo ::= SEQUENCE { version, sid, digestAlgorithm, [0] signedAttrs OPTIONAL, signatureAlgorithm,
                               signature OCTET STRING, [1] unsignedAttrs OPTIONAL }"""
@@ -142,7 +151,18 @@ def _signer(block: bytes, info, certificates: list[x509.Certificate], octets: by
         when = _time(values[_SIGNING_TIME].value(block)) if _SIGNING_TIME in values else ""
         signed = b"\x31" + bytes(block[attrs.at + 1:attrs.next])  # signed as a SET OF (RFC 5652 5.4), not [0]
     _verify(cert, block, algorithm, signature.value(block), signed, digest, name)
-    return name, when
+    return name, when, _lapsed(cert, when)
+
+
+def _lapsed(cert: x509.Certificate, when: str) -> tuple[str, str] | None:
+    """The certificate's validity period (ISO 8601 UTC) where the signing time `when` lies outside it, else None."""
+    if not when:
+        return None
+    at = datetime.fromisoformat(when.replace("Z", "+00:00"))
+    start, end = cert.not_valid_before_utc, cert.not_valid_after_utc
+    if start <= at <= end:
+        return None
+    return tuple(t.isoformat().replace("+00:00", "Z") for t in (start, end))
 
 
 def _find(block: bytes, sid, certificates: list[x509.Certificate]) -> x509.Certificate:
@@ -234,14 +254,18 @@ def _name(cert: x509.Certificate) -> str:
     return _CONTROL.sub(" ", text).strip()[:200] or "an unnamed certificate"
 
 
-def _intact(signer: str, at: str) -> dict[str, str]:
+def _intact(signer: str, at: str, lapsed: dict[str, tuple[str, str]]) -> dict[str, str]:
     when = f" {at[:16].replace('T', ' ')} UTC" if at else ""
     trust = ("Whether that certificate is to be trusted (who issued it, whether it was revoked) was not checked.",
              "Ob diesem Zertifikat zu trauen ist (wer es ausgestellt hat, ob es gesperrt wurde), wurde nicht geprüft.")
+    day = lambda t: t[:10]  # noqa: E731
+    period = [(f" The certificate of {name} was not valid when it signed (valid from {day(a)} to {day(b)}).",
+               f" Das Zertifikat von {name} war beim Signieren nicht gültig (gültig vom {day(a)} bis {day(b)}).")
+              for name, (a, b) in lapsed.items()]
     return {"en": f"The signature matches the content: the document is as {signer} signed it"
-                  f"{' on' + when if when else ''}. {trust[0]}",
+                  f"{' on' + when if when else ''}.{''.join(en for en, _ in period)} {trust[0]}",
             "de": f"Die Signatur passt zum Inhalt: Das Dokument ist so, wie {signer} es{' am' + when if when else ''} "
-                  f"signiert hat. {trust[1]}"}
+                  f"signiert hat.{''.join(de for _, de in period)} {trust[1]}"}
 
 
 def _said(status: str, why: str, values: dict) -> dict:
