@@ -402,6 +402,10 @@ def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
                       "document is worked on whatever it says.", "properties": {
                           "status": {"type": "string", "enum": ["intact", "broken", "unchecked"]},
                           "signer": {"type": "string"}, "signedAt": {"type": "string", "format": "date-time"},
+                          "certificateValid": {"type": "boolean", "description": "Whether every signer's "
+                                               "certificate was within its validity period at `signedAt` (absent "
+                                               "where the signature does not say when it was made); one that was "
+                                               "not is named in the meaning with its period."},
                           "meaning": {"type": "object", "description": "The status as a sentence, in English and "
                                       "German.", "properties": {"en": {"type": "string"}, "de": {"type": "string"}}}}},
         "report": {"$ref": REF.format(model="XRechnungValidationResponse")},
@@ -448,8 +452,9 @@ _JOB = {"type": "object", "required": ["id", "state", "operation", "total", "don
                                         "createdAt", "startedAt", "finishedAt"], "properties": {
     "id": {"type": "string"}, "state": {"type": "string", "enum": list(JOB_STATES)},
     "operation": {"type": "string", "enum": ["validate", "parse", "convert"]},
-    **{k: {"type": "integer", "minimum": 0} for k in ("total", "done", "valid", "invalid", "errors", "creditsReserved",
-                                                       "creditsCharged")},
+    **{k: {"type": "integer", "minimum": 0} for k in ("total", "done", "valid", "invalid", "errors")},
+    # (a job of EINVOICE_MAX_JOB_FILES documents at a price of up to 2**31 - 1 each holds more than int32 carries)
+    **{k: {"type": "integer", "format": "int64", "minimum": 0} for k in ("creditsReserved", "creditsCharged")},
     "noInvoice": {"type": "integer", "minimum": 0, "description": "Messages without an invoice (NO_INVOICE notices; "
                   "not errors, not charged)."},
     "indeterminate": {"type": "integer", "minimum": 0, "description": "Of `invalid`: the documents whose verdict "

@@ -30,7 +30,7 @@ line with the request id. A client that disconnects before its answer is written
 Configuration (environment, read once per process):
 - EINVOICE_RATE_LIMIT       service default per key, `N/s`, `N/min` or `N/h` (default 120/min); a key's own
                             limit (`pipeline keys create --rate-limit N/min`) wins.
-- EINVOICE_CREDIT_COSTS     `path=n,...` overrides (e.g. `/v1/invoice/zugferd=2`). Default: a POST to
+- EINVOICE_CREDIT_COSTS     `path=n,...` overrides (e.g. `/v1/invoice/zugferd=2`; n <= 2**31 - 1). Default: a POST to
                             /v1/invoice/<spec> (generation) and /v1/invoice/convert cost 1, a path ending in
                             /validate, /parse or /render costs 0. A request is priced by the route it reached
                             (`//v1/invoice/zugferd` costs what /v1/invoice/zugferd costs).
@@ -55,6 +55,7 @@ from pipeline.errors import ApiError, refined
 from pipeline.service import apikeys
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable, Store, open_store
+from pipeline.storage.jobs import MAX_COST
 from pipeline.storage.pending import PendingCharges
 from pipeline.storage.ratelimit import Limiter, LimiterUnavailable, open_limiter
 
@@ -114,6 +115,8 @@ class PlatformConfig:
             path, sep, n = item.partition("=")
             if not sep or not path.startswith("/") or not n.strip().isdigit():
                 raise ConfigError(f"EINVOICE_CREDIT_COSTS entry {item!r}: expected /path=n")
+            if int(n) > MAX_COST:  # (a job's price column holds 32 bits: 3,000,000,000 was a 500 on PostgreSQL)
+                raise ConfigError(f"EINVOICE_CREDIT_COSTS entry {item!r}: at most {MAX_COST} credits")
             costs[path.strip().rstrip("/")] = int(n)
         ttl = _seconds(env, "EINVOICE_RESERVATION_TTL", 600, positive=True)
         key_cache = _seconds(env, "EINVOICE_KEY_CACHE_SECONDS", 5, positive=False)

@@ -25,7 +25,10 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from pipeline.storage.store import MAX_BALANCE
+
 ACTIVE = ("queued", "running")
+MAX_COST = 2**31 - 1  # credits a document costs at most (jobs.cost is an INTEGER: PostgreSQL's has 32 bits)
 ENDPOINT = "/v1/jobs"
 
 JOBS_V3 = [
@@ -149,6 +152,9 @@ class JobTables:
         ended = sorted(set(refused) | set(notices))
         total, accepted = len(names), len(names) - len(refused) - len(notices)
         reserved = cost * accepted
+        if reserved > MAX_BALANCE:  # no key holds that much (and SQLite stores no more than 2**63 - 1: a 500)
+            return None
+        cost = min(cost, MAX_COST)  # (larger only where nothing is accepted: no document is charged it)
         now = time.time()
         with self._tx(long=True) as cur:
             if reserved:
