@@ -173,7 +173,8 @@ def _mark_reused_identifiers(said: dict[str, dict[int, str]], kept: dict[int, li
                 entry["sameIdentifier"] = others
 
 
-def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id: str | None = None) -> dict:
+def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id: str | None = None,
+             names: bool = True) -> dict:
     """Several messages -> {"invoices": [{"invoice", "statuses": [...]}], "unread": [...]}: the messages grouped by
     the invoice they are about (seller's SIREN and invoice number), each invoice's statuses ordered by their status
     date-time (then by the message's, then as sent), the invoice's data merged from its messages (the first value
@@ -182,7 +183,9 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
     same content) is one status whose `copies` names the other files. A file that is no readable status message is
     listed in `unread` with the reason; with `validate` each status carries its message's verdict. A message about
     several invoices (MDT-74 true) is a status of each, numbered `reference` of `references`. Messages with one
-    identifier saying different things name each other in `sameIdentifier`."""
+    identifier saying different things name each other in `sameIdentifier`. Each status carries `names` as parse
+    gives them, each code's name in French, English and German by its JSON path within the status; not with `names`
+    false (the page, which names codes itself: a JSON path is no element name of its canonical XML)."""
     groups: dict[tuple, list[dict]] = {}   # the statuses of each invoice, as read
     seen: dict[tuple, dict] = {}           # (invoice, fingerprint) -> the status first read saying it
     said: dict[str, dict[int, str]] = {}   # message identifier (MDT-4) -> {file's position: what it says}
@@ -206,6 +209,8 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
                      "invoice": found.get("invoice", {})}
             if len(parts) > 1:
                 entry.update(reference=position, references=len(parts))
+            if names:
+                entry["names"] = cdar.code_names({part: entry[part] for part in ("message", "status", "invoice")})
             fingerprint = _fingerprint(entry)
             copy_of = seen.get((_key(found), fingerprint)) if fingerprint else None
             if copy_of is not None:  # the same message again (from mail and the platform, or sent twice): one status
@@ -245,7 +250,7 @@ def render_status(files: list[tuple[str, bytes]], language: str = "en", html: bo
         raise bad_request("TOO_MANY_FILES", f"A PDF holds at most {MAX_PDF_MESSAGES} status messages; this request "
                           f"has {len(files)}. Accept: text/html draws them all.",
                           [ErrorDetail("TOO_MANY_FILES", f"{len(files)} file parts", field="file")])
-    found = timeline(files, validate, request_id)
+    found = timeline(files, validate, request_id, names=False)
     statuses = sum(len(i["statuses"]) for i in found["invoices"])
     if not html and statuses > MAX_PDF_MESSAGES:   # a message about several invoices is a status of each
         raise bad_request("TOO_MANY_FILES", f"A PDF holds at most {MAX_PDF_MESSAGES} statuses; these messages report "
@@ -262,5 +267,5 @@ def render_status(files: list[tuple[str, bytes]], language: str = "en", html: bo
 def status_html(data: bytes, language: str = "en") -> bytes:
     """The page (HTML, unstyled) of one valid status message, as a report for people shows it below the verdict
     (in the report's language: en, fr or de)."""
-    found = timeline([("", data)])
+    found = timeline([("", data)], names=False)
     return status_page.status_html(writing.timeline_canonical(found), language if language in LANGUAGES else "en")

@@ -36,6 +36,10 @@ class StatusValidationResponse(schemas.XRechnungValidationResponse):
                                     json_schema_extra=lambda schema: schema.pop("default", None))
 
 
+_NAMES = ("Each code of the message that has a name (business process MDT-2, status, role, reason, ...), by its "
+          "JSON path: `code` and its name in French (`fr`), English (`en`) and German (`de`, this service's wording).")
+
+
 class StatusParseResponse(_Strict):
     message: dict[str, Any] = Field(description="The message (MDT-4 id, parties ...), as the status request has it.")
     status: dict[str, Any] = Field(description="The status (MDT-105 code, MDT-106 name, reasons, amounts ...).")
@@ -44,10 +48,7 @@ class StatusParseResponse(_Strict):
                                        "invoice}` (see `missing`, `problems`).")
     missing: list[str] = Field(description="JSON paths of required fields the message lacks.")
     problems: list[schemas.ErrorDetail] | None = Field(None, description="Other values the model refuses.")
-    names: dict[str, dict[str, str]] = Field(description="Each code of the message that has a name (business "
-                                                      "process MDT-2, status, role, reason, ...), by its JSON path: "
-                                                      "`code` and its name in French (`fr`), English (`en`) "
-                                                      "and German (`de`, this service's wording).")
+    names: dict[str, dict[str, str]] = Field(description=_NAMES)
     unmapped: list[dict[str, str]] = Field(description="Every value of the message (`xpath`, `value`) the JSON does "
                                                        "not carry, e.g. a second invoice of a message about several.")
     validation: StatusValidationResponse | None = Field(
@@ -74,8 +75,15 @@ _TIMELINE = {"type": "object", "required": ["invoices", "unread"], "properties":
                                       "value": {"type": "string"},
                                       "files": {"type": "array", "items": {"type": "string"}}}}}}}},
         "statuses": {"type": "array", "description": "Ordered by status date-time (MDT-78), then the message's "
-                     "(MDT-8).", "items": {"type": "object", "required": ["file", "message", "status", "invoice"], "properties": {
+                     "(MDT-8).", "items": {"type": "object",
+                                           "required": ["file", "message", "status", "invoice", "names"],
+                                           "properties": {
                          "file": {"type": "string"}, "message": {"type": "object"}, "status": {"type": "object"},
+                         # parse's own description (StatusParseResponse.names): the same names, of this status
+                         "names": {"type": "object", "description": _NAMES,
+                                   "additionalProperties": {"type": "object", "required": ["code", "fr", "en", "de"],
+                                                            "properties": {k: {"type": "string"} for k in
+                                                                           ("code", "fr", "en", "de")}}},
                          "invoice": {"type": "object", "description": "The invoice as this message states it, with "
                                      "the receipt time (MDT-95) of the side reporting this status."},
                          "copies": {"type": "array", "items": {"type": "string"}, "description":
