@@ -183,16 +183,48 @@ def test_parse_names_the_business_process_and_the_other_codes(client, process, f
     assert not {path for path in names if path.endswith((".id", ".name", ".reason", ".number"))}
 
 
-def test_a_ppf_message_s_short_business_process_is_shown_as_sent():
-    """A message to the PPF alone carries its own short MDT-2 (at most 3 characters): no name of the list."""
+def _ppf_message(process: str) -> bytes:
     request = copy.deepcopy(load_request((REPO / "fixtures" / "fr-status-212.json").read_bytes()))
-    request["message"].update(businessProcess="B1", guidelineId="urn.cpro.gouv.fr:1p0:CDV:einvoicingF2",
+    request["message"].update(businessProcess=process, guidelineId="urn.cpro.gouv.fr:1p0:CDV:einvoicingF2",
                               recipients=[{"role": "DFH", "id": "0000", "idScheme": "0238", "name": "PPF"}])
-    xml = status_generate.generate_status(dump_request(request))[0]
+    return status_generate.generate_status(dump_request(request))[0]
+
+
+def test_a_ppf_message_s_short_business_process_is_named_as_the_billing_frame_it_is():
+    """A message to the PPF alone carries its own short MDT-2 (at most 3 characters, BR-FR-CDV-CL-01): FNFE's examples
+    name MDT-2 "Type de processus métier (cadre de facturation)", and a frame of BR-FR-08 (S1: services) is named as
+    such, in parse, the timeline and the page; it was shown as a bare code."""
+    xml = _ppf_message("S1")
     read = status_read.parse_status(xml)
-    assert read["message"]["businessProcess"] == "B1" and "message.businessProcess" not in read["names"]
-    assert ("Business process type MDT-2", "B1") in _facts(status_read.render_status([("212.xml", xml)], "en",
+    assert read["message"]["businessProcess"] == "S1"
+    assert read["names"]["message.businessProcess"] == {
+        "code": "S1", "fr": "Cadre de facturation (BT-23) : services", "en": "Billing frame (BT-23): services",
+        "de": "Abrechnungsrahmen (BT-23): Dienstleistungen"}
+    [status] = status_read.timeline([("212.xml", xml)])["invoices"][0]["statuses"]
+    assert status["names"]["message.businessProcess"]["en"] == "Billing frame (BT-23): services"
+    facts = {language: _facts(status_read.render_status([("212.xml", xml)], language, html=True))
+             for language in ("en", "de")}
+    assert ("Business process type MDT-2", "S1 – Billing frame (BT-23): services") in facts["en"]
+    assert ("Art des Geschäftsprozesses MDT-2",
+            "S1 – Abrechnungsrahmen (BT-23): Dienstleistungen, frz. „Cadre de facturation (BT-23) : services“") \
+        in facts["de"]
+
+
+def test_a_short_business_process_that_is_no_billing_frame_is_shown_as_sent():
+    xml = _ppf_message("X9")
+    assert "message.businessProcess" not in status_read.parse_status(xml)["names"]
+    assert ("Business process type MDT-2", "X9") in _facts(status_read.render_status([("212.xml", xml)], "en",
                                                                                       html=True))
+
+
+def test_a_billing_frame_is_still_no_business_process_of_a_message_to_a_business():
+    """Named for reading only: a message to a seller keeps CL-01's list (400 before generation)."""
+    request = copy.deepcopy(DISPUTE)
+    request["message"]["businessProcess"] = "S1"
+    with pytest.raises(ApiError) as refused:
+        status_generate.generate_status(dump_request(request))
+    assert refused.value.http_status == 400
+    assert [e.field for e in refused.value.errors] == ["message.businessProcess"]
 
 
 def test_the_timeline_row_names_a_detail_s_own_status_before_its_reason():

@@ -49,7 +49,8 @@ STATUS_NAMES = {
     "213": ("Rejetée", "Rejected"), "214": ("Visée", "Certified"), "220": ("Annulée", "Cancelled"),
     "221": ("Erreur de routage", "Routing error"), "224": ("Demande de paiement direct", "Direct payment requested"),
     "225": ("Affacturée", "Factored"), "226": ("Affacturée confidentiel", "Factored (undisclosed)"),
-    "227": ("Changement de compte à payer", "Change of the account to pay"), "228": ("Non affacturée", "Not factored"),
+    "227": ("Changement de compte à payer", "Change of the account to pay into"),
+    "228": ("Non affacturée", "Not factored"),
     "501": ("Irrecevable", "Inadmissible"),
 }
 # MDT-77: 305 = the transmission phase, statuses a platform reports (FNFE's examples: 200, 202 with sender and
@@ -104,6 +105,15 @@ BUSINESS_PROCESS_NAMES = {
     "B2BINT": ("Opération internationale entre entreprises (B2B)", "International business-to-business (B2B)"),
     "OUTOFSCOPE": ("Hors du champ de la réforme", "Outside the reform's scope")}
 BUSINESS_PROCESSES = tuple(BUSINESS_PROCESS_NAMES)
+# A message to the PPF alone holds in MDT-2 a value of at most 3 characters instead (BR-FR-CDV-CL-01): what FNFE's
+# examples name MDT-2, "Type de processus métier (cadre de facturation)", the invoice's billing frame (BT-23, the
+# frames of BR-FR-08: B goods, S services, M both). Named as a frame with its kind (fr, en, de; ours: the rules give
+# no frame a label); a short value that is no frame stays unnamed. Names only: no business process of the list.
+_FRAME_KINDS = {"B": ("biens", "goods", "Waren"), "S": ("services", "services", "Dienstleistungen"),
+                "M": ("biens et services", "goods and services", "Waren und Dienstleistungen")}
+BILLING_FRAME_NAMES = {frame: (f"Cadre de facturation (BT-23) : {_FRAME_KINDS[frame[0]][0]}",
+                               f"Billing frame (BT-23): {_FRAME_KINDS[frame[0]][1]}")
+                       for frame in france.BILLING_FRAMES}
 PPF_SCHEME, PPF_ID = "0238", "0000"   # the PPF as the one recipient: GlobalID 0000, scheme 0238, role DFH
 B2G_SENDER_ID = "9999"                # a sender GlobalID 9999 (scheme 0238): the State's platform (B2G refusals)
 SIREN_SCHEME = france.SIREN_SCHEME
@@ -236,14 +246,16 @@ _STATUS_DE = {
     "209": "Vervollständigt", "210": "Abgelehnt", "211": "Zahlung übermittelt", "212": "Zahlung eingegangen",
     "213": "Zurückgewiesen", "214": "Mit Prüfvermerk", "220": "Storniert", "221": "Zustellungsfehler",
     "224": "Direktzahlung verlangt", "225": "Abgetreten (Factoring)", "226": "Still abgetreten (Factoring)",
-    "227": "Wechsel des zu belastenden Kontos", "228": "Nicht abgetreten", "501": "Unzulässig"}
+    "227": "Wechsel des Kontos, auf das zu zahlen ist", "228": "Nicht abgetreten", "501": "Unzulässig"}
 GERMAN_NAMES = {
     "status": _STATUS_DE,
     "process": {"REGULATED": "Regulierte E-Rechnungsstellung (B2B in Frankreich)",
                 "NON_REGULATED": "Außerhalb der regulierten E-Rechnungsstellung",
                 "B2C": "Verkauf an Verbraucher (B2C)", "B2CINT": "Internationaler Verkauf an Verbraucher (B2C)",
                 "B2BINT": "Internationales Geschäft zwischen Unternehmen (B2B)",
-                "OUTOFSCOPE": "Außerhalb des Geltungsbereichs der Reform"},
+                "OUTOFSCOPE": "Außerhalb des Geltungsbereichs der Reform",
+                **{frame: f"Abrechnungsrahmen (BT-23): {_FRAME_KINDS[frame[0]][2]}"
+                   for frame in BILLING_FRAME_NAMES}},
     "role": {"BY": "Käufer", "AB": "Vertreter des Käufers", "DL": "Factoring-Gesellschaft", "SE": "Verkäufer",
              "SR": "Vertreter des Verkäufers", "WK": "Zugelassene Plattform",
              "DFH": "Öffentliches Rechnungsportal (PPF)", "PE": "Zahlungsempfänger", "PR": "Zahler",
@@ -303,9 +315,9 @@ GERMAN_NAMES = {
 
 # The code lists by kind (the page's `kind:code` labels) and the JSON fields each names: what `code_names` and the
 # readable page name a code with.
-CODE_LISTS = {"status": STATUS_NAMES, "process": BUSINESS_PROCESS_NAMES, "role": ROLES, "reason": REASONS,
-              "action": ACTIONS, "characteristic": CHARACTERISTICS, "documentStatus": DOCUMENT_STATUS_NAMES,
-              "type": DOCUMENT_TYPE_NAMES, "scheme": SCHEMES}
+CODE_LISTS = {"status": STATUS_NAMES, "process": {**BUSINESS_PROCESS_NAMES, **BILLING_FRAME_NAMES}, "role": ROLES,
+              "reason": REASONS, "action": ACTIONS, "characteristic": CHARACTERISTICS,
+              "documentStatus": DOCUMENT_STATUS_NAMES, "type": DOCUMENT_TYPE_NAMES, "scheme": SCHEMES}
 _PARTIES = ("message.sender", "message.issuer", "message.recipients[]")
 CODED_FIELDS = {"message.businessProcess": "process", "status.code": "status",
                 "status.documentStatusCode": "documentStatus", "status.details[].reasonCode": "reason",

@@ -80,8 +80,11 @@ TERMS: list[Term] = [
     Term("status.details[].reasonCode", "MDT-113", "Code motif", "Reason code", f"{_DST}/ram:ReasonCode"),
     Term("status.details[].reason", "MDT-114", "Libellé motif", "Reason", f"{_DST}/ram:Reason"),
     # A detail's own status (BR-FR-CDV-CL-06_MDT-115; BR-FR-CDV-15's text names MDT-105 "or MDT-115"): its code
-    # decides which status's reason list judges the detail's reason (BR-FR-CDV-CL-09). MDT-116, its label, as
-    # MDT-106 is MDT-105's: the rules and examples use neither element's label.
+    # decides which status's reason list judges the detail's reason (BR-FR-CDV-CL-09). MDT-116, its label: neither
+    # the rules nor the examples write it, but the model numbers a detail's elements in the D22B schema's order
+    # between its published numbers (MDT-115 ProcessConditionCode, then five elements up to MDT-121
+    # RequestedActionCode, ProcessCondition the first), as MDT-126 for the note's Content after MDT-124 and the
+    # inserted 124-2 (tests/test_fr_cdar_more_terms.py walks it).
     Term("status.details[].statusCode", "MDT-115", "Code statut du détail", "Status code of the detail",
          f"{_DST}/ram:ProcessConditionCode"),
     Term("status.details[].statusName", "MDT-116", "Libellé statut du détail", "Status name of the detail",
