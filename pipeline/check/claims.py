@@ -45,7 +45,7 @@ from pipeline.check.verdict import CLAIM_NOT_COVERED, RULES_NOT_INSTALLED, NotJu
 from pipeline.check.xmlinput import ParsedXml, normalize_space, specification_id
 from pipeline.errors import ApiError
 from pipeline.invoice.peppol import PROCESSES as PEPPOL_IDS
-from pipeline.invoice.specs import EN16931_ID, ZUGFERD1_NS, Profile, profile_for_guideline
+from pipeline.invoice.specs import EN16931_ID, FACTURX_VERSION, ZUGFERD1_NS, Profile, profile_for_guideline
 
 EDITION = "2017"  # the EN 16931 edition whose rules (CEN validation artefacts 1.3.x) this service has
 
@@ -334,3 +334,55 @@ def not_covered(claim: Claim, endpoint: str, core: str | None) -> NotJudged:
                      + hint[0] + held[0] + ".", claim.text,
                      f"Das Dokument beruft sich auf {claim.said('de')} ({shown(claim.text)}), was die Regeln von "
                      f"{endpoint} nicht abdecken" + hint[1] + held[1] + ".")
+
+
+_ZUGFERD_SPELLING = re.compile(r"[12]p\d")  # ZUGFeRD 1.0 / 2.x naming its version in fx:Version (2p1: ZUGFeRD 2.1)
+
+
+def of_xmp(fx: dict[str, str]) -> NotJudged | None:
+    """A PDF's XMP claim of a Factur-X / ZUGFeRD version whose rules this service does not have (`fx`: the XMP's
+    Factur-X properties by local name, `checks.Inspection.fx`). fx:Version is "the version of the Factur-X XML
+    schema": 1.0 for every Factur-X 1.0x and ZUGFeRD 2.x (and the ZUGFeRD 1.0 XMP); Factur-X's code list of it
+    (HybridDocumentVersion, rule BR-HYBRID-09) also has ZUGFeRD's own spellings 1p0, 2p0, 2p1, 2p2, versions whose
+    rules are these. Any other value claims a version we do not know, and software that reads the XMP may take the
+    invoice for it; the invoice itself is judged on the rules its own BT-24 names, so the PDF is at best
+    indeterminate (a 2.0 stood as `valid`). Under the XRECHNUNG level ZUGFeRD writes the XRechnung version there
+    (1.2, 2.1, 3.0: the invoice's BT-24 says which XRechnung rules judge it), so none is a claim here."""
+    version = (fx.get("Version") or "").strip(_XML_SPACE)
+    level = (fx.get("ConformanceLevel") or "").strip(_XML_SPACE).upper()
+    if not version or version == FACTURX_VERSION or _ZUGFERD_SPELLING.fullmatch(version) or level == "XRECHNUNG":
+        return None  # (a missing fx:Version is an XMP error of its own: XMP_FX_PROPERTY_MISSING)
+    return NotJudged(RULES_NOT_INSTALLED,
+                     f"The PDF's XMP claims version {shown(version)} of the Factur-X / ZUGFeRD XML schema "
+                     "(fx:Version), "
+                     f"whose rules this service does not have (Factur-X 1.0x and ZUGFeRD 2.x state {FACTURX_VERSION}): "
+                     "software that reads the XMP may take the invoice for that version; the invoice itself was "
+                     "judged on the rules its own identifier (BT-24) names.", f"fx:Version {version}",
+                     f"Die XMP-Metadaten des PDF nennen die Version {shown(version)} des Factur-X-/ZUGFeRD-XML-Schemas "
+                     f"(fx:Version), deren Regeln dieser Dienst nicht hat (Factur-X 1.0x und ZUGFeRD 2.x nennen "
+                     f"{FACTURX_VERSION}): Software, die die XMP-Metadaten liest, hält die Rechnung womöglich für "
+                     "diese Version; die Rechnung selbst wurde nach den Regeln geprüft, die ihre eigene Kennung "
+                     "(BT-24) nennt.")
+
+
+_FX_XMP_FAMILY = re.compile(r"urn:(factur-x|zugferd|ferd):", re.IGNORECASE)  # Factur-X / ZUGFeRD XMP namespaces
+
+
+def of_xmp_namespaces(unknown) -> NotJudged | None:
+    """A PDF's XMP that states its Factur-X / ZUGFeRD properties (fx:ConformanceLevel, DocumentFileName) only in
+    a namespace of that family the PDF checks do not know (`unknown`: those namespaces; ZUGFeRD's release candidate
+    `urn:ferd:pdfa:invoice:rc#`, a later version's): a claim of rules not here. It was reported as an XMP without
+    any Factur-X properties (XMP_FX_MISSING), an error no such PDF has."""
+    named = sorted(u for u in unknown if u and _FX_XMP_FAMILY.match(u))
+    if not named:
+        return None
+    return NotJudged(RULES_NOT_INSTALLED,
+                     f"The PDF's XMP states its Factur-X / ZUGFeRD properties in the namespace {shown(named[0])}, "
+                     "of a version whose rules this service does not have (it has those of Factur-X 1.0x, ZUGFeRD 2.x "
+                     "and ZUGFeRD 1.0); the invoice itself was judged on the rules its own identifier (BT-24) names.",
+                     named[0],
+                     "Die XMP-Metadaten des PDF nennen ihre Factur-X-/ZUGFeRD-Angaben im Namensraum "
+                     f"{shown(named[0])}, "
+                     "einer Version, deren Regeln dieser Dienst nicht hat (er hat die von Factur-X 1.0x, ZUGFeRD 2.x "
+                     "und ZUGFeRD 1.0); die Rechnung selbst wurde nach den Regeln geprüft, die ihre eigene Kennung "
+                     "(BT-24) nennt.")

@@ -10,7 +10,7 @@ the French endpoint: the French chain (`pipeline.check.fr_ctc`), so that XML and
 """
 from __future__ import annotations
 
-from pipeline.check import categories, fr_ctc, packs, xmlinput
+from pipeline.check import categories, claims, fr_ctc, packs, xmlinput
 from pipeline.check.applied import Checked
 from pipeline.check.profiles import ZUGFERD1_VERSION
 from pipeline.check.report import Report
@@ -62,7 +62,10 @@ def validate_pdf(data: bytes, request_id: str | None = None, content_checks: boo
     issues = list(result.issues) + extra.issues
     if content_checks and doc is not None:
         issues += content_issues(doc, strict=strict)
+    # the XMP's own claim of a Factur-X / ZUGFeRD version (a ZUGFeRD 1.0 invoice is not judged beyond its XSD anyway)
+    xmp = None if result.zugferd1 else claims.of_xmp(result.fx)
     german_law = categories.under_german_law(xmlinput.party_countries(doc)) if doc is not None else None
     return Report(version, "CII" if result.xml is not None else None, issues, request_id, german_law,
                   rules=[checks.container_rules(result), *judged.rules, *extra.rules],
-                  not_judged=[*result.not_judged, *judged.not_judged, *extra.not_judged])
+                  not_judged=[*result.not_judged, *([xmp] if xmp else []), *judged.not_judged,
+                              *extra.not_judged])
