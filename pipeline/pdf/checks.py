@@ -384,6 +384,14 @@ def _xmp_value(root: etree._Element, ns: str, name: str) -> str | None:
     return None
 
 
+def _namespaces_of(root: etree._Element, names) -> set[str]:
+    """The namespaces in which the XMP states a property of one of these local names (element or attribute form)."""
+    found = {etree.QName(el).namespace for el in root.iter() if isinstance(el.tag, str)
+             and etree.QName(el).localname in names}
+    return found | {etree.QName(a).namespace for desc in root.iter(f"{{{RDF}}}Description") for a in desc.attrib
+                    if etree.QName(a).localname in names}
+
+
 def _prefixes(root: etree._Element | None) -> dict[str, str]:
     """prefix -> namespace URI as bound in the XMP (pikepdf names findings by the file's prefixes)."""
     found: dict[str, str] = {}
@@ -420,6 +428,12 @@ def _check_fx_xmp(root: etree._Element | None, declared: dict[str, set[str]], re
     ns = next((u for u in FX_NAMESPACES if _xmp_value(root, u, "ConformanceLevel") is not None
                or _xmp_value(root, u, "DocumentFileName") is not None), None)
     if ns is None:
+        # Factur-X / ZUGFeRD properties in a namespace of a version we do not know (ZUGFeRD's RC, a later one):
+        # rules not here, not a PDF without them
+        unknown = claims.of_xmp_namespaces(_namespaces_of(root, ("ConformanceLevel", "DocumentFileName")))
+        if unknown is not None:
+            result.not_judged.append(unknown)
+            return
         result.add(ERROR, "XMP_FX_MISSING", "The XMP has no Factur-X/ZUGFeRD properties (fx:DocumentType, "
                    "DocumentFileName, Version, ConformanceLevel).",
                    de="Die XMP-Metadaten haben keine Factur-X-/ZUGFeRD-Angaben (fx:DocumentType, DocumentFileName, "
