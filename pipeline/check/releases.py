@@ -273,6 +273,7 @@ def _xrechnung_schematron(files: dict[str, bytes], name: str) -> Release | None:
 
 _CEN_VERSION = re.compile(r"Schematron version (\d+\.\d+\.\d+(?:\.\d+)?) - Last update: " + _DATE)
 _CEN_XSD = {"cii": "cii/schema/", "ubl": "ubl/schema/xsd/"}  # where the pack's entry points look for each XSD
+_CEN_LINE = "1"  # CEN's artefacts for EN 16931-1:2017 (+A1:2019) are 1.x (1.0.0 to 1.3.16)
 
 
 def _cen(files: dict[str, bytes], name: str) -> Release | None:
@@ -293,6 +294,14 @@ def _cen(files: dict[str, bytes], name: str) -> Release | None:
         raise RulesError("CEN validation artefacts whose EN16931-*-validation.xslt do not state one version "
                          "('Schematron version X - Last update: DATE'): refused")
     version = stated[0][0]
+    if version.split(".")[0] != _CEN_LINE:
+        # A release of another line judges another edition (EN 16931-1:2026: UBL 2.5 / CII D25A): installed as an
+        # en16931 version it judged 2017 documents issued after its day (with the 2017 UBL XSD taken from the
+        # installed pack), while a 2026 document stayed without its rules (`claims.EDITION`).
+        raise RulesError(f"CEN validation artefacts {version} are not of the {_CEN_LINE}.x line that judges "
+                         "EN 16931-1:2017, the edition whose claims (BT-24 urn:cen.eu:en16931:2017) and syntaxes this "
+                         "service judges: as an en16931 version they would judge 2017 documents on another "
+                         "edition's rules: refused")
     pack_files, updates = {}, []
     for syntax, base in by_syntax.items():
         for n, d in _under(files, base).items():
