@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from datetime import date
 from pathlib import Path
@@ -151,9 +152,28 @@ def _originals(pack) -> dict[str, str]:
 
 
 def _missing(packs) -> list[dict]:
-    """The registry's known releases that no installed pack carries."""
-    return [k for k in rules.known_releases()
-            if not any(p.spec == k["spec"] and k["release"] in (p.release or "") for p in packs)]
+    """The registry's known releases that no installed pack carries, nor a later release of the same name: with
+    XRechnung Schematron 2.6.1 added, "not installed: XRechnung Schematron 2.6.0" called a current install stale."""
+    return [k for k in rules.known_releases() if not any(_carries(p, k) for p in packs)]
+
+
+_NAMED = re.compile(r"(?P<name>.*\S)\s+(?P<version>\d+(?:\.\d+)+)")  # `XRechnung Schematron 2.6.0`
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in version.split("."))
+
+
+def _carries(pack, known: dict) -> bool:
+    """Whether `pack` carries the `known` release or a later one of the same name (its `release` lists what it is
+    made of: `XRechnung Schematron 2.6.1, KoSIT validator configuration 2026-01-31`)."""
+    if pack.spec != known["spec"] or not pack.release:
+        return False
+    named = _NAMED.fullmatch(known["release"])
+    if named is None:
+        return known["release"] in pack.release
+    versions = re.findall(re.escape(named["name"]) + r"\s+(\d+(?:\.\d+)+)(?![\w.-])", pack.release)
+    return any(_numbers(v) >= _numbers(named["version"]) for v in versions)
 
 
 def _list(args) -> int:
