@@ -320,6 +320,45 @@ def test_generation_with_an_example_and_its_422_on_the_fields(page, live):
     assert selected[0] > seller and selected[4] > 0  # scrolled to it
 
 
+def test_an_error_table_draws_only_filled_columns_and_names_the_field_once(page, live, tmp_path):
+    """A damaged PDF's 400 drew four columns for one row: "Business term" and "Sent value" empty beside it. And a
+    refused request's rows said the field twice ("invoice.invoiceNumber | BT-1 | invoice.invoiceNumber (Invoice
+    number, BT-1): is required"). Now a column is drawn when a row fills it, and the message drops the path the
+    row's first column shows, keeping the term's name."""
+    server, token = live
+    enter_key(page, token)
+    damaged = tmp_path / "damaged.pdf"
+    damaged.write_bytes(b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n")
+    validate(page, damaged)
+    error = by_id(page, "validate-error")
+    assert error.is_displayed() and "400 INVALID_PDF" in error.text, error.text
+    heads = [th.text for th in error.find_elements("css selector", "table.findings th")]
+    assert heads == ["Field", "Message"], heads
+    cells = error.find_elements("css selector", "table.findings tbody td")
+    assert [c.text for c in cells][0] == "file" and len(cells) == 2
+    assert all(c.rect["width"] > 0 and c.rect["height"] > 0 for c in cells)  # painted, each under its heading
+    by_id(page, "tab-generate").click()
+    body = {"invoice": {"issueDate": "2024-13-01"}, "config": {"spec": "xrechnung"}}
+    page.execute_script("arguments[0].value = arguments[1]", by_id(page, "request"), json.dumps(body))
+    by_id(page, "generate-button").click()
+    wait(page, visible("generate-error"))
+    api = requests.post(f"{server.url}/v1/invoice/xrechnung", data=json.dumps(body), timeout=WAIT,
+                        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}).json()
+    error = by_id(page, "generate-error")
+    heads = [th.text for th in error.find_elements("css selector", "table.findings th")]
+    assert heads == ["Field", "Business term", "Message", "Sent value"], heads  # a term and a value were sent
+    rows = {r.find_elements("css selector", "td")[0].text: [c.text for c in r.find_elements("css selector", "td")]
+            for r in error.find_elements("css selector", "table.findings tbody tr")}
+    assert set(rows) == {e["field"] for e in api["errors"]}
+    issue_date = next(e for e in api["errors"] if e["field"] == "invoice.issueDate")
+    assert issue_date["message"].startswith("invoice.issueDate (Invoice issue date, BT-2): ")  # what the API says
+    assert rows["invoice.issueDate"] == ["invoice.issueDate", "BT-2",
+                                         f"Invoice issue date: is not a valid calendar date ({issue_date['code']})",
+                                         '"2024-13-01"']
+    for field, cells in rows.items():
+        assert field not in cells[2], cells  # the path once, in its column
+
+
 def test_a_wrong_key_shows_the_401_message(page, live):
     server, _ = live
     wrong = "einv_test_000000000000.wrongsecretwrongsecretwrongsecret"
@@ -469,6 +508,34 @@ def test_keyboard_only(page, live):
     press(Keys.ENTER)
     wait(page, lambda d: _focused(d) == "verdict")  # the focus leaves the button only when the answer is in
     assert by_id(page, "verdict-title").text == "Invalid"
+    # past the downloads the findings and then the invoice pane take the focus (Tab went from the last download
+    # out of the page: chromium skips a frame with nothing focusable inside; now each frame's body is a tab stop),
+    # and Page Down scrolls them, as painted; the pane that has the focus is outlined in the focus blue (#1a73e8)
+    import io
+
+    from PIL import Image, ImageChops
+
+    page.execute_script("const b = [...document.querySelectorAll('#result .downloads button')]"
+                        ".filter(b => b.offsetParent); b[b.length - 1].focus()")
+    time.sleep(1)  # both frames drawn (the focus lands on the verdict when their answers are in, not yet loaded)
+    order = []
+    for pane in ("report-frame", "invoice-frame"):
+        for _ in range(40):  # on through what is focusable inside the findings (a code frame that scrolls sideways)
+            press(Keys.TAB)
+            order.append(_focused(page))
+            if order[-1] != "report-frame" or pane == "report-frame":
+                break
+        assert _focused(page) == pane, order
+        frame = by_id(page, pane)
+        before = Image.open(io.BytesIO(frame.screenshot_as_png)).convert("RGB")
+        if pane == "invoice-frame":  # the body itself has the focus (inside the findings a code frame may)
+            ring = [(x, y) for x in range(before.width) for y in range(before.height)
+                    if all(abs(a - b) <= 16 for a, b in zip(before.getpixel((x, y)), (0x1a, 0x73, 0xe8)))]
+            assert len(ring) > before.width, "no focus outline painted"
+        press(Keys.PAGE_DOWN)
+        time.sleep(0.5)  # a smooth scroll's frames
+        after = Image.open(io.BytesIO(frame.screenshot_as_png)).convert("RGB")
+        assert ImageChops.difference(before, after).getbbox() is not None, f"{pane} did not scroll"
 
 
 def test_usable_375_px_wide(page, live, screenshots):
@@ -547,6 +614,19 @@ def test_many_invoices_as_a_job_with_its_progress(page, live):
     status = by_id(page, "job-status").text
     assert "done, 3 of 3 documents: 2 valid, 1 invalid, 0 indeterminate, 0 not validated" in status, status
     assert page.execute_script("const b = document.getElementById('job-progress'); return [b.value, b.max]") == [3, 3]
+    # the bar spans the panel (up to 40rem = 640 px), not the 120-160 px sliver it was under a long status line
+    bar, panel = by_id(page, "job-progress").rect, by_id(page, "panel-jobs").rect
+    assert bar["width"] >= min(600, panel["width"] - 1) and bar["height"] >= 10, (bar, panel)
+    # as painted: the filled bar in the page's blue (#2a4d69) over its width and at least 8 px high (chromium's own
+    # bar drew 5 px of its own blue inside whatever box it was given)
+    import io
+
+    from PIL import Image
+
+    picture = Image.open(io.BytesIO(by_id(page, "job-progress").screenshot_as_png)).convert("RGB")
+    blue = [(x, y) for x in range(picture.width) for y in range(picture.height)
+            if all(abs(a - b) <= 12 for a, b in zip(picture.getpixel((x, y)), (0x2a, 0x4d, 0x69)))]
+    assert blue and len({y for _, y in blue}) >= 8 and len({x for x, _ in blue}) >= 0.9 * picture.width, picture.size
     job_id = status.split()[1].rstrip(":")
     job = requests.get(f"{server.url}/v1/jobs/{job_id}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
     assert (job.json()["valid"], job.json()["invalid"]) == (2, 1)
@@ -879,6 +959,9 @@ def test_the_german_page_says_it_in_german(page, live, tmp_path):
     wait(page, visible("invoice-error"))
     note = by_id(page, "invoice-error").text
     assert "keine lesbare E-Rechnung" in note and "The file" not in note, note
+    validate(page, VALID)  # a valid XML invoice: its convert buttons in German words ("ZUGFeRD-PDF", one noun)
+    buttons = [by_id(page, b).text for b in ("convert-button", "convert-button-2") if shown(page, b)]
+    assert buttons == ["In CII umwandeln (1 Credit)", "In ZUGFeRD-PDF umwandeln (1 Credit)"], buttons
     by_id(page, "tab-jobs").click()
     by_id(page, "job-files").send_keys("\n".join(str(p) for p in (VALID, INVALID)))
     by_id(page, "job-button").click()

@@ -191,19 +191,10 @@
   }
 
   // ErrorResponse.errors[] as a table: the JSON field (a button that selects it in the request, where there is
-  // one), its business term, the message and the value sent.
+  // one), its business term, the message and the value sent. A column no entry fills is left out: a file's 400
+  // (INVALID_PDF) drew empty "Business term" and "Sent value" columns beside its one row.
   function errorTable(errors, area) {
-    const table = el("table", null, "findings");
-    const head = el("tr");
-    for (const name of [t.field, t.term, t.message, t.rejected]) {
-      const th = el("th", name);
-      th.scope = "col";
-      head.append(th);
-    }
-    table.append(el("thead"), el("tbody"));
-    table.tHead.append(head);
-    for (const entry of errors) {
-      const row = el("tr");
+    const rows = errors.map((entry) => {
       const field = el("td");
       if (entry.field && area) {
         const button = pathEl("button", entry.field, "link");
@@ -219,14 +210,49 @@
       // config.strict), else its code's sentence in the page's language where there is one (the field and term
       // stand beside it); a rule's text as the official rules give it
       const message = data.lang === "de" && entry.messageDe ? entry.messageDe
-        : t.errors && t.errors[entry.code] ? inLanguage(entry, rejected) : entry.message;
-      row.append(field, el("td", entry.businessTerm || ""), el("td", `${message} (${entry.code})`),
-        el("td", rejected));
-      // each cell names its column: on a narrow screen the rows are stacked and the header row is not shown
-      Array.from(row.cells).forEach((cell, i) => { cell.dataset.label = table.tHead.rows[0].cells[i].textContent; });
+        : t.errors && t.errors[entry.code] ? inLanguage(entry, rejected) : withoutField(entry);
+      return [field, el("td", entry.businessTerm || ""), el("td", `${message} (${entry.code})`), el("td", rejected)];
+    });
+    const names = [t.field, t.term, t.message, t.rejected];
+    // the field and the message always; the term and the value sent where an entry has one
+    const shown = names.map((_, i) => i === 0 || i === 2 || rows.some((cells) => cells[i].textContent !== ""));
+    const table = el("table", null, "findings");
+    const head = el("tr");
+    names.forEach((name, i) => {
+      if (!shown[i]) return;
+      const th = el("th", name);
+      th.scope = "col";
+      head.append(th);
+    });
+    table.append(el("thead"), el("tbody"));
+    table.tHead.append(head);
+    for (const cells of rows) {
+      const row = el("tr");
+      cells.forEach((cell, i) => {
+        if (!shown[i]) return;
+        // each cell names its column: on a narrow screen the rows are stacked and the header row is not shown
+        cell.dataset.label = names[i];
+        row.append(cell);
+      });
       table.tBodies[0].append(row);
     }
     return table;
+  }
+
+  // The service's message begins with the field it is about ("invoice.issueDate (Invoice issue date, BT-2): is not
+  // a valid calendar date"), which the row's first column already names: the path said twice in one row. The
+  // term's name stays ("Invoice issue date: is not a valid calendar date"); its id is in the term column.
+  function withoutField(entry) {
+    const message = String(entry.message || "");
+    if (!entry.field) return message;
+    if (message.startsWith(entry.field + ": ")) return message.slice(entry.field.length + 2);
+    const lead = entry.field + " (";
+    const close = message.startsWith(lead) ? message.indexOf("): ", lead.length) : -1;
+    if (close < 0) return message;
+    let name = message.slice(lead.length, close);
+    const term = entry.businessTerm ? ", " + entry.businessTerm : null;
+    if (term && name.endsWith(term)) name = name.slice(0, -term.length);
+    return `${name}: ${message.slice(close + 3)}`;
   }
 
   // The code's sentence stood alone, and said less than the service's (English) message: three rows "Pflichtangabe
@@ -300,7 +326,7 @@
   // no invoice: it goes to POST /v1/invoice/fr-ctc/status/validate (an invoice endpoint said XML-UNKNOWN-ROOT).
   // `targets` are what the convert buttons offer: a PDF's embedded CII (validated) and UBL; an XML document's other
   // syntax and a ZUGFeRD PDF; none for a status message.
-  const TARGET_NAMES = {CII: "CII", UBL: "UBL", ZUGFERD: "ZUGFeRD PDF"};
+  const TARGET_NAMES = {CII: "CII", UBL: "UBL", ZUGFERD: t.target_zugferd}; // "ZUGFeRD-PDF" in German
   const convertButtons = [$("convert-button"), $("convert-button-2")];
   const rules = data.detect;
 
@@ -408,7 +434,11 @@
       return link;
     });
     const screen = doc.createElement("style");
-    screen.textContent = "body { margin: 16px; }";
+    // The frame's body is a tab stop, outlined while it has the focus: chromium's Tab skips a frame with nothing
+    // focusable inside (a short report, the invoice page), so the keyboard never reached the panes to scroll them.
+    screen.textContent = "body { margin: 16px; }\n"
+      + "body:focus-visible { outline: 3px solid #1a73e8; outline-offset: -3px; }";
+    doc.body.tabIndex = 0;
     doc.head.prepend(...links);
     doc.head.append(screen);
     return "<!DOCTYPE html>\n" + doc.documentElement.outerHTML;
