@@ -281,7 +281,7 @@ def test_convert_writes_what_the_xml_endpoint_writes_from_the_parsed_json(source
     endpoint makes of the parse's JSON, in either syntax and for either spec."""
     data = source.read_bytes()
     parsed = parse(data)
-    # (Peppol BIS is UBL only: CII with spec peppol is a 400 on config.syntax, tests/test_peppol_reading.py)
+    # (Peppol BIS is UBL only: CII with spec peppol is a 400 on request.spec, tests/test_peppol_reading.py)
     for to, spec in [(to, spec) for to in OTHER for spec in SPECS if (to, spec) != ("CII", "peppol")]:
         request, endpoint = request_for(parsed, to, spec, None, None)
         if to == "CII":  # allowLoss leaves further preceding invoices out, CII has one (tests/test_convert_losses.py)

@@ -74,10 +74,11 @@ def test_a_peppol_document_converts_to_en16931_cii_named_by_the_rules_that_judge
                        "specificationIdentifier": "urn:cen.eu:en16931:2017"}
 
 
-def test_peppol_to_cii_with_spec_peppol_is_a_400_on_the_syntax():
+def test_peppol_to_cii_with_spec_peppol_is_a_400_on_the_spec():
+    """The client sent request.spec, never config.syntax: the 400 names what it sent (convert.check_spec)."""
     with pytest.raises(ApiError) as refused:
         convert((CORPUS / "peppol/2026.5/billing/base-example.xml").read_bytes(), "CII", "peppol")
-    assert refused.value.http_status == 400 and refused.value.errors[0].field == "config.syntax"
+    assert refused.value.http_status == 400 and refused.value.errors[0].field == "request.spec"
 
 
 def _valid_xrechnung_ubl():

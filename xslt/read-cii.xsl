@@ -495,8 +495,11 @@
         <xsl:apply-templates select="$line-settlement/ram:ApplicableTradeTax[r:is-vat(.)][1]" mode="line-vat"/>
         <xsl:sequence select="r:leaf('objectIdentifier', $object/ram:IssuerAssignedID, 'text', $object/ram:TypeCode)"/>
         <xsl:sequence select="r:leaf('objectIdentifierSchemeId', $object/ram:ReferenceTypeCode)"/>
-        <xsl:sequence select="r:leaf('parentLineIdentifier', $line-document/ram:ParentLineID),
-            r:leaf('lineStatusReasonCode', $line-document/ram:LineStatusReasonCode)"/>
+        <!-- Factur-X EXTENDED's line hierarchy; elsewhere EN 16931 has none (its CII binding says neither element
+             should be present, CII-SR-036 / -038) and counts each line as it stands: left unread, so named in
+             `unmapped` as content -->
+        <xsl:sequence select="r:leaf('parentLineIdentifier', $line-document/ram:ParentLineID[$extended]),
+            r:leaf('lineStatusReasonCode', $line-document/ram:LineStatusReasonCode[$extended])"/>
       </invoiceLine>
     </xsl:where-populated>
   </xsl:template>

@@ -85,8 +85,8 @@ def _said(result) -> None:
         line = f" (line {lost['line']})" if lost.get("line") is not None else ""
         print(f"not carried: {lost['xpath']}{line} = {lost['value']!r}", file=sys.stderr)
     for value in result.technical:
-        print(f"technical, no place in the target: {value['xpath']} (line {value['line']}) = {value['value']!r}",
-              file=sys.stderr)
+        line = f" (line {value['line']})" if value.get("line") is not None else ""
+        print(f"technical, no place in the target: {value['xpath']}{line} = {value['value']!r}", file=sys.stderr)
 
 
 def run_convert(args) -> int:
@@ -96,6 +96,10 @@ def run_convert(args) -> int:
     if args.to != "ZUGFERD" and (args.profile or args.lang):  # they did nothing to a CII or UBL target
         print("pipeline convert: --profile and --lang apply to --to zugferd only (a PDF's profile and page)",
               file=sys.stderr)
+        return 2
+    if args.spec == "peppol" and args.to != "UBL":  # (the endpoint's 400 names request.spec: `check_spec`)
+        print("pipeline convert: --spec peppol applies to --to ubl only (Peppol BIS Billing 3.0 is a UBL invoice); "
+              "CII and a ZUGFeRD PDF are written on en16931 (a Peppol source's default) or xrechnung", file=sys.stderr)
         return 2
     if args.to == "ZUGFERD" and pdf_to_terminal("pipeline convert", args.output):
         return 2

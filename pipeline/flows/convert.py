@@ -35,6 +35,7 @@ from pipeline.flows.parse import (Parsed, changed_value, keep_specification_id, 
                                   parse, read_canonical, source_of, source_spec, validate_source, written_again,
                                   written_specification_id)
 from pipeline.flows.validate_xml import validate_xml
+from pipeline.invoice import peppol
 from pipeline.invoice.model import DATE_RE, InvoiceRequest, term_label, validate_request
 from pipeline.invoice.request_json import dump_request
 from pipeline.invoice.specs import EN16931_ID, XRECHNUNG_EXTENSION_ID, profile_for_guideline, profile_named
@@ -257,16 +258,23 @@ def request_for(parsed: Parsed, to: str, spec: str, profile: str | None, languag
         config.update(syntax="CII", profile=profile or default, **({"metadataLanguage": language} if language else {}))
         keep_specification_id(invoice, parsed.source.specification_id, "zugferd", config["profile"])
         return {"invoice": invoice, "config": config}, "zugferd"
-    keep_specification_id(invoice, target_specification_id(parsed.source.specification_id, to, spec), spec)
+    process = (invoice.get("processControl") or {}).get("businessProcessType")
+    keep_specification_id(invoice, target_specification_id(parsed.source.specification_id, to, spec, process), spec)
     config.update(syntax=to)
     return {"invoice": invoice, "config": config}, spec
 
 
-def target_specification_id(spec_id: str | None, to: str, spec: str) -> str | None:
+def target_specification_id(spec_id: str | None, to: str, spec: str, process: str | None = None) -> str | None:
     """The BT-24 a conversion offers the target (`keep_specification_id` still refuses what the target cannot
     write): the output names the rules that judged it. Under en16931 that is the EN 16931 identifier; a CII keeps
     a Factur-X profile's (a CII names its profile by it; EXTENDED is judged on that profile's rules). A CIUS the
-    EN 16931 rules do not check (Peppol, or any other that builds on EN 16931) is not claimed for the output."""
+    EN 16931 rules do not check (Peppol, or any other that builds on EN 16931) is not claimed for the output.
+    Under peppol, a source that states no Peppol identifier but Peppol's self-billing process (BT-23 `process`,
+    e.g. a Peppol self-billing invoice that went to CII) gets the self-billing identifier: the billing one beside
+    that process fails PEPPOL-EN16931-R007."""
+    if (spec == "peppol" and (process or "").strip() == peppol.SELF_BILLING_PROCESS
+            and (spec_id or "").strip() not in peppol.PROCESSES):
+        return peppol.SELF_BILLING_ID
     if spec != "en16931" or spec_id is None or spec_id.strip() == EN16931_ID:
         return spec_id
     profile = profile_for_guideline(spec_id.strip())   # (XRechnung's id, any version, is no profile's claim here)
@@ -556,9 +564,21 @@ _NOT_KEPT = {"seller-contact-department": _DEPARTMENT, "buyer-contact-department
              "buyer-other-id": _OTHER_ID, "payee-other-id": _OTHER_ID, "ship-to-other-id": _OTHER_ID}
 
 
+# A line hierarchy in a CII that is no Factur-X EXTENDED invoice (read-cii.xsl reads it there only)
+_HIERARCHY_OUTSIDE_EXTENDED = re.compile(
+    r"/ram:AssociatedDocumentLineDocument/ram:(ParentLineID|LineStatusReasonCode)$")
+_NOT_EXTENDED = ("a line hierarchy (BT-X-304, BT-X-8) is Factur-X EXTENDED content, and this invoice is no EXTENDED "
+                 "invoice: EN 16931 has none and counts each line as it stands (its CII binding says ParentLineID and "
+                 "LineStatusReasonCode should not be present, CII-SR-036 / -038; XRechnung warns of a CII hierarchy, "
+                 "BR-DEX-15)")
+
+
 def _why_lost(entry: dict, to: str) -> dict:
-    """An unmapped content entry as a loss, with the reason where the source's syntax keeps it and the target not."""
+    """An unmapped content entry as a loss, with the reason where the source's syntax keeps it and the target not,
+    or where the source's own rules say EN 16931 has no place for it."""
     why = _NOT_KEPT.get(provenance.same_syntax_param(entry["xpath"]) or "", {}).get(to)
+    if why is None and _HIERARCHY_OUTSIDE_EXTENDED.search(entry["xpath"]):
+        why = _NOT_EXTENDED
     return {**entry, "reason": why} if why else entry
 
 
@@ -598,10 +618,25 @@ def fillers_for(parsed: Parsed, to: str, profile: str | None = None) -> tuple[di
     return params, technical, kept
 
 
+PEPPOL_IS_UBL = ("applies to the UBL target only: Peppol BIS Billing 3.0 is a UBL invoice (its CII rules are not "
+                 "published as a compiled release); CII and a ZUGFeRD PDF are written on en16931 (a Peppol source's "
+                 "default) or xrechnung")
+
+
+def check_spec(to: str, spec: str | None) -> None:
+    """400 naming request.spec for rules the target cannot be written on: an explicit spec decides, so it is never
+    left aside (`peppol` with CII was refused naming config.syntax, a field the client never sent, and a ZUGFeRD PDF
+    was written on EN 16931 without a word)."""
+    if spec == "peppol" and to != "UBL":
+        raise ApiError(400, "INVALID_INPUT", f"request.spec {spec} {PEPPOL_IS_UBL}.", [ErrorDetail(
+            "INVALID_VALUE", f"{spec} {PEPPOL_IS_UBL}", field="request.spec", rejectedValue=spec)])
+
+
 def convert(data: bytes, to: str, spec: str | None = None, profile: str | None = None, language: str | None = None,
             allow_loss: bool = False, request_id: str | None = None) -> Conversion:
     """An uploaded e-invoice -> the validated document in the target syntax. ApiError 400 (no e-invoice, bad
     parameters), 422 SOURCE_INVALID / SOURCE_NOT_CONVERTIBLE / CONVERSION_LOSS / VALIDATION_FAILED."""
+    check_spec(to, spec)
     parsed = parse(data)
     if spec is None:  # the source's rules; Peppol is UBL: its content goes to CII (and ZUGFeRD's) as EN 16931
         # (an XRechnung extension of a release before 3.0 is read for xrechnung: `parse.config_for`)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.errors import ApiError, ErrorDetail
-from pipeline.flows.convert import SPECS, TARGETS
+from pipeline.flows.convert import SPECS, TARGETS, check_spec
 from pipeline.invoice.model import metadata_language
 from pipeline.invoice.specs import profile_named
 
@@ -73,4 +73,6 @@ def convert_options(request: dict) -> ConvertOptions:
         if to != "ZUGFERD":  # it was ignored: an XML target is written on its spec's rules, never cut to a profile
             raise bad_option("profile", f"applies to the ZUGFERD target only (a Factur-X PDF's profile); {to} is "
                              "written on the rules of request.spec", profile)
-    return ConvertOptions(to, choice(request, "spec", SPECS), profile, language(request), flag(request, "allowLoss"))
+    spec = choice(request, "spec", SPECS)
+    check_spec(to, spec)   # (a job's request is refused when it is submitted, not document by document)
+    return ConvertOptions(to, spec, profile, language(request), flag(request, "allowLoss"))

@@ -128,9 +128,11 @@ def changed_value(business_term: str, source: str, written: str, why: str) -> di
 
 def changed_line(change: dict) -> str:
     """An entry of `changed` in words (header, CLI): `BT-24 <source> -> <written>`; a value the target needs and the
-    source does not state comes from "(not in the source)"."""
+    source does not state comes from "(not in the source)", one the target does not write goes to "(not written)"
+    (a value "None" is a value)."""
     source = "(not in the source)" if change["source"] is None else change["source"]
-    return f"{change['businessTerm']} {source} -> {change['written']}"
+    written = "(not written)" if change["written"] is None else change["written"]
+    return f"{change['businessTerm']} {source} -> {written}"
 
 
 def keep_specification_id(invoice: dict, spec_id: str | None, spec: str, profile: str | None = None) -> list[dict]:
