@@ -33,6 +33,13 @@ invalid), and at the Peppol endpoint one built on Peppol BIS Billing 3.0 in UBL 
 written as BT-24) to the Peppol rules, which judge the id themselves (PEPPOL-EN16931-R004); a claim of another edition
 runs no rules (the 2017 rules are not its rules, and failing their XSD would
 read as a format error).
+
+A BT-24 stated twice (`repeated`) is judged on the claim whose rules we have, whatever the order, and the other
+claim is named as not judged. UBL's syntax version (cbc:UBLVersionID) is no claim of rules: BT-24 is, and the 2017
+edition binds UBL 2.1, whose XSD leaves UBLVersionID free and whose CEN rules judge it themselves (UBL-CR-002, a
+warning: "should not include the UBLVersionID or it should be 2.1"). A document that passes the UBL 2.1 XSD is a
+UBL 2.5 instance too (UBL's minor versions keep earlier instances valid), so `2.5` under a 2017 BT-24 stays the
+official rules' warning; a 2026 BT-24 is not judged whatever UBLVersionID says.
 """
 from __future__ import annotations
 
@@ -42,7 +49,7 @@ from dataclasses import dataclass
 
 from pipeline.check import engine, packs
 from pipeline.check.verdict import CLAIM_NOT_COVERED, RULES_NOT_INSTALLED, NotJudged
-from pipeline.check.xmlinput import ParsedXml, normalize_space, specification_id
+from pipeline.check.xmlinput import ParsedXml, normalize_space, specification_id, specification_ids
 from pipeline.errors import ApiError
 from pipeline.invoice.peppol import PROCESSES as PEPPOL_IDS
 from pipeline.invoice.specs import EN16931_ID, FACTURX_VERSION, ZUGFERD1_NS, Profile, profile_for_guideline
@@ -178,6 +185,45 @@ def of_document(doc: ParsedXml) -> Claim:
                                                                            "Parameter")), None)
         return Claim(written(gid), ZUGFERD1, None, "1.0", known=False, root=True)
     return of_id(specification_id(doc)[0] if doc.syntax else None, doc.syntax)
+
+
+def repeated(doc: ParsedXml, claim: Claim) -> tuple[Claim, list[NotJudged]]:
+    """A document that states BT-24 more than once (EN 16931: exactly once; CII's XSD lets it repeat, the CEN rules'
+    CII-SR-009 and CII-SR-010 say once, UBL's XSD allows one CustomizationID): the claim it is judged on and each
+    other claim it states, not judged. Judged on the first claim whose rules this service has, else the first on
+    EN 16931:2017, else `claim` (its first): the order of the ids must not decide whether any rules run (a 2026 id
+    before a 2017 one ran none and was `indeterminate`, after it the CEN rules stopped and it was `invalid`). The
+    other claims were dropped unsaid; each is named now. The CEN stylesheets stop on a repeated id
+    (RULE-ENGINE-ERROR, XPath's normalize-space of two ids), an error of the rules that ran, so such a document is
+    `invalid` as CII-SR-009 means it to be."""
+    ids = specification_ids(doc) if doc.syntax else []
+    if len(ids) < 2 or claim.root:
+        return claim, []
+    stated = [of_id(gid, doc.syntax) for gid in ids]
+    judged = (next((c for c in stated if c.known and c.text), None)
+              or next((c for c in stated if c.edition == EDITION), claim))
+    # (an empty one is no claim)
+    others = list(dict.fromkeys(c.text for c in stated if c.text and c.text != judged.text))
+    return judged, [_unjudged_other(judged, of_id(text, doc.syntax), len(ids), doc.syntax) for text in others]
+
+
+def _unjudged_other(judged: Claim, other: Claim, count: int, syntax: str) -> NotJudged:
+    rule, rule_de = (("the CEN rules' CII-SR-009 and CII-SR-010", "die CEN-Regeln CII-SR-009 und CII-SR-010")
+                     if syntax == "CII" else
+                     ("UBL's XSD: one CustomizationID", "das XSD von UBL: eine CustomizationID"))
+    have = ("", "") if other.known else (", whose rules this service does not have",
+                                         ", deren Regeln dieser Dienst nicht hat")
+    what, what_de = f"{other.label} ({shown(other.text)})", f"{other.said('de')} ({shown(other.text)})"
+    on, on_de = ((f"its claim of {judged.label} ({shown(judged.text)})",
+                  f"seiner Angabe {judged.said('de')} ({shown(judged.text)})") if judged.text else
+                 ("the rules of a document stating none", "den Regeln für ein Dokument ohne Angabe"))
+    return NotJudged(RULES_NOT_INSTALLED if not other.known else CLAIM_NOT_COVERED,
+                     f"The document states its specification identifier (BT-24) {count} times, which EN 16931 allows "
+                     f"once ({rule}); it was judged on {on}, and its other claim, {what}{have[0]}, was not judged.",
+                     other.text,
+                     f"Das Dokument nennt seine Spezifikationskennung (BT-24) {count}-mal, EN 16931 erlaubt sie "
+                     f"einmal ({rule_de}); es wurde nach {on_de} geprüft, seine andere Angabe, {what_de}{have[1]}, "
+                     "wurde nicht beurteilt.")
 
 
 def written(text: str | None) -> str | None:
@@ -339,7 +385,10 @@ def not_covered(claim: Claim, endpoint: str, core: str | None) -> NotJudged:
 _ZUGFERD_SPELLING = re.compile(r"[12]p\d")  # ZUGFeRD 1.0 / 2.x naming its version in fx:Version (2p1: ZUGFeRD 2.1)
 
 
-def of_xmp(fx: dict[str, str]) -> NotJudged | None:
+ZUGFERD1_XMP_NS = "urn:ferd:pdfa:CrossIndustryDocument:invoice:1p0#"  # ZUGFeRD 1.0's XMP schema (zf:)
+
+
+def of_xmp(fx: dict[str, str], namespace: str | None = None) -> NotJudged | None:
     """A PDF's XMP claim of a Factur-X / ZUGFeRD version whose rules this service does not have (`fx`: the XMP's
     Factur-X properties by local name, `checks.Inspection.fx`). fx:Version is "the version of the Factur-X XML
     schema": 1.0 for every Factur-X 1.0x and ZUGFeRD 2.x (and the ZUGFeRD 1.0 XMP); Factur-X's code list of it
@@ -347,7 +396,25 @@ def of_xmp(fx: dict[str, str]) -> NotJudged | None:
     rules are these. Any other value claims a version we do not know, and software that reads the XMP may take the
     invoice for it; the invoice itself is judged on the rules its own BT-24 names, so the PDF is at best
     indeterminate (a 2.0 stood as `valid`). Under the XRECHNUNG level ZUGFeRD writes the XRechnung version there
-    (1.2, 2.1, 3.0: the invoice's BT-24 says which XRechnung rules judge it), so none is a claim here."""
+    (1.2, 2.1, 3.0: the invoice's BT-24 says which XRechnung rules judge it), so none is a claim here.
+
+    `namespace`: the XMP namespace the properties are in. ZUGFeRD 1.0's (`ZUGFERD1_XMP_NS`) around an invoice that is
+    no ZUGFeRD 1.0 document (the caller leaves those out) claims a ZUGFeRD 1.0 PDF: fx:Version says 1.0 there too, so
+    it stood as `valid`, while software that reads the XMP takes the invoice for ZUGFeRD 1.0, whose rules this
+    service does not have (Factur-X 1.0x and ZUGFeRD 2.1 on name the Factur-X namespace, ZUGFeRD 2.0 its own)."""
+    if namespace == ZUGFERD1_XMP_NS:
+        return NotJudged(RULES_NOT_INSTALLED,
+                         f"The PDF's XMP states its Factur-X / ZUGFeRD properties in ZUGFeRD 1.0's namespace "
+                         f"({ZUGFERD1_XMP_NS}), so it claims a ZUGFeRD 1.0 PDF, whose rules this service does not have "
+                         "(a ZUGFeRD 1.0 invoice is checked against its XSD only): software that reads the XMP may "
+                         "take the invoice for ZUGFeRD 1.0. The invoice it holds is no ZUGFeRD 1.0 document and was "
+                         "judged on the rules its own identifier (BT-24) names.", ZUGFERD1_XMP_NS,
+                         "Die XMP-Metadaten des PDF nennen ihre Factur-X-/ZUGFeRD-Angaben im Namensraum von "
+                         f"ZUGFeRD 1.0 ({ZUGFERD1_XMP_NS}) und geben es so als ZUGFeRD-1.0-PDF aus, dessen Regeln "
+                         "dieser Dienst nicht hat (eine ZUGFeRD-1.0-Rechnung wird nur gegen ihr XSD geprüft): "
+                         "Software, die die XMP-Metadaten liest, hält die Rechnung womöglich für ZUGFeRD 1.0. Die "
+                         "enthaltene Rechnung ist kein ZUGFeRD-1.0-Dokument und wurde nach den Regeln geprüft, die "
+                         "ihre eigene Kennung (BT-24) nennt.")
     version = (fx.get("Version") or "").strip(_XML_SPACE)
     level = (fx.get("ConformanceLevel") or "").strip(_XML_SPACE).upper()
     if not version or version == FACTURX_VERSION or _ZUGFERD_SPELLING.fullmatch(version) or level == "XRECHNUNG":

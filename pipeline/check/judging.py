@@ -25,9 +25,10 @@ def judge(doc: ParsedXml, endpoint: str, pack: packs.Pack | None, sdoc, claim: C
     """The rules of `endpoint` (en16931 | xrechnung | peppol | fr-ctc | zugferd) on `doc` (`sdoc`: it as a Saxon
     tree; None for a ZUGFeRD 1.0 document, whose XSD alone runs). `pack`: the endpoint's pack (its `version`, or
     the one in force), None where the route picks (the PDF endpoint)."""
-    claim = claim or claims.of_document(doc)
+    # a BT-24 stated more than once: judged on one claim, the others named (`claims.repeated`)
+    claim, others = claims.repeated(doc, claim or claims.of_document(doc))
     route = claims.route(claim, endpoint)
-    checked = Checked(not_judged=[route.reason] if route.reason else [])
+    checked = Checked(not_judged=([route.reason] if route.reason else []) + others)
     if route.judge is None:
         return checked
     if route.judge == ZUGFERD1_XSD:

@@ -405,6 +405,15 @@ def specification_id(doc: ParsedXml):
     return (text or None), element
 
 
+def specification_ids(doc: ParsedXml) -> list[str | None]:
+    """Every BT-24 the document states, in document order, as `specification_id` reads the first: EN 16931 has
+    one, but CII's XSD lets GuidelineSpecifiedDocumentContextParameter repeat (the CEN rules' CII-SR-009 says once),
+    and a UBL document may write a second CustomizationID, which its XSD refuses (`claims.repeated`)."""
+    if doc.syntax not in _SPEC_ID:
+        return []
+    return [normalize_space(el.text) or None for el in doc.tree.getroot().iterfind(_SPEC_ID[doc.syntax])]
+
+
 _XML_SPACES = re.compile(r"[ \t\r\n]+")
 
 

@@ -62,8 +62,9 @@ def validate_pdf(data: bytes, request_id: str | None = None, content_checks: boo
     issues = list(result.issues) + extra.issues
     if content_checks and doc is not None:
         issues += content_issues(doc, strict=strict)
-    # the XMP's own claim of a Factur-X / ZUGFeRD version (a ZUGFeRD 1.0 invoice is not judged beyond its XSD anyway)
-    xmp = None if result.zugferd1 else claims.of_xmp(result.fx)
+    # the XMP's own claim of a Factur-X / ZUGFeRD version, by fx:Version or by ZUGFeRD 1.0's namespace (a ZUGFeRD
+    # 1.0 invoice is not judged beyond its XSD anyway)
+    xmp = None if result.zugferd1 else claims.of_xmp(result.fx, result.fx_namespace)
     german_law = categories.under_german_law(xmlinput.party_countries(doc)) if doc is not None else None
     return Report(version, "CII" if result.xml is not None else None, issues, request_id, german_law,
                   rules=[checks.container_rules(result), *judged.rules, *extra.rules],

@@ -97,6 +97,7 @@ class Inspection:
     pdfa_part: str | None = None
     pdfa_conformance: str | None = None
     fx: dict[str, str] = field(default_factory=dict)   # XMP Factur-X properties by local name
+    fx_namespace: str | None = None  # the FX_NAMESPACES entry they are in (ZUGFeRD 1.0's is a claim of its own)
     file_name: str | None = None
     relationship: str | None = None
     subtype: str | None = None
@@ -439,6 +440,7 @@ def _check_fx_xmp(root: etree._Element | None, declared: dict[str, set[str]], re
                    de="Die XMP-Metadaten haben keine Factur-X-/ZUGFeRD-Angaben (fx:DocumentType, DocumentFileName, "
                       "Version, ConformanceLevel).")
         return
+    result.fx_namespace = ns
     for name in ("DocumentType", "DocumentFileName", "Version", "ConformanceLevel"):
         value = _xmp_value(root, ns, name)
         if value is None:
