@@ -30,6 +30,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from pipeline.check.detect import is_pdf, route
+from pipeline.check.verdict import LABELS
 from pipeline.cli.files import READ, Progress, documents, is_archive, safe_name, shown
 from pipeline.cli.generate import is_stdio, output_refused
 from pipeline.errors import ApiError
@@ -51,7 +52,9 @@ def register(sub) -> None:
                                                             "document; several: --html-dir)")
     p.add_argument("--pdf", type=Path, metavar="OUT", help="also write the report for people as PDF here (one "
                                                            "document)")
-    p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the --html / --pdf report and of the verdict's sentence")
+    p.add_argument("--lang", choices=("en", "de"), default="en",
+                   help="language of the --html / --pdf report, of the verdict's sentence and of the findings printed "
+                        "beneath it (their codes stay)")
     p.add_argument("--strict", action="store_true",
                    help="content-check findings (CHECK-IBAN, CHECK-VAT-ID, ...) are errors, not warnings")
     p.add_argument("--html-dir", type=Path, metavar="OUT", help="write each document's report for people here")
@@ -136,14 +139,26 @@ def _run(args) -> int:
               f"{report.syntax or 'unknown syntax'}) - {_counted(report.errors, 'error')}, "
               f"{_counted(report.warnings, 'warning')}")
         print(report.meaning(args.lang))  # what the report's class means for the receiver
-        print("  rules: " + ("; ".join(r.label for r in report.rules) or "none ran"))
-        for n in report.not_judged:
-            print(f"  NOT JUDGED {n.code}: {n.message}")
-        for i in report.issues:
-            loc = i.location
-            where = f" line {loc.line}" + (f":{loc.column}" if loc.column else "") if loc and loc.line else ""
-            print(f"  {i.severity:7} {i.code} [{i.category}]{where}: {i.message}")
+        _print_findings(report, args.lang)
     return EXIT[report.verdict]
+
+
+def _print_findings(report, language: str) -> None:
+    """The rules applied, what was not judged and the findings, after the verdict's sentence and in its language:
+    the German sentence points to „nicht beurteilt“, and printed "NOT JUDGED" and English messages beneath it. The
+    first line (the verdict, the rules' name, the counts) and the codes stay as they are for scripts."""
+    de = language == "de"
+    labels = LABELS["de" if de else "en"]
+    ran = "; ".join(r.label for r in report.rules)
+    print(f"  {labels['rules']}: {ran or labels['none_ran']}" if de else f"  rules: {ran or 'none ran'}")
+    for n in report.not_judged:
+        print(f"  {labels['not_judged'].upper() if de else 'NOT JUDGED'} {n.code}: "
+              f"{(n.message_de or n.message) if de else n.message}")
+    for i in report.issues:
+        loc = i.location
+        where = (f" {'Zeile' if de else 'line'} {loc.line}" + (f":{loc.column}" if loc.column else "")
+                 if loc and loc.line else "")
+        print(f"  {i.severity:7} {i.code} [{i.category}]{where}: {(i.message_de or i.message) if de else i.message}")
 
 
 EXIT = {"valid": 0, "invalid": 1, "indeterminate": 3}  # 2: could not be validated
