@@ -176,13 +176,20 @@ _HEAD_KEPT = 64 * 1024
 # The envelope line an mbox writer puts before each message (RFC 4155): "From " , the return path (some writers
 # leave it out), then the date as asctime ("Sun Mar  1 08:00:00 2026", a zone before the year as Gmail writes
 # it: "+0000 2026") or as RFC 5322 writes it ("Sun, 1 Mar 2026 08:00:00"). A body line that merely begins with
-# "From " ("From 1 March on, please pay to ...") is none.
+# "From " ("From 1 March on, please pay to ...") is none. Some writers put the return path alone ("From
+# user@host") or an ISO 8601 date after it: such a line (`_BARE_ENVELOPE`) starts a message only after an empty
+# line (or at the file's start) and followed by a header a message's head begins with (`_HEAD_FIRST`).
 _DAY = rb"(?i:mon|tue|wed|thu|fri|sat|sun)"
 _MONTH = rb"(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
 _TIME = rb"\d{1,2}:\d\d(?::\d\d)?"
 _ENVELOPE = re.compile(rb"From (?:\S+ +)?(?:(?:" + _DAY + rb",? +)?" + _MONTH + rb" +\d{1,2} +" + _TIME
                        + rb"(?: +(?:[A-Za-z]{1,5}|[+-]\d{4}))* +\d{4}|" + _DAY + rb", +\d{1,2} +" + _MONTH
                        + rb" +\d{4} +" + _TIME + rb")(?:\s|$)")
+_ISO_DATE = rb"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d(?::?\d\d)?)?)?"
+_BARE_ENVELOPE = re.compile(rb"From (?:[^\s@]*@[^\s@]+|MAILER-DAEMON)(?: +" + _ISO_DATE + rb")? *\r?\n?\Z")
+_HEAD_FIRST = re.compile(rb"(?i:return-path|received|delivered-to|envelope-to|x-[!-9;-~]+|from|sender|date"
+                         rb"|message-id|mime-version|dkim-signature|arc-[a-z-]+|authentication-results|to|subject"
+                         rb"|reply-to|status):")
 _HEADER_LINE = re.compile(rb"[!-9;-~]+:")
 HEADER_START = re.compile(rb"[ \t\r\n]*[!-9;-~]+:")  # content that begins with a header line (a MIME entity)
 _ESCAPED_FROM = re.compile(rb">+From ")
@@ -194,20 +201,22 @@ def _mbox_messages(stream, limit: int) -> Iterator[bytes | _TooLarge]:
 
     Not every writer quotes a body line that begins with "From ", so such a line starts a new message only where
     it is an envelope (`_ENVELOPE`) followed by a header line, as every message begins, after the empty line
-    RFC 4155 has writers put before it or without it (mailboxes pasted together). Else a message would be cut in
-    two at "From our accounts department: ..." or at an envelope line quoted in a body after an empty line, and
-    the attachments after the cut lost to it."""
+    RFC 4155 has writers put before it or without it (mailboxes pasted together); a bare one (`_BARE_ENVELOPE`:
+    "From user@host", maybe with an ISO date) only after an empty line and followed by a header of `_HEAD_FIRST`.
+    Else a message would be cut in two at "From our accounts department: ..." or at an envelope line quoted in a
+    body after an empty line, and the attachments after the cut lost to it."""
     lines: list[bytes] | None = None
-    size, at_start, head = 0, True, b""
+    size, at_start, after_blank, head = 0, True, True, b""
     ahead: bytes | None = None  # a line read to decide whether the line before it starts a message
     while True:
         line, ahead = (ahead, None) if ahead is not None else (stream.readline(_MBOX_LINE), None)
         starts = at_start and line.startswith(b"From ")
         if starts and lines is not None:  # not the file's first line: an envelope, then a header line?
-            starts = _ENVELOPE.match(line) is not None
+            asctime = _ENVELOPE.match(line) is not None
+            starts = asctime or (after_blank and _BARE_ENVELOPE.match(line) is not None)
             if starts:
                 ahead = stream.readline(_MBOX_LINE)
-                starts = _HEADER_LINE.match(ahead) is not None
+                starts = (_HEADER_LINE if asctime else _HEAD_FIRST).match(ahead) is not None
         if not line or starts:
             if lines is not None:
                 yield b"".join(lines) if size <= limit else _TooLarge(head)
@@ -225,6 +234,7 @@ def _mbox_messages(stream, limit: int) -> Iterator[bytes | _TooLarge]:
             elif lines:
                 head = b"".join(lines)[:_HEAD_KEPT]
                 lines.clear()
+        after_blank = at_start and line in (b"\n", b"\r\n")
         at_start = line.endswith(b"\n")
 
 
