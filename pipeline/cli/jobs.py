@@ -21,6 +21,7 @@ Exit codes: 0 done and every document valid, 1 a document invalid or refused, 2 
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
@@ -52,18 +53,58 @@ def _call(args, method: str, path: str, data=None, headers=None, stream: bool = 
     try:
         resp = urllib.request.urlopen(request, timeout=600)  # noqa: S310 (the service the user names)
     except urllib.error.HTTPError as exc:
-        body = exc.read().decode("utf-8", "replace")
-        try:
-            body = json.loads(body).get("message", body)
-        except ValueError:
-            pass
-        _fail(f"{exc.code} {body}")
+        _refused(exc.code, exc.read())
     except urllib.error.URLError as exc:
         _fail(f"{args.url}: {exc.reason}")
     if stream:
         return resp
     with resp:
         return json.loads(resp.read())
+
+
+def _refused(status: int, body: bytes):
+    text = body.decode("utf-8", "replace")
+    try:
+        text = json.loads(text).get("message", text)
+    except ValueError:  # (not our JSON: a proxy's page, said as it came)
+        pass
+    _fail(f"{status} {text}")
+
+
+def _upload(args, body: Path, headers: dict) -> dict:
+    """POST /v1/jobs, the body streamed from its file. A service that refuses an upload before its end (413 past
+    EINVOICE_MAX_JOB_BYTES, 408 past EINVOICE_REQUEST_DEADLINE, 503 a full jobs directory) answers and closes while
+    the body is still on its way: that answer is read even so (urllib said only "Broken pipe"). Through a proxy
+    (HTTP(S)_PROXY) urllib sends it, as every other call."""
+    url = urllib.parse.urlsplit(args.url.rstrip("/") + "/v1/jobs")
+    if not args.key or (urllib.request.getproxies().get(url.scheme) and not urllib.request.proxy_bypass(url.netloc)):
+        with open(body, "rb") as data:
+            return _call(args, "POST", "/v1/jobs", data=data, headers=headers)
+    kind = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+    conn, broke = kind(url.hostname, url.port, timeout=600), None
+    try:
+        try:
+            conn.putrequest("POST", url.path + (f"?{url.query}" if url.query else ""))
+            for name, value in {"Authorization": f"Bearer {args.key}", **headers}.items():
+                conn.putheader(name, value)
+            conn.endheaders()
+            with open(body, "rb") as data:
+                while chunk := data.read(1 << 20):
+                    conn.send(chunk)
+        except (BrokenPipeError, ConnectionResetError) as exc:  # the service stopped reading: its answer may be in
+            broke = exc
+        except OSError as exc:
+            _fail(f"{args.url}: {exc}")
+        try:
+            resp = conn.getresponse()
+            answer = resp.read()
+        except (OSError, http.client.HTTPException) as exc:
+            _fail(f"{args.url}: {broke or exc}")
+    finally:
+        conn.close()
+    if resp.status >= 400:
+        _refused(resp.status, answer)
+    return json.loads(answer)
 
 
 def _uploads(paths: list[Path]) -> list[tuple[str, Path]]:
@@ -139,10 +180,8 @@ def _submit(args) -> int:
     request = job_request.request_of(args)
     with tempfile.TemporaryDirectory(prefix="pipeline-jobs-") as tmp:
         body, boundary = _body(request, _uploads(args.paths), Path(tmp))
-        with open(body, "rb") as data:
-            job = _call(args, "POST", "/v1/jobs", data=data,
-                        headers={"Content-Type": f"multipart/form-data; boundary={boundary}",
-                                 "Content-Length": str(body.stat().st_size)})
+        job = _upload(args, body, {"Content-Type": f"multipart/form-data; boundary={boundary}",
+                                   "Content-Length": str(body.stat().st_size)})
     if not args.wait:
         print(job["id"])
         return 0
