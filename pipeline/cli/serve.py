@@ -426,9 +426,11 @@ class _Outgoing:
 class _Refused(Exception):
     """A request the worker answers itself in the ErrorResponse shape, after which the connection closes."""
 
-    def __init__(self, status: int, reason: str, code: str, message: str, headers: str = ""):
+    def __init__(self, status: int, reason: str, code: str, message: str, headers: str = "",
+                 detail: str | None = None):
         super().__init__(message)
         self.status, self.reason, self.code, self.message, self.headers = status, reason, code, message, headers
+        self.detail = detail  # our own code for errors[0], where the app names one for the same refusal
         # (method, path, when it began, its X-Request-Id) of the request refused, as far as known
         self.request = (None, None, None, None)
 
@@ -438,7 +440,8 @@ class _Refused(Exception):
         request_id = accept_or_new(asked)  # the client's id where its headers were read, as the app answers
         front_line(method, path, self.status, None if began is None else time.monotonic() - began, request_id,
                    front=True)
-        return _error_bytes(self.status, self.reason, self.code, self.message, self.headers, request_id)
+        return _error_bytes(self.status, self.reason, self.code, self.message, self.headers, request_id,
+                            self.detail)
 
 
 def _malformed(status: int, reason: str, detail: str) -> _Refused:
@@ -488,10 +491,12 @@ def _method_not_implemented(method: bytes) -> _Refused:
 
 
 def _error_bytes(status: int, reason: str, code: str, message: str, headers: str = "",
-                 request_id: str | None = None) -> bytes:
+                 request_id: str | None = None, detail: str | None = None) -> bytes:
     request_id = request_id or accept_or_new(None)
+    errors = [] if detail is None else [{"code": detail, "field": None, "businessTerm": None, "rejectedValue": None,
+                                         "message": message}]
     body = json.dumps({"requestId": request_id, "status": STATUS_TEXT.get(status, reason.lower().replace(" ", "_")),
-                       "errorCode": code, "message": message, "errors": []}).encode()
+                       "errorCode": code, "message": message, "errors": errors}).encode()
     return (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n{headers}"
             f"X-Request-Id: {request_id}\r\nContent-Length: {len(body)}\r\n\r\n").encode("latin-1") + body
 
@@ -1331,7 +1336,8 @@ class BufferedWorker(_worker_base()):
             self._refuse(conn, refused)
         except httptools.HttpParserCallbackError as exc:
             cause = exc.__context__
-            self._refuse(conn, cause if isinstance(cause, _Refused) else self._bad_request(cause))
+            job = conn.msg is not None and conn.msg.job
+            self._refuse(conn, cause if isinstance(cause, _Refused) else self._bad_request(cause, job))
         except httptools.HttpParserInvalidMethodError:
             self._refuse(conn, self._no_method(conn, data, had))
         except httptools.HttpParserError as exc:
@@ -1407,13 +1413,18 @@ class BufferedWorker(_worker_base()):
             return _method_not_implemented(method.group(1))
         return _malformed(400, "Bad Request", "Invalid method encountered")
 
-    def _bad_request(self, exc) -> _Refused:
+    def _bad_request(self, exc, job: bool = False) -> _Refused:
         """A refusal by gunicorn's header policy (a repeated Host, conflicting scheme headers, an Expect other
-        than 100-continue, ...)."""
+        than 100-continue, ...), or a body's spool file that found its disk full: for a job upload (`job`) the
+        app's answer to a full jobs directory (pipeline.jobs.files.disk_full: errors[0] JOBS_DISK_FULL)."""
         from gunicorn.http import errors
 
         if isinstance(exc, errors.ExpectationFailed):
             return _malformed(417, "Expectation Failed", str(exc))
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT) and job:
+            return _Refused(503, "Service Unavailable", "RATE_LIMIT_CONFIGURATION_UNAVAILABLE", (
+                "The jobs directory (EINVOICE_JOBS_DIR) is full: the upload cannot be stored now; nothing was stored "
+                "or charged. Retry later, or send fewer documents at a time."), "Retry-After: 60\r\n", "JOBS_DISK_FULL")
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):  # the body's spool: our disk is full
             return _Refused(503, "Service Unavailable", "SERVER_BUSY", "The disk that holds request bodies is full "
                             "(EINVOICE_JOBS_DIR, the data directory's spool); nothing was stored. Try again later.",
