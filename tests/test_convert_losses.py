@@ -138,7 +138,9 @@ def test_a_refusal_names_the_terms_not_a_request_the_client_never_sent(client):
     message = refused.json["message"]
     assert message.startswith("The target cannot carry the source's third-party payments (BG-DEX-09): "), message
     assert "allowLoss does not apply: the amount due (BT-115) would not add up without them." in message
-    [entry] = refused.json["errors"]
-    assert entry["businessTerm"] == "BG-DEX-09" and "config." not in entry["message"], entry
-    assert entry["message"].startswith("Third party payment (BG-DEX-09): CII has no place for it"), entry
-    assert "in the source, near: /ubl:Invoice/cac:PrepaidPayment[1]" in entry["message"]
+    entries = refused.json["errors"]   # a payment each, at its source node
+    assert len(entries) == 2, entries
+    for i, entry in enumerate(entries, 1):
+        assert entry["businessTerm"] == "BG-DEX-09" and "config." not in entry["message"], entry
+        assert entry["message"].startswith("Third party payment (BG-DEX-09): CII has no place for it"), entry
+        assert f"in the source: /ubl:Invoice/cac:PrepaidPayment[{i}]/cbc:ID" in entry["message"]

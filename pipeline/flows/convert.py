@@ -79,7 +79,8 @@ def loss_details(unmapped: list[dict]) -> list[ErrorDetail]:
 def _loss_detail(u: dict) -> ErrorDetail:
     if "code" in u:  # an entry that says itself (a PDF's second invoice file)
         return ErrorDetail(u["code"], u["message"], rejectedValue=u["value"])
-    return ErrorDetail("NOT_CARRIED", f"{u['xpath']}{_line(u)} = {u['value']!r}: "
+    value = u["value"] if isinstance(u["value"], str) else str(u["value"])   # (a Decimal as its digits)
+    return ErrorDetail("NOT_CARRIED", f"{u['xpath']}{_line(u)} = {value!r}: "
                        + u.get("reason", "no field of the model carries it")
                        + ", so the converted document would not have it",
                        businessTerm=(u.get("businessTerm") or "").split(" ")[0] or None)
@@ -137,8 +138,7 @@ def sub_lines_cut(parsed: Parsed, to: str, endpoint: str, spec_id: str | None, a
     canonical XML), so that the target is written without them; without it the entries refuse the conversion.
     (Factur-X EXTENDED's line hierarchy is flat in the model: `hierarchy_cut`.)"""
     lines = parsed.invoice.get("invoiceLines") or []
-    if parsed.request is None or (_syntax(to) == "UBL" and endpoint == "xrechnung"
-                                  and (spec_id or "").strip() == XRECHNUNG_EXTENSION_ID):
+    if parsed.request is None or _extension_target(to, endpoint, spec_id):
         return []
     cut = [entry for i, line in enumerate(lines) if line.get("subInvoiceLines")
            for entry in _cut(parsed, _scalars(line["subInvoiceLines"], f"invoice.invoiceLines[{i}].subInvoiceLines"),
@@ -146,6 +146,87 @@ def sub_lines_cut(parsed: Parsed, to: str, endpoint: str, spec_id: str | None, a
     if cut and allow_loss:
         _keep_lines(parsed, range(len(lines)), "subInvoiceLines")
     return cut
+
+
+def _extension_target(to: str, endpoint: str, spec_id: str | None) -> bool:
+    """The one target that carries the XRechnung extension's groups: UBL under xrechnung with the extension's BT-24."""
+    return _syntax(to) == "UBL" and endpoint == "xrechnung" and (spec_id or "").strip() == XRECHNUNG_EXTENSION_ID
+
+
+def _no_place_for_payments(to: str) -> str:
+    """Why a target other than the extension's UBL has no place for third-party payments (BG-DEX-09)."""
+    if _syntax(to) == "CII":
+        return "XRechnung binds them in UBL only (CII D16B has no place for a payment's type and description)"
+    return ("EN 16931 has no term for them: XRechnung binds them in UBL under its extension only (spec xrechnung, "
+            f"BT-24 {XRECHNUNG_EXTENSION_ID})")
+
+
+def _payments_sum(parsed: Parsed) -> Decimal:
+    return sum((Decimal(str(p.get("amount") or 0)) for p in parsed.invoice.get("thirdPartyPayments") or []),
+               Decimal(0))
+
+
+def _due_without_payments(parsed: Parsed) -> Decimal | None:
+    """BT-112 - BT-113 + BT-114 (BR-CO-16's amount due) of the source's totals, None when BT-112 is not stated."""
+    totals = parsed.invoice.get("documentTotals") or {}
+    if totals.get("taxInclusiveAmount") is None:
+        return None
+    return (Decimal(str(totals["taxInclusiveAmount"])) - Decimal(str(totals.get("prepaidAmount") or 0))
+            + Decimal(str(totals.get("payableRoundingAmount") or 0)))
+
+
+def _payments_in_amount_due(parsed: Parsed) -> bool:
+    """The source's amount due (BT-115) includes its third-party payments (BR-DEX-09) and so differs from what
+    EN 16931 counts (BR-CO-16): leaving them out would leave an amount due that does not add up."""
+    totals = parsed.invoice.get("documentTotals") or {}
+    due = _due_without_payments(parsed)
+    if due is None or totals.get("payableAmount") is None or _payments_sum(parsed) == 0:
+        return False
+    return Decimal(str(totals["payableAmount"])) == due + _payments_sum(parsed)
+
+
+def payments_refusal(parsed: Parsed, to: str) -> ApiError:
+    """422 CONVERSION_LOSS for third-party payments (BG-DEX-09) a target has no place for while the amount due
+    includes them: allowLoss cannot drop them, since the amount due would not add up (BR-CO-16) and changing it
+    would change what is owed. Each payment is named at its source node."""
+    message = (f"The target cannot carry the source's third-party payments (BG-DEX-09): {_no_place_for_payments(to)}; "
+               "the amount due (BT-115) includes them (BR-DEX-09), which the EN 16931 rules refuse (BR-CO-16). "
+               "allowLoss does not apply: the amount due (BT-115) would not add up without them. UBL with spec "
+               "xrechnung keeps them.")
+    place = "CII" if _syntax(to) == "CII" else "UBL without the XRechnung extension"
+    errors = [ErrorDetail("INVALID_VALUE", f"Third party payment (BG-DEX-09): {place} has no place for it"
+                          + _where(parsed, f"invoice.thirdPartyPayments[{i}].paymentType"), None, "BG-DEX-09")
+              for i in range(len(parsed.invoice.get("thirdPartyPayments") or []))]
+    return _refusal("CONVERSION_LOSS", message, errors)
+
+
+def payments_cut(parsed: Parsed, to: str, endpoint: str, spec_id: str | None, allow_loss: bool) -> list[dict]:
+    """XRechnung's third-party payments (BG-DEX-09) where the target has no place for them (anything but a UBL under
+    the extension). An amount due that includes them refuses (`payments_refusal`); one that does not (the invoice adds
+    up without them, BR-CO-16) makes them loss entries: each value of every payment. With allowLoss they are taken
+    out of the parsed invoice (JSON, model and canonical XML); without it the entries refuse the conversion."""
+    payments = parsed.invoice.get("thirdPartyPayments")
+    if parsed.request is None or not payments or _extension_target(to, endpoint, spec_id):
+        return []
+    if _payments_in_amount_due(parsed):
+        raise payments_refusal(parsed, to)
+    cut = _cut(parsed, _scalars(payments, "invoice.thirdPartyPayments"),
+               f"third-party payments (BG-DEX-09): {_no_place_for_payments(to)}; the invoice adds up without them, "
+               "as the amount due (BT-115) does not include them (BT-112 - BT-113 + BT-114, BR-CO-16)")
+    if allow_loss:
+        parsed.invoice = {k: v for k, v in parsed.invoice.items() if k != "thirdPartyPayments"}
+        parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(
+            update={"thirdPartyPayments": None})})
+        parsed.written = written_again(parsed.request)
+    return cut
+
+
+def _payments_explain(parsed: Parsed, report: Report) -> bool:
+    """The source's only errors on EN 16931's rules are BR-CO-16, which its third-party payments explain (the amount
+    due includes them, as the XRechnung extension counts it): no fault of the source, a target without their place."""
+    errors = [i for i in report.issues if i.severity == ERROR]
+    return (bool(parsed.invoice.get("thirdPartyPayments")) and bool(errors)
+            and all(i.code == "BR-CO-16" for i in errors) and _payments_in_amount_due(parsed))
 
 
 def _keep_lines(parsed: Parsed, kept, *without: str) -> None:
@@ -449,7 +530,8 @@ _JSON_FIELD = re.compile(r"\binvoice(\.[A-Za-z]+(\[\d+\])?)+")
 # Structure one syntax binds and the other has no place for, by the model's field: (what, why the target has no
 # place for it, why allowLoss cannot drop it). The model refuses it for the target (400); what is left would not add
 # up as the target's rules count it. (XRechnung's sub-lines and Factur-X EXTENDED's line hierarchy are left out with
-# allowLoss: `sub_lines_cut`, `hierarchy_cut`.)
+# allowLoss: `sub_lines_cut`, `hierarchy_cut`; third-party payments are said before generation, `payments_cut`, so
+# this entry answers only a request that reached the model with them.)
 _STRUCTURE = {
     "CII": {"thirdPartyPayments": ("third-party payments (BG-DEX-09)", "XRechnung binds them in UBL only (CII D16B "
                                    "has no place for a payment's type and description), and the amount due (BT-115) "
@@ -643,6 +725,8 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
         spec = "xrechnung" if names_xrechnung_extension(parsed.source.specification_id) else source_spec(parsed.source)
         spec = "en16931" if spec == "peppol" and to in ("CII", "ZUGFERD") else spec
     report, judged_on, findings = judge_source(parsed, spec, request_id)
+    if report.verdict == INVALID and parsed.request is not None and _payments_explain(parsed, report):
+        raise payments_refusal(parsed, to)  # (the EN 16931 rules judged an XRechnung extension source)
     if report.verdict == INVALID:  # one the rules could not judge is converted: what is written is validated
         raise _refusal("SOURCE_INVALID", f"The source document is not valid ({judged_on}); it is not converted.",
                        [_source_finding(parsed, i) for i in report.issues if i.severity == ERROR])
@@ -658,8 +742,9 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     # (before the request is made of the parsed invoice)
     cut = further_preceding(parsed, to, allow_loss) + hierarchy_cut(parsed, to, allow_loss)
     request, endpoint = request_for(parsed, to, spec, profile, language)
-    cut += sub_lines_cut(parsed, to, endpoint, (request["invoice"].get("processControl") or {}).get(
-        "specificationIdentifier"), allow_loss)
+    spec_id = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
+    cut += sub_lines_cut(parsed, to, endpoint, spec_id, allow_loss)
+    cut += payments_cut(parsed, to, endpoint, spec_id, allow_loss)
     if cut and allow_loss:   # the request of the invoice without them
         request, endpoint = request_for(parsed, to, spec, profile, language)
     fillers, technical, kept = fillers_for(parsed, to, request["config"].get("profile"))

@@ -20,6 +20,7 @@ from pipeline import budget
 from pipeline.check.xmlinput import ParsedXml
 from pipeline.invoice.terms import ARRAY_ITEMS, TERMS
 from pipeline.read.canonical import SOURCE_NS
+from pipeline.read.extended_terms import extended_term
 
 _SRC = f"{{{SOURCE_NS}}}src"
 _IDS = f"{{{SOURCE_NS}}}ids"  # the source's element ids in document order, with the stylesheets' $src = 'id'
@@ -124,7 +125,7 @@ def business_term_of(xpath: str) -> str | None:
     if steps and steps[0] == "CreditNote":
         steps = ("Invoice",) + tuple("InvoiceLine" if s == "CreditNoteLine" else
                                      "InvoicedQuantity" if s == "CreditedQuantity" else s for s in steps[1:])
-    return _terms_by_place().get(steps)
+    return _terms_by_place().get(steps) or extended_term(steps)
 
 
 _TAX_REGISTRATIONS = (("SpecifiedTaxRegistration", "ID"), ("PartyTaxScheme", "CompanyID"))

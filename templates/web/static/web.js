@@ -588,9 +588,19 @@
 
   // What a conversion did besides the document, from its headers: the rules that judged the source, the findings of
   // the rules it claims that the target does not apply, values written otherwise, technical values left out.
+  // The service sends header values as visible ASCII, other characters (a BT-24 in another script) percent-encoded
+  // as UTF-8 and "%" as %25: shown decoded (a value that does not decode, as sent).
   function showConversion(response) {
     const box = $("convert-notes");
-    const header = (name) => response.headers.get(name);
+    const header = (name) => {
+      const value = response.headers.get(name);
+      if (value === null) return null;
+      try {
+        return decodeURIComponent(value);
+      } catch (_) {
+        return value;
+      }
+    };
     const lines = [];
     if (header("X-Source-Rules")) lines.push(fmt(t.convert_judged, {rules: header("X-Source-Rules")}));
     if (header("X-Source-Findings")) lines.push(fmt(t.convert_findings, {rules: header("X-Source-Findings")}));
