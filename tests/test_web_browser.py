@@ -1277,3 +1277,94 @@ def test_a_finished_job_lists_the_documents_that_are_not_valid(page, live, tmp_p
     print(f"screenshot: {screenshots / f'job-list-{lang}.png'}")
     page.set_window_size(1280, 1000)
 
+
+
+def test_a_damaged_pdf_in_german_keeps_the_readers_words(page, live, tmp_path):
+    """The German row of a damaged PDF's 400 said only "Die Datei ist kein lesbares PDF." where the English row gave
+    the PDF reader's own words ("unable to find trailer dictionary ..."), which are what a person looks up or sends
+    on to the file's sender. The German row now carries them too, in German around them, with the code."""
+    server, token = live
+    page.get(server.url + "/?lang=de")
+    enter_key(page, token)
+    damaged = tmp_path / "beschaedigt.pdf"
+    damaged.write_bytes(b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n")
+    validate(page, damaged)
+    api = requests.post(f"{server.url}/v1/invoice/zugferd/validate", headers={"Authorization": f"Bearer {token}"},
+                        files={"file": (damaged.name, damaged.read_bytes())}, timeout=WAIT).json()
+    assert api["errorCode"] == "INVALID_PDF", api
+    detail = api["errors"][0]["message"].split(": ", 1)[1]  # qpdf's words after the service's lead
+    assert "trailer" in detail, detail
+    error = by_id(page, "validate-error")
+    assert error.is_displayed() and "400 INVALID_PDF" in error.text, error.text
+    cells = [c.text for c in error.find_elements("css selector", "table.findings tbody td")]
+    assert cells[0] == "file" and len(cells) == 2, cells
+    assert detail in cells[1] and cells[1].endswith("(INVALID_PDF)"), cells
+    assert "PDF" in cells[1] and ("lesbares" in cells[1] or "lesen" in cells[1]), cells  # German around it
+    assert "cannot be parsed" not in cells[1], cells  # the service's English lead is not shown
+    # in a job's list the same PDF said it twice ("INVALID_PDF: Die Datei ist kein lesbares PDF." and below it
+    # "INVALID_PDF: file: Die Datei ist kein lesbares PDF. ..."): now one line with the reader's words; a broken ZIP's
+    # line keeps them too ("File is not a zip file")
+    broken = tmp_path / "kaputt.zip"
+    broken.write_bytes(b"PK\x03\x04 not really a ZIP archive")
+    by_id(page, "tab-jobs").click()
+    by_id(page, "job-files").send_keys(f"{damaged}\n{broken}")
+    by_id(page, "job-button").click()
+    follow_job(page)
+    wait(page, lambda d: len(d.find_elements("css selector", "#job-documents > li")) == 2, 30)
+    lines = {item.find_element("css selector", ".name").text:
+             [li.text for li in item.find_elements("css selector", ".detail > li")]
+             for item in page.find_elements("css selector", "#job-documents > li")}
+    assert len(lines[damaged.name]) == 1, lines
+    assert re.match(r"INVALID_PDF: (Die Datei ist kein lesbares PDF|Das PDF lässt sich nicht lesen)", lines[damaged.name][0])
+    assert detail in lines[damaged.name][0] and "file:" not in lines[damaged.name][0], lines
+    assert lines[broken.name] == ["INVALID_ARCHIVE: Das ZIP-Archiv ist nicht lesbar. "
+                                  "Meldung des Lesers: File is not a zip file."], lines
+
+
+def _long_report_invoice(tmp_path) -> Path:
+    """The official sample with 28 more lines whose line amounts are wrong: 60 findings, most with a code frame."""
+    text = VALID.read_text(encoding="utf-8")
+    line = re.search(r"<cac:InvoiceLine>.*?</cac:InvoiceLine>", text, re.S).group(0)
+    wrong = re.sub(r'(<cbc:LineExtensionAmount currencyID="EUR">)[^<]*', r"\g<1>999.99", line)
+    more = "".join(wrong.replace("<cbc:ID>1</cbc:ID>", f"<cbc:ID>{n}</cbc:ID>", 1) for n in range(2, 30))
+    path = tmp_path / "long-report.xml"
+    path.write_text(text.replace(line, line + more, 1), encoding="utf-8")
+    return path
+
+
+def test_tab_from_the_last_code_frame_of_a_long_report_reaches_the_invoice(page, live, tmp_path):
+    """Tabbing through a long report's findings (every code frame that scrolls sideways is a stop) once ended, after
+    the last frame, outside the page. The cause was the test's pace, not the page: the frames are documents of their
+    own (sandboxed), and Chromium hands the focus from one to the next asynchronously; a Tab sent before that hand-off
+    had landed went on from the page's end. At a person's pace (the focus settled after each press) the last code
+    frame leads to the invoice pane."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    server, token = live
+    enter_key(page, token)
+    validate(page, _long_report_invoice(tmp_path))
+    assert by_id(page, "verdict-title").text == "Invalid"
+    time.sleep(1)  # both frames drawn
+    page.switch_to.frame(by_id(page, "report-frame"))
+    scrollers = page.execute_script(
+        "return [...document.querySelectorAll('pre.frame')].filter(p => p.scrollWidth > p.clientWidth).length")
+    page.switch_to.default_content()
+    assert scrollers >= 10, scrollers  # a long report: many code frames to tab through
+    page.execute_script("const b = [...document.querySelectorAll('#result .downloads button')]"
+                        ".filter(b => b.offsetParent); b[b.length - 1].focus()")
+    seen = []
+
+    def settled(driver):
+        """The focused element once it has stayed the same for a moment (a person's presses are that far apart)."""
+        first = _focused(driver)
+        time.sleep(0.1)
+        return first if _focused(driver) == first else False
+
+    for _ in range(scrollers + 5):
+        ActionChains(page).send_keys(Keys.TAB).perform()
+        seen.append(wait(page, settled, 10))
+        if seen[-1] != "report-frame":
+            break
+    assert seen[0] == "report-frame" and seen[-1] == "invoice-frame", seen
+    assert len(seen) >= scrollers + 1, seen  # the findings' body, then each code frame, then the invoice

@@ -76,7 +76,11 @@ _NOT_PERMITTED = re.compile(r"XMP (namespace (?P<prefix>[^=\s]+)=(?P<uri>\S+)|pr
 
 
 class NotAPdf(Exception):
-    pass
+    """`de`: the same in German for the page and reports in German (the reader's own words stay as they are)."""
+
+    def __init__(self, message: str, de: str | None = None):
+        super().__init__(message)
+        self.de = de
 
 
 @dataclass
@@ -140,7 +144,10 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
     if b"%PDF-" not in data[:1024]:  # (the header may follow some junk bytes, as readers allow)
         hint = ("; an XML e-invoice is validated by POST /v1/invoice/xrechnung/validate or /v1/invoice/en16931/validate"
                 if data.lstrip()[:1] == b"<" or data.startswith(b"\xef\xbb\xbf<") else "")
-        raise NotAPdf(f"the file is not a PDF (no %PDF- header){hint}")
+        hint_de = ("; eine XML-E-Rechnung prüft POST /v1/invoice/xrechnung/validate oder /v1/invoice/en16931/validate"
+                   if hint else "")
+        raise NotAPdf(f"the file is not a PDF (no %PDF- header){hint}",
+                      de=f"Die Datei ist kein PDF (der Kopf %PDF- fehlt){hint_de}.")
     result = Inspection()
     try:
         pdf = pikepdf.open(io.BytesIO(data))
@@ -151,7 +158,9 @@ def inspect(data: bytes, validate_xml: bool = True, read_other_files: bool = Fal
                       "eingebettete Rechnung ist nicht lesbar.")
         return result
     except Exception as exc:  # pikepdf raises PdfError (and friends) for unparseable files
-        raise NotAPdf(f"the PDF cannot be parsed (truncated or damaged): {qpdf_message(exc)}") from exc
+        raise NotAPdf(f"the PDF cannot be parsed (truncated or damaged): {qpdf_message(exc)}",
+                      de=f"Das PDF lässt sich nicht lesen (abgeschnitten oder beschädigt); Meldung des Lesers: "
+                         f"{qpdf_message(exc)}") from exc
     with pdf:
         if pdf.is_encrypted:
             result.add(ERROR, "PDF_ENCRYPTED", "The PDF is encrypted; PDF/A forbids encryption (ISO 19005-3 6.1.3).",
@@ -870,5 +879,5 @@ def _judged(result: Inspection, checked: Checked) -> None:
 
 def not_a_pdf(exc: NotAPdf) -> ApiError:
     return bad_request("INVALID_PDF", "The uploaded file is not a readable PDF.",
-                       [ErrorDetail("INVALID_PDF", str(exc), field="file")])
+                       [ErrorDetail("INVALID_PDF", str(exc), field="file", messageDe=exc.de)])
 

@@ -271,6 +271,19 @@
   // (line 12) = 'value': reason"): they stay, the reason is the code's sentence.
   const PLACE = /^(\S+)(?: \(line (\d+)\))? = ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^:]*):/;
 
+  // A file the service could not read at all (a damaged PDF, a broken ZIP, JSON or multipart body): the German row
+  // said only "Die Datei ist kein lesbares PDF." where the English one gave the reader's own words ("unable to find
+  // trailer dictionary"), which are what a person searches for or sends to the file's sender. Those words (after
+  // the service's lead "the PDF cannot be parsed (truncated or damaged): ") stay, marked as the reader's.
+  const READER_DETAIL = new Set(["INVALID_PDF", "INVALID_ARCHIVE", "MALFORMED_JSON", "MALFORMED_MULTIPART"]);
+
+  function readerDetail(entry, message) {
+    if (!READER_DETAIL.has(entry.code)) return "";
+    const colon = message.indexOf(": ");
+    const detail = colon < 0 ? "" : message.slice(colon + 2).trim();
+    return detail ? " " + fmt(t.detail_named, {detail: detail.replace(/[.\s]+$/, "")}) : "";
+  }
+
   function inLanguage(entry, rejected) {
     const message = String(entry.message || "");
     const note = entry.code === "REQUIRED" ? NOTE_CODE.exec(message) : null;
@@ -280,6 +293,7 @@
     if (format) sentence += " " + fmt(t.format_named, {format: format[0].replace("YYYY", "JJJJ").replace("DD", "TT")});
     const place = entry.code === "NOT_CARRIED" ? PLACE.exec(message) : null;
     if (place) sentence = `${place[1]}${place[2] ? ` (${fmt(t.at_line, {line: place[2]})})` : ""} = ${place[3]}: ${sentence}`;
+    sentence += readerDetail(entry, message);
     const rules = [...new Set(message.match(RULE_ID) || [])];
     return rules.length ? `${sentence} ${fmt(t.rules_named, {rules: rules.join(", ")})}` : sentence;
   }
@@ -695,9 +709,17 @@
     } else {
       kind = "error";
       const error = entry.error || {};
-      found = [{code: error.code, message: said(error.code, error.message)},
-               ...(error.errors || []).map((e) => ({code: e.code, message: [e.field, t.errors && t.errors[e.code]
-                 ? inLanguage(e, "") : e.message].filter(Boolean).join(": ")}))];
+      const message = String(error.message || "");
+      // the page's sentence for the code keeps the reader's words the service gave ("File is not a zip file")
+      const head = t.errors && t.errors[error.code] ? said(error.code, message) + readerDetail(error, message) : message;
+      // each entry in the page's language; its field unless it is the document itself ("file": every line of a
+      // job is about a file)
+      const entries = (error.errors || []).map((e) => ({code: e.code, message: [e.field === "file" ? "" : e.field,
+        data.lang === "de" && e.messageDe ? e.messageDe : t.errors && t.errors[e.code] ? inLanguage(e, "") : e.message]
+        .filter(Boolean).join(": ")}));
+      // a damaged PDF said "INVALID_PDF: Die Datei ist kein lesbares PDF." and below it the same with the reader's
+      // words: the document's error line is left out where an entry of its own code says more
+      found = [...(entries.some((e) => e.code === error.code) ? [] : [{code: error.code, message: head}]), ...entries];
     }
     // the same finding at several places (BR-S-02 on each of three lines) once, with how often: three equal lines
     // read as the page repeating itself and hid the document's other findings behind "and 9 more"
