@@ -62,6 +62,7 @@ def _template():
     env = Environment(loader=FileSystemLoader(str(TEMPLATES_DIR)), autoescape=select_autoescape(["html", "j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["breakable"] = breakable_path
+    env.filters["breakable_code"] = breakable_code
     return env.get_template("report.html.j2")
 
 
@@ -157,6 +158,12 @@ def breakable_path(path: str) -> Markup:
     without them: `pipeline.pdf.page.parse_page`). The leading slash keeps its step."""
     lead = "/" if path.startswith("/") else ""
     return lead + Markup("/<wbr/>").join(path[len(lead):].split("/"))
+
+
+def breakable_code(code: str) -> Markup:
+    """A finding's code with a line break allowed after each colon: on a phone the PDF checks' long codes broke
+    inside a word ("PDFA_NOT_CHECKED:pikepdf:embedde / d-file"); now at a colon ("...:pikepdf: / embedded-file")."""
+    return Markup(":<wbr/>").join(code.split(":"))
 
 
 def _invoice_body(invoice_html: bytes) -> Markup:
