@@ -120,11 +120,16 @@ def further_preceding(parsed: Parsed, to: str, allow_loss: bool) -> list[dict]:
     cut = _cut(parsed, _scalars(refs, "invoice.additionalPrecedingInvoiceReferences"),
                "CII (D16B) carries one preceding invoice reference (BG-3)")
     if allow_loss:
-        parsed.invoice = {k: v for k, v in parsed.invoice.items() if k != "additionalPrecedingInvoiceReferences"}
-        parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(
-            update={"additionalPrecedingInvoiceReferences": None})})
-        parsed.written = written_again(parsed.request)
+        _drop(parsed, "additionalPrecedingInvoiceReferences")
     return cut
+
+
+def _drop(parsed: Parsed, field: str) -> None:
+    """The parsed invoice (JSON, model and canonical XML) without the invoice field `field` (allowLoss)."""
+    parsed.invoice = {k: v for k, v in parsed.invoice.items() if k != field}
+    parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(
+        update={field: None})})
+    parsed.written = written_again(parsed.request)
 
 
 _SUB_LINES_LEFT = ("XRechnung binds sub-invoice lines (BG-DEX-01) in UBL under its extension only; the line above "
@@ -214,10 +219,7 @@ def payments_cut(parsed: Parsed, to: str, endpoint: str, spec_id: str | None, al
                f"third-party payments (BG-DEX-09): {_no_place_for_payments(to)}; the invoice adds up without them, "
                "as the amount due (BT-115) does not include them (BT-112 - BT-113 + BT-114, BR-CO-16)")
     if allow_loss:
-        parsed.invoice = {k: v for k, v in parsed.invoice.items() if k != "thirdPartyPayments"}
-        parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(
-            update={"thirdPartyPayments": None})})
-        parsed.written = written_again(parsed.request)
+        _drop(parsed, "thirdPartyPayments")
     return cut
 
 
