@@ -1421,10 +1421,12 @@ class BufferedWorker(_worker_base()):
 
         if isinstance(exc, errors.ExpectationFailed):
             return _malformed(417, "Expectation Failed", str(exc))
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT) and job:
-            return _Refused(503, "Service Unavailable", "RATE_LIMIT_CONFIGURATION_UNAVAILABLE", (
-                "The jobs directory (EINVOICE_JOBS_DIR) is full: the upload cannot be stored now; nothing was stored "
-                "or charged. Retry later, or send fewer documents at a time."), "Retry-After: 60\r\n", "JOBS_DISK_FULL")
+        from pipeline.jobs.files import disk_full  # (here: the jobs layer pulls in the flows, not for the master)
+
+        full = disk_full(exc) if isinstance(exc, OSError) and job else None
+        if full is not None:  # the app's own answer, word for word
+            return _Refused(full.http_status, "Service Unavailable", full.error_code, full.message,
+                            "".join(f"{k}: {v}\r\n" for k, v in full.headers.items()), full.errors[0].code)
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):  # the body's spool: our disk is full
             return _Refused(503, "Service Unavailable", "SERVER_BUSY", "The disk that holds request bodies is full "
                             "(EINVOICE_JOBS_DIR, the data directory's spool); nothing was stored. Try again later.",
