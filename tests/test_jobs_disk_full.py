@@ -35,6 +35,16 @@ class TmpfsServer(Server):
         self.wait_ready()
 
 
+def full_jobs_server(tmp_path, size: int) -> tuple[TmpfsServer, str]:
+    """A server on embedded defaults whose jobs directory is a tmpfs of `size` bytes, and a key with credits."""
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    env = {"EINVOICE_DATA_DIR": str(tmp_path / "data"), "EINVOICE_JOBS_DIR": str(jobs), "EINVOICE_DATABASE_URL": "",
+           "EINVOICE_REDIS_URL": "", "EINVOICE_RATE_LIMIT": "10000/min"}
+    token = cli(env, "keys", "create", "--name", "full", "--env", "test", "--credits", "100").stdout.strip()
+    return TmpfsServer(env, str(jobs), size, tmp_path / "serve.log"), token
+
+
 def _pdfs(limit: int) -> bytes:
     """A ZIP of real PDF invoices (stored: they do not compress), about `limit` bytes."""
     buf, total = io.BytesIO(), 0
@@ -48,12 +58,7 @@ def _pdfs(limit: int) -> bytes:
 
 
 def test_a_full_jobs_directory_is_a_503_and_nothing_stays(tmp_path):
-    jobs = tmp_path / "jobs"
-    jobs.mkdir()
-    env = {"EINVOICE_DATA_DIR": str(tmp_path / "data"), "EINVOICE_JOBS_DIR": str(jobs), "EINVOICE_DATABASE_URL": "",
-           "EINVOICE_REDIS_URL": "", "EINVOICE_RATE_LIMIT": "10000/min"}
-    token = cli(env, "keys", "create", "--name", "full", "--env", "test", "--credits", "100").stdout.strip()
-    server = TmpfsServer(env, str(jobs), 4 << 20, tmp_path / "serve.log")
+    server, token = full_jobs_server(tmp_path, 4 << 20)
     try:
         auth = {"Authorization": f"Bearer {token}"}
         request = ("request", (None, '{"operation": "validate"}', "application/json"))

@@ -6,17 +6,11 @@ from __future__ import annotations
 
 import requests
 
-from test_jobs_disk_full import TmpfsServer, _pdfs
-from test_platform_helpers import cli
+from test_jobs_disk_full import _pdfs, full_jobs_server
 
 
 def test_a_body_larger_than_the_full_jobs_directory_gets_the_apps_answer(tmp_path):
-    jobs = tmp_path / "jobs"
-    jobs.mkdir()
-    env = {"EINVOICE_DATA_DIR": str(tmp_path / "data"), "EINVOICE_JOBS_DIR": str(jobs), "EINVOICE_DATABASE_URL": "",
-           "EINVOICE_REDIS_URL": "", "EINVOICE_RATE_LIMIT": "10000/min"}
-    token = cli(env, "keys", "create", "--name", "full", "--env", "test", "--credits", "100").stdout.strip()
-    server = TmpfsServer(env, str(jobs), 2 << 20, tmp_path / "serve.log")
+    server, token = full_jobs_server(tmp_path, 2 << 20)
     try:
         auth = {"Authorization": f"Bearer {token}"}
         big = _pdfs(5 << 20)  # more than the whole tmpfs: the spool itself cannot hold it
