@@ -3,18 +3,25 @@
     the report (validate_xml / validate_pdf) -> the source read (a PDF's embedded invoice; for code frames) ->
     a valid document's readable page (the reading side's canonical XML -> html.xsl; in a PDF up to
     EINVOICE_MAX_PDF_LINES lines, as every PDF page) -> report page (Jinja2) -> PDF
+
+A job's document that got no report (refused: not an e-invoice, a damaged PDF, too large, not processed; or a
+message without an invoice) gets a page of its own in the job's language (`refusal_page`): the ZIP of a job's
+reports is read by people, who should not have to open JSON, nor read English in a German job.
 """
 from __future__ import annotations
 
 import functools
+import json
+from datetime import datetime
 
 from pipeline.check.cdar import SYNTAX as CDAR
 from pipeline.check.report import Report
 from pipeline.errors import ApiError
 from pipeline.flows.parse import read_canonical, source_of
 from pipeline.flows.status_read import status_html
-from pipeline.pdf import checks, page, report_page
+from pipeline.pdf import bidi, checks, page, report_page
 from pipeline.read import provenance
+from pipeline.settings import TEMPLATES_DIR
 
 
 def _embedded_text(data: bytes) -> str | None:
@@ -50,3 +57,78 @@ def readable_report(data: bytes, report: Report, name: str = "", language: str =
             invoice_html = status_html(data, language)
     render = report_page.report_pdf if pdf else report_page.report_html
     return render(report, name, text, language, invoice_html, left_out, short_path=short)
+
+
+# What the refusal page says beside the sentences of the codes (the web page's, templates/web/strings.json)
+REFUSAL_LABELS = {"en": {"from": "From", "subject": "Subject", "date": "Date", "signature": "Signature"},
+                  "de": {"from": "Von", "subject": "Betreff", "date": "Datum", "signature": "Signatur"}}
+
+
+@functools.lru_cache(maxsize=1)
+def _page_strings() -> dict:
+    """The web page's texts: its sentence for each error code, in each language, is what a refused document's
+    page says too (one wording wherever a person meets the code)."""
+    return json.loads((TEMPLATES_DIR / "web" / "strings.json").read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1)
+def _refusal_template():
+    from jinja2 import Environment, FileSystemLoader, select_autoescape  # lazy: only a job's ZIP of reports needs it
+
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES_DIR)), autoescape=select_autoescape(["html", "j2"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("refused.html.j2")
+
+
+def _said(code: str | None, english: str, language: str, german: str | None = None) -> str:
+    """A message in `language`: in German the service's own German (`messageDe`), else the page's sentence for its
+    code; the English message where neither exists (a code without a sentence is a gap tests/test_german_job_zip.py
+    looks for)."""
+    if language != "de":
+        return english
+    return german or _page_strings()["de"]["errors"].get(code or "") or english
+
+
+def _when(value: str | None, language: str) -> str:
+    """A message's date (ISO 8601, as its entry has it) as people write it: 01.03.2026 08:01 (UTC+01:00)."""
+    try:
+        moment = datetime.fromisoformat(value or "")
+    except ValueError:
+        return value or "-"
+    offset = moment.strftime("%z")
+    zone = f" (UTC{offset[:3]}:{offset[3:]})" if offset else ""
+    return moment.strftime("%d.%m.%Y %H:%M" if language == "de" else "%Y-%m-%d %H:%M") + zone
+
+
+def refusal_page(entry: dict, language: str = "en") -> bytes:
+    """The page for people of a job's entry without a report (`{"name", "error" | "notice", "email"?,
+    "signature"?}`, as its JSON line has it): what happened in `language` with its code, each of its `errors[]`,
+    and the message and signature it came from."""
+    strings = _page_strings()[language]
+    labels = REFUSAL_LABELS[language]
+    kind = "error" if "error" in entry else "notice"
+    said = entry.get(kind) or {}
+    code = said.get("code")
+    details = []
+    for item in said.get("errors") or ():
+        text = _said(item.get("code"), str(item.get("message") or ""), language, item.get("messageDe"))
+        field = item.get("field")
+        if field and field != "file" and not text.startswith(field):  # every entry is about its file
+            text = f"{field}: {text}"
+        details.append((item.get("code"), text))
+    origin = []
+    email = entry.get("email")
+    if email:
+        origin += [(labels["from"], email.get("from") or "-"),
+                   (labels["subject"], email.get("subject") or strings["mail_no_subject"]),
+                   (labels["date"], _when(email.get("date"), language))]
+    signature = entry.get("signature")
+    if signature:
+        meaning = signature.get("meaning") or {}
+        origin.append((labels["signature"], meaning.get(language) or meaning.get("en") or signature.get("status")))
+    html = _refusal_template().render(
+        lang=language, kind=kind, title=report_page.LABELS[language]["title"], name=bidi.visible(entry.get("name", "")),
+        heading=strings["doc_error" if kind == "error" else "doc_notice"], code=code,
+        sentence=_said(code, str(said.get("message") or ""), language), details=details, origin=origin,
+        screen_style=page.screen_style())
+    return html.encode("utf-8")

@@ -194,6 +194,12 @@ def _with_int32(node):
     return node
 
 
+# The X-Conversion-* lists carry the source's text (a name in Chinese, a line break), written by header_text
+# (pipeline.service.resources.reading): a client must decode them.
+_PERCENT_ENCODED = (" Percent-encoded: every character outside visible ASCII, and `%` itself, as `%XX` per UTF-8 byte "
+                    "(as in a URL; not RFC 8187's `UTF-8''` form): decode the value, e.g. with Python's "
+                    "`urllib.parse.unquote`, before reading it.")
+
 _HEADERS = {
     "X-Request-Id": {"description": "The client's id if valid (<= 128 of `A-Za-z0-9._:-`), else a new one.",
                      "required": True, "schema": {"type": "string", "maxLength": 128}},
@@ -214,7 +220,8 @@ _HEADERS = {
                                               "target syntax has no place for. Never a loss, never a refusal.",
                                "schema": {"type": "integer", "minimum": 1}},
     "X-Conversion-Technical-Left": {"description": "convert: their xpaths in the source, `; `-separated (cut after "
-                                                   "2000 characters).", "schema": {"type": "string"}},
+                                                   "2000 characters)." + _PERCENT_ENCODED,
+                                    "schema": {"type": "string"}},
     "X-Source-Rules": {"description": "convert: the rules the source was judged on, which are the target's (e.g. "
                                       "`en16931 1.3.16` for a Peppol or XRechnung document going to EN 16931 CII).",
                        "schema": {"type": "string"}},
@@ -225,7 +232,7 @@ _HEADERS = {
                           "schema": {"type": "string"}},
     "X-Conversion-Lost": {"description": "convert with allowLoss: their xpaths in the source, `; `-separated "
                                          "(cut after 2000 characters); a PDF's second invoice file as `PDF embedded "
-                                         "file 'name'`.", "schema": {"type": "string"}},
+                                         "file 'name'`." + _PERCENT_ENCODED, "schema": {"type": "string"}},
     "Location": {"description": "POST /v1/jobs: the job's address, `/v1/jobs/{id}`.", "required": True,
                  "schema": {"type": "string"}},
     "X-Job-State": {"description": "The job's state when its results were read.", "required": True,
@@ -236,7 +243,7 @@ _HEADERS = {
     "X-Conversion-Changed": {"description": "convert: source values the target writes otherwise, `; `-separated "
                                             "`BT-n source -> written` (e.g. BT-24, which names the rules that judged "
                                             "the output: a Peppol document written as EN 16931 CII says "
-                                            "`urn:cen.eu:en16931:2017`; cut after 2000 characters).",
+                                            "`urn:cen.eu:en16931:2017`; cut after 2000 characters)." + _PERCENT_ENCODED,
                              "schema": {"type": "string"}},
     "WWW-Authenticate": {"description": "`Bearer realm=\"einvoice\"`.", "required": True, "schema": {"type": "string"}},
     "X-Validation-Warnings": {"description": "Generation: how many warnings the report of the returned document "
@@ -491,7 +498,8 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
                    "errors, as `request.strict` of the validate endpoints."},
         "validate": {"type": "boolean", "default": False, "description": "parse: add the validation report."},
         "html": {"type": "boolean", "default": False, "description": "validate: an HTML report per document too "
-                 "(the results' ZIP holds them)."},
+                 "(the results' ZIP holds them, in metadataLanguage; a refused document gets a page saying why, "
+                 "`a.pdf.error.html`, a message without an invoice one saying so)."},
         "metadataLanguage": {"type": "string", "enum": ["en", "de"], "description": "validate with html: the "
                              "reports' language; convert to ZUGFERD: the page's."},
         "profile": {"type": "string", "description": "convert to ZUGFERD: the Factur-X profile (default: the "

@@ -31,6 +31,7 @@ import falcon
 
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.job_document import check_options, routes
+from pipeline.flows.validation_report import refusal_page
 from pipeline import jobs
 from pipeline.jobs import files, local, retention
 from pipeline.service.platform import shared, storage_unavailable
@@ -334,12 +335,17 @@ class _Sink(io.RawIOBase):
 
 
 def _zip(store, job, after: int | None = None) -> "iter[bytes]":
-    """The converted documents, else the HTML reports (a validate job with `html`), else the JSON entries (those a
-    cancel left unprocessed too, as the JSON lines have them). Each is named after its source: the source's name
-    where the result keeps its extension (a.xml converted to UBL: a.xml), else the name with the result's extension
-    added (a.pdf -> a.pdf.xml, a.xml.html, a.xml.json); never another source's name nor one taken before (then the
-    document's index goes in front of the file name, in the source's folder: mail/3-a.pdf.xml)."""
+    """The converted documents, else the HTML reports (a validate job with `html`: in its language, a document
+    without a report too, refused or a message without an invoice, `validation_report.refusal_page`), else the JSON
+    entries (those a cancel left unprocessed too, as the JSON lines have them). Each is named after its source: the
+    source's name where the result keeps its extension (a.xml converted to UBL: a.xml), else the name with the
+    result's extension added (a.pdf -> a.pdf.xml, a.xml.html, a.xml.json, a refused a.xml.error.json or, with
+    `html`, a.xml.error.html); never another source's name nor one taken before (then the document's index goes in
+    front of the file name, in the source's folder: mail/3-a.pdf.xml)."""
     import base64  # lazy: only the ZIP form decodes documents
+    options = json.loads(job.options or "{}")
+    people = job.operation == "validate" and options.get("html")  # a page for people for every document
+    language = options.get("language") or "en"
     sink = _Sink()
     sources = {files.zip_member_name(n) for n in store.document_names(job.id)}
     seen: set[str] = set()
@@ -352,6 +358,8 @@ def _zip(store, job, after: int | None = None) -> "iter[bytes]":
                 data = base64.b64decode(entry["document"])
             elif page is not None:
                 ext, data = ".html", page.encode("utf-8")
+            elif people:
+                ext, data = (".error.html" if "error" in entry else ".html"), refusal_page(entry, language)
             else:
                 ext, data = (".error.json" if "error" in entry else ".json"), line.encode("utf-8")
             member = name if name.lower().endswith(ext) else name + ext

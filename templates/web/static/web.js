@@ -1015,8 +1015,10 @@
   }
 
   function showJob(job) {
-    $("job-status").replaceChildren(el("span", fmt(t.job_progress, {...job, invalid: job.invalid - job.indeterminate,
-                                                                    state: t["job_state_" + job.state] || job.state})));
+    // a message without an invoice is a document of the job too: the counts said 6 of 7 without it
+    const sentence = job.noInvoice ? t.job_progress_none : t.job_progress;
+    $("job-status").replaceChildren(el("span", fmt(sentence, {...job, invalid: job.invalid - job.indeterminate,
+                                                              state: t["job_state_" + job.state] || job.state})));
     const bar = $("job-progress");
     bar.max = Math.max(job.total, 1);
     bar.value = job.done;
