@@ -49,6 +49,7 @@ MAX_DEPTH = 100
 # The first element deeper than MAX_DEPTH: one child step per level, so each element is visited once (1.4 ms on a
 # 2.5 MB invoice of 1,000 lines, 6 us on a typical one; an ancestor test per element costs 6 x that).
 _TOO_DEEP = "(" + "/*" * (MAX_DEPTH + 1) + ")[1]"
+_too_deep_first = etree.XPath(_TOO_DEEP)  # compiled once (lxml locks an evaluator per call: safe in threads)
 
 
 class XmlInputError(Exception):
@@ -260,6 +261,8 @@ _CONTAINERS = {
             f"Die Datei ist eine E-Mail-Nachricht, kein XML. {_BATCH[1]}"),
     "mbox": (f"The file is a mailbox (mbox), not XML. {_BATCH[0]}",
              f"Die Datei ist ein Postfach (mbox), kein XML. {_BATCH[1]}"),
+    "emlx": (f"The file is an Apple Mail message (.emlx), not XML. {_BATCH[0]}",
+             f"Die Datei ist eine Apple-Mail-Nachricht (.emlx), kein XML. {_BATCH[1]}"),
     "p7m": (f"The file is a signed file (PKCS#7 / CMS, .p7m), not XML. {_BATCH[0]}",
             f"Die Datei ist eine signierte Datei (PKCS#7 / CMS, .p7m), kein XML. {_BATCH[1]}"),
 }
@@ -310,6 +313,16 @@ def json_request_kind(data: bytes) -> str | None:
     return "invoice" if isinstance(value, dict) and "invoice" in value else "other"
 
 
+def _refuse_container(data: bytes) -> None:
+    """XmlInputError saying what `data` is when it is a PDF, a ZIP archive, mail or JSON: asked only of what libxml2
+    refused, since none of these is well-formed XML (each starts with bytes that cannot begin a document), so a
+    document that parses is never one; the question cost every valid invoice 8 us (30-40 us after the rules' Saxon
+    work, bench/README.md)."""
+    container = _container(data)
+    if container:  # the commonest wrong uploads: say what it is and where it belongs
+        raise XmlInputError(_issue(XML_MALFORMED, container[0], 1, 1, container[1]))
+
+
 def _container(data: bytes) -> tuple[str, str] | None:
     """(English, German) message when `data` is a PDF, a ZIP archive, mail or JSON (a generation request, most
     often) rather than XML."""
@@ -326,29 +339,29 @@ def parse(data: bytes) -> etree._ElementTree:
     if not data or not data.strip():
         raise XmlInputError(_issue(XML_EMPTY, "The file is empty: no XML document to validate.", 1, 1,
                                    "Die Datei ist leer: kein XML-Dokument zu prüfen."))
-    m = _DOCTYPE.search(_ascii_view(data))
+    view = _ascii_view(data)
+    m = _DOCTYPE.search(view) if b"<!" in view else None  # (a C scan for "<!" first: most invoices have none)
     if m:  # refuse before the parser sees the internal subset
-        line, col = _line_of(_ascii_view(data), m.start())
+        line, col = _line_of(view, m.start())
         raise XmlInputError(_issue(XML_DTD_FORBIDDEN, "DOCTYPE and ENTITY declarations are not allowed in "
                                    "e-invoices; the document was not processed.", line, col, _DTD_DE))
-    container = _container(data)
-    if container:  # the commonest wrong uploads: say what it is and where it belongs
-        raise XmlInputError(_issue(XML_MALFORMED, container[0], 1, 1, container[1]))
     try:
         tree = etree.ElementTree(etree.fromstring(data, _parser()))
     except etree.XMLSyntaxError as exc:
+        _refuse_container(data)
         line, col = (exc.position if exc.position else (None, None))
         if "Excessive depth" in exc.msg:  # libxml2's own bound (2048 levels): well-formed, just deeper than ours
             raise XmlInputError(_too_deep(line)) from None
         raise XmlInputError(_issue(XML_MALFORMED, f"The file is not well-formed XML: {exc.msg}", line,
                                    col, _MALFORMED_DE)) from None
     except ValueError as exc:  # e.g. unsupported encoding declaration
+        _refuse_container(data)
         raise XmlInputError(_issue(XML_MALFORMED, f"The file is not well-formed XML: {exc}", 1, 1,
                                    _MALFORMED_DE)) from None
     if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:  # other encodings (e.g. UTF-16)
         raise XmlInputError(_issue(XML_DTD_FORBIDDEN, "DOCTYPE and ENTITY declarations are not allowed in "
                                    "e-invoices; the document was not processed.", 1, 1, _DTD_DE))
-    deep = tree.xpath(_TOO_DEEP)
+    deep = _too_deep_first(tree)
     if deep:
         raise XmlInputError(_too_deep(deep[0].sourceline))
     return tree
@@ -452,21 +465,30 @@ PARTY_PATHS = {
 }
 
 
-def _found(root, path: list[tuple[str, str]]) -> list[str]:
-    """The texts at `path` below `root`, spaces collapsed, upper case."""
-    return [" ".join((e.text or "").split()).upper()
-            for e in root.iterfind("/".join(f"{{{ns}}}{name}" for ns, name in path))]
+def _union_of(paths: list[list[tuple[str, str]]]) -> etree.XPath:
+    """One compiled XPath for the union of child paths from the root element: each element once (no two of the paths
+    reach the same element)."""
+    prefixes: dict[str, str] = {}
+    terms = ["/".join(f"{prefixes.setdefault(ns, f'n{len(prefixes)}')}:{name}" for ns, name in path)
+             for path in paths]
+    return etree.XPath(" | ".join(terms), namespaces={p: ns for ns, p in prefixes.items()})
+
+
+# PARTY_PATHS compiled: lxml's ElementPath (iterfind) is Python code that read five paths per validation in 39 us,
+# 80-94 us after the rules' Saxon work had the caches (bench/README.md)
+_PARTY_UNIONS = {syntax: (_union_of(paths["countries"]), _union_of(paths["vatIds"]))
+                 for syntax, paths in PARTY_PATHS.items()}
 
 
 def party_countries(doc: ParsedXml) -> set[str]:
     """The countries seller and buyer are in as the document states them: their address countries and the two
     letters before their VAT identifiers (PARTY_PATHS). Empty for a document of no known syntax."""
-    paths = PARTY_PATHS.get(doc.report_syntax or "")
-    if paths is None:
+    unions = _PARTY_UNIONS.get(doc.report_syntax or "")
+    if unions is None:
         return set()
     root = doc.tree.getroot()
-    found = {text for path in paths["countries"] for text in _found(root, path)}
-    found |= {text[:2] for path in paths["vatIds"] for text in _found(root, path)}
+    countries, vat_ids = (" ".join((e.text or "").split()).upper() for e in unions[0](root)), unions[1](root)
+    found = {*countries, *(" ".join((e.text or "").split()).upper()[:2] for e in vat_ids)}
     return {c for c in found if len(c) == 2 and c.isalpha()}
 
 

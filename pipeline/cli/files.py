@@ -10,25 +10,42 @@ from typing import Iterable, Iterator, NamedTuple
 
 from pipeline import unpack
 from pipeline.settings import get_settings
-from pipeline.unpack.members import OS_METADATA_HEAD, windows_device
+from pipeline.unpack.members import OS_METADATA_HEAD, empty_mail_folder, windows_device
 
 # a folder's files opened as when named: each member of a ZIP, each invoice of a message a document of its own
-CONTAINER_SUFFIXES = (".zip", ".eml", ".mbox", ".msg", ".p7m")
+CONTAINER_SUFFIXES = (".zip", ".eml", ".emlx", ".mbox", ".msg", ".p7m")
 DOCUMENT_SUFFIXES = (".xml", ".pdf") + CONTAINER_SUFFIXES
-READ = "*.xml, *.pdf, *.eml, *.mbox, *.msg, *.p7m or *.zip"  # DOCUMENT_SUFFIXES in words
+READ = "*.xml, *.pdf, *.eml, *.mbox, *.msg, *.p7m or *.zip"  # DOCUMENT_SUFFIXES in words (and mail: `_read_here`)
+_MAIL = ("mbox", "eml", "emlx")  # what a folder's file of another name is read as, by its first bytes
 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
-    """The files named, a folder's e-invoice files, e-mails and ZIPs (DOCUMENT_SUFFIXES, recursively, sorted) in
-    their place; in a folder, what the operating system keeps beside documents (macOS's "._name") is left out."""
+    """The files named, a folder's e-invoice files, e-mails and ZIPs (`_read_here`, recursively, sorted) in their
+    place; in a folder, what the operating system or a mail program keeps beside documents (macOS's "._name", an
+    Apple Mail export's Info.plist, Thunderbird's .msf index) is left out."""
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
-            out += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES
-                          and not unpack.os_metadata(p.name, _head(p)))
+            out += sorted(p for p in path.rglob("*") if p.is_file() and _read_here(p))
         else:
             out.append(path)
     return out
+
+
+def _read_here(path: Path) -> bool:
+    """Whether a folder's file is read: one of DOCUMENT_SUFFIXES, or mail by its first bytes whatever its name (a
+    mailbox has none where Thunderbird keeps it, "Inbox", or in Apple Mail's export, "Inbox.mbox/mbox"); not what
+    an operating system or a mail program keeps beside documents (`unpack.os_metadata`)."""
+    head = _head(path)
+    if unpack.os_metadata(path.name, head):
+        return False
+    return path.suffix.lower() in DOCUMENT_SUFFIXES or unpack.kind(path.name, head) in _MAIL
+
+
+def _metadata(path: Path) -> bool:
+    """What an operating system or a mail program keeps beside documents, Thunderbird's empty mail folders too."""
+    return unpack.os_metadata(path.name, _head(path)) or \
+        empty_mail_folder(path.stat().st_size, lambda index: path.with_name(index).is_file(), path.name)
 
 
 class Document(NamedTuple):
@@ -62,7 +79,8 @@ def documents(paths: Iterable[Path], program: str) -> list[Document]:
                                              max_total=1 << 34))
     out: list[Document] = []
     for path, name in given:
-        if name is not None and path.suffix.lower() in CONTAINER_SUFFIXES or name is None and is_archive(path):
+        # a folder's .xml or .pdf is a document (its other files were chosen as containers or by their first bytes)
+        if name is not None and path.suffix.lower() not in (".xml", ".pdf") or name is None and is_archive(path):
             prefix = (name or shown(path.name)) if len(given) > 1 else ""
             members = (unpacker.one_of_several if prefix else unpacker.file)(shown(path.name), path, prefix)
             out += [Document(m.name, None, m.data, m.error, m.email, m.signature) for m in members]
@@ -96,8 +114,12 @@ class Outputs:
 
 
 def _head(path: Path) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(OS_METADATA_HEAD)
+    """A file's first bytes, enough to tell metadata (`unpack.os_metadata`) and mail (`unpack.kind`) by."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(max(OS_METADATA_HEAD, unpack.HEAD))
+    except OSError:  # (a file that cannot be read: its reader names the error)
+        return b""
 
 
 def destinations(count: int, output: Path | None, suffix: str):
@@ -177,9 +199,10 @@ class Progress:
 
 
 def say_skipped(folder: Path, program: str) -> None:
-    """A folder's files that are not read (not DOCUMENT_SUFFIXES), named on stderr: nothing is left out unsaid."""
+    """A folder's files that are not read (`_read_here`), named on stderr: nothing is left out unsaid but what an
+    operating system or a mail program keeps beside documents (a mailbox's index, .DS_Store)."""
     skipped = sorted(shown(p.relative_to(folder)) for p in folder.rglob("*")
-                     if p.is_file() and p.suffix.lower() not in DOCUMENT_SUFFIXES)
+                     if p.is_file() and not _read_here(p) and not _metadata(p))
     if skipped:
         listed = ", ".join(skipped[:10]) + (f", ... (+{len(skipped) - 10})" if len(skipped) > 10 else "")
         print(f"{program}: {shown(folder)}: skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'} "

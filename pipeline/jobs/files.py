@@ -5,9 +5,11 @@ cost 0.4 ms each to create on a loaded machine, 4 of the 16 s a 10,000-document 
 The jobs directory (EINVOICE_JOBS_DIR, default `<data dir>/jobs`) must be shared by every web node and worker
 when they run on several machines (NFS or any shared mount): a node writes a job's documents, any worker reads
 them. Nothing is held in memory whole: each `file` part is streamed to a spool file under the job's bound
-(EINVOICE_MAX_JOB_BYTES, 413), a ZIP or an e-mail (.eml, .mbox: one message at a time) is then unpacked as
-batch validation does (`pipeline.unpack`: each document bounded as one upload, hostile members refused one by
-one, a message without an invoice one NO_INVOICE notice), and the spool file is deleted. The folder goes when
+(EINVOICE_MAX_JOB_BYTES, 413), a ZIP or an e-mail (.eml, Apple Mail's .emlx, .mbox: one message at a time; a
+mailbox file of no extension as Thunderbird keeps it, by its first bytes) is then unpacked as batch validation does
+(`pipeline.unpack`: each document bounded as one upload, hostile members refused one by one, a message without an
+invoice one NO_INVOICE notice), and the spool file is deleted. A part that a mail program keeps beside a mailbox
+(Info.plist, Thunderbird's .msf index) is left out as a .DS_Store is (`unpack.os_metadata`). The folder goes when
 the job ends (its results are rows in the database).
 
 Names: a ZIP's or an e-mail's documents are named under the part's file name when the job has several files

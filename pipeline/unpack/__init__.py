@@ -1,18 +1,22 @@
-"""Uploads as documents: a ZIP archive's members, the invoices of an e-mail (.eml, Outlook's .msg) or a mailbox
-(.mbox), the file a signed file (.p7m) holds, or the file itself. Batch validation, jobs and the command line unpack
-what they are given here, alike.
+"""Uploads as documents: a ZIP archive's members, the invoices of an e-mail (.eml, Apple Mail's .emlx, Outlook's .msg)
+or a mailbox (.mbox, or a mailbox file of no extension as Thunderbird and Apple Mail's export keep them), the file a
+signed file (.p7m) holds, or the file itself. Batch validation, jobs and the command line unpack what they are given
+here, alike.
 
     file -> ZIP (archive.py)   -> each member: a document, an e-mail or mailbox (opened), a ZIP (NESTED_ARCHIVE)
-         -> .eml / .mbox (mail.py) -> each message's invoices; a ZIP attached is opened as above (unless the
-            .msg (outlook.py)         message itself came out of a ZIP: one ZIP level only), winmail.dat too
+         -> .eml / .emlx / .mbox -> each message's invoices; a ZIP attached is opened as above (unless the
+            (mail.py), .msg         message itself came out of a ZIP: one ZIP level only), winmail.dat too
+            (outlook.py)
          -> .p7m (smime.py)       -> the file inside, named "<file>.p7m/<its name>", taken as the .p7m would
                                      be where it was found (a ZIP in an uploaded .p7m opened; in a ZIP's, not)
          -> anything else         -> one document
-    (a file the operating system keeps beside documents, e.g. macOS's "._name" and ".DS_Store": left out, as
+    (a file the operating system or a mail program keeps beside documents, e.g. macOS's "._name" and ".DS_Store",
+     an Apple Mail export's "Info.plist" and "table_of_contents", Thunderbird's "Inbox.msf" index: left out, as
      folders are: members.os_metadata)
 
-What a file is follows from its first bytes (a ZIP's signature, an mbox's "From " line, a message's headers, a
-CMS block's content type), else from its name (.zip, .mbox, .eml, .p7m, .msg). Every document is bounded as one
+What a file is follows from its first bytes (a ZIP's signature, an mbox's "From " line, a message's headers, an
+.emlx's length line before them, a CMS block's content type), else from its name (.zip, .mbox, .eml, .emlx, .p7m,
+.msg). Every document is bounded as one
 upload (`Limits.max_member`), and all that an upload decompresses or decodes together by `Limits.max_total` (one
 Room per upload, 413 past it).
 """
@@ -34,12 +38,15 @@ HEAD = 4096  # bytes read to tell what a file is
 
 
 def kind(name: str, head: bytes) -> str | None:
-    """"zip", "mbox", "eml", "p7m" (a signed file: CMS), "msg" (Outlook) or None (a document)."""
+    """"zip", "mbox", "eml", "emlx" (Apple Mail's), "p7m" (a signed file: CMS), "msg" (Outlook) or None (a
+    document)."""
     lower = name.lower()
     if is_zip(head):
         return "zip"
     if mail.is_mbox(head):
         return "mbox"
+    if lower.endswith(".emlx") or (not lower.endswith((".xml", ".pdf")) and mail.is_emlx(head)):
+        return "emlx"
     if lower.endswith(".eml") or (not lower.endswith((".xml", ".pdf")) and mail.looks_like_mail(head)) or \
             (lower.endswith(".p7m") and mail.is_entity(head)):
         return "eml"  # (a signed message saved as "smime.p7m" in its S/MIME text form too)
@@ -93,7 +100,7 @@ class Unpacker:
             with open(source, "rb") if isinstance(source, Path) else io.BytesIO(source) as stream:
                 yield from _or_empty(mail.read_mbox(stream, prefix, self.limits, self.room, self._zip_in_mail),
                                      prefix or name, EMPTY_FILE)
-        elif what in ("eml", "msg"):
+        elif what in ("eml", "emlx", "msg"):
             data = _read(source, self.limits.max_message)
             if data is None:
                 yield Member(prefix or name, error=("MESSAGE_TOO_LARGE", f"The message is larger than "
@@ -102,6 +109,8 @@ class Unpacker:
                 yield Member(prefix or name, error=EMPTY_FILE)
             elif what == "msg":
                 yield from mail.read_msg(data, prefix, self.limits, self.room, self._zip_in_mail, name)
+            elif what == "emlx":
+                yield from mail.read_emlx(data, prefix, self.limits, self.room, self._zip_in_mail, name)
             else:
                 yield from mail.read_message(data, prefix, self.limits, self.room, self._zip_in_mail)
         elif what == "p7m":
@@ -160,10 +169,12 @@ class Unpacker:
     def _member(self, file: str, data: bytes, name: str, email: dict | None, signed: int) -> Iterator[Member]:
         """One file of a ZIP (`file`: its name in the archive; `name`: in results)."""
         what = kind(file, data[:HEAD])
-        if what in ("eml", "msg") and not data.strip():
+        if what in ("eml", "emlx", "msg") and not data.strip():
             yield Member(name, error=EMPTY_FILE, email=email)
         elif what == "eml":
             yield from mail.read_message(data, name, self.limits, self.room, _no_zip)
+        elif what == "emlx":
+            yield from mail.read_emlx(data, name, self.limits, self.room, _no_zip, file)
         elif what == "mbox":
             yield from _or_empty(mail.read_mbox(io.BytesIO(data), name, self.limits, self.room, _no_zip),
                                  name, EMPTY_FILE, email)

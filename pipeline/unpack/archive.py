@@ -5,7 +5,9 @@ that stops one byte past `max_member` (a member that would grow larger gets FILE
 and every byte decompressed counts toward the upload's room (`max_total`; 413 BATCH_TOO_LARGE when the archive
 would grow past it: a zip bomb of many members). A name that climbs out of the archive (`..`, an absolute path, a
 drive letter) gets UNSAFE_NAME; an encrypted or damaged member gets ENCRYPTED_MEMBER / DAMAGED_MEMBER. What an
-operating system keeps beside documents (`__MACOSX/._name`, `.DS_Store`, `Thumbs.db`) is left out as folders are,
+operating system or a mail program keeps beside documents (`__MACOSX/._name`, `.DS_Store`, `Thumbs.db`, an Apple
+Mail export's `Info.plist` and `table_of_contents`, Thunderbird's `.msf` and its empty mail folders) is left out as
+folders are,
 before the documents are counted against `max_files`. Whether a
 member is itself a container (a ZIP: NESTED_ARCHIVE; an e-mail: opened) is the caller's question
 (`pipeline.unpack`).
@@ -19,8 +21,8 @@ import zlib
 from typing import Iterator
 
 from pipeline.errors import ApiError, ErrorDetail
-from pipeline.unpack.members import Limits, Member, Room, member_too_large, metadata_magic, too_large_total, \
-    too_many_files, unsafe_name
+from pipeline.unpack.members import OS_METADATA_HEAD, Limits, Member, Room, empty_mail_folder, member_too_large, \
+    metadata_test, too_large_total, too_many_files, unsafe_name
 
 _CHUNK = 1 << 16
 # what reading a damaged member raises: zipfile's own errors, and its decompressors' (a deflate stream with a bad
@@ -62,7 +64,9 @@ def iter_archive(source, limits: Limits, room: Room | None = None) -> Iterator[M
                        "UTF-8, so its directory cannot be read and no member was read. Pack the files again.")
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
         raise _invalid(f"The 'file' part is not a readable ZIP archive: {exc}")
-    infos = [i for i in infos if not _os_metadata(archive, i)]  # left out before counting: never read
+    names = {member_name(i) for i in infos}
+    infos = [i for i in infos if not _os_metadata(archive, i)  # left out before counting: never read
+             and not empty_mail_folder(i.file_size, names.__contains__, member_name(i))]
     if len(infos) > limits.max_files:
         raise too_many_files(len(infos), limits.max_files, limits.files_setting, exact=True)
     room = room or Room(limits.max_total)
@@ -73,14 +77,15 @@ def iter_archive(source, limits: Limits, room: Room | None = None) -> Iterator[M
 
 
 def _os_metadata(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
-    """Whether a member is one an operating system keeps beside documents (`members.os_metadata`): only a member
-    so named has its first bytes read, to be sure (a Finder ZIP has one `__MACOSX/._name` per document)."""
-    magic = metadata_magic(member_name(info))
-    if magic is None or info.flag_bits & 0x1 or info.file_size < len(magic):
+    """Whether a member is one an operating system or a mail program keeps beside documents
+    (`members.os_metadata`): only a member so named has its first bytes read, to be sure (a Finder ZIP has one
+    `__MACOSX/._name` per document; an Apple Mail export one Info.plist and table_of_contents per mailbox)."""
+    test = metadata_test(member_name(info))
+    if test is None or info.flag_bits & 0x1 or info.file_size == 0:
         return False
     try:
         with archive.open(info) as stream:
-            return stream.read(len(magic)) == magic
+            return test(stream.read(OS_METADATA_HEAD))
     except _DAMAGED:
         return False  # a damaged member is counted, and gets its entry
 

@@ -1,5 +1,7 @@
-"""E-mail as a container: an .eml file (one RFC 5322 message) or an .mbox file (many), each message's invoices as
-documents, named by the message and the attachment's file name.
+"""E-mail as a container: an .eml file (one RFC 5322 message), Apple Mail's .emlx (one message after a line with its
+length: `read_emlx`) or an .mbox file (many; Thunderbird's and Apple Mail's exports have no extension: "Inbox",
+"Inbox.mbox/mbox", known by their first "From " line), each message's invoices as documents, named by the message
+and the attachment's file name.
 
     message -> MIME tree (the standard library's `email`, modern policy; parts counted as the parser makes them)
       XML / PDF attachment                -> a document
@@ -245,8 +247,9 @@ def _too_large(head: bytes, prefix: str, limits: Limits, index: int) -> Member:
 
 
 def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip,
-                 index: int = 1) -> Iterator[Member]:
-    """The documents of one message: its invoices, else one entry that says why there are none."""
+                 index: int = 1, apart: str = "") -> Iterator[Member]:
+    """The documents of one message: its invoices, else one entry that says why there are none. `apart`: where
+    Apple Mail keeps the attachments of this message it stored apart from it (`read_emlx`)."""
     if len(data) > limits.max_message:
         yield _too_large(data[:_HEAD_KEPT], prefix, limits, index)
         return
@@ -276,7 +279,52 @@ def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip:
         found = True
         yield Member(_join(prefix, label(ident)), error=_header_too_long(exc), email=ident)
     if not found:
-        yield no_invoice(_join(prefix, label(ident)), reader.others, ident)
+        yield no_invoice(_join(prefix, label(ident)), reader.others, ident, reader.apart, apart)
+
+
+# Apple Mail's message file: a line with the message's length in bytes (padded with blanks), the message, then a
+# property list of Mail's own (flags, dates; XML, in old files binary), which is no document
+_EMLX_COUNT = re.compile(rb"[ \t]*(\d{1,15})[ \t]*\r?\n")
+_PLIST_TAIL = re.compile(rb"\s*(?:<\?xml|<!DOCTYPE plist|<plist|bplist0)")
+
+
+def is_emlx(head: bytes) -> bool:
+    """An Apple Mail message file (.emlx) by its first bytes: its length line, then a message's headers."""
+    count = _EMLX_COUNT.match(head)
+    return count is not None and looks_like_mail(head[count.end():])
+
+
+def read_emlx(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip,
+              file: str = "message.emlx") -> Iterator[Member]:
+    """The documents of an Apple Mail message file (.emlx; .partial.emlx): the message of as many bytes as its first
+    line says, read as an .eml's; the property list after it is Mail's own, never a document. A length the file
+    does not bear out (cut short, or followed by anything but the property list) is one MAIL_DAMAGED entry named
+    `prefix`, else `file`: the message's end is not known, and no invoice is read from a guess.
+
+    A .partial.emlx is a message Apple Mail stored without (some of) its attachments: each such part keeps its
+    headers, with X-Apple-Content-Length, and no body; the file is in `Attachments/<number>/<part>/` beside the
+    mailbox's Messages folder (`<number>`: the .emlx's own). Those files are read where they are given (a folder,
+    a ZIP of the mailbox): as documents of their own, once; the message names them in its NO_INVOICE notice."""
+    where = prefix or file
+    count = _EMLX_COUNT.match(data)
+    if count is None:
+        yield Member(where, error=("MAIL_DAMAGED", "The Apple Mail message (.emlx) does not begin with its length "
+                                   "in bytes; it was not read."))
+        return
+    size, start = int(count.group(1)), count.end()
+    message, tail = data[start:start + size], data[start + size:]
+    ident = identity(_headers_only(data[start:start + _HEAD_KEPT]), 1)
+    if len(message) < size:
+        yield Member(where, email=ident, error=("MAIL_DAMAGED", f"The Apple Mail message (.emlx) says it is {size} "
+                     f"bytes long, but only {len(message)} follow (the file is cut short); it was not read."))
+        return
+    if tail.strip() and _PLIST_TAIL.match(tail) is None:
+        yield Member(where, email=ident, error=("MAIL_DAMAGED", f"The Apple Mail message (.emlx) says it is {size} "
+                     "bytes long, but Mail's property list does not follow them (the length is wrong); it was not "
+                     "read."))
+        return
+    number = file.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0]
+    yield from read_message(message, prefix, limits, room, open_zip, 1, f"Attachments/{number}/")
 
 
 def read_msg(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip, file: str = "message.msg",
@@ -317,12 +365,19 @@ def _msg_unreadable(why: str) -> tuple[str, str]:
     return "MSG_UNREADABLE", f"The Outlook message (.msg) could not be read: {why}."
 
 
-def no_invoice(name: str, others: list[str], ident: dict) -> Member:
-    """The one entry of a message without an invoice, naming (some of) the attachments it has instead."""
+def no_invoice(name: str, others: list[str], ident: dict, apart: list[str] = (), where: str = "") -> Member:
+    """The one entry of a message without an invoice, naming (some of) the attachments it has instead, and those
+    Apple Mail stored apart from it (`read_emlx`), with where their files are."""
     shown = ", ".join(others[:10]) + (", ..." if len(others) > 10 else "")
     beside = f" (attached: {shown})" if shown else ""
-    return Member(name, error=("NO_INVOICE", "The message has no invoice: no XML, PDF, ZIP or winmail.dat "
-                               f"attachment{beside}."), email=ident)
+    text = f"The message has no invoice: no XML, PDF, ZIP or winmail.dat attachment{beside}."
+    if apart:
+        kept = ", ".join(apart[:10]) + (", ..." if len(apart) > 10 else "")
+        text = (f"The message holds no invoice itself: Apple Mail stored its attachments {kept} apart from it "
+                f"(.partial.emlx), in the folder {where or 'Attachments/'} beside its Messages folder. Those files are "
+                "read where they are given too (the mailbox's folder or a ZIP of it), each a document of its own."
+                + (f" Attached here: {shown}." if shown else ""))
+    return Member(name, error=("NO_INVOICE", text), email=ident)
 
 
 class _Reader:
@@ -331,6 +386,7 @@ class _Reader:
     def __init__(self, ident: dict, limits: Limits, room: Room, open_zip: OpenZip):
         self.ident, self.limits, self.room, self.open_zip = ident, limits, room, open_zip
         self.others: list[str] = []
+        self.apart: list[str] = []  # attachments Apple Mail stored apart from the message (.partial.emlx)
         self.parts = 0
         self.too_deep = False
         self.sources: list[bytes] = []  # the bytes of each message or entity parsed: where signed parts are found
@@ -382,6 +438,9 @@ class _Reader:
         except _HeaderTooLong as exc:  # this part's own header: the parts beside it are read
             named = _join(where, name or f"part-{self.parts}") if depth else where
             yield Member(named, email=self.ident, error=_header_too_long(exc, part=depth > 0))
+            return
+        if not data.strip() and part.get("x-apple-content-length") is not None:  # (a .partial.emlx's part)
+            self.apart.append(name or ctype)
             return
         kind = _kind(ctype, name, data, attached)
         if kind is None:

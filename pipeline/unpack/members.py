@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from pipeline.errors import ApiError, ErrorDetail
 
@@ -52,26 +53,57 @@ def name_text(raw: bytes) -> str:
         return raw.decode("cp1252", errors="replace")
 
 
-# Files an operating system keeps beside documents, by name and by their first bytes (both must agree, so that an
-# invoice is never taken for one): macOS's AppleDouble companions ("._name"; in a ZIP made by the Finder under
-# "__MACOSX/"), the Finder's ".DS_Store" and Windows' "Thumbs.db" (an OLE file).
-_OS_METADATA = (("._", b"\x00\x05\x16\x07"), (".ds_store", b"\x00\x00\x00\x01Bud1"),
-                ("thumbs.db", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"))
-OS_METADATA_HEAD = 8  # bytes `os_metadata` looks at
+# Files an operating system or a mail program keeps beside documents, by name and by their first bytes (both must
+# agree, so that an invoice is never taken for one): macOS's AppleDouble companions ("._name"; in a ZIP made by the
+# Finder under "__MACOSX/"), the Finder's ".DS_Store" and Windows' "Thumbs.db" (an OLE file); and what a mail
+# program keeps beside the mailbox it exports or stores: Apple Mail's "Info.plist" (an XML or binary property list)
+# and "table_of_contents" (its binary index) in an exported "Inbox.mbox" folder, Thunderbird's "Inbox.msf" (a Mork
+# text index beside the mailbox file "Inbox") and "msgFilterRules.dat" (its filters, `version="9"` first). None of
+# them holds a message: the mailboxes beside them do.
+def _plist(head: bytes) -> bool:
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"bplist0") or (text[:1] == b"<" and b"<plist" in head)
 
 
-def metadata_magic(name: str) -> bytes | None:
-    """The first bytes a file so named has if it is one an operating system keeps (`_OS_METADATA`), else None."""
+def _binary(head: bytes) -> bool:
+    """Bytes no document, message or text of ours begins with: a NUL among them, and neither UTF-16 text (which has
+    many: an XML invoice saved by a Windows tool) nor a PDF or a ZIP (which have them too)."""
+    return b"\x00" in head and head[:2] not in (b"\xff\xfe", b"\xfe\xff", b"<\x00", b"\x00<", b"PK") and \
+        b"%PDF-" not in head[:1024]
+
+
+_OS_METADATA: tuple[tuple[Callable[[str], bool], Callable[[bytes], bool]], ...] = (
+    (lambda base: base.startswith("._"), lambda head: head.startswith(b"\x00\x05\x16\x07")),
+    (lambda base: base == ".ds_store", lambda head: head.startswith(b"\x00\x00\x00\x01Bud1")),
+    (lambda base: base == "thumbs.db", lambda head: head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")),
+    (lambda base: base == "info.plist", _plist),
+    (lambda base: base == "table_of_contents", _binary),
+    (lambda base: base.endswith(".msf"), lambda head: head.startswith(b"// <!-- <mdb:mork:")),
+    (lambda base: base == "msgfilterrules.dat", lambda head: head.startswith(b'version="')),
+)
+OS_METADATA_HEAD = 512  # bytes `os_metadata` looks at (a property list says "<plist" after its XML declaration)
+
+
+def metadata_test(name: str) -> Callable[[bytes], bool] | None:
+    """What the first bytes of a file so named must be for it to be one an operating system or a mail program
+    keeps (`_OS_METADATA`), or None for a name none of them has."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
-    return next((magic for prefix, magic in _OS_METADATA
-                 if (base.startswith(prefix) if prefix == "._" else base == prefix)), None)
+    return next((test for named, test in _OS_METADATA if named(base)), None)
 
 
 def os_metadata(name: str, head: bytes) -> bool:
-    """Whether a file is one an operating system keeps beside documents (`_OS_METADATA`): left out of an upload's
-    documents as its folders are, rather than reported as a document that is no e-invoice."""
-    magic = metadata_magic(name)
-    return magic is not None and head.startswith(magic)
+    """Whether a file is one an operating system or a mail program keeps beside documents (`_OS_METADATA`): left
+    out of an upload's documents as its folders are, rather than reported as a document that is no e-invoice (an
+    Apple Mail export's Info.plist is XML: it was an "invalid invoice")."""
+    test = metadata_test(name)
+    return test is not None and test(head[:OS_METADATA_HEAD])
+
+
+def empty_mail_folder(size: int, beside: Callable[[str], bool], name: str) -> bool:
+    """Whether a file is one of Thunderbird's empty mail folders: 0 bytes, with its index (`name`.msf, for which
+    `beside` says whether it is there) beside it. Thunderbird keeps Trash, Drafts, Templates and "Unsent Messages"
+    so, empty: left out as its index is, rather than an empty document's error entry."""
+    return size == 0 and beside(f"{name}.msf")
 
 
 def is_zip(data: bytes) -> bool:
