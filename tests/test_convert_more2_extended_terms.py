@@ -25,10 +25,12 @@ def test_the_losses_of_an_extended_invoice_name_its_bt_x_terms():
     terms = {loss["xpath"]: loss["businessTerm"] for loss in done.losses}
     assert {xpath: (terms[xpath] or "").split(" ")[0] for xpath in NUMBERED} == NUMBERED, terms
     assert terms["/rsm:CrossIndustryInvoice/rsm:ExchangedDocument/ram:Name"] == "BT-X-2 Document name"
-    # an element no Factur-X document numbers keeps no term (never a guessed one)
-    delivery_note = ("/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeDelivery"
-                     "/ram:DeliveryNoteReferencedDocument/ram:IssuerAssignedID")
-    assert terms[delivery_note] is None
+    # an element the sources number only by its value keeps no term (never a guessed one): a gross price's
+    # allowance or charge reason is BT-X-36 or BT-X-303 by its ChargeIndicator
+    reason = ("/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem[3]"
+              "/ram:SpecifiedLineTradeAgreement/ram:GrossPriceProductTradePrice/ram:AppliedTradeAllowanceCharge"
+              "/ram:Reason")
+    assert terms[reason] is None
 
 
 def test_the_refusal_entries_carry_the_ids():
