@@ -36,6 +36,14 @@ class Settings:
     # Public endpoint limits (pipeline serve): a request's head and body must arrive whole within this many seconds
     # of its first byte (408 after), whatever the pace of its bytes.
     request_deadline: float = 60.0
+    # ... except a job upload (POST /v1/jobs) whose body keeps arriving: each byte of it moves that deadline on by
+    # 1/job_upload_min_rate s, at most to the request deadline from now (the slack for a line's dips), and never past
+    # job_upload_deadline s of its first byte (a rate of 0: job uploads keep the request deadline). 64 KiB/s is about
+    # half of a 1 Mbit/s line (125 kB/s: 110 MB in ~15 min), and above the fair pace (pipeline.cli.serve._FAIR_PACE,
+    # 16 KiB/s), so an upload at the rate is never a slow connection the fair caps close. An hour carries 110 MB even
+    # at the rate itself (28 min); EINVOICE_MAX_JOB_BYTES (2 GiB) takes ~5 Mbit/s.
+    job_upload_min_rate: float = 64 * 1024
+    job_upload_deadline: float = 3600.0
     # Open connections a worker process holds from one client address (0: no cap; a trusted proxy's address, in
     # gunicorn's forwarded_allow_ips, has none) and in all. At a cap a connection is closed for the new one by the
     # fair-cap rule (pipeline.cli.serve: the address holding the most, never one holding a handful, only a
@@ -90,6 +98,8 @@ def get_settings() -> Settings:
         max_batch_files=int(env.get("EINVOICE_MAX_BATCH_FILES") or 200),
         client_timeout=float(env.get("EINVOICE_CLIENT_TIMEOUT") or 10),
         request_deadline=float(env.get("EINVOICE_REQUEST_DEADLINE") or 60),
+        job_upload_min_rate=float(env.get("EINVOICE_JOB_UPLOAD_MIN_RATE") or 64 * 1024),
+        job_upload_deadline=float(env.get("EINVOICE_JOB_UPLOAD_DEADLINE") or 3600),
         max_client_connections=int(env.get("EINVOICE_MAX_CLIENT_CONNECTIONS") or 64),
         max_worker_connections=int(env.get("EINVOICE_MAX_WORKER_CONNECTIONS") or 1000),
         keepalive_requests=int(env.get("EINVOICE_KEEPALIVE_REQUESTS") or 1000),

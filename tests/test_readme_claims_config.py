@@ -90,6 +90,7 @@ def _defaults(settings) -> dict[str, list[float]]:
         "EINVOICE_CLIENT_TIMEOUT, EINVOICE_DB_*_TIMEOUT": [s.client_timeout, s.db_connect_timeout,
                                                             s.db_statement_timeout, s.db_lock_timeout],
         "EINVOICE_REQUEST_DEADLINE": [s.request_deadline],
+        "EINVOICE_JOB_UPLOAD_MIN_RATE, EINVOICE_JOB_UPLOAD_DEADLINE": [s.job_upload_min_rate, s.job_upload_deadline],
         "EINVOICE_MAX_CLIENT_CONNECTIONS": [s.max_client_connections],
         "EINVOICE_MAX_WORKER_CONNECTIONS": [s.max_worker_connections],
         "EINVOICE_BODY_MEMORY": [s.body_memory],

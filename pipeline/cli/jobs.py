@@ -73,9 +73,9 @@ def _refused(status: int, body: bytes):
 
 def _upload(args, body: Path, headers: dict) -> dict:
     """POST /v1/jobs, the body streamed from its file. A service that refuses an upload before its end (413 past
-    EINVOICE_MAX_JOB_BYTES, 408 past EINVOICE_REQUEST_DEADLINE, 503 a full jobs directory) answers and closes while
-    the body is still on its way: that answer is read even so (urllib said only "Broken pipe"). Through a proxy
-    (HTTP(S)_PROXY) urllib sends it, as every other call."""
+    EINVOICE_MAX_JOB_BYTES, 408 below EINVOICE_JOB_UPLOAD_MIN_RATE or past EINVOICE_JOB_UPLOAD_DEADLINE, 503 a full
+    jobs directory) answers and closes while the body is still on its way: that answer is read even so (urllib said
+    only "Broken pipe"). Through a proxy (HTTP(S)_PROXY) urllib sends it, as every other call."""
     url = urllib.parse.urlsplit(args.url.rstrip("/") + "/v1/jobs")
     if not args.key or (urllib.request.getproxies().get(url.scheme) and not urllib.request.proxy_bypass(url.netloc)):
         with open(body, "rb") as data:

@@ -24,9 +24,10 @@ connection closes, lingering (`_LINGER_IDLE`); a trusted proxy's body is read, s
 (the server's methods), the bytes llhttp skips without bound (chunk extensions, empty lines before a request line),
 the upload cap (413 without buffering the rest), the deadlines (408) and the caps a public endpoint needs (settings:
 EINVOICE_CLIENT_TIMEOUT for the head and between reads (an answer is taken at _FAIR_PACE or faster with
-that slack, counted by the bytes it takes: `_paced`), EINVOICE_REQUEST_DEADLINE for the whole request,
-EINVOICE_MAX_CLIENT_CONNECTIONS per address and EINVOICE_MAX_WORKER_CONNECTIONS per worker with room made fairly
-(`_make_fair_room`), EINVOICE_KEEPALIVE_REQUESTS per connection), and where bodies and answers wait
+that slack, counted by the bytes it takes: `_paced`), EINVOICE_REQUEST_DEADLINE for the whole request (a job
+upload whose body keeps arriving at EINVOICE_JOB_UPLOAD_MIN_RATE runs on, up to EINVOICE_JOB_UPLOAD_DEADLINE:
+`job_paced`), EINVOICE_MAX_CLIENT_CONNECTIONS per address and EINVOICE_MAX_WORKER_CONNECTIONS per worker with room
+made fairly (`_make_fair_room`), EINVOICE_KEEPALIVE_REQUESTS per connection), and where bodies and answers wait
 (pipeline.cli.bodies: small ones in memory within EINVOICE_BODY_MEMORY, large ones and job uploads in spool files
 within EINVOICE_BODY_SPOOL; `_Sink`). A liveness probe (GET /healthz) runs before the requests queued in the
 worker, the others take fair turns by client (`_next_ready`), and a worker behind takes its whole backlog of
@@ -610,10 +611,12 @@ class _Message:
 
     __slots__ = ("started", "target", "fields", "head_bytes", "headers_done", "body", "expect", "continued",
                  "fed_at", "job", "body_since", "method", "authority", "announced", "window_at", "window_size",
-                 "recent", "moved_at", "after_target")
+                 "recent", "moved_at", "after_target", "earned", "credited")
 
     def __init__(self, started: float, fed_at: int):
         self.started, self.fed_at = started, fed_at
+        # a job upload's time past the request deadline, earned by the bytes of its body counted so far (`job_paced`)
+        self.earned, self.credited = 0.0, 0
         self.target = b""
         self.after_target = None  # the first bytes after its target, where the protocol is named (_PROTOCOL_BYTES)
         self.fields = []
@@ -819,7 +822,10 @@ class _Conn:
             except Full:
                 if not (again and self.worker.make_body_room(self)):
                     raise self.worker.busy() from None
-        msg.paced(time.monotonic())
+        now = time.monotonic()
+        msg.paced(now)
+        if msg.job:
+            self.worker.job_paced(msg, now)
         if body.size > self.worker.body_limit(msg.job):
             raise self.worker.too_large(msg.job)
 
@@ -916,6 +922,8 @@ class BufferedWorker(_worker_base()):
         settings = get_settings()
         self.client_timeout = float(settings.client_timeout)
         self.request_deadline = float(settings.request_deadline)
+        self.job_min_rate = float(settings.job_upload_min_rate)
+        self.job_deadline = max(float(settings.job_upload_deadline), self.request_deadline)
         self.per_client = settings.max_client_connections
         self.max_conns = settings.max_worker_connections
         self.keepalive_requests = settings.keepalive_requests
@@ -932,6 +940,21 @@ class BufferedWorker(_worker_base()):
 
         gunicorn.util.http_date = _http_date  # this worker process only
         super().init_process()
+
+    def job_paced(self, msg, now: float) -> None:
+        """A job upload may arrive past EINVOICE_REQUEST_DEADLINE while its body keeps coming at
+        EINVOICE_JOB_UPLOAD_MIN_RATE or faster (Apache mod_reqtimeout's MinRate: a month's archive takes minutes on an
+        office line): each byte received since last asked moves its deadline 1/rate s on, at most to the request
+        deadline from now (a burst earns no more: sent fast and then trickled, it gets its 408 a request deadline
+        later) and never past EINVOICE_JOB_UPLOAD_DEADLINE of its first byte. The rule `_paced` holds answers to."""
+        if self.job_min_rate > 0:
+            by = min(now + self.request_deadline, msg.started + self.job_deadline,
+                     self.arrive_by(msg) + (msg.body.size - msg.credited) / self.job_min_rate)
+            msg.earned, msg.credited = by - msg.started - self.request_deadline, msg.body.size
+
+    def arrive_by(self, msg) -> float:
+        """When the request must have arrived whole."""
+        return msg.started + self.request_deadline + msg.earned
 
     def body_limit(self, job: bool) -> int:
         return self.limits[job]
@@ -1371,7 +1394,7 @@ class BufferedWorker(_worker_base()):
                                           "and no request line"))
         if msg is not None:  # a request is arriving: its head within the client timeout, all of it by the deadline
             head_by = msg.started + self.client_timeout if not msg.headers_done else now + self.client_timeout
-            conn.deadline = min(head_by, msg.started + self.request_deadline)
+            conn.deadline = min(head_by, self.arrive_by(msg))
         if len(conn.pending) > had or conn.refusal is not None:
             self._next(conn)
         else:
@@ -1501,17 +1524,27 @@ class BufferedWorker(_worker_base()):
                 if now < conn.deadline:
                     continue
             if conn.msg is not None and not conn.out:
-                if now >= conn.msg.started + self.request_deadline:
-                    limit = f"{self.request_deadline:g} s of its first byte (EINVOICE_REQUEST_DEADLINE)"
-                else:
-                    limit = f"{self.client_timeout:g} s (EINVOICE_CLIENT_TIMEOUT)"
-                self._refuse(conn, _Refused(408, "Request Timeout", "REQUEST_TIMEOUT",
-                                            f"The request did not arrive within {limit}."))
+                self._refuse(conn, _Refused(408, "Request Timeout", "REQUEST_TIMEOUT", self._late(conn.msg, now)))
                 conn.drop_pending()
                 self._next(conn)
                 conn.deadline = now + 1  # one more second to take the 408, then it goes
             else:  # idle keep-alive, a client that never reads its answer, or one that had its last chance
                 self._close(conn)
+
+    def _late(self, msg, now: float) -> str:
+        """The 408's message: the limit the request broke."""
+        if now < self.arrive_by(msg):
+            return f"The request did not arrive within {self.client_timeout:g} s (EINVOICE_CLIENT_TIMEOUT)."
+        if not msg.credited:  # (not a job upload's body: no time was earned)
+            return (f"The request did not arrive within {self.request_deadline:g} s of its first byte "
+                    "(EINVOICE_REQUEST_DEADLINE).")
+        if now >= msg.started + self.job_deadline > msg.started + self.request_deadline:
+            return (f"The job upload did not arrive within {self.job_deadline:g} s of its first byte "
+                    "(EINVOICE_JOB_UPLOAD_DEADLINE); nothing was stored.")
+        size = msg.body.size if msg.body is not None else 0
+        return (f"The job upload fell below {self.job_min_rate:g} bytes/s (EINVOICE_JOB_UPLOAD_MIN_RATE, with "
+                f"{self.request_deadline:g} s of slack, EINVOICE_REQUEST_DEADLINE): {size} bytes of its body in "
+                f"{now - msg.started:.0f} s; nothing was stored.")
 
     def _flush(self, conn):
         if conn.sock is None:
