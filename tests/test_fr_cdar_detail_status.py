@@ -192,21 +192,22 @@ def _ppf_message(process: str) -> bytes:
 
 def test_a_ppf_message_s_short_business_process_is_named_as_the_billing_frame_it_is():
     """A message to the PPF alone carries its own short MDT-2 (at most 3 characters, BR-FR-CDV-CL-01): FNFE's examples
-    name MDT-2 "Type de processus métier (cadre de facturation)", and a frame of BR-FR-08 (S1: services) is named as
-    such, in parse, the timeline and the page; it was shown as a bare code."""
+    name MDT-2 "Type de processus métier (cadre de facturation)", and a frame of BR-FR-08 is named as XP Z12-012 lists
+    it (S1: "Dépôt d'une facture de prestation de service"), in parse, the timeline and the page; it was shown as a
+    bare code, then under a label of ours."""
     xml = _ppf_message("S1")
     read = status_read.parse_status(xml)
     assert read["message"]["businessProcess"] == "S1"
     assert read["names"]["message.businessProcess"] == {
-        "code": "S1", "fr": "Cadre de facturation (BT-23) : services", "en": "Billing frame (BT-23): services",
-        "de": "Abrechnungsrahmen (BT-23): Dienstleistungen"}
+        "code": "S1", "fr": "Dépôt d'une facture de prestation de service",
+        "en": "Submission of an invoice for services", "de": "Einreichung einer Rechnung über Dienstleistungen"}
     [status] = status_read.timeline([("212.xml", xml)])["invoices"][0]["statuses"]
-    assert status["names"]["message.businessProcess"]["en"] == "Billing frame (BT-23): services"
+    assert status["names"]["message.businessProcess"]["en"] == "Submission of an invoice for services"
     facts = {language: _facts(status_read.render_status([("212.xml", xml)], language, html=True))
              for language in ("en", "de")}
-    assert ("Business process type MDT-2", "S1 – Billing frame (BT-23): services") in facts["en"]
+    assert ("Business process type MDT-2", "S1 – Submission of an invoice for services") in facts["en"]
     assert ("Art des Geschäftsprozesses MDT-2",
-            "S1 – Abrechnungsrahmen (BT-23): Dienstleistungen, frz. „Cadre de facturation (BT-23) : services“") \
+            "S1 – Einreichung einer Rechnung über Dienstleistungen, frz. „Dépôt d'une facture de prestation de service“") \
         in facts["de"]
 
 
@@ -236,5 +237,5 @@ def test_the_timeline_row_names_a_detail_s_own_status_before_its_reason():
              (("suspended", suspended), ("disputed", earlier))]
     root = lxml_html.document_fromstring(status_read.render_status(files, "en", html=True))
     cells = [" ".join(td.text_content().split()) for td in root.iter("td")]
-    assert "208 – Suspended; JUSTIF_ABS – Supporting document missing or insufficient; CNF – Issue a full credit " \
+    assert "208 – Suspended; JUSTIF_ABS – Supporting document missing or insufficient; CNF – Create a full credit " \
            "note" in cells

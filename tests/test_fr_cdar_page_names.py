@@ -80,9 +80,9 @@ def test_the_pdf_paints_the_names(tmp_path, lang, painted):
 
 
 @pytest.mark.parametrize("lang, painted", [
-    ("fr", ["MPA – Montant payé 12 000 EUR", "MEN – Montant encaissé 12 000 EUR 20,00 %",
+    ("fr", ["MPA – Montant payé 12 000 EUR", "MEN – Montant encaissé (TTC) 12 000 EUR 20,00 %",
             "47 – Paiement transmis / Encaissée", "0000 (0238 – Identifiant de plateforme)"]),
-    ("en", ["MPA – Amount paid 12,000 EUR", "MEN – Amount received 12,000 EUR 20.00 %",
+    ("en", ["MPA – Amount paid 12,000 EUR", "MEN – Amount received (incl. VAT) 12,000 EUR 20.00 %",
             "47 – Payment sent / Payment received", "0000 (0238 – Platform identifier)"]),
 ])
 def test_the_timeline_names_the_amounts_data_types(tmp_path, lang, painted):

@@ -173,10 +173,10 @@ def _pdf_text(pdf: bytes, tmp_path) -> str:
 
 @pytest.mark.parametrize("lang, labels", [
     ("en", ["Invoice status", "The invoice", "Reasons and data", "Reason code MDT-113", "TX_TVA_ERR – Wrong VAT rate",
-            "CNF – Issue a full credit note", "207 – Disputed", "Recipient MDG-23", "2026-09-18 14:30",
+            "CNF – Create a full credit note", "207 – Disputed", "Recipient MDG-23", "2026-09-18 14:30",
             "10.00 %"]),
     ("fr", ["Statut de facture", "La facture", "Motifs et données", "Code motif MDT-113",
-            "TX_TVA_ERR – Taux de TVA erroné", "CNF – Émettre un avoir total", "207 – En litige",
+            "TX_TVA_ERR – Taux de TVA erroné", "CNF – Créer un Avoir total", "207 – En litige",
             "Destinataire MDG-23", "18/09/2026 14:30", "10,00 %"]),
 ])
 def test_a_message_s_page_shows_every_value_with_its_term_in_its_language(client, tmp_path, lang, labels):
@@ -205,7 +205,7 @@ def test_several_messages_paint_a_timeline_in_order(client, tmp_path):
                                                                   ("204", "Prise en charge"),
                                                                   ("211", "Paiement transmis"), ("212", "Encaissée"))]
     assert order == sorted(order)
-    assert "MEN – Montant encaissé 12 000 EUR 20,00 %" in painted.replace("\u00a0", " ") and "Valide" in painted
+    assert "MEN – Montant encaissé (TTC) 12 000 EUR 20,00 %" in painted.replace("\u00a0", " ") and "Valide" in painted
     assert layout_faults(r.content, tmp_path) == []
 
 
@@ -214,9 +214,9 @@ def test_the_page_as_html_and_what_is_refused(client):
                headers={"Accept": "text/html"})
     assert r.status_code == 200 and r.headers["content-type"] == "text/html; charset=utf-8"
     text = page_text(r.content)
-    assert "Invoice status" in text and "204 – In hand" in text and "<style>" in r.text
+    assert "Invoice status" in text and "204 – In process" in text and "<style>" in r.text
     # the heading names the status in the page's language, not the message's own French label (MDT-106)
-    assert "204 In hand ·" in text and "204 Prise" not in text
+    assert "204 In process ·" in text and "204 Prise" not in text
     r = _files(client, BASE + "/render", [("a.txt", b"nothing")], {"language": "en"})
     assert r.status_code == 400 and r.json["errorCode"] == "NOT_A_STATUS_MESSAGE"
     r = _files(client, BASE + "/render", [("204.xml", example("204").read_bytes())], {"language": "it"})
@@ -226,8 +226,8 @@ def test_the_page_as_html_and_what_is_refused(client):
 
 
 @pytest.mark.parametrize("code, reason, fr, en", [
-    ("213", "REJ_SEMAN", "Rejet pour erreur sémantique", "Rejected: semantic error"),
-    ("501", "IRR_ANTIVIRUS", "Échec du contrôle antivirus", "Failed the virus check"),
+    ("213", "REJ_SEMAN", "Rejet pour erreur sémantique", "Rejected for a semantic error"),
+    ("501", "IRR_ANTIVIRUS", "Contrôle anti-virus", "Virus check"),
     ("207", "NON_CONFORME", "Mention légale manquante", "Legal mention missing"),
     ("210", "ADR_ERR", "Adresse de facturation électronique erronée", "Wrong electronic invoicing address"),
 ])

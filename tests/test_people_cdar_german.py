@@ -26,7 +26,7 @@ VALIDATE = "/v1/invoice/fr-ctc/status/validate"
 RENDER = "/v1/invoice/fr-ctc/status/render"
 GERMAN_202 = ["Rechnungsstatus", "202 – Empfangen, frz. „Reçue“", "Statuscode MDT-105",
               "305 – Übermittlung (Plattform)", "380 – Handelsrechnung, frz. „Facture commerciale“",
-              "WK – Zugelassene Plattform, frz. „Plateforme agréée“", "Beteiligte", "01.07.2025 16:10"]
+              "WK – Plattform oder Dienstleister für elektronische Rechnungen, frz. „Plateforme ou opérateur de dématérialisation“", "Beteiligte", "01.07.2025 16:10"]
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_the_received_message_in_german(tmp_path):
     text = " ".join(pdftotext(pdf, tmp_path, "-raw").split())
     for words in [*GERMAN_202, "Seite 1 von 1"]:
         assert words in text, words
-    for english in ("Invoice status", "Received", "Status code", "Approved platform", "Page 1 of 1"):
+    for english in ("Invoice status", "Received", "Status code", "Platform or e-invoicing operator", "Page 1 of 1"):
         assert english not in text, english
 
 
@@ -80,7 +80,7 @@ def test_every_code_and_term_has_a_german_name():
 def test_amounts_and_dates_in_german_notation():
     path = example("212")
     text = page_text(status_read.render_status([(path.name, path.read_bytes())], "de", html=True))
-    assert "MEN – Eingegangener Betrag, frz. „Montant encaissé“12.000 EUR20,00 %" in text   # three cells
+    assert "MEN – Eingegangener Betrag (brutto), frz. „Montant encaissé (TTC)“12.000 EUR20,00 %" in text   # three cells
     assert "212 Zahlung eingegangen, frz. „Encaissée“ ·" in text
 
 

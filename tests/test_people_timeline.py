@@ -121,7 +121,7 @@ def test_the_page_shows_each_value_its_messages_state_and_where(client, messages
             assert all(name in rows[i] for name in stated["files"]), rows[i]
             i += 1
     # each status by its name in the page's language
-    named = {"en": ("204 In hand", "207 Disputed"), "fr": ("204 Prise en charge", "207 En litige")}[lang]
+    named = {"en": ("204 In process", "207 Disputed"), "fr": ("204 Prise en charge", "207 En litige")}[lang]
     assert all(name in " ".join(rows) for name in named), rows
     assert [v for v, lines in painted["values"] if lines != 1] == []
     # the invoice's facts: the first message's value, then the others, marked

@@ -35,14 +35,19 @@ from pipeline.invoice.model import MAX_ERRORS, LongText, Number, Text, from_pyda
 # ---- code lists ------------------------------------------------------------------------------------------------
 
 # BR-FR-CDV-CL-06 (MDT-105): the status codes; a code outside the list is a warning of the rules (FNFE leaves room
-# for codes agreed between the parties), so it is accepted here with its name sent. Names (fr, en) where FNFE's
-# examples and the reform's specification give one.
+# for codes agreed between the parties), so it is accepted here with its name sent. Names (fr, en): 200-213 as
+# DGFiP's external specifications 3.1, general file, table 7 "Les statuts d'une facture" (p. 58) word them, except
+# 201 and 202, which that table calls "Emise par la plateforme" / "Reçue par la plateforme": kept as FNFE's examples
+# write MDT-106 ("Reçue") with the accent French capitals take. 501 Irrecevable: XP Z12-012 (2026-02) BR-FR-CDV-10;
+# 221: the BR-FR-CDV-CL-09 texts call it ERREUR_ROUTAGE. 214 and 220-228: not verified (the DGFiP table stops at
+# 213; XP Z12-012 lists them in its annex A, not read). English: ours, 204 "In process" after BR-FR-CDV-CL-05, which
+# pairs 204 with UNTDID 1373 code 45 "In Process".
 STATUS_CODES = ("200 201 202 203 204 205 206 207 208 209 210 211 212 213 214 220 221 224 225 226 227 228 250 251 "
                 "300 301 400 401 500 501 601").split()
 STATUS_NAMES = {
     "200": ("Déposée", "Submitted"), "201": ("Émise par la plateforme", "Issued by the platform"),
     "202": ("Reçue", "Received"), "203": ("Mise à disposition", "Made available"),
-    "204": ("Prise en charge", "In hand"), "205": ("Approuvée", "Approved"),
+    "204": ("Prise en charge", "In process"), "205": ("Approuvée", "Approved"),
     "206": ("Approuvée partiellement", "Partially approved"), "207": ("En litige", "Disputed"),
     "208": ("Suspendue", "Suspended"), "209": ("Complétée", "Completed"), "210": ("Refusée", "Refused"),
     "211": ("Paiement transmis", "Payment sent"), "212": ("Encaissée", "Payment received"),
@@ -66,9 +71,9 @@ DOCUMENT_STATUS_CODES = {TRANSMISSION: ("10", "51", "43", "8", "48"),
                          PROCESSING: ("45", "39", "37", "50", "49", "47", "46", "1", "5")}
 DOCUMENT_STATUS_OF = {"200": "10", "202": "43", "204": "45", "205": "1", "206": "49", "207": "46", "208": "39",
                       "209": "37", "210": "50", "211": "47", "212": "47"}
-# Their names (fr, en) on the readable page: those of the statuses each stands for (the catalogue also gives 201 51,
-# 203 48, 213 8, which the generator leaves out: their messages need none); 47 is both payment statuses, 5 (added in
-# 1.4.0) any other processing status.
+# Their names (fr, en) on the readable page: those of the statuses each stands for, as XP Z12-012 (2026-02)
+# BR-FR-CDV-CL-05 pairs them (it also gives 201 51, 203 48, 213 8, which the generator leaves out: their messages
+# need none); 47 is both payment statuses. 5 (in the 1.4.0 rules, not in that text): our name, not verified.
 _DOCUMENT_STATUS_STEPS = {**DOCUMENT_STATUS_OF, "201": "51", "203": "48", "213": "8"}
 
 
@@ -80,13 +85,15 @@ def _named_by_steps(dsc: str) -> tuple[str, str]:
 DOCUMENT_STATUS_NAMES = {dsc: _named_by_steps(dsc) for dsc in dict.fromkeys(_DOCUMENT_STATUS_STEPS.values())}
 DOCUMENT_STATUS_NAMES["5"] = ("Autre statut de traitement", "Other processing status")
 # BR-FR-CDV-CL-02/03/04 (MDT-21, MDT-40, MDT-59): the roles of the parties; in the transmission phase sender and
-# issuer are the platform (WK).
-ROLES = {"BY": ("Acheteur", "Buyer"), "AB": ("Agent de l'acheteur", "Buyer's agent"), "DL": ("Affactureur", "Factor"),
-         "SE": ("Vendeur", "Seller"), "SR": ("Agent du vendeur", "Seller's agent"),
-         "WK": ("Plateforme agréée", "Approved platform"), "DFH": ("Portail public de facturation (PPF)",
-                                                                  "Public invoicing portal (PPF)"),
-         "PE": ("Bénéficiaire", "Payee"), "PR": ("Payeur", "Payer"), "II": ("Émetteur de la facture", "Invoicer"),
-         "IV": ("Destinataire de la facture", "Invoicee")}
+# issuer are the platform (WK). Names: XP Z12-012 (2026-02) BR-FR-CDV-CL-02/03/04/08, which extract them from UNCL
+# 3035 (AB is listed twice there, also as "Représentant de l'acheteur pour la vente"; WK goes on "(du
+# fournisseur/vendeur ou de l'acheteur)"); DFH, "Pour le PPF" there: DGFiP's glossary name. English: ours.
+ROLES = {"BY": ("Acheteur", "Buyer"), "AB": ("Agent d'acheteur", "Buyer's agent"), "DL": ("Affactureur", "Factor"),
+         "SE": ("Vendeur", "Seller"), "SR": ("Agent de Vendeur", "Seller's agent"),
+         "WK": ("Plateforme ou opérateur de dématérialisation", "Platform or e-invoicing operator"),
+         "DFH": ("Portail public de facturation (PPF)", "Public invoicing portal (PPF)"),
+         "PE": ("Bénéficiaire", "Payee"), "PR": ("Payeur", "Payer"), "II": ("Facturant", "Invoicer"),
+         "IV": ("Facturé à, adressé à", "Invoicee")}
 SENDER_ROLES = ("BY", "AB", "DL", "SE", "SR", "WK", "PE", "PR", "II", "IV")
 ISSUER_ROLES = ("BY", "AB", "DL", "SE", "SR", "PE", "PR", "II", "IV")
 RECIPIENT_ROLES = (*ISSUER_ROLES, "WK", "DFH")
@@ -96,7 +103,9 @@ GUIDELINE_INVOICE = "urn.cpro.gouv.fr:1p0:CDV:invoice"
 GUIDELINE_PPF = "urn.cpro.gouv.fr:1p0:CDV:einvoicingF2"
 # MDT-2, the business process (the examples' "Type de processus métier (cadre de facturation)"): which exchange
 # the invoice belongs to, as the invoices' BAR note (BR-FR-20) names the same cases (B2B, B2BINT, B2C, B2CINT,
-# OUTOFSCOPE); REGULATED is the reform's own B2B e-invoicing, NON_REGULATED an invoice exchanged outside it.
+# OUTOFSCOPE); REGULATED is the reform's own B2B e-invoicing, NON_REGULATED an invoice exchanged outside it. Names:
+# ours (BR-FR-CDV-CL-01 lists the values without names; BR-FR-20 gives the BAR values meanings, e.g. B2B "relève du
+# e-invoicing", OUTOFSCOPE "hors réforme").
 BUSINESS_PROCESS_NAMES = {
     "REGULATED": ("Facturation électronique réglementée (B2B en France)", "Regulated e-invoicing (B2B in France)"),
     "NON_REGULATED": ("Hors facturation électronique réglementée", "Outside regulated e-invoicing"),
@@ -106,73 +115,123 @@ BUSINESS_PROCESS_NAMES = {
     "OUTOFSCOPE": ("Hors du champ de la réforme", "Outside the reform's scope")}
 BUSINESS_PROCESSES = tuple(BUSINESS_PROCESS_NAMES)
 # A message to the PPF alone holds in MDT-2 a value of at most 3 characters instead (BR-FR-CDV-CL-01): what FNFE's
-# examples name MDT-2, "Type de processus métier (cadre de facturation)", the invoice's billing frame (BT-23, the
-# frames of BR-FR-08: B goods, S services, M both). Named as a frame with its kind (fr, en, de; ours: the rules give
-# no frame a label); a short value that is no frame stays unnamed. Names only: no business process of the list.
-_FRAME_KINDS = {"B": ("biens", "goods", "Waren"), "S": ("services", "services", "Dienstleistungen"),
-                "M": ("biens et services", "goods and services", "Waren und Dienstleistungen")}
-BILLING_FRAME_NAMES = {frame: (f"Cadre de facturation (BT-23) : {_FRAME_KINDS[frame[0]][0]}",
-                               f"Billing frame (BT-23): {_FRAME_KINDS[frame[0]][1]}")
-                       for frame in france.BILLING_FRAMES}
+# examples name MDT-2, "Type de processus métier (cadre de facturation)", the invoice's billing frame (BT-23). That
+# reading is ours: XP Z12-012 (2026-02) says MDT-2 is not sent in a message to the PPF, whose example has none.
+# Names (fr) as XP Z12-012 (2026-02) BR-FR-08 lists the frames, apostrophes typed straight, S3 without the rule's
+# "restriction non vérifiable", M8's "facrtures" spelled right; B9, S9, M9 (in the rules' list since 1.1.0, not in
+# that text) stay unnamed, as does a short value that is no frame. English and German: ours. Names only: no
+# business process of the list.
+_FRAMES = {
+    "B1": ("Dépôt d'une facture de bien", "Submission of an invoice for goods",
+           "Einreichung einer Rechnung über Waren"),
+    "S1": ("Dépôt d'une facture de prestation de service", "Submission of an invoice for services",
+           "Einreichung einer Rechnung über Dienstleistungen"),
+    "M1": ("Dépôt d'une facture double (livraison de biens et services qui ne sont pas accessoires l'une de l'autre)",
+           "Submission of a dual invoice (goods and services, neither ancillary to the other)",
+           "Einreichung einer gemischten Rechnung (Waren und Dienstleistungen, keine Nebenleistung der anderen)"),
+    "B2": ("Dépôt d'une facture de bien déjà payée", "Submission of an invoice for goods already paid",
+           "Einreichung einer bereits bezahlten Rechnung über Waren"),
+    "S2": ("Dépôt d'une facture de prestation de service déjà payée", "Submission of an invoice for services already "
+           "paid", "Einreichung einer bereits bezahlten Rechnung über Dienstleistungen"),
+    "M2": ("Dépôt d'une facture double déjà payée", "Submission of a dual invoice already paid",
+           "Einreichung einer bereits bezahlten gemischten Rechnung"),
+    "S3": ("Dépôt d'une demande de paiement de sous-traitance avec paiement direct (uniquement B2G)",
+           "Submission of a subcontractor's payment request with direct payment (B2G only)",
+           "Einreichung einer Zahlungsanforderung eines Subunternehmers mit Direktzahlung (nur B2G)"),
+    "B4": ("Dépôt d'une facture définitive (après acompte) de bien", "Submission of a final invoice (after a "
+           "prepayment) for goods", "Einreichung einer Schlussrechnung (nach Anzahlung) über Waren"),
+    "S4": ("Dépôt d'une facture définitive (après acompte) de service", "Submission of a final invoice (after a "
+           "prepayment) for services", "Einreichung einer Schlussrechnung (nach Anzahlung) über Dienstleistungen"),
+    "M4": ("Dépôt d'une facture définitive (après acompte) double", "Submission of a final dual invoice (after a "
+           "prepayment)", "Einreichung einer gemischten Schlussrechnung (nach Anzahlung)"),
+    "S5": ("Dépôt par un sous-traitant d'une facture de prestation de service", "Submission by a subcontractor of an "
+           "invoice for services", "Einreichung einer Rechnung über Dienstleistungen durch einen Subunternehmer"),
+    "S6": ("Dépôt par un cotraitant d'une facture de prestation de service", "Submission by a co-contractor of an "
+           "invoice for services", "Einreichung einer Rechnung über Dienstleistungen durch einen Mitauftragnehmer"),
+    "B7": ("Dépôt d'une facture de bien ayant fait l'objet d'un e-reporting (TVA déjà collectée)",
+           "Submission of an invoice for goods already e-reported (VAT already collected)",
+           "Einreichung einer bereits per E-Reporting gemeldeten Rechnung über Waren (Umsatzsteuer bereits erhoben)"),
+    "S7": ("Dépôt d'une facture de prestation de service ayant fait l'objet d'un e-reporting (TVA déjà collectée)",
+           "Submission of an invoice for services already e-reported (VAT already collected)",
+           "Einreichung einer bereits per E-Reporting gemeldeten Rechnung über Dienstleistungen (Umsatzsteuer bereits "
+           "erhoben)"),
+    "B8": ("Dépôt d'une facture multi-vendeurs de bien", "Submission of a multi-vendor invoice for goods",
+           "Einreichung einer Rechnung mehrerer Verkäufer über Waren"),
+    "S8": ("Dépôt d'une facture multi-vendeurs de service", "Submission of a multi-vendor invoice for services",
+           "Einreichung einer Rechnung mehrerer Verkäufer über Dienstleistungen"),
+    "M8": ("Dépôt d'une facture multi-vendeurs double, contenant des factures unitaires qui ne sont pas toutes Sx ou "
+           "Bx", "Submission of a dual multi-vendor invoice, holding unit invoices that are not all Sx or Bx",
+           "Einreichung einer gemischten Rechnung mehrerer Verkäufer mit Einzelrechnungen, die nicht alle Sx oder Bx "
+           "sind")}
+BILLING_FRAME_NAMES = {frame: names[:2] for frame, names in _FRAMES.items() if frame in france.BILLING_FRAMES}
 PPF_SCHEME, PPF_ID = "0238", "0000"   # the PPF as the one recipient: GlobalID 0000, scheme 0238, role DFH
 B2G_SENDER_ID = "9999"                # a sender GlobalID 9999 (scheme 0238): the State's platform (B2G refusals)
 SIREN_SCHEME = france.SIREN_SCHEME
 # BR-FR-CDV-15: the statuses that carry a reason (MDT-113)
 REASON_REQUIRED = ("206", "207", "208", "210", "213", "501")
-# BR-FR-CDV-CL-09: the reason codes, with a label (fr, en), and those each status allows. The labels follow the
-# reform's tables of reasons (DGFiP's external specifications: the refusal reasons of annex 7, the inadmissibility
-# reasons of the general file's table 3; FNFE-MPE's for the rejections): NON_CONFORME is a missing legal mention,
-# ADR_ERR the electronic invoicing address, not a postal one. RETRAIT_MAN_SERV has no published label: shown as its
-# code.
+# BR-FR-CDV-CL-09: the reason codes, with a label (fr, en), and those each status allows. French labels: IRR_* as
+# DGFiP's external specifications 3.1, general file, table 3 "Liste des motifs d'irrecevabilité" words them (each
+# names the check the file failed); the others as XP Z12-012's annex A ("Tableau des motifs de STATUTS") words them,
+# not read itself but as Akretion's Odoo module for the reform transcribes it, where DGFiP's annex 7 ("Tableau des
+# motifs de refus", as a public transcription of specifications 3.2 quotes it) agrees; B2G-only codes (those of
+# annex 7 alone) as annex 7. The two disagree on DOUBLE_FACT (annex 7: "Données réglementaire F1 en doublon"),
+# LIVR_INCOMP (annex A: "Problème de livraison") and CMD_ERR (annex 7: "N° de COMMANDE/Engagement Incorrect ou
+# manquant"): each takes the label that matches its code's name, to be checked against annex A itself.
+# RETRAIT_MAN_SERV has no published label: shown as its code. English: ours.
 REASONS = {
     "RETRAIT_MAN_SERV": None,
-    "ST_CT_NON_DECLAR": ("Sous-traitant ou cotraitant non déclaré", "Subcontractor or co-contractor not declared"),
+    "ST_CT_NON_DECLAR": ("Sous-traitant / cotraitant non déclaré", "Subcontractor / co-contractor not declared"),
     "SUPPR_COMP_AVOIR": ("Suppression pour compensation d'avoirs", "Withdrawn to offset credit notes"),
-    "TRANSF_PMNT_REGIE": ("Transfert pour paiement en régie", "Transferred for payment by the public cashier"),
-    "CONTACT_ACHTR": ("Autre : contacter l'acheteur", "Other: contact the buyer"),
+    "TRANSF_PMNT_REGIE": ("Transfert pour paiement en régie (réservé B2G)",
+                          "Transferred for payment by the public cashier (B2G only)"),
+    "CONTACT_ACHTR": ("Autres : contacter votre acheteur", "Other: contact your buyer"),
     "NON_TRANSMISE": ("Destinataire non connecté", "Recipient not connected"),
     "JUSTIF_ABS": ("Justificatif absent ou insuffisant", "Supporting document missing or insufficient"),
     "ROUTAGE_ERR": ("Erreur de routage", "Routing error"), "AUTRE": ("Autre", "Other"),
-    "COORD_BANC_ERR": ("Coordonnées bancaires erronées", "Wrong bank details"),
+    "COORD_BANC_ERR": ("Erreur de coordonnées bancaires", "Bank details error"),
     "TX_TVA_ERR": ("Taux de TVA erroné", "Wrong VAT rate"),
     "MONTANTTOTAL_ERR": ("Montant total erroné", "Wrong total amount"),
-    "CALCUL_ERR": ("Erreur de calcul", "Calculation error"),
+    "CALCUL_ERR": ("Erreur de calcul de la facture", "Error in the invoice's calculation"),
     "NON_CONFORME": ("Mention légale manquante", "Legal mention missing"),
-    "DOUBLON": ("Facture en doublon", "Duplicate invoice"), "DEST_INC": ("Destinataire inconnu", "Unknown recipient"),
-    "DEST_ERR": ("Destinataire erroné", "Wrong recipient"), "TRANSAC_INC": ("Transaction inconnue",
-                                                                            "Unknown transaction"),
+    "DOUBLON": ("Facture en doublon (déjà émise / reçue)", "Duplicate invoice (already issued / received)"),
+    "DEST_INC": ("Destinataire inconnu", "Unknown recipient"),
+    "DEST_ERR": ("Erreur de destinataire", "Recipient error"),
+    "TRANSAC_INC": ("Transaction inconnue", "Unknown transaction"),
     "EMMET_INC": ("Émetteur inconnu", "Unknown issuer"), "CONTRAT_TERM": ("Contrat terminé", "Contract ended"),
-    "DOUBLE_FACT": ("Double facturation", "Invoiced twice"),
-    "CMD_ERR": ("Numéro de commande erroné ou manquant", "Order number wrong or missing"),
+    "DOUBLE_FACT": ("Déjà facturé sur autre facture", "Already invoiced on another invoice"),
+    "CMD_ERR": ("N° de commande incorrect ou manquant", "Order number incorrect or missing"),
     "ADR_ERR": ("Adresse de facturation électronique erronée", "Wrong electronic invoicing address"),
     "SIRET_ERR": ("SIRET erroné ou absent", "SIRET wrong or missing"),
-    "CODE_ROUTAGE_ERR": ("Code routage erroné ou absent", "Routing code wrong or missing"),
-    "REF_CT_ABSENT": ("Référence contractuelle absente", "Contract reference missing"),
-    "REF_ERR": ("Référence erronée", "Wrong reference"), "PU_ERR": ("Prix unitaire erroné", "Wrong unit price"),
-    "REM_ERR": ("Remise erronée", "Wrong discount"), "QTE_ERR": ("Quantité erronée", "Wrong quantity"),
-    "ART_ERR": ("Article erroné", "Wrong item"), "MODPAI_ERR": ("Modalités de paiement erronées",
-                                                                "Wrong payment terms"),
-    "QUALITE_ERR": ("Qualité de l'article livré incorrecte", "Delivered item of wrong quality"),
-    "LIVR_INCOMP": ("Livraison incomplète", "Incomplete delivery"),
+    "CODE_ROUTAGE_ERR": ("Code routage absent ou erroné", "Routing code missing or wrong"),
+    "REF_CT_ABSENT": ("Référence contractuelle nécessaire pour le traitement de la facture manquante",
+                      "Contract reference needed to process the invoice missing"),
+    "REF_ERR": ("Référence incorrecte", "Incorrect reference"),
+    "PU_ERR": ("Prix unitaires incorrects", "Incorrect unit prices"),
+    "REM_ERR": ("Remise erronée", "Wrong discount"), "QTE_ERR": ("Quantité facturée incorrecte",
+                                                               "Incorrect invoiced quantity"),
+    "ART_ERR": ("Article facturé incorrect", "Incorrect invoiced item"),
+    "MODPAI_ERR": ("Modalités de paiement incorrectes", "Incorrect payment terms"),
+    "QUALITE_ERR": ("Qualité d'article livré incorrecte", "Delivered item of incorrect quality"),
+    "LIVR_INCOMP": ("Livraison incomplète / non effectuée", "Delivery incomplete / not made"),
     # 213 Rejetée: the platform's checks
-    "REJ_SEMAN": ("Rejet pour erreur sémantique", "Rejected: semantic error"),
-    "REJ_UNI": ("Rejet sur contrôle d'unicité", "Rejected: not unique"),
-    "REJ_COH": ("Rejet sur contrôle de cohérence des données", "Rejected: inconsistent data"),
-    "REJ_ADR": ("Rejet sur contrôle d'adressage", "Rejected: addressing"),
-    "REJ_CONT_B2G": ("Rejet sur contrôles métier B2G", "Rejected: public-sector (B2G) checks"),
-    "REJ_REF_PJ": ("Rejet sur référence de pièce jointe", "Rejected: attachment reference"),
-    "REJ_ASS_PJ": ("Rejet sur association de pièce jointe", "Rejected: attachment association"),
+    "REJ_SEMAN": ("Rejet pour erreur sémantique", "Rejected for a semantic error"),
+    "REJ_UNI": ("Rejet sur contrôle unicité", "Rejected on the uniqueness check"),
+    "REJ_COH": ("Rejet sur contrôle Cohérence de données", "Rejected on the data consistency check"),
+    "REJ_ADR": ("Rejet sur Contrôle d'adressage", "Rejected on the addressing check"),
+    "REJ_CONT_B2G": ("Rejet sur Contrôles métier B2G", "Rejected on the public-sector (B2G) business checks"),
+    "REJ_REF_PJ": ("Rejet sur Référence de PJ", "Rejected on an attachment reference"),
+    "REJ_ASS_PJ": ("Rejet sur Erreur d'association de la PJ", "Rejected on an attachment association error"),
     # 501 Irrecevable: the file could not be taken in
-    "IRR_VIDE_F": ("Fichier vide", "Empty file"),
-    "IRR_TYPE_F": ("Type ou extension de fichier non conforme", "File type or extension not accepted"),
-    "IRR_SYNTAX": ("Syntaxe du fichier incorrecte", "File syntax incorrect"),
-    "IRR_TAILLE_PJ": ("Pièce jointe trop volumineuse", "Attachment too large"),
-    "IRR_NOM_PJ": ("Nom de pièce jointe non conforme", "Attachment name not compliant"),
-    "IRR_VID_PJ": ("Pièce jointe vide", "Empty attachment"),
-    "IRR_EXT_DOC": ("Type ou extension de pièce jointe non conforme", "Attachment type or extension not accepted"),
-    "IRR_TAILLE_F": ("Fichier trop volumineux", "File too large"),
-    "IRR_ANTIVIRUS": ("Échec du contrôle antivirus", "Failed the virus check"),
-    "IRR_NOM_F": ("Nom de fichier non conforme", "File name not compliant"),
+    "IRR_VIDE_F": ("Contrôle des fichiers non vides", "Check that the files are not empty"),
+    "IRR_TYPE_F": ("Contrôle de type et extension des fichiers", "File type and extension check"),
+    "IRR_SYNTAX": ("Contrôle syntaxique des fichiers", "File syntax check"),
+    "IRR_TAILLE_PJ": ("Contrôle de taille des pièces jointes", "Attachment size check"),
+    "IRR_NOM_PJ": ("Contrôle du nom des pièces jointes", "Attachment name check"),
+    "IRR_VID_PJ": ("Contrôle des pièces jointes non vides", "Check that the attachments are not empty"),
+    "IRR_EXT_DOC": ("Contrôle de type et extension des pièces jointes", "Attachment type and extension check"),
+    "IRR_TAILLE_F": ("Contrôle de taille des fichiers", "File size check"),
+    "IRR_ANTIVIRUS": ("Contrôle anti-virus", "Virus check"),
+    "IRR_NOM_F": ("Contrôle du nom des fichiers", "File name check"),
 }
 _REFUSAL = ("TX_TVA_ERR", "MONTANTTOTAL_ERR", "CALCUL_ERR", "NON_CONFORME", "DOUBLON", "DEST_ERR", "TRANSAC_INC",
             "EMMET_INC", "CONTRAT_TERM", "DOUBLE_FACT", "CMD_ERR", "ADR_ERR", "REF_CT_ABSENT")
@@ -194,55 +253,66 @@ REASONS_OF = {
 # BR-FR-CDV-CL-09_MDT-113_210B2G: a refusal the State's platform sends (sender GlobalID 9999, scheme 0238)
 B2G_REFUSAL_REASONS = ("RETRAIT_MAN_SERV", "ST_CT_NON_DECLAR", "SUPPR_COMP_AVOIR", "TRANSF_PMNT_REGIE", "AUTRE",
                        "COORD_BANC_ERR", *_REFUSAL, "LIVR_INCOMP")
-# BR-FR-CDV-CL-10 (MDT-121)
-ACTIONS = {"NOA": ("Aucune action requise", "No action required"),
-           "PIN": ("Information complémentaire requise", "More information required"),
-           "NIN": ("Émettre une facture rectificative", "Issue a corrected invoice"),
-           "CNF": ("Émettre un avoir total", "Issue a full credit note"),
-           "CNP": ("Émettre un avoir partiel", "Issue a partial credit note"),
-           "CNA": ("Rembourser le paiement", "Refund the payment"), "OTH": ("Autre", "Other")}
-# BR-FR-CDV-CL-11 (MDT-207); BR-FR-CDV-14: a 212 (Encaissée) states the amounts received (MEN) per VAT rate
-CHARACTERISTICS = {"MEN": ("Montant encaissé", "Amount received"), "MPA": ("Montant payé", "Amount paid"),
-                   "RAP": ("Reste à payer", "Amount still due"), "ESC": ("Escompte", "Early payment discount"),
-                   "RAB": ("Rabais", "Rebate"), "REM": ("Remise", "Discount"),
-                   "MAP": ("Montant approuvé HT", "Amount approved, net"),
-                   "MAPTTC": ("Montant approuvé TTC", "Amount approved, gross"),
-                   "MNA": ("Montant non approuvé HT", "Amount not approved, net"),
-                   "MNATTC": ("Montant non approuvé TTC", "Amount not approved, gross"),
-                   "CBB": ("Coordonnées bancaires", "Bank details"), "DIV": ("Donnée invalide", "Invalid value"),
-                   "DVA": ("Donnée valide attendue", "Expected valid value"), "MAJ": ("Majoration", "Surcharge")}
+# BR-FR-CDV-CL-10 (MDT-121). Names: XP Z12-012's annex A, sheet "Codes Action", not read itself but as Akretion's
+# Odoo module for the reform transcribes it (CNF as FNFE's example UC5 207 writes MDT-122, "Créer un Avoir total").
+# English: ours.
+ACTIONS = {"NOA": ("Aucune Action Requise", "No action required"),
+           "PIN": ("Information complémentaire requise", "Additional information required"),
+           "NIN": ("Créer une Facture Rectificative", "Create a corrected invoice"),
+           "CNF": ("Créer un Avoir total", "Create a full credit note"),
+           "CNP": ("Créer un Avoir Partiel", "Create a partial credit note"),
+           "CNA": ("Rembourser le paiement de la facture", "Refund the invoice's payment"), "OTH": ("Autre", "Other")}
+# BR-FR-CDV-CL-11 (MDT-207); BR-FR-CDV-14: a 212 (Encaissée) states the amounts received (MEN) per VAT rate. Names:
+# XP Z12-012 (2026-02) BR-FR-CDV-CL-11, as written there (capitals included). English: ours.
+CHARACTERISTICS = {
+    "MEN": ("Montant encaissé (TTC)", "Amount received (incl. VAT)"), "MPA": ("Montant payé", "Amount paid"),
+    "RAP": ("Reste à payer (en cas de paiement partiel)", "Amount still due (after a partial payment)"),
+    "ESC": ("Escompte accordé", "Early payment discount granted"), "RAB": ("Rabais accordé", "Rebate granted"),
+    "REM": ("Remise accordée", "Discount granted"),
+    "MAP": ("Montant HT Approuvé", "Approved amount excl. VAT"),
+    "MAPTTC": ("Montant TTC Approuvé", "Approved amount incl. VAT"),
+    "MNA": ("Montant HT NON Approuvé", "Amount excl. VAT not approved"),
+    "MNATTC": ("Montant TTC Non Approuvé", "Amount incl. VAT not approved"),
+    "CBB": ("Coordonnées Bancaires Bénéficiaire à modifier", "Payee's bank details to change"),
+    "DIV": ("Donnée INVALIDE", "Invalid value"), "DVA": ("Donnée VALIDE attendue", "Expected valid value"),
+    "MAJ": ('Donnée à prendre en compte à la place de celle présente dans la facture pour le traitement (Statut '
+            '"Complétée" ou "Complément")', 'Value to process in place of the one in the invoice (status "Completed" '
+            'or "Complement")')}
 RECEIVED = "MEN"
 PAYMENT_RECEIVED = "212"
 NOT_RECEIVABLE = "501"   # Irrecevable: the rules ask for no invoice date (MDG-35) nor seller id (MDT-129)
 DOCUMENT_TYPES = france.DOCUMENT_TYPES   # BR-FR-04 (MDT-91)
-# ... and their names (fr, en) as the reform's specification names these UNTDID 1001 codes (the readable page)
+# ... and their names (fr, en) on the readable page: as XP Z12-012 (2026-02) BR-FR-04 names these UNTDID 1001 codes
+# (262 "Avoir pour Remise Global" there, "Remise Globale" in its BR-FR-MAP-02). English: ours.
 DOCUMENT_TYPE_NAMES = {
-    "380": ("Facture commerciale", "Commercial invoice"), "389": ("Autofacture", "Self-billed invoice"),
+    "380": ("Facture commerciale", "Commercial invoice"), "389": ("Facture auto-facturée", "Self-billed invoice"),
     "393": ("Facture affacturée", "Factored invoice"),
-    "501": ("Autofacture affacturée", "Self-billed factored invoice"),
+    "501": ("Facture auto-facturée affacturée", "Self-billed factored invoice"),
     "386": ("Facture d'acompte", "Prepayment invoice"),
-    "500": ("Autofacture d'acompte", "Self-billed prepayment invoice"),
+    "500": ("Facture d'acompte auto-facturée", "Self-billed prepayment invoice"),
     "384": ("Facture rectificative", "Corrected invoice"),
-    "471": ("Autofacture rectificative", "Self-billed corrected invoice"),
+    "471": ("Facture rectificative auto-facturée", "Self-billed corrected invoice"),
     "472": ("Facture rectificative affacturée", "Factored corrected invoice"),
-    "473": ("Autofacture rectificative affacturée", "Self-billed factored corrected invoice"),
-    "381": ("Avoir", "Credit note"), "261": ("Avoir autofacturé", "Self-billed credit note"),
-    "262": ("Avoir remise globale", "Credit note for a global discount"),
+    "473": ("Facture rectificative auto-facturée affacturée", "Self-billed factored corrected invoice"),
+    "381": ("Avoir", "Credit note"), "261": ("Avoir auto-facturé", "Self-billed credit note"),
+    "262": ("Avoir pour Remise Globale", "Credit note for a global discount"),
     "396": ("Avoir affacturé", "Factored credit note"),
-    "502": ("Avoir autofacturé affacturé", "Self-billed factored credit note"),
-    "503": ("Avoir d'acompte", "Prepayment invoice credit note")}
+    "502": ("Avoir auto-facturé affacturé", "Self-billed factored credit note"),
+    "503": ("Avoir de facture d'acompte", "Prepayment invoice credit note")}
 # The identifier schemes (ISO 6523 ICD) of the parties' ids and electronic addresses that the reform gives a meaning
-# (fr, en): SIREN, SIRET, the directory's e-invoicing address (BR-FR-23), the platforms' ids (PPF 0000, the State 9999)
+# (fr, en): SIREN, SIRET, the directory's e-invoicing address (BR-FR-23), the platforms' ids (PPF 0000, the State 9999).
+# Names: ours (the rules and XP Z12-012 name the schemes by their use only).
 SCHEMES = {SIREN_SCHEME: ("SIREN", "SIREN"), france.SIRET_SCHEME: ("SIRET", "SIRET"),
            france.SIREN_ADDRESS_SCHEME: ("Adresse de l'annuaire", "Directory address"),
            PPF_SCHEME: ("Identifiant de plateforme", "Platform identifier"), "EM": ("Adresse e-mail", "E-mail address")}
 
 
 # German names of the code lists' codes (ours, not official: the reform names them in French only; the page shows
-# the French name beside each, `pipeline.pdf.status_page`), by kind as `CODE_LISTS`.
+# the French name beside each, `pipeline.pdf.status_page`), by kind as `CODE_LISTS`: translations of the French
+# names above, so each follows its French name's source (204 as "In Process", the UNTDID 1373 name CL-05 pairs it with).
 _STATUS_DE = {
     "200": "Eingereicht", "201": "Von der Plattform ausgestellt", "202": "Empfangen", "203": "Bereitgestellt",
-    "204": "Übernommen", "205": "Genehmigt", "206": "Teilweise genehmigt", "207": "Strittig", "208": "Ausgesetzt",
+    "204": "In Bearbeitung", "205": "Genehmigt", "206": "Teilweise genehmigt", "207": "Strittig", "208": "Ausgesetzt",
     "209": "Vervollständigt", "210": "Abgelehnt", "211": "Zahlung übermittelt", "212": "Zahlung eingegangen",
     "213": "Zurückgewiesen", "214": "Mit Prüfvermerk", "220": "Storniert", "221": "Zustellungsfehler",
     "224": "Direktzahlung verlangt", "225": "Abgetreten (Factoring)", "226": "Still abgetreten (Factoring)",
@@ -254,48 +324,56 @@ GERMAN_NAMES = {
                 "B2C": "Verkauf an Verbraucher (B2C)", "B2CINT": "Internationaler Verkauf an Verbraucher (B2C)",
                 "B2BINT": "Internationales Geschäft zwischen Unternehmen (B2B)",
                 "OUTOFSCOPE": "Außerhalb des Geltungsbereichs der Reform",
-                **{frame: f"Abrechnungsrahmen (BT-23): {_FRAME_KINDS[frame[0]][2]}"
-                   for frame in BILLING_FRAME_NAMES}},
+                **{frame: _FRAMES[frame][2] for frame in BILLING_FRAME_NAMES}},
     "role": {"BY": "Käufer", "AB": "Vertreter des Käufers", "DL": "Factoring-Gesellschaft", "SE": "Verkäufer",
-             "SR": "Vertreter des Verkäufers", "WK": "Zugelassene Plattform",
+             "SR": "Vertreter des Verkäufers", "WK": "Plattform oder Dienstleister für elektronische Rechnungen",
              "DFH": "Öffentliches Rechnungsportal (PPF)", "PE": "Zahlungsempfänger", "PR": "Zahler",
              "II": "Rechnungssteller", "IV": "Rechnungsempfänger"},
     "reason": {
-        "ST_CT_NON_DECLAR": "Subunternehmer oder Mitauftragnehmer nicht gemeldet",
+        "ST_CT_NON_DECLAR": "Subunternehmer / Mitauftragnehmer nicht gemeldet",
         "SUPPR_COMP_AVOIR": "Zurückgezogen zur Verrechnung mit Gutschriften",
-        "TRANSF_PMNT_REGIE": "Zur Zahlung durch die öffentliche Kasse weitergegeben",
-        "CONTACT_ACHTR": "Sonstiges: den Käufer kontaktieren", "NON_TRANSMISE": "Empfänger nicht angeschlossen",
+        "TRANSF_PMNT_REGIE": "Zur Zahlung durch die öffentliche Kasse weitergegeben (nur B2G)",
+        "CONTACT_ACHTR": "Sonstiges: wenden Sie sich an Ihren Käufer", "NON_TRANSMISE": "Empfänger nicht angeschlossen",
         "JUSTIF_ABS": "Beleg fehlt oder reicht nicht aus", "ROUTAGE_ERR": "Zustellungsfehler", "AUTRE": "Sonstiges",
-        "COORD_BANC_ERR": "Falsche Bankverbindung", "TX_TVA_ERR": "Falscher Umsatzsteuersatz",
-        "MONTANTTOTAL_ERR": "Falscher Gesamtbetrag", "CALCUL_ERR": "Rechenfehler",
-        "NON_CONFORME": "Pflichtangabe fehlt", "DOUBLON": "Doppelt eingereichte Rechnung",
-        "DEST_INC": "Empfänger unbekannt", "DEST_ERR": "Falscher Empfänger", "TRANSAC_INC": "Vorgang unbekannt",
-        "EMMET_INC": "Aussteller unbekannt", "CONTRAT_TERM": "Vertrag beendet", "DOUBLE_FACT": "Doppelt berechnet",
-        "CMD_ERR": "Bestellnummer falsch oder fehlend",
+        "COORD_BANC_ERR": "Fehler in der Bankverbindung", "TX_TVA_ERR": "Falscher Umsatzsteuersatz",
+        "MONTANTTOTAL_ERR": "Falscher Gesamtbetrag", "CALCUL_ERR": "Rechenfehler in der Rechnung",
+        "NON_CONFORME": "Pflichtangabe fehlt", "DOUBLON": "Doppelte Rechnung (bereits ausgestellt / empfangen)",
+        "DEST_INC": "Empfänger unbekannt", "DEST_ERR": "Fehler beim Empfänger", "TRANSAC_INC": "Vorgang unbekannt",
+        "EMMET_INC": "Aussteller unbekannt", "CONTRAT_TERM": "Vertrag beendet",
+        "DOUBLE_FACT": "Bereits in einer anderen Rechnung berechnet",
+        "CMD_ERR": "Bestellnummer unrichtig oder fehlend",
         "ADR_ERR": "Falsche elektronische Rechnungsadresse", "SIRET_ERR": "SIRET falsch oder fehlend",
-        "CODE_ROUTAGE_ERR": "Leitweg-Code falsch oder fehlend", "REF_CT_ABSENT": "Vertragsreferenz fehlt",
-        "REF_ERR": "Falsche Referenz", "PU_ERR": "Falscher Stückpreis", "REM_ERR": "Falscher Nachlass",
-        "QTE_ERR": "Falsche Menge", "ART_ERR": "Falscher Artikel", "MODPAI_ERR": "Falsche Zahlungsbedingungen",
-        "QUALITE_ERR": "Gelieferter Artikel in falscher Qualität", "LIVR_INCOMP": "Unvollständige Lieferung",
-        "REJ_SEMAN": "Zurückgewiesen: semantischer Fehler", "REJ_UNI": "Zurückgewiesen: nicht eindeutig",
-        "REJ_COH": "Zurückgewiesen: widersprüchliche Daten", "REJ_ADR": "Zurückgewiesen: Adressierung",
-        "REJ_CONT_B2G": "Zurückgewiesen: Prüfungen der öffentlichen Hand (B2G)",
-        "REJ_REF_PJ": "Zurückgewiesen: Verweis auf einen Anhang",
-        "REJ_ASS_PJ": "Zurückgewiesen: Zuordnung eines Anhangs",
-        "IRR_VIDE_F": "Leere Datei", "IRR_TYPE_F": "Dateityp oder -endung nicht zulässig",
-        "IRR_SYNTAX": "Fehlerhafte Dateisyntax", "IRR_TAILLE_PJ": "Anhang zu groß",
-        "IRR_NOM_PJ": "Name des Anhangs nicht zulässig", "IRR_VID_PJ": "Leerer Anhang",
-        "IRR_EXT_DOC": "Typ oder Endung des Anhangs nicht zulässig", "IRR_TAILLE_F": "Datei zu groß",
-        "IRR_ANTIVIRUS": "Virenprüfung nicht bestanden", "IRR_NOM_F": "Dateiname nicht zulässig"},
-    "action": {"NOA": "Keine Aktion erforderlich", "PIN": "Weitere Angaben erforderlich",
-               "NIN": "Korrigierte Rechnung ausstellen", "CNF": "Vollständige Gutschrift ausstellen",
-               "CNP": "Teilgutschrift ausstellen", "CNA": "Zahlung erstatten", "OTH": "Sonstiges"},
-    "characteristic": {"MEN": "Eingegangener Betrag", "MPA": "Gezahlter Betrag", "RAP": "Offener Betrag",
-                       "ESC": "Skonto", "RAB": "Preisminderung", "REM": "Nachlass",
+        "CODE_ROUTAGE_ERR": "Leitweg-Code fehlend oder falsch",
+        "REF_CT_ABSENT": "Für die Bearbeitung der Rechnung nötige Vertragsreferenz fehlt",
+        "REF_ERR": "Unrichtige Referenz", "PU_ERR": "Unrichtige Stückpreise", "REM_ERR": "Falscher Nachlass",
+        "QTE_ERR": "Unrichtige berechnete Menge", "ART_ERR": "Unrichtiger berechneter Artikel",
+        "MODPAI_ERR": "Unrichtige Zahlungsbedingungen",
+        "QUALITE_ERR": "Gelieferter Artikel in unrichtiger Qualität",
+        "LIVR_INCOMP": "Lieferung unvollständig / nicht erfolgt",
+        "REJ_SEMAN": "Zurückgewiesen wegen eines semantischen Fehlers",
+        "REJ_UNI": "Zurückgewiesen bei der Eindeutigkeitsprüfung",
+        "REJ_COH": "Zurückgewiesen bei der Prüfung der Datenkonsistenz",
+        "REJ_ADR": "Zurückgewiesen bei der Adressierungsprüfung",
+        "REJ_CONT_B2G": "Zurückgewiesen bei den fachlichen Prüfungen der öffentlichen Hand (B2G)",
+        "REJ_REF_PJ": "Zurückgewiesen wegen des Verweises auf einen Anhang",
+        "REJ_ASS_PJ": "Zurückgewiesen wegen eines Fehlers bei der Zuordnung eines Anhangs",
+        "IRR_VIDE_F": "Prüfung, dass die Dateien nicht leer sind",
+        "IRR_TYPE_F": "Prüfung von Typ und Endung der Dateien",
+        "IRR_SYNTAX": "Syntaxprüfung der Dateien", "IRR_TAILLE_PJ": "Prüfung der Größe der Anhänge",
+        "IRR_NOM_PJ": "Prüfung des Namens der Anhänge", "IRR_VID_PJ": "Prüfung, dass die Anhänge nicht leer sind",
+        "IRR_EXT_DOC": "Prüfung von Typ und Endung der Anhänge", "IRR_TAILLE_F": "Prüfung der Dateigröße",
+        "IRR_ANTIVIRUS": "Virenprüfung", "IRR_NOM_F": "Prüfung der Dateinamen"},
+    "action": {"NOA": "Keine Aktion erforderlich", "PIN": "Zusätzliche Angaben erforderlich",
+               "NIN": "Korrigierte Rechnung erstellen", "CNF": "Vollständige Gutschrift erstellen",
+               "CNP": "Teilgutschrift erstellen", "CNA": "Zahlung der Rechnung erstatten", "OTH": "Sonstiges"},
+    "characteristic": {"MEN": "Eingegangener Betrag (brutto)", "MPA": "Gezahlter Betrag",
+                       "RAP": "Offener Betrag (bei Teilzahlung)", "ESC": "Gewährtes Skonto",
+                       "RAB": "Gewährte Preisminderung", "REM": "Gewährter Nachlass",
                        "MAP": "Genehmigter Betrag netto", "MAPTTC": "Genehmigter Betrag brutto",
                        "MNA": "Nicht genehmigter Betrag netto", "MNATTC": "Nicht genehmigter Betrag brutto",
-                       "CBB": "Bankverbindung", "DIV": "Ungültiger Wert", "DVA": "Erwarteter gültiger Wert",
-                       "MAJ": "Zuschlag"},
+                       "CBB": "Zu ändernde Bankverbindung des Zahlungsempfängers", "DIV": "Ungültiger Wert",
+                       "DVA": "Erwarteter gültiger Wert",
+                       "MAJ": "Statt des Werts der Rechnung zu verarbeitender Wert (Status „Vervollständigt“)"},
     "documentStatus": {**{dsc: " / ".join(_STATUS_DE[s] for s, code in _DOCUMENT_STATUS_STEPS.items() if code == dsc)
                           for dsc in DOCUMENT_STATUS_NAMES}, "5": "Anderer Verarbeitungsstatus"},
     "type": {"380": "Handelsrechnung", "389": "Gutschriftsrechnung (Selbstfakturierung)",

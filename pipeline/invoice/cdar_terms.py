@@ -6,6 +6,11 @@ One table for the 400 entries of the model (`businessTerm`), the 422 mapping (ru
 OpenAPI descriptions, the readable page's labels and the report for people. JSON path patterns use `[]` for array
 items (`status.details[].reasonCode`); `term_for` takes concrete paths too. Fields whose place has no MDT number in
 the published rules or examples carry none (`term` None) rather than a guessed one.
+
+French names: as FNFE's official examples name the terms in their comments (MDT-2, -3, -8, -58, -88, -97, -105,
+-106, -121, -122, -124-2, -206, -207, -213), else shortened from them or ours: MDT-113/114 are "Code motif rejet" /
+"Libellé motif rejet" there, MDT-78 "Date-heure de dépôt du statut CDV", MDT-87 "ID objet (BT-1 d'une facture)",
+MDT-4/5 "Id document" / "Nom document", MDT-77 "Code type document". English and German: ours.
 """
 from __future__ import annotations
 
