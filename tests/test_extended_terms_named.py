@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from lxml import etree
 
 from conftest import SHARED
 from pipeline.errors import ApiError
@@ -16,6 +17,13 @@ from pipeline.flows.parse import parse
 REALWORLD = SHARED / "realworld"
 _POSITION = re.compile(r"\[\d+\]")
 _PREFIX = re.compile(r"(?<=/)(@?)[A-Za-z]+:")
+
+_PRICE = ("IncludedSupplyChainTradeLineItem/SpecifiedLineTradeAgreement/GrossPriceProductTradePrice"
+          "/AppliedTradeAllowanceCharge")
+_LINE_TAX = ("IncludedSupplyChainTradeLineItem/SpecifiedLineTradeSettlement"
+             "/SpecifiedTradeSettlementLineMonetarySummation")
+UC11 = REALWORLD / "mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml"
+CHARGES = REALWORLD / "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushItemChargesAllowances.xml"
 
 # file -> {element path (prefixes, positions and the common trunk left out): the term its loss carries}
 NAMED = {
@@ -50,6 +58,14 @@ NAMED = {
             "BT-X-30",
         "IncludedSupplyChainTradeLineItem/SpecifiedLineTradeAgreement/AdditionalReferencedDocument/Name": "BT-X-299",
     },
+    # a gross price's allowances and charges (BY_VALUE: by the ChargeIndicator): a discount's percent and basis, a
+    # charge's amount (EN 16931's binding says BT-147 for any ActualAmount there; the charge's is BT-X-302)
+    "corpus/ZUGFeRDv2/correct/Mustangproject/testout-ZF2PushItemChargesAllowances.xml": {
+        f"{_PRICE}/CalculationPercent": "BT-X-34",
+        f"{_PRICE}/BasisAmount": "BT-X-35",
+        f"{_PRICE}/ActualAmount": "BT-X-302",
+    },
+    "mustang/library/factur-x-extended.xml": {f"{_PRICE}/Reason": "BT-X-36"},
     "corpus/ZUGFeRDv2/correct/symtrax/Beispiele/EXTENDED/zugferd_2p1_EXTENDED_Kostenrechnung.pdf": {
         "ApplicableHeaderTradeDelivery/ShipToTradeParty/DefinedTradeContact/DepartmentName": "BT-X-156",
         "ApplicableHeaderTradeSettlement/SpecifiedTradePaymentTerms/ApplicableTradePaymentDiscountTerms"
@@ -96,8 +112,7 @@ def test_the_refusal_entries_carry_the_ids():
 def test_the_item_seller_of_a_line_and_its_vat_identifier():
     """Mustang's UC11 sample (a line's own seller, BG-X-90): what a conversion leaves out, as read. Its VAT
     registration (schemeID VA) is BT-X-587; the scheme attribute itself stays technical."""
-    source = REALWORLD / "mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml"
-    found = _terms_by_element(u for u in parse(source.read_bytes()).unmapped if not u["technical"])
+    found = _unmapped_terms(UC11.read_bytes())
     seller = "IncludedSupplyChainTradeLineItem/SpecifiedLineTradeAgreement/ItemSellerTradeParty/"
     assert {step: found.get(seller + step) for step in ("Name", "GlobalID", "SpecifiedLegalOrganization/ID",
                                                         "SpecifiedTaxRegistration/ID")} == \
@@ -107,10 +122,37 @@ def test_the_item_seller_of_a_line_and_its_vat_identifier():
                  "/DueDateTypeCode"] == {"BT-X-589"}
 
 
-def test_a_value_dependent_element_keeps_no_term():
-    """The gross price's allowance or charge shares its elements (the reason is BT-X-36 or BT-X-303 by the
-    ChargeIndicator): no term where the element alone does not say which."""
-    done = convert((REALWORLD / "mustang/library/factur-x-extended.xml").read_bytes(), "UBL", allow_loss=True)
-    reason = ("IncludedSupplyChainTradeLineItem/SpecifiedLineTradeAgreement/GrossPriceProductTradePrice"
-              "/AppliedTradeAllowanceCharge/Reason")
-    assert _terms_by_element(done.losses)[reason] == {""}
+def _unmapped_terms(document: bytes) -> dict[str, set[str]]:
+    return _terms_by_element(u for u in parse(document).unmapped if not u["technical"])
+
+
+@pytest.mark.parametrize("indicator,reason,code", [("false", "BT-X-36", "BT-X-313"), ("true", "BT-X-303", "BT-X-314")])
+def test_a_gross_price_reason_is_named_by_its_charge_indicator(indicator, reason, code):
+    """The sample's gross price allowances and charges, one of a kind given a reason code and text: the ids of a
+    discount (ChargeIndicator false) or of a charge (true)."""
+    tree = etree.fromstring(CHARGES.read_bytes())
+    ram = tree.nsmap["ram"]
+    side = next(c for c in tree.iter(f"{{{ram}}}AppliedTradeAllowanceCharge")
+                if c.findtext("{*}ChargeIndicator/{*}Indicator").strip() == indicator)
+    for step, text in (("ReasonCode", "95" if indicator == "false" else "FC"), ("Reason", "given")):
+        etree.SubElement(side, f"{{{ram}}}{step}").text = text
+    found = _unmapped_terms(etree.tostring(tree))
+    assert (found[f"{_PRICE}/ReasonCode"], found[f"{_PRICE}/Reason"]) == ({code}, {reason})
+
+
+def test_a_line_vat_total_is_named_by_its_currency():
+    """UC11's line VAT totals are in the invoice currency (BT-5): BT-X-329; one in the VAT accounting currency
+    (BT-6) is BT-X-590, and one in neither currency has no id of either (the currencyID: the -0 ids)."""
+    source = UC11.read_bytes()
+    found = _unmapped_terms(source)
+    assert (found[f"{_LINE_TAX}/TaxTotalAmount"], found[f"{_LINE_TAX}/TaxTotalAmount/@currencyID"]) == \
+        ({"BT-X-329"}, {"BT-X-329-0"})
+    invoice_currency = b"<ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode>"
+    line_total = b'<ram:TaxTotalAmount currencyID="EUR">5.00</ram:TaxTotalAmount>'
+    assert source.count(invoice_currency) == 1 and source.count(line_total) == 1
+    accounting = source.replace(invoice_currency, invoice_currency + b"<ram:TaxCurrencyCode>USD</ram:TaxCurrencyCode>")
+    found = _unmapped_terms(accounting.replace(line_total, line_total + line_total.replace(b"EUR", b"USD")))
+    assert (found[f"{_LINE_TAX}/TaxTotalAmount"], found[f"{_LINE_TAX}/TaxTotalAmount/@currencyID"]) == \
+        ({"BT-X-329", "BT-X-590"}, {"BT-X-329-0", "BT-X-590-0"})
+    found = _unmapped_terms(source.replace(line_total, line_total.replace(b"EUR", b"GBP")))
+    assert found[f"{_LINE_TAX}/TaxTotalAmount"] == {"BT-X-329", ""}

@@ -13,10 +13,19 @@ inferred from neighbours or from a numbering pattern:
   (tammoippen/getafix: src/carthorse/schema/{line,settlement}.py, the ids on the XML tags) and i-effect's ZUGFeRD
   2.4 XPath reference (BT-X-115).
 
-Ids these sources give for one element by its value are left out (the item price allowance BT-X-34..36 and charge
-BT-X-300..303 share the gross price's AppliedTradeAllowanceCharge). An element they do not number keeps no term.
+Where these sources give one element several ids by a value (node-zugferd's xpath predicates), `BY_VALUE` lists
+them with what decides: the gross price's AppliedTradeAllowanceCharge is an item price discount (ChargeIndicator
+false: BT-X-34 percent, BT-X-35 basis, BT-X-313 / BT-X-36 reason code and text; its amount is EN 16931's BT-147) or
+an item price charge (true: BT-X-300, BT-X-301, BT-X-302 amount, BT-X-314 / BT-X-303), a line's TaxTotalAmount is
+BT-X-329 in the invoice currency (BT-5) and BT-X-590 in the VAT accounting currency (BT-6) by its currencyID
+(BT-X-329-0 / BT-X-590-0). Where the value decides none of them (no indicator, another currency) none is given;
+an element the sources do not number keeps no term.
 """
 from __future__ import annotations
+
+from collections.abc import Callable
+
+from lxml import etree
 
 from pipeline.invoice.terms import bt_name
 
@@ -176,8 +185,8 @@ EXTENDED_TERMS: dict[tuple[str, ...], tuple[str, str | None]] = {
     _LINE + ("SpecifiedLineTradeDelivery", "PackageQuantity", "@unitCode"): ("BT-X-47-0", "Package quantity unit"),
     _LINE + ("SpecifiedLineTradeDelivery", "ActualDeliverySupplyChainEvent", "OccurrenceDateTime") + _DATE:
         ("BT-X-85", "Line actual delivery date"),
-    # the line's VAT (BG-30), totals (BT-131-00; TaxTotalAmount stays unnamed: BT-X-329, or BT-X-590 in the VAT
-    # accounting currency, by its currencyID), preceding invoice (BG-X-48) and accounting reference (BT-133-00)
+    # the line's VAT (BG-30), totals (BT-131-00; TaxTotalAmount by its currency: `BY_VALUE`), preceding invoice
+    # (BG-X-48) and accounting reference (BT-133-00)
     _LINE_SETTLEMENT + ("ApplicableTradeTax", "ExemptionReason"): ("BT-X-96", None),
     _LINE_SETTLEMENT + ("ApplicableTradeTax", "ExemptionReasonCode"): ("BT-X-97", None),
     _LINE_SETTLEMENT + ("ApplicableTradeTax", "DueDateTypeCode"): ("BT-X-589", "Line VAT point date code"),
@@ -192,6 +201,58 @@ EXTENDED_TERMS: dict[tuple[str, ...], tuple[str, str | None]] = {
     _LINE_SETTLEMENT + ("ReceivableSpecifiedTradeAccountingAccount", "TypeCode"):
         ("BT-X-99", "Line buyer accounting reference type code"),
 }
+
+_PRICE_ALLOWANCE_CHARGE = _LINE_AGREEMENT + ("GrossPriceProductTradePrice", "AppliedTradeAllowanceCharge")
+_LINE_TAX_TOTAL = _LINE_TOTALS + ("TaxTotalAmount",)
+_HEADER_CURRENCY = "{*}SupplyChainTradeTransaction/{*}ApplicableHeaderTradeSettlement/{*}"
+_INDICATOR = {"false": "allowance", "0": "allowance", "true": "charge", "1": "charge"}  # as xslt's r:is-false/true
+
+
+def _price_side(holder: etree._Element) -> str | None:
+    """"allowance" / "charge": the gross price's allowance or charge `holder` is a child of, by its ChargeIndicator."""
+    return _INDICATOR.get((holder.getparent().findtext("{*}ChargeIndicator/{*}Indicator") or "").strip())
+
+
+def _tax_currency(holder: etree._Element) -> str | None:
+    """"invoice" / "accounting": the line VAT total `holder` in the invoice currency (BT-5) or the VAT accounting
+    currency (BT-6), by its currencyID (the invoice currency first where both are the same)."""
+    currency = (holder.get("currencyID") or "").strip()
+    root = holder.getroottree().getroot()
+    return next((kind for kind, code in (("invoice", "InvoiceCurrencyCode"), ("accounting", "TaxCurrencyCode"))
+                 if currency and (root.findtext(_HEADER_CURRENCY + code) or "").strip() == currency), None)
+
+
+# steps -> (what decides, on the element holding the value: {its answer: (id, name)}); an answer missing here (an
+# item price discount's amount) leaves the element its binding's term, none where it has no binding
+BY_VALUE: dict[tuple[str, ...], tuple[Callable[[etree._Element], str | None], dict[str, tuple[str, str]]]] = {
+    _PRICE_ALLOWANCE_CHARGE + ("CalculationPercent",): (_price_side, {
+        "allowance": ("BT-X-34", "Item price discount percentage"),
+        "charge": ("BT-X-300", "Item price charge percentage")}),
+    _PRICE_ALLOWANCE_CHARGE + ("BasisAmount",): (_price_side, {
+        "allowance": ("BT-X-35", "Item price discount base amount"),
+        "charge": ("BT-X-301", "Item price charge base amount")}),
+    _PRICE_ALLOWANCE_CHARGE + ("ActualAmount",): (_price_side, {"charge": ("BT-X-302", "Item price charge amount")}),
+    _PRICE_ALLOWANCE_CHARGE + ("ReasonCode",): (_price_side, {
+        "allowance": ("BT-X-313", "Item price discount reason code"),
+        "charge": ("BT-X-314", "Item price charge reason code")}),
+    _PRICE_ALLOWANCE_CHARGE + ("Reason",): (_price_side, {
+        "allowance": ("BT-X-36", "Item price discount reason"),
+        "charge": ("BT-X-303", "Item price charge reason")}),
+    _LINE_TAX_TOTAL: (_tax_currency, {
+        "invoice": ("BT-X-329", "Line VAT total amount"),
+        "accounting": ("BT-X-590", "Line VAT total amount in accounting currency")}),
+    _LINE_TAX_TOTAL + ("@currencyID",): (_tax_currency, {
+        "invoice": ("BT-X-329-0", "Line VAT total amount currency code"),
+        "accounting": ("BT-X-590-0", "Line VAT total amount in accounting currency, currency code")}),
+}
+
+
+def term_by_value(steps: tuple[str, ...], holder: etree._Element) -> str | None:
+    """"BT-X-n name" of a value `BY_VALUE` numbers by a value (`holder`: its element, an attribute's owner), None
+    where the value decides none."""
+    decide, ids = BY_VALUE[steps]
+    found = ids.get(decide(holder) or "")
+    return f"{found[0]} {found[1]}" if found else None
 
 
 def extended_term(steps: tuple[str, ...]) -> str | None:

@@ -20,7 +20,7 @@ from pipeline import budget
 from pipeline.check.xmlinput import ParsedXml
 from pipeline.invoice.terms import ARRAY_ITEMS, TERMS
 from pipeline.read.canonical import SOURCE_NS
-from pipeline.read.extended_terms import extended_term
+from pipeline.read.extended_terms import BY_VALUE, extended_term, term_by_value
 
 _SRC = f"{{{SOURCE_NS}}}src"
 _IDS = f"{{{SOURCE_NS}}}ids"  # the source's element ids in document order, with the stylesheets' $src = 'id'
@@ -140,13 +140,18 @@ def _is_vat_registration(element: etree._Element) -> bool:
 
 
 def term_of_element(element: etree._Element, xpath: str) -> str | None:
-    """business_term_of an unmapped element, the tax registrations told apart by their scheme: a party's VAT
-    identifier place holds BT-31 / BT-48 / BT-63 only when the registration is VAT; else it is the seller's BT-32,
-    and no term of the buyer or the tax representative, which EN 16931 gives no other tax registration."""
+    """business_term_of an unmapped value (`element`: its element, an attribute's owner), told apart by a value
+    where the term depends on one: a party's VAT identifier place holds BT-31 / BT-48 / BT-63 only when the
+    registration is VAT; else it is the seller's BT-32, and no term of the buyer or the tax representative, which
+    EN 16931 gives no other tax registration. Factur-X EXTENDED's ids by a value (`extended_terms.BY_VALUE`: a gross
+    price's allowance or charge, a line's VAT total by its currency) come before the element's binding."""
     if is_plumbing(xpath):
         return None
+    steps = _local_steps(xpath)
+    if steps in BY_VALUE:
+        return term_by_value(steps, element) or business_term_of(xpath)
     term = business_term_of(xpath)
-    if term is None or _local_steps(xpath)[-2:] not in _TAX_REGISTRATIONS or _is_vat_registration(element):
+    if term is None or steps[-2:] not in _TAX_REGISTRATIONS or _is_vat_registration(element):
         return term
     return next((f"{t.bt} {t.name}" for t in TERMS if t.bt == "BT-32"), None) if term.startswith("BT-31 ") else None
 
@@ -376,7 +381,8 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
             readable = f"{_readable(element, doc.position)}/{_attribute_step(attribute, element)[1]}"
             technical = is_technical(readable, element)
             found.append({"xpath": readable, "line": line, "column": column, "value": value,
-                          "businessTerm": None if technical else business_term_of(readable), "technical": technical})
+                          "businessTerm": None if technical else term_of_element(element, readable),
+                          "technical": technical})
         if len(element) and any(isinstance(c.tag, str) for c in element):
             continue  # not a leaf (comments and processing instructions are no children here)
         if (element.text or "").strip() and name not in used and element is not carried:
