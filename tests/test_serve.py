@@ -2,13 +2,18 @@
 instances on one PostgreSQL + Redis whose credits and rate limits hold across both."""
 from __future__ import annotations
 
+import fcntl
+import http.client
 import json
 import re
+import select
 import signal
-import threading
+import struct
+import termios
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import requests
@@ -106,33 +111,59 @@ def test_workers_are_separate_processes(single):
     assert "not warmed" not in log  # store, rule packs and generation stylesheets ready before traffic
 
 
+def _unread(server_port: int, client_port: int) -> int | None:
+    """Bytes the server's side of a loopback connection has received and its process not yet read (Linux:
+    /proc/net/tcp's rx_queue of the socket from `client_port` to `server_port`); None while there is no such socket."""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote = int(fields[1].rsplit(":", 1)[1], 16), int(fields[2].rsplit(":", 1)[1], 16)
+        if fields[3] == "01" and (local, remote) == (server_port, client_port):
+            return int(fields[4].split(":")[1], 16)
+    return None
+
+
 def test_graceful_shutdown_finishes_requests_in_flight(tmp_path):
-    env = {"EINVOICE_DATA_DIR": str(tmp_path), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": ""}
+    """SIGTERM comes once the worker has read the whole request and before any answer: the request is run, answered
+    200 with its report, the worker exits and the server stops with 0. Not a fixed sleep: on a loaded host the
+    request could still be in the listening socket's backlog (lost at the stop: never accepted), or its answer
+    already out, when the signal came."""
+    # The request budget is raised out of the way: before a worker has run a stage on a large input, its estimate
+    # takes a default pace per kind (the CEN rules 1.6 s per MB, about 6 x this invoice's) over the CPU share the
+    # request gets, so at load 12 a 15 MB validation was refused at once with 503 TIME_BUDGET (4 of 5 runs), which
+    # is the budget's promise (README "Limits"), not what this test is about.
+    env = {"EINVOICE_DATA_DIR": str(tmp_path), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
+           "EINVOICE_REQUEST_BUDGET": "110"}
     token = cli(env, "keys", "create", "--name", "g", "--env", "test", "--credits", "0").stdout.strip()
     server = Server(env, workers=1, warm=True, log_path=tmp_path / "serve.log")
     sample = _ubl_sample()
     head, _, rest = sample.partition(b"<cac:InvoiceLine>")
     line, _, tail = rest.partition(b"</cac:InvoiceLine>")
-    big = head + (b"<cac:InvoiceLine>" + line + b"</cac:InvoiceLine>") * 2500 + tail  # 15 MB, seconds to validate
-    result = {}
-
-    def call():
-        t = time.perf_counter()
-        r = requests.post(server.url + "/v1/invoice/xrechnung/validate", files=_multipart(big),
-                          headers={"Authorization": f"Bearer {token}"}, timeout=120)
-        result["status"], result["seconds"], result["answered"] = r.status_code, time.perf_counter() - t, time.monotonic()
-        result["valid"] = r.json().get("valid")
-
-    th = threading.Thread(target=call)
-    th.start()
-    time.sleep(0.8)  # the request is being worked on
-    terminated = time.monotonic()
-    server.proc.send_signal(signal.SIGTERM)
-    th.join(120)
+    # 3 MB: about 1 s of work on a quiet machine, well inside the graceful timeout (30 s) at load 12
+    big = head + (b"<cac:InvoiceLine>" + line + b"</cac:InvoiceLine>") * 500 + tail
+    prepared = requests.Request("POST", server.url + "/v1/invoice/xrechnung/validate", files=_multipart(big),
+                                headers={"Authorization": f"Bearer {token}", "X-Request-Id": "in-flight"}).prepare()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+    try:
+        conn.request("POST", "/v1/invoice/xrechnung/validate", body=prepared.body, headers=prepared.headers)
+        sock = conn.sock
+        client_port = sock.getsockname()[1]
+        deadline = time.monotonic() + 60
+        # until the worker has read every byte (none left in this socket's send queue nor in its receive queue)
+        while (struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0]
+               or _unread(server.port, client_port) != 0):
+            assert time.monotonic() < deadline, "the worker did not read the request within 60 s"
+            time.sleep(0.005)
+        assert not select.select([sock], [], [], 0)[0], "answered before the signal: not in flight"
+        server.proc.send_signal(signal.SIGTERM)
+        answer = conn.getresponse()
+        status, report = answer.status, json.loads(answer.read())
+    finally:
+        conn.close()
     assert server.proc.wait(60) == 0
     server.stop()
-    assert result.get("status") == 200, result
-    assert result["answered"] > terminated, result  # it was still in flight when the signal came
+    assert status == 200 and report["valid"] is False and report["requestId"] == "in-flight", (status, report)
+    logged = [json.loads(x) for x in server.log_path.read_text().splitlines() if x.startswith('{"event":"request"')]
+    assert [x["status"] for x in logged if x["requestId"] == "in-flight"] == [200]
     with pytest.raises(requests.ConnectionError):
         requests.get(server.url + "/healthz", timeout=2)
 
@@ -232,7 +263,6 @@ STRICTER = [
 def _ours(cfg, head: bytes, peer):
     """The request the worker builds from httptools' events (pipeline.cli.serve._Conn)."""
     import tempfile
-    from pathlib import Path
 
     import httptools
 
