@@ -544,7 +544,7 @@ def pack_checked(doc: ParsedXml, pack: packs.Pack, sdoc) -> Checked:
     has them."""
     if pack.scenarios is not None:
         loaded = pack_scenarios(pack)
-        scenario = scenarios.select_scenario(loaded, sdoc)
+        scenario = scenarios.select_scenario(loaded, sdoc, doc.tree)  # (lxml answers where it can)
         if scenario is None:
             return Checked([no_scenario(doc, pack)])
         sheets = [pack.runnable(s) for s in scenario.stylesheets]
