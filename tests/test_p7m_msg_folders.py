@@ -53,4 +53,4 @@ def test_jobs_submit_sends_them_as_parts_of_their_own(folder):
 def test_the_page_takes_them():
     page = (REPO / "templates/web/index.html.j2").read_text()
     script = (REPO / "templates/web/static/web.js").read_text()
-    assert page.count(".msg,.p7m") == 2 and "xml|pdf|eml|mbox|msg|p7m|zip" in script
+    assert page.count(".msg,.p7m") == 2 and "xml|pdf|eml|emlx|mbox|msg|p7m|zip" in script

@@ -55,7 +55,8 @@ def test_the_german_page_paints_its_own_file_pickers_and_counts(page, live, tmp_
     wait(page, lambda d: by_id(d, "job-skipped").text)
     page.save_screenshot(str(screenshots / "german-pickers-and-counts.png"))
     assert by_id(page, "job-skipped").text == ("Aus dem Ordner weggelassen: 1 Datei, die keine .xml-, .pdf-, .eml-, "
-                                               ".mbox-, .msg-, .p7m- oder .zip-Datei ist (eingang/notiz.txt).")
+                                               ".emlx-, .mbox-, .msg-, .p7m- oder .zip-Datei ist und keine E-Mail "
+                                               "enthält (eingang/notiz.txt).")
     wait(page, lambda d: "1 von 1 Dokument:" in by_id(d, "job-status").text, WAIT)
     # the page's formatter, as every count line uses it: the number's form in both languages
     fmt = "return window.einvoicePage.fmt(arguments[0], arguments[1])"

@@ -329,6 +329,7 @@
                       "fr-ctc": t["spec_fr-ctc"], zugferd: t.spec_zugferd, [STATUS]: t["spec_fr-ctc/status"]};
   const fileInput = $("file");
   const drop = $("drop");
+  let droppedFolder = null; // a folder dropped on the drop zone, [{file, path}]: the job's until another is chosen
   const validateStatus = $("validate-status");
   const validateError = $("validate-error");
   let current = null; // the validated file: {file, spec, targets}
@@ -402,6 +403,11 @@
     event.preventDefault();
     drop.classList.remove("over");
     if (!event.dataTransfer || !event.dataTransfer.files.length) return;
+    // a folder dropped (Apple Mail's exported "Rechnungen.mbox", Thunderbird's "Local Folders") is a job of its
+    // files as the job tab's folder input takes them; before, the folder itself went up as a file and could not be
+    // read. Its entries are only to be had while the event lasts.
+    const entries = [...event.dataTransfer.items].map((item) => item.webkitGetAsEntry && item.webkitGetAsEntry());
+    if (entries.some((entry) => entry && entry.isDirectory)) return folderAsJob(entries.filter(Boolean));
     // several files are a job: before, the first was validated and the rest silently dropped
     if (event.dataTransfer.files.length > 1) return asJob(event.dataTransfer.files);
     fileInput.files = event.dataTransfer.files;
@@ -412,6 +418,7 @@
   // was judged as one broken XML document: "format error", a code frame of binary): the files as its input holds them.
   const ZIP = /\.(zip|p7m)$/i;
   function asJob(files) {
+    droppedFolder = null;
     const moved = new DataTransfer();
     for (const file of files) moved.items.add(file);
     $("job-files").files = moved.files;
@@ -425,6 +432,41 @@
   fileInput.addEventListener("change", () => {
     if (fileInput.files.length && apiKey()) $("validate-form").requestSubmit();
   });
+
+  // Each file under the entries dropped, as {file, path} (its path in the folder, as the folder input's
+  // webkitRelativePath); a folder's reader gives its entries in batches until one is empty.
+  async function filesUnder(entries) {
+    const found = [];
+    for (const entry of entries) {
+      if (entry.isFile) {
+        found.push({file: await new Promise((resolve, reject) => entry.file(resolve, reject)),
+                    path: entry.fullPath.replace(/^\//, "")});
+      } else if (entry.isDirectory) {
+        const reader = entry.createReader();
+        for (;;) {
+          const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+          if (!batch.length) break;
+          found.push(...await filesUnder(batch));
+        }
+      }
+    }
+    return found;
+  }
+
+  $("job-folder").addEventListener("change", () => { droppedFolder = null; }); // a folder chosen takes its place
+
+  async function folderAsJob(entries) {
+    droppedFolder = await filesUnder(entries);
+    $("job-files").value = "";
+    $("job-folder").value = "";
+    $("job-spec").value = $("spec").value;
+    fileInput.value = "";
+    for (const input of [$("job-files"), fileInput]) showPicked(input);
+    $("job-folder").nextElementSibling.querySelector(".picked").textContent = droppedFolder.length === 1
+      ? droppedFolder[0].file.name : fmt(t.picked_count, {count: droppedFolder.length});
+    selectTab($("tab-jobs"), false);
+    $("job-form").requestSubmit();
+  }
 
   // A file name as its characters are: a bidi control (U+202A-202E, U+2066-2069) in a name only disguises it
   // ("Rechnung<RLO>lmx.exe" is painted "Rechnungexe.xml"), so it is written out, as the reports do (pdf/bidi.py).
@@ -527,7 +569,10 @@
     if (!apiKey()) return showMessage(validateError, t.need_key), keyInput.focus();
     if (!file) return showMessage(validateError, t.need_file), fileInput.focus();
     $("mail-result").hidden = true;
-    if (MAIL.test(file.name)) return validateMail(file, $("spec").value);
+    // a mailbox of no extension (Thunderbird's "Inbox", Apple Mail's export "mbox") is mail by its first bytes
+    if (MAIL.test(file.name) || !FOLDER_SUFFIXES.test(file.name) && isMail(await headOf(file))) {
+      return validateMail(file, $("spec").value);
+    }
     if (ZIP.test(file.name) || fileInput.files.length > 1) return asJob(fileInput.files);
     const sniffed = await sniff(file);
     const spec = $("spec").value === "auto" ? sniffed.spec : $("spec").value;
@@ -629,8 +674,8 @@
     box.hidden = lines.length === 0;
   }
 
-  // ---- e-mail (.eml, .mbox, .msg): a job of each message's invoices (routed by what each is), shown under it -----
-  const MAIL = /\.(eml|mbox|msg)$/i;
+  // ---- e-mail (.eml, .emlx, .mbox, .msg): a job of each message's invoices (routed by what each is), shown under it
+  const MAIL = /\.(eml|emlx|mbox|msg)$/i;
 
   async function validateMail(file, spec) {
     $("result").hidden = true;
@@ -991,8 +1036,77 @@
     }
   });
   // ---- many invoices as a job (POST /v1/jobs), followed until it ends --------------------------------------------
-  const FOLDER_SUFFIXES = /\.(xml|pdf|eml|mbox|msg|p7m|zip)$/i; // pipeline.cli.files.DOCUMENT_SUFFIXES
-  const isDocument = (file) => FOLDER_SUFFIXES.test(file.name) && !file.name.startsWith("._");
+  // A folder's files are chosen as `pipeline jobs submit` chooses them (pipeline/cli/files.py `_read_here`): its
+  // documents by extension, mail of any name by its first bytes (a mailbox has none where Thunderbird keeps it,
+  // "Inbox", nor in Apple Mail's export, "Rechnungen.mbox/mbox"); what an operating system or a mail program keeps
+  // beside them is left out unsaid, as the service leaves it out of an upload (an export's Info.plist is XML: it was
+  // sent and came back an invalid invoice); the rest is named as skipped.
+  const FOLDER_SUFFIXES = /\.(xml|pdf|eml|emlx|mbox|msg|p7m|zip)$/i; // pipeline.cli.files.DOCUMENT_SUFFIXES
+  const HEAD = 4096; // pipeline.unpack.HEAD: the bytes read to tell what a file is
+  const METADATA_HEAD = 512; // pipeline.unpack.members.OS_METADATA_HEAD
+
+  // A file's first bytes as a string of one character per byte (\x00-\xff), to be held against the service's byte
+  // tests as they are written (a decoded text would turn a binary index's bytes into replacement characters).
+  async function headOf(file) {
+    const bytes = new Uint8Array(await file.slice(0, HEAD).arrayBuffer());
+    let head = "";
+    for (let i = 0; i < bytes.length; i += 1024) head += String.fromCharCode(...bytes.subarray(i, i + 1024));
+    return head;
+  }
+
+  // pipeline.unpack.mail.looks_like_mail: header lines up to the first blank line (or the head's last whole line),
+  // among them one a message has
+  function looksLikeMail(head) {
+    let lines = head.replace(/^[\r\n]+/, "").split("\n").slice(0, -1);
+    if (!lines.length) lines = [head];
+    const names = new Set();
+    for (let line of lines.slice(0, 200)) {
+      line = line.replace(/\r+$/, "");
+      if (!line) break;
+      if ((line[0] === " " || line[0] === "\t") && names.size) continue;
+      const colon = line.indexOf(":");
+      if (colon < 0 || !/^[!-9;-~]+$/.test(line.slice(0, colon))) return false;
+      names.add(line.slice(0, colon).toLowerCase());
+    }
+    return ["from", "date", "message-id", "mime-version", "received", "return-path"].some((n) => names.has(n));
+  }
+
+  // pipeline.unpack.kind's mail: an mbox's "From " line, an .emlx's length line before a message, a message's headers
+  function isMail(head) {
+    const count = /^[ \t]*\d{1,15}[ \t]*\r?\n/.exec(head);
+    return head.startsWith("From ") || (count !== null && looksLikeMail(head.slice(count[0].length))) ||
+      looksLikeMail(head);
+  }
+
+  // pipeline.unpack.members._OS_METADATA: by name and first bytes both, so that an invoice is never taken for one
+  const plist = (head) => head.startsWith("bplist0") ||
+    (/^[\xef\xbb\xbf \t\r\n]*</.test(head) && head.includes("<plist"));
+  const binary = (head) => head.includes("\x00") && !["\xff\xfe", "\xfe\xff", "<\x00", "\x00<", "PK"]
+    .includes(head.slice(0, 2)) && !head.includes("%PDF-");
+  const METADATA = [
+    [(base) => base.startsWith("._"), (head) => head.startsWith("\x00\x05\x16\x07")], // macOS's AppleDouble
+    [(base) => base === ".ds_store", (head) => head.startsWith("\x00\x00\x00\x01Bud1")],
+    [(base) => base === "thumbs.db", (head) => head.startsWith("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")],
+    [(base) => base === "info.plist", plist], // Apple Mail's, beside an exported mailbox
+    [(base) => base === "table_of_contents", binary], // Apple Mail's index of an exported mailbox
+    [(base) => base.endsWith(".msf"), (head) => head.startsWith("// <!-- <mdb:mork:")], // Thunderbird's index
+    [(base) => base === "msgfilterrules.dat", (head) => head.startsWith('version="')], // Thunderbird's filters
+  ];
+
+  // {taken, skipped (their paths)} of a folder's files ({file, path})
+  async function chooseFolder(files) {
+    const paths = new Set(files.map(({path}) => path));
+    const taken = [], skipped = [];
+    for (const {file, path} of files) {
+      const test = METADATA.find(([named]) => named(file.name.toLowerCase()));
+      const head = test || !FOLDER_SUFFIXES.test(file.name) ? await headOf(file) : "";
+      if (test && test[1](head.slice(0, METADATA_HEAD))) continue;
+      if (FOLDER_SUFFIXES.test(file.name) || isMail(head)) taken.push({file, path});
+      // Thunderbird keeps its empty mail folders (Trash, Drafts) as 0 bytes beside their index: nothing to say
+      else if (!(file.size === 0 && paths.has(path + ".msf"))) skipped.push(path);
+    }
+    return {taken, skipped};
+  }
   const jobError = $("job-error");
   let jobId = null;
   let jobHtml = false; // the job was asked for reports for people: its ZIP holds them
@@ -1046,18 +1160,25 @@
     event.preventDefault();
     jobError.hidden = true;
     if (!apiKey()) return showMessage(jobError, t.need_key), keyInput.focus();
-    // a folder's documents as `pipeline jobs submit` takes a folder: its other files (a README, a spreadsheet,
-    // macOS's "._name") went up too and came back as "not well-formed XML"; they are named instead
-    const folder = [...$("job-folder").files];
-    const taken = folder.filter(isDocument);
-    const skipped = folder.filter((file) => !isDocument(file)).map((file) => file.webkitRelativePath || file.name);
-    const files = [...$("job-files").files, ...taken];
+    // a folder's documents as `pipeline jobs submit` takes a folder: its other files (a README, a spreadsheet) went
+    // up too and came back as "not well-formed XML"; they are named instead. The button is off while the folder's
+    // first bytes are read: a second click meanwhile started the same job twice.
+    $("job-button").disabled = true;
+    let chosen;
+    try {
+      chosen = await chooseFolder(droppedFolder || [...$("job-folder").files].map((file) => ({file,
+        path: file.webkitRelativePath || file.name})));
+    } finally {
+      $("job-button").disabled = false;
+    }
+    const {taken, skipped} = chosen;
+    const files = [...[...$("job-files").files].map((file) => ({file, path: file.name})), ...taken];
     $("job-skipped").hidden = !skipped.length;
     $("job-skipped").textContent = skipped.length ? fmt(t.job_skipped, {count: count(skipped.length),
       names: skipped.slice(0, 10).join(", ") + (skipped.length > 10 ? ", …" : "")}) : "";
     if (!files.length) return showMessage(jobError, t.job_need_files), $("job-files").focus();
     const form = new FormData();
-    for (const file of files) form.append("file", file, file.webkitRelativePath || file.name);
+    for (const {file, path} of files) form.append("file", file, path);
     // in the page's language: the verdict's sentence, and the report for people of each document when asked
     jobHtml = $("job-html").checked;
     const request = {operation: "validate", spec: $("job-spec").value, metadataLanguage: data.lang,
