@@ -15,6 +15,7 @@ import pytest
 import requests
 
 from cdar_cases import example, official_chain
+from pipeline.flows.validation_report import with_german
 from tests.test_jobs import TYPICAL, results, submit, wait_for
 from tests.test_platform_helpers import Server, cli, free_port_in
 
@@ -87,11 +88,11 @@ def test_a_parse_or_convert_job_names_where_each_status_message_belongs(server, 
     assert [line["name"] for line in lines] == [name for name, _ in files]
     assert "error" not in lines[0], lines[0]   # the invoice is read (or converted) as ever
     for line, (name, data) in list(zip(lines, files))[1:]:
-        # the line is what the single endpoint answers for the message
+        # the line is what the single endpoint answers for the message (with the German beside each message)
         answer = _single(running, token, single[0], name, data, single[1])
         assert answer.status_code == 400, answer.text
-        assert line["error"] == {"code": answer.json()["errorCode"], "message": answer.json()["message"],
-                                 "errors": answer.json()["errors"]}
+        assert line["error"] == with_german({"code": answer.json()["errorCode"], "message": answer.json()["message"],
+                                             "errors": answer.json()["errors"]})
         [detail] = line["error"]["errors"]
         assert detail["code"] == "XML-UNKNOWN-ROOT" and "status message" in detail["message"]
         # each endpoint it names takes the message and does what it says

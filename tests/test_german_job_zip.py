@@ -3,7 +3,8 @@
 A German clerk opening the ZIP of a German job found German reports for the documents that were checked, and for
 the ones that were not (a damaged PDF, a ZIP inside the archive, an e-mail without an invoice) a `.error.json` in
 English: "The uploaded file is not a readable PDF." Now each gets a page in the job's language, saying why, as the
-web page says it; the JSON lines of the API keep their shape."""
+web page says it; the JSON lines of the API keep their English `message`, with the same German beside it as
+`messageDe` (tests/test_german_job_lines.py)."""
 from __future__ import annotations
 
 import io
@@ -109,10 +110,11 @@ def test_a_german_job_zip_says_why_in_german_for_each_document_without_a_report(
         for name, member in (("broken.pdf", "broken.pdf.error.html"), ("nested.zip", "nested.zip.error.html"),
                              (mail, folder)):
             said = lines[name].get("error") or lines[name]["notice"]
-            # the JSON line as the API gives it: English, its shape unchanged
-            assert set(said) <= {"code", "message", "errors"} and said["message"].startswith("The ")
+            # the JSON line as the API gives it: its English message, the page's German beside it
+            assert set(said) <= {"code", "message", "messageDe", "errors"} and said["message"].startswith("The ")
             text = _text(members[member])
-            assert STRINGS["de"]["errors"][said["code"]] in text and said["message"] not in text, text
+            assert STRINGS["de"]["errors"][said["code"]] == said["messageDe"] and said["messageDe"] in text, text
+            assert said["message"] not in text, text
             # the PDF reader's own words are quoted as such; the rest is German
             own = text.replace(name, "").split(STRINGS["de"]["detail_named"].split("{")[0])[0]
             assert not _words(own) & ENGLISH, (member, _words(own) & ENGLISH)

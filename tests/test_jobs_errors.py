@@ -7,6 +7,7 @@ import json
 
 import requests
 
+from pipeline.flows.validation_report import with_german
 from tests.test_jobs import LOSSY, documents, results, submit, wait_for
 from tests.test_platform_helpers import serve_with_key
 from tests.test_validate_batch import zipped
@@ -30,8 +31,9 @@ def test_a_refused_document_s_line_carries_the_endpoint_s_errors(tmp_path):
                 answer = single.json()
                 assert answer["errors"], answer  # the endpoint names what is wrong: the line must as well
                 assert line["name"] == name
-                assert line["error"] == {"code": answer["errorCode"], "message": answer["message"],
-                                         "errors": answer["errors"]}
+                # (with the German each message has beside it, as every job's line carries it)
+                assert line["error"] == with_german({"code": answer["errorCode"], "message": answer["message"],
+                                                     "errors": answer["errors"]})
         codes = {line["error"]["code"] for line in results(server.url, token, job["id"])}
         assert codes == {"CONVERSION_LOSS", "SOURCE_INVALID"}, codes
     finally:

@@ -6,7 +6,8 @@
 
 A job's document that got no report (refused: not an e-invoice, a damaged PDF, too large, not processed; or a
 message without an invoice) gets a page of its own in the job's language (`refusal_page`): the ZIP of a job's
-reports is read by people, who should not have to open JSON, nor read English in a German job.
+reports is read by people, who should not have to open JSON, nor read English in a German job. The same German per
+code (`german`) rides in every job's JSON lines as `messageDe` (`with_german`).
 """
 from __future__ import annotations
 
@@ -80,13 +81,30 @@ def _refusal_template():
     return env.get_template("refused.html.j2")
 
 
-def _said(code: str | None, english: str, language: str, german: str | None = None) -> str:
-    """A message in `language`: in German the service's own German (`messageDe`), else the page's sentence for its
-    code; the English message where neither exists (a code without a sentence is a gap tests/test_german_job_zip.py
-    looks for)."""
+def german(code: str | None, own: str | None = None) -> str | None:
+    """The German of a message with `code`: the service's own (`messageDe`, where it wrote one), else the page's
+    sentence for the code; None where neither exists (a job's code without a sentence is a gap
+    tests/test_german_job_zip.py looks for)."""
+    return own or _page_strings()["de"]["errors"].get(code or "")
+
+
+def with_german(said: dict) -> dict:
+    """A job entry's `error` / `notice` object with `messageDe` (`german`) beside `message`, on it and on each of its
+    `errors[]`, where German exists: the additive field the API's errors have, whatever the job's language."""
+    out = dict(said)
+    text = german(out.get("code"), out.get("messageDe"))
+    if text:
+        out["messageDe"] = text
+    if out.get("errors"):
+        out["errors"] = [with_german(item) if isinstance(item, dict) else item for item in out["errors"]]
+    return out
+
+
+def _said(code: str | None, english: str, language: str, own: str | None = None) -> str:
+    """A message in `language`: in German `german`'s, the English message where there is none."""
     if language != "de":
         return english
-    return german or _page_strings()["de"]["errors"].get(code or "") or english
+    return german(code, own) or english
 
 
 def _when(value: str | None, language: str) -> str:
@@ -129,6 +147,7 @@ def refusal_page(entry: dict, language: str = "en") -> bytes:
     html = _refusal_template().render(
         lang=language, kind=kind, title=report_page.LABELS[language]["title"], name=bidi.visible(entry.get("name", "")),
         heading=strings["doc_error" if kind == "error" else "doc_notice"], code=code,
-        sentence=_said(code, str(said.get("message") or ""), language), details=details, origin=origin,
+        sentence=_said(code, str(said.get("message") or ""), language, said.get("messageDe")),
+        details=details, origin=origin,
         screen_style=page.screen_style())
     return html.encode("utf-8")

@@ -387,15 +387,10 @@ def _validation(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict
     }}
 
 
-def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
-    """A batch: the single endpoint's report per document (pipeline.service.resources.batch)."""
-    op = _validation(path.removesuffix("/batch"), summary, cost, tr)["post"]
-    op["requestBody"]["content"]["multipart/form-data"]["schema"]["required"] = ["file"]
-    op["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]["file"]["description"] = (
-        "Documents, ZIP archives, signed files (.p7m: the document inside) or e-mails (.eml, .mbox, Outlook's .msg: "
-        "each message's XML, PDF, ZIP and winmail.dat attachments), one per `file` part (repeat the part).")
-    count = {"type": "integer", "minimum": 0}
-    result = {"type": "object", "required": ["name"], "properties": {
+def _entry(german: bool = False) -> dict:
+    """The entry of a document in a batch's `results` (and, `german`, a line of a job's results: its `error` and
+    `notice` carry `messageDe`, pipeline.flows.validation_report.with_german)."""
+    entry = {"type": "object", "required": ["name"], "properties": {
         "name": {"type": "string", "description": "The member's name in the archive, the part's filename, or for "
                  "an e-mail's document the message (date, sender, subject, Message-ID) / the attachment's name."},
         "email": {"type": "object", "description": "The message a document came from.", "properties": {
@@ -423,6 +418,38 @@ def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
         "notice": {"type": "object", "required": ["code", "message"], "description": "`NO_INVOICE`: a message "
                    "without an invoice (not an error, not charged).", "properties": {
                        "code": {"type": "string"}, "message": {"type": "string"}}}}}
+    if german:
+        said = entry["properties"]
+        for kind in ("error", "notice"):
+            said[kind]["properties"]["messageDe"] = {"type": "string", "description": _ENTRY_GERMAN}
+        said["error"]["properties"]["errors"]["description"] = (
+            "The single endpoint's errors[] where it gives any, each with `messageDe` as the error has it.")
+        said.update({
+            "invoice": {"type": "object", "description": "parse: the invoice JSON POST /v1/invoice/parse answers."},
+            "mediaType": {"type": "string", "description": "convert: the document's media type."},
+            "conversion": {"type": "object", "description": "convert: what the endpoint's X-Conversion-* and "
+                           "X-Source-Findings headers say (`judgedOn`, `sourceFindings`, `changed`, `lost`, "
+                           "`technical`)."},
+            "document": {"type": "string", "contentEncoding": "base64", "description": "convert: the document."}})
+    return entry
+
+
+# A job's line says in German too why a document has no result: one sentence per code, as the web page and the
+# ZIP's pages for people say it
+_ENTRY_GERMAN = ("Extension. The message in German, in every job whatever its language: the service's own where it "
+                 "wrote one (`messageDe` of an error's errors[]), else the sentence the web page shows for the code; "
+                 "absent where there is none.")
+
+
+def _batch(path: str, summary: str, cost: int, tr: Texts = ENGLISH) -> dict:
+    """A batch: the single endpoint's report per document (pipeline.service.resources.batch)."""
+    op = _validation(path.removesuffix("/batch"), summary, cost, tr)["post"]
+    op["requestBody"]["content"]["multipart/form-data"]["schema"]["required"] = ["file"]
+    op["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]["file"]["description"] = (
+        "Documents, ZIP archives, signed files (.p7m: the document inside) or e-mails (.eml, .mbox, Outlook's .msg: "
+        "each message's XML, PDF, ZIP and winmail.dat attachments), one per `file` part (repeat the part).")
+    count = {"type": "integer", "minimum": 0}
+    result = _entry()
     op.update(operationId=f"validate_batch_{path.split('/')[3]}", description=tr.join(tr(
         "HTTP 200: every document got an entry in `results`, in archive (or part) order: `report` exactly as the "
         "single validate endpoint answers it (content checks and `request.strict` included) for what the document "
@@ -513,9 +540,10 @@ def _jobs(config: PlatformConfig, tr: Texts = ENGLISH) -> dict:
                  "part for more."},
         "request": request}}
     results = _ok("One JSON line per document in archive order (`{name, report | invoice | document | error | "
-                  "notice}`, with `email` for a document found in an e-mail); while the job runs, the documents "
-                  "done so far.",
-                  {"application/jsonl": {"schema": {"type": "string"}},
+                  "notice}`, with `email` for a document found in an e-mail; each line as `x-itemSchema` describes "
+                  "it, an `error` or `notice` with `messageDe`); while the job runs, the documents done so far.",
+                  {"application/jsonl": {"schema": {"type": "string"},
+                                         "x-itemSchema": {"$ref": REF.format(model="JobEntry")}},
                    "application/zip": {"schema": {"type": "string", "contentMediaType": "application/zip"}}})
     results["headers"].update(_headers("X-Job-State", "X-Results-Next"))
     cancel = op("cancel_job", "Cancel a job: documents done keep their results.", "200",
@@ -675,6 +703,7 @@ def build(mounted_paths: set[str], config: PlatformConfig | None = None, texts: 
     lists the texts it has no translation for in `texts.missing`)."""
     config, tr = config or PlatformConfig(), texts or ENGLISH
     components, status_components = _schemas(), openapi_status.components()
+    components["JobEntry"] = _entry(german=True)  # a line of a job's results (`x-itemSchema`)
     clash = sorted(n for n in set(components) & set(status_components) if components[n] != status_components[n])
     if clash:  # one name, two models: the second would silently replace the first
         raise RuntimeError(f"OpenAPI component names used twice: {', '.join(clash)}")

@@ -6,7 +6,8 @@
     GET    /v1/jobs                 the key's jobs, newest first (?limit, ?before, ?state=queued,running)
     GET    /v1/jobs/{id}            the job: state, counts, times
     GET    /v1/jobs/{id}/results    JSON Lines in archive order, streamed: {"name", "report" | "invoice" |
-                                    "document" (base64) | "error"}; ?format=zip: the converted documents, the
+                                    "document" (base64) | "error" | "notice"} (an error or notice with
+                                    `messageDe` beside each message); ?format=zip: the converted documents, the
                                     HTML reports (validate with "html": true) or the JSON entries in a ZIP;
                                     ?after=n: only the entries that came after the n-th, in the order they came,
                                     and X-Results-Next: the n to ask next (results read while the job runs)
@@ -31,7 +32,7 @@ import falcon
 
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.job_document import check_options, routes
-from pipeline.flows.validation_report import refusal_page
+from pipeline.flows.validation_report import refusal_page, with_german
 from pipeline import jobs
 from pipeline.jobs import files, local, retention
 from pipeline.service.platform import shared, storage_unavailable
@@ -270,17 +271,17 @@ def _entries(store, job, pages: bool = False, after: int | None = None):
         return
     ended = not job.active
     for row in store.result_lines(job.id, _PAGE, pages=pages):
-        index, name, _, line = row[:4]
+        index, name, outcome, line = row[:4]
         if line is None:
             if not ended:
                 continue
             line = _not_processed(job, name)
-        yield index, name, line, row[4] if pages else None
+        yield index, name, _with_german(outcome, line), row[4] if pages else None
 
 
 def _entries_after(store, job, pages: bool, after: int):
     for row in store.results_since(job.id, after, job.done, _PAGE, pages=pages):
-        yield row[0], row[1], row[3], row[4] if pages else None
+        yield row[0], row[1], _with_german(row[2], row[3]), row[4] if pages else None
     if job.active or job.done == job.total:
         return
     skip = max(0, after - job.done)  # the NOT_PROCESSED lines are job.done + 1, + 2, ... in archive order
@@ -293,8 +294,26 @@ def _entries_after(store, job, pages: bool, after: int):
 
 
 def _not_processed(job, name: str) -> str:
-    return json.dumps({"name": name, "error": {"code": "NOT_PROCESSED", "message": f"The job was {job.state} before "
-                       "this document was worked on."}}, ensure_ascii=False)
+    return json.dumps({"name": name, "error": with_german({
+        "code": "NOT_PROCESSED", "message": f"The job was {job.state} before this document was worked on."})},
+        ensure_ascii=False)
+
+
+# The outcomes whose line says why a document has no result: refused (error), a message without an invoice (none)
+_WITHOUT_RESULT = ("error", "none")
+
+
+def _with_german(outcome: str | None, line: str) -> str:
+    """The line of a document without a result with `messageDe` beside each message of its `error` / `notice`
+    (`validation_report.with_german`), as the API's errors have it. Added as the line is read, not stored: the
+    lines of every job carry it, those recorded before it existed too, and a report's line is never parsed."""
+    if outcome not in _WITHOUT_RESULT:
+        return line
+    entry = json.loads(line)
+    for kind in ("error", "notice"):
+        if isinstance(entry.get(kind), dict):
+            entry[kind] = with_german(entry[kind])
+    return json.dumps(entry, ensure_ascii=False)
 
 
 def _last(job) -> int:
