@@ -146,11 +146,12 @@ def _facts(html: bytes) -> set[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("lang, shown", [
-    ("en", [("Status code of the detail MDT-115", "208 – Suspended"), ("Status name of the detail MDT-116",
-                                                                       "Suspendue"),
-            ("Business process type MDT-2", "REGULATED – Regulated e-invoicing (B2B in France)")]),
-    ("fr", [("Code statut du détail MDT-115", "208 – Suspendue"), ("Libellé statut du détail MDT-116", "Suspendue"),
-            ("Type de processus métier MDT-2", "REGULATED – Facturation électronique réglementée (B2B en France)")]),
+    ("en", [("Invoice status code MDT-115", "208 – Suspended"), ("Invoice status name MDT-116", "Suspendue"),
+            ("Business process type (billing frame) MDT-2", "REGULATED – Regulated e-invoicing (B2B in France)")]),
+    ("fr", [("Code de statut de facture MDT-115", "208 – Suspendue"),
+            ("Libellé de statut de facture MDT-116", "Suspendue"),
+            ("Type de processus métier (cadre de facturation) MDT-2",
+             "REGULATED – Facturation électronique réglementée (B2B en France)")]),
 ])
 def test_the_page_names_the_detail_s_status_and_the_business_process(lang, shown, tmp_path):
     request = _with_detail(statusCode="208", statusName="Suspendue", reasonCode="JUSTIF_ABS")
@@ -205,8 +206,9 @@ def test_a_ppf_message_s_short_business_process_is_named_as_the_billing_frame_it
     assert status["names"]["message.businessProcess"]["en"] == "Submission of an invoice for services"
     facts = {language: _facts(status_read.render_status([("212.xml", xml)], language, html=True))
              for language in ("en", "de")}
-    assert ("Business process type MDT-2", "S1 – Submission of an invoice for services") in facts["en"]
-    assert ("Art des Geschäftsprozesses MDT-2",
+    assert ("Business process type (billing frame) MDT-2", "S1 – Submission of an invoice for services") \
+        in facts["en"]
+    assert ("Art des Geschäftsprozesses (Abrechnungsrahmen) MDT-2",
             "S1 – Einreichung einer Rechnung über Dienstleistungen, frz. „Dépôt d'une facture de prestation de service“") \
         in facts["de"]
 
@@ -214,8 +216,8 @@ def test_a_ppf_message_s_short_business_process_is_named_as_the_billing_frame_it
 def test_a_short_business_process_that_is_no_billing_frame_is_shown_as_sent():
     xml = _ppf_message("X9")
     assert "message.businessProcess" not in status_read.parse_status(xml)["names"]
-    assert ("Business process type MDT-2", "X9") in _facts(status_read.render_status([("212.xml", xml)], "en",
-                                                                                      html=True))
+    assert ("Business process type (billing frame) MDT-2", "X9") in _facts(
+        status_read.render_status([("212.xml", xml)], "en", html=True))
 
 
 def test_a_billing_frame_is_still_no_business_process_of_a_message_to_a_business():

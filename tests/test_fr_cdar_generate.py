@@ -173,7 +173,7 @@ def test_the_400_names_the_mdt_term_and_the_rule():
     del request["status"]["details"][0]["reasonCode"]
     [entry] = _refusal(request).errors
     assert (entry.field, entry.businessTerm, entry.code) == ("status.details[0].reasonCode", "MDT-113", "REQUIRED")
-    assert "BR-FR-CDV-15" in entry.message and "Reason code, MDT-113" in entry.message
+    assert "BR-FR-CDV-15" in entry.message and "Rejection reason code, MDT-113" in entry.message
 
 
 # ---------------------------------------------------------------- contradictions

@@ -67,9 +67,10 @@ def test_the_examples_cover_the_codes_named():
 
 @pytest.mark.parametrize("lang, painted", [
     ("fr", ["380 – Facture commerciale", "46 – En litige", "100000009_STATUTS (0225 – Adresse de l'annuaire)",
-            "200000008 (0002 – SIREN)", "Code statut MDT-88", "Code type de facture (BT-3) MDT-91"]),
+            "200000008 (0002 – SIREN)", "Code statut MDT-88", "Code type de l'objet (BT-3 de la facture) MDT-91"]),
     ("en", ["380 – Commercial invoice", "46 – Disputed", "100000009_STATUTS (0225 – Directory address)",
-            "200000008 (0002 – SIREN)", "Document status code MDT-88", "Invoice type code (BT-3) MDT-91"]),
+            "200000008 (0002 – SIREN)", "Document status code MDT-88",
+            "Object type code (BT-3 of the invoice) MDT-91"]),
 ])
 def test_the_pdf_paints_the_names(tmp_path, lang, painted):
     path = example("207")

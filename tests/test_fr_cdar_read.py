@@ -172,10 +172,11 @@ def _pdf_text(pdf: bytes, tmp_path) -> str:
 
 
 @pytest.mark.parametrize("lang, labels", [
-    ("en", ["Invoice status", "The invoice", "Reasons and data", "Reason code MDT-113", "TX_TVA_ERR – Wrong VAT rate",
+    ("en", ["Invoice status", "The invoice", "Reasons and data", "Rejection reason code MDT-113",
+            "TX_TVA_ERR – Wrong VAT rate",
             "CNF – Create a full credit note", "207 – Disputed", "Recipient MDG-23", "2026-09-18 14:30",
             "10.00 %"]),
-    ("fr", ["Statut de facture", "La facture", "Motifs et données", "Code motif MDT-113",
+    ("fr", ["Statut de facture", "La facture", "Motifs et données", "Code motif rejet MDT-113",
             "TX_TVA_ERR – Taux de TVA erroné", "CNF – Créer un Avoir total", "207 – En litige",
             "Destinataire MDG-23", "18/09/2026 14:30", "10,00 %"]),
 ])

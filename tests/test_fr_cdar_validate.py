@@ -110,7 +110,7 @@ def test_a_finding_has_its_line_column_french_text_and_mdt_term():
     assert "RecipientTradeParty" in error.location.xpath
     assert cdar_terms.term_of_rule(error.code) == "MDT-73"
     assert cdar_terms.field_for_rule(error.code) == ("message.recipients[].electronicAddress", "MDT-73")
-    assert cdar_terms.rule_label(error.code, "fr") == "MDT-73 Adresse électronique (destinataire)"
+    assert cdar_terms.rule_label(error.code, "fr") == "MDT-73 Adresse électronique (réseau CEF)"
     assert json.loads(json.dumps(validate_status(data).to_dict()))["syntax"] == "CDAR"
 
 
