@@ -27,7 +27,8 @@ EINVOICE_CLIENT_TIMEOUT for the head and between reads (an answer is taken at _F
 that slack, counted by the bytes it takes: `_paced`), EINVOICE_REQUEST_DEADLINE for the whole request (a job
 upload whose body keeps arriving at EINVOICE_JOB_UPLOAD_MIN_RATE runs on, up to EINVOICE_JOB_UPLOAD_DEADLINE:
 `job_paced`), EINVOICE_MAX_CLIENT_CONNECTIONS per address and EINVOICE_MAX_WORKER_CONNECTIONS per worker with room
-made fairly (`_make_fair_room`), EINVOICE_KEEPALIVE_REQUESTS per connection), and where bodies and answers wait
+made fairly (`_make_fair_room`; a trusted proxy's connections count for the clients their requests name, _PROXY_AHEAD),
+EINVOICE_KEEPALIVE_REQUESTS per connection), and where bodies and answers wait
 (pipeline.cli.bodies: small ones in memory within EINVOICE_BODY_MEMORY, large ones and job uploads in spool files
 within EINVOICE_BODY_SPOOL; `_Sink`). A liveness probe (GET /healthz) runs before the requests queued in the
 worker, the others take fair turns by client (`_next_ready`), and a worker behind takes its whole backlog of
@@ -195,6 +196,18 @@ _JOB_SLACK = 1 << 20  # multipart framing on top of EINVOICE_MAX_JOB_BYTES (pipe
 _HANDFUL = 4
 _FAIR_PACE = 16 * 1024
 _PACE_WINDOW = 1.0
+# Behind a trusted proxy (forwarded_allow_ips) every connection comes from the proxy's address and carries a complete
+# request (nginx reads heads and bodies before it sends them) or waits idle for its next one: it counts for the client
+# its last request names (X-Forwarded-For's last entry, `_regroup`). At the cap a new one is taken (up to _PROXY_AHEAD
+# over the cap) and room is made once its request names its client: the client holding the most loses a connection of
+# the proxy idle for _PROXY_IDLE s, closed without a word (nginx reuses its idle connections most recent first, and
+# resends a GET that met a closed one), else its newest request not yet begun, answered 503 TOO_MANY_CONNECTIONS as if
+# it had come a moment later (it may be the new one itself; `_owed`); _PROXY_AHEAD over the cap, before a new one is
+# taken. Before, the new connection was turned away (its client unknown, all look alike: a client behind nginx got 503
+# on 10 of 10 requests while two others flooded), and a proxy's idle connection was closed with a 503 whoever it last
+# served: nginx took that 503, or a 502, as the answer to the request it had just sent on it.
+_PROXY_AHEAD = 32
+_PROXY_IDLE = 1.0
 # The clients whose fair-queue tags a worker keeps (`_turn_taken`); past it those at the clock go
 _FAIR_CLIENTS = 4096
 # Bytes on the wire that carry no body (chunk sizes and extensions; empty lines before a request line): llhttp skips
@@ -665,7 +678,7 @@ class _Conn:
 
     __slots__ = ("sock", "addr", "worker", "parser", "msg", "pending", "refusal", "out", "close_after",
                  "deadline", "mask", "served", "fed", "eof", "forwarding", "quiet_at", "unread", "linger",
-                 "linger_until", "feeding", "scan", "handed", "taken")
+                 "linger_until", "feeding", "scan", "handed", "taken", "group", "proxied", "idle_at", "arrived")
 
     def __init__(self, sock, addr, worker, now: float):
         import httptools
@@ -688,6 +701,11 @@ class _Conn:
         self.linger_until = _NEVER
         self.feeding, self.scan = b"", 0  # the read being parsed; where in it the last target part was found
         self.handed = self.taken = 0  # bytes given to the kernel to send; of those, the ones out of its queue
+        # whom it counts for in the fair caps (`by_addr`): its address's group, or behind a trusted proxy (`proxied`)
+        # the client its last request named (`_regroup`); since when it has been idle; when its last request came
+        self.group = _client_group(addr[0] if isinstance(addr, tuple) and addr else None)
+        self.proxied = False  # (the worker says, `_accept`)
+        self.idle_at = self.arrived = now
 
     def drop_message(self) -> None:
         """The request being received is not going on: its body's bytes and budget go."""
@@ -807,6 +825,8 @@ class _Conn:
                 raise refused
         if announced:
             msg.body = Body(worker.bodies, announced, worker.jobs_dir if msg.job else None)
+        if self.proxied:
+            worker._regroup(self, msg.fields)
 
     def on_body(self, part: bytes):
         self._passed(part)
@@ -847,6 +867,7 @@ class _Conn:
         req.body = body.stream() if body is not None else io.BytesIO()
         req.spool = body
         self.pending.append(req)
+        self.arrived = time.monotonic()
 
 
 def _backlog(listener) -> int:
@@ -1008,8 +1029,7 @@ class BufferedWorker(_worker_base()):
         for conn in self.conns.values():
             size = 0 if conn is needy else self._held_for_slow(conn, now)
             if size:
-                group = _client_group(conn.addr[0] if isinstance(conn.addr, tuple) and conn.addr else None)
-                held.setdefault(group, []).append((size, conn))
+                held.setdefault(conn.group, []).append((size, conn))
         if not held:
             return False
         holder = max(held.values(), key=lambda pairs: sum(size for size, _ in pairs))
@@ -1236,16 +1256,21 @@ class BufferedWorker(_worker_base()):
             client = addr[0] if isinstance(addr, tuple) and addr else None
             group = _client_group(client)
             same = self.by_addr.get(group) if group is not None else None
+            proxied = client is not None and self._proxy(client)
             # a trusted proxy's connections carry many clients: only the worker's cap counts for its address
-            if (self.per_client and same is not None and len(same) >= self.per_client and not self._proxy(client)
+            if (self.per_client and same is not None and len(same) >= self.per_client and not proxied
                     and not self._make_room(same)):
                 self._turn_away(sock, client, f"{self.per_client} connections from {group}")
                 continue
-            if len(self.conns) >= self.max_conns and not self._make_fair_room():
+            # a proxy's: its client is known once its request is in, when room is made (`_read`); until then it is
+            # taken while _PROXY_AHEAD over the cap, past that the client holding the most pays at once
+            if (len(self.conns) >= self.max_conns and not self._make_fair_room(lossless=proxied) and not (
+                    proxied and (len(self.conns) < self.max_conns + _PROXY_AHEAD or self._make_fair_room()))):
                 self._turn_away(sock, client, f"{self.max_conns} connections")
                 continue
             sock.setblocking(False)
             conn = _Conn(sock, addr, self, time.monotonic())
+            conn.proxied = proxied
             self.conns[sock.fileno()] = conn
             if group is not None:
                 self.by_addr.setdefault(group, {})[conn] = None
@@ -1261,31 +1286,100 @@ class BufferedWorker(_worker_base()):
             trusted = self.proxies[client] = self.Request.trusted_proxy(self.cfg, (client, 0))
         return trusted
 
-    def _make_fair_room(self) -> bool:
-        """At the worker's cap: room is made among the connections of the address that holds the most (the next
-        one if none of its connections may go), never of an address that holds at most _HANDFUL. False: none."""
+    def _regroup(self, conn, fields) -> None:
+        """A trusted proxy's connection counts for the client its request's head names, as in the fair queue
+        (`_turn_group`)."""
+        forwarded = next((v for n, v in fields if n.lower() == b"x-forwarded-for"), b"").decode("latin-1")
+        group = _client_group(forwarded.rsplit(",", 1)[-1].strip()[:64] or conn.addr[0])
+        if group != conn.group:
+            self._ungroup(conn)
+            conn.group = group
+            self.by_addr.setdefault(group, {})[conn] = None
+
+    def _ungroup(self, conn) -> None:
+        same = self.by_addr.get(conn.group)
+        if same is not None:
+            same.pop(conn, None)
+            if not same:
+                del self.by_addr[conn.group]
+
+    def _make_fair_room(self, lossless: bool = False) -> bool:
+        """At the worker's cap: room is made among the connections of the client that holds the most (the next
+        one if none of its connections may go), never of a client that holds at most _HANDFUL. False: none.
+        `lossless`: no request of a trusted proxy's goes (see _PROXY_AHEAD)."""
         for _, conns in sorted(self.by_addr.items(), key=lambda item: len(item[1]), reverse=True):
             if len(conns) <= _HANDFUL:
                 return False
-            if self._make_room(conns):
+            if self._make_room(conns, lossless):
                 return True
         return False
 
-    def _make_room(self, conns) -> bool:
+    def _make_room(self, conns, lossless: bool = False) -> bool:
         """At a cap a new connection is served and the oldest of `conns` without a request in goes: an idle
         keep-alive one, one still sending its head, or one sending its body slower than _FAIR_PACE. A flood of slow
         connections thus pushes out its own oldest, never a request already in nor a body arriving at a fair pace.
+        A trusted proxy's idle connection goes only once idle for _PROXY_IDLE s (closed without an answer); when none
+        may go, the newest request of `conns` that came through a proxy and has not begun is answered 503 instead
+        (not when `lossless`; see _PROXY_AHEAD).
         False when no connection of `conns` may go."""
         now = time.monotonic()
-        oldest = next((c for c in conns if not c.pending and not c.out and c.refusal is None
-                       and (c.msg is None or c.msg.slow(now))), None)
+        oldest = queued = None
+        for c in conns:
+            if c.out or c.refusal is not None:
+                continue
+            if not c.proxied or c.msg is not None:
+                # (a proxy sends a head and a body it holds at once: one of its still arriving after _PROXY_IDLE s is
+                # a trickle, or a client on the proxy's own address)
+                if not c.pending and (c.msg is None or c.msg.slow(now)) and (
+                        not c.proxied or now - c.msg.started >= _PROXY_IDLE):
+                    oldest = c
+                    break
+            elif not c.pending:
+                if now - c.idle_at >= _PROXY_IDLE and c.linger is None and self._quiet(c):
+                    self._close(c)
+                    return True
+            elif queued is None or c.arrived > queued.arrived:  # a request of a proxy's, complete and not begun
+                queued = c
         if oldest is None:
-            return False
+            if queued is None or lossless:
+                return False
+            self._refuse_queued(queued)
+            return True
         sock, client = oldest.sock, oldest.addr[0] if isinstance(oldest.addr, tuple) else None
         request = oldest.msg.described() if oldest.msg is not None else None
         self._forget(oldest)
         self._turn_away(sock, client, "too many connections; the oldest made room", quiet=True, request=request)
         return True
+
+    def _owed(self, conn) -> bool:
+        """No room now, but `conn`'s client holds a handful and another more, all of it in requests still arriving
+        or running: its request stays, over the cap, and that client's next request to come in pays (`_read`)."""
+        proxy = _client_group(conn.addr[0])  # (its connections waiting for a first request count for no client)
+        return (len(self.by_addr.get(conn.group, ())) <= _HANDFUL
+                and any(len(conns) > _HANDFUL for group, conns in self.by_addr.items() if group != proxy))
+
+    @staticmethod
+    def _quiet(conn) -> bool:
+        """Nothing has arrived on the connection (a request sent on it makes it no idle one)."""
+        try:
+            return not conn.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except OSError:  # (BlockingIOError: nothing to read; another error: it goes all the same)
+            return True
+
+    def _refuse_queued(self, conn) -> None:
+        """A trusted proxy's request not yet begun is answered 503 TOO_MANY_CONNECTIONS, and the connection closes."""
+        req = conn.pending[-1]
+        self.log.warning("client %s via %s: a request not begun refused, this worker holds %d connections",
+                         conn.group, conn.addr[0], self.max_conns)
+        refused = _Refused(503, "Service Unavailable", "TOO_MANY_CONNECTIONS",
+                           f"Too many open connections ({self.max_conns} connections; the client with the most made "
+                           "room); try again later.", "Retry-After: 1\r\n")
+        refused.request = (req.method, req.path, None, next((v for n, v in req.headers if n == "X-REQUEST-ID"), None))
+        conn.drop_pending()
+        if conn in self.ready:
+            self.ready.remove(conn)
+        conn.refusal = refused
+        self._next(conn)
 
     def _turn_away(self, sock, client, what, quiet=False, request=None):
         """503 + Retry-After, written once without waiting, and the connection closed. `request`: the (method, path,
@@ -1397,6 +1491,10 @@ class BufferedWorker(_worker_base()):
             conn.deadline = min(head_by, self.arrive_by(msg))
         if len(conn.pending) > had or conn.refusal is not None:
             self._next(conn)
+            # a trusted proxy's request over the cap (taken at accept): its client is known, room is made now
+            if conn.proxied and len(conn.pending) > had and len(self.conns) > self.max_conns and conn.sock is not None:
+                if not self._make_fair_room() and not self._owed(conn):
+                    self._refuse_queued(conn)
         else:
             self._continue(conn)
 
@@ -1568,7 +1666,8 @@ class BufferedWorker(_worker_base()):
                 self._close(conn, graceful=True)
             return
         if conn.msg is None and not conn.pending:
-            conn.deadline = time.monotonic() + self.cfg.keepalive
+            conn.idle_at = time.monotonic()
+            conn.deadline = conn.idle_at + self.cfg.keepalive
         self._next(conn)
 
     def _linger(self, conn):
@@ -1609,12 +1708,7 @@ class BufferedWorker(_worker_base()):
         conn.drop_message()
         conn.drop_pending()
         conn.out.discard()
-        group = _client_group(conn.addr[0] if isinstance(conn.addr, tuple) and conn.addr else None)
-        same = self.by_addr.get(group)
-        if same is not None:
-            same.pop(conn, None)
-            if not same:
-                del self.by_addr[group]
+        self._ungroup(conn)
         if conn.mask:
             try:
                 self.sel.unregister(sock)
