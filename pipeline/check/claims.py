@@ -47,7 +47,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from pipeline.check import engine, packs
+from pipeline.check import engine, packs, scenarios
 from pipeline.check.verdict import CLAIM_NOT_COVERED, RULES_NOT_INSTALLED, NotJudged
 from pipeline.check.xmlinput import ParsedXml, normalize_space, specification_id, specification_ids
 from pipeline.errors import ApiError
@@ -265,20 +265,11 @@ def xrechnung_ids() -> set[str]:
     return ids
 
 
-_NAMED: dict[int, tuple] = {}  # id(scenarios read) -> (those scenarios, held so that the id is not reused; their ids)
-
-
 def _named_ids(loaded) -> frozenset[str]:
     """The XRechnung ids the `match` of these scenarios name (not the norm's own id, which its EN16931 scenarios
-    name), read once per scenarios file read (`scenarios.load_scenarios` gives the same tuple until the file is read
-    again): 20 regular expressions per validation before (bench/README.md)."""
-    hit = _NAMED.get(id(loaded))
-    if hit is None or hit[0] is not loaded:
-        if len(_NAMED) > 16:  # scenario files read again many times over: the old readings go
-            _NAMED.clear()
-        ids = frozenset(gid for sc in loaded for gid in _SCENARIO_ID.findall(sc.match) if _XRECHNUNG.search(gid))
-        hit = _NAMED[id(loaded)] = (loaded, ids)
-    return hit[1]
+    name), read once per scenarios file read: 20 regular expressions per validation before (bench/README.md)."""
+    return scenarios.per_reading(loaded, "xrechnung ids", lambda read: frozenset(
+        gid for sc in read for gid in _SCENARIO_ID.findall(sc.match) if _XRECHNUNG.search(gid)))
 
 
 def fr_ctc_ids() -> set[str]:

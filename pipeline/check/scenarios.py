@@ -84,35 +84,43 @@ _STRING = "'[^']*'|\"[^\"]*\""
 _PREDICATE = rf"\[\s*(?:\.|{_NAME}(?:/{_NAME})*(?:/text\(\))?)\s*=\s*(?:{_STRING})\s*\]"
 _MATCH = re.compile(rf"\s*exists\(\s*(?P<path>(?:/{_NAME}(?:\s*{_PREDICATE})?)+)\s*\)\s*")
 _ROOT = re.compile(rf"/(?P<prefix>[^:/\[\s]+):(?P<local>[^/\[\s]+)")
-_TESTS: dict[int, tuple] = {}  # id(scenarios) -> (the scenarios, held so that the id is not reused; their tests)
+_DERIVED: dict[tuple[str, int], tuple] = {}  # (what, id(scenarios)) -> (the scenarios, held so that the id is not
+#                                                reused; what was derived from them)
+
+
+def per_reading(scenarios: tuple[Scenario, ...], what: str, make):
+    """`make(scenarios)`, made once per reading of a scenarios file (`load_scenarios` gives the same tuple until the
+    file is read again): what a validation would otherwise derive from the same expressions every time."""
+    key = (what, id(scenarios))
+    hit = _DERIVED.get(key)
+    if hit is None or hit[0] is not scenarios:
+        if len(_DERIVED) > 32:  # scenario files read again many times over: the old readings go
+            _DERIVED.clear()
+        hit = _DERIVED[key] = (scenarios, make(scenarios))
+    return hit[1]
 
 
 def _tests(scenarios: tuple[Scenario, ...]) -> list[tuple[str, etree.XPath]] | None:
     """(the root element's Clark name, the compiled XPath 1.0 test) of each scenario, or None when an expression is
     not of the form read here (Saxon decides then); made once per scenarios read."""
-    hit = _TESTS.get(id(scenarios))
-    if hit is None or hit[0] is not scenarios:
-        tests = []
-        for sc in scenarios:
-            matched, namespaces = _MATCH.fullmatch(sc.match), dict(sc.namespaces)
-            root = _ROOT.match(matched.group("path")) if matched else None
-            path = re.sub(_STRING, "''", matched.group("path")) if matched else ""  # (a literal's colons)
-            prefixes = set(re.findall(r"([A-Za-z_][\w.-]*):", path))
-            if root is None or "BinaryObject" in sc.match or not prefixes <= namespaces.keys():
-                tests = None
-                break
-            try:
-                test = etree.XPath(f"boolean({matched.group('path')})", namespaces=namespaces)
-            except etree.XPathError:
-                tests = None
-                break
-            tests.append((f"{{{namespaces[root.group('prefix')]}}}{root.group('local')}", test))
-        if len(_TESTS) > 16:  # scenario files read again many times over: the old readings go
-            _TESTS.clear()
-        hit = _TESTS[id(scenarios)] = (scenarios, tests)
-    return hit[1]
+    return per_reading(scenarios, "lxml tests", _make_tests)
 
 
+def _make_tests(scenarios: tuple[Scenario, ...]) -> list[tuple[str, etree.XPath]] | None:
+    tests = []
+    for sc in scenarios:
+        matched, namespaces = _MATCH.fullmatch(sc.match), dict(sc.namespaces)
+        root = _ROOT.match(matched.group("path")) if matched else None
+        path = re.sub(_STRING, "''", matched.group("path")) if matched else ""  # (a literal's colons)
+        prefixes = set(re.findall(r"([A-Za-z_][\w.-]*):", path))
+        if root is None or "BinaryObject" in sc.match or not prefixes <= namespaces.keys():
+            return None
+        try:
+            test = etree.XPath(f"boolean({matched.group('path')})", namespaces=namespaces)
+        except etree.XPathError:
+            return None
+        tests.append((f"{{{namespaces[root.group('prefix')]}}}{root.group('local')}", test))
+    return tests
 
 
 def warm_up(scenarios: tuple[Scenario, ...]) -> None:
