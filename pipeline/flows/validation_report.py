@@ -72,15 +72,6 @@ def _page_strings() -> dict:
     return json.loads((TEMPLATES_DIR / "web" / "strings.json").read_text(encoding="utf-8"))
 
 
-@functools.lru_cache(maxsize=1)
-def _refusal_template():
-    from jinja2 import Environment, FileSystemLoader, select_autoescape  # lazy: only a job's ZIP of reports needs it
-
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES_DIR)), autoescape=select_autoescape(["html", "j2"]),
-                      trim_blocks=True, lstrip_blocks=True)
-    return env.get_template("refused.html.j2")
-
-
 def german(code: str | None, own: str | None = None) -> str | None:
     """The German of a message with `code`: the service's own (`messageDe`, where it wrote one), else the page's
     sentence for the code; None where neither exists (a job's code without a sentence is a gap
@@ -144,7 +135,7 @@ def refusal_page(entry: dict, language: str = "en") -> bytes:
     if signature:
         meaning = signature.get("meaning") or {}
         origin.append((labels["signature"], meaning.get(language) or meaning.get("en") or signature.get("status")))
-    html = _refusal_template().render(
+    html = report_page.template("refused.html.j2").render(
         lang=language, kind=kind, title=report_page.LABELS[language]["title"], name=bidi.visible(entry.get("name", "")),
         heading=strings["doc_error" if kind == "error" else "doc_notice"], code=code,
         sentence=_said(code, str(said.get("message") or ""), language, said.get("messageDe")),

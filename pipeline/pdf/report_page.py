@@ -56,14 +56,19 @@ LABELS = {
 
 
 @lru_cache(maxsize=1)
-def _template():
+def _environment():
     from jinja2 import Environment, FileSystemLoader, select_autoescape  # lazy: only reports a person reads
 
     env = Environment(loader=FileSystemLoader(str(TEMPLATES_DIR)), autoescape=select_autoescape(["html", "j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["breakable"] = breakable_path
     env.filters["breakable_code"] = breakable_code
-    return env.get_template("report.html.j2")
+    return env
+
+
+def template(name: str = "report.html.j2"):
+    """A page for people from templates/ (the report's, or another in its style: a job's refused document's)."""
+    return _environment().get_template(name)
 
 
 def _frame(lines: list[str], line: int | None, column: int | None) -> tuple[list[tuple[int, str, bool]], int | None]:
@@ -213,7 +218,7 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
     notes = [t["cut"].format(per_rule=SHOWN_PER_RULE, total=SHOWN_IN_ALL)] if cut else []
     if page_left_out:
         notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
-    html = _template().render(report=report, name=bidi.visible(name), lang=language, t=t, groups=groups, counts=counts,
+    html = template().render(report=report, name=bidi.visible(name), lang=language, t=t, groups=groups, counts=counts,
                               meaning=report.meaning(language), also=report.meanings_beneath(language),
                               v=verdict.LABELS[language], applied=applied_rules(report, language),
                               notes=notes, invoice_page=_invoice_body(invoice_html) if invoice_html else None,
