@@ -42,9 +42,14 @@ def _closed_list(rule_id: str) -> set[str]:
     test = re.search(r'<assert test="([^"]*)"\s+flag="fatal"\s+id="' + re.escape(rule_id) + '"', sch).group(1)
     called = re.match(r"custom:([\w-]+)\(", test)
     if called:
-        function = re.search(r'name="custom:' + called.group(1) + r'".*?select="\'([^\']*)\'"', sch, re.S)
-        return set(function.group(1).split())
+        return set(_function_list(called.group(1)))
     return set(re.findall(r"'([A-Z0-9_]+)'", test))
+
+
+def _function_list(function: str) -> list[str]:
+    """The codes of the list a custom function of the pack tokenizes (`is-valid-invoice-status-code`)."""
+    sch = SCH.read_text(encoding="utf-8")
+    return re.search(r'name="custom:' + function + r'".*?select="\'([^\']*)\'"', sch, re.S).group(1).split()
 
 
 @pytest.mark.parametrize("rule_id, table", [("BR-FR-CDV-CL-10_MDT-121", cdar.ACTIONS),
@@ -67,3 +72,25 @@ def test_the_corrected_names_reach_the_json_of_a_read_message():
         "code": "DIV", "fr": "Donnée INVALIDE", "en": "Invalid value", "de": "Ungültiger Wert"}
     assert cdar.CHARACTERISTICS["MAJ"][0].startswith("Donnée à prendre en compte à la place de celle présente")
     assert cdar.STATUS_NAMES["204"] == ("Prise en charge", "In process")
+
+
+def test_each_status_the_rule_texts_name_has_their_name():
+    """BR-FR-CDV-CL-09 names the status whose reason list it checks ("pour le statut ERREUR_ROUTAGE (221)"): our
+    French name is that name, spelt out (accents, case and underscores aside; 207's "LITIGE" is "En litige")."""
+    sch = SCH.read_text(encoding="utf-8")
+    named = set(re.findall(r"pour le statut ([^()]+?) \((\d{3})\)", sch))
+    assert {code for _, code in named} == {"200", "206", "207", "208", "210", "213", "221", "501"}
+    for name, code in named:
+        ours = cdar._folded(cdar.STATUS_NAMES[code][0])
+        theirs = cdar._folded(name.removesuffix(" B2G"))   # the State's refusal list, the same status 210
+        assert ours == theirs or ours.endswith(" " + theirs), (code, name, cdar.STATUS_NAMES[code])
+
+
+def test_the_status_codes_named_are_those_of_the_rules_list_but_the_unpublished_ones():
+    """Every status the rules accept has a name but those whose name no published text gives (a page shows their
+    code alone, a request must name them); no code outside the list has one."""
+    accepted = set(_function_list("is-valid-invoice-status-code"))   # BR-FR-CDV-CL-06, a warning
+    assert accepted == set(cdar.STATUS_CODES)
+    assert accepted - set(cdar.STATUS_NAMES) == {"250", "251", "300", "301", "400", "401", "500", "601"}
+    assert set(cdar.STATUS_NAMES) <= accepted
+

@@ -43,7 +43,8 @@
       'data': 'Data', 'dataName': 'Datum', 'amount': 'Amount', 'percent': 'Percentage', 'date': 'Date', 'changed': 'Changed',
       'location': 'Location in the invoice', 'yes': 'yes', 'no': 'no', 'transmission': 'transmission (platform)',
       'processing': 'processing', 'file': 'File', 'valid': 'Valid', 'invalid': 'Invalid', 'errors': 'errors',
-      'warnings': 'warnings', 'unread': 'Files that are no readable status message', 'sellerSiren': 'Seller SIREN',
+      'error': 'error', 'warnings': 'warnings', 'warning': 'warning', 'receivedAt': 'Received on',
+      'unread': 'Files that are no readable status message', 'sellerSiren': 'Seller SIREN',
       'statuses': 'statuses', 'conflicts': 'Stated differently by its messages',
       'conflictsNote': 'The messages about this invoice do not agree on these data. The invoice above shows the value
         of the first message read; ask its sender which one is right.',
@@ -61,7 +62,9 @@
       'percent': 'Pourcentage', 'date': 'Date', 'changed': 'Modifiée', 'location': 'Localisation dans la facture',
       'yes': 'oui', 'no': 'non', 'transmission': 'transmission (plateforme)', 'processing': 'traitement',
       'file': 'Fichier', 'valid': 'Valide', 'invalid': 'Invalide', 'errors': 'erreurs',
-      'warnings': 'avertissements', 'unread': 'Fichiers qui ne sont pas des messages de statut lisibles',
+      'error': 'erreur', 'warnings': 'avertissements', 'warning': 'avertissement',
+      'receivedAt': 'Date-heure de réception',
+      'unread': 'Fichiers qui ne sont pas des messages de statut lisibles',
       'sellerSiren': 'SIREN du vendeur', 'statuses': 'statuts', 'conflicts': 'Déclarées différemment par ses messages',
       'conflictsNote': 'Les messages relatifs à cette facture ne concordent pas sur ces données. La facture ci-dessus
         reprend la valeur du premier message lu ; demandez à son émetteur laquelle est juste.',
@@ -78,7 +81,8 @@
       'details': 'Begründungen und Angaben', 'data': 'Angaben', 'dataName': 'Angabe', 'amount': 'Betrag',
       'percent': 'Prozentsatz', 'date': 'Datum', 'changed': 'Geändert', 'location': 'Fundstelle in der Rechnung',
       'yes': 'ja', 'no': 'nein', 'transmission': 'Übermittlung (Plattform)', 'processing': 'Bearbeitung',
-      'file': 'Datei', 'valid': 'Gültig', 'invalid': 'Ungültig', 'errors': 'Fehler', 'warnings': 'Warnungen',
+      'file': 'Datei', 'valid': 'Gültig', 'invalid': 'Ungültig', 'errors': 'Fehler',
+      'error': 'Fehler', 'warnings': 'Warnungen', 'warning': 'Warnung', 'receivedAt': 'Eingegangen am',
       'unread': 'Dateien, die keine lesbare Statusmeldung sind', 'sellerSiren': 'SIREN des Verkäufers',
       'statuses': 'Status', 'conflicts': 'Von ihren Meldungen verschieden angegeben',
       'conflictsNote': 'Die Meldungen zu dieser Rechnung stimmen bei diesen Angaben nicht überein. Die Rechnung oben
@@ -92,6 +96,14 @@
   <xsl:function name="f:l" as="xs:string">
     <xsl:param name="key" as="xs:string"/>
     <xsl:sequence select="($labels($lang)($key), $labels('en')($key), $key)[1]"/>
+  </xsl:function>
+
+  <!-- "0 erreur", "1 error", "2 Warnungen": a count with its noun, singular below two in French, for one elsewhere. -->
+  <xsl:function name="f:counted" as="xs:string">
+    <xsl:param name="count" as="xs:string"/>
+    <xsl:param name="noun" as="xs:string"/>
+    <xsl:variable name="singular" select="if ($lang = 'fr') then number($count) lt 2 else number($count) eq 1"/>
+    <xsl:sequence select="$count || ' ' || f:l(if ($singular) then $noun else $noun || 's')"/>
   </xsl:function>
 
   <!-- The term of a value, by its canonical path (items of arrays by their element names). -->
@@ -241,7 +253,9 @@
           <thead><tr>
             <th><xsl:value-of select="f:l('when')"/></th>
             <xsl:for-each select="$received">
-              <th><xsl:value-of select="?label"/><xsl:text> </xsl:text><span class="term"><xsl:value-of select="?term"/></span></th>
+              <!-- the term's name is a sentence (the examples' MDT-95): a short head, the name in its title -->
+              <th title="{?label}"><xsl:value-of select="f:l('receivedAt')"/><xsl:text> </xsl:text>
+                <span class="term"><xsl:value-of select="?term"/></span></th>
             </xsl:for-each>
             <th><xsl:value-of select="f:l('status')"/></th>
             <th><xsl:value-of select="f:l('by')"/></th>
@@ -261,7 +275,8 @@
                     status/details/detail/reasonCode ! f:code('reason', .),
                     status/details/detail/actionCode ! f:code('action', .),
                     status/details/detail/characteristics/characteristic[amount] ! string-join((
-                        f:code('characteristic', typeCode), f:number(amount) || (currencyCode ! (' ' || .)), percent ! (f:number(.) || ' %')), ' '))
+                        f:code('characteristic', typeCode), f:number(amount) || (currencyCode ! ('&#160;' || .)),
+                        percent ! (f:number(.) || '&#160;%')), ' '))
                     , '; ')"/></td>
               </tr>
             </xsl:for-each>
@@ -344,8 +359,8 @@
     <xsl:for-each select="validation">
       <xsl:text> </xsl:text>
       <span class="badge {if (valid = 'true') then 'valid' else 'invalid'}">
-        <xsl:value-of select="f:l(if (valid = 'true') then 'valid' else 'invalid') || ' · ' || errors || ' '
-            || f:l('errors') || ', ' || warnings || ' ' || f:l('warnings')
+        <xsl:value-of select="f:l(if (valid = 'true') then 'valid' else 'invalid') || ' · '
+            || f:counted(errors, 'error') || ', ' || f:counted(warnings, 'warning')
             || (if (failed/rule) then ' · ' || string-join(failed/rule, ', ') else '')"/>
       </span>
     </xsl:for-each>
@@ -443,8 +458,8 @@
             <tr>
               <td><xsl:value-of select="f:code('characteristic', typeCode)"/></td>
               <td class="wrap"><xsl:value-of select="string-join((id, name), ' ')"/></td>
-              <td class="num"><xsl:value-of select="string-join((amount ! f:number(.), currencyCode), ' ')"/></td>
-              <td class="num"><xsl:value-of select="percent ! (f:number(.) || ' %')"/></td>
+              <td class="num"><xsl:value-of select="string-join((amount ! f:number(.), currencyCode), '&#160;')"/></td>
+              <td class="num"><xsl:value-of select="percent ! (f:number(.) || '&#160;%')"/></td>
               <td><xsl:value-of select="f:date(date)"/></td>
               <td><xsl:value-of select="changed ! f:l(if (. = 'true') then 'yes' else 'no')"/></td>
             </tr>

@@ -15,7 +15,8 @@ rule in the message. The rules themselves judge the generated message afterwards
 
 Date-times are local times without offset, `YYYY-MM-DDTHH:MM:SS` (the message's format 204 has no time zone); dates
 `YYYY-MM-DD` (format 102). The code lists are those of the BR-FR-CDV Schematron (custom:is-valid-... functions and
-the closed lists of its rules); status names as FNFE's examples write them.
+the closed lists of its rules); the codes' French names as published texts give them (each table's source beside
+it; where none names a code, ours, and so are the English and German names).
 """
 from __future__ import annotations
 
@@ -35,13 +36,21 @@ from pipeline.invoice.model import MAX_ERRORS, LongText, Number, Text, from_pyda
 # ---- code lists ------------------------------------------------------------------------------------------------
 
 # BR-FR-CDV-CL-06 (MDT-105): the status codes; a code outside the list is a warning of the rules (FNFE leaves room
-# for codes agreed between the parties), so it is accepted here with its name sent. Names (fr, en): 200-213 as
-# DGFiP's external specifications 3.1, general file, table 7 "Les statuts d'une facture" (p. 58) word them, except
-# 201 and 202, which that table calls "Emise par la plateforme" / "Reçue par la plateforme": kept as FNFE's examples
-# write MDT-106 ("Reçue") with the accent French capitals take. 501 Irrecevable: XP Z12-012 (2026-02) BR-FR-CDV-10;
-# 221: the BR-FR-CDV-CL-09 texts call it ERREUR_ROUTAGE. 214 and 220-228: not verified (the DGFiP table stops at
-# 213; XP Z12-012 lists them in its annex A, not read). English: ours, 204 "In process" after BR-FR-CDV-CL-05, which
-# pairs 204 with UNTDID 1373 code 45 "In Process".
+# for codes agreed between the parties), so it is accepted here with its name sent. French names: 200-213 as DGFiP's
+# external specifications 3.1, general file, table 7 "Les statuts d'une facture" (p. 58) words them, except 201 and
+# 202, which that table calls "Emise par la plateforme" / "Reçue par la plateforme": kept as FNFE's examples write
+# MDT-106 ("Reçue") with the accent French capitals take. 214-228 and 501: XP Z12-012's annex A
+# (XP_Z12-012_Annexe_A_2026_V1.4_VF.xlsx, in FNFE-MPE's France_RFE repository, folder Z.notes_&_docs), not read
+# itself (a spreadsheet) but as two independent transcriptions of it agree: Akretion's Odoo module fr-einvoicing
+# (l10n_fr_einvoicing/models/fr_einvoicing_event.py, from annex A V1.3, sheet "CDV FE - CDAR") and Vertex's
+# e-invoicing documentation "France (CII(CDAR)): Code Lists", table "Status Value Map" (which also gives each its
+# MDT-77 phase: 221 transmission, the others processing). 221 is "Erreur routage" there, without "de" (the
+# BR-FR-CDV-CL-09 texts call it ERREUR_ROUTAGE), not the reason ROUTAGE_ERR's "Erreur de routage"; 501 is also
+# XP Z12-012 (2026-02) BR-FR-CDV-10's. 250, 251, 300, 301, 400, 401, 500 and 601, in the rules' list: no published
+# name found (transcriptions disagree or are silent), so unnamed here: a request names them, a page shows the code.
+# English: ours, faithful to the French (204 "In process" after BR-FR-CDV-CL-05, which pairs 204 with UNTDID 1373
+# code 45 "In Process"; 214 "Visée", bearing the public accountant's visa: "Endorsed"; 226 "confidentiel", the
+# factoring the buyer is not told of: "confidential").
 STATUS_CODES = ("200 201 202 203 204 205 206 207 208 209 210 211 212 213 214 220 221 224 225 226 227 228 250 251 "
                 "300 301 400 401 500 501 601").split()
 STATUS_NAMES = {
@@ -51,9 +60,9 @@ STATUS_NAMES = {
     "206": ("Approuvée partiellement", "Partially approved"), "207": ("En litige", "Disputed"),
     "208": ("Suspendue", "Suspended"), "209": ("Complétée", "Completed"), "210": ("Refusée", "Refused"),
     "211": ("Paiement transmis", "Payment sent"), "212": ("Encaissée", "Payment received"),
-    "213": ("Rejetée", "Rejected"), "214": ("Visée", "Certified"), "220": ("Annulée", "Cancelled"),
-    "221": ("Erreur de routage", "Routing error"), "224": ("Demande de paiement direct", "Direct payment requested"),
-    "225": ("Affacturée", "Factored"), "226": ("Affacturée confidentiel", "Factored (undisclosed)"),
+    "213": ("Rejetée", "Rejected"), "214": ("Visée", "Endorsed"), "220": ("Annulée", "Cancelled"),
+    "221": ("Erreur routage", "Routing error"), "224": ("Demande de paiement direct", "Direct payment request"),
+    "225": ("Affacturée", "Factored"), "226": ("Affacturée confidentiel", "Factored (confidential)"),
     "227": ("Changement de compte à payer", "Change of the account to pay into"),
     "228": ("Non affacturée", "Not factored"),
     "501": ("Irrecevable", "Inadmissible"),
@@ -315,7 +324,7 @@ _STATUS_DE = {
     "204": "In Bearbeitung", "205": "Genehmigt", "206": "Teilweise genehmigt", "207": "Strittig", "208": "Ausgesetzt",
     "209": "Vervollständigt", "210": "Abgelehnt", "211": "Zahlung übermittelt", "212": "Zahlung eingegangen",
     "213": "Zurückgewiesen", "214": "Mit Prüfvermerk", "220": "Storniert", "221": "Zustellungsfehler",
-    "224": "Direktzahlung verlangt", "225": "Abgetreten (Factoring)", "226": "Still abgetreten (Factoring)",
+    "224": "Antrag auf Direktzahlung", "225": "Abgetreten (Factoring)", "226": "Still abgetreten (Factoring)",
     "227": "Wechsel des Kontos, auf das zu zahlen ist", "228": "Nicht abgetreten", "501": "Unzulässig"}
 GERMAN_NAMES = {
     "status": _STATUS_DE,
@@ -691,7 +700,8 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
     # the status: its name, its phase and the phase's parties
     known = STATUS_NAMES.get(code)
     need(known is not None or st.name is not None, "status.name",
-         f"is required for status code {code}, which has no name here (the FNFE list names 200 ... 228 and 501)")
+         f"is required for status code {code}, which no published text names (the reform names 200 ... "
+         "228 and 501)")
     named = _CODE_OF_NAME.get(_folded(st.name)) if st.name else None
     need(named in (None, code), "status.name", f"names status {named} ({status_name(named or '')}), not {code}",
          st.name, "INVALID_VALUE")
