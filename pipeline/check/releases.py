@@ -121,10 +121,17 @@ def _members(zf: zipfile.ZipFile) -> dict[str, bytes]:
         raise RulesError(f"the archive unpacks to more than {MAX_BYTES} bytes: no rule release")
     files, total = {}, 0
     for info in infos:
-        name = info.filename
+        # Windows tools (PowerShell 5's Compress-Archive, old .NET) write `\` between folders, against the format's
+        # rule (APPNOTE 4.4.17: `/` only): such a release was refused as unsafe. Read as the separator it is, as
+        # unzip does; what it names is then held to the same rules as any other name
+        name = info.filename.replace("\\", "/")
+        if name.endswith("/"):  # a folder entry written so (zipfile knows folders by a trailing `/` only)
+            if info.file_size:
+                raise RulesError(f"the archive's folder entry {info.filename!r} holds data: refused")
+            continue
         parts = PurePosixPath(name).parts
-        if name.startswith(("/", "\\")) or ".." in parts or ":" in parts[0] or "\\" in name:
-            raise RulesError(f"unsafe member name {name!r}: refused")
+        if not parts or name.startswith("/") or ".." in parts or ":" in parts[0]:
+            raise RulesError(f"unsafe member name {info.filename!r}: refused")
         if (info.external_attr >> 16) & 0o170000 == 0o120000:
             raise RulesError(f"{name}: a symbolic link in a release is refused")
         with zf.open(info) as member:
@@ -228,7 +235,16 @@ def _scenario_syntaxes(root, files: dict[str, bytes], path: str) -> dict:
         if syntax and syntax not in syntaxes:
             syntaxes[syntax] = {"xsd": xsd, "stylesheets": sheets}
     if not syntaxes:
-        raise RulesError(f"{path}: no scenario validates a CII or UBL invoice: refused")
+        # XRechnung 4.0 builds on EN 16931-1:2026 and its syntaxes (UBL 2.5, CII D25A): "no scenario validates a CII
+        # or UBL invoice" said nothing of why. Its documents claim that edition (`claims.EDITION`), judged by no
+        # rules of this service, so its configuration would never judge one
+        named = sorted({PurePosixPath(loc.text.strip()).name for loc in root.iterfind(
+            "s:scenario/s:validateWithXmlSchema/s:resource/s:location", ns) if (loc.text or "").strip()})
+        raise RulesError(f"{path}: no scenario validates an invoice in the syntaxes of EN 16931-1:2017 that this "
+                         f"service judges ({', '.join(sorted(_XSD_SYNTAX))})"
+                         + (f"; its scenarios' XML Schemas are {', '.join(named[:6])}" if named else "")
+                         + " (another edition's syntaxes: its documents claim rules this service does not have and "
+                           "stay indeterminate): refused")
     return syntaxes
 
 
@@ -573,6 +589,38 @@ def _said(issues) -> list[tuple]:
 
 # ---------------------------------------------------------------- adding
 
+# Kinds whose files state their release in full (the configuration's name and day, the Schematron's version and
+# `dct:created`): the same files are the same release. A Peppol or FNFE release takes its version from a note or a
+# name outside its rule files, and may keep rules unchanged under a new version: that is a release of its own.
+_SELF_STATED = ("KoSIT validator configuration", "XRechnung Schematron release")
+
+
+def _installed_as(staged: dict[str, str], entry: dict) -> packs.Pack | None:
+    """The installed pack of the release's spec that already runs exactly these rules under another version: each
+    file of the release is one of its files (path and hash) and it names the same entry points. The registry's own
+    KoSIT configuration was added as `3.0.2-2026-02-04` (its version is named after its day), a second pack of the
+    registry's `3.0.2` that judged the documents from its day under another name."""
+    for pack in packs.list_installed():
+        if pack.spec != entry["spec"] or pack.version == entry["version"]:
+            continue
+        try:
+            recorded = packs.read_manifest(pack.root).get("files")
+        except (OSError, ValueError, AttributeError):  # a damaged pack is not the one these rules are in
+            continue
+        theirs = packs.entry_of(pack.spec, pack.version)
+        if (isinstance(recorded, dict) and theirs is not None and staged.items() <= recorded.items()
+                and _entry_points(theirs) == _entry_points(entry)):
+            return pack
+    return None
+
+
+def _entry_points(entry: dict) -> tuple:
+    """What a pack runs besides its files' contents: its scenarios, and each syntax's, variant's and profile's rules."""
+    return (entry.get("scenarios"), json.dumps(entry.get("syntaxes", {}), sort_keys=True),
+            json.dumps(entry.get("variants", []), sort_keys=True), json.dumps(entry.get("profile_rules", {}),
+                                                                           sort_keys=True))
+
+
 def _stage_and_commit(release: Release, staging: Path, home: Path, path: str, valid_from: date | None,
                       corpus: Path | None, optimise_copies: bool) -> packs.Pack:
     """The release written out in `staging`, checked, and put in place (under the home's lock: `packs.changing`)."""
@@ -592,9 +640,21 @@ def _stage_and_commit(release: Release, staging: Path, home: Path, path: str, va
         raise RulesError(f"{release.key} is installed with a manifest that cannot be read ({exc}): {remove}") from exc
     if not isinstance(installed, dict):
         raise RulesError(f"{release.key} is installed with a manifest that is no JSON object: {remove}")
-    release.again = installed.get("files") == packs._hash_tree(staging)
+    staged = packs._hash_tree(staging)
+    release.again = installed.get("files") == staged
     if installed and not release.again:
         raise RulesError(f"{release.key} is installed with other files: {remove}")
+    same = None if installed or release.kind not in _SELF_STATED else _installed_as(staged, entry)
+    if same is not None:  # installed under another name: a second pack of the same rules is nothing new
+        if valid_from is not None and valid_from != same.valid_from:
+            change = (f"to change its day, pipeline rules remove {same.spec} {same.version} and add it again with "
+                      "--valid-from" if packs.entry_of(same.spec, same.version, added=False) is None else
+                      "a pack of the registry keeps the registry's day")
+            raise RulesError(f"{release.key} holds the files of the installed {same.spec} {same.version}, in force "
+                             f"from {same.valid_from or 'always'}: it is not installed a second time for another "
+                             f"day; {change}")
+        release.again = True
+        return packs.get_pack(same.spec, same.version)
     day = ((installed.get(packs.ADDED) or {}).get("entry") or {}).get("validFrom")
     if release.again and day != entry["validFrom"]:  # the same files again would have left the installed day
         raise RulesError(f"{release.key} is installed, in force from {day}; to change its day, {remove} and add it "
@@ -628,9 +688,13 @@ def add(path, *, valid_from: date | None = None, corpus: Path | None = None, opt
         raise RulesError(f"{name}: the {release.kind} states no day from which it is in force: give it with "
                          "--valid-from YYYY-MM-DD")
     entry["validFrom"] = when.isoformat()
-    if packs.entry_of(entry["spec"], entry["version"], added=False) is not None:
-        raise RulesError(f"{release.key} is a release of the registry: install it with pipeline rules install")
     home = Path(rules_home or get_settings().rules_home)
+    if packs.entry_of(entry["spec"], entry["version"], added=False) is not None:
+        # ("install it" to an operator whose service already runs it sent them to do what was done)
+        here = (home / entry["spec"] / entry["version"] / packs.MANIFEST_NAME).is_file()
+        raise RulesError(f"{release.key} is a release of the registry" + (
+            ", installed here (pipeline rules install checks it and puts back the files the registry pins)" if here
+            else ": install it with pipeline rules install"))
     corpus = corpus if corpus is not None else (DEFAULT_CORPUS if DEFAULT_CORPUS.is_dir() else None)
     try:
         with packs.changing(home), tempfile.TemporaryDirectory(prefix=".add-", dir=home) as tmp:

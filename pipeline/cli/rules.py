@@ -108,15 +108,17 @@ def _add(args) -> int:
         print(f"pipeline rules add: {exc}", file=sys.stderr)
         return 2
     done = "already installed with these files" if release.again else "added"
+    # (the files of another installed version: that pack is named, a registry pack perhaps in force always)
+    since = pack.valid_from.isoformat() if pack.valid_from else "always"
     print(f"{done} {release.kind}: {pack.spec} {pack.version} ({pack.release}) in force from "
-          f"{pack.valid_from.isoformat()} for {', '.join(sorted(pack.syntaxes))} -> {pack.root}  "
-          f"sha256 {pack.content_sha256[:16]}…")
-    for part, source in release.taken.items():
+          f"{since} for {', '.join(sorted(pack.syntaxes))} -> {pack.root}  sha256 {pack.content_sha256[:16]}…")
+    for part, source in ({} if release.again else release.taken).items():
         print(f"  {part or 'its other files'}: taken from the installed {source}")
     print(f"  optimised copies: {len(copies.get('copies', {}))}")
     for sheet, why in (copies.get("unproven") or {}).items():
         print(f"  {sheet}: the original runs ({why})")
-    print(LIVE_ADDED)
+    if not release.again:  # nothing changed for a running service
+        print(LIVE_ADDED)
     return 0
 
 
