@@ -5,7 +5,7 @@ command line, as a ZIP of that folder in a batch request and as a job:
   `Info.plist` and a binary `table_of_contents`;
 - Apple Mail's own store (older versions, or a copied ~/Library/Mail): `INBOX.mbox/Messages/<n>.emlx` (a line with
   the message's length, the message, a property list) and `<n>.partial.emlx`, whose attachment Mail stored apart
-  in `INBOX.mbox/Attachments/<n>/<part>/<file name>`;
+  in `INBOX.mbox/Attachments/<n>/<part>/<file name>` (read as that message's: tests/test_mail_apple_stored.py);
 - Thunderbird's profile folder: mailbox files of no extension (`Inbox`, `Inbox.sbd/Rechnungen`) beside `.msf`
   indexes (Mork text), an empty mail folder (`Trash`, 0 bytes), its filters (`msgFilterRules.dat`), and a message
   saved with "Save as" (.eml).
@@ -134,14 +134,15 @@ def _code(entry: dict) -> str | None:
 
 
 def _check(entries: list[dict]) -> None:
-    """Each invoice found once and worked on; the one message without an invoice and the .partial.emlx a notice
-    each; nothing else: no entry for a property list, an index or a table of contents."""
+    """Each invoice found once and worked on, the one Apple Mail stored apart under its .partial.emlx's message;
+    the one message without an invoice a notice; nothing else: no entry for a property list, an index or a table
+    of contents."""
     found = sorted(e["name"].rsplit("/", 1)[-1] for e in entries if _code(e) is None)
     assert found == sorted(INVOICES), [(e["name"], _code(e)) for e in entries]
     others = sorted((_code(e), e["email"]["subject"]) for e in entries if _code(e) is not None)
-    assert others == [("NO_INVOICE", "Rechnung 102"), ("NO_INVOICE", "Termin")], others
+    assert others == [("NO_INVOICE", "Termin")], others
     kept = next(e for e in entries if (e.get("email") or {}).get("subject") == "Rechnung 102")
-    assert "Rechnung-102.pdf" in kept["notice"]["message"] and "Attachments/102/" in kept["notice"]["message"]
+    assert "INBOX.mbox/Messages/102.partial.emlx/" in kept["name"] and kept["name"].endswith("/Rechnung-102.pdf")
     assert not any(word in e["name"] for e in entries
                    for word in ("plist", "table_of_contents", ".msf", "Trash", "msgFilterRules"))
 
@@ -156,7 +157,7 @@ def test_a_folder_of_exports_on_the_command_line(exports, capsys):
     names = [e["name"] for e in body["results"]]
     assert any(n.startswith("Local Folders/Inbox/") for n in names)  # a mailbox of no extension, opened
     assert any(n.startswith("Rechnungen.mbox/mbox/") for n in names)
-    assert "INBOX.mbox/Attachments/102/2/Rechnung-102.pdf" in names
+    assert not any("Attachments" in n for n in names)  # the stored file is its message's
 
 
 def test_a_zip_of_the_exports_in_a_batch_request_gives_the_single_endpoints_reports(exports, client):
@@ -188,9 +189,9 @@ def test_the_exports_as_a_job_zipped_and_as_the_folders_files(exports, tmp_path,
             body, ctype = form(files, '{"operation": "validate", "spec": "zugferd"}')
             r = p.post(token, "/v1/jobs", body=body, headers={"Content-Type": ctype})
             assert r.status_code == 202, r.text
-            assert r.json["total"] == len(INVOICES) + 2 and r.json["creditsReserved"] == len(INVOICES)
+            assert r.json["total"] == len(INVOICES) + 1 and r.json["creditsReserved"] == len(INVOICES)
             job, lines = p.finished_job(token, r.json["id"])
-            assert job["state"] == "done" and job["noInvoice"] == 2 and job["errors"] == 0, job
+            assert job["state"] == "done" and job["noInvoice"] == 1 and job["errors"] == 0, job
             _check(lines)
             charged.append(job["creditsCharged"])
         # the notices are free; the ZIP and the folder's files cost alike (each document the price of its rules)

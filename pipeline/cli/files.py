@@ -10,7 +10,9 @@ from typing import Iterable, Iterator, NamedTuple
 
 from pipeline import unpack
 from pipeline.settings import get_settings
-from pipeline.unpack.members import OS_METADATA_HEAD, empty_mail_folder, windows_device
+from pipeline.unpack import apple
+from pipeline.unpack.members import OS_METADATA_HEAD, Member, empty_mail_folder, member_too_large, metadata_test, \
+    windows_device
 
 # a folder's files opened as when named: each member of a ZIP, each invoice of a message a document of its own
 CONTAINER_SUFFIXES = (".zip", ".eml", ".emlx", ".mbox", ".msg", ".p7m")
@@ -21,15 +23,52 @@ _MAIL = ("mbox", "eml", "emlx")  # what a folder's file of another name is read 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
     """The files named, a folder's e-invoice files, e-mails and ZIPs (`_read_here`, recursively, sorted) in their
-    place; in a folder, what the operating system or a mail program keeps beside documents (macOS's "._name", an
-    Apple Mail export's Info.plist, Thunderbird's .msf index) is left out."""
+    place, and the attachments Apple Mail stored apart from a message of the folder (`stored_apart`: sent with it
+    by `pipeline jobs submit`); in a folder, what the operating system or a mail program keeps beside documents
+    (macOS's "._name", an Apple Mail export's Info.plist, Thunderbird's .msf index) is left out."""
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
-            out += sorted(p for p in path.rglob("*") if p.is_file() and _read_here(p))
+            files = sorted(p for p in path.rglob("*") if p.is_file() and not _os_file(p))
+            claimed = stored_apart(path, files).claimed
+            out += [p for p in files if _relative(p, path) in claimed or _read_here(p)]
         else:
             out.append(path)
     return out
+
+
+def stored_apart(folder: Path, files: list[Path]) -> apple.Stored:
+    """The attachments Apple Mail stored apart from the messages among a folder's files, by their paths in it."""
+    return apple.Stored((_relative(p, folder) for p in files), lambda name: _read_file(name, folder / name))
+
+
+def _relative(path: Path, folder: Path) -> str:
+    return path.relative_to(folder).as_posix()
+
+
+def _read_file(name: str, path: Path) -> Member:
+    """A stored attachment's bytes, bounded as one upload."""
+    limit = get_settings().max_upload_bytes
+    if path.stat().st_size > limit:
+        return Member(name, error=member_too_large(limit))
+    return Member(name, path.read_bytes())
+
+
+def _beside(path: Path) -> apple.Apart | None:
+    """The attachments Apple Mail stored apart from a message file given alone (`Messages/102.partial.emlx`):
+    `Attachments/102/` beside its Messages folder, `102.<section>.emlxpart` beside it."""
+    if apple.message(path.name) is None:
+        return None
+    mailbox = path.parent.parent if path.parent.name.lower() == "messages" else path.parent
+    number = path.name.split(".", 1)[0]
+    files = [p for p in (mailbox / "Attachments" / number).glob("*/*") if p.is_file()] + \
+        [p for p in path.parent.glob(f"{number}.*.emlxpart") if p.is_file()]
+    return stored_apart(mailbox, files + [path]).of(_relative(path, mailbox)) if files else None
+
+
+def _os_file(path: Path) -> bool:
+    """What an operating system keeps beside documents, its first bytes read only where its name is one's."""
+    return metadata_test(path.name) is not None and unpack.os_metadata(path.name, _head(path))
 
 
 def _read_here(path: Path) -> bool:
@@ -68,24 +107,34 @@ def documents(paths: Iterable[Path], program: str) -> list[Document]:
     are several files (`month.zip/a.xml`, `sub/month.zip/a.xml`; one that is no readable ZIP is then an entry of its
     own), by their own names when it is the only one. Raises the unpacker's ApiError (the only file is no readable
     ZIP, a zip bomb)."""
-    given: list[tuple[Path, str | None]] = []  # (file, its path in a folder given)
+    given: list[tuple[Path, str | None, apple.Apart | None]] = []  # (file, its path in a folder given, stored)
+    folders: list[tuple[Path, apple.Stored]] = []
     for path in paths:
         if path.is_dir():
             say_skipped(path, program)
-            given += [(p, shown(p.relative_to(path))) for p in expand([path])]
+            files = expand([path])
+            stored = stored_apart(path, files)
+            folders.append((path, stored))
+            given += [(p, shown(p.relative_to(path)), stored.of(_relative(p, path))) for p in files
+                      if _relative(p, path) not in stored.claimed]  # (read as their message's attachments)
         else:
-            given.append((path, None))
+            given.append((path, None, _beside(path)))
     unpacker = unpack.Unpacker(unpack.Limits(max_files=1 << 20, max_member=get_settings().max_upload_bytes,
                                              max_total=1 << 34))
     out: list[Document] = []
-    for path, name in given:
+    several = len(given) + sum(len(stored.claimed) for _, stored in folders) > 1  # (as the job's parts are counted)
+    for path, name, stored in given:
         # a folder's .xml or .pdf is a document (its other files were chosen as containers or by their first bytes)
         if name is not None and path.suffix.lower() not in (".xml", ".pdf") or name is None and is_archive(path):
-            prefix = (name or shown(path.name)) if len(given) > 1 else ""
-            members = (unpacker.one_of_several if prefix else unpacker.file)(shown(path.name), path, prefix)
+            prefix = (name or shown(path.name)) if several else ""
+            members = (unpacker.one_of_several if prefix else unpacker.file)(shown(path.name), path, prefix,
+                                                                            stored=stored)
             out += [Document(m.name, None, m.data, m.error, m.email, m.signature) for m in members]
         else:
             out.append(Document(name or shown(path), path))
+    # a stored attachment its message did not take (the message could not be read): a file of its own, as the
+    # service takes it
+    out += [Document(shown(name), folder / name) for folder, stored in folders for name in stored.unread()]
     return out
 
 
@@ -201,8 +250,10 @@ class Progress:
 def say_skipped(folder: Path, program: str) -> None:
     """A folder's files that are not read (`_read_here`), named on stderr: nothing is left out unsaid but what an
     operating system or a mail program keeps beside documents (a mailbox's index, .DS_Store)."""
-    skipped = sorted(shown(p.relative_to(folder)) for p in folder.rglob("*")
-                     if p.is_file() and not _read_here(p) and not _metadata(p))
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    claimed = stored_apart(folder, [p for p in files if not _os_file(p)]).claimed  # (their message's attachments)
+    skipped = sorted(shown(p.relative_to(folder)) for p in files
+                     if _relative(p, folder) not in claimed and not _read_here(p) and not _metadata(p))
     if skipped:
         listed = ", ".join(skipped[:10]) + (f", ... (+{len(skipped) - 10})" if len(skipped) > 10 else "")
         print(f"{program}: {shown(folder)}: skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'} "

@@ -15,7 +15,10 @@ the job ends (its results are rows in the database).
 Names: a ZIP's or an e-mail's documents are named under the part's file name when the job has several files
 (`month.zip/a.xml`; `sub/month.zip/a.xml` for a folder's ZIP that `pipeline jobs submit` sends), as `pipeline validate`
 names them; the only file of a job names them alone (`a.xml`), as `pipeline validate month.zip` does. So each part
-waits, spooled, until the next one shows there are several (at most two spool files on disk at a time).
+waits, spooled, until the next one shows there are several (two spool files on disk at a time), but for Apple Mail's
+messages with attachments stored apart from them (`.partial.emlx`) and such stored files
+(`INBOX.mbox/Attachments/102/2/x.pdf`, `102.2.emlxpart`, pipeline.unpack.apple): they wait to the end, when each
+message is read with its stored files, and a stored file whose message was not sent is read as a file of its own.
 """
 from __future__ import annotations
 
@@ -29,8 +32,8 @@ from pathlib import Path
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.flows.validate_batch import entry
 from pipeline.settings import get_settings
-from pipeline.unpack import JOB_FILES, NOTICES, Limits, Member, Unpacker, too_many_files
-from pipeline.unpack.members import OS_METADATA_HEAD, os_metadata, windows_device
+from pipeline.unpack import JOB_FILES, NOTICES, Limits, Member, Unpacker, apple, too_many_files
+from pipeline.unpack.members import OS_METADATA_HEAD, member_too_large, os_metadata, windows_device
 
 _CHUNK = 1 << 16
 DOCUMENTS = "documents"
@@ -144,6 +147,7 @@ class Intake:
         self._spools = 0
         self._parts = 0  # parts that are not what an operating system keeps beside documents
         self._waiting: tuple[str, Path] | None = None  # the last part spooled, not unpacked yet (its name waits)
+        self._apple: dict[str, Path] = {}  # Apple Mail's messages and stored attachments, read at `finish`
         self.files = 0  # files unpacked (a part, a fetched message)
         self._out = open(self.dir / DOCUMENTS, "wb")
         self._pos = 0
@@ -169,11 +173,33 @@ class Intake:
                 return
         self._parts += 1
         self._unpack_waiting(several=True)
-        self._waiting = (name, spool)
+        if _apple_part(name, spool, self.limits.max_message):
+            self._apple.pop(name, None)  # (a name sent twice: the last part of it, as a folder would hold it)
+            self._apple[name] = spool
+        else:
+            self._waiting = (name, spool)
 
     def finish(self) -> None:
-        """All parts are in: the last one's documents, named under its file name only when there were several."""
+        """All parts are in: the last one's documents, named under its file name only when there were several;
+        then Apple Mail's messages with their stored attachments, and the stored files no message took."""
         self._unpack_waiting(several=self._parts > 1)
+        stored = apple.Stored(self._apple, self._read_spool)
+        try:
+            for name, spool in self._apple.items():
+                if name not in stored.claimed:
+                    self.add_file(name, spool, name if self._parts > 1 else "", stored.of(name))
+            for name in stored.unread():  # (claimed by a message that could not be read: a file of its own)
+                self.add_file(name, self._apple[name], name if self._parts > 1 else "")
+        finally:
+            for spool in self._apple.values():
+                spool.unlink(missing_ok=True)
+
+    def _read_spool(self, name: str) -> Member:
+        """A stored attachment's spooled part, bounded as one document."""
+        spool = self._apple[name]
+        if spool.stat().st_size > self.limits.max_member:
+            return Member(name, error=member_too_large(self.limits.max_member))
+        return Member(name, spool.read_bytes())
 
     def _unpack_waiting(self, several: bool) -> None:
         if self._waiting is None:
@@ -185,11 +211,11 @@ class Intake:
         finally:
             spool.unlink(missing_ok=True)
 
-    def add_file(self, name: str, path: Path, prefix: str = "") -> None:
-        """One file's documents (a ZIP's or a message's named under `prefix`); one that is no readable ZIP is an
-        entry (`Unpacker.one_of_several`)."""
+    def add_file(self, name: str, path: Path, prefix: str = "", stored: apple.Apart | None = None) -> None:
+        """One file's documents (a ZIP's or a message's named under `prefix`, `stored`: the attachments Apple Mail
+        stored apart from the message it is); one that is no readable ZIP is an entry (`Unpacker.one_of_several`)."""
         self.files += 1
-        for member in self.unpacker.one_of_several(name, path, prefix):
+        for member in self.unpacker.one_of_several(name, path, prefix, stored):
             self.add(member)
 
     def check(self) -> None:
@@ -239,3 +265,17 @@ class Intake:
     def discard(self) -> None:
         self._out.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_STORED_MARK = re.compile(rb"^X-Apple-Content-Length:", re.IGNORECASE | re.MULTILINE)
+
+
+def _apple_part(name: str, spool: Path, limit: int) -> bool:
+    """Whether a part waits to the end (`Intake.finish`): a file of Apple Mail's stored attachments, or an Apple
+    Mail message with a part stored apart from it (a .partial.emlx, or an .emlx of Mail 2 beside its .emlxpart)."""
+    if apple.stored(name) is not None:
+        return True
+    if apple.message(name) is None:
+        return False
+    with open(spool, "rb") as f:
+        return _STORED_MARK.search(f.read(limit)) is not None  # (a message past it is not read at all)

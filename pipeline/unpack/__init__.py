@@ -10,6 +10,8 @@ here, alike.
          -> .p7m (smime.py)       -> the file inside, named "<file>.p7m/<its name>", taken as the .p7m would
                                      be where it was found (a ZIP in an uploaded .p7m opened; in a ZIP's, not)
          -> anything else         -> one document
+    (the files of attachments Apple Mail stored apart from a message given with them, `Attachments/<n>/<section>/`
+     and `<n>.<section>.emlxpart`: read as that message's, not as files of their own: apple.py)
     (a file the operating system or a mail program keeps beside documents, e.g. macOS's "._name" and ".DS_Store",
      an Apple Mail export's "Info.plist" and "table_of_contents", Thunderbird's "Inbox.msf" index: left out, as
      folders are: members.os_metadata)
@@ -26,7 +28,7 @@ import io
 from pathlib import Path
 from typing import Callable, Iterator
 
-from pipeline.unpack import archive, mail, outlook, signature, smime
+from pipeline.unpack import apple, archive, mail, outlook, signature, smime
 from pipeline.errors import ApiError
 from pipeline.unpack.members import JOB_FILES, NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, \
     name_text, os_metadata, too_many_files, unsafe_name
@@ -69,23 +71,26 @@ class Unpacker:
         self.room = Room(limits.max_total)
         self.unreadable: ApiError | None = None  # the first file `one_of_several` found no readable ZIP
 
-    def one_of_several(self, name: str, source: bytes | Path, prefix: str = "") -> Iterator[Member]:
+    def one_of_several(self, name: str, source: bytes | Path, prefix: str = "",
+                       stored: apple.Apart | None = None) -> Iterator[Member]:
         """`file` for one of several uploaded files: one that is no readable ZIP (damaged, cut short, 0 bytes named
         .zip) is an INVALID_ARCHIVE entry of its own, as a damaged member is, so that one bad file of a folder's 300
         does not refuse the other 299 (a 400). An upload of that file alone is still refused as a whole."""
         try:
-            yield from self.file(name, source, prefix)
+            yield from self.file(name, source, prefix, stored=stored)
         except ApiError as exc:
             if exc.error_code != "INVALID_ARCHIVE":  # (an archive is read as a whole before its first member)
                 raise
             self.unreadable = self.unreadable or exc  # what refuses an upload of this one file
             yield Member(prefix or name, error=("INVALID_ARCHIVE", exc.message.replace("The 'file' part", "The file")))
 
-    def file(self, name: str, source: bytes | Path, prefix: str = "", signed: int = 0) -> Iterator[Member]:
+    def file(self, name: str, source: bytes | Path, prefix: str = "", signed: int = 0,
+             stored: apple.Apart | None = None) -> Iterator[Member]:
         """The documents of one uploaded file (its bytes, or a path for a file far larger than memory: a job's
         spooled upload). `prefix` names where the file came from (a folder's file: its relative path). A ZIP or
         a mailbox with no document in it gets one entry that says so (EMPTY_ARCHIVE, EMPTY_FILE): an upload is
-        never answered with nothing. `signed`: how many signed files (.p7m) this one came out of."""
+        never answered with nothing. `signed`: how many signed files (.p7m) this one came out of; `stored`: the
+        attachments Apple Mail stored apart from the message this file is, given with it (pipeline.unpack.apple)."""
         if isinstance(source, Path):
             with open(source, "rb") as f:
                 head = f.read(HEAD)
@@ -110,7 +115,7 @@ class Unpacker:
             elif what == "msg":
                 yield from mail.read_msg(data, prefix, self.limits, self.room, self._zip_in_mail, name)
             elif what == "emlx":
-                yield from mail.read_emlx(data, prefix, self.limits, self.room, self._zip_in_mail, name)
+                yield from mail.read_emlx(data, prefix, self.limits, self.room, self._zip_in_mail, name, stored)
             else:
                 yield from mail.read_message(data, prefix, self.limits, self.room, self._zip_in_mail)
         elif what == "p7m":
@@ -156,25 +161,30 @@ class Unpacker:
         self.room.take(len(inner))
         yield from signature.attach(then(_inner_name(name, inner), inner, f"{where}/{_inner_name(name, inner)}"), said)
 
-    def _zip(self, members: Iterator[Member], prefix: str, email: dict | None) -> Iterator[Member]:
+    def _zip(self, members: archive.Members, prefix: str, email: dict | None) -> Iterator[Member]:
         """A ZIP's members (without the operating system's files: `archive` leaves them out): a message among them
-        is opened (a ZIP in it is not: NESTED_ARCHIVE), a signed file's content taken as a member."""
+        is opened (a ZIP in it is not: NESTED_ARCHIVE), a signed file's content taken as a member; the attachments
+        Apple Mail stored apart from a message among them read as that message's (pipeline.unpack.apple)."""
+        stored = apple.Stored(members.names, members.read)
+        members.skip |= stored.claimed
+        members.then = stored.unread  # (claimed by a message that did not take them: it could not be read)
         for m in members:
             name = f"{prefix}/{m.name}" if prefix else m.name
             if m.error is not None:
                 yield Member(name, error=m.error, email=email)
             else:
-                yield from self._member(m.name, m.data, name, email, 0)
+                yield from self._member(m.name, m.data, name, email, 0, stored.of(m.name))
 
-    def _member(self, file: str, data: bytes, name: str, email: dict | None, signed: int) -> Iterator[Member]:
-        """One file of a ZIP (`file`: its name in the archive; `name`: in results)."""
+    def _member(self, file: str, data: bytes, name: str, email: dict | None, signed: int,
+                stored: apple.Apart | None = None) -> Iterator[Member]:
+        """One file of a ZIP (`file`: its name in the archive; `name`: in results; `stored`: as `file` has it)."""
         what = kind(file, data[:HEAD])
         if what in ("eml", "emlx", "msg") and not data.strip():
             yield Member(name, error=EMPTY_FILE, email=email)
         elif what == "eml":
             yield from mail.read_message(data, name, self.limits, self.room, _no_zip)
         elif what == "emlx":
-            yield from mail.read_emlx(data, name, self.limits, self.room, _no_zip, file)
+            yield from mail.read_emlx(data, name, self.limits, self.room, _no_zip, file, stored)
         elif what == "mbox":
             yield from _or_empty(mail.read_mbox(io.BytesIO(data), name, self.limits, self.room, _no_zip),
                                  name, EMPTY_FILE, email)

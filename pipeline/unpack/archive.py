@@ -18,7 +18,7 @@ import io
 import lzma
 import zipfile
 import zlib
-from typing import Iterator
+from typing import Callable, Iterator
 
 from pipeline.errors import ApiError, ErrorDetail
 from pipeline.unpack.members import OS_METADATA_HEAD, Limits, Member, Room, empty_mail_folder, member_too_large, \
@@ -53,7 +53,7 @@ def read_archive(data: bytes, limits: Limits) -> list[Member]:
     return list(iter_archive(io.BytesIO(data), limits))
 
 
-def iter_archive(source, limits: Limits, room: Room | None = None) -> Iterator[Member]:
+def iter_archive(source, limits: Limits, room: Room | None = None) -> Members:
     """`read_archive` one member at a time, for an archive in a file (a path or a binary file object) far larger
     than memory: a job's upload. The archive as a whole is checked (400 / 413) before the first member."""
     try:
@@ -73,7 +73,7 @@ def iter_archive(source, limits: Limits, room: Room | None = None) -> Iterator[M
     # the declared sizes: an early no, never a yes (a member declared over max_member is refused unread below)
     if sum(i.file_size for i in infos if i.file_size <= limits.max_member) > room.left:
         raise too_large_total(room.limit)
-    return _members(archive, infos, limits.max_member, room)
+    return Members(archive, infos, limits.max_member, room)
 
 
 def _os_metadata(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
@@ -108,23 +108,40 @@ def member_name(info: zipfile.ZipInfo) -> str:
         return info.filename
 
 
-def _members(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], limit: int, room: Room) -> Iterator[Member]:
-    with archive:
-        for info in infos:
-            name = member_name(info)
-            if unsafe_name(name):
-                yield Member(name, error=("UNSAFE_NAME", "The member's name leaves the archive (`..`, an "
-                                          "absolute path or a drive letter); it was not read."))
-                continue
-            if info.flag_bits & 0x1:
-                yield Member(name, error=("ENCRYPTED_MEMBER", "The member is encrypted; it was not read."))
-                continue
-            if info.file_size > limit:
-                yield Member(name, error=member_too_large(limit))
-                continue
-            try:
-                body = _read_member(archive, info, limit, room)
-            except _DAMAGED as exc:
-                yield Member(name, error=("DAMAGED_MEMBER", f"The member could not be decompressed: {exc}"))
-                continue
-            yield Member(name, body) if body is not None else Member(name, error=member_too_large(limit))
+class Members:
+    """A ZIP's members, each read as the iteration reaches it; their `names` known before, and while they are
+    iterated any one read by its name (`read`), those in `skip` left to it, and those `then` names (once the
+    others are through) last: the attachments Apple Mail stored apart from a message are read as that message's
+    (pipeline.unpack.apple), not as members of their own, unless the message did not take them."""
+
+    def __init__(self, archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], limit: int, room: Room):
+        self.archive, self.infos, self.limit, self.room = archive, infos, limit, room
+        self.names = [member_name(i) for i in infos]
+        self.by_name = dict(zip(self.names, infos))
+        self.skip: set[str] = set()
+        self.then: Callable[[], list[str]] = list
+
+    def __iter__(self) -> Iterator[Member]:
+        with self.archive:
+            for name, info in zip(self.names, self.infos):
+                if name not in self.skip:
+                    yield self._member(name, info)
+            for name in self.then():
+                yield self._member(name, self.by_name[name])
+
+    def read(self, name: str) -> Member:
+        return self._member(name, self.by_name[name])
+
+    def _member(self, name: str, info: zipfile.ZipInfo) -> Member:
+        if unsafe_name(name):
+            return Member(name, error=("UNSAFE_NAME", "The member's name leaves the archive (`..`, an absolute path "
+                                       "or a drive letter); it was not read."))
+        if info.flag_bits & 0x1:
+            return Member(name, error=("ENCRYPTED_MEMBER", "The member is encrypted; it was not read."))
+        if info.file_size > self.limit:
+            return Member(name, error=member_too_large(self.limit))
+        try:
+            body = _read_member(self.archive, info, self.limit, self.room)
+        except _DAMAGED as exc:
+            return Member(name, error=("DAMAGED_MEMBER", f"The member could not be decompressed: {exc}"))
+        return Member(name, body) if body is not None else Member(name, error=member_too_large(self.limit))

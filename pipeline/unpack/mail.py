@@ -27,6 +27,8 @@ and the attachment's file name.
       text bodies, pictures (SVG too),    -> not invoices
       calendars, vCards, signatures, message/external-body, a Mac file's resource fork (AppleDouble)
       message/partial (one piece)         -> one MAIL_DAMAGED entry (the pieces are not put together)
+      a part Apple Mail stored apart      -> its file where it was given with the message (pipeline.unpack.apple),
+        (.partial.emlx)                      else named in the message's NO_INVOICE notice
     a message without any of these        -> one NO_INVOICE entry (a notice: nothing failed, nothing is charged)
 
 Hostile mail is bounded as hostile ZIPs are: a message larger than `Limits.max_message` (MESSAGE_TOO_LARGE), more
@@ -51,12 +53,12 @@ from email.message import EmailMessage
 from email.parser import BytesParser
 from typing import Callable, Iterator
 
-from pipeline.unpack import outlook, signature, smime, tnef
+from pipeline.unpack import apple, outlook, signature, smime, tnef
 from pipeline.unpack.members import Limits, Member, Room, is_zip, member_too_large
 
 MAX_PARTS = 500   # MIME parts of one message, all levels together
 MAX_HEADER = 8192  # characters of a header we read (From, Subject, Content-Type, ...; others are never parsed)
-MAX_DEPTH = 12    # multiparts and messages inside each other
+MAX_DEPTH = 12    # multiparts and messages inside each other (a forwarded message is one with its message/rfc822 part)
 _MBOX_LINE = 1 << 16  # bytes of a line read at a time from an mbox (a longer one is read in pieces)
 
 XML_TYPES = {"application/xml", "text/xml"}
@@ -247,9 +249,10 @@ def _too_large(head: bytes, prefix: str, limits: Limits, index: int) -> Member:
 
 
 def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip,
-                 index: int = 1, apart: str = "") -> Iterator[Member]:
+                 index: int = 1, apart: str = "", stored: apple.Apart | None = None) -> Iterator[Member]:
     """The documents of one message: its invoices, else one entry that says why there are none. `apart`: where
-    Apple Mail keeps the attachments of this message it stored apart from it (`read_emlx`)."""
+    Apple Mail keeps the attachments of this message it stored apart from it, `stored`: those files where they
+    were given with it (`read_emlx`)."""
     if len(data) > limits.max_message:
         yield _too_large(data[:_HEAD_KEPT], prefix, limits, index)
         return
@@ -268,13 +271,19 @@ def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip:
         yield Member(_join(prefix, label(ident)), error=_header_too_long(exc), email=ident)
         return
     ident = identity(message, index)
-    reader = _Reader(ident, limits, room, open_zip)
+    reader = _Reader(ident, limits, room, open_zip, stored)
     reader.sources.append(data)
+    if stored is not None:
+        reader.sections = _sections(message)
     found = False
     try:
         for member in reader.walk(message, _join(prefix, label(ident)), 0):
             found = True
             yield member
+        if reader.stubs:  # the message's stored files no part stood for: its attachments too
+            for member in reader.stored_left(_join(prefix, label(ident))):
+                found = True
+                yield member
     except _HeaderTooLong as exc:  # a part's header, looked at as the walk reaches it
         found = True
         yield Member(_join(prefix, label(ident)), error=_header_too_long(exc), email=ident)
@@ -295,16 +304,18 @@ def is_emlx(head: bytes) -> bool:
 
 
 def read_emlx(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip,
-              file: str = "message.emlx") -> Iterator[Member]:
+              file: str = "message.emlx", stored: apple.Apart | None = None) -> Iterator[Member]:
     """The documents of an Apple Mail message file (.emlx; .partial.emlx): the message of as many bytes as its first
     line says, read as an .eml's; the property list after it is Mail's own, never a document. A length the file
     does not bear out (cut short, or followed by anything but the property list) is one MAIL_DAMAGED entry named
     `prefix`, else `file`: the message's end is not known, and no invoice is read from a guess.
 
     A .partial.emlx is a message Apple Mail stored without (some of) its attachments: each such part keeps its
-    headers, with X-Apple-Content-Length, and no body; the file is in `Attachments/<number>/<part>/` beside the
-    mailbox's Messages folder (`<number>`: the .emlx's own). Those files are read where they are given (a folder,
-    a ZIP of the mailbox): as documents of their own, once; the message names them in its NO_INVOICE notice."""
+    headers, with X-Apple-Content-Length, and no body; its file is in `Attachments/<number>/<section>/` beside the
+    mailbox's Messages folder, or `<number>.<section>.emlxpart` beside the message (pipeline.unpack.apple).
+    `stored`: those files where they were given with the message (a folder, a ZIP of the mailbox, a job's
+    parts), each read as the part it stands for, named by the message as its other attachments are; a part whose
+    file was not given is named in the message's NO_INVOICE notice."""
     where = prefix or file
     count = _EMLX_COUNT.match(data)
     if count is None:
@@ -324,7 +335,7 @@ def read_emlx(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: Op
                      "read."))
         return
     number = file.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0]
-    yield from read_message(message, prefix, limits, room, open_zip, 1, f"Attachments/{number}/")
+    yield from read_message(message, prefix, limits, room, open_zip, 1, f"Attachments/{number}/", stored)
 
 
 def read_msg(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip, file: str = "message.msg",
@@ -374,19 +385,23 @@ def no_invoice(name: str, others: list[str], ident: dict, apart: list[str] = (),
     if apart:
         kept = ", ".join(apart[:10]) + (", ..." if len(apart) > 10 else "")
         text = (f"The message holds no invoice itself: Apple Mail stored its attachments {kept} apart from it "
-                f"(.partial.emlx), in the folder {where or 'Attachments/'} beside its Messages folder. Those files are "
-                "read where they are given too (the mailbox's folder or a ZIP of it), each a document of its own."
-                + (f" Attached here: {shown}." if shown else ""))
+                f"(.partial.emlx), in the folder {where or 'Attachments/'} beside its Messages folder, and they "
+                "were not given with it. Give the mailbox's folder (or a ZIP of it) with its Attachments folder: "
+                "they are read as this message's attachments." + (f" Attached here: {shown}." if shown else ""))
     return Member(name, error=("NO_INVOICE", text), email=ident)
 
 
 class _Reader:
     """One message's walk: its identity, the upload's bounds, and the attachments that were not invoices."""
 
-    def __init__(self, ident: dict, limits: Limits, room: Room, open_zip: OpenZip):
+    def __init__(self, ident: dict, limits: Limits, room: Room, open_zip: OpenZip,
+                 stored: apple.Apart | None = None):
         self.ident, self.limits, self.room, self.open_zip = ident, limits, room, open_zip
         self.others: list[str] = []
-        self.apart: list[str] = []  # attachments Apple Mail stored apart from the message (.partial.emlx)
+        self.apart: list[str] = []  # attachments Apple Mail stored apart from the message, not given (.partial.emlx)
+        self.stored = stored  # those that were given with it
+        self.sections: dict[int, str] = {}  # id(part) -> its IMAP section number, where `stored` is given
+        self.stubs = 0  # parts that stand for a stored attachment
         self.parts = 0
         self.too_deep = False
         self.sources: list[bytes] = []  # the bytes of each message or entity parsed: where signed parts are found
@@ -422,8 +437,8 @@ class _Reader:
             elif ctype == "multipart/signed" and (part.get_param("protocol") or "").lower() in SIGNATURE_TYPES:
                 yield from self.clear_signed(part, where, depth)
             else:
-                for sub in part.iter_parts():
-                    yield from self.walk(sub, where, depth + 1)
+                for sub in part.iter_parts():  # (a forwarded message is one level with its message/rfc822 part)
+                    yield from self.walk(sub, where, depth + (sub.get_content_maintype() != "message"))
             return
         if ctype in SMIME_TYPES or (_filename(part) or "").lower().endswith(".p7m"):
             yield from self.smime(part, where, depth)
@@ -440,8 +455,17 @@ class _Reader:
             yield Member(named, email=self.ident, error=_header_too_long(exc, part=depth > 0))
             return
         if not data.strip() and part.get("x-apple-content-length") is not None:  # (a .partial.emlx's part)
-            self.apart.append(name or ctype)
-            return
+            self.stubs += 1
+            kept = self.stored and self.stored.take(self.sections.get(id(part)), name, "base64" in str(
+                part.get("content-transfer-encoding") or "").lower())
+            if not kept:
+                self.apart.append(name or ctype)
+                return
+            name = name or kept.name or None
+            if kept.error is not None:
+                yield Member(_join(where, name or f"part-{self.parts}"), error=kept.error, email=self.ident)
+                return
+            data, attached = kept.data, True
         kind = _kind(ctype, name, data, attached)
         if kind is None:
             if attached:
@@ -455,6 +479,18 @@ class _Reader:
                                       "base64, or a cut last group); it was not read."), email=self.ident)
             return
         yield from self.attachment(name, data, kind, depth)
+
+    def stored_left(self, where: str) -> Iterator[Member]:
+        """The message's stored attachments (.partial.emlx) that no part of it took, each taken as an attachment."""
+        for n, kept in enumerate(self.stored.left() if self.stored else (), start=1):
+            if kept.error is not None:
+                yield Member(_join(where, kept.name or f"stored-{n}"), error=kept.error, email=self.ident)
+                continue
+            kind = _kind("application/octet-stream", kept.name, kept.data, True)
+            if kind is None:
+                self.others.append(kept.name or "stored attachment")
+            else:
+                yield from self.attachment(_join(where, kept.name or f"stored-{n}.{kind}"), kept.data, kind, 1)
 
     def encoded_message(self, parsed: EmailMessage, where: str, depth: int) -> Iterator[Member]:
         """A message/rfc822 part in base64 (RFC 2046 forbids it; Outlook and some gateways forward so): the parser
@@ -753,6 +789,27 @@ def _uudecode(text: bytes) -> bytes | None:
             except binascii.Error:
                 return None
     return b"".join(out)
+
+
+def _sections(message: EmailMessage) -> dict[int, str]:
+    """Each leaf part's IMAP section number (RFC 3501 6.4.5), by id(part): a multipart's parts 1, 2, ... under its
+    own number; a message/rfc822 part's message as its own number, its body (not multipart) `<number>.1`; a
+    message of one part, that part "1". Apple Mail names the folders of a message's stored attachments so."""
+    out: dict[int, str] = {}
+    todo = [(message, "", 0)]
+    while todo:
+        part, number, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            continue
+        if part.get_content_maintype() == "multipart" and part.is_multipart():
+            todo += [(sub, f"{number}.{n}" if number else str(n), depth + 1)
+                     for n, sub in enumerate(part.iter_parts(), start=1)]
+        elif part.get_content_maintype() == "message" and part.is_multipart() and number:
+            inner = part.get_payload(0)
+            todo.append((inner, number, depth + 1) if inner.is_multipart() else (inner, f"{number}.1", depth + 1))
+        else:
+            out[id(part)] = number or "1"
+    return out
 
 
 def _parse(data: bytes) -> EmailMessage:
