@@ -171,6 +171,21 @@ def test_a_zip_of_the_folder_in_a_batch_gives_the_single_endpoints_reports(folde
     assert reports_of(client, worked) == expected
 
 
+def test_the_folders_files_as_a_batchs_parts_in_either_order(folder, client):  # noqa: F811
+    """A folder posted as separate `file` parts (the page's folder upload): each message takes its stored files."""
+    from pipeline.cli.jobs import _uploads
+
+    parts = [(name, path.read_bytes()) for name, path in _uploads([folder])]
+    for files in (parts, parts[::-1]):
+        r = post_batch(client, files, path=BATCH)
+        assert r.status_code == 200, r.text
+        _check(r.json["results"])
+    # a message that cannot be read: its stored file a document of its own, as in a job
+    r = post_batch(client, list(DAMAGED.items()), path=BATCH)
+    assert [(e["name"], _code(e)) for e in r.json["results"]] == [("M/Messages/9.partial.emlx", "MAIL_DAMAGED"),
+                                                                  ("M/Attachments/9/2.2/r-9.xml", None)]
+
+
 def test_as_a_job_zipped_and_as_the_folders_files(folder, tmp_path, monkeypatch):
     from pipeline.cli.jobs import _uploads
     from pipeline.settings import get_settings

@@ -35,7 +35,7 @@ from pipeline.service.resources.zugferd import SUPPORTED_VERSIONS as ZUGFERD_VER
 from pipeline.service.upload import parse_request_part, read_parts, report_language, strict_flag
 from pipeline.settings import get_settings
 from pipeline.storage import StorageUnavailable
-from pipeline.unpack import Unpacker
+from pipeline.unpack import Unpacker, apple
 from pipeline.unpack.members import OS_METADATA_HEAD, os_metadata
 
 BATCH_TOTAL_FACTOR = 5  # all members together decompress to at most 5 uploads' worth
@@ -66,13 +66,27 @@ def read_batch_upload(req: falcon.Request, bounds: Limits) -> tuple[list[Member]
     report_language(request)
     unpacker, members = Unpacker(bounds), []
     # one unreadable ZIP among several files is an entry, alone a 400; among several, a ZIP's or an e-mail's
-    # documents are named under its file name (`month.zip/a.xml`) as a job and `pipeline validate` name them
-    for name, data in files:
-        for member in (unpacker.file(name, data) if len(files) == 1 else unpacker.one_of_several(name, data, name)):
+    # documents are named under its file name (`month.zip/a.xml`) as a job and `pipeline validate` name them, and
+    # Apple Mail's attachments stored apart from a message (a folder's parts) are read as that message's
+    for name, data, apart in _with_stored(files):
+        for member in (unpacker.file(name, data) if len(files) == 1 else
+                       unpacker.one_of_several(name, data, name, apart)):
             members.append(member)
             if len(members) > bounds.max_files:
                 raise too_many_files(len(members), bounds.max_files)
     return members, request
+
+
+def _with_stored(files: list[tuple[str, bytes]]):
+    """(name, bytes, its stored attachments) of each file, in order; the stored files a message took are its own,
+    those no message took (`Stored.unread`, known once the messages were read) come last as files of their own."""
+    given = dict(files)
+    stored = apple.Stored([name for name, _ in files] if len(files) > 1 else [], lambda n: Member(n, given[n]))
+    for name, data in files:
+        if name not in stored.claimed:
+            yield name, data, stored.of(name)
+    for name in stored.unread():
+        yield name, given[name], None
 
 
 def settle_per_document(req: falcon.Request, spec: str, documents: int) -> None:
