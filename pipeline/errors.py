@@ -6,6 +6,8 @@ Also `TransformError`, a failure of one of our own stylesheets (a bug to log, ne
 """
 from __future__ import annotations
 
+import re
+import string
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,8 +42,10 @@ class ErrorDetail:
     field: str | None = None
     businessTerm: str | None = None
     rejectedValue: Any = None
-    # the German this service wrote for its own finding (a content check refused by config.strict), for the page in
-    # German; absent elsewhere (an extension of the spec's ErrorDetail)
+    # the German this service wrote for its own finding (a content check refused by config.strict, a PDF that cannot
+    # be read, a kept amount), or an official rule's text with the German of what the service adds to it (where a
+    # convert's refusal found it in the source), for the page in German; absent elsewhere (an extension of the spec's
+    # ErrorDetail)
     messageDe: str | None = None
 
     def to_dict(self) -> dict:
@@ -161,6 +165,44 @@ def validation_failed(message: str, errors: list[ErrorDetail]) -> ApiError:
 
 def pdf_validation_failed(message: str, errors: list[ErrorDetail]) -> ApiError:
     return ApiError(422, "PDF_A3_VALIDATION_FAILED", message, errors)
+
+
+# A job that failed as a whole says why in its `message` (English, as the API's errors), and the same sentence in
+# German in `messageDe`: (English, German) per cause, with the values that fill both. The German is found again from
+# a stored message by its English form (`job_failure_de`), so that a job's row keeps one message.
+JOB_FAILURES = {
+    # pipeline.jobs.chunks.FilesMissing: the worker has not got the job's folder (a jobs directory not shared)
+    "files_missing": ("job {job}: document {index} is not in {folder}",
+                      "Auftrag {job}: Das Dokument {index} liegt nicht in {folder} (ist das Auftragsverzeichnis allen "
+                      "Workern gemeinsam?)."),
+    # pipeline.jobs.engine: a chunk failed on every attempt (its credits still held go back)
+    "chunk_failed": ("A chunk of documents could not be worked on: {reason}",
+                     "Ein Teil der Dokumente ließ sich auch nach mehreren Versuchen nicht bearbeiten; Meldung des "
+                     "Dienstes: {reason}"),
+}
+
+
+def job_failure(cause: str, **values: object) -> str:
+    """The English `message` of a job that failed for `cause` (JOB_FAILURES), filled with `values`."""
+    return JOB_FAILURES[cause][0].format(**values)
+
+
+def _english_form(template: str) -> re.Pattern:
+    parts = [re.escape(text) + (f"(?P<{name}>.*?)" if name else "")
+             for text, name, _, _ in string.Formatter().parse(template)]
+    return re.compile("".join(parts) + r"\Z", re.DOTALL)
+
+
+_JOB_FORMS = [(_english_form(english), german) for english, german in JOB_FAILURES.values()]
+
+
+def job_failure_de(message: str | None) -> str | None:
+    """The German of a failed job's `message` (`job_failure`'s), None for a message of another form."""
+    for form, german in _JOB_FORMS:
+        found = form.match(message or "")
+        if found:
+            return german.format(**found.groupdict())
+    return None
 
 
 class TransformError(Exception):

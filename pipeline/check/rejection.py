@@ -113,11 +113,14 @@ def error_detail(issue: Issue, syntax: str, kept: dict[str, KeptAmount] | None =
     amount = _kept_amount(field, kept or {})
     if amount is None:
         return ErrorDetail(code=issue.code, message=issue.message, field=field, businessTerm=bt,
-                           rejectedValue=sent_value(field, sent))
+                           rejectedValue=sent_value(field, sent), messageDe=issue.message_de)
     message = (f"{issue.message} {amount.field} was sent as {amount.sent} and kept (AUTO never overwrites a sent "
                f"amount); computed from the other amounts it would be {amount.computed}.")
+    german = (f"{issue.message_de or issue.message} {amount.field} wurde als {amount.sent} gesendet und "
+              f"beibehalten (AUTO überschreibt keinen gesendeten Betrag); aus den anderen Beträgen berechnet wäre er "
+              f"{amount.computed}.")
     return ErrorDetail(code=issue.code, message=message, field=amount.field, businessTerm=bt,
-                       rejectedValue=amount.sent)
+                       rejectedValue=amount.sent, messageDe=german)
 
 
 def _numbered(field: str | None, xpath: str, syntax: str, written: dict | None) -> str | None:
@@ -262,5 +265,10 @@ def profile_rejection(report: Report, profile: Profile, request, kept: dict[str,
         f"{rounding}, and the amount due (BT-115) no longer equals the total with VAT (BT-112) minus the paid "
         "amount (BT-113) (BR-CO-16). Send the invoice without payableRoundingAmount (payableAmount = "
         "taxInclusiveAmount - prepaidAmount), or use the EN16931 profile, which carries it.",
-        field="invoice.documentTotals.payableRoundingAmount", businessTerm="BT-114", rejectedValue=rounding)
+        field="invoice.documentTotals.payableRoundingAmount", businessTerm="BT-114", rejectedValue=rounding,
+        messageDe=f"Das Profil {profile.name} hat keinen Rundungsbetrag (BT-114); sein XML kann payableRoundingAmount "
+        f"{rounding} daher nicht tragen, und der fällige Betrag (BT-115) ist nicht mehr der Gesamtbetrag mit "
+        "Umsatzsteuer (BT-112) abzüglich des gezahlten Betrags (BT-113) (BR-CO-16). Senden Sie die Rechnung ohne "
+        "payableRoundingAmount (payableAmount = taxInclusiveAmount - prepaidAmount), oder nehmen Sie das Profil "
+        "EN16931, das ihn trägt.")
     return validation_failed(hint.message, [hint] + error.errors)

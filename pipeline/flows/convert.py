@@ -39,7 +39,7 @@ from pipeline.invoice import peppol
 from pipeline.invoice.model import DATE_RE, InvoiceRequest, term_label, validate_request
 from pipeline.invoice.request_json import dump_request
 from pipeline.invoice.specs import EN16931_ID, XRECHNUNG_EXTENSION_ID, profile_for_guideline, profile_named
-from pipeline.invoice.terms import business_term
+from pipeline.invoice.terms import business_term, term_for, term_name
 from pipeline.read import provenance
 from pipeline.read.to_json import invoice_json
 from pipeline.settings import get_settings
@@ -78,7 +78,7 @@ def loss_details(unmapped: list[dict]) -> list[ErrorDetail]:
 
 def _loss_detail(u: dict) -> ErrorDetail:
     if "code" in u:  # an entry that says itself (a PDF's second invoice file)
-        return ErrorDetail(u["code"], u["message"], rejectedValue=u["value"])
+        return ErrorDetail(u["code"], u["message"], rejectedValue=u["value"], messageDe=u.get("messageDe"))
     value = u["value"] if isinstance(u["value"], str) else str(u["value"])   # (a Decimal as its digits)
     return ErrorDetail("NOT_CARRIED", f"{u['xpath']}{_line(u)} = {value!r}: "
                        + u.get("reason", "no field of the model carries it")
@@ -94,10 +94,13 @@ def second_invoices(parsed: Parsed) -> list[dict]:
     """A PDF's second invoice file with other content (FX_SECOND_INVOICE) as loss entries: the conversion writes the
     invoice file it read, and a receiver's software may have read the other one, so leaving it out is said (and
     refuses without allowLoss) like any content the target does not carry."""
+    source = parsed.source
+    german = source.pdf_problems_de or (None,) * len(source.pdf_problems)
     return [{"xpath": f"PDF embedded file {p.rejectedValue!r}" if p.rejectedValue else "PDF embedded file",
              "line": None, "value": p.rejectedValue, "businessTerm": None, "code": p.code,
-             "message": f"{p.message} {only_read(parsed.source, 'converted')}"}
-            for p in parsed.source.pdf_problems if p.code == "FX_SECOND_INVOICE"]
+             "message": f"{p.message} {only_read(source, 'converted')}",
+             "messageDe": f"{de} {only_read(source, 'converted', 'de')}" if de else None}
+            for p, de in zip(source.pdf_problems, german) if p.code == "FX_SECOND_INVOICE"]
 
 
 def _cut(parsed: Parsed, values, reason: str) -> list[dict]:
@@ -200,7 +203,8 @@ def payments_refusal(parsed: Parsed, to: str) -> ApiError:
                "xrechnung keeps them.")
     place = "CII" if _syntax(to) == "CII" else "UBL without the XRechnung extension"
     errors = [ErrorDetail("INVALID_VALUE", f"Third party payment (BG-DEX-09): {place} has no place for it"
-                          + _where(parsed, f"invoice.thirdPartyPayments[{i}].paymentType"), None, "BG-DEX-09")
+                          + _where(_source_node(parsed, f"invoice.thirdPartyPayments[{i}].paymentType")), None,
+                          "BG-DEX-09")
               for i in range(len(parsed.invoice.get("thirdPartyPayments") or []))]
     return _refusal("CONVERSION_LOSS", message, errors)
 
@@ -499,32 +503,50 @@ def target_model(parsed: Parsed, request: dict, spec: str) -> InvoiceRequest:
     return validate_request({"invoice": invoice, "config": request["config"]}, spec, reading=True)
 
 
-def _where(parsed: Parsed, json_field: str | None) -> str:
-    """" (in the source: xpath, line n)" of the node a JSON field was read from (or, with "near", the nearest
-    enclosing one the source has); "" when the reading path did not record it."""
-    node = provenance.source_node(parsed.read, parsed.source.doc, json_field) if (
+def _source_node(parsed: Parsed, json_field: str | None) -> dict | None:
+    """The node a JSON field was read from (or, with "near", the nearest enclosing one the source has); None when
+    the reading path did not record it."""
+    return provenance.source_node(parsed.read, parsed.source.doc, json_field) if (
         parsed.read is not None and (json_field or "").startswith("invoice.")) else None
-    return (f" (in the source{', near' if node['near'] else ''}: {node['xpath']}, line {node['line']})"
-            if node else "")
+
+
+# Where a refusal's entry is in what the client sent, in the language of its `message` / `messageDe`
+_IN_SOURCE = {"en": ("in the source", ", near", "line", "in the PDF"),
+              "de": ("in der Quelle", ", nahe", "Zeile", "im PDF")}
+
+
+def _where(node: dict | None, language: str = "en") -> str:
+    """" (in the source: xpath, line n)" of a `_source_node` ("" for None), in `language` (en | de)."""
+    if not node:
+        return ""
+    where, near, line, _ = _IN_SOURCE[language]
+    return f" ({where}{near if node['near'] else ''}: {node['xpath']}, {line} {node['line']})"
 
 
 def _source_finding(parsed: Parsed, issue: Issue) -> ErrorDetail:
     """A finding of the source as a refusal's entry: its rule, business term and message, and where it is in what
     the client sent (readable xpath, line; a PDF's object) instead of a JSON field the client never sent."""
     e = error_detail(issue, parsed.source.syntax, written=as_json(parsed.request))
+    german = issue.message_de or e.message  # the rule's text as the rules give it where they have no German
     where = issue.location
     if where is not None and where.pdfObject:
-        return ErrorDetail(e.code, f"{e.message} (in the PDF: {where.pdfObject})", None, e.businessTerm)
+        return ErrorDetail(e.code, f"{e.message} ({_IN_SOURCE['en'][3]}: {where.pdfObject})", None, e.businessTerm,
+                           messageDe=f"{german} ({_IN_SOURCE['de'][3]}: {where.pdfObject})")
     path = provenance.short_path(parsed.source.doc, where.xpath) if where is not None and where.xpath else None
-    shown = ", ".join(filter(None, (path, f"line {where.line}" if where is not None and where.line else None)))
-    return ErrorDetail(e.code, e.message + (f" (in the source: {shown})" if shown else ""), None, e.businessTerm,
-                       e.rejectedValue)
+
+    def shown(language: str) -> str:
+        source, _, line, _ = _IN_SOURCE[language]
+        at = ", ".join(filter(None, (path, f"{line} {where.line}" if where is not None and where.line else None)))
+        return f" ({source}: {at})" if at else ""
+    return ErrorDetail(e.code, e.message + shown("en"), None, e.businessTerm, e.rejectedValue,
+                       messageDe=german + shown("de"))
 
 
-def _named(field: str) -> str:
-    """"Name (BT-n)" of a JSON field, or the field itself when no business term has it."""
+def _named(field: str, language: str = "en") -> str:
+    """"Name (BT-n)" of a JSON field in `language` (en | de), or the field itself when no business term has it."""
     name, _, bt = term_label(field).rpartition(", ")
-    return f"{name} ({bt})" if name else (bt or field)
+    term = term_for(field) if name and language != "en" else None
+    return f"{term_name(term, language) if term else name} ({bt})" if name else (bt or field)
 
 
 _JSON_FIELD = re.compile(r"\binvoice(\.[A-Za-z]+(\[\d+\])?)+")
@@ -564,12 +586,21 @@ def _in_terms(e: ErrorDetail, to: str) -> str:
     return _JSON_FIELD.sub(lambda m: _named(m.group(0)), text)
 
 
-def in_source_terms(parsed: Parsed, errors: list[ErrorDetail], to: str = "") -> list[ErrorDetail]:
+def in_source_terms(parsed: Parsed, errors: list[ErrorDetail], to: str = "", rules: bool = False) -> list[ErrorDetail]:
     """The entries of a refused target in the source's terms: the client sent a document, not JSON, so an entry
     names the source node (xpath, line) the field was read from, or the nearest enclosing one the source has,
-    instead of a JSON field it never sent."""
-    return [ErrorDetail(e.code, _in_terms(e, to) + _where(parsed, e.field), None, e.businessTerm, e.rejectedValue)
-            for e in errors]
+    instead of a JSON field it never sent. `messageDe` beside: the entry's own German, or with `rules` (the entries
+    of a VALIDATION_FAILED) the rule's text as the rules give it, with the German names of the fields and place;
+    an entry of ours without German has none (the page says its code's sentence)."""
+    out = []
+    for e in errors:
+        node = _source_node(parsed, e.field)
+        german = e.messageDe or (e.message if rules else None)
+        if german:
+            german = _JSON_FIELD.sub(lambda m: _named(m.group(0), "de"), german) + _where(node, "de")
+        out.append(ErrorDetail(e.code, _in_terms(e, to) + _where(node), None, e.businessTerm, e.rejectedValue,
+                               messageDe=german))
+    return out
 
 
 def _cannot_carry(errors: list[ErrorDetail], to: str, message: str) -> str:
@@ -776,7 +807,8 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
             message = err.message.replace(GENERATED_FAILED, f"The converted document fails the {endpoint} rules ", 1)
             message = (f"Without the {len(lost)} source value(s) that allowLoss left out, "
                        f"{message[:1].lower()}{message[1:]}" if lost else message)
-            raise ApiError(422, err.error_code, message, in_source_terms(parsed, err.errors, to)) from err
+            raise ApiError(422, err.error_code, message,
+                           in_source_terms(parsed, err.errors, to, err.error_code == "VALIDATION_FAILED")) from err
         fields = [e.field or "" for e in err.errors]
         if err.http_status != 400 or not fields or not all(f.startswith("invoice.") for f in fields):
             raise

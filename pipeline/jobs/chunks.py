@@ -12,6 +12,7 @@ import logging
 import os
 import time
 
+from pipeline.errors import job_failure
 from pipeline.flows import job_document
 from pipeline.jobs import files
 from pipeline.storage.jobs import Outcome
@@ -46,7 +47,8 @@ def run_chunk(store, job_id: str, first: int, last: int, on_batch=None) -> int:
             job = store.get_job(job_id)
             if job is None or not job.active:
                 return recorded  # cancelled meanwhile: its folder is gone
-            raise FilesMissing(f"job {job_id}: document {index} is not in {files.job_dir(job_id)}") from None
+            raise FilesMissing(job_failure("files_missing", job=job_id, index=index,
+                                           folder=files.job_dir(job_id))) from None
         done = job_document.work(job.operation, options, name, data, request_id=job_id,
                                  email=json.loads(email) if email else None,
                                  signature=json.loads(signature) if signature else None)

@@ -25,6 +25,7 @@ import os
 import procrastinate
 from procrastinate.retry import RetryStrategy
 
+from pipeline.errors import job_failure
 from pipeline.jobs import retention
 from pipeline.jobs.chunks import run_chunk
 from pipeline.settings import get_settings
@@ -58,7 +59,7 @@ def chunk_task(context, job_id: str, first: int, last: int) -> int:
         if context.job.attempts + 1 >= MAX_ATTEMPTS:
             log.error("job %s: chunk %d-%d failed %d times, the job fails: %s", job_id, first, last,
                       MAX_ATTEMPTS, exc)
-            store().fail_job(job_id, f"A chunk of documents could not be worked on: {type(exc).__name__}: {exc}")
+            store().fail_job(job_id, job_failure("chunk_failed", reason=f"{type(exc).__name__}: {exc}"))
         raise
 
 

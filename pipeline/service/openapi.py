@@ -494,7 +494,9 @@ _JOB = {"type": "object", "required": ["id", "state", "operation", "total", "don
     "indeterminate": {"type": "integer", "minimum": 0, "description": "Of `invalid`: the documents whose verdict "
                       "is indeterminate (not judged, rather than found wrong)."},
     **{k: {"type": ["string", "null"], "format": "date-time"} for k in ("createdAt", "startedAt", "finishedAt")},
-    "message": {"type": "string", "description": "Why the job failed."}}}
+    "message": {"type": "string", "description": "Why the job failed."},
+    "messageDe": {"type": "string", "description": "Extension. Why the job failed, in German (absent where there is "
+                  "no German of the message)."}}}
 _JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
 
 

@@ -18,7 +18,9 @@ class _Strict(BaseModel):
 
 
 GERMAN = ("Extension. The message in German, where this service wrote the finding (its content, input and PDF "
-          "checks); absent for the findings of the official rules, whose texts are published in one language.")
+          "checks) or added to it (a convert's refusal: an official rule's text as published, with where it is in "
+          "the source in German); absent for the findings of the official rules alone, whose texts are published "
+          "in one language.")
 
 
 class ErrorDetail(_Strict):

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from pipeline.errors import job_failure_de
 from pipeline.storage.store import MAX_BALANCE
 
 ACTIVE = ("queued", "running")
@@ -106,6 +107,9 @@ class Job:
                "creditsCharged": self.charged}
         if self.message:
             out["message"] = self.message
+            german = job_failure_de(self.message)
+            if german:
+                out["messageDe"] = german
         return out
 
 

@@ -1093,11 +1093,32 @@
     [(base) => base === "msgfilterrules.dat", (head) => head.startsWith('version="')], // Thunderbird's filters
   ];
 
+  // pipeline.unpack.apple: the attachments Apple Mail stored apart from a message of the folder (a .partial.emlx's
+  // `Attachments/<n>/<section>/<file>` beside its Messages folder, Mail 2's `Messages/<n>.<section>.emlxpart`) are
+  // sent with it, and the service reads them as that message's attachments (a logo among them is no skipped file)
+  const SECTION = "\\d{1,9}(?:\\.\\d{1,9}){0,31}";
+  const STORED_FILE = new RegExp(`^(?:(.*)/)?Attachments/(\\d{1,15})/${SECTION}/[^/]+$`);
+  const EMLXPART = new RegExp(`^(?:(.*)/)?(\\d{1,15})\\.${SECTION}\\.emlxpart$`, "i");
+  const APPLE_MESSAGE = /^(?:(.*)\/)?(\d{1,15})(?:\.partial)?\.emlx$/i;
+  function mailboxOf(folder) { // the folder both Messages and Attachments are in
+    const at = folder.lastIndexOf("/");
+    return folder.slice(at + 1).toLowerCase() === "messages" ? folder.slice(0, Math.max(at, 0)) : folder;
+  }
+  function storedOf(path) { // "<mailbox>\n<message number>" of a stored attachment's file, else null
+    let found = STORED_FILE.exec(path);
+    if (found) return `${found[1] || ""}\n${found[2]}`;
+    found = EMLXPART.exec(path);
+    return found ? `${mailboxOf(found[1] || "")}\n${found[2]}` : null;
+  }
+
   // {taken, skipped (their paths)} of a folder's files ({file, path})
   async function chooseFolder(files) {
     const paths = new Set(files.map(({path}) => path));
+    const messages = new Set(files.map(({path}) => APPLE_MESSAGE.exec(path)).filter(Boolean)
+      .map((found) => `${mailboxOf(found[1] || "")}\n${found[2]}`));
     const taken = [], skipped = [];
     for (const {file, path} of files) {
+      if (messages.has(storedOf(path))) { taken.push({file, path}); continue; }
       const test = METADATA.find(([named]) => named(file.name.toLowerCase()));
       const head = test || !FOLDER_SUFFIXES.test(file.name) ? await headOf(file) : "";
       if (test && test[1](head.slice(0, METADATA_HEAD))) continue;
@@ -1133,6 +1154,10 @@
     const sentence = job.noInvoice ? t.job_progress_none : t.job_progress;
     $("job-status").replaceChildren(el("span", fmt(sentence, {...job, invalid: job.invalid - job.indeterminate,
                                                               state: t["job_state_" + job.state] || job.state})));
+    // a job that failed as a whole says why (its documents' folder gone, a chunk failing on every attempt): the
+    // page said only "failed"; in German the service's German of it
+    const why = job.state === "failed" ? (data.lang === "de" && job.messageDe) || job.message : "";
+    if (why) $("job-status").append(el("p", why, "failure"));
     const bar = $("job-progress");
     bar.max = Math.max(job.total, 1);
     bar.value = job.done;
