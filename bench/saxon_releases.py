@@ -10,7 +10,7 @@ optimised copies are compared the same way as two releases.
 The process running this script is one engine (its venv's saxonche); `--other` names the Python of a second venv
 with the same project installed and another saxonche release. Each side is a worker process (this file with
 `--worker`) asked over stdin/stdout, so the rounds of both and of the JVM (bench_jvm.py's harness) interleave:
-  RUN <file>            -> OK <ms> <findings>   validate_xml on XRechnung, wall ms inside the worker
+  RUN <file>            -> OK <ms> <findings> <cpu ms>   validate_xml on XRechnung, wall and CPU ms in the worker
   REPORT <spec> <file>  -> OK <json>            the report's findings (code, severity, message, line, column, xpath)
 Speed: bench_jvm.py's documents (typical, attachment, 100 / 1,000 lines, CII and UBL), medians, and the other
 release's time over this one's. Findings (`--corpus`): every XML document of ../shared/corpus and
@@ -48,11 +48,11 @@ def worker() -> None:
         try:
             if parts[0] == "RUN":
                 data = Path(parts[1]).read_bytes()
-                t = time.perf_counter()
+                t, cpu = time.perf_counter(), time.process_time()
                 report = validate_xml(data)
-                ms = (time.perf_counter() - t) * 1000
-                print(f"OK\t{ms}\t{sum(1 for i in report.issues if not i.code.startswith(engine.XSD_PREFIX))}",
-                      flush=True)
+                ms, cpu_ms = (time.perf_counter() - t) * 1000, (time.process_time() - cpu) * 1000
+                print(f"OK\t{ms}\t{sum(1 for i in report.issues if not i.code.startswith(engine.XSD_PREFIX))}"
+                      f"\t{cpu_ms}", flush=True)
             elif parts[0] == "REPORT":
                 report = validate_xml(Path(parts[2]).read_bytes(), parts[1])
                 found = [(i.code, i.severity, i.message, i.location.line if i.location else None,
@@ -95,7 +95,8 @@ def speed(a: Worker, b: Worker, runs: int, sizes: list[int], syntaxes: list[str]
     jvm = Jvm(jar, compile_harness(jar))
     chosen = scenarios.load_scenarios(packs.latest_active("xrechnung").scenarios)
     print(f"JVM: {jvm.version}; A: saxonche {a.version}; B: saxonche {b.version}")
-    print(f"{'document':26} {'A ms':>8} {'B ms':>8} {'JVM ms':>8} {'A/JVM':>6} {'B/JVM':>6} {'B/A':>6} {'findings':>9}")
+    print(f"{'document':26} {'A ms':>8} {'B ms':>8} {'JVM ms':>8} {'A/JVM':>6} {'B/JVM':>6} {'B/A':>6} {'findings':>9}"
+          f"  {'A CPU':>7} {'B CPU':>7} {'B/A':>5}")
     with tempfile.TemporaryDirectory(prefix="saxon-releases-") as tmp:
         prepared = []
         for i, (name, syntax, data) in enumerate(documents(syntaxes, sizes)):
@@ -109,7 +110,7 @@ def speed(a: Worker, b: Worker, runs: int, sizes: list[int], syntaxes: list[str]
                     jvm.run(path, sc.xsd, sc.stylesheets)
         for name, data, path, sc in prepared:
             warm, n = rounds_for(len(data), runs)
-            ta, tb, tj, found = [], [], [], set()
+            ta, tb, tj, found, ca, cb = [], [], [], set(), [], []
             for r in range(warm + n):
                 order = (a, b) if r % 2 == 0 else (b, a)
                 got = {}
@@ -120,11 +121,15 @@ def speed(a: Worker, b: Worker, runs: int, sizes: list[int], syntaxes: list[str]
                 if r >= warm:
                     ta.append(float(got[a][0]))
                     tb.append(float(got[b][0]))
+                    # CPU of the worker's validation (an older worker answers wall time only)
+                    ca.append(float(got[a][2]) if len(got[a]) > 2 else float("nan"))
+                    cb.append(float(got[b][2]) if len(got[b]) > 2 else float("nan"))
                     tj.append(p + rules)
                 found |= {(got[a][1], got[b][1], str(jfound))}
-            ma, mb, mj = (statistics.median(v) for v in (ta, tb, tj))
+            ma, mb, mj, mca, mcb = (statistics.median(v) for v in (ta, tb, tj, ca, cb))
             print(f"{name:26} {ma:8.2f} {mb:8.2f} {mj:8.2f} {ma / mj:6.2f} {mb / mj:6.2f} {mb / ma:6.2f} "
-                  f"{'/'.join(sorted(found)[0]) if len(found) == 1 else found!s:>9}", flush=True)
+                  f"{'/'.join(sorted(found)[0]) if len(found) == 1 else found!s:>9}  {mca:7.2f} {mcb:7.2f} "
+                  f"{mcb / mca:5.2f}", flush=True)
     jvm.close()
 
 

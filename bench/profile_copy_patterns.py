@@ -1,0 +1,150 @@
+"""Where a typical invoice's rules go, pattern by pattern, in the optimised copies (issue 40, h5 2026-12-07).
+
+    python3 bench/profile_copy_patterns.py [--syntax CII] [--rounds 400] [--before-home DIR]
+
+The scenario's copies (XRechnung pack) on the typical invoice of bench_jvm.py, each timed alone in saxonche, CPU
+(time.process_time), medians of interleaved rounds in one process:
+  patterns  each copy as installed; with no pattern applied; each pattern alone: its select only counted (the
+            selection), applied with its rule templates emptied (+ matching), applied as installed (+ the rules)
+  suffixes  the selection of a local-name suffix scan in the forms tried (as the dispatch wrote it, with
+            `contains` in front, by a string concatenated with a character no name holds)
+  before    with --before-home (a rules home installed by an earlier tree): each copy there against the one here,
+            the same findings asserted first
+Variants are written to a temporary folder and compiled with the engine's wrapper (engine.schematron_issues).
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lxml import etree
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from bench_jvm import TYPICAL  # noqa: E402
+from pipeline.check import engine, packs, scenarios, xmlinput  # noqa: E402
+from pipeline.settings import get_settings  # noqa: E402
+
+XSL = "http://www.w3.org/1999/XSL/Transform"
+NS = {"xsl": XSL}
+
+
+def timed(sdoc, sheets: dict[str, Path], rounds: int) -> dict[str, float]:
+    """Median CPU ms of each stylesheet, the order shuffled every round."""
+    for path in sheets.values():
+        engine.schematron_issues(sdoc, path)
+    times: dict[str, list[float]] = {name: [] for name in sheets}
+    names = list(sheets)
+    for _ in range(rounds):
+        random.shuffle(names)
+        for name in names:
+            t = time.process_time()
+            engine.schematron_issues(sdoc, sheets[name])
+            times[name].append(time.process_time() - t)
+    return {name: statistics.median(v) * 1000 for name, v in times.items()}
+
+
+def variant(copy: Path, folder: Path, name: str, change) -> Path:
+    tree = etree.parse(str(copy))
+    change(tree.getroot())
+    path = folder / f"{name}.xsl"
+    tree.write(str(path), encoding="UTF-8", xml_declaration=True)
+    return path
+
+
+def dispatching(root) -> list:
+    return [a for a in root.iter(f"{{{XSL}}}apply-templates") if a.get("mode") not in (None, "#current")]
+
+
+def pattern_alone(mode: str | None, how: str):
+    """Only the pattern of `mode` applied (None: none); how = 'count' (its select counted), 'empty' (its rule
+    templates emptied) or 'apply' (as installed)."""
+    def change(root):
+        for apply in dispatching(root):
+            if apply.get("mode") != mode:
+                apply.getparent().remove(apply)
+            elif how == "count":
+                apply.tag = f"{{{XSL}}}value-of"
+                apply.set("select", f"count({apply.get('select')})")
+                del apply.attrib["mode"]
+        if how == "empty":
+            for template in root.iterfind(f"{{{XSL}}}template[@mode='{mode}']"):
+                if template.get("priority") != "-5":  # the copy's error for an unmatched node stays
+                    for child in list(template):
+                        template.remove(child)
+                    template.text = None
+    return change
+
+
+def select_only(expr: str):
+    def change(root):
+        apply = dispatching(root)[0]
+        for other in dispatching(root)[1:]:
+            other.getparent().remove(other)
+        apply.tag = f"{{{XSL}}}value-of"
+        apply.set("select", f"count({expr})")
+        del apply.attrib["mode"]
+    return change
+
+
+SUFFIX = "DocumentContextParameter"
+SUFFIX_FORMS = {
+    "nothing selected": "()",
+    "ends-with(local-name())": f"//*[ends-with(local-name(), '{SUFFIX}')]",
+    "contains() and ends-with()": f"//*[contains(local-name(), '{SUFFIX}') and ends-with(local-name(), '{SUFFIX}')]",
+    "contains(local-name() || '|')": f"//*[contains(local-name() || '|', '{SUFFIX}|')]",
+    "matches(local-name(), 'X$')": f"//*[matches(local-name(), '{SUFFIX}$')]",
+    "contains() alone (not the same)": f"//*[contains(local-name(), '{SUFFIX}')]",
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--syntax", default="CII")
+    ap.add_argument("--rounds", type=int, default=400)
+    ap.add_argument("--before-home", type=Path)
+    args = ap.parse_args()
+    data = TYPICAL[args.syntax].read_bytes()
+    doc = xmlinput.load(data)
+    sdoc = engine.saxon_document(doc)
+    pack = packs.latest_active("xrechnung")
+    chosen = scenarios.select_scenario(scenarios.load_scenarios(pack.scenarios), sdoc)
+    copies = [pack.runnable(s) for s in chosen.stylesheets]
+    with tempfile.TemporaryDirectory(prefix="copy-patterns-") as tmp:
+        folder = Path(tmp)
+        for n, copy in enumerate(copies):
+            modes = [a.get("mode") for a in dispatching(etree.parse(str(copy)).getroot())]
+            sheets = {"as installed": copy, "no pattern": variant(copy, folder, f"{n}-none", pattern_alone(None, ""))}
+            for mode in modes:
+                for how in ("count", "empty", "apply"):
+                    sheets[f"{mode} {how}"] = variant(copy, folder, f"{n}-{mode}-{how}", pattern_alone(mode, how))
+            print(f"\n{copy.name} ({len(modes)} patterns), CPU ms")
+            for name, ms in timed(sdoc, sheets, args.rounds).items():
+                print(f"  {name:40} {ms:7.3f}")
+        if args.syntax == "CII":
+            sheets = {form: variant(copies[0], folder, f"suffix-{i}", select_only(expr))
+                      for i, (form, expr) in enumerate(SUFFIX_FORMS.items())}
+            print(f"\nthe '{SUFFIX}' scan of {copies[0].name} in other forms, CPU ms")
+            for name, ms in timed(sdoc, sheets, args.rounds).items():
+                print(f"  {name:40} {ms:7.3f}")
+    if args.before_home:
+        home = get_settings().rules_home
+        print(f"\nbefore ({args.before_home}) / after ({home}), CPU ms")
+        for copy in copies:
+            before = args.before_home / copy.relative_to(home)
+            want = [i.to_dict() for i in engine.schematron_issues(sdoc, before, None, doc)]
+            assert [i.to_dict() for i in engine.schematron_issues(sdoc, copy, None, doc)] == want, copy.name
+            got = timed(sdoc, {"before": before, "after": copy}, args.rounds)
+            print(f"  {copy.name:44} {got['before']:7.3f} {got['after']:7.3f}  {got['after'] / got['before']:5.2f}"
+                  f"  findings {len(want)}")
+
+
+if __name__ == "__main__":
+    main()
