@@ -76,18 +76,24 @@ def loss_details(unmapped: list[dict]) -> list[ErrorDetail]:
     return [_loss_detail(u) for u in unmapped]
 
 
+# Why a value of the source is not carried where no flow below names a reason of its own: (English, German)
+_NO_FIELD = ("no field of the model carries it", "das Rechnungsmodell hat kein Feld für sie")
+
+
 def _loss_detail(u: dict) -> ErrorDetail:
     if "code" in u:  # an entry that says itself (a PDF's second invoice file)
         return ErrorDetail(u["code"], u["message"], rejectedValue=u["value"], messageDe=u.get("messageDe"))
     value = u["value"] if isinstance(u["value"], str) else str(u["value"])   # (a Decimal as its digits)
-    return ErrorDetail("NOT_CARRIED", f"{u['xpath']}{_line(u)} = {value!r}: "
-                       + u.get("reason", "no field of the model carries it")
+    # the German page and a German job's report say the entry's own reason, not only the code's general sentence
+    return ErrorDetail("NOT_CARRIED", f"{u['xpath']}{_line(u)} = {value!r}: " + u.get("reason", _NO_FIELD[0])
                        + ", so the converted document would not have it",
-                       businessTerm=(u.get("businessTerm") or "").split(" ")[0] or None)
+                       businessTerm=(u.get("businessTerm") or "").split(" ")[0] or None,
+                       messageDe=f"{u['xpath']}{_line(u, 'de')} = {value!r}: " + u.get("reasonDe", _NO_FIELD[1])
+                       + "; das umgewandelte Dokument hätte sie daher nicht")
 
 
-def _line(entry: dict) -> str:
-    return f" (line {entry['line']})" if entry.get("line") is not None else ""
+def _line(entry: dict, language: str = "en") -> str:
+    return f" ({_IN_SOURCE[language][2]} {entry['line']})" if entry.get("line") is not None else ""
 
 
 def second_invoices(parsed: Parsed) -> list[dict]:
@@ -103,13 +109,15 @@ def second_invoices(parsed: Parsed) -> list[dict]:
             for p, de in zip(source.pdf_problems, german) if p.code == "FX_SECOND_INVOICE"]
 
 
-def _cut(parsed: Parsed, values, reason: str) -> list[dict]:
-    """Loss entries of (JSON field, value) pairs the target does not carry, each at its source node."""
+def _cut(parsed: Parsed, values, reason: tuple[str, str]) -> list[dict]:
+    """Loss entries of (JSON field, value) pairs the target does not carry, each at its source node, with the
+    reason in English and German (`reason`, `reasonDe`)."""
     cut = []
     for field, value in values:
         node = provenance.source_node(parsed.read, parsed.source.doc, field) if parsed.read is not None else None
         cut.append({"xpath": node["xpath"] if node else field, "line": node["line"] if node else None,
-                    "value": value, "businessTerm": business_term(field), "reason": reason})
+                    "value": value, "businessTerm": business_term(field), "reason": reason[0],
+                    "reasonDe": reason[1]})
     return cut
 
 
@@ -121,7 +129,8 @@ def further_preceding(parsed: Parsed, to: str, allow_loss: bool) -> list[dict]:
     if _syntax(to) != "CII" or not refs or parsed.request is None:
         return []
     cut = _cut(parsed, _scalars(refs, "invoice.additionalPrecedingInvoiceReferences"),
-               "CII (D16B) carries one preceding invoice reference (BG-3)")
+               ("CII (D16B) carries one preceding invoice reference (BG-3)",
+                "CII (D16B) trägt nur einen Verweis auf eine vorausgegangene Rechnung (BG-3)"))
     if allow_loss:
         _drop(parsed, "additionalPrecedingInvoiceReferences")
     return cut
@@ -136,7 +145,9 @@ def _drop(parsed: Parsed, field: str) -> None:
 
 
 _SUB_LINES_LEFT = ("XRechnung binds sub-invoice lines (BG-DEX-01) in UBL under its extension only; the line above "
-                   "keeps its amounts, which already hold theirs (BR-DEX-02)")
+                   "keeps its amounts, which already hold theirs (BR-DEX-02)",
+                   "XRechnung bindet Unterpositionen (BG-DEX-01) nur in UBL unter ihrer Extension; die übergeordnete "
+                   "Position behält ihre Beträge, die die der Unterpositionen schon enthalten (BR-DEX-02)")
 
 
 def sub_lines_cut(parsed: Parsed, to: str, endpoint: str, spec_id: str | None, allow_loss: bool) -> list[dict]:
@@ -161,12 +172,18 @@ def _extension_target(to: str, endpoint: str, spec_id: str | None) -> bool:
     return _syntax(to) == "UBL" and endpoint == "xrechnung" and (spec_id or "").strip() == XRECHNUNG_EXTENSION_ID
 
 
-def _no_place_for_payments(to: str) -> str:
-    """Why a target other than the extension's UBL has no place for third-party payments (BG-DEX-09)."""
+def _no_place_for_payments(to: str, language: str = "en") -> str:
+    """Why a target other than the extension's UBL has no place for third-party payments (BG-DEX-09), in
+    `language` (en | de)."""
     if _syntax(to) == "CII":
-        return "XRechnung binds them in UBL only (CII D16B has no place for a payment's type and description)"
-    return ("EN 16931 has no term for them: XRechnung binds them in UBL under its extension only (spec xrechnung, "
-            f"BT-24 {XRECHNUNG_EXTENSION_ID})")
+        return ("XRechnung binds them in UBL only (CII D16B has no place for a payment's type and description)"
+                if language == "en" else
+                "XRechnung bindet sie nur in UBL (CII D16B hat keinen Platz für Art und Beschreibung einer Zahlung)")
+    if language == "en":
+        return ("EN 16931 has no term for them: XRechnung binds them in UBL under its extension only (spec xrechnung, "
+                f"BT-24 {XRECHNUNG_EXTENSION_ID})")
+    return ("EN 16931 hat keinen Geschäftsbegriff für sie: XRechnung bindet sie nur in UBL unter ihrer Extension "
+            f"(spec xrechnung, Spezifikationskennung BT-24 {XRECHNUNG_EXTENSION_ID})")
 
 
 def _payments_sum(parsed: Parsed) -> Decimal:
@@ -201,11 +218,16 @@ def payments_refusal(parsed: Parsed, to: str) -> ApiError:
                "the amount due (BT-115) includes them (BR-DEX-09), which the EN 16931 rules refuse (BR-CO-16). "
                "allowLoss does not apply: the amount due (BT-115) would not add up without them. UBL with spec "
                "xrechnung keeps them.")
-    place = "CII" if _syntax(to) == "CII" else "UBL without the XRechnung extension"
+    cii = _syntax(to) == "CII"
+    place = "CII" if cii else "UBL without the XRechnung extension"
+    place_de = "CII" if cii else "UBL ohne die Extension von XRechnung"
+    nodes = [_source_node(parsed, f"invoice.thirdPartyPayments[{i}].paymentType")
+             for i in range(len(parsed.invoice.get("thirdPartyPayments") or []))]
     errors = [ErrorDetail("INVALID_VALUE", f"Third party payment (BG-DEX-09): {place} has no place for it"
-                          + _where(_source_node(parsed, f"invoice.thirdPartyPayments[{i}].paymentType")), None,
-                          "BG-DEX-09")
-              for i in range(len(parsed.invoice.get("thirdPartyPayments") or []))]
+                          + _where(node), None, "BG-DEX-09",
+                          messageDe=f"Fremdforderung (BG-DEX-09): {place_de} hat keinen Platz für sie"
+                          + _where(node, "de"))
+              for node in nodes]
     return _refusal("CONVERSION_LOSS", message, errors)
 
 
@@ -220,8 +242,10 @@ def payments_cut(parsed: Parsed, to: str, endpoint: str, spec_id: str | None, al
     if _payments_in_amount_due(parsed):
         raise payments_refusal(parsed, to)
     cut = _cut(parsed, _scalars(payments, "invoice.thirdPartyPayments"),
-               f"third-party payments (BG-DEX-09): {_no_place_for_payments(to)}; the invoice adds up without them, "
-               "as the amount due (BT-115) does not include them (BT-112 - BT-113 + BT-114, BR-CO-16)")
+               (f"third-party payments (BG-DEX-09): {_no_place_for_payments(to)}; the invoice adds up without them, "
+                "as the amount due (BT-115) does not include them (BT-112 - BT-113 + BT-114, BR-CO-16)",
+                f"Fremdforderungen (BG-DEX-09): {_no_place_for_payments(to, 'de')}; die Rechnung geht ohne sie auf, "
+                "da der fällige Betrag (BT-115) sie nicht enthält (BT-112 - BT-113 + BT-114, BR-CO-16)"))
     if allow_loss:
         _drop(parsed, "thirdPartyPayments")
     return cut
@@ -250,7 +274,14 @@ _HIERARCHY_LEFT = ("UBL has no place for Factur-X EXTENDED's line hierarchy (the
                    "UBL-CR-646): a top-level line that is a whole EN 16931 line (quantity, net price, VAT category) "
                    "stays with its amounts, which hold its sub-lines'; a group line short of that gives way to its "
                    "sub-lines; information lines, which count in no total, and the hierarchy's own terms (BT-X-8, "
-                   "BT-X-304) are left out")
+                   "BT-X-304) are left out",
+                   "UBL hat keinen Platz für die Positionshierarchie von Factur-X EXTENDED (die CEN-Regeln warnen vor "
+                   "Unterpositionen, UBL-CR-646): eine Position der obersten Ebene, die eine vollständige Position "
+                   "nach EN 16931 ist (Menge, Nettopreis, Umsatzsteuerkategorie), bleibt mit ihren Beträgen, die die "
+                   "ihrer Unterpositionen enthalten; eine Gruppenposition, der dazu etwas fehlt, weicht ihren "
+                   "Unterpositionen; Informationspositionen, die in keine Summe eingehen, und die eigenen Begriffe der "
+                   "Hierarchie (Untertyp der Rechnungsposition BT-X-8, Kennung der übergeordneten Rechnungsposition "
+                   "BT-X-304) werden weggelassen")
 
 
 def _whole_line(line: dict) -> bool:
@@ -319,7 +350,8 @@ def profile_cut(parsed: Parsed, profile_name: str, fillers: dict[str, str] | Non
     # (BT-24 is the profile's own, said in `changed`)
     return _cut(parsed, ((field, value) for field, value in _scalars(parsed.invoice, "invoice")
                          if field not in kept and field != "invoice.processControl.specificationIdentifier"),
-                f"the Factur-X profile {profile.name} has no place for it")
+                (f"the Factur-X profile {profile.name} has no place for it",
+                 f"das Factur-X-Profil {profile.name} hat keinen Platz für sie"))
 
 
 def _scalars(value, path: str):
@@ -669,12 +701,19 @@ def judge_source(parsed: Parsed, spec: str, request_id: str | None = None) -> tu
 
 # Why a target does not keep content of the source's syntax that EN 16931 has no term for (`fillers_for`), by the
 # stylesheet parameter that writes it in that syntax; the contact departments are not kept in a ZUGFeRD PDF either.
-_DEPARTMENT = {"UBL": "UBL's contact has one name, the person's (BT-41, BT-56)",
-               "ZUGFERD": "the Factur-X rules of a ZUGFeRD PDF allow one contact name and count a department beside "
-                          "the person as a second BT-41 (CII-SR-465)"}
-_OTHER_ID = {"UBL": "EN 16931 and UBL take one identifier of the buyer (BT-46, UBL-SR-16), the payee (BT-60, "
-                    "UBL-SR-20) and the deliver-to location (BT-71): a GlobalID where there is one, its scheme says "
-                    "what it is"}
+# (English, German) each
+_DEPARTMENT = {"UBL": ("UBL's contact has one name, the person's (BT-41, BT-56)",
+                       "ein Kontakt hat in UBL nur einen Namen, den der Kontaktstelle (BT-41, BT-56)"),
+               "ZUGFERD": ("the Factur-X rules of a ZUGFeRD PDF allow one contact name and count a department beside "
+                           "the person as a second BT-41 (CII-SR-465)",
+                           "die Factur-X-Regeln eines ZUGFeRD-PDFs erlauben einen Kontaktnamen und zählen eine "
+                           "Abteilung neben der Person als zweite Kontaktstelle (BT-41, CII-SR-465)")}
+_OTHER_ID = {"UBL": ("EN 16931 and UBL take one identifier of the buyer (BT-46, UBL-SR-16), the payee (BT-60, "
+                     "UBL-SR-20) and the deliver-to location (BT-71): a GlobalID where there is one, its scheme says "
+                     "what it is",
+                     "EN 16931 und UBL nehmen nur eine Kennung des Käufers (BT-46, UBL-SR-16), des "
+                     "Zahlungsempfängers (BT-60, UBL-SR-20) und des Lieferorts (BT-71) auf: eine GlobalID, wo es eine "
+                     "gibt; ihr Schema sagt, was sie ist")}
 _NOT_KEPT = {"seller-contact-department": _DEPARTMENT, "buyer-contact-department": _DEPARTMENT,
              "buyer-other-id": _OTHER_ID, "payee-other-id": _OTHER_ID, "ship-to-other-id": _OTHER_ID}
 
@@ -685,16 +724,20 @@ _HIERARCHY_OUTSIDE_EXTENDED = re.compile(
 _NOT_EXTENDED = ("a line hierarchy (BT-X-304, BT-X-8) is Factur-X EXTENDED content, and this invoice is no EXTENDED "
                  "invoice: EN 16931 has none and counts each line as it stands (its CII binding says ParentLineID and "
                  "LineStatusReasonCode should not be present, CII-SR-036 / -038; XRechnung warns of a CII hierarchy, "
-                 "BR-DEX-15)")
+                 "BR-DEX-15)",
+                 "eine Positionshierarchie (BT-X-304, BT-X-8) ist Inhalt von Factur-X EXTENDED, und diese Rechnung "
+                 "ist keine EXTENDED-Rechnung: EN 16931 kennt keine und zählt jede Position, wie sie steht (ihre "
+                 "CII-Bindung sagt, ParentLineID und LineStatusReasonCode sollen nicht vorkommen, CII-SR-036 / -038; "
+                 "XRechnung warnt vor einer Positionshierarchie in CII, BR-DEX-15)")
 
 
 def _why_lost(entry: dict, to: str) -> dict:
     """An unmapped content entry as a loss, with the reason where the source's syntax keeps it and the target not,
-    or where the source's own rules say EN 16931 has no place for it."""
+    or where the source's own rules say EN 16931 has no place for it (`reason`, and `reasonDe` in German)."""
     why = _NOT_KEPT.get(provenance.same_syntax_param(entry["xpath"]) or "", {}).get(to)
     if why is None and _HIERARCHY_OUTSIDE_EXTENDED.search(entry["xpath"]):
         why = _NOT_EXTENDED
-    return {**entry, "reason": why} if why else entry
+    return {**entry, "reason": why[0], "reasonDe": why[1]} if why else entry
 
 
 def _valid_but_for(report: Report, second: list[dict]) -> bool:
