@@ -29,11 +29,13 @@ import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from pipeline.check import categories
 from pipeline.check.detect import is_pdf, route
-from pipeline.check.verdict import LABELS
+from pipeline.check.verdict import INDETERMINATE, INVALID, LABELS, VALID
 from pipeline.cli.files import READ, Progress, documents, is_archive, safe_name, shown
 from pipeline.cli.generate import is_stdio, output_refused
 from pipeline.errors import ApiError
+from pipeline.pdf import report_page
 
 
 def register(sub) -> None:
@@ -54,7 +56,7 @@ def register(sub) -> None:
                                                            "document)")
     p.add_argument("--lang", choices=("en", "de"), default="en",
                    help="language of the --html / --pdf report, of the verdict's sentence and of the findings printed "
-                        "beneath it (their codes stay)")
+                        "beneath it, and of a folder's table (their codes stay)")
     p.add_argument("--strict", action="store_true",
                    help="content-check findings (CHECK-IBAN, CHECK-VAT-ID, ...) are errors, not warnings")
     p.add_argument("--html-dir", type=Path, metavar="OUT", help="write each document's report for people here")
@@ -149,7 +151,9 @@ def _print_findings(report, language: str) -> None:
     first line (the verdict, the rules' name, the counts) and the codes stay as they are for scripts."""
     de = language == "de"
     labels = LABELS["de" if de else "en"]
-    ran = "; ".join(r.label for r in report.rules)
+    words, classes = report_page.LABELS["de"], categories.LABELS["de"]
+    # each release once, as the table's cell: a French invoice ran fr-ctc's XSD, en16931, then fr-ctc's Schematron
+    ran = "; ".join(dict.fromkeys(r.label for r in report.rules))
     print(f"  {labels['rules']}: {ran or labels['none_ran']}" if de else f"  rules: {ran or 'none ran'}")
     for n in report.not_judged:
         print(f"  {labels['not_judged'].upper() if de else 'NOT JUDGED'} {n.code}: "
@@ -158,7 +162,11 @@ def _print_findings(report, language: str) -> None:
         loc = i.location
         where = (f" {'Zeile' if de else 'line'} {loc.line}" + (f":{loc.column}" if loc.column else "")
                  if loc and loc.line else "")
-        print(f"  {i.severity:7} {i.code} [{i.category}]{where}: {(i.message_de or i.message) if de else i.message}")
+        # in German the severity and class in the German report's words ("FEHLER ... [Geschäftsregel]"), not
+        # "ERROR ... [business-rule]" in a German line; in English the JSON's values, as scripts read them
+        severity, category = ((words.get(i.severity, i.severity).upper(), classes.get(i.category, i.category)) if de
+                              else (i.severity, i.category))
+        print(f"  {severity:7} {i.code} [{category}]{where}: {(i.message_de or i.message) if de else i.message}")
 
 
 EXIT = {"valid": 0, "invalid": 1, "indeterminate": 3}  # 2: could not be validated
@@ -309,7 +317,7 @@ def _run_many(args) -> int:
         clean = [{k: v for k, v in r.items() if k != "spec"} for r in results]
         print(json.dumps({"summary": total, "results": clean}, indent=2, ensure_ascii=False))
     else:
-        _table([r for r in results if not _was_interrupted(r)], total)
+        _table([r for r in results if not _was_interrupted(r)], total, args.lang)
     if interrupted:
         left = sum(1 for r in results if _was_interrupted(r))
         print(f"pipeline validate: interrupted: {len(results) - left} of {len(results)} documents done, {left} not "
@@ -331,37 +339,58 @@ def _was_interrupted(result: dict) -> bool:
     return (result.get("error") or {}).get("code") == INTERRUPTED
 
 
-def _ran(report: dict) -> str:
+# The folder table's words in --lang's language (its verdicts those of verdict.LABELS, in capitals); the codes stay.
+TABLE = {"en": {"head": ("document", "verdict", "rules", "errors", "warnings", "first error (or why not judged)"),
+                "NOTICE": "NOTICE", "ERROR": "ERROR", "none_ran": "none ran",
+                "total": "{files}: {valid} valid, {invalid} invalid, {indeterminate} indeterminate, {errors} could "
+                         "not be validated", "left": ", {left} not validated (interrupted)",
+                "no_invoice": ", {messages} without an invoice"},
+         "de": {"head": ("Dokument", "Ergebnis", "Regeln", "Fehler", "Warnungen",
+                         "erster Fehler (oder warum nicht beurteilt)"),
+                "NOTICE": "HINWEIS", "ERROR": "NICHT GEPRÜFT", "none_ran": "keine",
+                "total": "{files}: {valid} gültig, {invalid} ungültig, {indeterminate} nicht beurteilbar, {errors} "
+                         "nicht prüfbar", "left": ", {left} nicht geprüft (abgebrochen)",
+                "no_invoice": ", {messages} ohne Rechnung"}}
+NOUNS = {"en": {"document": ("document", "documents"), "message": ("message", "messages")},
+         "de": {"document": ("Dokument", "Dokumente"), "message": ("Nachricht", "Nachrichten")}}
+
+
+def _ran(report: dict, language: str = "en") -> str:
     """The table's `rules` cell: the rule sets that judged the document (`pdf+en16931`), not the spec it was sent
     to (`en16931` stood beside a 2026-edition invoice no rules ran on)."""
-    return "+".join(dict.fromkeys(r["pack"] for r in report["rules"])) or "none ran"
+    return "+".join(dict.fromkeys(r["pack"] for r in report["rules"])) or TABLE[language]["none_ran"]
 
 
-def _table(results: list[dict], total: dict) -> None:
-    """One line per document, then the summary."""
+def _table(results: list[dict], total: dict, language: str = "en") -> None:
+    """One line per document, then the summary, in `language`."""
+    words = {**TABLE[language], **{v: LABELS[language][v].upper() for v in (VALID, INVALID, INDETERMINATE)}}
+    document, verdict, rules, errors, warnings, first_error = words["head"]
     width = min(max([len(r["name"]) for r in results] + [8]), 70)
-    ran = max([len(_ran(r["report"])) for r in results if "report" in r] + [10])
-    print(f"{'document':{width}}  {'verdict':13} {'rules':{ran}} {'errors':>6} {'warnings':>8}  first error (or why "
-          "not judged)")
+    ran = max([len(_ran(r["report"], language)) for r in results if "report" in r] + [10])
+    said = max(len(words[k]) for k in (VALID, INVALID, INDETERMINATE, "NOTICE", "ERROR"))
+    print(f"{document:{width}}  {verdict:{said}} {rules:{ran}} {errors:>6} {warnings:>8}  {first_error}")
     for r in results:
         name = r["name"] if len(r["name"]) <= width else "..." + r["name"][-width + 3:]
         if "report" in r:
             rep = r["report"]
             first = next((i["code"] for i in rep["issues"] if i["severity"] == "ERROR"),
                          next((n["code"] for n in rep["notJudged"]), ""))
-            print(f"{name:{width}}  {rep['verdict'].upper():13} {_ran(rep):{ran}} {rep['summary']['errors']:>6} "
-                  f"{rep['summary']['warnings']:>8}  {first}".rstrip())
+            print(f"{name:{width}}  {words[rep['verdict']]:{said}} {_ran(rep, language):{ran}} "
+                  f"{rep['summary']['errors']:>6} {rep['summary']['warnings']:>8}  {first}".rstrip())
         else:
-            verdict, what = ("NOTICE", r["notice"]) if "notice" in r else ("ERROR", r["error"])
-            print(f"{name:{width}}  {verdict:13} {'':{ran}} {'':>6} {'':>8}  {what['code']}: {what['message']}")
-    files = total["files"]
+            kind, what = ("NOTICE", r["notice"]) if "notice" in r else ("ERROR", r["error"])
+            message = (what.get("messageDe") if language == "de" else None) or what["message"]
+            print(f"{name:{width}}  {words[kind]:{said}} {'':{ran}} {'':>6} {'':>8}  {what['code']}: {message}")
     left = total["files"] - len(results)  # the documents an interruption left: counted, not listed one by one
-    print(f"\n{_counted(files, 'document')}: {total['valid']} valid, "
-          f"{total['invalid'] - total['indeterminate']} invalid, {total['indeterminate']} indeterminate, "
-          f"{total['errors'] - left} could not be validated" + (f", {left} not validated (interrupted)" if left else "")
-          + (f", {_counted(total['noInvoice'], 'message')} without an invoice" if total["noInvoice"] else ""))
+    print("\n" + words["total"].format(files=_counted(total["files"], "document", language), valid=total["valid"],
+                                       invalid=total["invalid"] - total["indeterminate"],
+                                       indeterminate=total["indeterminate"], errors=total["errors"] - left)
+          + (words["left"].format(left=left) if left else "")
+          + (words["no_invoice"].format(messages=_counted(total["noInvoice"], "message", language))
+             if total["noInvoice"] else ""))
 
 
-def _counted(n: int, noun: str) -> str:
+def _counted(n: int, noun: str, language: str = "en") -> str:
     """`1 message`, `2 messages`: the summary says what it counts in the number's form, never `message(s)`."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    one, many = NOUNS[language].get(noun) or (noun, noun + "s")
+    return f"{n} {one if n == 1 else many}"
