@@ -24,6 +24,7 @@ from pipeline.cli import main
 from pipeline.service.platform import PlatformConfig
 from pipeline.unpack import Limits, Unpacker
 from test_mail_senders import client, reports_of, single  # noqa: F401 - the client fixture
+from test_mail_client_exports import _code, _zip_of
 from test_platform_helpers import Platform, make_store
 from test_validate_batch import form
 from test_validate_batch import post as post_batch
@@ -111,19 +112,6 @@ def folder(tmp_path_factory) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_bytes(data)
     return root
-
-
-def _zip_of(folder: Path) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for p in sorted(folder.rglob("*")):
-            if p.is_file():
-                z.write(p, p.relative_to(folder.parent).as_posix())
-    return buf.getvalue()
-
-
-def _code(entry: dict) -> str | None:
-    return (entry.get("error") or entry.get("notice") or {}).get("code")
 
 
 def _check(entries: list[dict]) -> None:
