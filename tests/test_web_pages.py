@@ -28,9 +28,10 @@ def live(tmp_path_factory):
 def test_strings_exist_in_both_languages():
     both = strings()
     assert set(both) == {"en", "de"} and set(both["en"]) == set(both["de"])
-    assert all(both["de"][k].strip() for k in both["de"] if k not in ("errors", "swagger"))
-    # the service's error codes and Swagger UI's words in German (the English page shows them as they are)
-    for table in ("errors", "swagger"):
+    assert all(both["de"][k].strip() for k in both["de"] if k not in ("errors", "swagger", "convert_words"))
+    # the service's error codes, Swagger UI's words and a conversion's fixed words in German (the English page shows
+    # them as they are)
+    for table in ("errors", "swagger", "convert_words"):
         assert both["en"][table] == {} and all(v.strip() for v in both["de"][table].values())
     assert {"NOT_AN_EINVOICE", "INVALID_API_KEY", "VALIDATION_FAILED"} <= set(both["de"]["errors"])
 

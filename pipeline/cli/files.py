@@ -99,19 +99,19 @@ class Document(NamedTuple):
     signature: dict | None = None
 
 
-def documents(paths: Iterable[Path], program: str) -> list[Document]:
+def documents(paths: Iterable[Path], program: str, language: str = "en") -> list[Document]:
     """The documents of the files and folders given, as `pipeline validate`, `parse`, `convert` and `render` take
     them: a folder's files as `expand` finds them (the others named on stderr); a ZIP or an e-mail opened
     (`pipeline.unpack`, each document bounded as one upload). Its documents are named as the service names a
     job's parts' (`pipeline jobs submit` sends these files): under the file's name or path in its folder when there
     are several files (`month.zip/a.xml`, `sub/month.zip/a.xml`; one that is no readable ZIP is then an entry of its
     own), by their own names when it is the only one. Raises the unpacker's ApiError (the only file is no readable
-    ZIP, a zip bomb)."""
+    ZIP, a zip bomb). `language`: that of the skipped files' line (`say_skipped`)."""
     given: list[tuple[Path, str | None, apple.Apart | None]] = []  # (file, its path in a folder given, stored)
     folders: list[tuple[Path, apple.Stored]] = []
     for path in paths:
         if path.is_dir():
-            say_skipped(path, program)
+            say_skipped(path, program, language)
             files = expand([path])
             stored = stored_apart(path, files)
             folders.append((path, stored))
@@ -247,18 +247,25 @@ class Progress:
             sys.stderr.flush()
 
 
-def say_skipped(folder: Path, program: str) -> None:
-    """A folder's files that are not read (`_read_here`), named on stderr: nothing is left out unsaid but what an
-    operating system or a mail program keeps beside documents (a mailbox's index, .DS_Store)."""
+def say_skipped(folder: Path, program: str, language: str = "en") -> None:
+    """A folder's files that are not read (`_read_here`), named on stderr in `language`: nothing is left out unsaid
+    but what an operating system or a mail program keeps beside documents (a mailbox's index, .DS_Store)."""
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     claimed = stored_apart(folder, [p for p in files if not _os_file(p)]).claimed  # (their message's attachments)
     skipped = sorted(shown(p.relative_to(folder)) for p in files
                      if _relative(p, folder) not in claimed and not _read_here(p) and not _metadata(p))
     if skipped:
         listed = ", ".join(skipped[:10]) + (f", ... (+{len(skipped) - 10})" if len(skipped) > 10 else "")
-        print(f"{program}: {shown(folder)}: skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'} "
-              f"that {'is' if len(skipped) == 1 else 'are'} not {READ}: {listed}",
-              file=sys.stderr)
+        one = len(skipped) == 1
+        said = (f"{len(skipped)} {'Datei' if one else 'Dateien'} übersprungen, die nicht "
+                f"{read_as(language)} {'ist' if one else 'sind'}" if language == "de" else
+                f"skipped {len(skipped)} file{'' if one else 's'} that {'is' if one else 'are'} not {READ}")
+        print(f"{program}: {shown(folder)}: {said}: {listed}", file=sys.stderr)
+
+
+def read_as(language: str) -> str:
+    """READ in `language`'s words."""
+    return READ.replace(" or ", " oder ") if language == "de" else READ
 
 
 def content(document: Document) -> bytes:

@@ -32,7 +32,7 @@ from pathlib import Path
 from pipeline.check import categories
 from pipeline.check.detect import is_pdf, route
 from pipeline.check.verdict import INDETERMINATE, INVALID, LABELS, VALID
-from pipeline.cli.files import READ, Progress, documents, is_archive, safe_name, shown
+from pipeline.cli.files import Progress, documents, is_archive, read_as, safe_name, shown
 from pipeline.cli.generate import is_stdio, output_refused
 from pipeline.errors import ApiError
 from pipeline.pdf import report_page
@@ -122,7 +122,8 @@ def _run(args) -> int:
             report = outcome.report
             what = spec + (f", scenario {outcome.scenario!r}" if outcome.scenario else "")
     except ApiError as exc:
-        print(f"pipeline validate: {exc.error_code}: {exc.message}", file=sys.stderr)
+        print(f"pipeline validate: {exc.error_code}: {_in(args.lang, exc.error_code, exc.message)}",
+              file=sys.stderr)
         return 2
     if args.html or args.pdf:
         from pipeline.flows.validation_report import readable_report  # lazy: as above
@@ -276,7 +277,7 @@ def _jobs_of(args) -> list[tuple | dict]:
 
     common = (args.spec, args.version, args.strict, args.html_dir, args.lang)
     jobs: list[tuple | dict] = []
-    for doc in documents(args.file, "pipeline validate"):
+    for doc in documents(args.file, "pipeline validate", args.lang):
         if doc.error is not None:
             jobs.append(entry(doc, None))
         elif is_stdio(doc.path):  # `-` among several: stdin read here, as one document
@@ -290,10 +291,11 @@ def _run_many(args) -> int:
     try:
         jobs = _jobs_of(args)
     except ApiError as exc:
-        print(f"pipeline validate: {exc.error_code}: {exc.message}", file=sys.stderr)
+        print(f"pipeline validate: {exc.error_code}: {_in(args.lang, exc.error_code, exc.message)}",
+              file=sys.stderr)
         return 2
     if not jobs:
-        print(f"pipeline validate: no e-invoice ({READ}) in {', '.join(map(str, args.file))}",
+        print(f"pipeline validate: {NO_INVOICE[args.lang]} ({read_as(args.lang)}) in {', '.join(map(str, args.file))}",
               file=sys.stderr)
         return 2
     refused = {n: j for n, j in enumerate(jobs) if isinstance(j, dict)}
@@ -320,19 +322,23 @@ def _run_many(args) -> int:
         _table([r for r in results if not _was_interrupted(r)], total, args.lang)
     if interrupted:
         left = sum(1 for r in results if _was_interrupted(r))
-        print(f"pipeline validate: interrupted: {len(results) - left} of {len(results)} documents done, {left} not "
-              "validated (INTERRUPTED)", file=sys.stderr)
+        print("pipeline validate: " + STOPPED[args.lang].format(done=len(results) - left, of=len(results), left=left),
+              file=sys.stderr)
     return 2 if total["errors"] else 1 if total["invalid"] > total["indeterminate"] else 3 if total["indeterminate"] else 0
 
 
 INTERRUPTED = "INTERRUPTED"
+NO_INVOICE = {"en": "no e-invoice", "de": "keine E-Rechnung"}
+STOPPED = {"en": "interrupted: {done} of {of} documents done, {left} not validated (INTERRUPTED)",
+           "de": "abgebrochen: {done} von {of} Dokumenten geprüft, {left} nicht geprüft (INTERRUPTED)"}
 
 
 def _not_validated(job: tuple) -> dict:
     """The results[] entry of a document Ctrl-C left unvalidated: an error, so that the exit code is 2 and a
     --json reader sees every document named."""
     return {"name": job[0], **job[-1],
-            "error": {"code": INTERRUPTED, "message": "Not validated: the run was interrupted (Ctrl-C)."}}
+            "error": {"code": INTERRUPTED, "message": "Not validated: the run was interrupted (Ctrl-C).",
+                      "messageDe": "Nicht geprüft: der Lauf wurde abgebrochen (Strg+C)."}}
 
 
 def _was_interrupted(result: dict) -> bool:
@@ -379,7 +385,7 @@ def _table(results: list[dict], total: dict, language: str = "en") -> None:
                   f"{rep['summary']['errors']:>6} {rep['summary']['warnings']:>8}  {first}".rstrip())
         else:
             kind, what = ("NOTICE", r["notice"]) if "notice" in r else ("ERROR", r["error"])
-            message = (what.get("messageDe") if language == "de" else None) or what["message"]
+            message = _in(language, what["code"], what["message"], what.get("messageDe"))
             print(f"{name:{width}}  {words[kind]:{said}} {'':{ran}} {'':>6} {'':>8}  {what['code']}: {message}")
     left = total["files"] - len(results)  # the documents an interruption left: counted, not listed one by one
     print("\n" + words["total"].format(files=_counted(total["files"], "document", language), valid=total["valid"],
@@ -388,6 +394,16 @@ def _table(results: list[dict], total: dict, language: str = "en") -> None:
           + (words["left"].format(left=left) if left else "")
           + (words["no_invoice"].format(messages=_counted(total["noInvoice"], "message", language))
              if total["noInvoice"] else ""))
+
+
+def _in(language: str, code: str, english: str, own: str | None = None) -> str:
+    """A refusal's or notice's message in `language`: in German the service's own German or the page's sentence for
+    the code (one wording wherever a person meets it), the English where neither exists."""
+    if language != "de":
+        return english
+    from pipeline.flows.validation_report import german  # lazy: as above
+
+    return german(code, own) or english
 
 
 def _counted(n: int, noun: str, language: str = "en") -> str:

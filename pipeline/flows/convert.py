@@ -427,6 +427,12 @@ def _why_specification_id(endpoint: str, config: dict) -> str:
             "them" + (" (the source's names rules that were not applied to it)" if endpoint == "en16931" else ""))
 
 
+# The fixed words of `changed` values the target writes in place of a price or charge (in the page's German:
+# strings.json's convert_words, as parse.NOT_IN_SOURCE and NOT_WRITTEN)
+NET_AND_DISCOUNT, GROSS_LESS_NET, LOGISTICS = ("net price + price discount", "gross price - net price",
+                                               "logistics service charge")
+
+
 def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
     """The `changed` entries of a conversion: BT-24 when the target writes another identifier than the source's;
     BT-147 on UBL lines with a gross price and no discount (UBL binds BT-148 in an allowance that needs an amount:
@@ -447,7 +453,7 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
                               "zone") for path, value in _zoned_dates(request["invoice"], "invoice")]
         lines = _lines_with(request, "priceDiscount", without="grossPrice")
         if lines:
-            out.append(changed_value("BT-148", None, "net price + price discount", "CII carries the price discount "
+            out.append(changed_value("BT-148", None, NET_AND_DISCOUNT, "CII carries the price discount "
                                      "(BT-147) inside the gross price, which needs its amount; lines " + lines))
     if request["config"]["syntax"] == "UBL":
         invoice = request["invoice"]
@@ -462,7 +468,7 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
                                      "defined"))
         lines = _lines_with(request, "grossPrice", without="priceDiscount")
         if lines:
-            out.append(changed_value("BT-147", None, "gross price - net price", "UBL carries the gross price "
+            out.append(changed_value("BT-147", None, GROSS_LESS_NET, "UBL carries the gross price "
                                      "(BT-148) in a price allowance that needs its amount; lines " + lines))
     return out + _tax_total(request) + _tax_currency(parsed) + _logistics_charges(parsed, request)
 
@@ -479,7 +485,7 @@ def _logistics_charges(parsed: Parsed, request: dict) -> list[dict]:
         node = provenance.source_node(parsed.read, parsed.source.doc, f"invoice.documentLevelCharges[{i}].amount")
         if node and not node["near"] and "SpecifiedLogisticsServiceCharge" in node["xpath"]:
             amount = str(charge.get("amount"))
-            out.append(changed_value("BT-99", f"{amount} (logistics service charge, BT-X-272)", amount,
+            out.append(changed_value("BT-99", f"{amount} ({LOGISTICS}, BT-X-272)", amount,
                                      "Factur-X EXTENDED's logistics service charge is a document level charge "
                                      "(BG-21) in EN 16931 terms: the EXTENDED rules count it into the sum of "
                                      "charges (BT-108) and the VAT breakdown's taxable amount as one"))

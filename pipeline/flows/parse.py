@@ -126,12 +126,16 @@ def changed_value(business_term: str, source: str, written: str, why: str) -> di
     return {"businessTerm": business_term, "source": source, "written": written, "reason": why}
 
 
+# The fixed words of `changed_line` (the German page says them in its own: strings.json's convert_words)
+NOT_IN_SOURCE, NOT_WRITTEN = "(not in the source)", "(not written)"
+
+
 def changed_line(change: dict) -> str:
     """An entry of `changed` in words (header, CLI): `BT-24 <source> -> <written>`; a value the target needs and the
-    source does not state comes from "(not in the source)", one the target does not write goes to "(not written)"
-    (a value "None" is a value)."""
-    source = "(not in the source)" if change["source"] is None else change["source"]
-    written = "(not written)" if change["written"] is None else change["written"]
+    source does not state comes from NOT_IN_SOURCE, one the target does not write goes to NOT_WRITTEN (a value
+    "None" is a value)."""
+    source = NOT_IN_SOURCE if change["source"] is None else change["source"]
+    written = NOT_WRITTEN if change["written"] is None else change["written"]
     return f"{change['businessTerm']} {source} -> {written}"
 
 

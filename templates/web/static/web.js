@@ -645,6 +645,12 @@
     }
   }
 
+  // A changed value's fixed words ("(not written)", "net price + price discount"; the header's, in English) in the
+  // page's language (strings' convert_words, none in English); the source's values and the business terms as sent.
+  function inWords(change) {
+    return Object.entries(t.convert_words).reduce((text, [english, said]) => text.split(english).join(said), change);
+  }
+
   // What a conversion did besides the document, from its headers: the rules that judged the source, the findings of
   // the rules it claims that the target does not apply, values written otherwise, technical values left out.
   // The service sends header values as visible ASCII, other characters (a BT-24 in another script) percent-encoded
@@ -664,7 +670,7 @@
     if (header("X-Source-Rules")) lines.push(fmt(t.convert_judged, {rules: header("X-Source-Rules")}));
     if (header("X-Source-Findings")) lines.push(fmt(t.convert_findings, {rules: header("X-Source-Findings")}));
     for (const change of (header("X-Conversion-Changed") || "").split("; ").filter(Boolean)) {
-      lines.push(fmt(t.convert_changed, {change}));
+      lines.push(fmt(t.convert_changed, {change: inWords(change)}));
     }
     if (header("X-Conversion-Losses")) lines.push(fmt(t.convert_lost, {count: header("X-Conversion-Losses")}));
     if (header("X-Conversion-Technical")) {
