@@ -1,6 +1,6 @@
 """Where a typical invoice's rules go, pattern by pattern, in the optimised copies (issue 40, h5 2026-12-07).
 
-    python3 bench/profile_copy_patterns.py [--syntax CII] [--rounds 400] [--before-home DIR]
+    python3 bench/profile_copy_patterns.py [--syntax CII] [--rounds 400] [--before-home DIR [--copies 4]]
 
 The scenario's copies (XRechnung pack) on the typical invoice of bench_jvm.py, each timed alone in saxonche, CPU
 (time.process_time), medians of interleaved rounds in one process:
@@ -9,13 +9,16 @@ The scenario's copies (XRechnung pack) on the typical invoice of bench_jvm.py, e
   suffixes  the selection of a local-name suffix scan in the forms tried (as the dispatch wrote it, with
             `contains` in front, by a string concatenated with a character no name holds)
   before    with --before-home (a rules home installed by an earlier tree): each copy there against the one here,
-            the same findings asserted first
+            the same findings asserted first; each side compiled --copies times from byte-identical files and
+            the median of their medians taken: one compiled executable alone runs 5-10 % faster or slower than
+            another of the same file in the same process (h8, 2026-12-07), as much as most rewrites give
 Variants are written to a temporary folder and compiled with the engine's wrapper (engine.schematron_issues).
 """
 from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -110,6 +113,7 @@ def main() -> None:
     ap.add_argument("--syntax", default="CII")
     ap.add_argument("--rounds", type=int, default=400)
     ap.add_argument("--before-home", type=Path)
+    ap.add_argument("--copies", type=int, default=4, help="compiled copies of each side with --before-home")
     args = ap.parse_args()
     data = TYPICAL[args.syntax].read_bytes()
     doc = xmlinput.load(data)
@@ -136,14 +140,22 @@ def main() -> None:
                 print(f"  {name:40} {ms:7.3f}")
     if args.before_home:
         home = get_settings().rules_home
-        print(f"\nbefore ({args.before_home}) / after ({home}), CPU ms")
-        for copy in copies:
-            before = args.before_home / copy.relative_to(home)
-            want = [i.to_dict() for i in engine.schematron_issues(sdoc, before, None, doc)]
-            assert [i.to_dict() for i in engine.schematron_issues(sdoc, copy, None, doc)] == want, copy.name
-            got = timed(sdoc, {"before": before, "after": copy}, args.rounds)
-            print(f"  {copy.name:44} {got['before']:7.3f} {got['after']:7.3f}  {got['after'] / got['before']:5.2f}"
-                  f"  findings {len(want)}")
+        print(f"\nbefore ({args.before_home}) / after ({home}), CPU ms, the median of {args.copies} compiled copies"
+              " of each side (one executable alone is 5-10 % faster or slower than a byte-identical one)")
+        with tempfile.TemporaryDirectory(prefix="copy-before-after-") as tmp:
+            for copy in copies:
+                before = args.before_home / copy.relative_to(home)
+                want = [i.to_dict() for i in engine.schematron_issues(sdoc, before, None, doc)]
+                assert [i.to_dict() for i in engine.schematron_issues(sdoc, copy, None, doc)] == want, copy.name
+                sheets = {}
+                for n in range(args.copies):
+                    for side, path in (("before", before), ("after", copy)):
+                        sheets[f"{side} {n}"] = Path(tmp) / f"{side}-{n}-{copy.name}"
+                        shutil.copyfile(path, sheets[f"{side} {n}"])
+                got = timed(sdoc, sheets, args.rounds)
+                b, a = (statistics.median(ms for name, ms in got.items() if name.startswith(side))
+                        for side in ("before", "after"))
+                print(f"  {copy.name:44} {b:7.3f} {a:7.3f}  {a / b:5.2f}  findings {len(want)}")
 
 
 if __name__ == "__main__":
