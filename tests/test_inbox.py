@@ -226,7 +226,7 @@ def test_a_server_restart_midway_is_a_new_session_not_a_crash(server, tmp_path):
     # before: imaplib's `abort` (the socket ended under a command) was no OSError: the inbox died with a
     # traceback, and with --once the messages not yet moved stayed where they were
     xml, _ = documents()
-    items = [message(n, [xml[n % len(xml)], xml[(n + 1) % len(xml)], xml[(n + 2) % len(xml)]]) for n in range(80)]
+    items = [message(n, [xml[n % len(xml)], xml[(n + 1) % len(xml)], xml[(n + 2) % len(xml)]]) for n in range(160)]
     box = server.client()
     for m in items:
         assert box.append("INBOX", None, None, m.as_bytes())[0] == "OK"
@@ -235,7 +235,8 @@ def test_a_server_restart_midway_is_a_new_session_not_a_crash(server, tmp_path):
     proc = subprocess.Popen(inbox_command(server), cwd=REPO, env=inbox_env(tmp_path), stdout=log,
                             stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 900
-    while moved_count(server) < 3:
+    while moved_count(server) < 1:  # the restart as soon as it runs (on a fast host 80 messages were all moved
+        # before a third one was seen moved)
         assert proc.poll() is None, (tmp_path / "inbox.log").read_text()[-3000:]
         assert time.monotonic() < deadline, "the inbox moved too few messages"
         time.sleep(0.3)
