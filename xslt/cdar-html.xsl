@@ -211,6 +211,8 @@
         <title><xsl:value-of select="f:l(if ($many) then 'titleMany' else 'title') || ' ' || string-join(//invoiceTimeline/invoice/number, ', ')"/></title>
         <style>
           @page { @bottom-right { content: "<xsl:value-of select="f:l('page')"/> " counter(page) " <xsl:value-of select="f:l('of')"/> " counter(pages); } }
+          <!-- each invoice from a page of its own: its header (and the footer it sets) never at the foot of the last one's -->
+          header.top ~ header.top { break-before: page; }
         </style>
       </head>
       <body>

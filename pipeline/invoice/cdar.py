@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, WithJsonSchema
@@ -73,17 +74,18 @@ TRANSMISSION, PROCESSING = "305", "23"
 TRANSMISSION_STATUSES = ("200", "201", "202", "203", "213", "221", "501")
 PROCESSING_STATUSES = ("204", "205", "206", "207", "208", "209", "210", "211", "212", "214", "220", "224", "225",
                        "226", "227", "228")
-# BR-FR-CDV-CL-05 (MDT-88): the document status codes of each phase, and the one each status takes (FNFE's examples:
-# 200 10, 202 43, 204 45, 207 46, 211 and 212 47; the others as the reform's catalogue gives them). Absent when not
-# known: the rules accept a message without it.
+# BR-FR-CDV-CL-05 (MDT-88): the document status codes of each phase, and the one each status takes, as XP Z12-012
+# (2026-02) BR-FR-CDV-CL-05 pairs them and FNFE's examples write them (200 10, 202 43, 204 45, 207 46, 211 and 212
+# 47); Vertex's CDAR documentation ("Additional Response Code") lists the same pairs. 47 is both payment statuses. The
+# processing phase's other statuses (214, 220, 224-228) take 5, which the 1.4.0 rule's text gives "pour les autres
+# statuts"; a code of neither phase takes none (the rules accept a message without it).
 DOCUMENT_STATUS_CODES = {TRANSMISSION: ("10", "51", "43", "8", "48"),
                          PROCESSING: ("45", "39", "37", "50", "49", "47", "46", "1", "5")}
-DOCUMENT_STATUS_OF = {"200": "10", "202": "43", "204": "45", "205": "1", "206": "49", "207": "46", "208": "39",
-                      "209": "37", "210": "50", "211": "47", "212": "47"}
-# Their names (fr, en) on the readable page: those of the statuses each stands for, as XP Z12-012 (2026-02)
-# BR-FR-CDV-CL-05 pairs them (it also gives 201 51, 203 48, 213 8, which the generator leaves out: their messages
-# need none); 47 is both payment statuses. 5 (in the 1.4.0 rules, not in that text): our name, not verified.
-_DOCUMENT_STATUS_STEPS = {**DOCUMENT_STATUS_OF, "201": "51", "203": "48", "213": "8"}
+OTHER_PROCESSING = "5"
+_DOCUMENT_STATUS_STEPS = {"200": "10", "201": "51", "202": "43", "203": "48", "213": "8", "204": "45", "205": "1",
+                          "206": "49", "207": "46", "208": "39", "209": "37", "210": "50", "211": "47", "212": "47"}
+DOCUMENT_STATUS_OF = {**_DOCUMENT_STATUS_STEPS,
+                      **{s: OTHER_PROCESSING for s in PROCESSING_STATUSES if s not in _DOCUMENT_STATUS_STEPS}}
 
 
 def _named_by_steps(dsc: str) -> tuple[str, str]:
@@ -92,7 +94,8 @@ def _named_by_steps(dsc: str) -> tuple[str, str]:
 
 
 DOCUMENT_STATUS_NAMES = {dsc: _named_by_steps(dsc) for dsc in dict.fromkeys(_DOCUMENT_STATUS_STEPS.values())}
-DOCUMENT_STATUS_NAMES["5"] = ("Autre statut de traitement", "Other processing status")
+# 5: named after the rule's "pour les autres statuts" (ours)
+DOCUMENT_STATUS_NAMES[OTHER_PROCESSING] = ("Autre statut de traitement", "Other processing status")
 # BR-FR-CDV-CL-02/03/04 (MDT-21, MDT-40, MDT-59): the roles of the parties; in the transmission phase sender and
 # issuer are the platform (WK). Names: XP Z12-012 (2026-02) BR-FR-CDV-CL-02/03/04/08, which extract them from UNCL
 # 3035 (AB is listed twice there, also as "Représentant de l'acheteur pour la vente"; WK goes on "(du
@@ -639,7 +642,7 @@ class StatusInfo(_Model):
 class StatusInvoice(_Model):
     number: Text
     issueDate: DateText | None = None
-    typeCode: InvoiceTypeCode
+    typeCode: InvoiceTypeCode | None = None   # required but for 501, whose file may not be readable (request_errors)
     receiptDateTime: DateTimeText | None = None
     referenceTypeCode: Text | None = None
     sellerSiren: Siren | None = None
@@ -692,7 +695,9 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
     errors: list[ErrorDetail] = []
 
     def need(ok: bool, field: str, message: str, rejected=None, code: str = "REQUIRED") -> None:
-        if not ok:
+        # a field two requirements miss (an id sent without its scheme's value and required by the phase) is
+        # named once: the first requirement says what it is for
+        if not ok and not (code == "REQUIRED" and any(e.field == field and e.code == code for e in errors)):
             errors.append(detail(code, field, message, rejected))
 
     msg, st, inv = req.message, req.status, req.invoice
@@ -715,21 +720,23 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
     need(msg.sender.role is not None, "message.sender.role", "is required (BR-FR-CDV-06, BR-FR-CDV-CL-02)")
     need(msg.issuer is None or msg.issuer.role is not None, "message.issuer.role", "is required (BR-FR-CDV-CL-03)")
     if typed == TRANSMISSION:
-        need(msg.sender.role in (None, "WK"), "message.sender.role", "must be WK (the platform) in the transmission phase "
-             "(MDT-77 305, BR-FR-CDV-CL-02)", msg.sender.role, "INVALID_VALUE")
+        need(msg.sender.role in (None, "WK"), "message.sender.role", "must be WK (the platform) in the transmission "
+             "phase (MDT-77 305, BR-FR-CDV-CL-02)", msg.sender.role, "INVALID_VALUE")
         need(msg.issuer is not None, "message.issuer", "is required: the platform (role WK) in the transmission phase "
              "(BR-FR-CDV-CL-03)")
-        need(msg.issuer is None or msg.issuer.role in (None, "WK"), "message.issuer.role", "must be WK (the platform) in the "
-             "transmission phase (MDT-77 305, BR-FR-CDV-CL-03)", msg.issuer and msg.issuer.role, "INVALID_VALUE")
+        need(msg.issuer is None or msg.issuer.role in (None, "WK"), "message.issuer.role", "must be WK (the "
+             "platform) in the transmission phase (MDT-77 305, BR-FR-CDV-CL-03)", msg.issuer and msg.issuer.role,
+             "INVALID_VALUE")
     elif typed == PROCESSING:
-        need(msg.sender.role in (None, *SENDER_ROLES), "message.sender.role", f"must be one of {', '.join(SENDER_ROLES)} in the "
-             "processing phase (MDT-77 23, BR-FR-CDV-CL-02)", msg.sender.role, "INVALID_VALUE")
+        need(msg.sender.role in (None, *SENDER_ROLES), "message.sender.role", f"must be one of "
+             f"{', '.join(SENDER_ROLES)} in the processing phase (MDT-77 23, BR-FR-CDV-CL-02)", msg.sender.role,
+             "INVALID_VALUE")
         need(msg.issuer is not None, "message.issuer", "is required in the processing phase: the business that "
              "reports the status, with its id (BR-FR-CDV-CL-03, BR-FR-CDV-07)")
         if msg.issuer is not None:
-            need(msg.issuer.role in (None, *ISSUER_ROLES), "message.issuer.role", f"must be one of {', '.join(ISSUER_ROLES)} in "
-                 "the processing phase (MDT-77 23, BR-FR-CDV-CL-03): a platform (WK) only transmits",
-                 msg.issuer.role, "INVALID_VALUE")
+            need(msg.issuer.role in (None, *ISSUER_ROLES), "message.issuer.role", f"must be one of "
+                 f"{', '.join(ISSUER_ROLES)} in the processing phase (MDT-77 23, BR-FR-CDV-CL-03): a platform (WK) "
+                 "only transmits", msg.issuer.role, "INVALID_VALUE")
             need(msg.issuer.id is not None, "message.issuer.id", "is required in the processing phase (MDT-77 23, "
                  "BR-FR-CDV-07)")
     dsc = st.documentStatusCode
@@ -779,6 +786,10 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
              "(Irrecevable)")
         need(inv.sellerSiren is not None, "invoice.sellerSiren", "is required (BR-FR-CDV-13): the seller's SIREN "
              "(BT-30), except for status 501 (Irrecevable)")
+        # no rule asks for MDT-91, but a status names the invoice's type as every FNFE example does; a file refused
+        # as not receivable (empty, unreadable, a virus) may not tell it, as it may not tell its date and seller
+        need(inv.typeCode is not None, "invoice.typeCode", "is required: the invoice's type code (BT-3, BR-FR-04's "
+             "list), except for status 501 (Irrecevable)")
     # the details: reasons, actions, amounts
     details = st.details or []
     reasons = [(i, d.reasonCode) for i, d in enumerate(details) if d.reasonCode]
@@ -798,6 +809,11 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
         for j, c in enumerate(d.characteristics or []):
             where = f"status.details[{i}].characteristics[{j}]"
             need(c.currencyCode is None or c.amount is not None, f"{where}.amount", "is required with currencyCode")
+            # MDT-215 is money the invoice states to the cent (BR-FR-DEC-01): 10500.005 received cannot be matched
+            # with it, and rounding it here would misstate what the sender reported
+            need(c.amount is None or c.amount == c.amount.quantize(_CENT), f"{where}.amount", "has more than 2 "
+                 "decimals: an amount is stated to the cent, as the invoice's amounts are (BR-FR-DEC-01)", c.amount,
+                 "INVALID_VALUE")
             if c.typeCode == RECEIVED and code == PAYMENT_RECEIVED:
                 need(c.amount is not None, f"{where}.amount", "is required: the amount received at this VAT rate "
                      "(BR-FR-CDV-14)")
@@ -836,6 +852,7 @@ def _reason_problem(reason: str, code: str, b2g: bool) -> str | None:
     return f"is not a reason of {of}: one of {', '.join(allowed)} ({rule})"
 
 
+_CENT = Decimal("0.01")
 # Local date-times of different places: the invoice's date is the seller's, a status's time the platform's (Paris,
 # or an overseas department a few hours off), so comparisons across them, and with this server's clock, allow a day.
 _SLACK = timedelta(days=1)
