@@ -88,7 +88,12 @@ def test_fnfe_dated_archive_states_its_day_and_a_folder_named_by_its_tag_its_ver
     for name, data in france_rfe("France_RFE-1.4.0.97/").items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
-    assert main(["rules", "add", str(folder), "--no-optimise", "--valid-from", "2026-10-02"]) == 0
+    # an older release in force after the later one would judge in its place from that day: refused
+    before = snapshot(home)
+    assert main(["rules", "add", str(folder), "--no-optimise", "--valid-from", "2026-10-02"]) == 2
+    assert "older than the installed fr-ctc 1.4.0.98" in capsys.readouterr().err
+    assert snapshot(home) == before
+    assert main(["rules", "add", str(folder), "--no-optimise", "--valid-from", "2026-09-29"]) == 0
     assert "added FNFE release: fr-ctc 1.4.0.97" in capsys.readouterr().out
 
 

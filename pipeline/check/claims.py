@@ -27,7 +27,8 @@ Each endpoint judges the claims of its specification (`route`, `COVERS`); for an
   we lack, an unknown Factur-X / ZUGFeRD profile or version, ZUGFeRD 1.0, a CIUS or extension we do not know, also
   one written onto an XRechnung id of ours that no scenario of its KoSIT configuration names, and an id with a
   space that is no XML whitespace in it: a no-break space is a character of the id, not padding);
-- CLAIM-NOT-COVERED: another endpoint's specification (a Peppol invoice at /xrechnung/validate), named in the reason.
+- CLAIM-NOT-COVERED: another endpoint's specification (a Peppol invoice at /xrechnung/validate), named in the reason;
+  also a KoSIT scenario that judged another identifier than the one the document states (`scenario_not_claimed`).
 A claim built on EN 16931:2017 is then still held to the CEN rules, so that its errors are found (an error makes it
 invalid), and at the Peppol endpoint one built on Peppol BIS Billing 3.0 in UBL (an extension, Peppol's ProfileID
 written as BT-24) to the Peppol rules, which judge the id themselves (PEPPOL-EN16931-R004); a claim of another edition
@@ -78,7 +79,9 @@ ENDPOINT_OF = {EN16931: "en16931", XRECHNUNG: "xrechnung", PEPPOL: "peppol", FR_
 _EDITION = re.compile(r"urn:cen\.eu:en16931:(\d{4})\b")
 _XRECHNUNG = re.compile(r"kosit:(?:standard:)?xrechnung_(\d+(?:\.\d+)?)")
 _SCENARIO_ID = re.compile(r"'(urn:cen\.eu:en16931:[^']*)'")  # an id a KoSIT scenario's match compares with
-_PEPPOL = re.compile(r"urn:fdc:peppol\.eu:2017:poacc:(self)?billing:(\d+(?:\.\d+)?)")
+# (a version, not the start of Peppol's process id, BT-23, `...:billing:01:1.0`, written as BT-24: no Peppol BIS
+# Billing "01")
+_PEPPOL = re.compile(r"urn:fdc:peppol\.eu:2017:poacc:(self)?billing:(\d+(?:\.\d+)?)(?!\d|:\d)")
 _FACTURX_FAMILY = re.compile(r"factur-x\.eu|zugferd\.de", re.IGNORECASE)
 _FACTURX_KNOWN = re.compile(r"factur-x\.eu:1p0|zugferd\.de:2p0")
 # XML's whitespace, which xs:token (CII's ID) collapses and which alone may surround an identifier: any other space
@@ -181,8 +184,9 @@ def of_id(text: str | None, syntax: str | None = None) -> Claim:
 def of_document(doc: ParsedXml) -> Claim:
     """The claim of a document read safely: its BT-24, or ZUGFeRD 1.0 by its root."""
     if doc.root_name == f"{{{ZUGFERD1_NS}}}CrossIndustryDocument":
-        gid = next((el.findtext("{*}ID") for el in doc.tree.getroot().iter("{*}GuidelineSpecifiedDocumentContext"
-                                                                           "Parameter")), None)
+        ids = (el.find("{*}ID") for el in doc.tree.getroot().iter("{*}GuidelineSpecifiedDocumentContextParameter"))
+        # all of its text, as XPath's string() reads it (`.text` stops at a comment in it)
+        gid = next(("".join(el.itertext()) for el in ids if el is not None), None)
         return Claim(written(gid), ZUGFERD1, None, "1.0", known=False, root=True)
     return of_id(specification_id(doc)[0] if doc.syntax else None, doc.syntax)
 
@@ -361,6 +365,27 @@ def not_installed(claim: Claim, core: str | None) -> NotJudged:
                      + (f" (it has {have})" if have else "") + held[0] + ".", claim.text,
                      f"Das Dokument beruft sich auf {claim.said('de')}{said}, deren Regeln dieser Dienst nicht hat"
                      + (f" (er hat {have_de})" if have_de else "") + held[1] + ".")
+
+
+def scenario_not_claimed(claim: Claim, loaded, name: str) -> NotJudged | None:
+    """The KoSIT scenario `name` (of the scenarios `loaded`) that judged the document, where it compares another
+    identifier than the one the document states: KoSIT's CII match compares each text node of BT-24 (`ram:ID/text()
+    = '...'`), so `urn:cen.eu:en16931:2017<!---->#compliant#...xrechnung_3.0`, whose comment splits the text, chose
+    the plain EN 16931 scenario and the CEN rules alone called an XRechnung claim valid (BR-DE never ran)."""
+    scenario = next((sc for sc in loaded if sc.name == name), None)
+    named = _SCENARIO_ID.findall(scenario.match) if scenario is not None else []
+    if claim.text is None or not named or claim.text in named:
+        return None
+    judged = " or ".join(shown(gid) for gid in dict.fromkeys(named))
+    return NotJudged(CLAIM_NOT_COVERED,
+                     f"The document claims {claim.label} ({shown(claim.text)}), but the KoSIT scenario that judged it, "
+                     f"{name!r}, is the one for {judged}: its match compares each piece of the identifier's text (a "
+                     "comment or processing instruction splits it), so the rules its claim calls for did not run.",
+                     claim.text,
+                     f"Das Dokument beruft sich auf {claim.said('de')} ({shown(claim.text)}), aber das KoSIT-Szenario, "
+                     f"das es prüfte, {name!r}, ist das für {judged}: seine Auswahl vergleicht jedes Stück des Texts der "
+                     "Kennung (ein Kommentar oder eine Verarbeitungsanweisung teilt ihn), daher liefen die Regeln, die "
+                     "seine Angabe verlangt, nicht.")
 
 
 def rules_missing(claim: Claim, spec: str, syntax: str | None) -> NotJudged:

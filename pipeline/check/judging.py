@@ -51,6 +51,9 @@ def judge(doc: ParsedXml, endpoint: str, pack: packs.Pack | None, sdoc, claim: C
         return checked.add(engine.pack_checked(doc, core, sdoc)) if core else checked
     if own.scenarios is not None and not found.rules:  # KoSIT's rejection: its scenario selection judged it
         found.rules.append(scenario_selection(own.root, own.scenarios, own.spec, own.version))
+    elif own.scenarios is not None and found.scenario is not None:  # a scenario for another id than the claim's
+        other = claims.scenario_not_claimed(claim, engine.pack_scenarios(own), found.scenario)
+        checked.not_judged += [other] if other else []
     return checked.add(found)
 
 

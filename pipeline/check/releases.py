@@ -168,9 +168,10 @@ def _text(data: bytes) -> str:
 
 
 def _date(text) -> date | None:
-    """A day as a release states it; None for none, or for what is no day (`2026-13-45`, a number in JSON)."""
+    """A day as a release states it, YYYY-MM-DD; None for none, or for what is no such day (`2026-13-45`, a number
+    in JSON, and ISO's other forms that `date.fromisoformat` takes: `2026-W36` read as that week's Monday)."""
     try:
-        return date.fromisoformat(text) if isinstance(text, str) and text else None
+        return date.fromisoformat(text) if isinstance(text, str) and re.fullmatch(_DATE, text) else None
     except ValueError:
         return None
 
@@ -621,6 +622,44 @@ def _entry_points(entry: dict) -> tuple:
                                                                            sort_keys=True))
 
 
+_CONFIGURATION_DAY = re.compile(r"KoSIT validator configuration " + _DATE)
+_SCHEMATRON = re.compile(r"XRechnung Schematron (\d+(?:\.\d+)+)")
+
+
+def _age(spec: str, version: str, release: str | None) -> tuple:
+    """How recent a release of `spec` is, comparable within the packs a document may be judged by. An XRechnung
+    pack's version is `<xrechnung>[-<day>][-schematron-<version>]` (the registry's: `3.0.2`), so its age is read
+    from what it carries: the XRechnung version, its configuration's day and its Schematron's version."""
+    if spec != "xrechnung":
+        return (packs.version_key(version),)
+    day, schematron = _CONFIGURATION_DAY.search(release or ""), _SCHEMATRON.search(release or "")
+    return (packs.version_key(version.split("-")[0]), day.group(1) if day else "",
+            packs.version_key(schematron.group(1)) if schematron else ())
+
+
+def _not_older(release: Release, when: date) -> None:
+    """Refuse a release older than an installed pack it would stand in for from `when` on: selection by issue date
+    takes the pack in force latest, so an older release (CEN 1.3.14 beside 1.3.16, a KoSIT configuration of 3.0.1)
+    given a later day judged the documents issued from then on in place of the newer rules, unsaid. Packs that
+    judge other documents do not count: other syntaxes, or another XRechnung version (chosen by the claim)."""
+    entry = release.entry
+    mine = _age(entry["spec"], entry["version"], entry.get("release"))
+    for pack in packs.list_installed():
+        if (pack.spec != entry["spec"] or pack.status != packs.ACTIVE or pack.version == entry["version"]
+                or not set(pack.syntaxes) & set(entry["syntaxes"])):
+            continue
+        if pack.spec == "xrechnung" and pack.version.split(".")[:2] != entry["version"].split(".")[:2]:
+            continue
+        if _age(pack.spec, pack.version, pack.release) > mine and (pack.valid_from or date.min) <= when:
+            since = pack.valid_from.isoformat() if pack.valid_from else None
+            earlier = f"give the day it was in force, before {since}, with --valid-from, or " if since else ""
+            raise RulesError(f"{release.key} ({entry['release']}) is older than the installed {pack.spec} "
+                             f"{pack.version}{f' ({pack.release})' if pack.release else ''}, in force from "
+                             f"{since or 'always'}: in force from {when.isoformat()} it would judge the documents "
+                             f"issued from that day in place of the later rules: {earlier}pipeline rules remove "
+                             f"{pack.spec} {pack.version} first to go back to it: refused")
+
+
 def _stage_and_commit(release: Release, staging: Path, home: Path, path: str, valid_from: date | None,
                       corpus: Path | None, optimise_copies: bool) -> packs.Pack:
     """The release written out in `staging`, checked, and put in place (under the home's lock: `packs.changing`)."""
@@ -659,6 +698,8 @@ def _stage_and_commit(release: Release, staging: Path, home: Path, path: str, va
     if release.again and day != entry["validFrom"]:  # the same files again would have left the installed day
         raise RulesError(f"{release.key} is installed, in force from {day}; to change its day, {remove} and add it "
                          f"again with --valid-from")
+    if not release.again:
+        _not_older(release, date.fromisoformat(entry["validFrom"]))
     record = {packs.ADDED: {"entry": entry, "kind": release.kind, "release": entry["release"], "from": path,
                             "validFrom": entry["validFrom"], "validFromGiven": valid_from is not None,
                             "taken": release.taken, "corpus": str(corpus) if corpus else None,

@@ -414,8 +414,16 @@ def specification_id(doc: ParsedXml):
     """(BT-24 as written, XML whitespace around and within collapsed; its element) or (None, None): the one reader
     of BT-24, for the rules (a pack's scenario or variant) and for reading alike."""
     element = doc.tree.getroot().find(_SPEC_ID[doc.syntax]) if doc.syntax in _SPEC_ID else None
-    text = normalize_space(element.text) if element is not None else ""
+    text = normalize_space(string_value(element)) if element is not None else ""
     return (text or None), element
+
+
+def string_value(element) -> str:
+    """An element's text as XPath's string() reads it, what the official rules and KoSIT's scenarios compare: all of
+    its text, around any comment or processing instruction in it. lxml's `.text` stops at the first of them, so
+    `urn:cen.eu:en16931:2017<!---->#compliant#...xrechnung_2.3` was read as the norm's own id and called valid on
+    rules it does not claim."""
+    return "".join(element.itertext())
 
 
 def specification_ids(doc: ParsedXml) -> list[str | None]:
@@ -424,7 +432,7 @@ def specification_ids(doc: ParsedXml) -> list[str | None]:
     and a UBL document may write a second CustomizationID, which its XSD refuses (`claims.repeated`)."""
     if doc.syntax not in _SPEC_ID:
         return []
-    return [normalize_space(el.text) or None for el in doc.tree.getroot().iterfind(_SPEC_ID[doc.syntax])]
+    return [normalize_space(string_value(el)) or None for el in doc.tree.getroot().iterfind(_SPEC_ID[doc.syntax])]
 
 
 _XML_SPACES = re.compile(r"[ \t\r\n]+")

@@ -63,11 +63,14 @@ def register(sub) -> None:
 
 
 def _day(text: str) -> date:
-    """--valid-from: a calendar day (argparse said "invalid fromisoformat value")."""
+    """--valid-from: a calendar day as YYYY-MM-DD (argparse said "invalid fromisoformat value"), no other of ISO's
+    forms that `date.fromisoformat` takes: `2026-W36` was read as that week's Monday, `20260831` silently."""
     try:
-        return date.fromisoformat(text)
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            return date.fromisoformat(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a day of the calendar as YYYY-MM-DD") from None
+        pass
+    raise argparse.ArgumentTypeError(f"{text!r} is not a day of the calendar as YYYY-MM-DD")
 
 
 def _install(args) -> int:
