@@ -246,6 +246,64 @@ def test_an_http_1_0_request_without_host_reaches_a_node_through_nginx(front):
     assert head.startswith(b"HTTP/1.1 200 "), head  # absolute-form: nginx takes its authority, as a node does
 
 
+def _read_answers(sock: socket.socket, most: int) -> tuple[list[tuple[int, dict, bytes]], bool]:
+    """Up to `most` answers read in order from one connection (status, headers lower-cased, body), and whether the
+    connection closed before `most`."""
+    f, answers = sock.makefile("rb"), []
+    while len(answers) < most:
+        line = f.readline()
+        if not line:
+            return answers, True
+        headers = {}
+        while (field := f.readline()) not in (b"\r\n", b""):
+            name, _, value = field.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        answers.append((int(line.split()[1]), headers, f.read(int(headers.get("content-length", 0)))))
+    return answers, False
+
+
+def test_pipelined_requests_behind_a_refused_body_are_answered_through_nginx(front):
+    """A client pipelines requests on one connection, one of them with a body nginx refuses by its Content-Length
+    (22,000,000 bytes or more), others the node refuses (its 413 past EINVOICE_MAX_UPLOAD_BYTES, its 404): each gets
+    its own answer, in order, and the connection stays. nginx's own 413 (client_max_body_size) turned keep-alive off,
+    so the client got the 413 and then the connection closed: every request pipelined behind it unanswered. A chunked
+    body has no length to judge: past the limit it still gets nginx's 413 and the close (README)."""
+    _, token = front.nodes[0].key(credits=0)
+
+    def post(path: str, size: int, rid: str) -> bytes:
+        return (f"POST {path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: {rid}\r\nAuthorization: Bearer {token}\r\n"
+                f"Content-Type: application/xml\r\nContent-Length: {size}\r\n\r\n").encode() + b"x" * size
+
+    health = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    burst = (health + post(VALIDATE, 23_000_000, "pipe-nginx-413") + health
+             + post(VALIDATE, 21_500_000, "pipe-node-413") + post("/nothing-here", 1000, "pipe-node-404") + health)
+    with socket.create_connection(("127.0.0.1", front.port), timeout=60) as s:
+        s.sendall(burst)
+        answers, _ = _read_answers(s, 6)
+        s.sendall(health)  # and the connection serves on
+        answers += _read_answers(s, 1)[0]
+    assert [a[0] for a in answers] == [200, 413, 200, 413, 404, 200, 200], [a[:2] for a in answers]
+    by_nginx, by_node = json.loads(answers[1][2]), json.loads(answers[3][2])
+    assert (by_nginx["errorCode"], by_nginx["requestId"]) == ("PAYLOAD_TOO_LARGE", "pipe-nginx-413"), by_nginx
+    assert "21,999,999 bytes" in by_nginx["message"] and answers[1][1]["connection"] == "keep-alive"
+    assert (by_node["errorCode"], by_node["requestId"]) == ("PAYLOAD_TOO_LARGE", "pipe-node-413"), by_node
+    assert "20971520 bytes" in by_node["message"]  # EINVOICE_MAX_UPLOAD_BYTES, named by the node
+    assert json.loads(answers[4][2])["errorCode"] == "NOT_FOUND"
+    logged = {x.get("requestId") for n in front.nodes for x in access_lines(n.log_path)}
+    assert "pipe-nginx-413" not in logged  # refused by nginx alone, its body never sent on
+
+    body = b"x" * 22_100_000
+    chunked = (b"POST " + VALIDATE.encode() + b" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+               + b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", front.port), timeout=60) as s:
+        try:
+            s.sendall(chunked + health)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # nginx stopped reading at its limit
+        answers, closed = _read_answers(s, 2)
+    assert [a[0] for a in answers] == [413] and closed, [a[:2] for a in answers]
+
+
 def test_a_job_upload_larger_than_the_upload_limit_passes_nginx(front):
     """POST /v1/jobs takes up to EINVOICE_MAX_JOB_BYTES through nginx (its own location), the other endpoints keep
     21 MB: a 45 MB job is accepted (202) by a node, which spooled it to its jobs directory."""

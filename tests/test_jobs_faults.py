@@ -23,8 +23,8 @@ from test_platform_helpers import REPO, Server, serve_with_key, worker_pids
 SHARED = REPO.parent / "shared"
 LEASE = 30.0  # EINVOICE_JOB_LEASE's default
 # Documents a job needs to be still running when it is killed: a quiet machine validates a few hundred a second
-# (300 were done before the first look), a loaded one a few dozen; what is left after the kill must still end
-# within two leases of it.
+# (300 were done before the first look), a loaded one a few dozen (at load 6-10, 1,935 left took 40 s after the
+# takeover: the takeover is what is bounded, within a lease of the kill, not the rest of the work).
 RUNS_A_WHILE = 2000
 
 
@@ -42,8 +42,9 @@ def _holder(store: SqliteStore, job_id: str) -> int | None:
 
 def test_an_embedded_job_resumes_when_its_holder_is_killed_without_any_request(tmp_path):
     """SIGKILL to the worker process whose thread holds the job's lease, midway; nothing asks for the job after:
-    another worker process (or the one gunicorn starts in its place) takes it over when the lease runs out, and it
-    ends within two leases of the kill, every document once."""
+    another worker process (or the one gunicorn starts in its place) takes it over when the lease runs out (within
+    a lease and a few seconds of the kill: its last renewal came before it) and goes on with it to the end, every
+    document once."""
     server, _, token = serve_with_key(tmp_path, "resume", 1000, workers=2, warm=False)
     store = _store(tmp_path)
     try:
@@ -57,12 +58,15 @@ def test_an_embedded_job_resumes_when_its_holder_is_killed_without_any_request(t
         assert victim in worker_pids(server)
         os.kill(victim, signal.SIGKILL)
         killed_at, done_then = time.monotonic(), store.get_job(job_id).done
-        job = until(lambda: (j := store.get_job(job_id)) and not j.active and j, 2 * LEASE + 30)
+        taken = until(lambda: _holder(store, job_id) not in (None, victim) or not store.get_job(job_id).active,
+                      LEASE + 15)
+        taken_after = time.monotonic() - killed_at
+        assert taken, (store.get_job(job_id), _holder(store, job_id))  # taken over, or ended by another process
+        job = until(lambda: (j := store.get_job(job_id)) and not j.active and j, 300)
         took = time.monotonic() - killed_at
-        print(f"embedded job: killed at {done_then}/{n}, done {took:.1f} s after the kill (lease {LEASE:g} s)")
-        assert job and job.state == "done", store.get_job(job_id)
-        assert took <= 2 * LEASE, took
-        assert _holder(store, job_id) != victim
+        print(f"embedded job: killed at {done_then}/{n}, taken over {taken_after:.1f} s and done {took:.1f} s after "
+              f"the kill (lease {LEASE:g} s)")
+        assert job and job.state == "done" and job.done == n, store.get_job(job_id)
         assert_exactly_once(get(server.url, token, f"/v1/jobs/{job_id}").json(), results(server.url, token, job_id), n)
     finally:
         server.stop()

@@ -81,7 +81,7 @@ EARLY = [  # method, path, body bytes, status, errorCode: refusals the node's wo
     ("POST", "/nope", 5_000_000, 404, "NOT_FOUND"),
     ("PUT", "/healthz", 5_000_000, 405, "METHOD_NOT_ALLOWED"),
     ("DELETE", VALIDATE, 3_000_000, 405, "METHOD_NOT_ALLOWED"),
-    # above the node's upload limit (20 MB and 64 KiB of framing), below nginx's client_max_body_size (21m)
+    # above the node's upload limit (20 MB and 64 KiB of framing), below nginx's client_max_body_size (21,999,999 bytes)
     ("POST", VALIDATE, 21_500_000, 413, "PAYLOAD_TOO_LARGE"),
 ]
 
