@@ -1,6 +1,6 @@
 """Where a typical invoice's rules go, pattern by pattern, in the optimised copies (issue 40, h5 2026-12-07).
 
-    python3 bench/profile_copy_patterns.py [--syntax CII] [--rounds 400] [--before-home DIR [--copies 4]]
+    python3 bench/profile_copy_patterns.py [--syntax CII] [--rounds 400] [--before-home DIR [--copies 4]] [--parts]
 
 The scenario's copies (XRechnung pack) on the typical invoice of bench_jvm.py, each timed alone in saxonche, CPU
 (time.process_time), medians of interleaved rounds in one process:
@@ -12,6 +12,10 @@ The scenario's copies (XRechnung pack) on the typical invoice of bench_jvm.py, e
             the same findings asserted first; each side compiled --copies times from byte-identical files and
             the median of their medians taken: one compiled executable alone runs 5-10 % faster or slower than
             another of the same file in the same process (h8, 2026-12-07), as much as most rewrites give
+  parts     with --parts (instead of the patterns): the CEN copy with one kind of work taken out, each variant
+            compiled --copies times: the absence guards with their asserts, the rules' other absence asserts
+            `not(not(path))`, and the tests of the business rules on the document element that name a VAT
+            category (h6, 2026-12-07)
 Variants are written to a temporary folder and compiled with the engine's wrapper (engine.schematron_issues).
 """
 from __future__ import annotations
@@ -32,7 +36,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from bench_jvm import TYPICAL  # noqa: E402
-from pipeline.check import engine, packs, scenarios, xmlinput  # noqa: E402
+from pipeline.check import dispatch, engine, packs, scenarios, xmlinput  # noqa: E402
 from pipeline.settings import get_settings  # noqa: E402
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
@@ -108,12 +112,51 @@ SUFFIX_FORMS = {
 }
 
 
+def dispatch_once(template) -> bool:
+    return dispatch.once_per_document(template.get("match") or "")
+
+
+def without(kind: str):
+    """The copy with one kind of work removed (--parts); the findings change where that work finds something."""
+    def guard(el) -> bool:
+        test = el.get("test", "")
+        return test.startswith("exists(") or (test.startswith("$") and " and exists(" in test)
+
+    def change(root):
+        for template in root.iterfind(f"{{{XSL}}}template"):
+            for el in list(template.iter(f"{{{XSL}}}if", f"{{{XSL}}}variable")):
+                test = el.get("test") or ""
+                gone = {"absence guards": guard(el) or el.get("name", "").endswith("-any"),
+                        "other absence asserts": test.startswith("not(not(") and not guard(el.getparent()),
+                        "VAT-category tests of root rules": dispatch_once(template) and not guard(el)
+                        and not test.startswith("not(not(") and ("Category" in test or "optimised-path-" in test)}[kind]
+                if gone and el.getparent() is not None:
+                    el.getparent().remove(el)
+    return change
+
+
+def parts(sdoc, copy: Path, rounds: int, copies: int) -> None:
+    kinds = ("absence guards", "other absence asserts", "VAT-category tests of root rules")
+    with tempfile.TemporaryDirectory(prefix="copy-parts-") as tmp:
+        sheets = {}
+        for name, change in [("as installed", lambda root: None)] + [(k, without(k)) for k in kinds]:
+            made = variant(copy, Path(tmp), name.replace(" ", "-"), change)
+            for n in range(copies):
+                sheets[f"{name}#{n}"] = Path(tmp) / f"{n}-{made.name}"
+                shutil.copyfile(made, sheets[f"{name}#{n}"])
+        got = timed(sdoc, sheets, rounds)
+    print(f"\n{copy.name} without each kind of work, CPU ms (median of {copies} compiled copies)")
+    for name in ["as installed", *kinds]:
+        print(f"  {name:40} {statistics.median(v for k, v in got.items() if k.rsplit('#', 1)[0] == name):7.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--syntax", default="CII")
     ap.add_argument("--rounds", type=int, default=400)
     ap.add_argument("--before-home", type=Path)
     ap.add_argument("--copies", type=int, default=4, help="compiled copies of each side with --before-home")
+    ap.add_argument("--parts", action="store_true", help="the CEN copy without each kind of work (see above)")
     args = ap.parse_args()
     data = TYPICAL[args.syntax].read_bytes()
     doc = xmlinput.load(data)
@@ -121,6 +164,9 @@ def main() -> None:
     pack = packs.latest_active("xrechnung")
     chosen = scenarios.select_scenario(scenarios.load_scenarios(pack.scenarios), sdoc)
     copies = [pack.runnable(s) for s in chosen.stylesheets]
+    if args.parts:
+        parts(sdoc, copies[0], args.rounds, args.copies)
+        return
     with tempfile.TemporaryDirectory(prefix="copy-patterns-") as tmp:
         folder = Path(tmp)
         for n, copy in enumerate(copies):

@@ -480,21 +480,53 @@ def test_absence_asserts_share_their_steps_and_run_only_when_a_path_exists(form)
     root = _stylesheet(f'<xsl:template match="/"><out><xsl:apply-templates select="*" mode="M1"/></out>'
                        f'</xsl:template><xsl:template match="/ram:I" mode="M1">{body}</xsl:template>')
     original = etree.tostring(root)
-    assert absence.absence_asserts(root, shared_by=2) == (5, 2)  # runs: tests 0-3 and 5-7, split by the count()
+    assert absence.absence_asserts(root, shared_by=2) == (5, 2, 1)  # runs: tests 0-3 and 5-7, split by the count()
     copy = etree.tostring(root)
     rule = root.findall("{http://www.w3.org/1999/XSL/Transform}template")[1]
     assert [(v.get("select")) for v in rule.findall("{http://www.w3.org/1999/XSL/Transform}variable")] == [
+        "exists(ram:F | (ram:L|ram:M)/(ram:X | ram:Z) | ram:A/(ram:E | ram:B/(ram:C | ram:D)) | ram:L/ram:Y)",
         "ram:A", "(ram:L|ram:M)", "$schxslt-optimised-step-1-1/ram:B"]
     assert [g.get("test") for g in rule.findall("{http://www.w3.org/1999/XSL/Transform}if")
-            if g.get("test").startswith("exists")] == [
+            if g.get("test").startswith("$")] == [
+        "$schxslt-optimised-step-1-any and "
         "exists($schxslt-optimised-step-1-3/(ram:C | ram:D) | $schxslt-optimised-step-1-1/ram:E | ram:F)",
-        "exists($schxslt-optimised-step-1-2/(ram:X | ram:Z) | ram:L/ram:Y)"]
+        "$schxslt-optimised-step-1-any and exists($schxslt-optimised-step-1-2/(ram:X | ram:Z) | ram:L/ram:Y)"]
     documents = ["<I/>", "<I><A><B><D/></B></A></I>", "<I><A><B><C/><D/></B><E/></A><A/><F/></I>",
-                 "<I><M><Z/></M><L><Y/><X/></L></I>", "<I><A><A><B><C/></B></A></A></I>"]
+                 "<I><M><Z/></M><L><Y/><X/></L></I>", "<I><A><A><B><C/></B></A></A></I>", "<I><L><Y/></L></I>",
+                 "<I><F/></I>", "<I><A><B/></A><L/><M><X/></M></I>"]
     for doc in documents:
         xml = doc.replace("<I", '<I xmlns="urn:r"', 1)
         assert saxon_run(copy, xml) == saxon_run(original, xml), doc
     assert saxon_run(copy, documents[0].replace("<I", '<I xmlns="urn:r"', 1)) == '<out xmlns:ram="urn:r"/>'
+
+
+@pytest.mark.parametrize("form", [_ISO_ASSERT, _SCHXSLT_ASSERT])
+def test_a_rule_with_several_guards_asks_once_whether_any_of_their_paths_exists(form):
+    """`absence._all_paths_first`: a template with two or more guards binds one `exists()` of all their paths,
+    written as a tree of steps (a path that continues another is left out), and each guard asks it first; a
+    template with one guard keeps it alone. The findings and their order are the original's, whichever paths exist."""
+    tests = ["not(ram:A/ram:B)", "not(ram:A/ram:B/ram:C)", "count(ram:A) le 1", "not(ram:A/ram:D/ram:E)",
+             "not((ram:G|ram:H)/ram:B)", "string(ram:K)", "not(ram:A/ram:D)", "not(ram:G/ram:B/ram:C)"]
+    one = "".join(form.format(test=t, id=f"one{i}") for i, t in enumerate(tests[:2]))
+    body = "".join(form.format(test=t, id=i) for i, t in enumerate(tests))
+    root = _stylesheet(f'<xsl:template match="/"><out><xsl:apply-templates select="*" mode="M1"/>'
+                       f'<xsl:apply-templates select="*" mode="M2"/></out></xsl:template>'
+                       f'<xsl:template match="/ram:I" mode="M1">{body}</xsl:template>'
+                       f'<xsl:template match="/ram:I" mode="M2">{one}</xsl:template>')
+    original = etree.tostring(root)
+    assert absence.absence_asserts(root) == (4, 4, 1)  # M1: three runs (split by the count and the string), M2: one
+    rules = root.findall("{http://www.w3.org/1999/XSL/Transform}template")
+    assert [v.get("select") for v in rules[1].findall("{http://www.w3.org/1999/XSL/Transform}variable")] == [
+        "exists((ram:G|ram:H)/ram:B | ram:A/(ram:B | ram:D) | ram:G/ram:B/ram:C)", "ram:A"]
+    assert not rules[2].findall("{http://www.w3.org/1999/XSL/Transform}variable")
+    assert absence.step_tree([("a", "b", "c"), ("a", "b"), ("x",), ("a", "b")]) == "x | a/b"
+    copy = etree.tostring(root)
+    documents = ["<I/>", "<I><A><B/></A></I>", "<I><A><B><C/></B><D><E/></D></A><G><B><C/></B></G></I>",
+                 "<I><A><D><E/></D></A></I>", "<I><H><B/></H><K>k</K></I>", "<I><A/><A><D/></A><G/></I>",
+                 "<I><B><C/></B><D/><E/></I>"]
+    for doc in documents:
+        xml = doc.replace("<I", '<I xmlns="urn:r"', 1)
+        assert saxon_run(copy, xml) == saxon_run(original, xml), doc
 
 
 def saxon_run(stylesheet: bytes, xml: str) -> str:

@@ -4,7 +4,7 @@ The syntax-restriction rules are hundreds of asserts on one rule context that a 
 `not(cac:OrderReference/cbc:UUID)`: the CEN UBL root rule has 727 asserts, ~620 of them of this form, ~150 starting
 with `(cac:InvoiceLine|cac:CreditNoteLine)`. Each walks its path from the rule's node again (on a 1,000-line
 invoice each of those 150 scans the root's thousand children and then every line's), and each is an instruction of
-its own even where, as in nearly every invoice, none of the paths exists. Two rewrites, both exact:
+its own even where, as in nearly every invoice, none of the paths exists. Three rewrites, all exact:
 
 - **Shared path steps.** A path prefix that four or more such asserts of one template share is a template variable,
   evaluated once, and each assert continues from the longest one: `not(cac:OrderReference/cbc:UUID)` becomes
@@ -15,6 +15,14 @@ its own even where, as in nearly every invoice, none of the paths exists. Two re
   any of their paths exists, `exists($v/(cbc:UUID | cbc:IssueDate) | (cbc:CopyIndicator))`: each assert of the run
   writes nothing when its path is absent, so when none exists the run writes nothing, and otherwise every assert
   runs as before, in its order. `E/(A|B)` selects what `E/A | E/B` does.
+
+- **All of a rule's paths at once.** A template with two or more guards tests, once, whether any path of any of
+  its guards exists: one variable holds `exists()` of their union written as a tree of their steps,
+  `exists(cac:A/(cbc:B | cac:C/(cbc:D | cbc:E)) | cbc:F)` (a path whose prefix is itself one of the paths is left
+  out: it exists only where the prefix does), and each guard asks it first, `$any and exists(...)`. Each guard's
+  union is part of the whole one, so the guard's value is unchanged; neither side can raise an error (child steps
+  by name). Where none exists (nearly every invoice) the CEN UBL syntax rule evaluates that one expression instead
+  of its 63 step variables and 22 unions: the copy 5-7 % faster on a typical invoice (bench/README.md, h6).
 
 - **Attributes absent from the whole document.** The CEN UBL rules test 21 attribute names one by one anywhere in
   the document, `not(//@schemeName)` (global variables since `optimise._hoist`): 21 walks through every attribute
@@ -61,9 +69,10 @@ class _Assert:
     steps: tuple[str, ...]
 
 
-def absence_asserts(root, shared_by: int = SHARED_BY) -> tuple[int, int]:
-    """Rewrite every rule template of the stylesheet: (asserts continuing from a shared prefix, guards written)."""
-    shared = guards = 0
+def absence_asserts(root, shared_by: int = SHARED_BY) -> tuple[int, int, int]:
+    """Rewrite every rule template of the stylesheet: (asserts continuing from a shared prefix, guards written,
+    templates whose guards first ask one test of all their paths)."""
+    shared = guards = at_once = 0
     for number, template in enumerate(root.findall(f"{_T}template[@match]")):
         asserts = [a for el in template.iter(f"{_T}if", f"{_T}when") if (a := _absence(el, template))]
         if not asserts:
@@ -72,8 +81,12 @@ def absence_asserts(root, shared_by: int = SHARED_BY) -> tuple[int, int]:
         for a in asserts:
             a.test.set("test", a.form.format(_continued(a.steps, names)))
         shared += sum(1 for a in asserts if _base(a.steps, names)[0])
-        guards += _guard_runs(asserts, names)
-    return shared, guards
+        guarded = _guard_runs(asserts, names)
+        guards += len(guarded)
+        if len(guarded) >= 2:
+            _all_paths_first(template, guarded, f"{VARIABLE}{number}-any")
+            at_once += 1
+    return shared, guards, at_once
 
 
 def _absence(test, template) -> _Assert | None:
@@ -149,8 +162,9 @@ def _runs(asserts: list[_Assert]) -> list[list[_Assert]]:
     return [run for run in runs if len(run) >= 2]
 
 
-def _guard_runs(asserts: list[_Assert], names) -> int:
-    made = 0
+def _guard_runs(asserts: list[_Assert], names) -> list[tuple[object, list[_Assert]]]:
+    """Each run under a guard of its own: [(guard, run)]."""
+    made = []
     for run in _runs(asserts):
         first = run[0].element
         parent = first.getparent()
@@ -159,8 +173,35 @@ def _guard_runs(asserts: list[_Assert], names) -> int:
         parent.insert(parent.index(first), guard)
         for a in run:
             guard.append(a.element)
-        made += 1
+        made.append((guard, run))
     return made
+
+
+def _all_paths_first(template, guarded: list[tuple[object, list[_Assert]]], name: str) -> None:
+    """One variable: does any path of the template's guards exist? Each guard asks it before its own union."""
+    paths = [a.steps for _, run in guarded for a in run]
+    declare_at_top(template, [(name, f"exists({step_tree(paths)})")])
+    for guard, _ in guarded:
+        guard.set("test", f"${name} and {guard.get('test')}")
+
+
+def step_tree(paths: list[tuple[str, ...]]) -> str:
+    """The union of the paths with shared leading steps written once: `a/(b | c/(d | e)) | f`. A path that continues
+    one of the others is left out (where it exists, so does the shorter one)."""
+    tree: dict = {}
+    for steps in sorted(set(paths), key=lambda p: (len(p), p)):  # the same copy on every install
+        node = tree
+        for step in steps[:-1]:
+            node = node.setdefault(step, {})
+            if node is None:
+                break
+        else:
+            node[steps[-1]] = None  # the end of a path: what continues it is not needed
+
+    def written(node: dict, top: bool = False) -> str:
+        union = " | ".join(step if rest is None else f"{step}/{written(rest)}" for step, rest in node.items())
+        return union if top or len(node) == 1 else f"({union})"  # `/` binds tighter than `|`
+    return written(tree, top=True)
 
 
 def _union(run: list[_Assert], names) -> str:

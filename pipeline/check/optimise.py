@@ -52,7 +52,7 @@ TRANSFORM = ("svrl-findings-only+hoisted-tests+documents-as-parameters+element-w
              "+local-name-suffix+cheap-conjuncts-first+per-pattern-dispatch+report-unassembled"
              "+shared-path-steps+absence-guards+attribute-names-once+hoisted-paths+absolute-groups"
              "+root-tests-in-place+suffix-contains-first+findings-written-directly+pattern-elements-dropped"
-             "+positions-of-wide-parents/15")
+             "+positions-of-wide-parents+absent-paths-at-once/16")
 SUFFIX = ".optimised"
 
 XSL = "http://www.w3.org/1999/XSL/Transform"
@@ -110,7 +110,8 @@ def optimise_stated(data: bytes) -> tuple[bytes, dict[str, int]] | None:
         rewrites["absolute-groups"] = dispatch.absolute_groups(root)
         if compilation is dispatch.schxslt and rewrites["per-pattern-dispatch"]:
             rewrites["report-unassembled"] = dispatch.unassembled_report(root)
-        rewrites["shared-path-steps"], rewrites["absence-guards"] = absence.absence_asserts(root)
+        (rewrites["shared-path-steps"], rewrites["absence-guards"],
+         rewrites["absent-paths-at-once"]) = absence.absence_asserts(root)
         rewrites["attribute-names-once"] = absence.absent_attributes(root)
         if rewrites.get("report-unassembled"):
             rewrites["findings-written-directly"] = _written_directly(root)
