@@ -173,20 +173,38 @@ def _print_findings(report, language: str) -> None:
 EXIT = {"valid": 0, "invalid": 1, "indeterminate": 3}  # 2: could not be validated
 
 
-def _write_html(folder: Path, name: str, data: bytes, report, language: str) -> None:
+def _write_html(folder: Path, name: str, data: bytes, report, language: str, file: str | None = None) -> None:
+    """The report for people of document `name`, as `file` in `folder` (its name made one file name, `safe_name`)."""
     from pipeline.flows.validation_report import readable_report  # lazy: WeasyPrint / Saxon only when asked
 
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / (safe_name(name) + ".html")).write_bytes(readable_report(data, report, Path(name).name, language))
+    (folder / (file or safe_name(name) + ".html")).write_bytes(readable_report(data, report, Path(name).name,
+                                                                               language))
+
+
+def _html_files(names: list[str | None]) -> list[str | None]:
+    """Each document's report file name in --html-dir (None for an entry without a document): its name made one
+    (`safe_name`), with its place among the results in front where an earlier document took that one, as a job's
+    results ZIP names it (two attachments of one message named alike, "Rechnung.pdf" twice: the second report was
+    written over the first)."""
+    taken: set[str] = set()
+    out: list[str | None] = []
+    for n, name in enumerate(names, start=1):
+        file = None if name is None else safe_name(name) + ".html"
+        while file is not None and file.lower() in taken:  # (lower case: Windows and macOS tell no case apart)
+            file = f"{n}-{file}"
+        taken.add((file or "").lower())
+        out.append(file)
+    return out
 
 
 def validate_one(job: tuple) -> dict:
     """One document in a worker process: its results[] entry, plus `spec` (the rules applied).
-    job = (name, path or None, bytes or None, spec, version, strict, html_dir or None, language, origin) where
-    `origin` is the entry's {"email"?, "signature"?} (validate_batch.origin)."""
+    job = (name, path or None, bytes or None, spec, version, strict, html_dir or None, language, origin, html file
+    name or None) where `origin` is the entry's {"email"?, "signature"?} (validate_batch.origin)."""
     from pipeline.flows.validate_batch import document_outcome  # lazy: Saxon is loaded in the worker, not the parent
 
-    name, path, data, spec, version, strict, html_dir, language, origin = job
+    name, path, data, spec, version, strict, html_dir, language, origin, html_file = job
     head = {"name": name, **origin}
     if data is None:
         try:
@@ -196,7 +214,7 @@ def validate_one(job: tuple) -> dict:
     spec = route(data, spec)
     outcome, report = document_outcome(data, spec, version, None, strict)
     if html_dir is not None and report is not None:
-        _write_html(html_dir, name, data, report, language)
+        _write_html(html_dir, name, data, report, language, html_file)
     return {**head, **outcome, "spec": spec}
 
 
@@ -284,7 +302,8 @@ def _jobs_of(args) -> list[tuple | dict]:
             jobs.append(("(stdin)", None, sys.stdin.buffer.read()) + common + ({},))
         else:
             jobs.append((doc.name, doc.path, doc.data) + common + (origin(doc.email, doc.signature),))
-    return jobs
+    files = _html_files([job[0] if isinstance(job, tuple) else None for job in jobs])
+    return [job + (file,) if isinstance(job, tuple) else job for job, file in zip(jobs, files)]
 
 
 def _run_many(args) -> int:
@@ -336,7 +355,7 @@ STOPPED = {"en": "interrupted: {done} of {of} documents done, {left} not validat
 def _not_validated(job: tuple) -> dict:
     """The results[] entry of a document Ctrl-C left unvalidated: an error, so that the exit code is 2 and a
     --json reader sees every document named."""
-    return {"name": job[0], **job[-1],
+    return {"name": job[0], **job[8],  # (its origin: validate_one's tuple)
             "error": {"code": INTERRUPTED, "message": "Not validated: the run was interrupted (Ctrl-C).",
                       "messageDe": "Nicht geprüft: der Lauf wurde abgebrochen (Strg+C)."}}
 

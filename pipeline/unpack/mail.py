@@ -31,9 +31,11 @@ and the attachment's file name.
         (.partial.emlx)                      else named in the message's NO_INVOICE notice
     a message without any of these        -> one NO_INVOICE entry (a notice: nothing failed, nothing is charged)
 
-Hostile mail is bounded as hostile ZIPs are: a message larger than `Limits.max_message` (MESSAGE_TOO_LARGE), more
-than MAX_PARTS parts (MAIL_TOO_MANY_PARTS: the parser stops at the first part too many), a header we read longer
-than MAX_HEADER (MAIL_HEADER_TOO_LONG: the modern header parser is slow on long ones), messages and multiparts
+Hostile mail is bounded as hostile ZIPs are: a message larger than `Limits.max_message` (MESSAGE_TOO_LARGE) or of
+more lines than it over LINE_COST (MESSAGE_TOO_LARGE too), more than MAX_PARTS parts (MAIL_TOO_MANY_PARTS: the
+parser stops at the first part too many) or MAX_FIELDS header fields (MAIL_HEADER_TOO_LONG), each counted for a
+message and the messages attached to it together (`Budget`), a header we read longer than MAX_HEADER
+(MAIL_HEADER_TOO_LONG: the modern header parser is slow on long ones), messages and multiparts
 nested deeper than MAX_DEPTH (MAIL_TOO_DEEP), an attachment that decodes past `max_member` (FILE_TOO_LARGE) and
 all decoded bytes counted toward the upload's room (413), damaged base64 (BROKEN_ENCODING), an Outlook .msg
 that cannot be taken apart (MSG_UNREADABLE). Header text in an unknown or wrong charset is kept with replacement
@@ -56,7 +58,9 @@ from typing import Callable, Iterator
 from pipeline.unpack import apple, outlook, signature, smime, tnef
 from pipeline.unpack.members import Limits, Member, Room, is_zip, member_too_large
 
-MAX_PARTS = 500   # MIME parts of one message, all levels together
+MAX_PARTS = 500   # MIME parts of one message, all levels together (its attached messages too)
+MAX_FIELDS = 200_000  # header fields of one message, all its parts and attached messages together
+LINE_COST = 32    # bytes a line counts as toward `Limits.max_message` when the parser reads it (see `Budget`)
 MAX_HEADER = 8192  # characters of a header we read (From, Subject, Content-Type, ...; others are never parsed)
 MAX_DEPTH = 12    # multiparts and messages inside each other (a forwarded message is one with its message/rfc822 part)
 _MBOX_LINE = 1 << 16  # bytes of a line read at a time from an mbox (a longer one is read in pieces)
@@ -86,6 +90,28 @@ class _TooManyParts(Exception):
     pass
 
 
+class _TooManyFields(Exception):
+    pass
+
+
+class _TooManyLines(Exception):
+    pass
+
+
+class Budget:
+    """What the parser may still build for one message, all its levels together: MIME parts, header fields and
+    lines. An attached message (.eml, a signed entity, a part split again) is parsed on its own, and each parse was
+    bounded alone: a 12 MB message of 499 attached messages of 498 parts each made the parser build 250,000 parts
+    (17 s CPU, MAIL_TOO_MANY_PARTS never said). Lines, because the parser's time and memory go by lines as much as
+    by bytes: 40 MB of empty lines took 27 s and 650 MB, 40 MB of short header fields 26 s and 1.2 GB, where a
+    40 MB message of base64 takes 2 s. A line counts as LINE_COST bytes toward `max_message`: real mail's lines
+    are longer (base64 and quoted-printable 76 characters, an XML invoice's at least 35 on average)."""
+
+    def __init__(self, max_message: int):
+        self.parts, self.fields, self.lines = MAX_PARTS, MAX_FIELDS, max_message // LINE_COST
+        self.max_lines = self.lines
+
+
 class _HeaderTooLong(Exception):
     pass
 
@@ -98,6 +124,15 @@ class _Policy(email.policy.EmailPolicy):
     and safety: a header value is parsed once, not at every look (the parser itself looks at Content-Type several
     times per part; 2.5x faster, bench/README.md), and a header longer than MAX_HEADER is not parsed at all (the
     header parser's time grows faster than linearly: a 250 KB Subject took minutes)."""
+
+    budget: Budget | None = None  # (set per message by `_parse`: each header field the parser reads takes one)
+
+    def header_source_parse(self, sourcelines):
+        if self.budget is not None:
+            self.budget.fields -= 1
+            if self.budget.fields < 0:
+                raise _TooManyFields
+        return super().header_source_parse(sourcelines)
 
     def header_fetch_parse(self, name, value):
         if hasattr(value, "name"):
@@ -199,6 +234,51 @@ HEADER_START = re.compile(rb"[ \t\r\n]*[!-9;-~]+:")  # content that begins with 
 _ESCAPED_FROM = re.compile(rb">+From ")
 
 
+_BLOCK = 1 << 20  # bytes of an mbox read at a time
+_SPECIAL = re.compile(rb"^>*From ", re.MULTILINE)  # a line that may start a message, or is one quoted (">From ")
+_NOT_BLANK = re.compile(rb"[^ \t\r\n\x0b\x0c]")
+
+
+class _Lines:
+    """A binary stream read in blocks: a line at a time (as `readline(_MBOX_LINE)`: a longer line in pieces), or
+    whole lines up to the next that begins with "From " or ">From " (`run`), so that a message's plain lines are taken
+    together rather than one Python step each (20 MB of empty lines took 20 s so)."""
+
+    def __init__(self, stream):
+        self.stream, self.buf, self.pos = stream, b"", 0
+
+    def _fill(self) -> bool:
+        block = self.stream.read(_BLOCK)
+        if block:
+            self.buf, self.pos = self.buf[self.pos:] + block, 0
+        return bool(block)
+
+    def _take(self, end: int) -> bytes:
+        out, self.pos = self.buf[self.pos:end], end
+        return out
+
+    def readline(self) -> bytes:
+        while True:
+            end = self.buf.find(b"\n", self.pos, self.pos + _MBOX_LINE)
+            if end >= 0:
+                return self._take(end + 1)
+            if len(self.buf) - self.pos >= _MBOX_LINE or not self._fill():
+                return self._take(min(len(self.buf), self.pos + _MBOX_LINE))
+
+    def run(self) -> bytes:
+        """Whole lines from here (a line's start) up to the next that begins with "From " or ">From ", or up to the
+        last whole line read so far; b"" where the next line is such a line, or is not read whole yet."""
+        if _SPECIAL.match(self.buf, self.pos):  # (the next line is one: no search for the last whole line)
+            return b""
+        while (whole := self.buf.rfind(b"\n", self.pos) + 1) == 0 and len(self.buf) - self.pos < _MBOX_LINE \
+                and self._fill():
+            pass
+        if whole == 0:
+            return b""
+        stop = _SPECIAL.search(self.buf, self.pos, whole)
+        return self._take(stop.start() if stop is not None else whole)
+
+
 def _mbox_messages(stream, limit: int) -> Iterator[bytes | _TooLarge]:
     """Each message's bytes (the "From " line left out, mboxrd's and mboxo's ">From " quoting taken off), or
     _TooLarge for one larger than `limit` (skipped).
@@ -209,34 +289,51 @@ def _mbox_messages(stream, limit: int) -> Iterator[bytes | _TooLarge]:
     "From user@host", maybe with an ISO date) only after an empty line and followed by a header of `_HEAD_FIRST`.
     Else a message would be cut in two at "From our accounts department: ..." or at an envelope line quoted in a
     body after an empty line, and the attachments after the cut lost to it."""
-    lines: list[bytes] | None = None
+    lines: bytearray | None = None  # the message's bytes so far (a list of its lines took 90 bytes a line:
+    # 20 MB of empty lines made 1.8 GB)
     size, at_start, after_blank, head = 0, True, True, b""
     ahead: bytes | None = None  # a line read to decide whether the line before it starts a message
+    source = _Lines(stream)
     while True:
-        line, ahead = (ahead, None) if ahead is not None else (stream.readline(_MBOX_LINE), None)
+        if ahead is None and at_start and (run := source.run()):  # whole lines none of which can start a message
+            if lines is None:  # (before the first message: blank lines are left out, the first other opens one)
+                text = _NOT_BLANK.search(run)
+                if text is not None:
+                    first = run.rfind(b"\n", 0, text.start()) + 1
+                    lines, size, head = bytearray(run[first:]), len(run) - first, b""
+            else:
+                size += len(run)
+                if size <= limit:
+                    lines += run
+                elif lines:
+                    head = bytes(lines[:_HEAD_KEPT])
+                    lines.clear()
+            after_blank = run in (b"\n", b"\r\n") or run.endswith((b"\n\n", b"\n\r\n"))
+            continue
+        line, ahead = (ahead, None) if ahead is not None else (source.readline(), None)
         starts = at_start and line.startswith(b"From ")
         if starts and lines is not None:  # not the file's first line: an envelope, then a header line?
             asctime = _ENVELOPE.match(line) is not None
             starts = asctime or (after_blank and _BARE_ENVELOPE.match(line) is not None)
             if starts:
-                ahead = stream.readline(_MBOX_LINE)
+                ahead = source.readline()
                 starts = (_HEADER_LINE if asctime else _HEAD_FIRST).match(ahead) is not None
         if not line or starts:
             if lines is not None:
-                yield b"".join(lines) if size <= limit else _TooLarge(head)
+                yield bytes(lines) if size <= limit else _TooLarge(head)
             if not line:
                 return
-            lines, size, head = [], 0, b""
+            lines, size, head = bytearray(), 0, b""
         elif lines is None and line.strip():  # a ".mbox" without its "From " line (an .eml renamed): one message
-            lines, size, head = [line], len(line), b""
+            lines, size, head = bytearray(line), len(line), b""
         elif lines is not None:
             if at_start and _ESCAPED_FROM.match(line):
                 line = line[1:]
             size += len(line)
             if size <= limit:
-                lines.append(line)
+                lines += line
             elif lines:
-                head = b"".join(lines)[:_HEAD_KEPT]
+                head = bytes(lines[:_HEAD_KEPT])
                 lines.clear()
         after_blank = at_start and line in (b"\n", b"\r\n")
         at_start = line.endswith(b"\n")
@@ -256,22 +353,15 @@ def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip:
     if len(data) > limits.max_message:
         yield _too_large(data[:_HEAD_KEPT], prefix, limits, index)
         return
+    budget = Budget(limits.max_message)
     try:
-        message = _parse(data)
-    except _TooManyParts:
+        message = _parse(data, budget)
+    except _UNREAD as exc:
         ident = identity(_headers_only(data), index)
-        yield Member(_join(prefix, label(ident)), error=_too_many_parts(), email=ident)
-        return
-    except RecursionError:
-        ident = identity(_headers_only(data), index)
-        yield Member(_join(prefix, label(ident)), error=_too_deep(), email=ident)
-        return
-    except _HeaderTooLong as exc:
-        ident = identity(_headers_only(data), index)
-        yield Member(_join(prefix, label(ident)), error=_header_too_long(exc), email=ident)
+        yield Member(_join(prefix, label(ident)), error=_unread(exc, budget), email=ident)
         return
     ident = identity(message, index)
-    reader = _Reader(ident, limits, room, open_zip, stored)
+    reader = _Reader(ident, limits, room, open_zip, budget, stored)
     reader.sources.append(data)
     if stored is not None:
         reader.sections = _sections(message)
@@ -287,6 +377,9 @@ def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip:
     except _HeaderTooLong as exc:  # a part's header, looked at as the walk reaches it
         found = True
         yield Member(_join(prefix, label(ident)), error=_header_too_long(exc), email=ident)
+    except _SPENT as exc:  # an attached message took what was left of the message's budget
+        found = True
+        yield Member(_join(prefix, label(ident)), error=_unread(exc, budget), email=ident)
     if not found:
         yield no_invoice(_join(prefix, label(ident)), reader.others, ident, reader.apart, apart)
 
@@ -394,9 +487,10 @@ def no_invoice(name: str, others: list[str], ident: dict, apart: list[str] = (),
 class _Reader:
     """One message's walk: its identity, the upload's bounds, and the attachments that were not invoices."""
 
-    def __init__(self, ident: dict, limits: Limits, room: Room, open_zip: OpenZip,
+    def __init__(self, ident: dict, limits: Limits, room: Room, open_zip: OpenZip, budget: Budget | None = None,
                  stored: apple.Apart | None = None):
         self.ident, self.limits, self.room, self.open_zip = ident, limits, room, open_zip
+        self.budget = budget or Budget(limits.max_message)  # (an Outlook .msg's attached messages: one of their own)
         self.others: list[str] = []
         self.apart: list[str] = []  # attachments Apple Mail stored apart from the message, not given (.partial.emlx)
         self.stored = stored  # those that were given with it
@@ -578,11 +672,11 @@ class _Reader:
     def parsed(self, data: bytes, where: str) -> EmailMessage | Member:
         """A message (or MIME entity) found inside this one, parsed; or the entry that says why it cannot be."""
         try:
-            parsed = _parse(data)
-        except _TooManyParts:
-            return Member(where, error=_too_many_parts(), email=self.ident)
-        except RecursionError:
-            return Member(where, error=_too_deep(), email=self.ident)
+            parsed = _parse(data, self.budget)
+        except _SPENT:
+            raise  # (the message's budget: read no further, one entry for the message, `read_message`)
+        except _UNREAD as exc:
+            return Member(where, error=_unread(exc, self.budget), email=self.ident)
         self.sources.append(data)
         return parsed
 
@@ -812,19 +906,42 @@ def _sections(message: EmailMessage) -> dict[int, str]:
     return out
 
 
-def _parse(data: bytes) -> EmailMessage:
-    """The message tree; raises _TooManyParts at the first part past MAX_PARTS (the parser makes each part
-    through the policy's factory, which counts them)."""
-    made = 0
+def _parse(data: bytes, budget: Budget) -> EmailMessage:
+    """The message tree, taken from `budget` (the message's, all levels together): raises _TooManyLines before
+    parsing where the lines are more than it has left, _TooManyParts at the first part past them (the parser makes
+    each part through the policy's factory, which counts them), _TooManyFields at the first header field past
+    them (the policy reads each)."""
+    budget.lines -= data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")  # (the parser's line ends)
+    if budget.lines < 0:
+        raise _TooManyLines
 
     def factory(policy=POLICY):
-        nonlocal made
-        made += 1
-        if made > MAX_PARTS:
+        budget.parts -= 1
+        if budget.parts < 0:
             raise _TooManyParts
         return EmailMessage(policy)
 
-    return BytesParser(policy=POLICY.clone(message_factory=factory)).parsebytes(data)
+    return BytesParser(policy=POLICY.clone(message_factory=factory, budget=budget)).parsebytes(data)
+
+
+_SPENT = (_TooManyParts, _TooManyFields, _TooManyLines)  # a message's `Budget` used up
+_UNREAD = (*_SPENT, RecursionError, _HeaderTooLong)
+
+
+def _unread(exc: BaseException, budget: Budget) -> tuple[str, str]:
+    """The entry's error for a message (or one attached to it) that `_parse` stopped at."""
+    if isinstance(exc, _TooManyParts):
+        return _too_many_parts()
+    if isinstance(exc, _TooManyFields):
+        return "MAIL_HEADER_TOO_LONG", (f"The message has more than {MAX_FIELDS} header fields (its parts' and its "
+                                        "attached messages' together); it was read no further.")
+    if isinstance(exc, _TooManyLines):
+        return "MESSAGE_TOO_LARGE", (f"The message has more than {budget.max_lines} lines (its attached messages' "
+                                     f"together): read line by line, it costs as much as one larger than "
+                                     f"{budget.max_lines * LINE_COST} bytes; it was not read.")
+    if isinstance(exc, RecursionError):
+        return _too_deep()
+    return _header_too_long(exc)
 
 
 def _headers_only(data: bytes) -> EmailMessage:
@@ -987,7 +1104,8 @@ def _header_too_long(exc: _HeaderTooLong, part: bool = False) -> tuple[str, str]
 
 
 def _too_many_parts() -> tuple[str, str]:
-    return "MAIL_TOO_MANY_PARTS", f"The message has more than {MAX_PARTS} MIME parts; it was read no further."
+    return "MAIL_TOO_MANY_PARTS", (f"The message has more than {MAX_PARTS} MIME parts (its attached messages' "
+                                   "together); it was read no further.")
 
 
 def _too_deep() -> tuple[str, str]:
