@@ -7,8 +7,9 @@
   SOURCE_NOT_CONVERTIBLE, allowLoss or not, whose entry spoke of "the zugferd endpoint with config.profile";
 - `spec: peppol` with a target other than UBL: a 400 naming request.spec (the client's field), never config.syntax,
   and never set aside (a ZUGFeRD PDF was written on EN 16931 without a word);
-- `pipeline convert --json` says what the endpoint's headers say, list for list;
-- a Peppol self-billing invoice back from CII to Peppol UBL gets the self-billing BT-24 its BT-23 needs.
+- `pipeline convert --json` says what the endpoint's headers say, list for list, and takes `--spec` in any case;
+- a Peppol self-billing invoice back from CII to Peppol UBL gets the self-billing BT-24 its BT-23 needs;
+- a PDF's own faults (PDF/A-3) travel as source findings to CII too, where the PDF's own XML is handed back.
 """
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ DEX_15 = CORPUS / "xrechnung-schematron-tests/cii/cii-br-dex-15-test-on-sub-invo
 NORWEGIAN = SHARED / "realworld/peppol-bis3/national-examples/NO/Norwegian-example-1.xml"
 EXTENDED = SHARED / "realworld/mustang/library/subinvoicelines/Extended_SubInvoiceLines_Hardware_Bsp2.xml"
 HIERARCHY = ("ram:ParentLineID", "ram:LineStatusReasonCode")
+MISSING_AF = SHARED / ("realworld/corpus/ZUGFeRDv2/correct/intarsys/EN16931/"
+                       "zugferd_2p0_EN16931_Reisekostenabrechnung.pdf")   # valid but for PDF/A 6.8
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +128,29 @@ def test_spec_peppol_with_cii_on_the_command_line_is_said_before_any_work(tmp_pa
                           "peppol", "-o", str(out)], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert run.returncode == 2 and "--spec peppol applies to --to ubl only" in run.stderr, run.stderr
     assert not out.exists()
+
+
+def test_the_command_line_takes_a_spec_in_capitals_as_the_endpoint_does(tmp_path):
+    """`--spec EN16931` was an argparse error while `--to UBL` and the endpoint's `"spec": "EN16931"` are taken."""
+    out = tmp_path / "out.xml"
+    run = subprocess.run([sys.executable, "-m", "pipeline", "convert", str(NORWEGIAN), "--to", "CII", "--spec",
+                          "EN16931", "--json", "-o", str(out)], capture_output=True, text=True, cwd=REPO, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["judgedOn"].startswith("en16931 ") and official.cen(out.read_bytes()).valid
+
+
+@pytest.mark.parametrize("to", ["CII", "UBL"])
+def test_a_pdfs_own_faults_travel_as_source_findings_to_either_syntax(client, to):
+    """A ZUGFeRD PDF valid but for its own PDF/A fault (its embedded file not listed in /AF, ISO 19005-3 6.8): to UBL
+    the fault was said in X-Source-Findings, to CII (the PDF's own XML handed back) it was not said at all."""
+    data = MISSING_AF.read_bytes()
+    # (UBL takes one buyer id: the second is left out)
+    resp = upload(client, data, {"to": to, "allowLoss": to == "UBL"}, name="invoice.pdf", path="/v1/invoice/convert")
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["X-Source-Findings"] == "PDFA:ISO_19005_3:6.8-4"
+    assert resp.headers["X-Source-Rules"].startswith("Factur-X ")
+    if to == "CII":
+        assert resp.content == parse(data).source.xml
 
 
 # ---- the CLI's JSON and the endpoint's headers -------------------------------------------------------------------

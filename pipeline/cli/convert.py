@@ -13,6 +13,7 @@ from pathlib import Path
 from pipeline.cli.files import content, destinations, documents, progress, said_unread, shown
 from pipeline.cli.generate import is_stdio, pdf_to_terminal, print_api_error, write_output
 from pipeline.errors import ApiError
+from pipeline.invoice.request_json import dumps
 from pipeline.unpack import NOTICES
 
 
@@ -22,7 +23,7 @@ def register(sub) -> None:
                                                      "a ZIP or an e-mail (.eml, .mbox), or a folder")
     p.add_argument("--to", required=True, type=str.upper, choices=("CII", "UBL", "ZUGFERD"),
                    help="target: CII or UBL XML, or a ZUGFeRD PDF")
-    p.add_argument("--spec", choices=("xrechnung", "en16931", "peppol"),
+    p.add_argument("--spec", type=str.lower, choices=("xrechnung", "en16931", "peppol"),  # as the API takes it
                    help="rules of the target (default: the source's; a Peppol source to CII: en16931)")
     p.add_argument("--profile", help="zugferd: the Factur-X profile (default: the source's, else EN16931)")
     p.add_argument("--lang", choices=("en", "de"), help="zugferd: the page's language")
@@ -111,7 +112,7 @@ def run_convert(args) -> int:
     def one(data: bytes, output: Path | None, name: str) -> int:
         result = convert(data, args.to, args.spec, args.profile, args.lang, args.allow_loss)
         if args.json:
-            print(json.dumps({"name": name, "output": shown(output), **result.summary()}, ensure_ascii=False))
+            print(dumps({"name": name, "output": shown(output), **result.summary()}))
         else:
             _said(result)
         write_output(output, result.document)
@@ -120,7 +121,8 @@ def run_convert(args) -> int:
     def refused(err: ApiError, name: str | None) -> int:
         if not args.json:
             return _answer(err, name)
-        print(json.dumps({"name": name, "error": err.to_dict(None)}, ensure_ascii=False, default=str))
+        # (amounts as JSON numbers, digit for digit, as the endpoint's error body writes them)
+        print(dumps({"name": name, "error": err.to_dict(None)}))
         return 1 if err.http_status == 422 else 2
 
     def unread(doc) -> int:

@@ -111,12 +111,14 @@ def second_invoices(parsed: Parsed) -> list[dict]:
 
 def _cut(parsed: Parsed, values, reason: tuple[str, str]) -> list[dict]:
     """Loss entries of (JSON field, value) pairs the target does not carry, each at its source node, with the
-    reason in English and German (`reason`, `reasonDe`)."""
+    reason in English and German (`reason`, `reasonDe`). An amount is given as its digits, as an unmapped value is
+    (a Decimal broke the JSON of a job's line and of `pipeline convert --json`)."""
     cut = []
     for field, value in values:
         node = provenance.source_node(parsed.read, parsed.source.doc, field) if parsed.read is not None else None
         cut.append({"xpath": node["xpath"] if node else field, "line": node["line"] if node else None,
-                    "value": value, "businessTerm": business_term(field), "reason": reason[0],
+                    "value": str(value) if isinstance(value, Decimal) else value,
+                    "businessTerm": business_term(field), "reason": reason[0],
                     "reasonDe": reason[1]})
     return cut
 
@@ -333,6 +335,47 @@ def hierarchy_cut(parsed: Parsed, to: str, allow_loss: bool) -> list[dict]:
         cut += _cut(parsed, values, _HIERARCHY_LEFT)
     if allow_loss:
         _keep_lines(parsed, kept, *hierarchy)
+    return cut
+
+
+_GROSS_BELOW_NET = ("UBL carries the gross price (BT-148) in a price allowance whose amount (BT-147) would be gross - "
+                    "net, here below zero: a charge on the price in disguise, which EN 16931 has no term for (BT-147 "
+                    "is a discount; Peppol refuses a price charge, PEPPOL-EN16931-R044); the net price (BT-146) stays",
+                    "UBL trägt den Bruttopreis (BT-148) in einem Preisnachlass, dessen Betrag (BT-147) Brutto - Netto "
+                    "wäre, hier unter null: ein verdeckter Zuschlag auf den Preis, für den EN 16931 keinen "
+                    "Geschäftsbegriff hat (BT-147 ist ein Nachlass; Peppol lehnt einen Zuschlag auf den Preis ab, "
+                    "PEPPOL-EN16931-R044); der Nettopreis (BT-146) bleibt")
+
+
+def _gross_below_net(details: dict) -> bool:
+    """A gross price without a stated discount below the net price: a price that a charge raised (Factur-X
+    EXTENDED's, left out as content EN 16931 has no term for), or stated so."""
+    gross, net = details.get("grossPrice"), details.get("netPrice")
+    return (gross is not None and net is not None and details.get("priceDiscount") is None
+            and Decimal(str(net)) > Decimal(str(gross)))
+
+
+def gross_cut(parsed: Parsed, to: str, allow_loss: bool) -> list[dict]:
+    """A line's gross price (BT-148) below its net price with no discount stated, going to UBL, as a loss entry:
+    UBL binds the gross price in a price allowance that needs an amount, and gross - net would be a negative discount
+    made up to stand for a charge that the answer names as left out (the target read back had a BT-147 of -1 where
+    the source has a charge of 1). With allowLoss the gross price is taken out of the parsed invoice (JSON, model
+    and canonical XML), so that the line is written with its net price alone; without it the entry refuses."""
+    lines = parsed.invoice.get("invoiceLines") or []
+    if _syntax(to) != "UBL" or parsed.request is None:
+        return []
+    below = [i for i, line in enumerate(lines) if _gross_below_net(line.get("priceDetails") or {})]
+    cut = _cut(parsed, [(f"invoice.invoiceLines[{i}].priceDetails.grossPrice", lines[i]["priceDetails"]["grossPrice"])
+                        for i in below], _GROSS_BELOW_NET)
+    if below and allow_loss:
+        models = parsed.request.invoice.invoiceLines
+        parsed.invoice = {**parsed.invoice, "invoiceLines": [
+            {**line, "priceDetails": {k: v for k, v in line["priceDetails"].items() if k != "grossPrice"}}
+            if i in below else line for i, line in enumerate(lines)]}
+        parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(update={
+            "invoiceLines": [line.model_copy(update={"priceDetails": line.priceDetails.model_copy(
+                update={"grossPrice": None})}) if i in below else line for i, line in enumerate(models)]})})
+        parsed.written = written_again(parsed.request)
     return cut
 
 
@@ -815,14 +858,17 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     second = second_invoices(parsed)
     if (to == "CII" and parsed.source.pdf is not None and spec == source_spec(parsed.source)
             and _valid_but_for(report, second) and (allow_loss or not second)):
-        return Conversion(parsed.source.xml, "application/xml", losses=second, judged_on=judged_on)  # the PDF's own
+        # the PDF's own XML, and its own faults (PDF/A-3, XMP) said as they are for any other target
+        return Conversion(parsed.source.xml, "application/xml", losses=second, judged_on=judged_on,
+                          source_findings=findings)
     if parsed.request is None:  # (fields only a JSON request must send are no reason: `model.API_REQUIRED`)
         blocking = _reading_problems(parsed)
         raise _refusal("SOURCE_NOT_CONVERTIBLE", "The source lacks values the invoice model requires or holds values "
                        "it refuses: " + ", ".join(dict.fromkeys(e.businessTerm or e.field or e.code for e in blocking)),
                        in_source_terms(parsed, blocking))
     # (before the request is made of the parsed invoice)
-    cut = further_preceding(parsed, to, allow_loss) + hierarchy_cut(parsed, to, allow_loss)
+    cut = gross_cut(parsed, to, allow_loss) + further_preceding(parsed, to, allow_loss) + hierarchy_cut(
+        parsed, to, allow_loss)
     request, endpoint = request_for(parsed, to, spec, profile, language)
     spec_id = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
     cut += sub_lines_cut(parsed, to, endpoint, spec_id, allow_loss)
