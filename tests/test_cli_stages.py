@@ -156,7 +156,7 @@ def test_options_for_one_document_are_refused_for_several(tmp_path, capsys):
     assert main(["validate", str(UBL), "--html", "-"]) == 2  # wrote a file named "-"
     assert "take a file name" in capsys.readouterr().err
     assert main(["convert", str(UBL), "--to", "ubl", "--profile", "BASIC"]) == 2  # a PDF's profile, for XML
-    assert "apply to --to zugferd only" in capsys.readouterr().err
+    assert "applies to --to zugferd only" in capsys.readouterr().err
     with pytest.raises(SystemExit) as stop:  # 0 meant "CPU cores" and -1 "one process"
         main(["validate", str(UBL), "--jobs", "0"])
     assert stop.value.code == 2 and "not a number of processes" in capsys.readouterr().err

@@ -26,7 +26,9 @@ def register(sub) -> None:
     p.add_argument("--spec", type=str.lower, choices=("xrechnung", "en16931", "peppol"),  # as the API takes it
                    help="rules of the target (default: the source's; a Peppol source to CII: en16931)")
     p.add_argument("--profile", help="zugferd: the Factur-X profile (default: the source's, else EN16931)")
-    p.add_argument("--lang", choices=("en", "de"), help="zugferd: the page's language")
+    p.add_argument("--lang", choices=("en", "de"), help="language of the refusals on stderr (their codes stay) and, "
+                                                        "zugferd, of the PDF's page (default: en; a PDF's page: the "
+                                                        "source's)")
     p.add_argument("--allow-loss", action="store_true", help="convert even if the target cannot carry some values")
     p.add_argument("-o", "--output", type=Path, help="write the document here (default, or '-': stdout); a "
                                                      "folder for several files")
@@ -38,7 +40,8 @@ def register(sub) -> None:
     p = sub.add_parser("render", help="the readable page of any e-invoice (PDF, or HTML)")
     p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), "
                                                      "a ZIP or an e-mail (.eml, .mbox), or a folder")
-    p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the page (default: en)")
+    p.add_argument("--lang", choices=("en", "de"), default="en", help="language of the page and of the refusals "
+                                                                      "on stderr (default: en)")
     p.add_argument("--html", action="store_true", help="write HTML instead of PDF")
     p.add_argument("--business-terms", action="store_true", help="list every value with its business term")
     p.add_argument("--validate", action="store_true", help="add the verdict and the failed rules on top")
@@ -47,20 +50,27 @@ def register(sub) -> None:
     p.set_defaults(func=run_render)
 
 
-def _answer(err: ApiError, name=None) -> int:
-    print_api_error(err, name)
+def _answer(err: ApiError, name=None, language: str = "en") -> int:
+    print_api_error(err, name, language)
     return 1 if err.http_status == 422 else 2
 
 
-def _each(args, suffix: str, one, refused=_answer, unread=said_unread) -> int:
+SEVERAL = {"en": "several files need -o FOLDER", "de": "mehrere Dateien brauchen -o ORDNER"}
+
+
+def _each(args, suffix: str, one, refused=None, unread=None) -> int:
     """Run `one(data, output, name)` for every document, the worst exit code wins; `refused(err, name)` answers
-    an ApiError, `unread(document)` a document refused unread or a message without an invoice."""
+    an ApiError, `unread(document)` a document refused unread or a message without an invoice (by default both
+    said on stderr in --lang's language)."""
+    language = args.lang or "en"
+    refused = refused or (lambda err, name: _answer(err, name, language))
+    unread = unread or (lambda doc: said_unread(doc, language))
     try:
-        docs = documents(args.file, f"pipeline {args.command}")
+        docs = documents(args.file, f"pipeline {args.command}", language)
     except ApiError as err:  # the only file is no readable ZIP, or a zip bomb
         return refused(err, None)
     if len(docs) > 1 and (args.output is None or is_stdio(args.output)):
-        print(f"pipeline {args.command}: several files need -o FOLDER", file=sys.stderr)
+        print(f"pipeline {args.command}: {SEVERAL[language]}", file=sys.stderr)
         return 2
     where = destinations(len(docs), args.output, suffix)
     worst = 0
@@ -94,9 +104,8 @@ def run_convert(args) -> int:
     from pipeline.flows.convert import convert  # lazy: Saxon, WeasyPrint and pikepdf only for this command
     from pipeline.flows.validate_batch import entry  # lazy: as above
 
-    if args.to != "ZUGFERD" and (args.profile or args.lang):  # they did nothing to a CII or UBL target
-        print("pipeline convert: --profile and --lang apply to --to zugferd only (a PDF's profile and page)",
-              file=sys.stderr)
+    if args.to != "ZUGFERD" and args.profile:  # it did nothing to a CII or UBL target
+        print("pipeline convert: --profile applies to --to zugferd only (a PDF's profile)", file=sys.stderr)
         return 2
     if args.spec == "peppol" and args.to != "UBL":  # (the endpoint's 400 names request.spec: `check_spec`)
         print("pipeline convert: --spec peppol applies to --to ubl only (Peppol BIS Billing 3.0 is a UBL invoice); "
@@ -110,7 +119,8 @@ def run_convert(args) -> int:
         return 2
 
     def one(data: bytes, output: Path | None, name: str) -> int:
-        result = convert(data, args.to, args.spec, args.profile, args.lang, args.allow_loss)
+        page = args.lang if args.to == "ZUGFERD" else None  # (an XML target has no page: --lang is the messages')
+        result = convert(data, args.to, args.spec, args.profile, page, args.allow_loss)
         if args.json:
             print(dumps({"name": name, "output": shown(output), **result.summary()}))
         else:
@@ -120,14 +130,14 @@ def run_convert(args) -> int:
 
     def refused(err: ApiError, name: str | None) -> int:
         if not args.json:
-            return _answer(err, name)
+            return _answer(err, name, args.lang or "en")
         # (amounts as JSON numbers, digit for digit, as the endpoint's error body writes them)
         print(dumps({"name": name, "error": err.to_dict(None)}))
         return 1 if err.http_status == 422 else 2
 
     def unread(doc) -> int:
         if not args.json:
-            return said_unread(doc)
+            return said_unread(doc, args.lang or "en")
         print(json.dumps(entry(doc, None), ensure_ascii=False))
         return 0 if doc.error[0] in NOTICES else 2
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple
 
 from pipeline import unpack
+from pipeline.cli.language import in_language
 from pipeline.settings import get_settings
 from pipeline.unpack import apple
 from pipeline.unpack.members import OS_METADATA_HEAD, Member, empty_mail_folder, member_too_large, metadata_test, \
@@ -275,9 +276,9 @@ def content(document: Document) -> bytes:
     return sys.stdin.buffer.read() if str(document.path) == "-" else document.path.read_bytes()
 
 
-def said_unread(document: Document) -> int:
+def said_unread(document: Document, language: str = "en") -> int:
     """A document refused unread (NESTED_ARCHIVE, FILE_TOO_LARGE, ...: exit 2) or a message without an invoice
-    (NO_INVOICE: a notice, exit 0), one line on stderr as the other commands' errors."""
+    (NO_INVOICE: a notice, exit 0), one line on stderr as the other commands' errors, in `language`."""
     code, message = document.error
-    print(f"{document.name}: {code}: {message}", file=sys.stderr)
+    print(f"{document.name}: {code}: {in_language(language, code, message)}", file=sys.stderr)
     return 0 if code in unpack.NOTICES else 2

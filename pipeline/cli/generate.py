@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pipeline.check.xmlinput import json_request_kind
 from pipeline.cli.files import shown
+from pipeline.cli.language import in_language
 from pipeline.errors import ApiError
 from pipeline.invoice.request_json import dumps, with_config
 
@@ -71,20 +72,26 @@ def write_output(output: Path | None, data: bytes) -> None:
         output.write_bytes(data)
 
 
-def print_api_error(err: ApiError, name: str | Path | None = None) -> int:
+def print_api_error(err: ApiError, name: str | Path | None = None, language: str = "en") -> int:
     """An ApiError on stderr as a person reads it: one line `[name: ]CODE: message`, then one line per entry
-    (rule or field, business term, the value sent). 4xx -> 1 (a finding about the input), else 2."""
-    print(f"{f'{name}: ' if name else ''}{err.error_code}: {err.message}", file=sys.stderr)
+    (rule or field, business term, the value sent), the messages in `language` (`in_language`; the codes and field
+    paths stay). 4xx -> 1 (a finding about the input), else 2."""
+    print(f"{f'{name}: ' if name else ''}{err.error_code}: {in_language(language, err.error_code, err.message)}",
+          file=sys.stderr)
     for detail in err.to_dict(None).get("errors") or []:
         where = " ".join(x for x in (detail.get("field"), f"({detail['businessTerm']})"
                                      if detail.get("businessTerm") else None) if x)
-        sent = f" [sent: {dumps(detail['rejectedValue'])}]" \
+        sent = f" [{SENT[language]}: {dumps(detail['rejectedValue'])}]" \
             if detail.get("rejectedValue") is not None else ""
         message, field = detail.get("message") or "", detail.get("field")
         if field and message.startswith(field) and ": " in message:  # the API's message names the field: once here
             message = message.split(": ", 1)[1]
+        message = in_language(language, detail.get("code"), message, detail.get("messageDe"))
         print(f"  {detail.get('code')}{' ' + where if where else ''}: {message}{sent}", file=sys.stderr)
     return 1 if err.http_status < 500 else 2
+
+
+SENT = {"en": "sent", "de": "gesendet"}
 
 
 def _status_options_refused(args) -> bool:

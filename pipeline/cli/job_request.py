@@ -20,7 +20,8 @@ def add_arguments(p) -> None:
     p.add_argument("--profile", help="convert --to ZUGFERD: the Factur-X profile (default: the source's, else "
                                      "EN16931)")
     p.add_argument("--lang", choices=("en", "de"), help="validate --html: the reports' language; convert --to "
-                                                        "ZUGFERD: the page's")
+                                                        "ZUGFERD: the page's; `pipeline jobs submit`: its own "
+                                                        "messages and summary too")
     p.add_argument("--allow-loss", action="store_true", help="convert: even where the target cannot carry some "
                                                              "values (each document's line lists them)")
 

@@ -14,6 +14,11 @@
                                         on stderr); --follow: the entries as they come, until the job ends
     pipeline jobs cancel ID
     pipeline jobs delete ID             the job and its results go (kept EINVOICE_JOB_RETENTION_DAYS otherwise)
+    pipeline jobs list [--limit N] [--state S]
+
+Every action takes --lang de: its messages, summary and table in German (the job's state in the web page's words,
+the service's refusals as the page says them); the codes, the job's JSON and its results stay as they are. On
+submit --lang is also the request's metadataLanguage where the operation takes one (validate, convert).
 
 The service is EINVOICE_URL (default http://127.0.0.1:8000) or --url; the key EINVOICE_API_KEY or --key.
 Exit codes: 0 done and every document valid, 1 a document invalid or refused, 2 the job failed or was cancelled
@@ -36,8 +41,54 @@ from pathlib import Path
 
 from pipeline.cli import job_request
 from pipeline.cli.files import expand, say_skipped, shown
+from pipeline.cli.language import in_language, lang_argument
+from pipeline.errors import REFINES
 
 POLL = 0.5
+
+
+# What this command says itself, in each --lang (the service's messages: `_refused`)
+SAID = {"en": {"no_key": "no API key given: set EINVOICE_API_KEY or pass --key (`pipeline keys create` makes one)",
+               "unreachable": "{url}: {reason}",
+               "follow_zip": "--follow reads JSON Lines: leave out --format zip",
+               "after": "--after {after}: give 0 or more", "limit": "--limit {limit}: give a count, or 0 for all",
+               "next": "the job is {state}; what comes next: --after {after}",
+               "deleted": "{id}: deleted with its results"},
+        "de": {"no_key": "kein API-Schlüssel angegeben: EINVOICE_API_KEY setzen oder --key angeben (`pipeline keys "
+                         "create` erzeugt einen)",
+               "unreachable": "{url} nicht erreichbar: {reason}",
+               "follow_zip": "--follow liest JSON Lines: --format zip weglassen",
+               "after": "--after {after}: 0 oder mehr angeben",
+               "limit": "--limit {limit}: eine Anzahl angeben, oder 0 für alle",
+               "next": "Auftrag {state}; die nächsten Einträge: --after {after}",
+               "deleted": "{id}: mit seinen Ergebnissen gelöscht"}}
+# The summary's and the list's words (the page's words for the counts: "nicht beurteilbar", "nicht geprüft")
+WORDS = {"en": {"job": "job", "state": "state", "operation": "operation", "documents": "documents",
+                "valid": "valid", "invalid": "invalid", "indeterminate": "indeterminate", "errors": "errors",
+                "noInvoice": "no invoice", "creditsCharged": "credits charged", "message": "message",
+                "created": "created"},
+         "de": {"job": "Auftrag", "state": "Zustand", "operation": "Vorgang", "documents": "Dokumente",
+                "valid": "gültig", "invalid": "ungültig", "indeterminate": "nicht beurteilbar",
+                "errors": "nicht geprüft", "noInvoice": "ohne Rechnung", "creditsCharged": "Credits abgebucht",
+                "message": "Meldung", "created": "angelegt"}}
+OPERATIONS = {"de": {"validate": "prüfen", "parse": "lesen", "convert": "umwandeln"}}
+
+
+def _said(args, key: str, **values) -> str:
+    return SAID[_language(args)][key].format(**values)
+
+
+def _language(args) -> str:
+    return getattr(args, "lang", None) or "en"
+
+
+def _state(state: str, language: str) -> str:
+    """A job's state in `language`: in German the web page's word for it (`wartet`, `läuft`, `fertig`, ...)."""
+    if language != "de":
+        return state
+    from pipeline.flows.validation_report import page_words  # lazy: the page's texts only for German
+
+    return page_words("de").get(f"job_state_{state}", state)
 
 
 def _fail(message: str):
@@ -47,26 +98,33 @@ def _fail(message: str):
 
 def _call(args, method: str, path: str, data=None, headers=None, stream: bool = False):
     if not args.key:
-        _fail("no API key given: set EINVOICE_API_KEY or pass --key (`pipeline keys create` makes one)")
+        _fail(_said(args, "no_key"))
     request = urllib.request.Request(args.url.rstrip("/") + path, data=data, method=method,
                                      headers={"Authorization": f"Bearer {args.key}", **(headers or {})})
     try:
         resp = urllib.request.urlopen(request, timeout=600)  # noqa: S310 (the service the user names)
     except urllib.error.HTTPError as exc:
-        _refused(exc.code, exc.read())
+        _refused(exc.code, exc.read(), _language(args))
     except urllib.error.URLError as exc:
-        _fail(f"{args.url}: {exc.reason}")
+        _fail(_said(args, "unreachable", url=args.url, reason=exc.reason))
     if stream:
         return resp
     with resp:
         return json.loads(resp.read())
 
 
-def _refused(status: int, body: bytes):
+def _refused(status: int, body: bytes, language: str):
+    """The service's refusal, its message in `language` as the web page says it: the sentence of our code that
+    refines the spec's (JOBS_DISK_FULL for 503 STORAGE_UNAVAILABLE), else of the answer's own code."""
     text = body.decode("utf-8", "replace")
     try:
-        text = json.loads(text).get("message", text)
-    except ValueError:  # (not our JSON: a proxy's page, said as it came)
+        answer = json.loads(text)
+        code = answer.get("errorCode")
+        refined = next((e.get("code") for e in answer.get("errors") or () if isinstance(e, dict)
+                        and REFINES.get(e.get("code")) == code), None)
+        text = in_language(language, refined, "", None) or in_language(language, code, answer.get("message", text))
+        text = f"{code}: {text}" if code else text
+    except (ValueError, AttributeError):  # (not our JSON: a proxy's page, said as it came)
         pass
     _fail(f"{status} {text}")
 
@@ -94,20 +152,20 @@ def _upload(args, body: Path, headers: dict) -> dict:
         except (BrokenPipeError, ConnectionResetError) as exc:  # the service stopped reading: its answer may be in
             broke = exc
         except OSError as exc:
-            _fail(f"{args.url}: {exc}")
+            _fail(_said(args, "unreachable", url=args.url, reason=exc))
         try:
             resp = conn.getresponse()
             answer = resp.read()
         except (OSError, http.client.HTTPException) as exc:
-            _fail(f"{args.url}: {broke or exc}")
+            _fail(_said(args, "unreachable", url=args.url, reason=broke or exc))
     finally:
         conn.close()
     if resp.status >= 400:
-        _refused(resp.status, answer)
+        _refused(resp.status, answer, _language(args))
     return json.loads(answer)
 
 
-def _uploads(paths: list[Path]) -> list[tuple[str, Path]]:
+def _uploads(paths: list[Path], language: str = "en") -> list[tuple[str, Path]]:
     """(name, file) of each `file` part: every file as it is, each its own part (a ZIP or an e-mail is opened by
     the service, as `pipeline validate` opens them: in one ZIP of them all, they were NESTED_ARCHIVE), a folder's
     documents, e-mails and ZIPs named by their path in it (its other files named on stderr, as `pipeline validate`
@@ -117,7 +175,7 @@ def _uploads(paths: list[Path]) -> list[tuple[str, Path]]:
         if not given.is_dir():
             out.append((shown(given.name), given))
             continue
-        say_skipped(given, "pipeline jobs")
+        say_skipped(given, "pipeline jobs", language)
         out += [(shown(f.relative_to(given).as_posix()), f) for f in expand([given])]
     return out
 
@@ -151,20 +209,25 @@ def _media_type(upload: Path) -> str:
             ".p7m": "application/pkcs7-mime"}.get(upload.suffix.lower(), "application/octet-stream")
 
 
-def _bar(job: dict) -> str:
+def _bar(job: dict, language: str) -> str:
     total, done = job["total"] or 1, job["done"]
     width = 30
     filled = width * done // total
-    return f"\r\x1b[K[{'#' * filled}{'.' * (width - filled)}] {done}/{job['total']} {job['state']}"
+    return f"\r\x1b[K[{'#' * filled}{'.' * (width - filled)}] {done}/{job['total']} {_state(job['state'], language)}"
 
 
-def _summary(job: dict) -> str:
+def _summary(job: dict, language: str) -> str:
+    """The job's counts, one `name value` line each, in `language`; a failed job's message (why) last."""
     indeterminate = job.get("indeterminate", 0)
-    rows = [("job", job["id"]), ("state", job["state"]), ("documents", job["total"]), ("valid", job["valid"]),
-            ("invalid", job["invalid"] - indeterminate), ("indeterminate", indeterminate), ("errors", job["errors"]),
-            ("no invoice", job.get("noInvoice", 0)),
-            ("credits charged", job.get("creditsCharged", 0))]
-    return "\n".join(f"{k:<16} {v}" for k, v in rows)
+    values = {"job": job["id"], "state": _state(job["state"], language), "documents": job["total"],
+              "valid": job["valid"], "invalid": job["invalid"] - indeterminate, "indeterminate": indeterminate,
+              "errors": job["errors"], "noInvoice": job.get("noInvoice", 0),
+              "creditsCharged": job.get("creditsCharged", 0)}
+    if job.get("message"):
+        values["message"] = (job.get("messageDe") or job["message"]) if language == "de" else job["message"]
+    words = WORDS[language]
+    width = max(len(words[k]) for k in values) + 1  # (English: 16, as before)
+    return "\n".join(f"{words[k]:<{width}} {v}" for k, v in values.items())
 
 
 def _exit_code(job: dict) -> int:
@@ -178,8 +241,10 @@ def _exit_code(job: dict) -> int:
 
 def _submit(args) -> int:
     request = job_request.request_of(args)
+    if request["operation"] == "parse":  # a parse job has no language of its own: --lang is this command's only
+        request.pop("metadataLanguage", None)
     with tempfile.TemporaryDirectory(prefix="pipeline-jobs-") as tmp:
-        body, boundary = _body(request, _uploads(args.paths), Path(tmp))
+        body, boundary = _body(request, _uploads(args.paths, _language(args)), Path(tmp))
         job = _upload(args, body, {"Content-Type": f"multipart/form-data; boundary={boundary}",
                                    "Content-Length": str(body.stat().st_size)})
     if not args.wait:
@@ -188,13 +253,13 @@ def _submit(args) -> int:
     show = sys.stderr.isatty()
     while job["state"] in ("queued", "running"):
         if show:
-            sys.stderr.write(_bar(job))
+            sys.stderr.write(_bar(job, _language(args)))
             sys.stderr.flush()
         time.sleep(POLL)
         job = _call(args, "GET", f"/v1/jobs/{job['id']}")
     if show:
         sys.stderr.write("\r\x1b[K")
-    print(_summary(job))
+    print(_summary(job, _language(args)))
     return _exit_code(job)
 
 
@@ -206,9 +271,9 @@ def _status(args) -> int:
 
 def _results(args) -> int:
     if args.follow and args.format != "jsonl":
-        _fail("--follow reads JSON Lines: leave out --format zip")
+        _fail(_said(args, "follow_zip"))
     if args.after is not None and args.after < 0:
-        _fail(f"--after {args.after}: give 0 or more")
+        _fail(_said(args, "after", after=args.after))
     path = f"/v1/jobs/{args.id}/results?format={args.format}"
     after = 0 if args.follow and args.after is None else args.after
     out = open(args.output, "wb") if args.output else sys.stdout.buffer
@@ -229,7 +294,8 @@ def _results(args) -> int:
         if args.output:
             out.close()
     if not args.follow:
-        print(f"pipeline jobs: the job is {state}; what comes next: --after {after}", file=sys.stderr)
+        print(f"pipeline jobs: {_said(args, 'next', state=_state(state, _language(args)), after=after)}",
+              file=sys.stderr)
     return 0
 
 
@@ -237,12 +303,22 @@ def _list(args) -> int:
     """The key's jobs, newest first, one line each; `--limit` of them (0: all, page after page), `--state`
     those in these states only."""
     if args.limit < 0:
-        _fail(f"--limit {args.limit}: give a count, or 0 for all")
+        _fail(_said(args, "limit", limit=args.limit))
     path, listed = f"/v1/jobs?limit={min(args.limit or 1000, 1000)}", 0
     if args.state:
         path += "&state=" + urllib.parse.quote(args.state, safe=",")
-    header = (f"{'job':<37} {'state':<10} {'operation':<10} {'documents':>9} {'valid':>7} {'invalid':>7} "
-              f"{'indeterminate':>13} {'errors':>7}  created")
+    language = _language(args)
+    words, named = WORDS[language], OPERATIONS.get(language, {})
+    # each column as wide as its heading or its widest value (an id: 36; German: "fehlgeschlagen", "umwandeln"),
+    # with the room English had
+    widest = {"job": 37, "state": max([10] + [len(_state(s, language)) for s in STATES]),
+              "operation": max([10] + [len(named.get(o, o)) for o in job_request.OPERATIONS])}
+    columns = [(k, ("<" if k in widest else ">") + str(max(len(words[k]), widest.get(k, 7)))) for k in LIST_COLUMNS]
+
+    def line(cells: dict, created: str) -> str:
+        return " ".join(f"{cells[k]:{spec}}" for k, spec in columns) + f"  {created}"
+
+    header = line(words, words["created"])
     while path and (not args.limit or listed < args.limit):
         page = _call(args, "GET", path)  # (the header after the first answer: an error is said alone)
         if header:
@@ -250,23 +326,29 @@ def _list(args) -> int:
             header = None
         for job in page["jobs"][:args.limit - listed if args.limit else None]:
             indeterminate = job.get("indeterminate", 0)  # counted in the API's invalid too; shown apart, as --wait
-            print(f"{job['id']:<37} {job['state']:<10} {job['operation']:<10} {job['total']:>9} {job['valid']:>7} "
-                  f"{job['invalid'] - indeterminate:>7} {indeterminate:>13} {job['errors']:>7}  {job['createdAt']}")
+            print(line({"job": job["id"], "state": _state(job["state"], language),
+                        "operation": named.get(job["operation"], job["operation"]), "documents": job["total"],
+                        "valid": job["valid"], "invalid": job["invalid"] - indeterminate,
+                        "indeterminate": indeterminate, "errors": job["errors"]}, job["createdAt"]))
             listed += 1
         path = page.get("next")
     return 0
 
 
+LIST_COLUMNS = ("job", "state", "operation", "documents", "valid", "invalid", "indeterminate", "errors")
+STATES = ("queued", "running", "done", "failed", "cancelled")
+
+
 def _cancel(args) -> int:
     job = _call(args, "DELETE", f"/v1/jobs/{args.id}")
-    print(_summary(job))
+    print(_summary(job, _language(args)))
     return 0
 
 
 def _delete(args) -> int:
     """Cancel the job if it runs, then delete it and its results on the service."""
     _call(args, "DELETE", f"/v1/jobs/{urllib.parse.quote(args.id, safe='')}?forget=true", stream=True).close()
-    print(f"{args.id}: deleted with its results")
+    print(_said(args, "deleted", id=args.id))
     return 0
 
 
@@ -280,6 +362,8 @@ def register(subparsers) -> None:
         # an empty EINVOICE_URL (an env file's `EINVOICE_URL=`) is no setting, as for every other variable
         c.add_argument("--url", default=os.environ.get("EINVOICE_URL") or "http://127.0.0.1:8000")
         c.add_argument("--key", default=os.environ.get("EINVOICE_API_KEY", ""), help="API key (EINVOICE_API_KEY)")
+        if name != "submit":  # (submit's --lang is also its request's: job_request)
+            lang_argument(c, "language of the messages, summary and table (the JSON stays as it is)")
         c.set_defaults(func=func)
         return c
 

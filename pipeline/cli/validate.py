@@ -34,6 +34,7 @@ from pipeline.check.detect import is_pdf, route
 from pipeline.check.verdict import INDETERMINATE, INVALID, LABELS, VALID
 from pipeline.cli.files import Progress, documents, is_archive, read_as, safe_name, shown
 from pipeline.cli.generate import is_stdio, output_refused
+from pipeline.cli.language import in_language
 from pipeline.errors import ApiError
 from pipeline.pdf import report_page
 
@@ -122,7 +123,7 @@ def _run(args) -> int:
             report = outcome.report
             what = spec + (f", scenario {outcome.scenario!r}" if outcome.scenario else "")
     except ApiError as exc:
-        print(f"pipeline validate: {exc.error_code}: {_in(args.lang, exc.error_code, exc.message)}",
+        print(f"pipeline validate: {exc.error_code}: {in_language(args.lang, exc.error_code, exc.message)}",
               file=sys.stderr)
         return 2
     if args.html or args.pdf:
@@ -310,7 +311,7 @@ def _run_many(args) -> int:
     try:
         jobs = _jobs_of(args)
     except ApiError as exc:
-        print(f"pipeline validate: {exc.error_code}: {_in(args.lang, exc.error_code, exc.message)}",
+        print(f"pipeline validate: {exc.error_code}: {in_language(args.lang, exc.error_code, exc.message)}",
               file=sys.stderr)
         return 2
     if not jobs:
@@ -404,7 +405,7 @@ def _table(results: list[dict], total: dict, language: str = "en") -> None:
                   f"{rep['summary']['errors']:>6} {rep['summary']['warnings']:>8}  {first}".rstrip())
         else:
             kind, what = ("NOTICE", r["notice"]) if "notice" in r else ("ERROR", r["error"])
-            message = _in(language, what["code"], what["message"], what.get("messageDe"))
+            message = in_language(language, what["code"], what["message"], what.get("messageDe"))
             print(f"{name:{width}}  {words[kind]:{said}} {'':{ran}} {'':>6} {'':>8}  {what['code']}: {message}")
     left = total["files"] - len(results)  # the documents an interruption left: counted, not listed one by one
     print("\n" + words["total"].format(files=_counted(total["files"], "document", language), valid=total["valid"],
@@ -413,16 +414,6 @@ def _table(results: list[dict], total: dict, language: str = "en") -> None:
           + (words["left"].format(left=left) if left else "")
           + (words["no_invoice"].format(messages=_counted(total["noInvoice"], "message", language))
              if total["noInvoice"] else ""))
-
-
-def _in(language: str, code: str, english: str, own: str | None = None) -> str:
-    """A refusal's or notice's message in `language`: in German the service's own German or the page's sentence for
-    the code (one wording wherever a person meets it), the English where neither exists."""
-    if language != "de":
-        return english
-    from pipeline.flows.validation_report import german  # lazy: as above
-
-    return german(code, own) or english
 
 
 def _counted(n: int, noun: str, language: str = "en") -> str:

@@ -72,6 +72,11 @@ def _page_strings() -> dict:
     return json.loads((TEMPLATES_DIR / "web" / "strings.json").read_text(encoding="utf-8"))
 
 
+def page_words(language: str) -> dict:
+    """The web page's texts in `language`: the command line says what the page shows (a job's state) in its words."""
+    return _page_strings()[language]
+
+
 def german(code: str | None, own: str | None = None) -> str | None:
     """The German of a message with `code`: the service's own (`messageDe`, where it wrote one), else the page's
     sentence for the code; None where neither exists (a job's code without a sentence is a gap
