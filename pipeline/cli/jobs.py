@@ -21,8 +21,9 @@ the service's refusals as the page says them); the codes, the job's JSON and its
 submit --lang is also the request's metadataLanguage where the operation takes one (validate, convert).
 
 The service is EINVOICE_URL (default http://127.0.0.1:8000) or --url; the key EINVOICE_API_KEY or --key.
-Exit codes: 0 done and every document valid, 1 a document invalid or refused, 2 the job failed or was cancelled
-(or the service said no), 3 done and some documents indeterminate (not judged), none invalid.
+Exit codes: 0 done and every document valid (a parse job without --validate: every document read, none validated;
+the summary counts them as `unchecked`, never as valid), 1 a document invalid or refused, 2 the job failed or was
+cancelled (or the service said no), 3 done and some documents indeterminate (not judged), none invalid.
 """
 from __future__ import annotations
 
@@ -64,11 +65,13 @@ SAID = {"en": {"no_key": "no API key given: set EINVOICE_API_KEY or pass --key (
                "deleted": "{id}: mit seinen Ergebnissen gelöscht"}}
 # The summary's and the list's words (the page's words for the counts: "nicht beurteilbar", "nicht geprüft")
 WORDS = {"en": {"job": "job", "state": "state", "operation": "operation", "documents": "documents",
-                "valid": "valid", "invalid": "invalid", "indeterminate": "indeterminate", "errors": "errors",
+                "valid": "valid", "invalid": "invalid", "indeterminate": "indeterminate", "unchecked": "unchecked",
+                "errors": "errors",
                 "noInvoice": "no invoice", "creditsCharged": "credits charged", "message": "message",
                 "created": "created"},
          "de": {"job": "Auftrag", "state": "Zustand", "operation": "Vorgang", "documents": "Dokumente",
                 "valid": "gültig", "invalid": "ungültig", "indeterminate": "nicht beurteilbar",
+                "unchecked": "nur gelesen",
                 "errors": "nicht geprüft", "noInvoice": "ohne Rechnung", "creditsCharged": "Credits abgebucht",
                 "message": "Meldung", "created": "angelegt"}}
 OPERATIONS = {"de": {"validate": "prüfen", "parse": "lesen", "convert": "umwandeln"}}
@@ -221,6 +224,7 @@ def _summary(job: dict, language: str) -> str:
     indeterminate = job.get("indeterminate", 0)
     values = {"job": job["id"], "state": _state(job["state"], language), "documents": job["total"],
               "valid": job["valid"], "invalid": job["invalid"] - indeterminate, "indeterminate": indeterminate,
+              **({"unchecked": job["unchecked"]} if job.get("unchecked") else {}),  # read, not validated
               "errors": job["errors"], "noInvoice": job.get("noInvoice", 0),
               "creditsCharged": job.get("creditsCharged", 0)}
     if job.get("message"):
@@ -329,13 +333,14 @@ def _list(args) -> int:
             print(line({"job": job["id"], "state": _state(job["state"], language),
                         "operation": named.get(job["operation"], job["operation"]), "documents": job["total"],
                         "valid": job["valid"], "invalid": job["invalid"] - indeterminate,
-                        "indeterminate": indeterminate, "errors": job["errors"]}, job["createdAt"]))
+                        "indeterminate": indeterminate, "errors": job["errors"],
+                        "unchecked": job.get("unchecked", 0)}, job["createdAt"]))
             listed += 1
         path = page.get("next")
     return 0
 
 
-LIST_COLUMNS = ("job", "state", "operation", "documents", "valid", "invalid", "indeterminate", "errors")
+LIST_COLUMNS = ("job", "state", "operation", "documents", "valid", "invalid", "indeterminate", "errors", "unchecked")
 STATES = ("queued", "running", "done", "failed", "cancelled")
 
 

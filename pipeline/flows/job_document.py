@@ -5,9 +5,13 @@
                  on the rules for what it is (`pipeline.check.detect.route`: "auto", the default, detects them
                  as the web page and `pipeline validate` do; a PDF is a ZUGFeRD / Factur-X PDF whatever XML rules
                  were named)
-    parse     -> parse.parse_report             (the invoice JSON POST /v1/invoice/parse answers)
+    parse     -> parse.parse_report             (the invoice JSON POST /v1/invoice/parse answers; with `validate`,
+                                                 its source's report, whose verdict the document gets; without it
+                                                 the document is `unchecked`: read, never called valid)
     convert   -> convert.convert                (the document POST /v1/invoice/convert answers, base64, and what its
-                                                 headers say: `Conversion.summary`)
+                                                 headers say: `Conversion.summary`; valid: convert hands back only
+                                                 a document its target's rules passed, a ZUGFeRD PDF's PDF/A check
+                                                 included, and refuses any other)
 
 `check_options` refuses a job's request before anything is stored (ApiError 400 with the field's path), so that
 a job's documents only fail one by one, never as a whole. `work` never raises for a document: a refusal of the
@@ -27,7 +31,7 @@ from pipeline.flows.options import bad_option, convert_options, flag, language
 from pipeline.flows.parse import parse_report
 from pipeline.flows.validate_batch import check_request, document_outcome, origin
 from pipeline.flows.validation_report import readable_report
-from pipeline.invoice.request_json import dump_request
+from pipeline.invoice.request_json import dump_request, dumps
 
 log = logging.getLogger("pipeline.jobs.document")
 
@@ -81,8 +85,9 @@ def routes(spec: str) -> tuple[str, ...]:
 
 
 class Done(NamedTuple):
-    """One document's result: kind valid | invalid | indeterminate (it got its result) or error; line its JSON Lines
-    entry; page the HTML report (validate with `html`); rules the spec it was validated on (its price), else None."""
+    """One document's result: kind valid | invalid | indeterminate | unchecked (it got its result) or error; line
+    its JSON Lines entry; page the HTML report (validate with `html`); rules the spec it was validated on (its
+    price), else None."""
     kind: str
     line: str
     page: str | None = None
@@ -92,10 +97,11 @@ class Done(NamedTuple):
 def error_line(name: str, code: str, message: str, email: dict | None = None,
                errors: list[dict] | None = None, signature: dict | None = None) -> str:
     """An `error` entry; `errors` the single endpoint's errors[] (field, business term, rejected value; the message
-    names the source's xpath) where it gave any."""
-    return json.dumps({"name": name, **origin(email or None, signature),
-                       "error": {"code": code, "message": message, **({"errors": errors} if errors else {})}},
-                      ensure_ascii=False)
+    names the source's xpath) where it gave any. A rejected amount is a Decimal, written as the endpoint's error body
+    writes it (`dumps`: the number, digit for digit); json.dumps raised on it, out of `work`'s own except clause, and
+    the job stalled at that document ("running" for good: a convert to Peppol UBL failing PEPPOL-EN16931-R120)."""
+    return dumps({"name": name, **origin(email or None, signature),
+                  "error": {"code": code, "message": message, **({"errors": errors} if errors else {})}})
 
 
 def run(operation: str, options: dict, name: str, data: bytes, request_id: str | None = None,
@@ -126,7 +132,9 @@ def work(operation: str, options: dict, name: str, data: bytes, request_id: str 
             return Done(report["verdict"], line, page, rules)  # valid | invalid | indeterminate
         if operation == "parse":
             result = parse_report(data, options.get("validate", False), request_id)
-            kind = (result.get("validation") or {}).get("verdict", "valid")
+            # what nothing validated is not valid (issue 37): the job counts it apart, and an inbox does not file it
+            # as valid
+            kind = result["validation"]["verdict"] if "validation" in result else "unchecked"
             # amounts exactly as the document states them; the indentation's line breaks would split the line
             invoice = dump_request(result).decode("utf-8").replace("\n", "")
             return Done(kind, head + ', "invoice": ' + invoice + "}")
@@ -134,7 +142,7 @@ def work(operation: str, options: dict, name: str, data: bytes, request_id: str 
                                           options.get("language"), options.get("allowLoss", False), request_id)
         document = base64.b64encode(conversion.document).decode("ascii")
         return Done("valid", head + ', "mediaType": ' + json.dumps(conversion.media_type) + ', "conversion": '
-                    + json.dumps(conversion.summary(), ensure_ascii=False) + ', "document": "' + document + '"}')
+                    + dumps(conversion.summary()) + ', "document": "' + document + '"}')
     except ApiError as exc:
         return Done("error", error_line(name, exc.error_code, exc.message, email, [e.to_dict() for e in exc.errors],
                                         signature))

@@ -256,13 +256,14 @@ def job_id_of(address: Address, uidvalidity: int, uid: int) -> str:
 
 
 def verdict(job: Job) -> str:
-    """valid: every invoice valid; invalid: an invoice invalid or not readable; other: no invoice (or the job
-    failed or was cancelled)."""
+    """valid: every invoice valid; invalid: an invoice invalid or not readable; other: no invoice, invoices read but
+    not validated (a parse run without --validate: nothing says they are valid), or the job failed or was
+    cancelled."""
     if job.state != "done":
         return "other"
     if job.invalid or job.errors:
         return "invalid"
-    return "valid" if job.valid else "other"
+    return "valid" if job.valid and not job.unchecked else "other"
 
 
 class Inbox:
@@ -336,8 +337,8 @@ class Inbox:
             self.store.inbox_done(key, validity, uid, folder)
             moved += 1
             log.info("uid %s -> %s (job %s: %s)", uid, folder or "kept", job_id,
-                     "gone" if job is None else f"{job.valid} valid, {job.invalid} invalid, {job.errors} errors, "
-                     f"{job.done - job.valid - job.invalid - job.errors} without invoice")
+                     "gone" if job is None else f"{job.valid} valid, {job.invalid} invalid, {job.unchecked} not "
+                     f"validated, {job.errors} errors, {job.no_invoice} without invoice")
         return moved
 
     def read(self, box: Mailbox, uid: int, whole: bool) -> tuple[bytes | None, str | None] | None:

@@ -494,6 +494,8 @@ _JOB = {"type": "object", "required": ["id", "state", "operation", "total", "don
                   "not errors, not charged)."},
     "indeterminate": {"type": "integer", "minimum": 0, "description": "Of `invalid`: the documents whose verdict "
                       "is indeterminate (not judged, rather than found wrong)."},
+    "unchecked": {"type": "integer", "minimum": 0, "description": "Extension. Documents that got their result "
+                  "without being validated (a parse job without `validate`): neither `valid` nor `invalid`."},
     **{k: {"type": ["string", "null"], "format": "date-time"} for k in ("createdAt", "startedAt", "finishedAt")},
     "message": {"type": "string", "description": "Why the job failed."},
     "messageDe": {"type": "string", "description": "Extension. Why the job failed, in German (absent where there is "

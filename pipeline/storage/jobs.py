@@ -62,9 +62,12 @@ JOBS_V7 = [
 ]
 # v8: what the signature of the signed file (.p7m, S/MIME) a document came out of says (JSON; pipeline.unpack.signature)
 JOBS_V8 = ["ALTER TABLE job_documents ADD COLUMN signature TEXT"]
+# v9: the documents that got their result unjudged (a parse job without `validate`: read, neither valid nor invalid;
+# issue 37: a count of valid documents claimed a validation that never ran)
+JOBS_V9 = ["ALTER TABLE jobs ADD COLUMN unchecked INTEGER NOT NULL DEFAULT 0"]
 
 _JOB_COLUMNS = ("id, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged, "
-                "created_at, started_at, finished_at, message, indeterminate")
+                "created_at, started_at, finished_at, message, indeterminate, unchecked")
 JOB_STATES = ("queued", "running", "done", "failed", "cancelled")
 JOBS_PAGE, MAX_JOBS_PAGE = 100, 1000  # jobs listed at a time (GET /v1/jobs): by default, at most
 
@@ -93,15 +96,21 @@ class Job:
     finished_at: float | None
     message: str | None
     indeterminate: int = 0  # of `invalid`: the documents whose verdict is indeterminate
+    unchecked: int = 0  # documents with a result nothing judged (kind `unchecked`): neither valid nor invalid
 
     @property
     def active(self) -> bool:
         return self.state in ACTIVE
 
+    @property
+    def no_invoice(self) -> int:
+        """Messages without an invoice: the documents done that got none of the other counts."""
+        return self.done - self.valid - self.invalid - self.unchecked - self.errors
+
     def to_dict(self) -> dict:
         out = {"id": self.id, "state": self.state, "operation": self.operation, "total": self.total,
                "done": self.done, "valid": self.valid, "invalid": self.invalid, "indeterminate": self.indeterminate,
-               "errors": self.errors, "noInvoice": self.done - self.valid - self.invalid - self.errors,
+               "unchecked": self.unchecked, "errors": self.errors, "noInvoice": self.no_invoice,
                "createdAt": _iso(self.created_at), "startedAt": _iso(self.started_at),
                "finishedAt": _iso(self.finished_at), "creditsReserved": self.reserved,
                "creditsCharged": self.charged}
@@ -115,10 +124,10 @@ class Job:
 
 @dataclass(frozen=True)
 class Outcome:
-    """One document's result: `kind` is valid | invalid | indeterminate | error (the first three: it got its result
-    and is charged; indeterminate counts as invalid too), `line` the JSON Lines entry as text, `page` the HTML report
-    when the job asked for one, `cost` what it is charged (the price of the rules it got; None: the job's `cost`,
-    what each document holds)."""
+    """One document's result: `kind` is valid | invalid | indeterminate | unchecked | error (the first four: it got
+    its result and is charged; indeterminate counts as invalid too, unchecked as neither), `line` the JSON Lines
+    entry as text, `page` the HTML report when the job asked for one, `cost` what it is charged (the price of the
+    rules it got; None: the job's `cost`, what each document holds)."""
     index: int
     kind: str
     line: str
@@ -135,11 +144,11 @@ class JobTables:
 
     def _job(self, row) -> Job:
         (id_, key_id, state, operation, options, total, done, valid, invalid, errors, cost, reserved, charged,
-         created, started, finished, message, indeterminate) = row
+         created, started, finished, message, indeterminate, unchecked) = row
         return Job(id_, key_id, state, operation, options, int(total), int(done), int(valid), int(invalid),
                    int(errors), int(cost), int(reserved), int(charged), float(created),
                    None if started is None else float(started), None if finished is None else float(finished),
-                   message, int(indeterminate))
+                   message, int(indeterminate), int(unchecked))
 
     def create_job(self, job_id: str, key_id: str, operation: str, options: str, names: list[str],
                    refused: dict[int, str], spans: dict[int, tuple[int, int]], cost: int, enqueue=None,
@@ -170,7 +179,7 @@ class JobTables:
             done = len(refused) + len(notices)
             state = "done" if done == total else "queued"
             cur.execute(self._sql(f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES "
-                                  "(?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 0, ?, NULL, ?, NULL, 0)"),
+                                  "(?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 0, ?, NULL, ?, NULL, 0, 0)"),
                         (job_id, key_id, state, operation, options, total, done, len(refused), cost, reserved, now,
                          now if state == "done" else None))
             cur.executemany(self._sql("INSERT INTO job_documents (job_id, idx, name, pos, size, outcome, result, "
@@ -232,7 +241,7 @@ class JobTables:
         cost = int(rows[0][0])
         try:
             with self._tx() as cur:
-                counts = {"valid": 0, "invalid": 0, "indeterminate": 0, "error": 0}
+                counts = {"valid": 0, "invalid": 0, "indeterminate": 0, "unchecked": 0, "error": 0}
                 charge, recorded = 0, []
                 for o in outcomes:
                     cur.execute(self._sql("UPDATE job_documents SET outcome = ?, result = ?, page = ? "
@@ -249,11 +258,12 @@ class JobTables:
                 invalid = counts["invalid"] + counts["indeterminate"]  # not valid, as a batch's summary counts
                 cur.execute(self._sql("UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?), "
                                       "done = done + ?, valid = valid + ?, invalid = invalid + ?, "
-                                      "indeterminate = indeterminate + ?, errors = errors + ?, "
-                                      "charged = charged + ? WHERE id = ? AND state IN ('queued', 'running') "
+                                      "indeterminate = indeterminate + ?, unchecked = unchecked + ?, "
+                                      "errors = errors + ?, charged = charged + ? "
+                                      "WHERE id = ? AND state IN ('queued', 'running') "
                                       "RETURNING key_id, done, total"),
-                            (time.time(), new, counts["valid"], invalid, counts["indeterminate"], counts["error"],
-                             charge, job_id))
+                            (time.time(), new, counts["valid"], invalid, counts["indeterminate"], counts["unchecked"],
+                             counts["error"], charge, job_id))
                 row = cur.fetchone()
                 if row is None:
                     raise _Ended  # cancelled or failed meanwhile: these results are not taken (rolled back)

@@ -35,7 +35,7 @@ from psycopg import sql as pgsql
 
 from pipeline.settings import get_settings
 from pipeline.storage.inbox import INBOX_V4, INBOX_V6
-from pipeline.storage.jobs import JOBS_V3, JOBS_V4, JOBS_V5, JOBS_V7, JOBS_V8
+from pipeline.storage.jobs import JOBS_V3, JOBS_V4, JOBS_V5, JOBS_V7, JOBS_V8, JOBS_V9
 from pipeline.storage.store import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
@@ -166,8 +166,8 @@ class _DeadConnection(StorageUnavailable):
 
 class PostgresStore(SqlStore):
     # v4: a document's message, the inbox (pipeline.storage.inbox); v5: the jobs' indeterminate documents;
-    # v6: the inbox's message keys; v7: the order of a job's results
-    migrations = [_V1, _V2, _V3, JOBS_V4 + INBOX_V4, JOBS_V5, INBOX_V6, JOBS_V7, JOBS_V8]
+    # v6: the inbox's message keys; v7: the order of a job's results; v9: the jobs' unchecked documents
+    migrations = [_V1, _V2, _V3, JOBS_V4 + INBOX_V4, JOBS_V5, INBOX_V6, JOBS_V7, JOBS_V8, JOBS_V9]
 
     def __init__(self, url: str, connect_timeout: float | None = None, statement_timeout: float | None = None,
                  lock_timeout: float | None = None):

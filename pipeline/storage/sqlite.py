@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pipeline.storage.inbox import INBOX_V4, INBOX_V6
-from pipeline.storage.jobs import JOBS_V3, JOBS_V4, JOBS_V5, JOBS_V7, JOBS_V8
+from pipeline.storage.jobs import JOBS_V3, JOBS_V4, JOBS_V5, JOBS_V7, JOBS_V8, JOBS_V9
 from pipeline.storage.store import StorageUnavailable
 from pipeline.storage.sql import SqlStore
 
@@ -35,8 +35,9 @@ _V2 = [
 
 class SqliteStore(SqlStore):
     # v3: jobs (pipeline.storage.jobs); v4: a document's message, the inbox's messages (pipeline.storage.inbox);
-    # v5: the jobs' indeterminate documents; v6: the inbox's message keys; v7: the order of a job's results
-    migrations = [_V1, _V2, JOBS_V3, JOBS_V4 + INBOX_V4, JOBS_V5, INBOX_V6, JOBS_V7, JOBS_V8]
+    # v5: the jobs' indeterminate documents; v6: the inbox's message keys; v7: the order of a job's results;
+    # v9: the jobs' unchecked documents (read, not validated)
+    migrations = [_V1, _V2, JOBS_V3, JOBS_V4 + INBOX_V4, JOBS_V5, INBOX_V6, JOBS_V7, JOBS_V8, JOBS_V9]
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
