@@ -113,7 +113,19 @@ def run(operation: str, options: dict, name: str, data: bytes, request_id: str |
 def work(operation: str, options: dict, name: str, data: bytes, request_id: str | None = None,
          email: dict | None = None, signature: dict | None = None) -> Done:
     """One document through its operation's flow (`Done`). `email`: the message the document came from, and
-    `signature`: what the signature of the signed file it came out of says, put in its line."""
+    `signature`: what the signature of the signed file it came out of says, put in its line. Whatever fails, the
+    writing of a refusal included, ends as this document's INTERNAL_ERROR line: an exception out of here would hold
+    the job at this document for good (the engines take the chunk up again, and it fails again)."""
+    try:
+        return _work(operation, options, name, data, request_id, email, signature)
+    except Exception as exc:  # noqa: BLE001 - one document's crash must not cost the others their results
+        log.exception("a job's document failed request_id=%s", request_id)
+        return Done("error", error_line(name, "INTERNAL_ERROR", f"The document could not be processed: "
+                                                                f"{type(exc).__name__}", email, None, signature))
+
+
+def _work(operation: str, options: dict, name: str, data: bytes, request_id: str | None,
+          email: dict | None, signature: dict | None) -> Done:
     head = json.dumps({"name": name, **origin(email or None, signature)}, ensure_ascii=False)[:-1]
     try:
         if operation == "validate":
@@ -146,7 +158,3 @@ def work(operation: str, options: dict, name: str, data: bytes, request_id: str 
     except ApiError as exc:
         return Done("error", error_line(name, exc.error_code, exc.message, email, [e.to_dict() for e in exc.errors],
                                         signature))
-    except Exception as exc:  # noqa: BLE001 - one document's crash must not cost the others their results
-        log.exception("a job's document failed request_id=%s", request_id)
-        return Done("error", error_line(name, "INTERNAL_ERROR", f"The document could not be processed: "
-                                                                f"{type(exc).__name__}", email, None, signature))
