@@ -25,6 +25,7 @@ from pipeline.flows.validate_xml import validate_xml
 from pipeline.jobs.inbox import verdict
 from pipeline.storage.jobs import JOBS_V9, Outcome
 from pipeline.storage.sqlite import SqliteStore
+from tests.mailbuild import zipped
 from tests.test_jobs import documents, get, job_store, results, submit, wait_for  # noqa: F401 - the fixture
 from tests.test_platform_helpers import Server, cli, free_port_in
 from tests.test_verdict import edition_2026, xrechnung_40
@@ -33,11 +34,7 @@ PORTS = (19800, 19899)  # this suite's own range
 
 
 def _zip(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, data in members.items():
-            z.writestr(name, data)
-    return buf.getvalue()
+    return zipped(list(members.items()))
 
 
 @pytest.fixture(scope="module")
