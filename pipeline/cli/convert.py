@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from pipeline.cli.files import content, destinations, documents, progress, said_unread, shown
-from pipeline.cli.generate import is_stdio, pdf_to_terminal, print_api_error, write_output
+from pipeline.cli.generate import is_stdio, output_refused, pdf_to_terminal, print_api_error, write_output
+from pipeline.cli.language import in_language
 from pipeline.errors import ApiError
 from pipeline.invoice.request_json import dumps
 from pipeline.unpack import NOTICES
@@ -72,6 +73,10 @@ def _each(args, suffix: str, one, refused=None, unread=None) -> int:
     if len(docs) > 1 and (args.output is None or is_stdio(args.output)):
         print(f"pipeline {args.command}: {SEVERAL[language]}", file=sys.stderr)
         return 2
+    # before the work: a missing folder failed only when writing, after the notes were said as if it was done
+    if output_refused(f"pipeline {args.command}", args.output, len(docs) > 1 or (args.output or Path()).is_dir(),
+                      language):
+        return 2
     where = destinations(len(docs), args.output, suffix)
     worst = 0
     for doc in progress(docs):
@@ -83,49 +88,80 @@ def _each(args, suffix: str, one, refused=None, unread=None) -> int:
     return worst
 
 
-def _said(result) -> None:
-    """What the conversion did besides the document, on stderr (the endpoint's headers in lines)."""
-    from pipeline.flows.parse import changed_line  # lazy: as in `run`, the flows load Saxon
+# The words of `_said`'s lines; the codes, business terms, paths, values and official rule texts stay
+NOTES = {"en": {"finding": "source finding", "not applied": "not applied to the target", "line": "line",
+                "changed": "changed", "lost": "not carried", "technical": "technical, no place in the target"},
+         "de": {"finding": "Befund der Quelle", "not applied": "nicht auf das Ziel angewandt", "line": "Zeile",
+                "changed": "geändert", "lost": "nicht übernommen", "technical": "technisch, im Ziel ohne Platz"}}
+
+
+def _said(result, language: str) -> None:
+    """What the conversion did besides the document, on stderr (the endpoint's headers in lines), in `language`:
+    in German each entry's own German (`reasonDe`, `messageDe`), a changed value's fixed words as the German page
+    says them (strings.json's convert_words), an official rule's text as published."""
+    from pipeline.flows.convert import PDF_CHECKS  # lazy: as in `run`, the flows load Saxon
+    from pipeline.flows.parse import changed_line  # lazy: as above
+    said, german = NOTES[language], language == "de"
+
+    def line(number) -> str:
+        return f" ({said['line']} {number})" if number else ""
+
     for f in result.source_findings:
-        where = f" (line {f['location']['line']})" if (f.get("location") or {}).get("line") else ""
-        print(f"source finding ({f['rules']}, not applied to the target){where}: {f['code']}: {f['message']}",
-              file=sys.stderr)
+        rules = PDF_CHECKS[1] if german and f["rules"] == PDF_CHECKS[0] else f["rules"]
+        message = in_language(language, f["code"], f["message"], f.get("messageDe"))
+        print(f"{said['finding']} ({rules}, {said['not applied']}){line((f.get('location') or {}).get('line'))}: "
+              f"{f['code']}: {message}", file=sys.stderr)
     for c in result.changed:
-        print(f"changed: {changed_line(c)} ({c['reason']})", file=sys.stderr)
+        change, reason = changed_line(c), c.get("reasonDe") if german else None
+        if german:
+            from pipeline.service.resources.web import strings  # lazy: the page's German only in German
+            for english, word in strings()["de"]["convert_words"].items():
+                change = change.replace(english, word)
+        print(f"{said['changed']}: {change} ({reason or c['reason']})", file=sys.stderr)
     for lost in result.losses:  # (a PDF's second invoice file has no line)
-        line = f" (line {lost['line']})" if lost.get("line") is not None else ""
-        print(f"not carried: {lost['xpath']}{line} = {lost['value']!r}", file=sys.stderr)
+        print(f"{said['lost']}: {lost['xpath']}{line(lost.get('line'))} = {lost['value']!r}", file=sys.stderr)
     for value in result.technical:
-        line = f" (line {value['line']})" if value.get("line") is not None else ""
-        print(f"technical, no place in the target: {value['xpath']}{line} = {value['value']!r}", file=sys.stderr)
+        print(f"{said['technical']}: {value['xpath']}{line(value.get('line'))} = {value['value']!r}", file=sys.stderr)
+
+
+# Options that do not go together, said before any work
+OPTIONS_REFUSED = {
+    "en": {"profile": "--profile applies to --to zugferd only (a PDF's profile)",
+           "peppol": "--spec peppol applies to --to ubl only (Peppol BIS Billing 3.0 is a UBL invoice); CII and a "
+                     "ZUGFeRD PDF are written on en16931 (a Peppol source's default) or xrechnung",
+           "json": "--json needs -o FILE (the document goes to a file, the JSON to stdout)"},
+    "de": {"profile": "--profile gilt nur für --to zugferd (das Profil eines PDFs)",
+           "peppol": "--spec peppol gilt nur für --to ubl (Peppol BIS Billing 3.0 ist eine UBL-Rechnung); CII und ein "
+                     "ZUGFeRD-PDF werden nach en16931 (der Vorgabe einer Peppol-Quelle) oder xrechnung geschrieben",
+           "json": "--json braucht -o DATEI (das Dokument geht in eine Datei, das JSON auf die Standardausgabe)"}}
 
 
 def run_convert(args) -> int:
     from pipeline.flows.convert import convert  # lazy: Saxon, WeasyPrint and pikepdf only for this command
     from pipeline.flows.validate_batch import entry  # lazy: as above
 
+    language = args.lang or "en"
+    refusal = None
     if args.to != "ZUGFERD" and args.profile:  # it did nothing to a CII or UBL target
-        print("pipeline convert: --profile applies to --to zugferd only (a PDF's profile)", file=sys.stderr)
+        refusal = "profile"
+    elif args.spec == "peppol" and args.to != "UBL":  # (the endpoint's 400 names request.spec: `check_spec`)
+        refusal = "peppol"
+    elif args.json and (args.output is None or is_stdio(args.output)):
+        refusal = "json"
+    if refusal:
+        print(f"pipeline convert: {OPTIONS_REFUSED[language][refusal]}", file=sys.stderr)
         return 2
-    if args.spec == "peppol" and args.to != "UBL":  # (the endpoint's 400 names request.spec: `check_spec`)
-        print("pipeline convert: --spec peppol applies to --to ubl only (Peppol BIS Billing 3.0 is a UBL invoice); "
-              "CII and a ZUGFeRD PDF are written on en16931 (a Peppol source's default) or xrechnung", file=sys.stderr)
-        return 2
-    if args.to == "ZUGFERD" and pdf_to_terminal("pipeline convert", args.output):
-        return 2
-    if args.json and (args.output is None or is_stdio(args.output)):
-        print("pipeline convert: --json needs -o FILE (the document goes to a file, the JSON to stdout)",
-              file=sys.stderr)
+    if args.to == "ZUGFERD" and pdf_to_terminal("pipeline convert", args.output, language):
         return 2
 
     def one(data: bytes, output: Path | None, name: str) -> int:
         page = args.lang if args.to == "ZUGFERD" else None  # (an XML target has no page: --lang is the messages')
         result = convert(data, args.to, args.spec, args.profile, page, args.allow_loss)
+        write_output(output, result.document)  # (first: the notes follow a document written)
         if args.json:
             print(dumps({"name": name, "output": shown(output), **result.summary()}))
         else:
-            _said(result)
-        write_output(output, result.document)
+            _said(result, args.lang or "en")
         return 0
 
     def refused(err: ApiError, name: str | None) -> int:
@@ -147,7 +183,7 @@ def run_convert(args) -> int:
 def run_render(args) -> int:
     from pipeline.flows.render import render  # lazy: as above
 
-    if not args.html and pdf_to_terminal("pipeline render", args.output):
+    if not args.html and pdf_to_terminal("pipeline render", args.output, args.lang):
         return 2
 
     def one(data: bytes, output: Path, _name: str) -> int:

@@ -40,26 +40,37 @@ def is_stdio(path: Path | None) -> bool:
     return path is not None and str(path) == "-"
 
 
-def output_refused(program: str, output: Path | None, folder: bool = False) -> bool:
-    """True (said on stderr) when `output` cannot be written: checked before the work, which was done in full and
-    then lost (and `pipeline validate` printed no verdict) when the folder was missing. `folder`: `output` is a
-    folder to be made (`--html-dir`), so an existing file is in the way."""
+# Why an output cannot be written, and a PDF's refusal of a terminal, by language
+CANNOT_WRITE = {"en": {"file": "is a file, not a folder", "folder": "is a folder",
+                       "missing": "its folder {} does not exist",
+                       "terminal": "a PDF is not written to a terminal: give -o FILE, or redirect stdout"},
+                "de": {"file": "ist eine Datei, kein Ordner", "folder": "ist ein Ordner",
+                       "missing": "der Ordner {} existiert nicht",
+                       "terminal": "ein PDF wird nicht ins Terminal geschrieben: -o DATEI angeben oder die "
+                                   "Standardausgabe umleiten"}}
+
+
+def output_refused(program: str, output: Path | None, folder: bool = False, language: str = "en") -> bool:
+    """True (said on stderr in `language`) when `output` cannot be written: checked before the work, which was done
+    in full and then lost (and `pipeline validate` printed no verdict) when the folder was missing. `folder`:
+    `output` is a folder to be made (`--html-dir`, convert's -o for several files), so an existing file is in the
+    way."""
     if output is None or is_stdio(output):
         return False
     if folder:
-        why = "is a file, not a folder" if output.exists() and not output.is_dir() else None
+        why = "file" if output.exists() and not output.is_dir() else None
     else:
-        why = ("is a folder" if output.is_dir() else
-               f"its folder {shown(output.parent)} does not exist" if not output.parent.is_dir() else None)
+        why = "folder" if output.is_dir() else "missing" if not output.parent.is_dir() else None
     if why:
-        print(f"{program}: {shown(output)}: {why}", file=sys.stderr)
+        print(f"{program}: {shown(output)}: {CANNOT_WRITE[language][why].format(shown(output.parent))}",
+              file=sys.stderr)
     return why is not None
 
 
-def pdf_to_terminal(program: str, output: Path | None) -> bool:
+def pdf_to_terminal(program: str, output: Path | None, language: str = "en") -> bool:
     """True (said on stderr) when a PDF would go to stdout and stdout is a terminal: its bytes garbled the screen."""
     if (output is None or is_stdio(output)) and sys.stdout.isatty():
-        print(f"{program}: a PDF is not written to a terminal: give -o FILE, or redirect stdout", file=sys.stderr)
+        print(f"{program}: {CANNOT_WRITE[language]['terminal']}", file=sys.stderr)
         return True
     return False
 

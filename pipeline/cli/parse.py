@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from pipeline.cli.files import Document, content, destinations, documents, progress, said_unread
-from pipeline.cli.generate import is_stdio, print_api_error
+from pipeline.cli.generate import is_stdio, output_refused, print_api_error
 from pipeline.cli.language import lang_argument
 from pipeline.errors import ApiError
 from pipeline.invoice.request_json import dump_request
@@ -44,6 +44,9 @@ def run(args) -> int:
         return 2
     if len(docs) > 1 and (args.output is None or is_stdio(args.output)):
         print(SAID[args.lang]["several"], file=sys.stderr)
+        return 2
+    # before the work: a missing folder failed after every document was read, in English
+    if output_refused("pipeline parse", args.output, len(docs) > 1 or (args.output or Path()).is_dir(), args.lang):
         return 2
     where = destinations(len(docs), args.output, ".json")
     return max((_one(doc, where(doc), args) for doc in progress(docs)), default=0)

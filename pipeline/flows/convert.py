@@ -463,11 +463,16 @@ def _zoned_dates(value, path: str):
             if field.endswith("Date") and isinstance(item, str) and len(item) > 10 and DATE_RE.fullmatch(item))
 
 
-def _why_specification_id(endpoint: str, config: dict) -> str:
+def _why_specification_id(endpoint: str, config: dict) -> tuple[str, str]:
+    """(English, German)"""
     if endpoint == "zugferd":
-        return f"the ZUGFeRD profile {config['profile']} writes its own specification identifier"
+        return (f"the ZUGFeRD profile {config['profile']} writes its own specification identifier",
+                f"das ZUGFeRD-Profil {config['profile']} schreibt seine eigene Spezifikationskennung")
+    source = endpoint == "en16931"
     return (f"the converted document was judged on the {endpoint} rules, and its specification identifier names "
-            "them" + (" (the source's names rules that were not applied to it)" if endpoint == "en16931" else ""))
+            "them" + (" (the source's names rules that were not applied to it)" if source else ""),
+            f"das umgewandelte Dokument wurde nach den Regeln {endpoint} geprüft, und seine Spezifikationskennung "
+            "nennt sie" + (" (die der Quelle nennt Regeln, die auf sie nicht angewandt wurden)" if source else ""))
 
 
 # The fixed words of `changed` values the target writes in place of a price or charge (in the page's German:
@@ -490,29 +495,38 @@ def changed_for(parsed: Parsed, request: dict, endpoint: str) -> list[dict]:
         sent = None
     written = sent or written_specification_id(endpoint, request["config"].get("profile"))
     if source_id is not None and written != source_id:
-        out.append(changed_value("BT-24", source_id, written, _why_specification_id(endpoint, request["config"])))
+        out.append(changed_value("BT-24", source_id, written, *_why_specification_id(endpoint, request["config"])))
     if request["config"]["syntax"] == "CII":
         out += [changed_value(business_term(path) or path, value, value[:10], "CII's date format 102 has no time "
-                              "zone") for path, value in _zoned_dates(request["invoice"], "invoice")]
+                              "zone", "das Datumsformat 102 in CII hat keine Zeitzone")
+                for path, value in _zoned_dates(request["invoice"], "invoice")]
         lines = _lines_with(request, "priceDiscount", without="grossPrice")
         if lines:
             out.append(changed_value("BT-148", None, NET_AND_DISCOUNT, "CII carries the price discount "
-                                     "(BT-147) inside the gross price, which needs its amount; lines " + lines))
+                                     "(BT-147) inside the gross price, which needs its amount; lines " + lines,
+                                     "CII trägt den Preisnachlass (BT-147) im Bruttopreis, der dessen Betrag braucht; "
+                                     "Positionen " + lines))
     if request["config"]["syntax"] == "UBL":
         invoice = request["invoice"]
         if endpoint == "xrechnung" and invoice.get("salesOrderReference") and not invoice.get("purchaseOrderReference"):
             out.append(changed_value("BT-13", None, "NA", "UBL requires an order id beside the sales order "
                                      "reference (BT-14) and XRechnung refuses it empty; Peppol's placeholder is "
-                                     "written"))
+                                     "written", "UBL verlangt neben der Auftragsreferenz (BT-14) eine "
+                                     "Bestellnummer, die XRechnung nicht leer annimmt; Peppols Platzhalter wird "
+                                     "geschrieben"))
         payment = invoice.get("paymentInstructions")
         if payment and not payment.get("meansCode"):
             out.append(changed_value("BT-81", None, "1", "UBL binds the payment reference (BT-83) in a payment means, "
                                      "whose code it requires; the source states none: UNTDID 4461 1, instrument not "
-                                     "defined"))
+                                     "defined", "UBL bindet den Verwendungszweck (BT-83) an ein Zahlungsmittel, "
+                                     "dessen Code es verlangt; die Quelle nennt keinen: UNTDID 4461 1, Zahlungsmittel "
+                                     "nicht festgelegt"))
         lines = _lines_with(request, "grossPrice", without="priceDiscount")
         if lines:
             out.append(changed_value("BT-147", None, GROSS_LESS_NET, "UBL carries the gross price "
-                                     "(BT-148) in a price allowance that needs its amount; lines " + lines))
+                                     "(BT-148) in a price allowance that needs its amount; lines " + lines,
+                                     "UBL trägt den Bruttopreis (BT-148) in einem Preisnachlass, der dessen Betrag "
+                                     "braucht; Positionen " + lines))
     return out + _tax_total(request) + _tax_currency(parsed) + _logistics_charges(parsed, request)
 
 
@@ -531,7 +545,11 @@ def _logistics_charges(parsed: Parsed, request: dict) -> list[dict]:
             out.append(changed_value("BT-99", f"{amount} ({LOGISTICS}, BT-X-272)", amount,
                                      "Factur-X EXTENDED's logistics service charge is a document level charge "
                                      "(BG-21) in EN 16931 terms: the EXTENDED rules count it into the sum of "
-                                     "charges (BT-108) and the VAT breakdown's taxable amount as one"))
+                                     "charges (BT-108) and the VAT breakdown's taxable amount as one",
+                                     "Die Logistikservicegebühr von Factur-X EXTENDED ist nach EN 16931 eine "
+                                     "Abgabe auf Dokumentebene (BG-21): die EXTENDED-Regeln zählen sie wie eine in die "
+                                     "Summe der Abgaben (BT-108) und die Bemessungsgrundlage der "
+                                     "Umsatzsteueraufschlüsselung"))
     return out
 
 
@@ -553,7 +571,10 @@ def _tax_currency(parsed: Parsed) -> list[dict]:
         return []
     return [changed_value("BT-6", currency, None, "the VAT accounting currency equals the invoice currency (BT-5), "
                           "which a document without it says too; CII (BR-53) and Peppol (PEPPOL-EN16931-R005) refuse "
-                          "it equal to BT-5, so it is not written")]
+                          "it equal to BT-5, so it is not written",
+                          "die Umsatzsteuer-Abrechnungswährung gleicht der Rechnungswährung (BT-5), was ein Dokument "
+                          "ohne sie ebenso sagt; CII (BR-53) und Peppol (PEPPOL-EN16931-R005) lehnen sie gleich BT-5 "
+                          "ab, daher wird sie nicht geschrieben")]
 
 
 def _tax_total(request: dict) -> list[dict]:
@@ -568,7 +589,10 @@ def _tax_total(request: dict) -> list[dict]:
     total = sum((Decimal(str(t)) for t in taxes), Decimal(0))
     return [changed_value("BT-110", None, str(total.quantize(Decimal("0.01"))), "the invoice's tax total is written as the sum of the VAT "
                           "breakdowns' tax amounts (BT-117): UBL requires it (cac:TaxTotal/cbc:TaxAmount), and the "
-                          "calculation fills it for CII too")]
+                          "calculation fills it for CII too",
+                          "die Umsatzsteuer-Gesamtsumme der Rechnung wird als Summe der Steuerbeträge der "
+                          "Aufschlüsselungen (BT-117) geschrieben: UBL verlangt sie (cac:TaxTotal/cbc:TaxAmount), und "
+                          "die Berechnung füllt sie auch für CII")]
 
 
 def target_model(parsed: Parsed, request: dict, spec: str) -> InvoiceRequest:
@@ -717,6 +741,10 @@ def _reading_problems(parsed: Parsed) -> list[ErrorDetail]:
     return parsed.problems
 
 
+# The rules named for a PDF's own findings (PDF/A-3, XMP) in `sourceFindings`: (English, German)
+PDF_CHECKS = ("the PDF's own checks (PDF/A-3, XMP)", "die eigenen Prüfungen des PDFs (PDF/A-3, XMP)")
+
+
 def judge_source(parsed: Parsed, spec: str, request_id: str | None = None) -> tuple[Report, str, list[dict]]:
     """The source on the rules of the target `spec`: (the report that decides whether it converts, the name of
     those rules, the errors of the CIUS its BT-24 claims that those rules do not apply, as report entries naming the
@@ -738,7 +766,7 @@ def judge_source(parsed: Parsed, spec: str, request_id: str | None = None) -> tu
                                tree=source.rules_tree(), doc=source.doc, content_checks=False)
         if invoice.verdict != INVALID:
             found = {_place(i) for i in invoice.issues}
-            return invoice, claimed_rules, [{"rules": "the PDF's own checks (PDF/A-3, XMP)", **i.to_dict()}
+            return invoice, claimed_rules, [{"rules": PDF_CHECKS[0], **i.to_dict()}
                                             for i in claimed.issues if i.severity == ERROR and _place(i) not in found]
     if claim in (spec, "en16931") or source.pdf is not None:
         return claimed, claimed_rules, []

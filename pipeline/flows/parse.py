@@ -121,9 +121,11 @@ def written_specification_id(spec: str, profile: str | None = None) -> str:
     return XRECHNUNG_ID if spec == "xrechnung" else EN16931_ID
 
 
-def changed_value(business_term: str, source: str, written: str, why: str) -> dict:
-    """An entry of `changed`: a source value the target writes otherwise, and why (said, never silent)."""
-    return {"businessTerm": business_term, "source": source, "written": written, "reason": why}
+def changed_value(business_term: str, source: str, written: str, why: str, why_de: str | None = None) -> dict:
+    """An entry of `changed`: a source value the target writes otherwise, and why (said, never silent); `why_de`:
+    the reason in German (`reasonDe`, as a lost value's), which `pipeline convert --lang de` says."""
+    entry = {"businessTerm": business_term, "source": source, "written": written, "reason": why}
+    return {**entry, "reasonDe": why_de} if why_de else entry
 
 
 # The fixed words of `changed_line` (the German page says them in its own: strings.json's convert_words)

@@ -429,8 +429,8 @@ def _entry(german: bool = False) -> dict:
             "mediaType": {"type": "string", "description": "convert: the document's media type."},
             "conversion": {"type": "object", "description": "convert: what the endpoint's X-Conversion-* and "
                            "X-Source-Findings headers say (`judgedOn`, `sourceFindings`, `changed`, `lost`, "
-                           "`technical`); an entry of `lost` with a reason of its own says it in `reason`, in German "
-                           "in `reasonDe`."},
+                           "`technical`); an entry of `changed`, and of `lost` with a reason of its own, says it in "
+                           "`reason`, in German in `reasonDe`."},
             "document": {"type": "string", "contentEncoding": "base64", "description": "convert: the document."}})
     return entry
 
