@@ -152,6 +152,10 @@ ERROR_CODES = {
 BUDGETED = ("validate_xml", "validate_pdf", "parse", "convert", "render", "generate_status", "read_status")
 for _kind in BUDGETED:
     ERROR_CODES[_kind] = {**ERROR_CODES[_kind], 503: ("TIME_BUDGET",)}
+# A job upload whose unpacking outlasts the budget (pipeline.jobs.files.out_of_time): 503 TIME_BUDGET, no Retry-After,
+# beside JOBS_DISK_FULL's 503, which has one.
+ERROR_CODES["jobs"] = {**ERROR_CODES["jobs"], 503: ERROR_CODES["jobs"][503] + ("TIME_BUDGET",)}
+_NO_RETRY_503 = BUDGETED + ("jobs",)  # kinds whose 503 may come without Retry-After
 
 
 # The codes of a batch's (and a job's) entries for documents that were not checked, as pipeline.unpack gives them
@@ -305,7 +309,7 @@ def _error(status: int, authenticated: bool, kind: str | None = None, tr: Texts 
         description.append(tr("`errors[0].code` may refine it: {codes}.", codes=", ".join(
             f"`{ours}` (errorCode `{spec}`)" for ours, spec in refined.items())))
     listed = _headers(*headers)
-    if status == 503 and kind in BUDGETED:
+    if status == 503 and kind in _NO_RETRY_503:
         listed.update({name: {"$ref": f"#/components/headers/{name}-503"} for name in (
             "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After")})
     return {"description": tr.join(*description), "headers": listed,
