@@ -284,6 +284,17 @@ class _Lines:
         return self._take(stop.start() if stop is not None else whole)
 
 
+def _kept(lines: bytearray, size: int, piece: bytes, limit: int, head: bytes) -> bytes:
+    """Add `piece` to the message while its `size` is within `limit`; past it, drop its bytes and keep their start,
+    which names the message skipped as too large. Returns that start (`head` until then)."""
+    if size <= limit:
+        lines += piece
+    elif lines:
+        head = bytes(lines[:_HEAD_KEPT])
+        lines.clear()
+    return head
+
+
 def _mbox_messages(stream, limit: int) -> Iterator[bytes | _TooLarge]:
     """Each message's bytes (the "From " line left out, mboxrd's and mboxo's ">From " quoting taken off), or
     _TooLarge for one larger than `limit` (skipped).
@@ -308,11 +319,7 @@ def _mbox_messages(stream, limit: int) -> Iterator[bytes | _TooLarge]:
                     lines, size, head = bytearray(run[first:]), len(run) - first, b""
             else:
                 size += len(run)
-                if size <= limit:
-                    lines += run
-                elif lines:
-                    head = bytes(lines[:_HEAD_KEPT])
-                    lines.clear()
+                head = _kept(lines, size, run, limit, head)
             after_blank = run in (b"\n", b"\r\n") or run.endswith((b"\n\n", b"\n\r\n"))
             continue
         line, ahead = (ahead, None) if ahead is not None else (source.readline(), None)
@@ -335,11 +342,7 @@ def _mbox_messages(stream, limit: int) -> Iterator[bytes | _TooLarge]:
             if at_start and _ESCAPED_FROM.match(line):
                 line = line[1:]
             size += len(line)
-            if size <= limit:
-                lines += line
-            elif lines:
-                head = bytes(lines[:_HEAD_KEPT])
-                lines.clear()
+            head = _kept(lines, size, line, limit, head)
         after_blank = at_start and line in (b"\n", b"\r\n")
         at_start = line.endswith(b"\n")
 
