@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import falcon
 
-from pipeline.errors import STATUS_TEXT, ApiError
+from pipeline.errors import STATUS_TEXT, ApiError, ErrorDetail
 from pipeline.invoice.request_json import dumps
 
 log = logging.getLogger("pipeline.service")
@@ -42,7 +43,18 @@ def handle_http_error(req, resp, ex: falcon.HTTPError, params) -> None:
     code = _FALCON_CODES.get(status, STATUS_TEXT.get(status, "ERROR").upper())
     headers = dict(ex.headers or {})
     message = ex.description or _said(status, req, headers) or ex.title or "Request failed"
-    _write(req, resp, ApiError(status, code, message, headers=headers))
+    _write(req, resp, ApiError(status, code, message, _header_named(ex, message), headers=headers))
+
+
+def _header_named(ex: falcon.HTTPError, message: str) -> list[ErrorDetail]:
+    """A missing or malformed header (a multipart Content-Type without a boundary, or one beyond RFC 2046's 70
+    characters) named as the field at fault, as the body's fields are. Falcon keeps the name only in its
+    description ('The value provided for the "Content-Type" header is invalid. ...')."""
+    named = re.search(r'"([^"]+)" header', message)
+    if not named or not isinstance(ex, (falcon.HTTPInvalidHeader, falcon.HTTPMissingHeader)):
+        return []
+    code = "INVALID_HEADER" if isinstance(ex, falcon.HTTPInvalidHeader) else "MISSING_HEADER"
+    return [ErrorDetail(code, message, field=f"header {named.group(1)}")]
 
 
 def _said(status: int, req, headers: dict) -> str | None:
