@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -102,6 +103,12 @@ def test_a_20_mb_convert_on_a_busy_host_is_answered_by_the_same_workers(big, tmp
         server.stop()
 
 
+def _bytes_read(pid: int) -> int:
+    """What a process has read through read() and recv() (sockets included): /proc/<pid>/io's rchar."""
+    io = Path(f"/proc/{pid}/io").read_text()
+    return int(next(line.split()[1] for line in io.splitlines() if line.startswith("rchar:")))
+
+
 def test_a_request_whose_worker_is_killed_still_gets_its_access_line(big, tmp_path):
     """The worker running a long validation is killed (SIGKILL: nothing of it runs after): the master writes the
     request's access line, with the client's request id and `workerKilled`; a new worker serves."""
@@ -120,12 +127,17 @@ def test_a_request_whose_worker_is_killed_still_gets_its_access_line(big, tmp_pa
             except requests.RequestException as exc:
                 answer["error"] = exc
 
+        read_before = _bytes_read(victim)
         client = threading.Thread(target=post)
         client.start()
-        time.sleep(4)  # the body is in, the app is at work
+        # the body is in (the worker has read it: a fixed wait was too short on a busy host), then the app is at work
+        deadline = time.monotonic() + 60
+        while _bytes_read(victim) - read_before < len(big["findings"]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(3.5)
         os.kill(victim, signal.SIGKILL)
         client.join(120)
-        assert "error" in answer, answer  # no answer: its worker is gone
+        assert "error" in answer, (answer, answer["r"].text[:300] if "r" in answer else "")  # its worker is gone
         line = _line(server.log_path, "doomed-1")
         assert line["workerKilled"] is True and line["status"] is None
         assert line["method"] == "POST" and line["path"] == "/v1/invoice/xrechnung/validate"

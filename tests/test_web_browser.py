@@ -92,6 +92,16 @@ def page(browser, live, screenshots, request):
     assert not violations, violations
 
 
+def _frame_ready(driver, frame_id: str) -> bool:
+    """The frame's document is loaded and its body is a tab stop (web.js sets that once it is drawn)."""
+    driver.switch_to.frame(driver.find_element("id", frame_id))
+    try:
+        return driver.execute_script("return document.readyState === 'complete' && !!document.body "
+                                     "&& document.body.tabIndex === 0")
+    finally:
+        driver.switch_to.default_content()
+
+
 def wait(driver, condition, timeout=WAIT):
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
@@ -517,7 +527,9 @@ def test_keyboard_only(page, live):
 
     page.execute_script("const b = [...document.querySelectorAll('#result .downloads button')]"
                         ".filter(b => b.offsetParent); b[b.length - 1].focus()")
-    time.sleep(1)  # both frames drawn (the focus lands on the verdict when their answers are in, not yet loaded)
+    # both frames drawn (the focus lands on the verdict when their answers are in, not yet loaded; a fixed second
+    # was too short on a busy host: the invoice frame, still empty, was skipped by Tab)
+    wait(page, lambda d: all(_frame_ready(d, pane) for pane in ("report-frame", "invoice-frame")))
     order = []
     for pane in ("report-frame", "invoice-frame"):
         for _ in range(40):  # on through what is focusable inside the findings (a code frame that scrolls sideways)
