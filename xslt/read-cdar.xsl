@@ -54,15 +54,16 @@
     </xsl:choose>
   </xsl:template>
 
-  <!-- format 204 -> 2025-07-01T15:10:00; format 102 -> 2025-07-01; anything else as written -->
+  <!-- format 204 -> 2025-07-01T15:10:00; format 102 -> 2025-07-01; anything else as written. Digits 0-9: XPath's
+       \d is any script's, and "２０２５０７０１..." came out dashed, in no form a date is written in -->
   <xsl:function name="f:iso" as="xs:string">
     <xsl:param name="value" as="element()"/>
     <xsl:variable name="text" select="normalize-space($value)"/>
     <xsl:sequence select="
-      if ($value/@format = '204' and matches($text, '^\d{14}$'))
-      then replace($text, '^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$', '$1-$2-$3T$4:$5:$6')
-      else if ($value/@format = '102' and matches($text, '^\d{8}$'))
-      then replace($text, '^(\d{4})(\d{2})(\d{2})$', '$1-$2-$3')
+      if ($value/@format = '204' and matches($text, '^[0-9]{14}$'))
+      then replace($text, '^(....)(..)(..)(..)(..)(..)$', '$1-$2-$3T$4:$5:$6')
+      else if ($value/@format = '102' and matches($text, '^[0-9]{8}$'))
+      then replace($text, '^(....)(..)(..)$', '$1-$2-$3')
       else $text"/>
   </xsl:function>
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-import re
+import unicodedata
 
 from pipeline import budget
 from pipeline.check import cdar as rules, xmlinput
@@ -94,8 +94,9 @@ def _key(found: dict) -> tuple:
 def _digits(when: str | None) -> str:
     """A date-time as its digits: ISO text as read from format 204, and what the reading passes on as written (format
     203 YYYYMMDDHHMM, a date of format 102, no format at all: the XSD and the rules take any) sort alike; as text,
-    a 202 of format 203 sorted after every ISO date-time of its year."""
-    return re.sub(r"\D", "", when or "")
+    a 202 of format 203 sorted after every ISO date-time of its year. Each digit as its value, whatever its script:
+    the XSD and the rules take "２０２５-07-01" (XPath's \\d is any script's), which sorted after every date in 0-9."""
+    return "".join(str(unicodedata.decimal(c)) for c in when or "" if c.isdecimal())
 
 
 def _when(entry: dict) -> tuple:

@@ -456,8 +456,9 @@ _CODE_OF_NAME = {_folded(name): code for code, names in STATUS_NAMES.items() for
 
 # ---- field types -----------------------------------------------------------------------------------------------
 
-_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# ASCII digits only: Python's \d takes any script's ("２０２６", "٢٠٢٦"), which a message's reader cannot take as numbers
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", re.ASCII)
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 
 
 def _date_time(value: Any) -> str:
@@ -500,7 +501,9 @@ def _listed(codes, what: str):
 
 
 def _pattern(regex: str, what: str):
-    compiled = re.compile(regex)
+    # ASCII, as the JSON Schema pattern reads `\d`: a status code "２０４" or a SIREN in Arabic-Indic digits passed,
+    # and the rules let them through (XPath's \d is any script's too), to a platform that knows no such code
+    compiled = re.compile(regex, re.ASCII)
 
     def check(value: Any) -> str:
         if not isinstance(value, str):
@@ -515,8 +518,8 @@ DateTimeText = Annotated[str, BeforeValidator(_date_time),
                          WithJsonSchema({"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$",
                                          "description": "Local date and time, no offset."})]
 DateText = Annotated[str, BeforeValidator(_date), WithJsonSchema({"type": "string", "format": "date"})]
-StatusCode = _pattern(r"\d{3}", "a status code of three digits (200 Déposée ... 213 Rejetée)")
-Siren = _pattern(r"\d{9}", "a SIREN: nine digits")
+StatusCode = _pattern(r"\d{3}", "a status code of three digits 0-9 (200 Déposée ... 213 Rejetée)")
+Siren = _pattern(r"\d{9}", "a SIREN: nine digits 0-9")
 Role = _listed(tuple(ROLES), "a party role of the CDV")
 TypeCode = _listed((PROCESSING, TRANSMISSION), "a CDV message type (23 processing, 305 transmission)")
 DocumentStatusCode = _listed(tuple(dict.fromkeys(c for codes in DOCUMENT_STATUS_CODES.values() for c in codes)),
