@@ -42,11 +42,12 @@ ATTACHMENT_CODES = ("RIB", "LISIBLE", "FEUILLE_DE_STYLE", "PJA", "BORDEREAU_SUIV
                     "BON_LIVRAISON", "BON_COMMANDE", "BORDEREAU_SUIVI_VALIDATION", "ETAT_ACOMPTE",
                     "FACTURE_PAIEMENT_DIRECT", "RECAPITULATIF_COTRAITANCE")
 SIREN_SCHEME, SIRET_SCHEME, SIREN_ADDRESS_SCHEME = "0002", "0009", "0225"
-SIREN_DIGITS = re.compile(r"\d{9}")
-SIRET_DIGITS = re.compile(r"\d{14}")
+# 0-9 only: Python's \d takes any script's digits, and a SIREN in full-width or Arabic-Indic digits names no company
+SIREN_DIGITS = re.compile(r"\d{9}", re.ASCII)
+SIRET_DIGITS = re.compile(r"\d{14}", re.ASCII)
 # what an identifier of each French scheme looks like, for the messages that name one
-FORMATS = {SIREN_SCHEME: (SIREN_DIGITS, "a SIREN (scheme 0002) has nine digits"),
-           SIRET_SCHEME: (SIRET_DIGITS, "a SIRET (scheme 0009) has fourteen digits")}
+FORMATS = {SIREN_SCHEME: (SIREN_DIGITS, "a SIREN (scheme 0002) has nine digits 0-9"),
+           SIRET_SCHEME: (SIRET_DIGITS, "a SIRET (scheme 0009) has fourteen digits 0-9")}
 _ADDRESS = re.compile(r"[A-Za-z0-9+\-_.]+")  # BR-FR-23: an electronic address of scheme 0225
 _CHECKED = {SIREN_SCHEME: ("SIREN", stdnum_siren), SIRET_SCHEME: ("SIRET", stdnum_siret)}
 
