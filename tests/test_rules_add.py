@@ -76,8 +76,11 @@ def cen_release(version: str = "1.3.17", updated: str = "2026-11-01") -> dict[st
 
 def kosit_release(date: str = "2026-08-31", schematron: str = "2.6.0") -> dict[str, bytes]:
     """The KoSIT validator configuration of XRechnung 3.0.2 (scenarios.xml and its resources), dated `date` and
-    naming XRechnung Schematron `schematron`."""
-    files = _tree(RULES_SOURCE / "xrechnung/3.0.2", skip=("VERSION.json", "cii/", "ubl/", "common.sch"))
+    naming XRechnung Schematron `schematron`, in its description and in its XRechnung stylesheets alike (KoSIT's
+    releases state one version in both; `pipeline rules add` refuses a configuration where they differ)."""
+    files = {n: d.replace(b"Schematron Version 2.5.0", f"Schematron Version {schematron}".encode())
+             for n, d in _tree(RULES_SOURCE / "xrechnung/3.0.2", skip=("VERSION.json", "cii/", "ubl/",
+                                                                       "common.sch")).items()}
     files["scenarios.xml"] = files["scenarios.xml"].replace(b"<date>2026-02-04</date>", f"<date>{date}</date>".encode()) \
         .replace(b"Schematron Rules version 2.5.0", f"Schematron Rules version {schematron}".encode())
     return files

@@ -10,7 +10,8 @@ Kinds, and where each states its version and the day it is in force (`validFrom`
 states none, which it must then be given):
 
     KoSIT validator configuration   scenarios.xml: `<name>... XRechnung 3.0.2</name>`, `<date>`; the XRechnung
-                                    Schematron version from its description. Pack version `<xrechnung>-<date>`.
+                                    Schematron version its stylesheets state, which its description must not
+                                    contradict. Pack version `<xrechnung>-<date>`.
     XRechnung Schematron release     XRechnung-{CII,UBL}-validation.xsl/.sch: `Schematron Version 2.6.0 - XRechnung
                                     3.0.2 compatible`, `dct:created` (not before the configuration's day). Laid over
                                     the newest installed KoSIT configuration of the same XRechnung version; version
@@ -203,11 +204,13 @@ def _kosit(files: dict[str, bytes], name: str) -> Release | None:
         if xr is None or stated is None:
             raise RulesError(f"{path}: a KoSIT validator configuration whose <name> states no XRechnung version or "
                              "whose <date> is no date: refused")
-        schematron = re.search(r"Schematron Rules version (\d+\.\d+\.\d+)", described)
+        described_version = re.search(r"Schematron Rules version (\d+\.\d+\.\d+)", described)
         base = path[:-len("scenarios.xml")]
         pack_files = _under(files, base)
         syntaxes = _scenario_syntaxes(root, pack_files, path)
-        release = (f"XRechnung Schematron {schematron.group(1)}, " if schematron else "") + \
+        schematron = _configured_schematron(pack_files, described_version.group(1) if described_version else None,
+                                            path)
+        release = (f"XRechnung Schematron {schematron}, " if schematron else "") + \
             f"KoSIT validator configuration {stated.isoformat()} (XRechnung {xr.group(1)})"
         entry = {"spec": "xrechnung", "version": f"{xr.group(1)}-{stated.isoformat()}", "status": packs.ACTIVE,
                  "title": f"{title} ({stated.isoformat()}), added from {name}", "release": release,
@@ -249,12 +252,39 @@ def _scenario_syntaxes(root, files: dict[str, bytes], path: str) -> dict:
     return syntaxes
 
 
+_XRECHNUNG_SHEET = r"(^|/)XRechnung-(CII|UBL)-validation\.xsl$"
+
+
+def _sheet_titles(files: dict[str, bytes], sheets) -> dict:
+    """What each XRechnung Schematron stylesheet states of itself: `Schematron Version 2.5.0 - XRechnung 3.0.2
+    compatible` (a match: its Schematron and XRechnung versions), or None."""
+    return {sheet: re.search(r"Schematron Version (\d+\.\d+\.\d+) - XRechnung (\d+\.\d+\.\d+)",
+                             _text(files[sheet])) for sheet in sheets}
+
+
+def _configured_schematron(files: dict[str, bytes], described: str | None, path: str) -> str | None:
+    """The XRechnung Schematron version a KoSIT configuration runs: the one its stylesheets state, which its
+    description must not contradict. A configuration whose description said 2.6.0 over the 2.5.0 stylesheets was
+    installed as "XRechnung Schematron 2.6.0", and `rules list` no longer named 2.6.0 as missing while 2.5.0 judged:
+    a stale install shown as current. KoSIT's releases state the same version in both."""
+    stated = {sheet: t.group(1) for sheet, t in _sheet_titles(files, _find(files, _XRECHNUNG_SHEET)).items() if t}
+    versions = sorted(set(stated.values()))
+    if described and any(v != described for v in versions):
+        raise RulesError(f"{path}: its description names XRechnung Schematron {described}, but the stylesheets of the "
+                         "release state "
+                         + ", ".join(f"{sheet}: {v}" for sheet, v in stated.items() if v != described)
+                         + " (KoSIT's releases state one version in both): refused")
+    if len(versions) > 1:
+        raise RulesError(f"{path}: the release's XRechnung Schematron stylesheets state different versions ("
+                         + ", ".join(f"{sheet}: {v}" for sheet, v in stated.items()) + "): refused")
+    return described or (versions[0] if versions else None)
+
+
 def _xrechnung_schematron(files: dict[str, bytes], name: str) -> Release | None:
-    sheets = _find(files, r"(^|/)XRechnung-(CII|UBL)-validation\.xsl$")
+    sheets = _find(files, _XRECHNUNG_SHEET)
     if not sheets:
         return None
-    titles = {sheet: re.search(r"Schematron Version (\d+\.\d+\.\d+) - XRechnung (\d+\.\d+\.\d+)",
-                               _text(files[sheet])) for sheet in sheets}
+    titles = _sheet_titles(files, sheets)
     created = re.search(r"<dct:created>" + _DATE, _text(files[sheets[0]]))
     if None in titles.values():
         raise RulesError(f"{next(s for s, t in titles.items() if t is None)}: an XRechnung Schematron stylesheet that "

@@ -29,7 +29,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from pipeline.check import categories
+from pipeline.check import categories, claims
 from pipeline.check.detect import is_pdf, route
 from pipeline.check.verdict import INDETERMINATE, INVALID, LABELS, VALID
 from pipeline.cli.files import Progress, documents, is_archive, read_as, safe_name, shown
@@ -387,6 +387,16 @@ def _ran(report: dict, language: str = "en") -> str:
     return "+".join(dict.fromkeys(r["pack"] for r in report["rules"])) or TABLE[language]["none_ran"]
 
 
+def _why(report: dict) -> str:
+    """The table's reason a document was not judged: the first code and, where a claim is the reason, the claim as
+    written (`RULES-NOT-INSTALLED urn:cen.eu:en16931:2026`, invisible characters by their code point): the code alone
+    left the reader of a folder's table to guess which rules each document asked for."""
+    reason = next(iter(report["notJudged"]), None)
+    if reason is None:
+        return ""
+    return reason["code"] + (f" {claims.shown(reason['claim'])}" if reason.get("claim") else "")
+
+
 def _table(results: list[dict], total: dict, language: str = "en") -> None:
     """One line per document, then the summary, in `language`."""
     words = {**TABLE[language], **{v: LABELS[language][v].upper() for v in (VALID, INVALID, INDETERMINATE)}}
@@ -399,8 +409,7 @@ def _table(results: list[dict], total: dict, language: str = "en") -> None:
         name = r["name"] if len(r["name"]) <= width else "..." + r["name"][-width + 3:]
         if "report" in r:
             rep = r["report"]
-            first = next((i["code"] for i in rep["issues"] if i["severity"] == "ERROR"),
-                         next((n["code"] for n in rep["notJudged"]), ""))
+            first = next((i["code"] for i in rep["issues"] if i["severity"] == "ERROR"), None) or _why(rep)
             print(f"{name:{width}}  {words[rep['verdict']]:{said}} {_ran(rep, language):{ran}} "
                   f"{rep['summary']['errors']:>6} {rep['summary']['warnings']:>8}  {first}".rstrip())
         else:
