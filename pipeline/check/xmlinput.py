@@ -224,7 +224,14 @@ def _issue(code: str, message: str, line: int | None = None, column: int | None 
 
 
 _DTD_DE = "DOCTYPE- und ENTITY-Deklarationen sind in E-Rechnungen nicht erlaubt; das Dokument wurde nicht verarbeitet."
-_MALFORMED_DE = "Die Datei ist kein wohlgeformtes XML; der Ausschnitt zeigt die Stelle, an der das Lesen abbrach."
+
+
+def _malformed_de(line: int | None, column: int | None) -> str:
+    """XML-MALFORMED in German with the place reading stopped: a job's list and its JSON lines show no excerpt, and
+    "the excerpt shows where reading stopped" pointed at none there."""
+    if not line:
+        return "Die Datei ist kein wohlgeformtes XML."
+    return f"Die Datei ist kein wohlgeformtes XML: Das Lesen brach in Zeile {line}, Spalte {column or 1} ab."
 
 
 def _line_of(data: bytes, offset: int) -> tuple[int, int]:
@@ -323,11 +330,34 @@ def _refuse_container(data: bytes) -> None:
         raise XmlInputError(_issue(XML_MALFORMED, container[0], 1, 1, container[1]))
 
 
+# A picture's first bytes (none can begin an XML document): a scan or a photo of an invoice is the commonest upload
+# of a person who received a paper invoice, and "not well-formed XML" told them nothing.
+_PICTURES = ((b"\x89PNG", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"GIF8", "GIF"), (b"II*\x00", "TIFF"),
+             (b"MM\x00*", "TIFF"), (b"BM", "BMP"))
+
+
+def _picture(data: bytes) -> tuple[str, str] | None:
+    """(English, German) message when `data` is a picture (PNG, JPEG, GIF, TIFF, BMP, WebP)."""
+    kind = next((name for magic, name in _PICTURES if data.startswith(magic)), None)
+    if kind is None and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        kind = "WebP"
+    if kind is None:
+        return None
+    return (f"The file is a picture ({kind}), not XML: a scan or a photo of an invoice is not an e-invoice. An "
+            "e-invoice is an XML file (CII or UBL) or a ZUGFeRD / Factur-X PDF; ask the sender for it.",
+            f"Die Datei ist ein Bild ({kind}), kein XML: Ein Scan oder Foto einer Rechnung ist keine E-Rechnung. "
+            "Eine E-Rechnung ist eine XML-Datei (CII oder UBL) oder ein ZUGFeRD-/Factur-X-PDF; bitte beim "
+            "Absender anfordern.")
+
+
 def _container(data: bytes) -> tuple[str, str] | None:
-    """(English, German) message when `data` is a PDF, a ZIP archive, mail or JSON (a generation request, most
-    often) rather than XML."""
+    """(English, German) message when `data` is a PDF, a ZIP archive, mail, JSON (a generation request, most
+    often) or a picture rather than XML."""
     if data.lstrip()[:5] == b"%PDF-":
         return _CONTAINERS["pdf"]
+    picture = _picture(data)
+    if picture:
+        return picture
     kind = json_request_kind(data)
     if kind:
         return _JSON[kind]
@@ -353,11 +383,11 @@ def parse(data: bytes) -> etree._ElementTree:
         if "Excessive depth" in exc.msg:  # libxml2's own bound (2048 levels): well-formed, just deeper than ours
             raise XmlInputError(_too_deep(line)) from None
         raise XmlInputError(_issue(XML_MALFORMED, f"The file is not well-formed XML: {exc.msg}", line,
-                                   col, _MALFORMED_DE)) from None
+                                   col, _malformed_de(line, col))) from None
     except ValueError as exc:  # e.g. unsupported encoding declaration
         _refuse_container(data)
         raise XmlInputError(_issue(XML_MALFORMED, f"The file is not well-formed XML: {exc}", 1, 1,
-                                   _MALFORMED_DE)) from None
+                                   _malformed_de(1, 1))) from None
     if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:  # other encodings (e.g. UTF-16)
         raise XmlInputError(_issue(XML_DTD_FORBIDDEN, "DOCTYPE and ENTITY declarations are not allowed in "
                                    "e-invoices; the document was not processed.", 1, 1, _DTD_DE))

@@ -531,6 +531,8 @@ _PDFA_DE = [(re.compile(p), de) for p, de in (
     (r"^the content of structured XMP property (\S+) is not checked$",
      r"der Inhalt der strukturierten XMP-Eigenschaft \1 wird nicht geprüft"),
     (r"^/CIDSet on a (\S+) subset is not checked$", r"/CIDSet einer Teilmenge (\1) wird nicht geprüft"),
+    # pikepdf says "None" where the OutputIntent names no colour space: a German report printed "OutputIntent: None"
+    (r"^(\S+) used with OutputIntent colour space None$", r"\1 verwendet, der OutputIntent nennt aber keinen Farbraum"),
     (r"^(\S+) used with OutputIntent colour space (\S+)$", r"\1 verwendet, Farbraum des OutputIntent: \2"),
     (r"^(\S+) is not supported$", r"\1 wird nicht unterstützt"),
     (r"^pdfaid:(part|conformance) is (.+), expected (.+)$", r"pdfaid:\1 ist \2, erwartet \3"),

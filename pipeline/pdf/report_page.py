@@ -41,7 +41,9 @@ LABELS = {
            "cut": "Shown in full: the first {per_rule} findings of each rule, {total} in all; the JSON report lists "
                   "every finding.",
            "no_page": "The invoice has {lines} lines: its page is left out of this PDF above {limit} lines "
-                      "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render with Accept: text/html draws it."},
+                      "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render with Accept: text/html draws it.",
+           "binary": "The file is not text but an image, a scan or another binary file: an e-invoice is an XML file "
+                     "or a PDF with one embedded, so there is no excerpt to show. Ask the sender for the e-invoice."},
     "de": {"title": "Prüfbericht", "valid": "Gültig", "invalid": "Ungültig", "version": "Version",
            "syntax": "Syntax", "errors": "Fehler", "warnings": "Warnungen", "error": "Fehler", "warning": "Warnung",
            ERROR: "Fehler", WARNING: "Warnung", "class": "Klasse", ERROR + "S": "Fehler",
@@ -51,7 +53,10 @@ LABELS = {
            "cut": "Einzeln gezeigt: die ersten {per_rule} Befunde je Regel, insgesamt {total}; der JSON-Bericht "
                   "listet jeden Befund.",
            "no_page": "Die Rechnung hat {lines} Positionen: Ihre Seite fehlt in diesem PDF über {limit} Positionen "
-                      "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render mit Accept: text/html zeigt sie."},
+                      "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render mit Accept: text/html zeigt sie.",
+           "binary": "Die Datei ist kein Text, sondern ein Bild, ein Scan oder eine andere Binärdatei: Eine E-Rechnung "
+                     "ist eine XML-Datei oder ein PDF mit eingebetteter XML-Datei, daher gibt es keinen Ausschnitt. "
+                     "Bitte beim Absender die E-Rechnung anfordern."},
 }
 
 
@@ -88,9 +93,21 @@ def _frame(lines: list[str], line: int | None, column: int | None) -> tuple[list
     for number in range(start, min(len(lines), line + FRAME_LINES) + 1):
         # every line through the same window, so that the lines around stay aligned with the finding's
         text = lines[number - 1].rstrip("\r").expandtabs(4)
-        cut = ("…" if offset else "") + text[offset:offset + MAX_FRAME_CHARS]
+        # "…" where text was cut on the left; a blank in its place where only spaces were (or the line is empty:
+        # between the long lines of a CRLF document each empty line read "…", as if it hid something)
+        cut = (("…" if text[:offset].strip() else " ") if offset else "") + text[offset:offset + MAX_FRAME_CHARS]
         shown.append((number, cut + ("…" if len(text) > offset + MAX_FRAME_CHARS else ""), number == line))
     return shown, (column - offset + (1 if offset else 0)) if column else None
+
+
+def _is_binary(text: str | None) -> bool:
+    """The document is no text (an image, a scan, an office file read as UTF-8): its code frame showed "PNG" after
+    a replacement character, and control characters, under "the excerpt shows where reading stopped". A NUL, or
+    more than one character in 20 of its start a control or replacement character (a mis-declared Latin-1 XML has
+    an umlaut here and there)."""
+    start = (text or "")[:1024]
+    odd = sum(1 for c in start if c == "\ufffd" or (c < " " and c not in "\t\n\r"))
+    return "\x00" in start or odd * 20 > len(start)
 
 
 def _term_label(rule: str, language: str = "en", xpath: str | None = None, message: str = "") -> str | None:
@@ -196,7 +213,8 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
     invoice whose page was left out (too many lines for a PDF); `screen`: with the invoice page's stylesheet in it
     (a browser has no other; the PDF gets it from WeasyPrint); `short_path`: a finding's xpath as people read it
     (`provenance.short_path` on the document; the JSON report keeps the full one)."""
-    lines = source_text.split("\n") if source_text else []
+    binary = _is_binary(source_text)
+    lines = source_text.split("\n") if source_text and not binary else []
     prefixes = _prefixes(source_text)
     groups, counts, budget, cut = [], {}, SHOWN_IN_ALL, False
     for severity in (ERROR, WARNING):
@@ -216,6 +234,8 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
             counts[severity] = sum(len(issues) for issues in rules.values())
     t = LABELS[language]
     notes = [t["cut"].format(per_rule=SHOWN_PER_RULE, total=SHOWN_IN_ALL)] if cut else []
+    if binary:
+        notes.append(t["binary"])
     if page_left_out:
         notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
     html = template().render(report=report, name=bidi.visible(name), lang=language, t=t, groups=groups, counts=counts,
