@@ -78,16 +78,15 @@ def test_valid_xml_converts_with_identical_terms_but_for_what_the_target_cannot_
 
 
 @pytest.mark.parametrize("name, to, allow_loss", [
-    ("mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml", "UBL", True),
+    ("mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml", "UBL", False),
     ("mustang/library/ubl/04.01a-INVOICE_ubl.xml", "CII", False),
-    ("mustang/validator/roundingDifferenceIsInTolerance.xml", "UBL", True),
+    ("mustang/validator/roundingDifferenceIsInTolerance.xml", "UBL", False),
     ("corpus/XML-Rechnung/CII/XRECHNUNG_Elektron.cii.xml", "UBL", False),
 ])
 def test_a_refused_conversion_speaks_of_the_source_never_of_json_fields(name, to, allow_loss):
     """The client sent a document: each entry of the 422 names the source node (xpath, line) and the business
     term, never a JSON field of the model it did not send (issue 23). A line structure the target has no place for
-    is refused with allowLoss too (the lines would not add up without it); a document that fails the target's
-    rules once allowLoss left values out says so."""
+    is refused with allowLoss too (the lines would not add up without it)."""
     from pipeline.errors import ApiError
     from pipeline.flows.convert import convert
 
@@ -271,17 +270,18 @@ def test_syntax_plumbing_is_unmapped_without_a_business_term_and_no_loss():
 
 
 def test_a_refused_target_names_the_source_not_json_fields():
-    """UC11's VAT breakdowns "S" state an exemption reason, which its EXTENDED profile accepts: converted with
-    allowLoss (its line hierarchy left out, tests/test_convert_hierarchy.py) the EN 16931 rules refuse the target
-    (BR-S-10); the 422 names the source's nodes (xpath, line), never JSON fields the client did not send."""
+    """UC11's VAT breakdowns "S" state an exemption reason, which its EXTENDED profile accepts and EN 16931 forbids
+    (BR-S-10): a named loss of the conversion to UBL (with allowLoss left out, and the UBL valid:
+    tests/test_convert_more3_exemption.py); the 422 names the source's nodes (xpath, line), never JSON fields the
+    client did not send."""
     from pipeline.errors import ApiError
     from pipeline.flows.convert import convert
     data = (REALWORLD / "mustang/library/cii/UC11_F202600022_EXTENDED_FX_CII_BT-X-589Only_on_GROUP_Line.xml").read_bytes()
     with pytest.raises(ApiError) as err:
-        convert(data, "UBL", allow_loss=True)
+        convert(data, "UBL")
     assert err.value.http_status == 422 and err.value.errors
     assert all(e.field is None for e in err.value.errors)
-    assert any("in the source" in e.message and "ram:ApplicableTradeTax[1]/ram:ExemptionReason" in e.message
+    assert any(e.businessTerm == "BT-120" and "ram:ApplicableTradeTax[1]/ram:ExemptionReason (line 485)" in e.message
                for e in err.value.errors)
 
 

@@ -253,6 +253,50 @@ def payments_cut(parsed: Parsed, to: str, endpoint: str, spec_id: str | None, al
     return cut
 
 
+# VAT categories whose breakdown EN 16931 forbids an exemption reason (BT-120, BT-121) on, by the rule saying so
+_NO_EXEMPTION = {"S": "BR-S-10", "Z": "BR-Z-10", "L": "BR-AF-10", "M": "BR-AG-10"}
+
+
+def _under_en16931(request: dict, endpoint: str) -> bool:
+    """Whether the target is judged on rules that hold EN 16931's (anything but Factur-X EXTENDED, whose rules let a
+    standard-rated breakdown state an exemption reason)."""
+    if endpoint == "zugferd":
+        return profile_named(request["config"]["profile"]).name != "EXTENDED"
+    spec_id = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
+    profile = profile_for_guideline((spec_id or "").strip())
+    return profile is None or profile.name != "EXTENDED"
+
+
+def exemption_cut(parsed: Parsed, request: dict, endpoint: str, allow_loss: bool) -> list[dict]:
+    """An exemption reason (BT-120, BT-121) on a VAT breakdown of a category that EN 16931 gives none (S, Z, L, M),
+    as Factur-X EXTENDED allows it (e.g. "Normalsatz" on a standard rate), going to a target judged on EN 16931:
+    a loss entry per value, named by the rule that forbids it. With allowLoss the reasons are taken out of the parsed
+    invoice (JSON, model and canonical XML); without it the entries refuse (the written document failed that rule
+    after allowLoss, a refusal no client could get past)."""
+    breakdowns = parsed.invoice.get("vatBreakdowns") or []
+    if parsed.request is None or not _under_en16931(request, endpoint):
+        return []
+    reasons = ("exemptionReason", "exemptionReasonCode")
+    found = [(i, key) for i, b in enumerate(breakdowns) if b.get("vatCategoryCode") in _NO_EXEMPTION
+             for key in reasons if b.get(key) is not None]
+    cut = [entry for i, key in found for entry in _cut(
+        parsed, [(f"invoice.vatBreakdowns[{i}].{key}", breakdowns[i][key])],
+        (f"EN 16931 gives a VAT breakdown of category {breakdowns[i]['vatCategoryCode']} no exemption reason "
+         f"({_NO_EXEMPTION[breakdowns[i]['vatCategoryCode']]}); Factur-X EXTENDED allows one",
+         f"EN 16931 gibt einer Umsatzsteueraufschlüsselung der Kategorie {breakdowns[i]['vatCategoryCode']} keinen "
+         f"Befreiungsgrund ({_NO_EXEMPTION[breakdowns[i]['vatCategoryCode']]}); Factur-X EXTENDED lässt einen zu"))]
+    if found and allow_loss:
+        drop = {i for i, _ in found}
+        models = parsed.request.invoice.vatBreakdowns
+        parsed.invoice = {**parsed.invoice, "vatBreakdowns": [
+            {k: v for k, v in b.items() if k not in reasons} if i in drop else b for i, b in enumerate(breakdowns)]}
+        parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(update={
+            "vatBreakdowns": [b.model_copy(update=dict.fromkeys(reasons)) if i in drop else b
+                              for i, b in enumerate(models)]})})
+        parsed.written = written_again(parsed.request)
+    return cut
+
+
 def _payments_explain(parsed: Parsed, report: Report) -> bool:
     """The source's only errors on EN 16931's rules are BR-CO-16, which its third-party payments explain (the amount
     due includes them, as the XRechnung extension counts it): no fault of the source, a target without their place."""
@@ -901,6 +945,7 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     spec_id = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
     cut += sub_lines_cut(parsed, to, endpoint, spec_id, allow_loss)
     cut += payments_cut(parsed, to, endpoint, spec_id, allow_loss)
+    cut += exemption_cut(parsed, request, endpoint, allow_loss)
     if cut and allow_loss:   # the request of the invoice without them
         request, endpoint = request_for(parsed, to, spec, profile, language)
     fillers, technical, kept = fillers_for(parsed, to, request["config"].get("profile"))

@@ -122,11 +122,12 @@ def attempt(name: str, data: bytes, parsed, to: str, spec: str | None) -> Attemp
 
 def _not_outside(source_xml: bytes, err: ApiError, to: str) -> list[str]:
     """The refusal's entries whose source node is not shown to be outside what EN 16931's target syntax carries:
-    flagged by the CEN syntax binding rules, or in a CII by the Factur-X EN16931 profile's rules (EN 16931's CII and
-    nothing more: "not used in the given context"), or a further occurrence of a group the target syntax's XSD
-    allows once."""
-    flagged = [(official.svrl_steps(f.location), f.test) for f in official.cen(source_xml).findings
-               if f.rule.startswith(SYNTAX_RULES)]
+    flagged by the CEN syntax binding rules, or by a CEN business rule the source fails (content its own rules
+    allow and EN 16931 forbids: Factur-X EXTENDED's exemption reason on a standard rate, BR-S-10), or in a CII by
+    the Factur-X EN16931 profile's rules (EN 16931's CII and nothing more: "not used in the given context"), or a
+    further occurrence of a group the target syntax's XSD allows once."""
+    flagged = [(_context(f), f.test) for f in official.cen(source_xml).findings
+               if f.rule.startswith(SYNTAX_RULES) or (f.rule.startswith("BR-") and f.error)]
     if b"CrossIndustryInvoice" in source_xml[:4096]:
         flagged += [(official.svrl_steps(f.location), f.text) for f in official.facturx_en16931(source_xml).findings
                     if "not used in the given context" in f.text or "should not be present" in f.text]
@@ -140,6 +141,13 @@ def _not_outside(source_xml: bytes, err: ApiError, to: str) -> list[str]:
             continue
         uncovered.append(entry.message[:160])
     return uncovered
+
+
+def _context(finding) -> tuple:
+    """The steps a finding stands on; a rule on an element that tests its siblings (BR-S-10 on the category code:
+    `not(../ram:ExemptionReason)`) stands on their parent."""
+    steps = official.svrl_steps(finding.location)
+    return steps[:-1] if "../" in finding.test else steps
 
 
 # A line's place in Factur-X EXTENDED's line hierarchy: the elements of ram:AssociatedDocumentLineDocument that say it
