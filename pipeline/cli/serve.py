@@ -19,8 +19,9 @@ RFC 9112 checks llhttp lets through (a transfer coding other than chunked: 501; 
 HTTP/1.1 request without Host, a second Host or Content-Type, a Host that is no host[:port], a body on a request
 asking to switch protocols, which httptools would skip: 400; a method the app's framework does not know: 501; an
 absolute-form target's authority stands for Host), a body sent to a path no route serves or with a method its route
-does not answer (the app's 404, or 405 and Allow, given as soon as the head is in; the body is never buffered and the
-connection closes, lingering (`_LINGER_IDLE`); a trusted proxy's body is read, see `route_refused`), `OPTIONS *`
+does not answer (the app's 404, or 405 and Allow, given as soon as the head is in; the body is never buffered: a
+small one is dropped and the requests pipelined behind it are served (`_DISCARD_LIMIT`), else the connection closes,
+lingering (`_LINGER_IDLE`); a trusted proxy's body is read, see `route_refused`), `OPTIONS *`
 (the server's methods), the bytes llhttp skips without bound (chunk extensions, empty lines before a request line),
 the upload cap (413 without buffering the rest), the deadlines (408) and the caps a public endpoint needs (settings:
 EINVOICE_CLIENT_TIMEOUT for the head and between reads (an answer is taken at _FAIR_PACE or faster with
@@ -224,9 +225,20 @@ _SERVICE_METHODS = "GET, HEAD, POST, DELETE, OPTIONS"
 # So after the answer the worker shuts down its side and reads on, discarding, until the peer closes, pauses
 # _LINGER_IDLE s, or _LINGER_TIME s or the announced length (at most the job limit) have passed (as nginx's lingering
 # close); nothing is buffered and the connection can be evicted meanwhile. Not after a 408 (too slow for the
-# deadline), nor for chunked bodies or floods of framing (those are cut off at once).
+# deadline), nor for chunked bodies or floods of framing (those are cut off at once) unless bytes of them are still
+# unread when the answer is out (as after any last answer: `_flush`).
 _LINGER_IDLE = 2.0
 _LINGER_TIME = 30.0
+# ... unless the refused request's framing is sound and its body small: a 404/405/413 decided from the head, or a 503
+# for want of room while the body arrives, of a keep-alive request that did not ask for 100-continue, whose
+# Content-Length leaves at most _DISCARD_LIMIT bytes to come. Then the refusal is answered in its turn among the
+# connection's requests with `Connection: keep-alive`, the body is read and dropped as it comes (never buffered), and
+# the requests pipelined behind it are served: a client sending several on one connection lost every one after the
+# refusal (RFC 9112 9.3.1: it may resend them, but on a new connection). A larger body still closes the connection (it
+# would cost more than the client's reconnecting), as do a chunked one (its size is not known when the refusal goes
+# out) and a request that asked for 100-continue (its client may never send the body: bytes read as it would be its
+# next request).
+_DISCARD_LIMIT = 1 << 20
 # A stopping worker (SIGTERM, a restart) runs its queued requests until this long before gunicorn's graceful timeout,
 # when the master kills it, and answers the rest 503 (`_stopped`)
 _STOP_MARGIN = 1.0
@@ -437,8 +449,26 @@ class _Outgoing:
             self.answer = self.view = None
 
 
+class _Said:
+    """A refusal queued in its turn among a connection's requests, the connection going on (see _DISCARD_LIMIT);
+    in the shape the queue reads of a request (method, path, the headers that name its id and client, no spool)."""
+
+    __slots__ = ("refused", "method", "path", "uri", "headers", "spool", "must_close", "answered")
+
+    def __init__(self, refused: "_Refused", fields):
+        self.refused, self.spool, self.must_close, self.answered = refused, None, False, False
+        self.method, self.path = refused.request[0], refused.request[1] or ""
+        self.uri = self.path
+        self.headers = [(n.decode("latin-1").upper(), v.decode("latin-1")) for n, v in fields
+                        if n.lower() in (b"x-request-id", b"x-forwarded-for")]
+
+    def force_close(self):
+        self.must_close = True
+
+
 class _Refused(Exception):
-    """A request the worker answers itself in the ErrorResponse shape, after which the connection closes."""
+    """A request the worker answers itself in the ErrorResponse shape, after which the connection closes (unless it
+    is queued as a `_Said`: see _DISCARD_LIMIT)."""
 
     def __init__(self, status: int, reason: str, code: str, message: str, headers: str = "",
                  detail: str | None = None):
@@ -448,14 +478,15 @@ class _Refused(Exception):
         # (method, path, when it began, its X-Request-Id) of the request refused, as far as known
         self.request = (None, None, None, None)
 
-    def answer(self) -> bytes:
-        """The answer's bytes; its access line is written (a line for every request)."""
+    def answer(self, keep: bool = False) -> bytes:
+        """The answer's bytes; its access line is written (a line for every request). `keep`: the connection goes
+        on after it (a body dropped as it comes, `_DISCARD_LIMIT`), said with `Connection: keep-alive`."""
         method, path, began, asked = self.request
         request_id = accept_or_new(asked)  # the client's id where its headers were read, as the app answers
         front_line(method, path, self.status, None if began is None else time.monotonic() - began, request_id,
                    front=True)
         return _error_bytes(self.status, self.reason, self.code, self.message, self.headers, request_id,
-                            self.detail)
+                            self.detail, keep)
 
 
 def _malformed(status: int, reason: str, detail: str) -> _Refused:
@@ -505,13 +536,14 @@ def _method_not_implemented(method: bytes) -> _Refused:
 
 
 def _error_bytes(status: int, reason: str, code: str, message: str, headers: str = "",
-                 request_id: str | None = None, detail: str | None = None) -> bytes:
+                 request_id: str | None = None, detail: str | None = None, keep: bool = False) -> bytes:
     request_id = request_id or accept_or_new(None)
     errors = [] if detail is None else [{"code": detail, "field": None, "businessTerm": None, "rejectedValue": None,
                                          "message": message}]
     body = json.dumps({"requestId": request_id, "status": STATUS_TEXT.get(status, reason.lower().replace(" ", "_")),
                        "errorCode": code, "message": message, "errors": errors}).encode()
-    return (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n{headers}"
+    return (f"HTTP/1.1 {status} {reason}\r\nConnection: {'keep-alive' if keep else 'close'}\r\n"
+            f"Content-Type: application/json\r\n{headers}"
             f"X-Request-Id: {request_id}\r\nContent-Length: {len(body)}\r\n\r\n").encode("latin-1") + body
 
 
@@ -624,7 +656,7 @@ class _Message:
 
     __slots__ = ("started", "target", "fields", "head_bytes", "headers_done", "body", "expect", "continued",
                  "fed_at", "job", "body_since", "method", "authority", "announced", "window_at", "window_size",
-                 "recent", "moved_at", "after_target", "earned", "credited")
+                 "recent", "moved_at", "after_target", "earned", "credited", "said", "dropped")
 
     def __init__(self, started: float, fed_at: int):
         self.started, self.fed_at = started, fed_at
@@ -636,6 +668,8 @@ class _Message:
         self.head_bytes = 0
         self.headers_done = self.expect = self.continued = self.job = False
         self.body: Body | None = None
+        self.said: _Said | None = None  # its refusal, queued: its body is dropped as it comes (_DISCARD_LIMIT)
+        self.dropped = 0  # bytes of its body dropped so far
         self.body_since = _NEVER  # when its head was complete: the body's pace counts from there
         self.method = None
         self.authority = None  # an absolute-form target's authority: the Host the app sees
@@ -661,12 +695,17 @@ class _Message:
         if not self.headers_done:
             return True
         if now - self.body_since < _PACE_WINDOW:
-            return (self.body.size if self.body is not None else 0) < _FAIR_PACE * (now - self.body_since)
+            return self.received < _FAIR_PACE * (now - self.body_since)
         return now - min(self.moved_at, now) >= _PACE_WINDOW or self.recent < _FAIR_PACE
+
+    @property
+    def received(self) -> int:
+        """Bytes of its body received (kept, or dropped after its refusal)."""
+        return self.body.size if self.body is not None else self.dropped
 
     def paced(self, now: float) -> None:
         """Body bytes arrived: a window that has lasted _PACE_WINDOW s closes with its pace."""
-        size, self.moved_at = self.body.size, now
+        size, self.moved_at = self.received, now
         if now - self.window_at >= _PACE_WINDOW:
             self.recent = (size - self.window_size) / (now - self.window_at)
             self.window_at, self.window_size = now, size
@@ -785,7 +824,7 @@ class _Conn:
         if msg.method not in _known_methods():  # Falcon answered these 400 "Invalid HTTP method"
             raise _method_not_implemented(msg.method)
         msg.job = msg.method == b"POST" and _SLASHES.sub(b"/", _path(msg.target)) in _JOBS
-        announced = host = media = None
+        announced = host = media = refused = None
         for name, value in msg.fields:
             lower = name.lower()
             if lower == b"host":
@@ -802,8 +841,8 @@ class _Conn:
                 media = value
             elif lower == b"content-length":
                 announced = msg.announced = int(value.strip() or 0)  # llhttp: digits
-                if announced > worker.body_limit(msg.job):
-                    raise worker.too_large(msg.job)
+                if announced > worker.body_limit(msg.job):  # (after the checks of the head: they close)
+                    refused = worker.too_large(msg.job)
             elif lower == b"expect":
                 # gunicorn's header policy refuses any other expectation, but only once the body is in: refused
                 # now, before the client sends a body for nothing (it may be waiting for a 100 that never comes)
@@ -819,18 +858,23 @@ class _Conn:
             # app empty. Nothing here switches protocols, so such a request cannot carry a body
             raise _Refused(400, "Bad Request", "UPGRADE_WITH_BODY", "A request asking to switch protocols (Upgrade "
                            "with Connection: upgrade, or CONNECT) cannot carry a body here: send it without them.")
-        if announced or codings:  # no route, or one that does not answer the method: 404 or 405 now, no body read
+        if refused is None and (announced or codings):
+            # no route, or one that does not answer the method: 404 or 405 now, no body kept
             refused = worker.route_refused(msg.method, msg.target, self.addr)
-            if refused is not None:
-                raise refused
-        if announced:
-            msg.body = Body(worker.bodies, announced, worker.jobs_dir if msg.job else None)
         if self.proxied:
             worker._regroup(self, msg.fields)
+        if refused is not None:
+            self._drop_body(refused)
+        elif announced:
+            msg.body = Body(worker.bodies, announced, worker.jobs_dir if msg.job else None)
 
     def on_body(self, part: bytes):
         self._passed(part)
         msg = self.msg
+        if msg.said is not None:  # refused: dropped as it comes (llhttp holds it to its Content-Length)
+            msg.dropped += len(part)
+            msg.paced(time.monotonic())
+            return
         body = msg.body
         if body is None:  # chunked
             body = msg.body = Body(self.worker.bodies, None, self.worker.jobs_dir if msg.job else None)
@@ -841,16 +885,41 @@ class _Conn:
                 break
             except Full:
                 if not (again and self.worker.make_body_room(self)):
-                    raise self.worker.busy() from None
+                    self._drop_body(self.worker.busy())
+                    msg.dropped += len(part)
+                    return
         now = time.monotonic()
         msg.paced(now)
         if msg.job:
             self.worker.job_paced(msg, now)
         if body.size > self.worker.body_limit(msg.job):
-            raise self.worker.too_large(msg.job)
+            self._drop_body(self.worker.too_large(msg.job))
+
+    def _drop_body(self, refused: _Refused) -> None:
+        """A refusal of the request arriving before its body is in: queued in its turn, its body dropped as it comes
+        and the connection going on, where that is safe and cheap (see _DISCARD_LIMIT); else raised (the refusal
+        closes the connection)."""
+        msg = self.msg
+        if (msg.announced is None or msg.announced - msg.received > _DISCARD_LIMIT or (msg.expect and not msg.continued)
+                or not self.parser.should_keep_alive()):
+            raise refused
+        refused.request = msg.described()
+        msg.said = _Said(refused, msg.fields)
+        if msg.body is not None:  # (what it kept goes)
+            msg.dropped = msg.body.size
+            msg.body.release()
+            msg.body = None
+        self._queue(msg.said)
+
+    def _queue(self, request) -> None:
+        self.pending.append(request)
+        self.arrived = time.monotonic()
 
     def on_message_complete(self):
         msg, worker, parser = self.msg, self.worker, self.parser
+        if msg.said is not None:  # refused (its answer queued or out): its body was dropped
+            self.msg, self.quiet_at = None, self.fed
+            return
         major, _, minor = parser.get_http_version().partition(".")
         if self.forwarding is None:
             self.forwarding = worker.Request.forwarding(worker.cfg, self.addr)
@@ -866,8 +935,7 @@ class _Conn:
         self.quiet_at = self.fed
         req.body = body.stream() if body is not None else io.BytesIO()
         req.spool = body
-        self.pending.append(req)
-        self.arrived = time.monotonic()
+        self._queue(req)
 
 
 def _backlog(listener) -> int:
@@ -1158,16 +1226,20 @@ class BufferedWorker(_worker_base()):
         if conn.out:  # an answer begun: it cannot be taken back
             self._close(conn)
             return
+        first = conn.pending[0] if conn.pending else None
+        answer = first.refused.answer() if isinstance(first, _Said) else b""  # a refusal queued first: said as is
         asked = [(req.method, req.path, None, next((v for n, v in req.headers if n == "X-REQUEST-ID"), None))
-                 for req in conn.pending]
-        if conn.msg is not None:
+                 for req in conn.pending if not (answer and req is first)]
+        if conn.msg is not None and conn.msg.said is None:  # (a queued refusal's request is in `pending`)
             asked.append(conn.msg.described())
-        answer = conn.refusal.answer() if conn.refusal is not None and not asked else b""
+        if conn.refusal is not None and not asked:
+            answer = conn.refusal.answer()
         for request in asked:  # (the first answer closes the connection: each request has its line)
             refused = _Refused(503, "Service Unavailable", "SERVER_BUSY", "This worker is stopping (a restart) and did "
                                "not run the request; send it again.", "Retry-After: 1\r\n")
             refused.request = request
-            answer = answer or refused.answer()
+            said = refused.answer()  # (its access line, whether its bytes go out or not)
+            answer = answer or said
         sock, client = conn.sock, conn.addr[0] if isinstance(conn.addr, tuple) and conn.addr else None
         self._forget(conn)
         if asked:
@@ -1346,7 +1418,8 @@ class BufferedWorker(_worker_base()):
             self._refuse_queued(queued)
             return True
         sock, client = oldest.sock, oldest.addr[0] if isinstance(oldest.addr, tuple) else None
-        request = oldest.msg.described() if oldest.msg is not None else None
+        # (a request whose refusal went out, its body still being dropped, has had its answer and access line)
+        request = oldest.msg.described() if oldest.msg is not None and oldest.msg.said is None else None
         self._forget(oldest)
         self._turn_away(sock, client, "too many connections; the oldest made room", quiet=True, request=request)
         return True
@@ -1477,13 +1550,13 @@ class BufferedWorker(_worker_base()):
                 self._refuse(conn, _Refused(431, "Request Header Fields Too Large", "MALFORMED_HTTP_REQUEST",
                                             "Request Header Fields Too Large: the request head exceeds 64 KiB."))
             elif msg.headers_done:
-                body = msg.body.size if msg.body is not None else 0
+                body = msg.received
                 framing = conn.fed - msg.fed_at - body
                 if framing > 2 * _HEAD_LIMIT + _FRAMING_PER_BYTE * body:
                     self._refuse(conn, _Refused(413, "Payload Too Large", "PAYLOAD_TOO_LARGE", (
                         f"The chunked framing (chunk sizes and extensions) outweighs its body: {framing} bytes for "
                         f"{body} bytes of body; send chunks without extensions, or the body with Content-Length.")))
-        elif msg is None and conn.refusal is None and conn.fed - conn.quiet_at > _HEAD_LIMIT:
+        elif msg is None and conn.refusal is None and conn.sock is not None and conn.fed - conn.quiet_at > _HEAD_LIMIT:
             self._refuse(conn, _malformed(400, "Bad Request", f"{conn.fed - conn.quiet_at} bytes of empty lines "
                                           "and no request line"))
         if msg is not None:  # a request is arriving: its head within the client timeout, all of it by the deadline
@@ -1557,11 +1630,22 @@ class BufferedWorker(_worker_base()):
         return _malformed(400, "Bad Request", f"{type(exc).__name__}: {exc}")
 
     def _refuse(self, conn, refused: _Refused):
-        self.log.warning("client %s: %s %s", conn.addr[0] if conn.addr else "?", refused.status, refused.message)
         msg = conn.msg
+        said = msg.said if msg is not None else None
+        if said is not None:  # its refusal was queued (its body dropped as it came, _DISCARD_LIMIT)
+            if said.answered:  # and said: nothing more to answer (the client closed, or is too slow: 408), it closes
+                self._close(conn)
+                return
+            if said in conn.pending:
+                conn.pending.remove(said)
+            if refused.status != 408:  # (what may still come is dropped, lingering: see _LINGER_IDLE)
+                conn.unread = _DISCARD_LIMIT + _HEAD_LIMIT
+            refused = said.refused  # said now, closing the connection
+        self.log.warning("client %s: %s %s", conn.addr[0] if conn.addr else "?", refused.status, refused.message)
         if msg is not None:
-            refused.request = msg.described()
-            if msg.announced and refused.status != 408:  # (and a pipelined head after it)
+            if refused.request[0] is None:  # (a queued refusal knows its request already)
+                refused.request = msg.described()
+            if msg.announced and refused.status != 408 and said is None:  # (and a pipelined head after it)
                 conn.unread = min(msg.announced, self.limits[1]) + _HEAD_LIMIT
         conn.refusal = refused
         conn.drop_message()
@@ -1660,7 +1744,12 @@ class BufferedWorker(_worker_base()):
             self._events(conn)
             return
         if conn.close_after:
-            if conn.refusal is not None and conn.unread and not conn.eof:
+            refusal = conn.refusal
+            if not conn.eof and (refusal is None or refusal.status != 408) and (
+                    refusal is not None and conn.unread or not self._quiet(conn)):
+                # (unread bytes: requests pipelined past the last one answered, the rest of a body; closed under them,
+                # the connection was reset and the client lost the answers it had not read yet, earlier ones too)
+                conn.unread = conn.unread or _DISCARD_LIMIT + _HEAD_LIMIT
                 self._linger(conn)
             else:
                 self._close(conn, graceful=True)
@@ -1736,6 +1825,9 @@ class BufferedWorker(_worker_base()):
         conn.served += 1
         if conn.served >= self.keepalive_requests:
             req.force_close()
+        if isinstance(req, _Said):
+            self._say(conn, req)
+            return
         sink = _Sink(self.bodies, lambda: self.make_body_room(conn))
         try:
             keep = self._options_server(req, sink) if req.uri == "*" else self._handle_request(req, sink, conn)
@@ -1763,6 +1855,24 @@ class BufferedWorker(_worker_base()):
         if not keep:
             conn.close_after = True
             conn.drop_pending()
+        self._answer_by(conn, time.monotonic() + self.client_timeout)
+        self._flush(conn)
+
+    def _say(self, conn, said: _Said) -> None:
+        """A refusal queued in its turn: answered, and the connection goes on (its body, if still coming, is dropped
+        as it comes); or closing it, when it must (its last request, a stopping worker), as any refusal does."""
+        if said.must_close or not self.alive:
+            conn.drop_pending()  # (what came after it is not run: the connection closes)
+            if conn.msg is None or conn.msg.said is not said:
+                conn.drop_message()
+            conn.unread = _DISCARD_LIMIT + _HEAD_LIMIT  # (what still comes is dropped, lingering: _LINGER_IDLE)
+            self._refuse(conn, said.refused)
+            self._next(conn)
+            return
+        said.answered = True
+        self.log.warning("client %s: %s %s (its body dropped, the connection goes on)",
+                         conn.addr[0] if conn.addr else "?", said.refused.status, said.refused.message)
+        conn.out += said.refused.answer(keep=True)
         self._answer_by(conn, time.monotonic() + self.client_timeout)
         self._flush(conn)
 
