@@ -1157,6 +1157,7 @@ class BufferedWorker(_worker_base()):
         start_embedded_jobs()
         stop_by = None
         notified = expired = 0.0
+        turns = deque([0.0], maxlen=8)  # how long the last requests ran
         while True:
             now = time.monotonic()
             if now - notified >= _NOTIFY_EVERY:
@@ -1171,13 +1172,17 @@ class BufferedWorker(_worker_base()):
                                + max(0.0, self.cfg.graceful_timeout - _STOP_MARGIN))
                     self._stop_accepting()
                 self._close_idle()
-                if not self.conns or time.monotonic() > stop_by:
+                # a request is begun only if it can end before the kill, as long as the longest of the last turns
+                # took: one begun at the margin's edge on a loaded host ran into the kill, and every request queued
+                # behind it lost its 503 with it
+                if not self.conns or time.monotonic() + (max(turns) if self.ready else 0.0) > stop_by:
                     break
             if self.ready:
                 conn, group = self._next_ready()
                 began = time.monotonic()
                 self._serve(conn)
-                self._turn_taken(group, time.monotonic() - began)
+                turns.append(time.monotonic() - began)
+                self._turn_taken(group, turns[-1])
                 timeout = 0
             else:
                 timeout = 1.0
