@@ -493,7 +493,11 @@ _JOB = {"type": "object", "required": ["id", "state", "operation", "total", "don
     "operation": {"type": "string", "enum": ["validate", "parse", "convert"]},
     **{k: {"type": "integer", "minimum": 0} for k in ("total", "done", "valid", "invalid", "errors")},
     # (a job of EINVOICE_MAX_JOB_FILES documents at a price of up to 2**31 - 1 each holds more than int32 carries)
-    **{k: {"type": "integer", "format": "int64", "minimum": 0} for k in ("creditsReserved", "creditsCharged")},
+    "creditsReserved": {"type": "integer", "format": "int64", "minimum": 0, "description": "Extension. The credits "
+                        "held when the job was accepted (its documents at the operation's price); it stays as held: "
+                        "when the job ends (done, failed or cancelled) what was not charged goes back to the key."},
+    "creditsCharged": {"type": "integer", "format": "int64", "minimum": 0, "description": "Extension. The credits "
+                       "charged for the documents delivered so far; once the job has ended, what it cost."},
     "noInvoice": {"type": "integer", "minimum": 0, "description": "Messages without an invoice (NO_INVOICE notices; "
                   "not errors, not charged)."},
     "indeterminate": {"type": "integer", "minimum": 0, "description": "Of `invalid`: the documents whose verdict "
