@@ -14,5 +14,5 @@ fi
 
 pipeline rules install --from "${EINVOICE_RULES_SOURCE:-../shared/rules}"
 # Two processes (pytest-xdist), one per core of the 2-core CI machine, each taking whole files (a file's servers and
-# corpora are set up once): 28 min instead of 80-90 min in one process. EINVOICE_TEST_PROCESSES=0 runs in one.
+# corpora are set up once): 29 min instead of 80-90 min in one process. EINVOICE_TEST_PROCESSES=0 runs in one.
 exec python3 -m pytest -n "${EINVOICE_TEST_PROCESSES:-2}" --dist loadfile "$@"
