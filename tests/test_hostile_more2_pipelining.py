@@ -22,7 +22,7 @@ import pytest
 from faults_common import access_lines, wait_for
 from test_faults_hostile_load import _spool_files
 from test_http_front import _error_shape
-from test_platform_helpers import Server, worker_pids
+from test_platform_helpers import embedded_node, worker_pids
 
 CLIENT = "127.0.0.3"
 VALIDATE = b"/v1/invoice/xrechnung/validate"
@@ -33,14 +33,9 @@ MiB = 1 << 20
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
-    data = tmp_path_factory.mktemp("pipelining")
-    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
-           "EINVOICE_MAX_UPLOAD_BYTES": str(UPLOAD), "EINVOICE_BODY_MEMORY": "4096",
-           "EINVOICE_BODY_SPOOL": str(SPOOL), "EINVOICE_KEEPALIVE_REQUESTS": "4",
-           "EINVOICE_MAX_CLIENT_CONNECTIONS": "20"}
-    server = Server(env, workers=1, warm=False, log_path=data / "serve.log")
-    yield server
-    server.stop()
+    yield from embedded_node(tmp_path_factory, "pipelining", EINVOICE_MAX_UPLOAD_BYTES=str(UPLOAD),
+                             EINVOICE_BODY_MEMORY="4096", EINVOICE_BODY_SPOOL=str(SPOOL),
+                             EINVOICE_KEEPALIVE_REQUESTS="4", EINVOICE_MAX_CLIENT_CONNECTIONS="20")
 
 
 def _follow(tag: str) -> bytes:
@@ -237,12 +232,7 @@ LAST_ANSWERED = {  # what comes before the pipelined flood, the statuses answere
 @pytest.fixture(scope="module")
 def roomy(tmp_path_factory):
     """The default budgets (the node's spool budget cannot hold a 400 KB answer), four requests a connection."""
-    data = tmp_path_factory.mktemp("pipelining-roomy")
-    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
-           "EINVOICE_KEEPALIVE_REQUESTS": "4"}
-    server = Server(env, workers=1, warm=False, log_path=data / "serve.log")
-    yield server
-    server.stop()
+    yield from embedded_node(tmp_path_factory, "pipelining-roomy", EINVOICE_KEEPALIVE_REQUESTS="4")
 
 
 @pytest.mark.parametrize("name", LAST_ANSWERED)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from test_http_front import BODY_PATH, _answer, _read_all
-from test_platform_helpers import REPO, Server, worker_pids
+from test_platform_helpers import REPO, Server, embedded_node, worker_pids
 
 STATUS = re.compile(rb"HTTP/1\.[01] (\d{3}) ")
 NEXT = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"  # pipelined after a refused request: never answered
@@ -22,12 +22,7 @@ NEXT = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"  # pipelined after a refused 
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
-    data = tmp_path_factory.mktemp("framing")
-    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
-           "EINVOICE_CLIENT_TIMEOUT": "10"}
-    server = Server(env, workers=1, warm=False, log_path=data / "serve.log")
-    yield server
-    server.stop()
+    yield from embedded_node(tmp_path_factory, "framing", EINVOICE_CLIENT_TIMEOUT="10")
 
 
 def _error(data: bytes, status: int) -> dict:

@@ -324,6 +324,16 @@ def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)  # a hang guard, not a bound
 
 
+def embedded_node(tmp_path_factory, name: str, **settings: str):
+    """A module's `pipeline serve` (one worker, not warmed) on embedded defaults in a fresh data folder (no
+    PostgreSQL, no Redis), with more `settings` (EINVOICE_...); it is stopped after the module's tests."""
+    data = tmp_path_factory.mktemp(name)
+    env = {"EINVOICE_DATA_DIR": str(data), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "", **settings}
+    server = Server(env, workers=1, warm=False, log_path=data / "serve.log")
+    yield server
+    server.stop()
+
+
 def serve_with_key(data: Path, name: str, credits: int, rate_limit: str = "10000/min", workers: int = 2,
                    warm: bool = True, env: dict | None = None) -> tuple[Server, dict, str]:
     """`pipeline serve` on a fresh SQLite store in `data` (no PostgreSQL, no Redis) with one test key holding

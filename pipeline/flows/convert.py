@@ -138,11 +138,13 @@ def further_preceding(parsed: Parsed, to: str, allow_loss: bool) -> list[dict]:
     return cut
 
 
-def _drop(parsed: Parsed, field: str) -> None:
-    """The parsed invoice (JSON, model and canonical XML) without the invoice field `field` (allowLoss)."""
-    parsed.invoice = {k: v for k, v in parsed.invoice.items() if k != field}
+def _drop(parsed: Parsed, field: str, value=None, model=None) -> None:
+    """The parsed invoice (JSON, model and canonical XML) without the invoice field `field` (allowLoss), or with
+    `value` (JSON) and `model` (its model) in its place."""
+    parsed.invoice = {k: v if k != field else value for k, v in parsed.invoice.items()
+                      if k != field or value is not None}
     parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(
-        update={field: None})})
+        update={field: model})})
     parsed.written = written_again(parsed.request)
 
 
@@ -287,13 +289,10 @@ def exemption_cut(parsed: Parsed, request: dict, endpoint: str, allow_loss: bool
          f"Befreiungsgrund ({_NO_EXEMPTION[breakdowns[i]['vatCategoryCode']]}); Factur-X EXTENDED lässt einen zu"))]
     if found and allow_loss:
         drop = {i for i, _ in found}
-        models = parsed.request.invoice.vatBreakdowns
-        parsed.invoice = {**parsed.invoice, "vatBreakdowns": [
-            {k: v for k, v in b.items() if k not in reasons} if i in drop else b for i, b in enumerate(breakdowns)]}
-        parsed.request = parsed.request.model_copy(update={"invoice": parsed.request.invoice.model_copy(update={
-            "vatBreakdowns": [b.model_copy(update=dict.fromkeys(reasons)) if i in drop else b
-                              for i, b in enumerate(models)]})})
-        parsed.written = written_again(parsed.request)
+        _drop(parsed, "vatBreakdowns",
+              [{k: v for k, v in b.items() if k not in reasons} if i in drop else b for i, b in enumerate(breakdowns)],
+              [b.model_copy(update=dict.fromkeys(reasons)) if i in drop else b
+               for i, b in enumerate(parsed.request.invoice.vatBreakdowns)])
     return cut
 
 
