@@ -213,6 +213,10 @@
           @page { @bottom-right { content: "<xsl:value-of select="f:l('page')"/> " counter(page) " <xsl:value-of select="f:l('of')"/> " counter(pages); } }
           <!-- each invoice from a page of its own: its header (and the footer it sets) never at the foot of the last one's -->
           header.top ~ header.top { break-before: page; }
+          <!-- on paper the facts are lines, not floats: a page then breaks between two rows of facts, never between a
+               heading and its first row (floats gave the heading's break-after no hold: it stayed alone at a page's
+               foot, its facts on the next) -->
+          @media print { dl.grid .fact { float: none; display: inline-block; vertical-align: top; } }
         </style>
       </head>
       <body>

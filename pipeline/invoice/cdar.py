@@ -26,7 +26,8 @@ from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, WithJsonSchema
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError,
+                      WithJsonSchema)
 from pydantic_core import PydanticCustomError
 
 from pipeline.errors import ApiError, ErrorDetail, invalid_input
@@ -562,6 +563,14 @@ def _currency(value: Any) -> str:
     return value.strip().upper()
 
 
+# An identifier or code of the message (UN/CEFACT IDType, CodeType: xs:token) as a schema-aware reader takes it: line
+# breaks and tabs as spaces, runs of spaces as one, none at either end. Written as sent, " 0000 " was no PPF to the
+# rules (they compare the raw text), an invoice number "F-1\nA" matched no invoice, and what was read back (trimmed)
+# generated another message. Only XML's four whitespace characters, as xs:token and normalize-space() collapse them.
+_XML_SPACE = re.compile(r"[ \t\n\r]+")
+Token = Annotated[Text, AfterValidator(lambda value: _XML_SPACE.sub(" ", value).strip(" "))]
+
+
 CurrencyCode = Annotated[str, BeforeValidator(_currency), WithJsonSchema({"type": "string", "minLength": 3,
                                                                           "maxLength": 3})]
 Sequence = Annotated[int, Field(strict=True, ge=1, le=999_999)]
@@ -588,18 +597,18 @@ class StatusParty(_Model):
     """A party of the message: sender (MDG-9), issuer (MDG-16) or a recipient (MDG-23). The sender's and the
     issuer's role are required (BR-FR-CDV-CL-02/03); a recipient may go without when it has an address."""
     role: Role | None = None
-    id: Text | None = None
-    idScheme: Text | None = None
+    id: Token | None = None
+    idScheme: Token | None = None
     name: Text | None = None
-    electronicAddress: Text | None = None
-    electronicAddressScheme: Text | None = None
+    electronicAddress: Token | None = None
+    electronicAddressScheme: Token | None = None
 
 
 class StatusMessage(_Model):
-    id: Text
+    id: Token
     name: Text | None = None
     issueDateTime: DateTimeText
-    businessProcess: Annotated[Text, BeforeValidator(_business_process)] | None = None
+    businessProcess: Annotated[Token, BeforeValidator(_business_process)] | None = None
     guidelineId: GuidelineId | None = None
     sender: StatusParty
     issuer: StatusParty | None = None
@@ -608,7 +617,7 @@ class StatusMessage(_Model):
 
 class StatusCharacteristic(_Model):
     """MDG-43: a value the status is about (an amount received per VAT rate, a datum in dispute, ...)."""
-    id: Text | None = None
+    id: Token | None = None
     typeCode: CharacteristicType
     changed: StrictBool | None = None
     name: Text | None = None
@@ -643,11 +652,11 @@ class StatusInfo(_Model):
 
 
 class StatusInvoice(_Model):
-    number: Text
+    number: Token
     issueDate: DateText | None = None
     typeCode: InvoiceTypeCode | None = None   # required but for 501, whose file may not be readable (request_errors)
     receiptDateTime: DateTimeText | None = None
-    referenceTypeCode: Text | None = None
+    referenceTypeCode: Token | None = None
     sellerSiren: Siren | None = None
     buyerSiren: Siren | None = None
 
@@ -826,6 +835,19 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
                 need(c.percent is None or c.percent in france.VAT_RATES, f"{where}.percent", "is no French VAT "
                      f"rate: one of {', '.join(str(r) for r in france.VAT_RATES)} (the rates of BR-FR-16)",
                      c.percent, "INVALID_VALUE")
+    if code == PAYMENT_RECEIVED:
+        # one amount received per VAT rate (BR-FR-CDV-14): two at one rate leave the reader to guess which is meant
+        # (or to add them up) when declaring the VAT due on receipts
+        first: dict[Decimal, str] = {}
+        for i, d in enumerate(details):
+            for j, c in enumerate(d.characteristics or []):
+                if c.typeCode != RECEIVED or c.percent is None:
+                    continue
+                where = f"status.details[{i}].characteristics[{j}]"
+                need(c.percent not in first, f"{where}.percent", f"states a second amount received at {c.percent} % "
+                     f"({first.get(c.percent)} states one): a payment received gives one amount per VAT rate "
+                     "(BR-FR-CDV-14)", c.percent, "INVALID_VALUE")
+                first.setdefault(c.percent, where)
     numbers = [d.sequence for d in details if d.sequence is not None]
     for i, d in enumerate(details):
         need(d.sequence is None or numbers.count(d.sequence) == 1, f"status.details[{i}].sequence",

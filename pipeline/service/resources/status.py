@@ -37,7 +37,7 @@ HTML, PDF = "text/html", "application/pdf"
 
 
 def _language(request: dict) -> str:
-    """request.language of the page: en (default) or fr."""
+    """request.language of the page: en (default), fr or de."""
     return choice(request, "language", LANGUAGES) or "en"
 
 
