@@ -34,8 +34,9 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", type=Path, help="write the document here (default, or '-': stdout); a "
                                                      "folder for several files")
     p.add_argument("--json", action="store_true", help="print one JSON object per file on stdout: the rules that "
-                   "judged the source, its findings under the rules it claims, changed, lost and technical values "
-                   "(as the endpoint's headers say them), or the refusal; needs -o")
+                   "judged the source, its findings under the rules it claims, changed, lost and technical values, "
+                   "France's rules on a French invoice's result and their findings (as the endpoint's headers say "
+                   "them), or the refusal; needs -o")
     p.set_defaults(func=run_convert)
 
     p = sub.add_parser("render", help="the readable page of any e-invoice (PDF, or HTML)")
@@ -90,9 +91,12 @@ def _each(args, suffix: str, one, refused=None, unread=None) -> int:
 
 # The words of `_said`'s lines; the codes, business terms, paths, values and official rule texts stay
 NOTES = {"en": {"finding": "source finding", "not applied": "not applied to the target", "line": "line",
-                "changed": "changed", "lost": "not carried", "technical": "technical, no place in the target"},
+                "changed": "changed", "lost": "not carried", "technical": "technical, no place in the target",
+                "target": "target finding", "not french": "the converted document is no valid French invoice"},
          "de": {"finding": "Befund der Quelle", "not applied": "nicht auf das Ziel angewandt", "line": "Zeile",
-                "changed": "geändert", "lost": "nicht übernommen", "technical": "technisch, im Ziel ohne Platz"}}
+                "changed": "geändert", "lost": "nicht übernommen", "technical": "technisch, im Ziel ohne Platz",
+                "target": "Befund des Ziels",
+                "not french": "das umgewandelte Dokument ist keine gültige französische Rechnung"}}
 
 
 def _said(result, language: str) -> None:
@@ -122,6 +126,9 @@ def _said(result, language: str) -> None:
         print(f"{said['lost']}: {lost['xpath']}{line(lost.get('line'))} = {lost['value']!r}", file=sys.stderr)
     for value in result.technical:
         print(f"{said['technical']}: {value['xpath']}{line(value.get('line'))} = {value['value']!r}", file=sys.stderr)
+    for f in result.target_findings:  # (France's rules on the converted document: lines of it, not of the source)
+        print(f"{said['target']} ({f['rules']}, {said['not french']}){line((f.get('location') or {}).get('line'))}: "
+              f"{f['code']}: {f['message']}", file=sys.stderr)
 
 
 # Options that do not go together, said before any work

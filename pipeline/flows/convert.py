@@ -16,7 +16,9 @@ source is converted when it is valid EN 16931, and the errors of the CIUS its BT
 with the answer as source findings; where the target is a CIUS the source claims, those errors refuse. The output's
 BT-24 names the rules that judged it (`target_specification_id`), said in `changed`. Values with no business term
 that a syntax requires (`provenance.is_technical`: plumbing, fillers) are never a loss: written where the target
-syntax has their place (the same syntax), else listed as technical.
+syntax has their place (the same syntax), else listed as technical. A French invoice's converted document is held
+to France's rules as a French platform would hold it (`held_in_france`): what allowLoss left out may leave it valid
+EN 16931 but no valid French invoice, and the answer says so (target findings).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from pipeline.check import detect, fr_ctc
 from pipeline.check.rejection import GENERATED_FAILED, as_json, error_detail
 from pipeline.check.report import ERROR, Issue, Report
 from pipeline.check.verdict import INVALID
@@ -59,12 +62,15 @@ class Conversion:
     technical: list[dict] = field(default_factory=list)  # plumbing and fillers the target has no place for
     judged_on: str | None = None  # the rules the source was judged on ("en16931 1.3.16")
     source_findings: list[dict] = field(default_factory=list)  # errors of the CIUS the source claims (`judge_source`)
+    target_rules: str | None = None  # France's rules ("fr-ctc 1.4.0.04") the converted French invoice was held to
+    target_findings: list[dict] = field(default_factory=list)  # their errors on it (`held_in_france`)
 
     def summary(self) -> dict:
         """What the conversion did besides the document, as the CLI's JSON and a job's result line state it (the
         endpoint's X-Conversion-* and X-Source-Findings headers say the same)."""
         return {"judgedOn": self.judged_on, "sourceFindings": self.source_findings, "changed": self.changed,
-                "lost": self.losses, "technical": self.technical}
+                "lost": self.losses, "technical": self.technical, "targetRules": self.target_rules,
+                "targetFindings": self.target_findings}
 
 
 def _refusal(code: str, message: str, errors: list[ErrorDetail]) -> ApiError:
@@ -819,6 +825,27 @@ def judge_source(parsed: Parsed, spec: str, request_id: str | None = None) -> tu
                                                  if i.severity == ERROR and _place(i) not in found]
 
 
+def held_in_france(parsed: Parsed, result: Conversion, request_id: str | None = None) -> Conversion:
+    """A French invoice's conversion (its source held to France's rules as received, `detect.of_invoice`: parties in
+    France, or EXTENDED-CTC-FR) with the converted document on those rules (fr-ctc), as a French platform holds it.
+    The source is judged on EN 16931 or its Factur-X profile, so a value that allowLoss left out (an EXTENDED-CTC-FR
+    line subtype, BR-FR-MV-01) can leave a document valid EN 16931 that is no valid French invoice: its errors travel
+    as target findings. Without an installed fr-ctc pack nothing is said (as validation cannot either)."""
+    if parsed.source.doc is None or detect.of_invoice(parsed.source.doc) != fr_ctc.SPEC:
+        return result
+    xml = source_of(result.document).xml if result.media_type == "application/pdf" else result.document
+    try:  # (a PDF's invoice gets the chain the invoice sent as XML gets: `pipeline.check.fr_ctc`)
+        report = validate_xml(xml, fr_ctc.SPEC, request_id=request_id)
+    except ApiError as err:
+        if err.error_code == "RULES_NOT_INSTALLED":
+            return result
+        raise
+    result.target_rules = report.judged_by(fr_ctc.SPEC)
+    result.target_findings = [{"rules": result.target_rules, **i.to_dict()} for i in report.issues
+                              if i.severity == ERROR]
+    return result
+
+
 # Why a target does not keep content of the source's syntax that EN 16931 has no term for (`fillers_for`), by the
 # stylesheet parameter that writes it in that syntax; the contact departments are not kept in a ZUGFeRD PDF either.
 # (English, German) each
@@ -930,8 +957,8 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     if (to == "CII" and parsed.source.pdf is not None and spec == source_spec(parsed.source)
             and _valid_but_for(report, second) and (allow_loss or not second)):
         # the PDF's own XML, and its own faults (PDF/A-3, XMP) said as they are for any other target
-        return Conversion(parsed.source.xml, "application/xml", losses=second, judged_on=judged_on,
-                          source_findings=findings)
+        return held_in_france(parsed, Conversion(parsed.source.xml, "application/xml", losses=second,
+                                                 judged_on=judged_on, source_findings=findings), request_id)
     if parsed.request is None:  # (fields only a JSON request must send are no reason: `model.API_REQUIRED`)
         blocking = _reading_problems(parsed)
         raise _refusal("SOURCE_NOT_CONVERTIBLE", "The source lacks values the invoice model requires or holds values "
@@ -965,10 +992,11 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
         if endpoint == "zugferd":  # the model checked as for the XML targets: API_REQUIRED fields do not block
             pdf = generate_zugferd(dump_request(request), request_id, fillers=fillers,
                                    request=target_model(parsed, request, endpoint))
-            return Conversion(pdf, "application/pdf", **done)
-        document, _ = write_validated(target_model(parsed, request, endpoint), parsed.written, endpoint, request_id,
-                                      sent=lambda: request, fillers=fillers)
-        return Conversion(document, "application/xml", **done)
+            result = Conversion(pdf, "application/pdf", **done)
+        else:
+            document, _ = write_validated(target_model(parsed, request, endpoint), parsed.written, endpoint,
+                                          request_id, sent=lambda: request, fillers=fillers)
+            result = Conversion(document, "application/xml", **done)
     except ApiError as err:
         if err.http_status == 422:  # the target's rules refuse it: said in the source's terms
             message = err.message.replace(GENERATED_FAILED, f"The converted document fails the {endpoint} rules ", 1)
@@ -982,3 +1010,4 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
         # the target syntax refuses a term the source has (e.g. several preceding invoices in CII)
         raise _refusal("CONVERSION_LOSS", _cannot_carry(err.errors, to, err.message),
                        in_source_terms(parsed, err.errors, to)) from err
+    return held_in_france(parsed, result, request_id)

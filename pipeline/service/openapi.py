@@ -234,6 +234,13 @@ _HEADERS = {
                                          "(e.g. `PEPPOL-EN16931-R010, PEPPOL-EN16931-R020`): the source was converted "
                                          "as valid EN 16931, and its claim is worth a finding, not a refusal.",
                           "schema": {"type": "string"}},
+    "X-Target-Rules": {"description": "convert, a French invoice (its parties in France, or EXTENDED-CTC-FR): the "
+                                      "rules a French platform holds the converted document to, which checked it "
+                                      "(e.g. `fr-ctc 1.4.0.04`).", "schema": {"type": "string"}},
+    "X-Target-Findings": {"description": "convert: their errors on the converted document, as rule ids, `, `-separated "
+                                         "(e.g. `BR-FR-MV-01_EXT-FR-FE-163`): it is valid EN 16931 but no valid "
+                                         "French invoice (allowLoss left out what France's rules require).",
+                          "schema": {"type": "string"}},
     "X-Conversion-Lost": {"description": "convert with allowLoss: their xpaths in the source, `; `-separated "
                                          "(cut after 2000 characters); a PDF's second invoice file as `PDF embedded "
                                          "file 'name'`." + _PERCENT_ENCODED, "schema": {"type": "string"}},
@@ -433,8 +440,8 @@ def _entry(german: bool = False) -> dict:
             "mediaType": {"type": "string", "description": "convert: the document's media type."},
             "conversion": {"type": "object", "description": "convert: what the endpoint's X-Conversion-* and "
                            "X-Source-Findings headers say (`judgedOn`, `sourceFindings`, `changed`, `lost`, "
-                           "`technical`); an entry of `changed`, and of `lost` with a reason of its own, says it in "
-                           "`reason`, in German in `reasonDe`."},
+                           "`technical`, `targetRules`, `targetFindings`); an entry of `changed`, and of `lost` with "
+                           "a reason of its own, says it in `reason`, in German in `reasonDe`."},
             "document": {"type": "string", "contentEncoding": "base64", "description": "convert: the document."}})
     return entry
 
@@ -638,7 +645,8 @@ def _reading(path: str, cost: int, tr: Texts = ENGLISH) -> dict:
     if name == "convert":
         ok_response["headers"].update(_headers("X-Source-Rules", "X-Source-Findings", "X-Conversion-Changed",
                                                "X-Conversion-Losses", "X-Conversion-Lost", "X-Conversion-Technical",
-                                               "X-Conversion-Technical-Left"))
+                                               "X-Conversion-Technical-Left", "X-Target-Rules",
+                                               "X-Target-Findings"))
     return {"post": {
         "operationId": name,
         "summary": summary,

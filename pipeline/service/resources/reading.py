@@ -74,7 +74,8 @@ def conversion_headers(result) -> dict[str, str]:
     and the errors of the CIUS it claims that they did not apply (X-Source-Rules, X-Source-Findings: rule ids),
     values written otherwise (X-Conversion-Changed), content left out with allowLoss (X-Conversion-Losses count,
     X-Conversion-Lost xpaths) and technical values the target has no place for (X-Conversion-Technical count,
-    X-Conversion-Technical-Left xpaths)."""
+    X-Conversion-Technical-Left xpaths); a French invoice's result held to France's rules (X-Target-Rules) and their
+    errors on it (X-Target-Findings: rule ids; the document is then no valid French invoice)."""
     headers = {"X-Source-Rules": result.judged_on} if result.judged_on else {}
     if result.source_findings:
         headers["X-Source-Findings"] = _listed(dict.fromkeys(f["code"] for f in result.source_findings)).replace(
@@ -87,6 +88,11 @@ def conversion_headers(result) -> dict[str, str]:
     if result.technical:
         headers["X-Conversion-Technical"] = str(len(result.technical))
         headers["X-Conversion-Technical-Left"] = _listed(u["xpath"] for u in result.technical)
+    if result.target_rules:
+        headers["X-Target-Rules"] = result.target_rules
+    if result.target_findings:
+        headers["X-Target-Findings"] = _listed(dict.fromkeys(f["code"] for f in result.target_findings)).replace(
+            "; ", ", ")
     return headers
 
 
