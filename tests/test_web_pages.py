@@ -28,10 +28,12 @@ def live(tmp_path_factory):
 def test_strings_exist_in_both_languages():
     both = strings()
     assert set(both) == {"en", "de"} and set(both["en"]) == set(both["de"])
-    assert all(both["de"][k].strip() for k in both["de"] if k not in ("errors", "swagger", "convert_words"))
-    # the service's error codes, Swagger UI's words and a conversion's fixed words in German (the English page shows
-    # them as they are)
-    for table in ("errors", "swagger", "convert_words"):
+    tables = ("errors", "swagger", "convert_words", "json_reader", "messages", "swagger_tags")
+    assert all(both["de"][k].strip() for k in both["de"] if k not in tables)
+    # the service's error codes, Swagger UI's words, a conversion's fixed words, the JSON reader's sentences, a
+    # message the service words for one case of a code and the API reference's group names in German (the English
+    # page shows them as they are)
+    for table in tables:
         assert both["en"][table] == {} and all(v.strip() for v in both["de"][table].values())
     assert {"NOT_AN_EINVOICE", "INVALID_API_KEY", "VALIDATION_FAILED"} <= set(both["de"]["errors"])
 

@@ -46,7 +46,8 @@
       'invoiceNumber': 'Invoice number', 'issueDate': 'Issue date', 'dueDate': 'Due date',
       'taxPointDate': 'VAT point date', 'currency': 'Currency', 'vatCurrency': 'VAT accounting currency',
       'lineObject': 'Object',
-      'period': 'Invoicing period', 'buyerReference': 'Buyer reference', 'projectReference': 'Project',
+      'period': 'Invoicing period', 'buyerReference': 'Buyer reference',
+      'buyerReferenceLeitweg': 'Buyer reference (Leitweg-ID)', 'projectReference': 'Project',
       'contractReference': 'Contract', 'purchaseOrderReference': 'Purchase order', 'salesOrderReference': 'Sales order',
       'despatchAdviceReference': 'Despatch advice', 'receivingAdviceReference': 'Receiving advice',
       'tenderOrLotReference': 'Tender or lot', 'invoicedObjectIdentifier': 'Invoiced object',
@@ -88,7 +89,8 @@
       'taxRep': 'Steuerlicher Vertreter des Verkäufers', 'delivery': 'Lieferung', 'details': 'Rechnungsangaben',
       'invoiceNumber': 'Rechnungsnummer', 'issueDate': 'Rechnungsdatum', 'dueDate': 'Fälligkeitsdatum',
       'taxPointDate': 'Steuerdatum', 'currency': 'Währung', 'vatCurrency': 'Steuerwährung', 'lineObject': 'Objekt',
-      'period': 'Abrechnungszeitraum', 'buyerReference': 'Käuferreferenz (Leitweg-ID)', 'projectReference': 'Projekt',
+      'period': 'Abrechnungszeitraum', 'buyerReference': 'Käuferreferenz',
+      'buyerReferenceLeitweg': 'Käuferreferenz (Leitweg-ID)', 'projectReference': 'Projekt',
       'contractReference': 'Vertrag', 'purchaseOrderReference': 'Bestellung', 'salesOrderReference': 'Auftrag',
       'despatchAdviceReference': 'Versandanzeige', 'receivingAdviceReference': 'Wareneingangsmeldung',
       'tenderOrLotReference': 'Vergabe / Los', 'invoicedObjectIdentifier': 'Abgerechnetes Objekt',
@@ -280,7 +282,12 @@
         <xsl:sequence select="f:fact('vatCurrency', vatAccountingCurrencyCode)"/>
         <xsl:sequence select="f:fact('period', invoicingPeriod ! f:period(.))"/>
         <xsl:sequence select="f:fact('subType', invoiceSubType)"/>
-        <xsl:for-each select="buyerReference, projectReference, contractReference, purchaseOrderReference,
+        <!-- BT-10 is a German public buyer's Leitweg-ID only where it has that form (a Land's 01-16 or the Bund's 99,
+             coarse and fine address, two check digits: pipeline.check.content's test); a French or Peppol buyer's
+             reference was labelled a Leitweg-ID too -->
+        <xsl:sequence select="f:fact(if (matches(buyerReference, '^(0[1-9]|1[0-6]|99)[0-9]{0,10}(-[0-9A-Za-z]{0,30})?-[0-9]{2}$'))
+                                     then 'buyerReferenceLeitweg' else 'buyerReference', buyerReference)"/>
+        <xsl:for-each select="projectReference, contractReference, purchaseOrderReference,
                               salesOrderReference, despatchAdviceReference, receivingAdviceReference,
                               tenderOrLotReference">
           <xsl:sequence select="f:fact(local-name(), .)"/>

@@ -9,7 +9,11 @@
 (function () {
   const key = sessionStorage.getItem("einvoice.apiKey");
   const lang = document.documentElement.lang === "de" ? "de" : "en";
-  const words = JSON.parse(document.getElementById("page-data").textContent).strings.swagger || {};
+  const strings = JSON.parse(document.getElementById("page-data").textContent).strings;
+  const words = strings.swagger || {};
+  // The operations' groups are headed by their tag's name ("validation"), an identifier of the document (its deep
+  // links, #/validation, keep it): the heading alone says it in the page's language.
+  const tagNames = strings.swagger_tags || {};
   const LABELS = ["aria-label", "title", "placeholder"];
 
   // A text node or a label whose whole text (spaces aside) is one of Swagger UI's words: the page's word instead.
@@ -17,6 +21,9 @@
   function sayText(node) {
     const text = node.nodeValue.trim();
     if (Object.hasOwn(words, text)) node.nodeValue = node.nodeValue.replace(text, words[text]);
+    else if (Object.hasOwn(tagNames, text) && node.parentElement && node.parentElement.matches(".opblock-tag a span")) {
+      node.nodeValue = node.nodeValue.replace(text, tagNames[text]);
+    }
   }
   function sayLabels(element) {
     for (const name of LABELS) {

@@ -170,8 +170,14 @@
 
   // The service's message in the page's language: its code's sentence where the page has one (the German page
   // has one for every code a person meets here), else the service's own words.
+  // A message the service words for one case of a code (NOT_AN_EINVOICE for a ZUGFeRD 1.0 invoice, not "no CII, no
+  // UBL, no PDF") is said as such where the page has it (strings' messages), before the code's general sentence.
+  function known(message) {
+    return (t.messages && Object.hasOwn(t.messages, message) && t.messages[message]) || "";
+  }
+
   function said(code, message) {
-    return (code && t.errors && t.errors[code]) || message;
+    return known(message) || (code && t.errors && t.errors[code]) || message;
   }
 
   function showFailure(box, failure, area) {
@@ -209,8 +215,8 @@
       // a field's entry: the German the service wrote for its own finding (a content check refused by
       // config.strict), else its code's sentence in the page's language where there is one (the field and term
       // stand beside it); a rule's text as the official rules give it
-      const message = data.lang === "de" && entry.messageDe ? entry.messageDe
-        : t.errors && t.errors[entry.code] ? inLanguage(entry, rejected) : withoutField(entry);
+      const message = data.lang === "de" && entry.messageDe ? entry.messageDe : known(entry.message)
+        || (t.errors && t.errors[entry.code] ? inLanguage(entry, rejected) : withoutField(entry));
       return [field, el("td", entry.businessTerm || ""), el("td", `${message} (${entry.code})`), el("td", rejected)];
     });
     const names = [t.field, t.term, t.message, t.rejected];
@@ -277,11 +283,20 @@
   // the service's lead "the PDF cannot be parsed (truncated or damaged): ") stay, marked as the reader's.
   const READER_DETAIL = new Set(["INVALID_PDF", "INVALID_ARCHIVE", "MALFORMED_JSON", "MALFORMED_MULTIPART"]);
 
+  // The JSON reader's few sentences ("Expecting ',' delimiter: line 3 column 5 (char 40)") are known ones: the German
+  // page says them in German with their line and column (the request is the page's own text, not a sender's file);
+  // one it does not know stays the reader's words.
+  const JSON_AT = /^(.*?):? line (\d+) column (\d+)(?: \(char \d+\))?$/;
+
   function readerDetail(entry, message) {
     if (!READER_DETAIL.has(entry.code)) return "";
     const colon = message.indexOf(": ");
-    const detail = colon < 0 ? "" : message.slice(colon + 2).trim();
-    return detail ? " " + fmt(t.detail_named, {detail: detail.replace(/[.\s]+$/, "")}) : "";
+    const detail = colon < 0 ? "" : message.slice(colon + 2).trim().replace(/[.\s]+$/, "");
+    const at = entry.code === "MALFORMED_JSON" ? JSON_AT.exec(detail) : null;
+    if (at && Object.hasOwn(t.json_reader, at[1])) {
+      return " " + fmt(t.json_detail, {what: t.json_reader[at[1]], line: at[2], column: at[3]});
+    }
+    return detail ? " " + fmt(t.detail_named, {detail}) : "";
   }
 
   function inLanguage(entry, rejected) {
@@ -578,6 +593,10 @@
     const spec = $("spec").value === "auto" ? sniffed.spec : $("spec").value;
     current = {file, spec, targets: sniffed.targets};
     $("result").hidden = true;
+    // what the downloads said was about the document before (a conversion's notes, a 422): not about this one
+    $("download-status").replaceChildren();
+    $("convert-notes").hidden = true;
+    $("download-error").hidden = true;
     $("validate-button").disabled = true;
     const work = progress(validateStatus);
     work.say(fmt(t.validating, {name: shownName(file.name), spec: SPEC_NAMES[spec]}));
@@ -620,6 +639,9 @@
         $("invoice-frame").hidden = true;
         // the page and "Invoice as JSON" read the file alike: where the one has no invoice, the other answers 400
         asJson.hidden = true;
+        // and so does converting: a ZUGFeRD 1.0 invoice (not judged: no rules for it) was offered two conversions
+        // that answered 400 NOT_AN_EINVOICE
+        if (failure.status === 400) convertButtons.forEach((button) => { button.hidden = true; });
         showMessage($("invoice-error"), fmt(t.no_invoice_page, {message: said(failure.error.errorCode, failure.error.message)}));
       }
       work.stop(true);
@@ -675,6 +697,9 @@
     if (header("X-Conversion-Losses")) lines.push(fmt(t.convert_lost, {count: header("X-Conversion-Losses")}));
     if (header("X-Conversion-Technical")) {
       lines.push(fmt(t.convert_technical, {count: header("X-Conversion-Technical")}));
+    }
+    if (header("X-Target-Findings")) {  // a French invoice's result that France's rules refuse
+      lines.push(fmt(t.convert_not_french, {rules: header("X-Target-Rules"), findings: header("X-Target-Findings")}));
     }
     box.replaceChildren(...lines.map((line) => el("li", line)));
     box.hidden = lines.length === 0;
@@ -762,11 +787,13 @@
       const error = entry.error || {};
       const message = String(error.message || "");
       // the page's sentence for the code keeps the reader's words the service gave ("File is not a zip file")
-      const head = t.errors && t.errors[error.code] ? said(error.code, message) + readerDetail(error, message) : message;
+      const head = known(message)
+        || (t.errors && t.errors[error.code] ? said(error.code, message) + readerDetail(error, message) : message);
       // each entry in the page's language; its field unless it is the document itself ("file": every line of a
       // job is about a file)
       const entries = (error.errors || []).map((e) => ({code: e.code, message: [e.field === "file" ? "" : e.field,
-        data.lang === "de" && e.messageDe ? e.messageDe : t.errors && t.errors[e.code] ? inLanguage(e, "") : e.message]
+        data.lang === "de" && e.messageDe ? e.messageDe
+          : known(e.message) || (t.errors && t.errors[e.code] ? inLanguage(e, "") : e.message)]
         .filter(Boolean).join(": ")}));
       // a damaged PDF said "INVALID_PDF: Die Datei ist kein lesbares PDF." and below it the same with the reader's
       // words: the document's error line is left out where an entry of its own code says more
