@@ -314,8 +314,10 @@ def test_remove_takes_names_not_paths(home, tmp_path, capsys):
 
 
 def xrechnung_40_release(day: str = "2026-10-01") -> dict[str, bytes]:
-    """KoSIT's configuration restated as one of XRechnung 4.0.0 (its scenarios match `xrechnung_4.0`), of `day`."""
-    files = kosit_release(day)
+    """KoSIT's configuration restated as one of XRechnung 4.0.0 (its scenarios match `xrechnung_4.0`, its XRechnung
+    stylesheets say they are for 4.0.0, as a release of 4.0 states), of `day`."""
+    files = {n: d.replace(b" - XRechnung 3.0.2 compatible", b" - XRechnung 4.0.0 compatible")
+             for n, d in kosit_release(day).items()}
     files["scenarios.xml"] = files["scenarios.xml"].replace(b"XRechnung 3.0.2</name>", b"XRechnung 4.0.0</name>") \
         .replace(b"kosit:xrechnung_3.0", b"kosit:xrechnung_4.0")
     return files

@@ -11,7 +11,8 @@ states none, which it must then be given):
 
     KoSIT validator configuration   scenarios.xml: `<name>... XRechnung 3.0.2</name>`, `<date>`; the XRechnung
                                     Schematron version its stylesheets state, which its description must not
-                                    contradict. Pack version `<xrechnung>-<date>`.
+                                    contradict, nor their XRechnung version its name. Pack version
+                                    `<xrechnung>-<date>`.
     XRechnung Schematron release     XRechnung-{CII,UBL}-validation.xsl/.sch: `Schematron Version 2.6.0 - XRechnung
                                     3.0.2 compatible`, `dct:created` (not before the configuration's day). Laid over
                                     the newest installed KoSIT configuration of the same XRechnung version; version
@@ -35,9 +36,11 @@ release, where it came from, its validFrom and, per stylesheet, whether its opti
 from __future__ import annotations
 
 import json
+import lzma
 import re
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
@@ -91,9 +94,11 @@ def read(path: Path) -> tuple[dict[str, bytes], str]:
     try:
         with zipfile.ZipFile(path) as zf:
             return _members(zf), path.name
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError, zlib.error,
+            lzma.LZMAError) as exc:
         # ValueError: a member name that is no UTF-8 although flagged so; NotImplementedError: a compression
-        # method zipfile has not; RuntimeError: an encrypted member
+        # method zipfile has not; RuntimeError: an encrypted member; zlib.error, LZMAError: a member's compressed
+        # data damaged past its header (a traceback before; bzip2's damage is an OSError)
         raise RulesError(f"{path}: not a readable ZIP archive or folder ({exc})") from exc
 
 
@@ -208,6 +213,7 @@ def _kosit(files: dict[str, bytes], name: str) -> Release | None:
         base = path[:-len("scenarios.xml")]
         pack_files = _under(files, base)
         syntaxes = _scenario_syntaxes(root, pack_files, path)
+        _same_xrechnung(pack_files, xr.group(1), path)
         schematron = _configured_schematron(pack_files, described_version.group(1) if described_version else None,
                                             path)
         release = (f"XRechnung Schematron {schematron}, " if schematron else "") + \
@@ -260,6 +266,20 @@ def _sheet_titles(files: dict[str, bytes], sheets) -> dict:
     compatible` (a match: its Schematron and XRechnung versions), or None."""
     return {sheet: re.search(r"Schematron Version (\d+\.\d+\.\d+) - XRechnung (\d+\.\d+\.\d+)",
                              _text(files[sheet])) for sheet in sheets}
+
+
+def _same_xrechnung(files: dict[str, bytes], xrechnung: str, path: str) -> None:
+    """A KoSIT configuration's XRechnung version (its <name>) is the one its XRechnung stylesheets are for (`XRechnung
+    3.0.2 compatible`), to the minor version a document's claim names (xrechnung_3.0). One named 4.0.0 over 3.0.2's
+    stylesheets was installed as XRechnung 4.0, and the documents that claim 4.0 were `valid` on 3.0's rules: the
+    bug of issue 37 itself, made by a mislabelled release."""
+    line = xrechnung.split(".")[:2]
+    other = {sheet: t.group(2) for sheet, t in _sheet_titles(files, _find(files, _XRECHNUNG_SHEET)).items()
+             if t and t.group(2).split(".")[:2] != line}
+    if other:
+        raise RulesError(f"{path}: its <name> states XRechnung {xrechnung}, but its XRechnung stylesheets are for "
+                         + ", ".join(f"XRechnung {v} ({sheet})" for sheet, v in other.items())
+                         + " (a configuration judges the documents that claim its XRechnung version): refused")
 
 
 def _configured_schematron(files: dict[str, bytes], described: str | None, path: str) -> str | None:
