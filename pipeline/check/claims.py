@@ -58,8 +58,10 @@ from pipeline.invoice.specs import EN16931_ID, FACTURX_VERSION, ZUGFERD1_NS, Pro
 EDITION = "2017"  # the EN 16931 edition whose rules (CEN validation artefacts 1.3.x) this service has
 
 # Families of claims.
-EN16931, XRECHNUNG, PEPPOL, FACTURX, FR_CTC, ZUGFERD1, UNKNOWN, NONE = (
-    "en16931", "xrechnung", "peppol", "factur-x", "fr-ctc", "zugferd-1.0", "unknown", "none")
+EN16931, XRECHNUNG, PEPPOL, FACTURX, FR_CTC, ZUGFERD1, ZUGFERD_RC, UNKNOWN, NONE = (
+    "en16931", "xrechnung", "peppol", "factur-x", "fr-ctc", "zugferd-1.0", "zugferd-rc", "unknown", "none")
+# ZUGFeRD's release candidate (2013/14, before 1.0): a UN/CEFACT CBFBUY Invoice, `urn:ferd:invoice:rc:<level>`
+ZUGFERD_RC_ROOT = "{urn:un:unece:uncefact:data:standard:CBFBUY:5}Invoice"
 
 # Rule sets a route runs: a pack's spec, the Factur-X profile rules, the ZUGFeRD 1.0 XSD.
 PROFILE_RULES, ZUGFERD1_XSD = "factur-x", "zugferd-1.0"
@@ -97,7 +99,7 @@ class Claim:
     version: str | None = None  # XRechnung "3.0", Peppol "3.0", ZUGFeRD "1.0"
     profile: Profile | None = None  # a Factur-X profile the id names
     known: bool = True        # False: a version, profile or CIUS whose rules this service does not have
-    root: bool = False        # ZUGFeRD 1.0: the document's root says so (its XSD can be checked)
+    root: bool = False        # ZUGFeRD 1.0 or its release candidate: the document's root says so
     base: str | None = None   # a family of ours it builds on, beyond EN 16931, when it is not known itself
     # XRechnung: an extension, CVD or CIUS written onto an installed XRechnung version's id (`...xrechnung_3.0#...`)
     # that no scenario of its KoSIT configuration names (extension:xrechnung_3.1, cvd_1.0, a third party's)
@@ -130,6 +132,8 @@ class Claim:
         if self.family == ZUGFERD1:
             level = (self.text or "").rsplit(":", 1)[-1].upper() if self.text else ""
             return "ZUGFeRD 1.0" + (f" {level}" if level and level != "1P0" else "")
+        if self.family == ZUGFERD_RC:
+            return "den Release Candidate von ZUGFeRD 1.0" if de else "the release candidate of ZUGFeRD 1.0"
         if self.family == FR_CTC:
             if not self.known:
                 return ("eine französische Spezifikation oder Version, die dieser Dienst nicht kennt" if de else
@@ -182,11 +186,15 @@ def of_id(text: str | None, syntax: str | None = None) -> Claim:
 
 
 def of_document(doc: ParsedXml) -> Claim:
-    """The claim of a document read safely: its BT-24, or ZUGFeRD 1.0 by its root."""
-    if doc.root_name == f"{{{ZUGFERD1_NS}}}CrossIndustryDocument":
+    """The claim of a document read safely: its BT-24, or ZUGFeRD 1.0 or its release candidate by its root (the
+    candidate's CBFBUY Invoice was an unknown document type, a format error, for a ZUGFeRD version whose rules this
+    service does not have: it runs none on it and names the claim)."""
+    if doc.root_name in (f"{{{ZUGFERD1_NS}}}CrossIndustryDocument", ZUGFERD_RC_ROOT):
         ids = (el.find("{*}ID") for el in doc.tree.getroot().iter("{*}GuidelineSpecifiedDocumentContextParameter"))
         # all of its text, as XPath's string() reads it (`.text` stops at a comment in it)
         gid = next(("".join(el.itertext()) for el in ids if el is not None), None)
+        if doc.root_name == ZUGFERD_RC_ROOT:
+            return Claim(written(gid) or ZUGFERD_RC_ROOT, ZUGFERD_RC, None, "RC", known=False, root=True)
         return Claim(written(gid), ZUGFERD1, None, "1.0", known=False, root=True)
     return of_id(specification_id(doc)[0] if doc.syntax else None, doc.syntax)
 

@@ -89,10 +89,11 @@ def validate(data: bytes, spec: str = "xrechnung", version: str | None = None,
     claim = claims.of_document(doc)
     if doc.syntax is None:
         engine.pick_pack(spec, version, None)  # as above
-        if claim.family != claims.ZUGFERD1:
+        if not claim.root:
             return Outcome(Report(None, None, [xmlinput.unknown_root_issue(doc)], request_id))
-        # ZUGFeRD 1.0 (a CII of its own, before EN 16931): its XSD, not judged beyond it
-        return Outcome(_judged(Report(None, "CII", [], request_id), judging.judge(doc, spec, None, None, claim)))
+        # ZUGFeRD 1.0 (a CII of its own, before EN 16931): its XSD, not judged beyond it; its release candidate: none
+        syntax = "CII" if claim.family == claims.ZUGFERD1 else None  # (the candidate's is none the reports name)
+        return Outcome(_judged(Report(None, syntax, [], request_id), judging.judge(doc, spec, None, None, claim)))
     pack = engine.pick_pack(spec, version, doc.syntax, doc, on)
     if version is None:  # the release of the XRechnung version it claims, where it is not the one in force
         pack = claims.release_for(pack, claim, doc, on)

@@ -837,8 +837,8 @@ def _check_xml(result: Inspection, french: packs.Pack | None = None) -> None:
         result.issues.append(exc.issue)
         return
     claim = claims.of_document(doc)
-    if claim.family == claims.ZUGFERD1 and claim.root:
-        result.zugferd1 = True
+    if claim.root:  # ZUGFeRD 1.0 (its XSD), or its release candidate (no rules of this service): not FX_NOT_CII
+        result.zugferd1 = claim.family == claims.ZUGFERD1
         _judged(result, judging.judge(doc, "zugferd", None, None, claim))
         return
     root = doc.tree.getroot()
