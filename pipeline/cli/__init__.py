@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     _tolerant_output()
     program = getattr(args, "_parser", parser).prog  # "pipeline run normalize", not just "pipeline run"
+    code = None
     try:
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe is found here, not when Python exits
@@ -69,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # the reader stopped reading (`| head -1`): what it took was written, the rest not
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
-        return 2
+        # a verdict reached before the pipe closed stays the exit code (`set -o pipefail` read 2 or the verdict,
+        # by the race of the two processes); a command sets `args.exit_code` once it knows its own
+        return int(code if code is not None else getattr(args, "exit_code", 2))
     except OSError as exc:  # a file named on the command line cannot be read or written: say which, no traceback
         if exc.filename is None:
             raise

@@ -20,10 +20,22 @@ def add_arguments(p) -> None:
     p.add_argument("--profile", help="convert --to ZUGFERD: the Factur-X profile (default: the source's, else "
                                      "EN16931)")
     p.add_argument("--lang", choices=("en", "de"), help="validate --html: the reports' language; convert --to "
-                                                        "ZUGFERD: the page's; `pipeline jobs submit`: its own "
-                                                        "messages and summary too")
+                                                        "ZUGFERD: the page's; also of this command's own "
+                                                        "messages and summary")
     p.add_argument("--allow-loss", action="store_true", help="convert: even where the target cannot carry some "
                                                              "values (each document's line lists them)")
+
+
+# The option that sets each key of the request part (request_of), to name it in a refusal of that field
+OPTIONS = {"operation": "--operation", "spec": "--spec", "version": "--version", "to": "--to", "profile": "--profile",
+           "metadataLanguage": "--lang", "strict": "--strict", "html": "--html", "validate": "--validate",
+           "allowLoss": "--allow-loss"}
+
+
+def option_of(field: str) -> str | None:
+    """`--to` for the service's field `request.to`; None for any other field."""
+    head, _, key = field.partition(".")
+    return OPTIONS.get(key) if head == "request" else None
 
 
 def request_of(args) -> dict:

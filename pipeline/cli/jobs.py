@@ -41,7 +41,7 @@ import uuid
 from pathlib import Path
 
 from pipeline.cli import job_request
-from pipeline.cli.files import expand, say_skipped, shown
+from pipeline.cli.files import expand, read_as, say_skipped, shown
 from pipeline.cli.language import in_language, lang_argument
 from pipeline.errors import REFINES
 
@@ -50,19 +50,30 @@ POLL = 0.5
 
 # What this command says itself, in each --lang (the service's messages: `_refused`)
 SAID = {"en": {"no_key": "no API key given: set EINVOICE_API_KEY or pass --key (`pipeline keys create` makes one)",
-               "unreachable": "{url}: {reason}",
+               "unreachable": "{url}: {reason} (is `pipeline serve` running there? --url or EINVOICE_URL names "
+                              "the service)",
+               "nothing": "no e-invoice ({read}) in {paths}: nothing to submit",
+               "needs_to": "--operation convert needs --to CII, UBL or ZUGFERD",
                "follow_zip": "--follow reads JSON Lines: leave out --format zip",
+               "zip_terminal": "a ZIP is not written to a terminal: give -o FILE, or redirect stdout",
                "after": "--after {after}: give 0 or more", "limit": "--limit {limit}: give a count, or 0 for all",
                "next": "the job is {state}; what comes next: --after {after}",
-               "deleted": "{id}: deleted with its results"},
+               "deleted": "{id}: deleted with its results",
+               "ended": "the job had ended ({state}): nothing was cancelled"},
         "de": {"no_key": "kein API-Schlüssel angegeben: EINVOICE_API_KEY setzen oder --key angeben (`pipeline keys "
                          "create` erzeugt einen)",
-               "unreachable": "{url} nicht erreichbar: {reason}",
+               "unreachable": "{url} nicht erreichbar: {reason} (läuft dort `pipeline serve`? --url oder "
+                              "EINVOICE_URL nennt den Dienst)",
+               "nothing": "keine E-Rechnung ({read}) in {paths}: nichts einzureichen",
+               "needs_to": "--operation convert braucht --to CII, UBL oder ZUGFERD",
                "follow_zip": "--follow liest JSON Lines: --format zip weglassen",
+               "zip_terminal": "ein ZIP wird nicht ins Terminal geschrieben: -o DATEI angeben oder die "
+                               "Standardausgabe umleiten",
                "after": "--after {after}: 0 oder mehr angeben",
                "limit": "--limit {limit}: eine Anzahl angeben, oder 0 für alle",
                "next": "Auftrag {state}; die nächsten Einträge: --after {after}",
-               "deleted": "{id}: mit seinen Ergebnissen gelöscht"}}
+               "deleted": "{id}: mit seinen Ergebnissen gelöscht",
+               "ended": "der Auftrag war schon beendet ({state}): nichts abgebrochen"}}
 # The summary's and the list's words (the page's words for the counts: "nicht beurteilbar", "nicht geprüft")
 WORDS = {"en": {"job": "job", "state": "state", "operation": "operation", "documents": "documents",
                 "valid": "valid", "invalid": "invalid", "indeterminate": "indeterminate", "unchecked": "unchecked",
@@ -127,9 +138,22 @@ def _refused(status: int, body: bytes, language: str):
                         and REFINES.get(e.get("code")) == code), None)
         text = in_language(language, refined, "", None) or in_language(language, code, answer.get("message", text))
         text = f"{code}: {text}" if code else text
+        text += "".join(_entry(e, language) for e in answer.get("errors") or ()  # (its own code: said above)
+                        if isinstance(e, dict) and e.get("code") != code)
     except (ValueError, AttributeError):  # (not our JSON: a proxy's page, said as it came)
         pass
     _fail(f"{status} {text}")
+
+
+def _entry(error: dict, language: str) -> str:
+    """One of a refusal's errors[] as a line of its own, as `pipeline generate` says them: in German the field and
+    its message were lost behind the page's sentence ("die Tabelle nennt die Felder", with no table here). A
+    field of the `request` part is named by the option that set it (request.to: --to)."""
+    field = error.get("field") or ""
+    option = job_request.option_of(field)
+    where = " ".join(x for x in (field, f"({option})" if option else None) if x)
+    message = in_language(language, error.get("code"), error.get("message") or "", error.get("messageDe"))
+    return f"\n  {error.get('code')}{' ' + where if where else ''}: {message}"
 
 
 def _upload(args, body: Path, headers: dict) -> dict:
@@ -245,10 +269,15 @@ def _exit_code(job: dict) -> int:
 
 def _submit(args) -> int:
     request = job_request.request_of(args)
+    if request["operation"] == "convert" and not args.to:  # said here, in the options' words, before an upload
+        _fail(_said(args, "needs_to"))
     if request["operation"] == "parse":  # a parse job has no language of its own: --lang is this command's only
         request.pop("metadataLanguage", None)
+    uploads = _uploads(args.paths, _language(args))
+    if not uploads:  # a folder without documents: the service answered "send one or more 'file' parts"
+        _fail(_said(args, "nothing", read=read_as(_language(args)), paths=", ".join(shown(p) for p in args.paths)))
     with tempfile.TemporaryDirectory(prefix="pipeline-jobs-") as tmp:
-        body, boundary = _body(request, _uploads(args.paths, _language(args)), Path(tmp))
+        body, boundary = _body(request, uploads, Path(tmp))
         job = _upload(args, body, {"Content-Type": f"multipart/form-data; boundary={boundary}",
                                    "Content-Length": str(body.stat().st_size)})
     if not args.wait:
@@ -263,8 +292,9 @@ def _submit(args) -> int:
         job = _call(args, "GET", f"/v1/jobs/{job['id']}")
     if show:
         sys.stderr.write("\r\x1b[K")
+    args.exit_code = _exit_code(job)  # (kept if stdout's reader goes away: pipeline.cli.main)
     print(_summary(job, _language(args)))
-    return _exit_code(job)
+    return args.exit_code
 
 
 def _status(args) -> int:
@@ -276,6 +306,8 @@ def _status(args) -> int:
 def _results(args) -> int:
     if args.follow and args.format != "jsonl":
         _fail(_said(args, "follow_zip"))
+    if args.format == "zip" and not args.output and sys.stdout.isatty():  # its bytes garbled the screen
+        _fail(_said(args, "zip_terminal"))
     if args.after is not None and args.after < 0:
         _fail(_said(args, "after", after=args.after))
     path = f"/v1/jobs/{args.id}/results?format={args.format}"
@@ -347,6 +379,8 @@ STATES = ("queued", "running", "done", "failed", "cancelled")
 def _cancel(args) -> int:
     job = _call(args, "DELETE", f"/v1/jobs/{args.id}")
     print(_summary(job, _language(args)))
+    if job["state"] != "cancelled":  # it had ended: its summary alone read as if the cancel had worked
+        print(f"pipeline jobs: {_said(args, 'ended', state=_state(job['state'], _language(args)))}", file=sys.stderr)
     return 0
 
 
@@ -365,7 +399,8 @@ def register(subparsers) -> None:
     def command(name, func, help):
         c = sub.add_parser(name, help=help)
         # an empty EINVOICE_URL (an env file's `EINVOICE_URL=`) is no setting, as for every other variable
-        c.add_argument("--url", default=os.environ.get("EINVOICE_URL") or "http://127.0.0.1:8000")
+        c.add_argument("--url", default=os.environ.get("EINVOICE_URL") or "http://127.0.0.1:8000",
+                       help="the service (EINVOICE_URL, else http://127.0.0.1:8000)")
         c.add_argument("--key", default=os.environ.get("EINVOICE_API_KEY", ""), help="API key (EINVOICE_API_KEY)")
         if name != "submit":  # (submit's --lang is also its request's: job_request)
             lang_argument(c, "language of the messages, summary and table (the JSON stays as it is)")
@@ -385,8 +420,9 @@ def register(subparsers) -> None:
                                          "failed, cancelled)")
     r = command("results", _results, "the results, JSON Lines (or a ZIP)")
     r.add_argument("id")
-    r.add_argument("--format", choices=("jsonl", "zip"), default="jsonl")
-    r.add_argument("-o", "--output", type=Path)
+    r.add_argument("--format", choices=("jsonl", "zip"), default="jsonl",
+                   help="JSON Lines, one entry per document (default), or a ZIP of the documents and reports")
+    r.add_argument("-o", "--output", type=Path, help="write them here (default: stdout; a ZIP not to a terminal)")
     r.add_argument("--after", type=int, metavar="N", help="only the entries that came after the N-th (the N to "
                                                            "ask next is said on stderr)")
     r.add_argument("--follow", action="store_true", help="the entries as they come, until the job ends")

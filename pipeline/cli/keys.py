@@ -61,7 +61,7 @@ def _create(args, store) -> int:
     key_id, token, secret_hash = apikeys.mint(args.env)
     key = store.create_key(key_id, args.name, args.env, secret_hash, args.credits, rate)
     print(token)
-    print(f"key id {key.key_id}, {key.balance} credit(s), rate limit "
+    print(f"key id {key.key_id}, {key.balance} credit{'' if key.balance == 1 else 's'}, rate limit "
           f"{f'{rate}/min' if rate else 'service default'}. The key is shown only now; store it safely.",
           file=sys.stderr)
     return 0
@@ -84,7 +84,7 @@ def _list(args, store) -> int:
 
 def _revoke(args, store) -> int:
     if store.get_key(args.key_id) is None:
-        print(f"unknown key id {args.key_id}", file=sys.stderr)
+        _unknown(args.key_id)
         return 2
     if not store.revoke_key(args.key_id):
         print(f"key {args.key_id} was already revoked", file=sys.stderr)
@@ -96,7 +96,7 @@ def _revoke(args, store) -> int:
 def _credit(args, store) -> int:
     key = store.get_key(args.key_id)
     if key is None:
-        print(f"unknown key id {args.key_id}", file=sys.stderr)
+        _unknown(args.key_id)
         return 2
     if args.amount == 0:  # nothing to book: no ledger row of 0
         print(f"{args.key_id}: balance {key.balance}")
@@ -113,7 +113,7 @@ def _credit(args, store) -> int:
 
 def _usage(args, store) -> int:
     if store.get_key(args.key_id) is None:
-        print(f"unknown key id {args.key_id}", file=sys.stderr)
+        _unknown(args.key_id)
         return 2
     rows = store.usage(args.key_id, limit=args.limit)
     if args.json:
@@ -125,6 +125,17 @@ def _usage(args, store) -> int:
     for r in rows:
         print(f"{r.created_at:<34}{r.kind:<8}{r.amount:>7}  {r.request_id or '-':<{width}}{r.endpoint or '-'}")
     return 0
+
+
+def _unknown(key_id: str) -> None:
+    """A key id no key has, said with where the ids are. A whole key given for its id (a newcomer's first try) is
+    not echoed: its secret would stand in the terminal's scrollback and in logs."""
+    if key_id.startswith("einv_"):
+        shown = key_id.split(".", 1)[0].split("_")[-1]
+        print(f"pipeline keys: that is a key, not its id: give its id ({shown}; `pipeline keys list` shows them)",
+              file=sys.stderr)
+        return
+    print(f"pipeline keys: unknown key id {key_id!r}: `pipeline keys list` shows the ids", file=sys.stderr)
 
 
 def _unavailable(exc: Exception) -> str:

@@ -170,8 +170,9 @@ def run_validate(args) -> int:
     except ApiError as err:  # an unknown --version, a document too large: not validated, so never "invalid"
         print_api_error(err)
         return 2
+    args.exit_code = {"valid": 0, "invalid": 1}.get(report.verdict, 3)  # (kept if stdout's reader goes away)
     print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
-    return {"valid": 0, "invalid": 1}.get(report.verdict, 3)
+    return args.exit_code
 
 
 def run_html(args) -> int:

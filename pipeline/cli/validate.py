@@ -103,9 +103,12 @@ def _run(args) -> int:
     data = sys.stdin.buffer.read() if stdin else args.file.read_bytes()
     name = "(stdin)" if stdin else shown(args.file)
     spec = route(data, args.spec)
-    if spec == "zugferd" and args.version:  # the PDF's own profile decides its rules
-        print("pipeline validate: --version does not apply to a ZUGFeRD / Factur-X PDF (its profile's rules judge "
-              "it)", file=sys.stderr)
+    # the PDF's own profile decides its rules: a --spec given for it was dropped without a word (`--spec peppol`
+    # on a PDF printed a zugferd verdict)
+    ignored = [o for o, given in (("--spec " + args.spec, args.spec != "auto"), ("--version", args.version)) if given]
+    if spec == "zugferd" and ignored:
+        print(f"pipeline validate: {' and '.join(ignored)} {'does' if len(ignored) == 1 else 'do'} not apply to a "
+              "ZUGFeRD / Factur-X PDF (its profile's rules judge it; --spec fr-ctc adds France's)", file=sys.stderr)
     try:
         if spec == "fr-ctc" and is_pdf(data):
             from pipeline.flows.validate_fr_ctc import validate_fr_ctc  # lazy: as above
@@ -126,6 +129,7 @@ def _run(args) -> int:
         print(f"pipeline validate: {exc.error_code}: {in_language(args.lang, exc.error_code, exc.message)}",
               file=sys.stderr)
         return 2
+    args.exit_code = EXIT[report.verdict]  # (kept if the reader of stdout goes away: pipeline.cli.main)
     if args.html or args.pdf:
         from pipeline.flows.validation_report import readable_report  # lazy: as above
 
@@ -144,7 +148,7 @@ def _run(args) -> int:
               f"{_counted(report.warnings, 'warning')}")
         print(report.meaning(args.lang))  # what the report's class means for the receiver
         _print_findings(report, args.lang)
-    return EXIT[report.verdict]
+    return args.exit_code
 
 
 def _print_findings(report, language: str) -> None:
@@ -335,6 +339,8 @@ def _run_many(args) -> int:
     from pipeline.flows.validate_batch import summary  # lazy: as above
 
     total = summary(results)
+    args.exit_code = (2 if total["errors"] else 1 if total["invalid"] > total["indeterminate"]
+                      else 3 if total["indeterminate"] else 0)
     if args.json:
         clean = [{k: v for k, v in r.items() if k != "spec"} for r in results]
         print(json.dumps({"summary": total, "results": clean}, indent=2, ensure_ascii=False))
@@ -344,7 +350,7 @@ def _run_many(args) -> int:
         left = sum(1 for r in results if _was_interrupted(r))
         print("pipeline validate: " + STOPPED[args.lang].format(done=len(results) - left, of=len(results), left=left),
               file=sys.stderr)
-    return 2 if total["errors"] else 1 if total["invalid"] > total["indeterminate"] else 3 if total["indeterminate"] else 0
+    return args.exit_code
 
 
 INTERRUPTED = "INTERRUPTED"
