@@ -172,6 +172,11 @@ _HEAD_RECV = 16 * 1024
 _EVENT_READ, _EVENT_WRITE = 1, 2  # selectors.EVENT_READ / EVENT_WRITE
 _NOTIFY_EVERY = 0.5  # s between heartbeats to the arbiter (its timeout is minutes; a utime per loop is waste)
 _EXPIRE_EVERY = 0.2  # s between deadline sweeps (deadlines are seconds; a sweep walks every connection)
+# glibc keeps the heap that bodies held in memory grew: after 1,800 bodies of 1 MB had gone, 116-140 MiB of each worker
+# stayed resident (malloc_trim gave back 137 MiB of one). It is handed back once the bodies in memory, after a
+# high-water mark of _TRIM_FROM or more, have fallen to a quarter of _TRIM_FROM (`_trim_heap`, at the deadline sweeps;
+# trimmed at a quarter of the mark itself, 26 MB were still held and 87 MiB stayed)
+_TRIM_FROM = 32 << 20
 # connections taken from the backlog per readiness event: one, as gunicorn's sync worker does. A worker that took
 # several would answer them one after the other while the other worker idles (load.py, 2 workers, 4 clients, a new
 # connection per request: p99 18 ms with 64 against 12-13 ms with 1, same run); a flood of connections is taken
@@ -195,6 +200,15 @@ _JOB_SLACK = 1 << 20  # multipart framing on top of EINVOICE_MAX_JOB_BYTES (pipe
 # sent fast and then held by a trickle counts as slow). When the spool budget is full, the slow body or slowly read
 # answer of the address holding the most bytes in them goes instead (`make_body_room`).
 _HANDFUL = 4
+# ... unless no client holds more than a handful (an attacker spread over so many addresses that each holds a few:
+# 700 loopback addresses x 4 trickling heads filled both workers' caps and turned away 44 of 46 new connections of a
+# client on its own address): then the oldest connection, whoever holds it, that has not sent a byte or is still
+# sending its head, else the oldest idle for _STALE s after a request (`_make_stale_room`). A client's head arrives
+# with its connection, and its keep-alive connection is rarely that long idle between requests; an age asked of the
+# trickles or the silent ones too let a flood reconnecting at once take every place that came free (3 of a client's
+# first new connections, and 27 of 37 uploads, turned away). A request whose head is in stays, its body however slow
+# (a handful's upload on a slow line).
+_STALE = 1.0
 _FAIR_PACE = 16 * 1024
 _PACE_WINDOW = 1.0
 # Behind a trusted proxy (forwarded_allow_ips) every connection comes from the proxy's address and carries a complete
@@ -978,6 +992,17 @@ def _client_group(address: str | None) -> str | None:
     return group
 
 
+def _malloc_trim():
+    """glibc's malloc_trim (its argument: the bytes to keep at the heap's top), or None where the C library has none
+    (musl)."""
+    import ctypes
+
+    try:
+        return getattr(ctypes.CDLL(None), "malloc_trim", None)
+    except OSError:
+        return None
+
+
 def _worker_base():
     from gunicorn.workers import base
 
@@ -1158,6 +1183,7 @@ class BufferedWorker(_worker_base()):
         stop_by = None
         notified = expired = 0.0
         turns = deque([0.0], maxlen=8)  # how long the last requests ran
+        self.body_high, self.trim = 0, _malloc_trim()
         while True:
             now = time.monotonic()
             if now - notified >= _NOTIFY_EVERY:
@@ -1218,8 +1244,19 @@ class BufferedWorker(_worker_base()):
             if now - expired >= _EXPIRE_EVERY:
                 expired = now
                 self._expire(now)
+                self._trim_heap()
         for conn in list(self.conns.values()):
             self._stopped(conn)
+
+    def _trim_heap(self) -> None:
+        """After a flood of bodies held in memory, the C library's free heap goes back to the system (_TRIM_FROM)."""
+        held = self.bodies.in_memory
+        if held > self.body_high:
+            self.body_high = held
+        elif self.body_high >= _TRIM_FROM and held <= _TRIM_FROM // 4:
+            self.body_high = held
+            if self.trim is not None:
+                self.trim(0)
 
     def _stopped(self, conn) -> None:
         """The worker stops (a restart, SIGTERM) with this connection open: a request queued and not begun, or one
@@ -1382,14 +1419,39 @@ class BufferedWorker(_worker_base()):
 
     def _make_fair_room(self, lossless: bool = False) -> bool:
         """At the worker's cap: room is made among the connections of the client that holds the most (the next
-        one if none of its connections may go), never of a client that holds at most _HANDFUL. False: none.
+        one if none of its connections may go), never of a client that holds at most _HANDFUL; when no client holds
+        more, a connection left stale (`_make_stale_room`). False: none.
         `lossless`: no request of a trusted proxy's goes (see _PROXY_AHEAD)."""
         for _, conns in sorted(self.by_addr.items(), key=lambda item: len(item[1]), reverse=True):
             if len(conns) <= _HANDFUL:
-                return False
+                break
             if self._make_room(conns, lossless):
                 return True
-        return False
+        return self._make_stale_room()
+
+    def _make_stale_room(self) -> bool:
+        """No client holds more than a handful that may go: the oldest connection (the worker's books keep them in
+        the order they came) that has not sent a byte or is still sending its head, else the oldest idle for _STALE s,
+        whoever holds it; never a request whose head is in, an answer being written or a trusted proxy's connection.
+        False: none."""
+        now = time.monotonic()
+        idle = None
+        for c in self.conns.values():
+            if c.proxied or c.pending or c.out or c.refusal is not None:
+                continue
+            if c.msg is not None:
+                if not c.msg.headers_done:
+                    self._evict(c)
+                    return True
+            elif not c.fed:  # not a byte since it came: a head not begun (a client sends its head with the connection)
+                self._evict(c)
+                return True
+            elif idle is None and now - c.idle_at >= _STALE:
+                idle = c
+        if idle is None:
+            return False
+        self._evict(idle)
+        return True
 
     def _make_room(self, conns, lossless: bool = False) -> bool:
         """At a cap a new connection is served and the oldest of `conns` without a request in goes: an idle
@@ -1422,12 +1484,16 @@ class BufferedWorker(_worker_base()):
                 return False
             self._refuse_queued(queued)
             return True
-        sock, client = oldest.sock, oldest.addr[0] if isinstance(oldest.addr, tuple) else None
-        # (a request whose refusal went out, its body still being dropped, has had its answer and access line)
-        request = oldest.msg.described() if oldest.msg is not None and oldest.msg.said is None else None
-        self._forget(oldest)
-        self._turn_away(sock, client, "too many connections; the oldest made room", quiet=True, request=request)
+        self._evict(oldest)
         return True
+
+    def _evict(self, conn) -> None:
+        """`conn` makes room: 503 TOO_MANY_CONNECTIONS (with the access line of a request begun on it) and closed."""
+        sock, client = conn.sock, conn.addr[0] if isinstance(conn.addr, tuple) else None
+        # (a request whose refusal went out, its body still being dropped, has had its answer and access line)
+        request = conn.msg.described() if conn.msg is not None and conn.msg.said is None else None
+        self._forget(conn)
+        self._turn_away(sock, client, "too many connections; the oldest made room", quiet=True, request=request)
 
     def _owed(self, conn) -> bool:
         """No room now, but `conn`'s client holds a handful and another more, all of it in requests still arriving
