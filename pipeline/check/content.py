@@ -359,10 +359,13 @@ def _check_vat_ids(out: _Collector, root) -> None:
             problem = vat_problem(_text(element))
             if problem:
                 out.add(VAT_ID, element, problem, Said(
-                    "The buyer cannot deduct input VAT on an invoice with a wrong VAT identifier, and a VAT exemption "
-                    "(intra-community, reverse charge) needs a valid one.",
-                    "Aus einer Rechnung mit falscher Umsatzsteuer-ID kann der Käufer keine Vorsteuer abziehen, und "
-                    "eine Steuerbefreiung (innergemeinschaftlich, Reverse Charge) braucht eine gültige."))
+                    # (a consequence of the EU VAT Directive's invoice contents, art. 226, not of one member
+                    # state's law: said for any seller and buyer, and hedged, as the buyer's law decides)
+                    "Under EU VAT law an invoice with a wrong VAT identifier can cost the buyer its input VAT "
+                    "deduction, and a VAT exemption (intra-community, reverse charge) needs a valid one.",
+                    "Nach dem Umsatzsteuerrecht der EU kann eine Rechnung mit falscher Umsatzsteuer-ID den Käufer den "
+                    "Vorsteuerabzug kosten, und eine Steuerbefreiung (innergemeinschaftlich, Reverse Charge) braucht "
+                    "eine gültige."))
 
 
 # ---- Leitweg-ID ----------------------------------------------------------------------------------------------
