@@ -411,7 +411,9 @@ def rules_missing(claim: Claim, spec: str, syntax: str | None) -> NotJudged:
 
 def not_covered(claim: Claim, endpoint: str, core: str | None) -> NotJudged:
     other = ENDPOINT_OF.get(claim.family)
-    hint = (f"; POST /v1/invoice/{other}/validate judges it", f"; POST /v1/invoice/{other}/validate prüft es") \
+    # (the endpoint and the command line's option: the same message reaches `pipeline validate` users)
+    hint = (f"; POST /v1/invoice/{other}/validate (pipeline validate --spec {other}) judges it",
+            f"; POST /v1/invoice/{other}/validate (pipeline validate --spec {other}) prüft es") \
         if other and other != endpoint else ("", "")
     held = _held(core)
     return NotJudged(CLAIM_NOT_COVERED,
