@@ -28,6 +28,7 @@ import io
 from pathlib import Path
 from typing import Callable, Iterator
 
+from pipeline import budget as time_budget
 from pipeline.unpack import apple, archive, mail, outlook, signature, smime
 from pipeline.errors import ApiError
 from pipeline.unpack.members import JOB_FILES, NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, \
@@ -200,8 +201,8 @@ class Unpacker:
     def _zip_in_mail(self, name: str, data: bytes, email: dict) -> Iterator[Member]:
         try:
             members = archive.iter_archive(io.BytesIO(data), self.limits, self.room)
-        except ApiError as exc:  # an attachment that is no readable ZIP is that attachment's entry; a bomb is not
-            if exc.http_status == 413:
+        except ApiError as exc:  # an attachment that is no readable ZIP is that attachment's entry; a bomb is not,
+            if exc.http_status == 413 or isinstance(exc, time_budget.Exhausted):  # nor the time spent on its directory
                 raise
             yield Member(name, error=("INVALID_ARCHIVE", f"The attached ZIP cannot be read: {exc.message}"),
                          email=email)

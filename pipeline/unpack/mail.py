@@ -42,13 +42,16 @@ that cannot be taken apart (MSG_UNREADABLE). Header text in an unknown or wrong 
 characters: the document is still named and worked on; raw 8-bit header bytes are read as UTF-8 where they are,
 else as CP1252 (`_eight_bit`). Within a request (a job's upload, a batch) the time budget (`pipeline.budget`) is
 asked while a message is read: before each piece the parser is fed (`_FEED`), as it makes each part and as the
-walk reaches each part; once it is spent, Exhausted (503 TIME_BUDGET) as a mailbox's blocks raise it.
+walk reaches each part; once it is spent, Exhausted (503 TIME_BUDGET) as a mailbox's blocks raise it. Outside a
+request (the command line, `pipeline inbox`) each message is read within a time of its own (`message_seconds`),
+asked by the same checks: a message that outlasts it is one MAIL_TIME_BUDGET entry, and the next is read.
 """
 from __future__ import annotations
 
 import base64
 import binascii
 import email.errors
+import email.headerregistry
 import email.policy
 import email.utils
 import functools
@@ -164,12 +167,51 @@ def _eight_bit(value: str) -> str:
         return raw.decode("cp1252", "replace")
 
 
+# A header as text, for one the modern parser fails on (`_parsed`)
+_UNSTRUCTURED = email.headerregistry.HeaderRegistry(default_class=email.headerregistry.UnstructuredHeader,
+                                                    use_default_map=False)
+
+
 @functools.lru_cache(maxsize=1024)
 def _parsed(factory, name: str, value: str):
-    return factory(name, "".join(value.splitlines()))
+    text = "".join(value.splitlines())
+    try:
+        return factory(name, text)
+    except Exception:  # noqa: BLE001 - the standard library's header parser fails on some hostile values (IndexError
+        # on a parameter `filename*0*` without `=`: 500 INTERNAL_ERROR for a 200-byte message): the value is kept
+        # as text, which the message's own parameter reading (get_filename, get_param) takes apart
+        return _UNSTRUCTURED(name, text)
 
 
-POLICY = _Policy()
+class _Message(EmailMessage):
+    """A part as the parser makes it, with two places where the standard library fails on hostile parameters made
+    safe (each was 500 INTERNAL_ERROR for a batch of one small message)."""
+
+    def _get_params_preserve(self, failobj, header):
+        try:
+            return super()._get_params_preserve(failobj, header)
+        except (TypeError, ValueError):  # RFC 2231 sections numbered and not ("boundary*", "boundary*1*"): its
+            # sort compares None with a number; the header's value without parameters then
+            value = self.get(header)
+            return failobj if value is None else [(str(value).split(";", 1)[0].strip(), "")]
+
+    def get_payload(self, i=None, decode=False):
+        try:
+            return super().get_payload(i, decode)
+        except TypeError:  # the text of a part with 8-bit bytes and an RFC 2231 charset ("charset*=utf-8''x"):
+            # the standard library decodes it by the parameter's (charset, language, value) tuple
+            if i is not None or decode or not isinstance(self._payload, str):
+                raise
+            return self._payload.encode("ascii", "surrogateescape").decode("ascii", "replace")
+
+
+def _param(part: EmailMessage, name: str) -> str:
+    """A parameter of the part's Content-Type as text (one in RFC 2231's form is a (charset, language, value) tuple
+    to `get_param`: its decoded value)."""
+    return email.utils.collapse_rfc2231_value(part.get_param(name) or "")
+
+
+POLICY = _Policy(message_factory=_Message)
 
 
 def looks_like_mail(head: bytes) -> bool:
@@ -355,14 +397,72 @@ def _too_large(head: bytes, prefix: str, limits: Limits, index: int) -> Member:
     return Member(_join(prefix, label(ident)), error=_message_too_large(limits), email=ident)
 
 
+# The time one message may take to read outside a request (the command line, `pipeline inbox`): within one, the
+# request's budget bounds it (503 TIME_BUDGET for the upload), outside there was none. The parts' bounds leave a
+# message of 499 parts with 8 KB of parameters in a header each (3.9 MB): 22-28 s of CPU in the modern header
+# parser, 50-83 s on a busy host, per message (tests/test_mail_more3_budget.py). A real message's parse takes
+# ~0.05 s of CPU per MB (a 41 MB one of base64 attachments 2 s), so its share grows with its size, ten times that
+# and more; a hostile message padded to the largest allowed gets 30 s at the default upload limit.
+MESSAGE_SECONDS = 10.0
+MESSAGE_SECONDS_PER_MB = 0.5
+
+
+def message_seconds(size: int) -> float:
+    """The time a message of `size` bytes may take to read outside a request (`_own_budget`)."""
+    return MESSAGE_SECONDS + MESSAGE_SECONDS_PER_MB * size / (1 << 20)
+
+
+def _time_spent(seconds: float) -> tuple[str, str]:
+    return "MAIL_TIME_BUDGET", (f"Reading the message took longer than {seconds:g} s, the time a message of its size "
+                                "may take (many parts with long header parameters cost the e-mail parser most); "
+                                "it was read no further.")
+
+
+def _own_budget(members: Iterator[Member], seconds: float, spent: Callable[[], Member]) -> Iterator[Member]:
+    """`members` (one message's documents), read under a time budget of `seconds` of their own where no request's
+    is open: the same checks (`pipeline.budget`) stop the parser and the walk as within a request, and a message
+    they stop is one entry, `spent()`, after the documents found before it; the run goes on with the next. Only
+    the reading counts: the budget is open while a document is looked for, never while the caller works on one
+    (a validation's stages would be refused by it)."""
+    if time_budget.remaining() is not None:  # within a request (or an enclosing message): its budget applies
+        yield from members
+        return
+    left = seconds
+    while True:
+        token = time_budget.start(left)
+        try:
+            member = next(members)
+        except StopIteration:
+            return
+        except time_budget.Exhausted:
+            member = None
+        finally:
+            left = time_budget.remaining()
+            time_budget.end(token)
+        yield member if member is not None else spent()  # (its budget closed: the caller's work never meets it)
+        if member is None:
+            return
+
+
 def read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip,
                  index: int = 1, apart: str = "", stored: apple.Apart | None = None) -> Iterator[Member]:
     """The documents of one message: its invoices, else one entry that says why there are none. `apart`: where
     Apple Mail keeps the attachments of this message it stored apart from it, `stored`: those files where they
-    were given with it (`read_emlx`)."""
+    were given with it (`read_emlx`). Outside a request, within a time of its own (`_own_budget`)."""
     if len(data) > limits.max_message:
         yield _too_large(data[:_HEAD_KEPT], prefix, limits, index)
         return
+    seconds = message_seconds(len(data))
+
+    def spent() -> Member:
+        ident = identity(_headers_only(data), index)
+        return Member(_join(prefix, label(ident)), error=_time_spent(seconds), email=ident)
+
+    yield from _own_budget(_read_message(data, prefix, limits, room, open_zip, index, apart, stored), seconds, spent)
+
+
+def _read_message(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip, index: int, apart: str,
+                  stored: apple.Apart | None) -> Iterator[Member]:
     budget = Budget(limits.max_message)
     try:
         message = _parse(data, budget)
@@ -446,7 +546,15 @@ def read_msg(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: Ope
     """The documents of an Outlook .msg file (pipeline.unpack.outlook), named under `prefix` as an .eml's are; a
     file that cannot be read is one MSG_UNREADABLE entry named `prefix`, or `file` (its own name) where there is
     none. `outer`: the e-mail the file is attached to, which its documents come from (as a forwarded message's);
-    a .msg without an invoice attached to one adds no notice of its own (that message's says it)."""
+    a .msg without an invoice attached to one adds no notice of its own (that message's says it). Outside a request,
+    within a time of its own, as a message's (`_own_budget`: the messages attached to it are parsed as e-mail)."""
+    seconds = message_seconds(len(data))
+    yield from _own_budget(_read_msg(data, prefix, limits, room, open_zip, file, depth, outer), seconds,
+                           lambda: Member(prefix or file, error=_time_spent(seconds), email=outer))
+
+
+def _read_msg(data: bytes, prefix: str, limits: Limits, room: Room, open_zip: OpenZip, file: str, depth: int,
+              outer: dict | None) -> Iterator[Member]:
     try:
         message = outlook.read(data, limits.max_member, MAX_PARTS, MAX_DEPTH - depth)
     except outlook.Unreadable as exc:
@@ -539,7 +647,7 @@ class _Reader:
                     yield from self.encoded_message(inner, where, depth)
                     return
                 yield from self.walk(inner, _join(where, label(identity(inner, None))), depth + 1)
-            elif ctype == "multipart/signed" and (part.get_param("protocol") or "").lower() in SIGNATURE_TYPES:
+            elif ctype == "multipart/signed" and _param(part, "protocol").lower() in SIGNATURE_TYPES:
                 yield from self.clear_signed(part, where, depth)
             else:
                 for sub in part.iter_parts():  # (a forwarded message is one level with its message/rfc822 part)
@@ -615,7 +723,7 @@ class _Reader:
         """An opaque S/MIME block (application/pkcs7-mime, or any attachment named *.p7m: a signed invoice file
         sent as application/octet-stream was NO_INVOICE): `signed`."""
         yield from self.signed(where, _filename(part), _payload(part),
-                               (part.get_param("smime-type") or "").lower(), depth)
+                               _param(part, "smime-type").lower(), depth)
 
     def signed(self, where: str, file: str | None, data: bytes, declared: str, depth: int) -> Iterator[Member]:
         """A PKCS#7 block (DER, or base64 text) of the message at `where`, the message's own body (depth 0) or a
@@ -941,7 +1049,7 @@ def _parse(data: bytes, budget: Budget) -> EmailMessage:
         budget.parts -= 1
         if budget.parts < 0:
             raise _TooManyParts
-        return EmailMessage(policy)
+        return _Message(policy)
 
     parser = BytesFeedParser(policy=POLICY.clone(message_factory=factory, budget=budget))
     view = memoryview(data)  # (a slice of it copies nothing; `feed` decodes its piece)
@@ -977,7 +1085,7 @@ def _headers_only(data: bytes) -> EmailMessage:
     try:
         return BytesParser(policy=POLICY).parsebytes(data[:1 << 20], headersonly=True)
     except (_HeaderTooLong, RecursionError):
-        return EmailMessage(POLICY)
+        return _Message(POLICY)
 
 
 _BASE64_TEXT = re.compile(r"[A-Za-z0-9+/]*=*")
