@@ -10,7 +10,11 @@ the UID is taken; its job id is derived from (mailbox, UIDVALIDITY, UID) and kep
 does not exist yet (the process stopped between the two) gets that job on the next round, and a message whose job
 exists is never submitted again. A row that is not done is a message still to be moved (after a restart: its job
 is waited for and it is moved then). Moving a UID that has already left the mailbox changes nothing, so a crash
-between the move and the row's end moves nothing twice.
+between the move and the row's end moves nothing twice. A move is two steps on the server (MOVE copies the message
+to the folder, then removes it here; without MOVE, our COPY and EXPUNGE), and a server that stops between them (a
+restart: dovecot's session killed mid-MOVE) leaves it in both places: the row says `moving` before the move, and
+such a row's message, still here, is only removed here where the folder holds its copy already (`Inbox.file`;
+before, it was moved again: two copies in the folder).
 
 A new UIDVALIDITY (the mailbox rebuilt, restored or moved to another server under the same name) numbers every
 message anew, so each is looked at again: a message whose key (`message_key`: its Message-ID, else a digest of
@@ -37,6 +41,7 @@ import re
 import socket
 import ssl
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
@@ -203,11 +208,33 @@ class Mailbox:
             self._uid("MOVE", str(uid), _quote(folder))
             return
         self._uid("COPY", str(uid), _quote(folder))
+        self.expunge(uid)
+
+    def expunge(self, uid: int) -> None:
+        """Remove the message from this mailbox (\\Deleted, then expunged: this UID alone where UIDPLUS allows)."""
         self._uid("STORE", str(uid), "+FLAGS.SILENT", r"(\Deleted)")
         if "UIDPLUS" in self.capabilities:
             self._uid("EXPUNGE", str(uid))
         else:
             self.imap.expunge()
+
+    def sized(self, size: int) -> list[int]:
+        """The UIDs of the selected mailbox's messages of exactly `size` bytes (RFC822.SIZE), in UID order."""
+        return sorted(int(x) for x in (self._uid("SEARCH", f"LARGER {size - 1} SMALLER {size + 1}")[0] or b"").split())
+
+    @contextmanager
+    def visiting(self, folder: str):
+        """`folder` selected read-only for the commands inside, then this mailbox again. Its UIDVALIDITY changed
+        meanwhile: InboxError (the next session looks at it anew)."""
+        typ, data = self.imap.select(_quote(folder), readonly=True)
+        if typ != "OK":
+            raise InboxError(f"{self.address.key}: the folder {folder!r} cannot be opened: {_said(data)}")
+        try:
+            yield
+        finally:
+            typ, data = self.imap.select(_quote(self.address.mailbox))  # (imaplib drops the untagged answers)
+            if typ != "OK" or int(self.imap.untagged_responses.get("UIDVALIDITY", [b"0"])[-1]) != self.uidvalidity:
+                raise InboxError(f"{self.address.key}: the mailbox changed while {folder!r} was looked at")
 
     def wait(self, seconds: float) -> bool:
         """Wait for news (IDLE where offered; True when the server said something). Without IDLE: sleep.
@@ -333,13 +360,38 @@ class Inbox:
             job = self.wait(job_id)
             folder = filed or (self.folders.get(verdict(job)) if job is not None else self.folders.get("other"))
             if folder:
-                box.move(uid, folder)
+                self.file(box, uid, folder, again=state == "moving")
             self.store.inbox_done(key, validity, uid, folder)
             moved += 1
             log.info("uid %s -> %s (job %s: %s)", uid, folder or "kept", job_id,
                      "gone" if job is None else f"{job.valid} valid, {job.invalid} invalid, {job.unchecked} not "
                      f"validated, {job.errors} errors, {job.no_invoice} without invoice")
         return moved
+
+    def file(self, box: Mailbox, uid: int, folder: str, again: bool) -> None:
+        """Move the message to `folder`, once: its row says `moving` first. `again`: a move that began before and
+        was not seen to end: the message left already (nothing to do), or the server copied it to `folder` and
+        stopped before removing it here (it is removed here only), or nothing happened (it is moved)."""
+        key, validity = box.address.key, box.validity
+        if not again:
+            self.store.inbox_moving(key, validity, uid, folder)
+        else:
+            seen = box.look(uid)
+            if seen is None:
+                return
+            row = self.store.inbox_row(key, validity, uid)
+            mark = row[3] if row is not None else None
+            if mark and self.copied(box, folder, seen[0], mark):
+                log.info("uid %s is in %s already (its move was cut short): removed here only", uid, folder)
+                box.expunge(uid)
+                return
+        box.move(uid, folder)
+
+    def copied(self, box: Mailbox, folder: str, size: int, mark: str) -> bool:
+        """Whether `folder` holds a message of `size` bytes whose key is `mark` (`read` on each of that size)."""
+        with box.visiting(folder):
+            return any((seen := self.read(box, uid, whole=mark.startswith("sha256:"))) is not None
+                       and seen[1] == mark for uid in reversed(box.sized(size)))  # (the newest first)
 
     def read(self, box: Mailbox, uid: int, whole: bool) -> tuple[bytes | None, str | None] | None:
         """(the message as received, None when not asked for (`whole` false and its Message-ID names it) or too

@@ -6,7 +6,9 @@ row not yet `done` is a message whose job may still run and which has not been m
 its job (state `taking`, then `open` once the job exists), so that a message whose job a crash left without a row
 cannot come back as a new one: under a new UIDVALIDITY its key finds the row, and the row's job is made then if it
 never was. Together with the job id derived from the same three values (pipeline.jobs.inbox) a message is
-submitted once and moved once, wherever the inbox process stopped.
+submitted once and moved once, wherever the inbox process stopped. A row is `moving` (its folder set) from just
+before the message's move to its end: a move cut short (the server stopped between copying the message and
+removing it here, or the inbox between the two commands of a server without MOVE) is finished, not made again.
 
 A new UIDVALIDITY numbers every message anew, so UIDs no longer say what was taken: each row also holds the
 message's `message_key` (its Message-ID, else a digest of it, pipeline.jobs.inbox.message_key). A message under
@@ -38,6 +40,8 @@ INBOX_V6 = [
 # the mailbox as renumbered: each message is looked at again and one taken before is known by its key.
 EPOCH = 1 << 32
 
+NOT_DONE = "('taking', 'open', 'moving')"  # the states of a row whose message is still to be moved (SQL)
+
 
 class InboxTables:
     """Mixin for SqlStore: the inbox's statements, with `?` placeholders like the rest of the store."""
@@ -57,11 +61,11 @@ class InboxTables:
 
     def inbox_open(self, mailbox: str, uidvalidity: int) -> list[tuple[int, str, str | None, str]]:
         """(uid, job id, folder, state) of the messages taken but not yet moved, in UID order; `folder`: where the
-        message goes whatever its job says (one filed before a new UIDVALIDITY brought it back), else None;
-        `state`: taking (its job may not exist yet) or open."""
+        message goes whatever its job says (one filed before a new UIDVALIDITY brought it back, or one whose move
+        began), else None; `state`: taking (its job may not exist yet), open or moving (its move began)."""
         return [(int(u), j, f, s) for u, j, f, s in self._read(
             "SELECT uid, job_id, folder, state FROM inbox_messages WHERE mailbox = ? AND uidvalidity = ? AND "
-            "state IN ('taking', 'open') ORDER BY uid", (mailbox, int(uidvalidity)))]
+            f"state IN {NOT_DONE} ORDER BY uid", (mailbox, int(uidvalidity)))]
 
     def inbox_row(self, mailbox: str, uidvalidity: int, uid: int) -> tuple[str, str, str | None, str | None] | None:
         """(job id, state, folder, message key) of the row of this UID, or None."""
@@ -89,6 +93,13 @@ class InboxTables:
         with self._tx() as cur:
             cur.execute(self._sql("UPDATE inbox_messages SET state = 'open' WHERE mailbox = ? AND uidvalidity = ? "
                                   "AND uid = ? AND state = 'taking'"), (mailbox, int(uidvalidity), int(uid)))
+
+    def inbox_moving(self, mailbox: str, uidvalidity: int, uid: int, folder: str) -> None:
+        """The message's move to `folder` begins: until `inbox_done`, it may be in both places."""
+        with self._tx() as cur:
+            cur.execute(self._sql("UPDATE inbox_messages SET state = 'moving', folder = ? WHERE mailbox = ? AND "
+                                  "uidvalidity = ? AND uid = ? AND state = 'open'"),
+                        (folder, mailbox, int(uidvalidity), int(uid)))
 
     def inbox_done(self, mailbox: str, uidvalidity: int, uid: int, folder: str | None) -> None:
         """The message is where it belongs (`folder`; None: kept in the mailbox)."""
@@ -141,8 +152,9 @@ class InboxTables:
                       folder: str | None, state: str) -> None:
         """The message at `uid` is the one `job_id` was made (or was to be made) for under an earlier UIDVALIDITY:
         its row carries that job in `state` (done: nothing left to do, it stays; open: to be moved to `folder`, or
-        where the job's verdict says when None; taking: the job is made first if it does not exist), and the
-        earlier open rows of that job are finished (their message is this one)."""
+        where the job's verdict says when None; moving: to `folder`, its move there begun under the earlier
+        UIDVALIDITY; taking: the job is made first if it does not exist), and the earlier open rows of that job are
+        finished (their message is this one)."""
         now, done = time.time(), state == "done"
         with self._tx() as cur:
             cur.execute(self._sql("INSERT INTO inbox_messages (mailbox, uidvalidity, uid, job_id, state, folder, "
@@ -151,11 +163,11 @@ class InboxTables:
                         (mailbox, int(uidvalidity), int(uid), job_id, state, folder, now,
                          now if done else None, message_key))
             cur.execute(self._sql("UPDATE inbox_messages SET state = 'done', done_at = ? WHERE mailbox = ? AND "
-                                  "uidvalidity <> ? AND job_id = ? AND state IN ('taking', 'open')"),
+                                  f"uidvalidity <> ? AND job_id = ? AND state IN {NOT_DONE}"),
                         (now, mailbox, int(uidvalidity), job_id))
 
     def inbox_stale(self, mailbox: str, uidvalidity: int) -> list[tuple[int, int, str]]:
         """(uidvalidity, uid, job id) of the rows not done under earlier UIDVALIDITYs."""
         return [(int(v), int(u), j) for v, u, j in self._read(
             "SELECT uidvalidity, uid, job_id FROM inbox_messages WHERE mailbox = ? AND uidvalidity <> ? "
-            "AND state IN ('taking', 'open') ORDER BY uidvalidity, uid", (mailbox, int(uidvalidity)))]
+            f"AND state IN {NOT_DONE} ORDER BY uidvalidity, uid", (mailbox, int(uidvalidity)))]
