@@ -105,7 +105,8 @@ def _drop(box):
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("inbox", help="take invoices from an IMAP mailbox as jobs, move each message once its results are in")
+    p = subparsers.add_parser("inbox", help="take invoices from an IMAP mailbox as jobs, move each message once "
+                                            "its results are in")
     p.add_argument("url", metavar="imaps://user@host[:port]/MAILBOX")
     job_request.add_arguments(p)
     p.add_argument("--move-valid", metavar="FOLDER", help="where a message whose invoices are all valid goes")
