@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.check.report import WARNING
 from pipeline.errors import ApiError
 from pipeline.invoice.request_json import load_request, with_config
 from pipeline.invoice.specs import EN16931_ID, XRECHNUNG_ID
@@ -151,7 +152,7 @@ def run(args) -> int:
             continue
         if report.warnings:  # a showcase that carries warnings is shown so, not passed as clean (issue 38 item 10)
             warned += 1
-            codes = dict.fromkeys(i.code for i in report.issues if i.severity == "WARNING")
+            codes = dict.fromkeys(i.code for i in report.issues if i.severity == WARNING)
             print(f"WARNINGS {case.id}: {', '.join(codes)}", file=sys.stderr)
         before = case.golden.read_bytes() if case.golden.exists() else None
         if before == actual:
@@ -179,7 +180,8 @@ def run(args) -> int:
     # a run that found everything equal said nothing at all: the count says what was compared
     said = [f"{written} rewritten" if args.update else f"{len(total) - differ - broken} match",
             f"{differ} differ or are missing" if differ else "", f"{broken} failed to generate" if broken else "",
-            f"{stale} stale" if stale else "", f"{len(unread)} {'fixture' if len(unread) == 1 else 'fixtures'} unreadable" if unread else "",
+            f"{stale} stale" if stale else "",
+            f"{len(unread)} {'fixture' if len(unread) == 1 else 'fixtures'} unreadable" if unread else "",
             f"{warned} with warnings (not failing: their documents are valid)" if warned else ""]
     print(f"golden: {len(total)} cases; " + ", ".join(x for x in said if x), file=sys.stderr)
     return 1 if differ or broken or stale or unread else 0

@@ -130,9 +130,10 @@ def _usage(args, store) -> int:
 def _unknown(key_id: str) -> None:
     """A key id no key has, said with where the ids are. A whole key given for its id (a newcomer's first try) is
     not echoed: its secret would stand in the terminal's scrollback and in logs."""
-    if key_id.startswith("einv_"):
-        shown = key_id.split(".", 1)[0].split("_")[-1]
-        print(f"pipeline keys: that is a key, not its id: give its id ({shown}; `pipeline keys list` shows them)",
+    if key_id.startswith(f"{apikeys.PREFIX}_"):
+        parts = apikeys.token_parts(key_id)
+        shown = f"{parts[1]}; " if parts else ""
+        print(f"pipeline keys: that is a key, not its id: give its id ({shown}`pipeline keys list` shows them)",
               file=sys.stderr)
         return
     print(f"pipeline keys: unknown key id {key_id!r}: `pipeline keys list` shows the ids", file=sys.stderr)

@@ -63,10 +63,16 @@ def parse_authorization(header: str | None) -> tuple[str, str, str]:
     scheme, _, token = header.strip().partition(" ")
     if scheme.lower() != "bearer":
         raise unauthorized("AUTHENTICATION_REQUIRED")
-    m = _TOKEN.match(token.strip())
-    if m is None:
+    parts = token_parts(token)
+    if parts is None:
         raise unauthorized("MALFORMED_API_KEY")
-    return m.group(1), m.group(2), m.group(3)
+    return parts
+
+
+def token_parts(token: str) -> tuple[str, str, str] | None:
+    """A whole key -> (env, key_id, secret), or None when it is not of that form."""
+    m = _TOKEN.match(token.strip())
+    return None if m is None else (m.group(1), m.group(2), m.group(3))
 
 
 def secret_matches(secret: str, stored_hash: str) -> bool:
