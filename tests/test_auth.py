@@ -110,7 +110,7 @@ def test_keys_cli_round_trip(tmp_path):
     env_, key_id, secret = apikeys.parse_authorization("Bearer " + token)
     assert env_ == "live"
     listed = json.loads(cli(env, "keys", "list", "--json").stdout)
-    assert [(k["key_id"], k["name"], k["balance"], k["rate_limit"], k["revoked"]) for k in listed] == \
+    assert [(k["keyId"], k["name"], k["balance"], k["rateLimit"], k["revoked"]) for k in listed] == \
         [(key_id, "acme", 5, 30, False)]
     assert secret not in cli(env, "keys", "list").stdout
     assert "balance 8" in cli(env, "keys", "credit", key_id, "3").stdout

@@ -98,7 +98,7 @@ def test_parse_in_german_says_its_refusals_and_skipped_files_in_german(tmp_path)
     assert "INVALID_ARCHIVE: Das ZIP-Archiv ist nicht lesbar" in err, err
     assert "1 Datei übersprungen" in err and "liesmich.txt" in err, err
     assert not _words(err, str(note), str(damaged), str(folder), "liesmich.txt", " file:") & ENGLISH, err  # (a path)
-    assert json.loads((tmp_path / "out" / "a.json").read_text())["complete"] is True  # the JSON as in English
+    assert json.loads((tmp_path / "out" / "a.xml.json").read_text())["complete"] is True  # the JSON as in English
     several = cli({}, "parse", str(note), str(damaged), "--lang", "de")
     assert several.returncode == 2 and several.stderr.strip() == "pipeline parse: mehrere Dateien brauchen -o ORDNER"
     english = cli({}, "parse", str(note))  # (English stays the default)

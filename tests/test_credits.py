@@ -317,7 +317,7 @@ def test_through_pipeline_serve_a_doubled_slash_generates_nothing_for_free(tmp_p
         assert r2.status_code == 402 and r2.json()["errorCode"] == "INSUFFICIENT_CREDITS", r2.text
         keys = json.loads(cli(env, "keys", "list", "--json").stdout)
         assert keys[0]["balance"] == 0
-        usage = json.loads(cli(env, "keys", "usage", keys[0]["key_id"], "--json").stdout)
+        usage = json.loads(cli(env, "keys", "usage", keys[0]["keyId"], "--json").stdout)
         assert [(u["kind"], u["amount"], u["endpoint"]) for u in usage] == \
             [("credit", 1, None), ("charge", 1, "/v1/invoice/xrechnung")]
         lines = [json.loads(x) for x in server.log_path.read_text().splitlines() if x.startswith('{"event"')]

@@ -52,6 +52,6 @@ def test_the_readme_first_steps_work_against_a_started_server(tmp_path):
         usage = subprocess.run([sys.executable, "-m", "pipeline", "keys", "list", "--json"], cwd=REPO,
                                capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
         keys = json.loads(usage.stdout)
-        assert [k["balance"] for k in keys if key.startswith(f"einv_test_{k['key_id']}")] == [99], keys
+        assert [k["balance"] for k in keys if key.startswith(f"einv_test_{k['keyId']}")] == [99], keys
     finally:
         server.stop()

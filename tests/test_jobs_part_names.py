@@ -77,10 +77,11 @@ def test_parse_reads_a_folder_s_zips_member_by_member(tmp_path, capsys):
     assert main(["parse", str(folder), "-o", str(out)]) == 2  # inner.zip is refused unread
     err = capsys.readouterr().err
     assert "sub/pack.zip/inner.zip: NESTED_ARCHIVE: " in err, err
-    assert sorted(p.name for p in out.iterdir()) == ["a-2.json", "a.json", "sub_pack.zip_m.json"]
+    # each named after its source (as a job's results ZIP names them): `sub/a.xml` is no second `a`
+    assert sorted(p.name for p in out.iterdir()) == ["a.xml.json", "sub_a.xml.json", "sub_pack.zip_m.xml.json"]
     assert main(["parse", str(folder / "a.xml"), "-o", str(tmp_path / "one.json")]) == 0
     one = json.loads((tmp_path / "one.json").read_text())
-    for name in ("a-2.json", "a.json", "sub_pack.zip_m.json"):  # each the invoice the file alone gives
+    for name in ("a.xml.json", "sub_a.xml.json", "sub_pack.zip_m.xml.json"):  # each the invoice the file alone gives
         assert json.loads((out / name).read_text())["invoice"] == one["invoice"]
 
     # a ZIP named alone: its documents (a folder to write to), a message without an invoice a notice only
@@ -90,7 +91,7 @@ def test_parse_reads_a_folder_s_zips_member_by_member(tmp_path, capsys):
     assert main(["parse", str(box)]) == 2 and "several files need -o FOLDER" in capsys.readouterr().err
     assert main(["parse", str(box), "-o", str(tmp_path / "out2")]) == 0
     assert "NO_INVOICE" in capsys.readouterr().err
-    assert [p.name for p in (tmp_path / "out2").iterdir()] == ["m.json"]
+    assert [p.name for p in (tmp_path / "out2").iterdir()] == ["m.xml.json"]
 
 
 def test_convert_and_render_read_a_folder_s_zips_member_by_member(tmp_path, capsys):
@@ -98,10 +99,10 @@ def test_convert_and_render_read_a_folder_s_zips_member_by_member(tmp_path, caps
     assert main(["convert", str(folder), "--to", "UBL", "-o", str(out), "--json"]) == 2
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [x["name"] for x in lines] == ["a.xml", "sub/a.xml", "sub/pack.zip/m.xml", "sub/pack.zip/inner.zip"]
-    assert [x.get("output") for x in lines] == [str(out / "a.xml"), str(out / "a-2.xml"),
+    assert [x.get("output") for x in lines] == [str(out / "a.xml"), str(out / "sub_a.xml"),
                                                 str(out / "sub_pack.zip_m.xml"), None]
     assert lines[-1]["error"]["code"] == "NESTED_ARCHIVE"
-    assert all(b"<Invoice" in (out / n).read_bytes()[:400] for n in ("a.xml", "a-2.xml", "sub_pack.zip_m.xml"))
+    assert all(b"<Invoice" in (out / n).read_bytes()[:400] for n in ("a.xml", "sub_a.xml", "sub_pack.zip_m.xml"))
     pages = tmp_path / "pages"
     assert main(["render", str(folder), "--html", "-o", str(pages)]) == 2
-    assert sorted(p.name for p in pages.iterdir()) == ["a-2.html", "a.html", "sub_pack.zip_m.html"]
+    assert sorted(p.name for p in pages.iterdir()) == ["a.xml.html", "sub_a.xml.html", "sub_pack.zip_m.xml.html"]

@@ -285,8 +285,8 @@ def test_cli_reads_a_folder_into_a_folder(tmp_path):
     out = tmp_path / "out"
     done = _cli("parse", str(folder), "-o", str(out))
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["credit-note.json", "vat-g-export.json"]
-    assert json.loads((out / "credit-note.json").read_text())["complete"] is True
+    assert sorted(p.name for p in out.iterdir()) == ["credit-note.xml.json", "vat-g-export.xml.json"]
+    assert json.loads((out / "credit-note.xml.json").read_text())["complete"] is True
     (folder / "broken.xml").write_text("<x")
     assert _cli("parse", str(folder), "-o", str(out)).returncode == 2  # the worst outcome decides
     assert _cli("parse", str(folder)).returncode == 2  # several files need a folder to write to

@@ -71,7 +71,7 @@ def test_health_readiness_and_a_real_request(single):
     assert r.headers["content-type"].startswith("application/xml")
     usage = json.loads(cli(env, "keys", "usage", requests.utils.quote(token.split("_")[2].split(".")[0]),
                            "--json").stdout)
-    assert [(u["kind"], u["amount"], u["request_id"]) for u in usage][-1] == ("charge", 1, "serve-gen-1")
+    assert [(u["kind"], u["amount"], u["requestId"]) for u in usage][-1] == ("charge", 1, "serve-gen-1")
     time.sleep(0.2)
     log = server.log_path.read_text()
     access = [json.loads(x) for x in log.splitlines() if x.startswith('{"event"')]
@@ -202,7 +202,7 @@ def test_credits_and_limits_hold_across_two_nodes(two_nodes):
         results = list(pool.map(generate, range(12)))
     codes = [c for c, _ in results]
     assert codes.count(200) == 5 and codes.count(402) == 7, codes
-    listed = {k["key_id"]: k for k in json.loads(cli(env, "keys", "list", "--json").stdout)}
+    listed = {k["keyId"]: k for k in json.loads(cli(env, "keys", "list", "--json").stdout)}
     assert listed[key_id]["balance"] == 0
     usage = json.loads(cli(env, "keys", "usage", key_id, "--json").stdout)
     assert len([u for u in usage if u["kind"] == "charge"]) == 5

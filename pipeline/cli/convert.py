@@ -61,9 +61,9 @@ SEVERAL = {"en": "several files need -o FOLDER", "de": "mehrere Dateien brauchen
 
 
 def _each(args, suffix: str, one, refused=None, unread=None) -> int:
-    """Run `one(data, output, name)` for every document, the worst exit code wins; `refused(err, name)` answers
-    an ApiError, `unread(document)` a document refused unread or a message without an invoice (by default both
-    said on stderr in --lang's language)."""
+    """Run `one(data, output, name, several)` for every document (`several`: more than one), the worst exit code
+    wins; `refused(err, name)` answers an ApiError, `unread(document)` a document refused unread or a message
+    without an invoice (by default both said on stderr in --lang's language)."""
     language = args.lang or "en"
     refused = refused or (lambda err, name: _answer(err, name, language))
     unread = unread or (lambda doc: said_unread(doc, language))
@@ -78,11 +78,11 @@ def _each(args, suffix: str, one, refused=None, unread=None) -> int:
     if output_refused(f"pipeline {args.command}", args.output, len(docs) > 1 or (args.output or Path()).is_dir(),
                       language):
         return 2
-    where = destinations(len(docs), args.output, suffix)
+    where = destinations(docs, args.output, suffix)
     worst = 0
     for doc in progress(docs):
         try:
-            code = unread(doc) if doc.error is not None else one(content(doc), where(doc), doc.name)
+            code = unread(doc) if doc.error is not None else one(content(doc), where(doc), doc.name, len(docs) > 1)
         except ApiError as err:
             code = refused(err, doc.name)
         worst = max(worst, code)
@@ -99,13 +99,16 @@ NOTES = {"en": {"finding": "source finding", "not applied": "not applied to the 
                 "not french": "das umgewandelte Dokument ist keine gültige französische Rechnung"}}
 
 
-def _said(result, language: str) -> None:
+def _said(result, language: str, name: str | None = None) -> None:
     """What the conversion did besides the document, on stderr (the endpoint's headers in lines), in `language`:
     in German each entry's own German (`reasonDe`, `messageDe`), a changed value's fixed words as the German page
-    says them (strings.json's convert_words), an official rule's text as published."""
+    says them (strings.json's convert_words), an official rule's text as published. `name`: the document's, put
+    before each line when a folder or several files are converted (as their refusals are), else whose note a line
+    was could not be told."""
     from pipeline.flows.convert import PDF_CHECKS  # lazy: as in `run`, the flows load Saxon
     from pipeline.flows.parse import changed_line  # lazy: as above
     said, german = NOTES[language], language == "de"
+    head = f"{name}: " if name else ""
 
     def line(number) -> str:
         return f" ({said['line']} {number})" if number else ""
@@ -113,22 +116,25 @@ def _said(result, language: str) -> None:
     for f in result.source_findings:
         rules = PDF_CHECKS[1] if german and f["rules"] == PDF_CHECKS[0] else f["rules"]
         message = in_language(language, f["code"], f["message"], f.get("messageDe"))
-        print(f"{said['finding']} ({rules}, {said['not applied']}){line((f.get('location') or {}).get('line'))}: "
-              f"{f['code']}: {message}", file=sys.stderr)
+        where = line((f.get("location") or {}).get("line"))
+        print(f"{head}{said['finding']} ({rules}, {said['not applied']}){where}: {f['code']}: {message}",
+              file=sys.stderr)
     for c in result.changed:
         change, reason = changed_line(c), c.get("reasonDe") if german else None
         if german:
             from pipeline.service.resources.web import strings  # lazy: the page's German only in German
             for english, word in strings()["de"]["convert_words"].items():
                 change = change.replace(english, word)
-        print(f"{said['changed']}: {change} ({reason or c['reason']})", file=sys.stderr)
+        print(f"{head}{said['changed']}: {change} ({reason or c['reason']})", file=sys.stderr)
     for lost in result.losses:  # (a PDF's second invoice file has no line)
-        print(f"{said['lost']}: {lost['xpath']}{line(lost.get('line'))} = {lost['value']!r}", file=sys.stderr)
+        print(f"{head}{said['lost']}: {lost['xpath']}{line(lost.get('line'))} = {lost['value']!r}", file=sys.stderr)
     for value in result.technical:
-        print(f"{said['technical']}: {value['xpath']}{line(value.get('line'))} = {value['value']!r}", file=sys.stderr)
+        print(f"{head}{said['technical']}: {value['xpath']}{line(value.get('line'))} = {value['value']!r}",
+              file=sys.stderr)
     for f in result.target_findings:  # (France's rules on the converted document: lines of it, not of the source)
-        print(f"{said['target']} ({f['rules']}, {said['not french']}){line((f.get('location') or {}).get('line'))}: "
-              f"{f['code']}: {f['message']}", file=sys.stderr)
+        where = line((f.get("location") or {}).get("line"))
+        print(f"{head}{said['target']} ({f['rules']}, {said['not french']}){where}: {f['code']}: {f['message']}",
+              file=sys.stderr)
 
 
 # Options that do not go together, said before any work
@@ -161,14 +167,14 @@ def run_convert(args) -> int:
     if args.to == "ZUGFERD" and pdf_to_terminal("pipeline convert", args.output, language):
         return 2
 
-    def one(data: bytes, output: Path | None, name: str) -> int:
+    def one(data: bytes, output: Path | None, name: str, several: bool) -> int:
         page = args.lang if args.to == "ZUGFERD" else None  # (an XML target has no page: --lang is the messages')
         result = convert(data, args.to, args.spec, args.profile, page, args.allow_loss)
         write_output(output, result.document)  # (first: the notes follow a document written)
         if args.json:
             print(dumps({"name": name, "output": shown(output), **result.summary()}))
         else:
-            _said(result, args.lang or "en")
+            _said(result, args.lang or "en", name if several else None)
         return 0
 
     def refused(err: ApiError, name: str | None) -> int:
@@ -193,7 +199,7 @@ def run_render(args) -> int:
     if not args.html and pdf_to_terminal("pipeline render", args.output, args.lang):
         return 2
 
-    def one(data: bytes, output: Path, _name: str) -> int:
+    def one(data: bytes, output: Path, _name: str, _several: bool) -> int:
         write_output(output, render(data, args.lang, args.business_terms, args.validate, args.html))
         return 0
 

@@ -98,6 +98,7 @@ class Document(NamedTuple):
     error: tuple[str, str] | None = None
     email: dict | None = None
     signature: dict | None = None
+    named: bool = False  # a file named as such (its `name` is the path typed): its results are named by its file name
 
 
 def documents(paths: Iterable[Path], program: str, language: str = "en") -> list[Document]:
@@ -132,7 +133,7 @@ def documents(paths: Iterable[Path], program: str, language: str = "en") -> list
                                                                             stored=stored)
             out += [Document(m.name, None, m.data, m.error, m.email, m.signature) for m in members]
         else:
-            out.append(Document(name or shown(path), path))
+            out.append(Document(name or shown(path), path, named=name is None))
     # a stored attachment its message did not take (the message could not be read): a file of its own, as the
     # service takes it
     out += [Document(shown(name), folder / name) for folder, stored in folders for name in stored.unread()]
@@ -140,27 +141,37 @@ def documents(paths: Iterable[Path], program: str, language: str = "en") -> list
 
 
 class Outputs:
-    """Where each of several documents' results goes: `folder`/<name><suffix>, named by the file's name without
-    its extension, or for a ZIP's or a message's document by its whole name made one file name (`safe_name`); a
-    name already taken in this run gets `-2`, `-3`, ...: `a.xml` and `sub/a.xml`, or two ZIPs' `invoice.xml`,
-    wrote one file and the first result was lost."""
+    """Where each of several documents' results goes: `folder`/<file>, named after its source as a job's results ZIP
+    and `validate --html-dir` name them (`result_file`): `a.pdf` parsed is `a.pdf.json`, `a.xml` converted stays
+    `a.xml`, a ZIP's member `month.zip_a.xml.json`, a folder's `sub/a.xml` `sub_a.xml.json`. Named by the stem
+    (`invoice.json`, `invoice-2.json`, `invoice-3.json`), the results of `invoice.xml`, `invoice.pdf` and
+    `sub/invoice.xml` could not be told apart, and a PDF's converted XML took the name of the XML beside it."""
 
-    def __init__(self, folder: Path, suffix: str):
+    def __init__(self, folder: Path, suffix: str, docs: list[Document]):
         folder.mkdir(parents=True, exist_ok=True)
         self.folder, self.suffix, self.taken = folder, suffix, set()
+        self.index = {id(doc): n for n, doc in enumerate(docs, start=1)}
+        # `-o` the folder read: a result that keeps its source's name would be written over a source
+        self.sources = {doc.path.resolve() for doc in docs if doc.path is not None and str(doc.path) != "-"}
 
     def __call__(self, document: Document) -> Path:
-        if document.path is not None:
-            stem = document.path.stem
-        else:
-            stem = safe_name(document.name.rpartition(".")[0] if "." in document.name.rpartition("/")[2]
-                             else document.name)
-        name, n = stem, 1
-        while name.lower() in self.taken:  # (case-insensitive: on macOS and Windows `A` and `a` are one file)
-            n += 1
-            name = f"{stem}-{n}"
-        self.taken.add(name.lower())
-        return self.folder / (name + self.suffix)
+        name = document.path.name if document.named else document.name
+        return self.folder / result_file(name, self.suffix, self.index[id(document)], self.taken,
+                                         lambda file: (self.folder / file).resolve() in self.sources)
+
+
+def result_file(name: str, suffix: str, index: int, taken: set[str], own=lambda file: False) -> str:
+    """A document's result file name (`taken`: those of this run, lower case, the new one added): its name made
+    one (`safe_name`), `suffix` added unless it ends so, with `index` (its place among the results) in front where
+    an earlier result took that one (compared in lower case: macOS and Windows tell no case apart) or where it
+    would be the source file itself (`own`)."""
+    file = safe_name(name)
+    if not file.lower().endswith(suffix.lower()):
+        file += suffix
+    while file.lower() in taken or own(file):
+        file = f"{index}-{file}"
+    taken.add(file.lower())
+    return file
 
 
 def _head(path: Path) -> bytes:
@@ -172,11 +183,11 @@ def _head(path: Path) -> bytes:
         return b""
 
 
-def destinations(count: int, output: Path | None, suffix: str):
-    """Where each result goes (a function of the Document): `output` itself for one document (None: stdout); for
-    several, or when `output` is a folder that exists, into the folder (`Outputs`)."""
-    if count > 1 or (output is not None and output.is_dir()):
-        return Outputs(output, suffix)
+def destinations(docs: list[Document], output: Path | None, suffix: str):
+    """Where each of `docs`' results goes (a function of the Document): `output` itself for one document (None:
+    stdout); for several, or when `output` is a folder that exists, into the folder (`Outputs`)."""
+    if len(docs) > 1 or (output is not None and output.is_dir()):
+        return Outputs(output, suffix, docs)
     return lambda _document: output
 
 

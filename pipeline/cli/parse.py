@@ -21,7 +21,7 @@ def register(sub) -> None:
     p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), a "
                                                      "ZIP or an e-mail (.eml, .mbox), or a folder")
     p.add_argument("-o", "--output", type=Path, help="write the JSON here (default, or '-': stdout); for several "
-                                                     "files a folder, one <name>.json each")
+                                                     "files a folder, one <source name>.json each")
     p.add_argument("--validate", action="store_true", help="add the official validation report of the file")
     p.add_argument("--request-only", action="store_true",
                    help="write only the InvoiceRequest (invoice + config), ready for `pipeline generate`")
@@ -48,7 +48,7 @@ def run(args) -> int:
     # before the work: a missing folder failed after every document was read, in English
     if output_refused("pipeline parse", args.output, len(docs) > 1 or (args.output or Path()).is_dir(), args.lang):
         return 2
-    where = destinations(len(docs), args.output, ".json")
+    where = destinations(docs, args.output, ".json")
     return max((_one(doc, where(doc), args) for doc in progress(docs)), default=0)
 
 

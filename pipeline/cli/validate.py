@@ -32,7 +32,7 @@ from pathlib import Path
 from pipeline.check import categories, claims
 from pipeline.check.detect import is_pdf, route
 from pipeline.check.verdict import INDETERMINATE, INVALID, LABELS, VALID
-from pipeline.cli.files import Progress, documents, is_archive, read_as, safe_name, shown
+from pipeline.cli.files import Progress, documents, is_archive, read_as, result_file, safe_name, shown
 from pipeline.cli.generate import is_stdio, output_refused
 from pipeline.cli.language import in_language
 from pipeline.errors import ApiError
@@ -193,14 +193,7 @@ def _html_files(names: list[str | None]) -> list[str | None]:
     results ZIP names it (two attachments of one message named alike, "Rechnung.pdf" twice: the second report was
     written over the first)."""
     taken: set[str] = set()
-    out: list[str | None] = []
-    for n, name in enumerate(names, start=1):
-        file = None if name is None else safe_name(name) + ".html"
-        while file is not None and file.lower() in taken:  # (lower case: Windows and macOS tell no case apart)
-            file = f"{n}-{file}"
-        taken.add((file or "").lower())
-        out.append(file)
-    return out
+    return [None if name is None else result_file(name, ".html", n, taken) for n, name in enumerate(names, start=1)]
 
 
 def validate_one(job: tuple) -> dict:
