@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import asdict
 
@@ -70,7 +71,7 @@ def _create(args, store) -> int:
 def _list(args, store) -> int:
     keys = store.list_keys()
     if args.json:
-        print(json.dumps([{k: v for k, v in asdict(key).items() if k != "secret_hash"} for key in keys], indent=2))
+        print(json.dumps([_camel(key, "secret_hash") for key in keys], indent=2))
         return 0
     # columns as wide as their widest value: a large balance or limit ran into the next column
     cw = max([9] + [len(str(k.balance)) for k in keys])
@@ -80,6 +81,15 @@ def _list(args, store) -> int:
         print(f"{k.key_id:<14}{k.env:<6}{k.balance:>{cw}}  {str(k.rate_limit or 'default'):<{rw}}"
               f"{'revoked' if k.revoked else 'active':<9}{k.created_at[:26]:<27}{k.name}")
     return 0
+
+
+def _camel(row, *left_out: str) -> dict:
+    """A stored row as --json prints it: its fields named as the API and the access log name theirs (keyId,
+    createdAt, requestId, rateLimit), so that one jq script reads them all alike."""
+    return {_CAMEL.sub(lambda m: m[1].upper(), k): v for k, v in asdict(row).items() if k not in left_out}
+
+
+_CAMEL = re.compile(r"_([a-z])")
 
 
 def _revoke(args, store) -> int:
@@ -117,7 +127,7 @@ def _usage(args, store) -> int:
         return 2
     rows = store.usage(args.key_id, limit=args.limit)
     if args.json:
-        print(json.dumps([asdict(r) for r in rows], indent=2))
+        print(json.dumps([_camel(r) for r in rows], indent=2))
         return 0
     # as wide as the longest id: a job's (job_ + 32 hex) ran into the endpoint column at a fixed 34
     width = max([34] + [len(r.request_id or "-") + 2 for r in rows])
