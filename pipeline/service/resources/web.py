@@ -25,7 +25,7 @@ from pipeline.check.xmlinput import CDAR_NS
 from pipeline.errors import REFINES, ApiError
 from pipeline.invoice.specs import PROFILES
 from pipeline.service.htmlheaders import COMMON
-from pipeline.settings import REPO_ROOT, TEMPLATES_DIR
+from pipeline.settings import REPO_ROOT, TEMPLATES_DIR, get_settings
 
 WEB_TEMPLATES = TEMPLATES_DIR / "web"
 STATIC_DIR = WEB_TEMPLATES / "static"
@@ -162,13 +162,15 @@ def strings() -> dict:
 
 
 def render_page(template: str, page: str, lang: str) -> str:
-    t = strings()[lang]
+    t, settings = strings()[lang], get_settings()
     return _environment().get_template(template).render(
         t=t, lang=lang, page=page, languages=LANGUAGES, specs=SPECS, profiles=list(PROFILES),
         examples=[n for n in EXAMPLES.names() if not n.startswith(STATUS_EXAMPLES)],
         status_examples=[n for n in EXAMPLES.names() if n.startswith(STATUS_EXAMPLES)],
         data={"lang": lang, "strings": t, "invoiceCss": [OWN.url("/static", name) for name in PAGE_CSS],
-              "detect": page_rules(), "refines": REFINES, "statusRoot": STATUS_ROOT})
+              "detect": page_rules(), "refines": REFINES, "statusRoot": STATUS_ROOT,
+              # the upload limits, so that the page says a file too large before sending it (web.js `tooLarge`)
+              "maxUpload": settings.max_upload_bytes, "maxJob": settings.max_job_bytes})
 
 
 class Page:

@@ -85,7 +85,7 @@
       area.value = await response.text();
       area.focus();
     } catch (err) {
-      page.showMessage(generateError, fmt(t.network_error, {detail: err.message}));
+      page.showMessage(generateError, err instanceof TypeError ? t.network_error : err.message);
     }
   });
 

@@ -92,8 +92,8 @@
     let response;
     try {
       response = await fetch(path, {method: "POST", headers, body, credentials: "omit", cache: "no-store"});
-    } catch (err) {
-      throw new ApiFailure(0, {message: fmt(t.network_error, {detail: err.message})});
+    } catch (_) { // the browser's own words ("Failed to fetch") are English whatever the page's language
+      throw new ApiFailure(0, {message: t.network_error});
     }
     if (!response.ok) {
       let error;
@@ -114,6 +114,20 @@
     form.append("file", file, file.name);
     form.append("request", new Blob([JSON.stringify(request)], {type: "application/json"}));
     return form;
+  }
+
+  // A size for people in the page's language: 28.6 MB / 28,6 MB (MiB, as the service counts its limits).
+  function megabytes(bytes) {
+    const mb = bytes / (1024 * 1024);
+    return mb.toLocaleString(data.lang, {maximumFractionDigits: mb < 10 ? 1 : 0}) + " MB";
+  }
+
+  // A file past the service's upload limit, said before it is sent: the 413 came after the whole upload, with the
+  // limit in bytes (English) or, on the German page, without it.
+  function tooLarge(file) {
+    return file.size > data.maxUpload ?
+      fmt(t.too_large_file, {name: shownName(file.name), size: megabytes(file.size), limit: megabytes(data.maxUpload)})
+      : "";
   }
 
   function save(blob, name) {
@@ -589,6 +603,7 @@
       return validateMail(file, $("spec").value);
     }
     if (ZIP.test(file.name) || fileInput.files.length > 1) return asJob(fileInput.files);
+    if (tooLarge(file)) return showMessage(validateError, tooLarge(file)), $("result").hidden = true;
     const sniffed = await sniff(file);
     const spec = $("spec").value === "auto" ? sniffed.spec : $("spec").value;
     current = {file, spec, targets: sniffed.targets};
@@ -996,7 +1011,7 @@
       syncOptions();
       requestArea.focus();
     } catch (err) {
-      showMessage(generateError, fmt(t.network_error, {detail: err.message}));
+      showMessage(generateError, err instanceof TypeError ? t.network_error : err.message);
     }
   });
 
@@ -1170,8 +1185,8 @@
     try {
       response = await fetch(path, {method, body, headers: {Authorization: "Bearer " + apiKey()},
                                     credentials: "omit", cache: "no-store"});
-    } catch (err) {
-      throw new ApiFailure(0, {message: fmt(t.network_error, {detail: err.message})});
+    } catch (_) {
+      throw new ApiFailure(0, {message: t.network_error});
     }
     if (!response.ok) {
       let error = {};
@@ -1235,6 +1250,11 @@
     $("job-skipped").textContent = skipped.length ? fmt(t.job_skipped, {count: count(skipped.length),
       names: skipped.slice(0, 10).join(", ") + (skipped.length > 10 ? ", …" : "")}) : "";
     if (!files.length) return showMessage(jobError, t.job_need_files), $("job-files").focus();
+    const total = files.reduce((sum, {file}) => sum + file.size, 0);
+    if (total > data.maxJob) {
+      return showMessage(jobError, fmt(t.too_large_job, {count: count(files.length), size: megabytes(total),
+                                                         limit: megabytes(data.maxJob)}));
+    }
     const form = new FormData();
     for (const {file, path} of files) form.append("file", file, path);
     // in the page's language: the verdict's sentence, and the report for people of each document when asked
