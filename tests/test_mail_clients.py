@@ -93,8 +93,8 @@ def test_signed_invoice_files_are_read_under_their_own_names(client, signer):
     m.add_attachment(b"\x30\x03\x02\x01\x01", maintype="application", subtype="octet-stream", filename="kaputt.p7m")
     results = post(client, m.as_bytes())
     # before: the .p7m sent as application/octet-stream were NO_INVOICE's "attached: ...", the other one smime.xml
-    assert base_names(results)[:4] == ["Rechnung-4711.xml", "Rechnung-4711.xml", "Rechnung-4712.xml",
-                                       "Rechnung-4713.XML"]
+    assert base_names(results)[:4] == ["Rechnung-4711.xml", "Rechnung-4711 (2).xml", "Rechnung-4712.xml",
+                                       "Rechnung-4713.XML"]  # (the signed copy's row told from the plain one's)
     assert reports_of(client, results[:4]) == [single(client, UBL), single(client, UBL), single(client, CII),
                                                single(client, UBL)]
     assert [code(e) for e in results] == [None] * 4 + ["SMIME_OPAQUE"]

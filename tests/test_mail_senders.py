@@ -211,7 +211,7 @@ def test_calendar_vcard_and_a_logo_are_noise_beside_the_invoice(client):
 
 def test_the_same_invoice_twice_is_two_documents(client):
     results = post(client, message(1, [("a.xml", UBL), ("a.xml", UBL)]).as_bytes())
-    assert base_names(results) == ["a.xml", "a.xml"]
+    assert base_names(results) == ["a.xml", "a (2).xml"]  # two rows told apart
     assert reports_of(client, results) == [single(client, UBL)] * 2
 
 

@@ -243,10 +243,16 @@ def _bar(job: dict, language: str) -> str:
     return f"\r\x1b[K[{'#' * filled}{'.' * (width - filled)}] {done}/{job['total']} {_state(job['state'], language)}"
 
 
+def _documents(job: dict) -> int:
+    """The job's documents: its entries without the messages that had no invoice, which are no document (a job of one
+    such message said "documents 1" beside "no invoice 1"); the counts of a job that is done add up to it."""
+    return job["total"] - job.get("noInvoice", 0)
+
+
 def _summary(job: dict, language: str) -> str:
     """The job's counts, one `name value` line each, in `language`; a failed job's message (why) last."""
     indeterminate = job.get("indeterminate", 0)
-    values = {"job": job["id"], "state": _state(job["state"], language), "documents": job["total"],
+    values = {"job": job["id"], "state": _state(job["state"], language), "documents": _documents(job),
               "valid": job["valid"], "invalid": job["invalid"] - indeterminate, "indeterminate": indeterminate,
               **({"unchecked": job["unchecked"]} if job.get("unchecked") else {}),  # read, not validated
               "errors": job["errors"], "noInvoice": job.get("noInvoice", 0),
@@ -363,7 +369,7 @@ def _list(args) -> int:
         for job in page["jobs"][:args.limit - listed if args.limit else None]:
             indeterminate = job.get("indeterminate", 0)  # counted in the API's invalid too; shown apart, as --wait
             print(line({"job": job["id"], "state": _state(job["state"], language),
-                        "operation": named.get(job["operation"], job["operation"]), "documents": job["total"],
+                        "operation": named.get(job["operation"], job["operation"]), "documents": _documents(job),
                         "valid": job["valid"], "invalid": job["invalid"] - indeterminate,
                         "indeterminate": indeterminate, "errors": job["errors"],
                         "unchecked": job.get("unchecked", 0)}, job["createdAt"]))

@@ -416,7 +416,9 @@ def _table(results: list[dict], total: dict, language: str = "en") -> None:
             message = in_language(language, what["code"], what["message"], what.get("messageDe"))
             print(f"{name:{width}}  {words[kind]:{said}} {'':{ran}} {'':>6} {'':>8}  {what['code']}: {message}")
     left = total["files"] - len(results)  # the documents an interruption left: counted, not listed one by one
-    print("\n" + words["total"].format(files=_counted(total["files"], "document", language), valid=total["valid"],
+    # a message without an invoice is no document: counted as a message after the documents, whose counts add up
+    documents = total["files"] - total["noInvoice"]
+    print("\n" + words["total"].format(files=_counted(documents, "document", language), valid=total["valid"],
                                        invalid=total["invalid"] - total["indeterminate"],
                                        indeterminate=total["indeterminate"], errors=total["errors"] - left)
           + (words["left"].format(left=left) if left else "")

@@ -293,6 +293,14 @@ def verdict(job: Job) -> str:
     return "valid" if job.valid and not job.unchecked else "other"
 
 
+def outcome(job: Job) -> str:
+    """The log's counts of a message's job, as the job's summary has them: `invalid` without the indeterminate (a
+    PDF whose rules are not installed was logged "1 invalid" where its report says not judged), messages without
+    an invoice apart from the invoices."""
+    return (f"{job.valid} valid, {job.invalid - job.indeterminate} invalid, {job.indeterminate} indeterminate, "
+            f"{job.unchecked} read only, {job.errors} not validated, {job.no_invoice} without an invoice")
+
+
 class Inbox:
     """Takes a mailbox's new messages as jobs and moves each once its job has ended."""
 
@@ -364,8 +372,7 @@ class Inbox:
             self.store.inbox_done(key, validity, uid, folder)
             moved += 1
             log.info("uid %s -> %s (job %s: %s)", uid, folder or "kept", job_id,
-                     "gone" if job is None else f"{job.valid} valid, {job.invalid} invalid, {job.unchecked} not "
-                     f"validated, {job.errors} errors, {job.no_invoice} without invoice")
+                     "gone" if job is None else outcome(job))
         return moved
 
     def file(self, box: Mailbox, uid: int, folder: str, again: bool) -> None:

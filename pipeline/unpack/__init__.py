@@ -20,11 +20,13 @@ What a file is follows from its first bytes (a ZIP's signature, an mbox's "From 
 .emlx's length line before them, a CMS block's content type), else from its name (.zip, .mbox, .eml, .emlx, .p7m,
 .msg). Every document is bounded as one
 upload (`Limits.max_member`), and all that an upload decompresses or decodes together by `Limits.max_total` (one
-Room per upload, 413 past it).
+Room per upload, 413 past it). Each document gets a name no other of the upload has (`distinct`: "rechnung (2).xml").
 """
 from __future__ import annotations
 
 import io
+import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -34,8 +36,8 @@ from pipeline.errors import ApiError
 from pipeline.unpack.members import JOB_FILES, NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, \
     name_text, os_metadata, too_many_files, unsafe_name
 
-__all__ = ["JOB_FILES", "NOTICES", "Limits", "Member", "Room", "Unpacker", "document", "is_zip", "kind", "name_text",
-           "os_metadata", "too_many_files", "unsafe_name"]
+__all__ = ["JOB_FILES", "NOTICES", "Limits", "Member", "Room", "Unpacker", "distinct", "document", "is_zip", "kind",
+           "name_text", "os_metadata", "too_many_files", "unsafe_name"]
 
 HEAD = 4096  # bytes read to tell what a file is
 
@@ -71,22 +73,45 @@ class Unpacker:
         self.limits = limits
         self.room = Room(limits.max_total)
         self.unreadable: ApiError | None = None  # the first file `one_of_several` found no readable ZIP
+        self.names: set[str] = set()  # the names given so far (`_distinct`)
+        self.copies: dict[str, int] = {}  # name -> the last copy number it was given: a mailbox of one message 10,000
+        # times looks each copy's name up once, not 2..n each
 
     def one_of_several(self, name: str, source: bytes | Path, prefix: str = "",
                        stored: apple.Apart | None = None) -> Iterator[Member]:
         """`file` for one of several uploaded files: one that is no readable ZIP (damaged, cut short, 0 bytes named
         .zip) is an INVALID_ARCHIVE entry of its own, as a damaged member is, so that one bad file of a folder's 300
         does not refuse the other 299 (a 400). An upload of that file alone is still refused as a whole."""
+        return self._distinct(self._one_of_several(name, source, prefix, stored))
+
+    def file(self, name: str, source: bytes | Path, prefix: str = "", signed: int = 0,
+             stored: apple.Apart | None = None) -> Iterator[Member]:
+        """The documents of one uploaded file: `_file`, each under a name no other document of the upload has."""
+        return self._distinct(self._file(name, source, prefix, signed, stored))
+
+    def _distinct(self, members: Iterator[Member]) -> Iterator[Member]:
+        """`members`, one named as a document before it ("rechnung.xml" twice in a message, a message twice in a
+        mailbox) renamed "rechnung (2).xml": the results' rows (and their reports) were the same twice, and which
+        verdict was whose could not be told."""
+        for member in members:
+            if member.name in self.names:
+                name, self.copies[member.name] = distinct(member.name, self.names, self.copies.get(member.name, 1))
+                member = replace(member, name=name)
+            self.names.add(member.name)
+            yield member
+
+    def _one_of_several(self, name: str, source: bytes | Path, prefix: str,
+                        stored: apple.Apart | None) -> Iterator[Member]:
         try:
-            yield from self.file(name, source, prefix, stored=stored)
+            yield from self._file(name, source, prefix, stored=stored)
         except ApiError as exc:
             if exc.error_code != "INVALID_ARCHIVE":  # (an archive is read as a whole before its first member)
                 raise
             self.unreadable = self.unreadable or exc  # what refuses an upload of this one file
             yield Member(prefix or name, error=("INVALID_ARCHIVE", exc.message.replace("The 'file' part", "The file")))
 
-    def file(self, name: str, source: bytes | Path, prefix: str = "", signed: int = 0,
-             stored: apple.Apart | None = None) -> Iterator[Member]:
+    def _file(self, name: str, source: bytes | Path, prefix: str = "", signed: int = 0,
+              stored: apple.Apart | None = None) -> Iterator[Member]:
         """The documents of one uploaded file (its bytes, or a path for a file far larger than memory: a job's
         spooled upload). `prefix` names where the file came from (a folder's file: its relative path). A ZIP or
         a mailbox with no document in it gets one entry that says so (EMPTY_ARCHIVE, EMPTY_FILE): an upload is
@@ -130,7 +155,7 @@ class Unpacker:
         """What an uploaded signed file holds, taken as the file it is (a ZIP opened, a message read); a ZIP in it
         that cannot be read is that document's entry, not the upload's 400 (the upload was a readable .p7m)."""
         try:
-            yield from self.file(name, data, where, signed)
+            yield from self._file(name, data, where, signed)
         except ApiError as exc:  # (a ZIP is read as a whole before its first member: nothing was yielded yet)
             if exc.error_code != "INVALID_ARCHIVE":
                 raise
@@ -208,6 +233,21 @@ class Unpacker:
                          email=email)
             return
         yield from _or_empty(self._zip(members, name, email), name, EMPTY_ARCHIVE, email)
+
+
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+
+
+def distinct(name: str, taken: set[str], last: int = 1) -> tuple[str, int]:
+    """(`name` with " (n)" before the extension of its last part, the first after copy `last` not in `taken`, n), as
+    a file manager names a second copy (a message's name, which has none, ends in it)."""
+    head, tail = name.rsplit("/", 1) if "/" in name else ("", name)
+    ext = _EXTENSION.search(tail)
+    stem, suffix = (tail[:ext.start()], ext.group()) if ext and ext.start() > 0 else (tail, "")
+    n = last + 1
+    while (new := f"{head}/{stem} ({n}){suffix}" if head else f"{stem} ({n}){suffix}") in taken:
+        n += 1
+    return new, n
 
 
 def _inner_name(name: str, inner: bytes) -> str:
