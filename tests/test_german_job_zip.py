@@ -138,7 +138,7 @@ def test_the_german_job_tab_counts_a_message_without_an_invoice_and_says_it_all_
     mixed.write_bytes(_mixed())
     start_job(page, server.url, token, "de", "job-files", mixed)
     status = follow_job(page)
-    assert status.endswith(": fertig, 4 von 4 Dokumenten: 1 gültig, 0 ungültig, 0 nicht beurteilbar, "
+    assert status.endswith(": fertig, 4 von 4 Einträgen: 1 gültig, 0 ungültig, 0 nicht beurteilbar, "
                            "2 nicht geprüft, 1 Nachricht ohne Rechnung."), status
     page.execute_script("document.querySelectorAll('#panel-jobs details').forEach((d) => { d.open = true; })")
     own = page.execute_script("return document.getElementById('panel-jobs').innerText")

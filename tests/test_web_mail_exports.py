@@ -35,9 +35,9 @@ SKIPPED = {"en": "Left out of the folder: 1 file that is no .xml, .pdf, .eml, .e
                  "mail (mail/notes.txt).",
            "de": "Aus dem Ordner weggelassen: 1 Datei, die keine .xml-, .pdf-, .eml-, .emlx-, .mbox-, .msg-, .p7m- "
                  "oder .zip-Datei ist und keine E-Mail enthält (mail/notes.txt)."}
-STATUS = {"en": "Job {id}: done, {done} of {total} documents: {valid} valid, {invalid} invalid, {indeterminate} "
+STATUS = {"en": "Job {id}: done, {done} of {total} entries: {valid} valid, {invalid} invalid, {indeterminate} "
                 "indeterminate, {errors} not validated, 1 message without an invoice.",
-          "de": "Auftrag {id}: fertig, {done} von {total} Dokumenten: {valid} gültig, {invalid} ungültig, "
+          "de": "Auftrag {id}: fertig, {done} von {total} Einträgen: {valid} gültig, {invalid} ungültig, "
                 "{indeterminate} nicht beurteilbar, {errors} nicht geprüft, 1 Nachricht ohne Rechnung."}
 
 

@@ -1198,7 +1198,8 @@
   }
 
   function showJob(job) {
-    // a message without an invoice is a document of the job too: the counts said 6 of 7 without it
+    // a message without an invoice is an entry of the job too (the counts said 6 of 7 without it), but no document
+    // (as the CLI counts them): with one the line counts entries
     const sentence = job.noInvoice ? t.job_progress_none : t.job_progress;
     $("job-status").replaceChildren(el("span", fmt(sentence, {...job, invalid: job.invalid - job.indeterminate,
                                                               state: t["job_state_" + job.state] || job.state})));
