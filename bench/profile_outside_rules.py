@@ -1,6 +1,7 @@
 """What a validation spends outside the rules, on the documents of bench_jvm.py (issue 40, "the next 20 %").
 
-    python3 bench/profile_outside_rules.py [--runs 40] [--syntaxes CII,UBL] [--profile 200]
+    python3 bench/profile_outside_rules.py [--runs 40] [--syntaxes CII,UBL] [--profile 200] [--sizes 100]
+                                             [--only lines|declaration]
 
 1. Inside vs outside: `validate_xml(bytes)` timed whole, and the Saxon transforms of the rules (the compiled
    stylesheets' `transform_to_value`) timed inside it, in the same calls: "outside" = the rest (parses, XSD,
@@ -11,15 +12,20 @@
    the budget clock opening /proc/thread-self/schedstat per call against one open file read again (and
    budget.cpu_clock as this tree has it); an attachment's
    200 KB text set back into lxml's tree after the XSD pass against the element itself moved back; the rules' view
-   made by a regex reading the base64 character by character against a `str.find` of its end.
-4. Before / after: validate_xml with the three old ways patched in against the current ones, alternating blocks
-   of 10 validations in one process, each first in every other round.
+   made by a regex reading the base64 character by character against a `str.find` of its end; locating the
+   document's findings with the whole table of line starts made per document against lines read only as far
+   as the finding; a DOCTYPE or ENTITY looked for by `b"<!" in` and a regex against a one-byte find of '!'
+   (both h2, 2026-12-07).
+4. Before / after: validate_xml with the five old ways patched in against the current ones (--only: one of them),
+   alternating blocks of 10 validations in one process, each first in every other round.
 On a shared host, compare only figures of the same run.
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
+import itertools
 import os
 import pstats
 import statistics
@@ -149,19 +155,44 @@ def _old_stood_in(doc):
             element.text = text
 
 
+def _old_lines_to(self, line: int) -> list[int]:
+    """The line starts as locating read them before h2 (2026-12-07): the whole text split once per document."""
+    if not self._all_lines:
+        lengths = map((1).__add__, map(len, self.text.split("\n")))
+        self._line_starts, self._all_lines = list(itertools.accumulate(lengths, initial=0)), True
+    return self._line_starts
+
+
+def _old_declaration_at(view: bytes) -> int | None:
+    """Where xmlinput.parse found a DOCTYPE or ENTITY before h2 (2026-12-07): a two-byte search for "<!", then the
+    regex over the whole text."""
+    m = xmlinput._DOCTYPE.search(view) if b"<!" in view else None
+    return m.start() if m else None
+
+
 BEFORE = {(budget, "cpu_clock"): _old_cpu_clock, (engine, "rules_view"): _old_view,
-          (engine, "_attachments_stood_in"): _old_stood_in}
+          (engine, "_attachments_stood_in"): _old_stood_in, (xmlinput.ParsedXml, "_lines_to"): _old_lines_to,
+          (xmlinput, "declaration_at"): _old_declaration_at}
 AFTER = {(budget, "cpu_clock"): _read_again_clock, (engine, "rules_view"): engine.rules_view,
-         (engine, "_attachments_stood_in"): engine._attachments_stood_in}
+         (engine, "_attachments_stood_in"): engine._attachments_stood_in,
+         (xmlinput.ParsedXml, "_lines_to"): xmlinput.ParsedXml._lines_to,
+         (xmlinput, "declaration_at"): xmlinput.declaration_at}
 
 
-def before_after(data: bytes, runs: int, block: int = 10) -> tuple[float, float]:
-    """validate_xml with the old ways (BEFORE) against the current ones (AFTER, the clock reading its file again as
-    the budget patch of issue 40 does), alternating blocks of `block` calls in one process: median ms of each."""
+# --only: the old way of one cut alone patched in (the others as this tree has them)
+WAYS = {"clock": (budget, "cpu_clock"), "view": (engine, "rules_view"), "attachment": (engine, "_attachments_stood_in"),
+        "lines": (xmlinput.ParsedXml, "_lines_to"), "declaration": (xmlinput, "declaration_at")}
+
+
+def before_after(data: bytes, runs: int, block: int = 10, only: str | None = None) -> tuple[float, float]:
+    """validate_xml with the old ways (BEFORE; `only`: that one of WAYS) against the current ones (AFTER, the clock
+    reading its file again as the budget patch of issue 40 does), alternating blocks of `block` calls in one
+    process: median ms of each."""
     times = {"before": [], "after": []}
+    before = BEFORE if only is None else {**AFTER, WAYS[only]: BEFORE[WAYS[only]]}
     try:
         for n in range(runs):
-            order = (("before", BEFORE), ("after", AFTER))
+            order = (("before", before), ("after", AFTER))
             for name, ways in order if n % 2 else order[::-1]:  # each first in every other round
                 for (module, attr), fn in ways.items():
                     setattr(module, attr, fn)
@@ -189,9 +220,25 @@ def pairs(data: bytes, runs: int) -> dict[str, float]:
         stand_in = engine._standing_in(element)
         stand_in.getparent().replace(stand_in, element)
 
+    paths = [i.location.xpath for i in validate_xml(data).issues if i.location and i.location.xpath]
+    view = xmlinput._ascii_view(data)
+
+    def located(lines_to):
+        """The document's findings located on a fresh ParsedXml (nothing of locating read yet), lines read so."""
+        def locate():
+            fresh = dataclasses.replace(doc, _line_starts=None, _all_lines=False, _scan=None, _children={},
+                                        _positions={})
+            for path in paths:
+                fresh.locate(path)
+        return lambda: (setattr(xmlinput.ParsedXml, "_lines_to", lines_to), locate())
+
     variants = {"clock: open per call": _old_cpu_clock, "clock: open file read again": _read_again_clock,
                 "clock: budget.cpu_clock": budget.cpu_clock,
-                "view: regex": lambda: _old_view(doc.text), "view: find": lambda: engine.rules_view(doc.text)}
+                "view: regex": lambda: _old_view(doc.text), "view: find": lambda: engine.rules_view(doc.text),
+                f"locate {len(paths)}: whole line table": located(_old_lines_to),
+                f"locate {len(paths)}: lines to the finding": located(AFTER[(xmlinput.ParsedXml, "_lines_to")]),
+                "declaration: '<!' in, regex": lambda: _old_declaration_at(view),
+                "declaration: find '!'": lambda: AFTER[(xmlinput, "declaration_at")](view)}
     if text is not None and len(text) >= engine.STAND_IN_FROM:
         variants.update({"attachment: text set back": text_set_back, "attachment: element moved": element_moved_back})
     per_round = 20
@@ -202,6 +249,7 @@ def pairs(data: bytes, runs: int) -> dict[str, float]:
             for _ in range(per_round):
                 fn()
             times[name].append((CLOCK() - t) / per_round * 1000)
+    xmlinput.ParsedXml._lines_to = AFTER[(xmlinput.ParsedXml, "_lines_to")]
     if text is not None:
         assert element.text == text
     return {k: statistics.median(v) for k, v in times.items()}
@@ -212,17 +260,21 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--syntaxes", default="CII")
     ap.add_argument("--profile", type=int, default=200, help="validations profiled per document (0: none)")
+    ap.add_argument("--sizes", default="", help="line counts of synthetic documents to add (bench_jvm.py's)")
+    ap.add_argument("--only", choices=sorted(WAYS), help="before / after of this cut alone (the others as they are)")
     args = ap.parse_args()
     engine.warm_up(("xrechnung",))
     print("load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    for name, _, data in documents([s.strip() for s in args.syntaxes.split(",")], []):
+    for name, _, data in documents([s.strip() for s in args.syntaxes.split(",")],
+                                   [int(n) for n in args.sizes.split(",") if n]):
         for _ in range(5):
             validate_xml(data)
         total, rules = inside_outside(data, args.runs)
         print(f"{name}: validate_xml {total:.2f} ms CPU, the rules' transforms {rules:.2f}, outside them "
               f"{total - rules:.2f} ({(total - rules) / total:.0%})")
-        before, after = before_after(data, args.runs)
-        print(f"  validate_xml before / after the cuts (alternating blocks): {before:.2f} / {after:.2f} ms, "
+        before, after = before_after(data, args.runs, only=args.only)
+        print(f"  validate_xml before / after {args.only or 'the cuts'} (alternating blocks): {before:.2f} / "
+              f"{after:.2f} ms, "
               f"{before - after:.2f} ms less ({(before - after) / before:.1%})")
         if args.profile:
             outside_profile(data, args.profile)
