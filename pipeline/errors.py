@@ -6,6 +6,7 @@ Also `TransformError`, a failure of one of our own stylesheets (a bug to log, ne
 """
 from __future__ import annotations
 
+import logging
 import re
 import string
 from dataclasses import dataclass, field
@@ -127,8 +128,31 @@ REFINES = {
 }
 
 
+# Codes whose message is made from the server's rules home (`pipeline.check.packs`' errors name its folders and
+# files): a client, of the API, a batch item or a job, learns which pack failed, never where the server keeps it.
+_SERVER_PATHS = ("RULES_NOT_INSTALLED", "RULES_UNAVAILABLE", "RULES_CHANGED")
+# An absolute path (or a file: URI) of two or more parts; an XPath's steps (`/rsm:X/ram:Y`) have a prefix's colon
+_PATH = re.compile(r"(?<![\w.:/])(?:file:)?/+(?:[^\s/:()\[\]'\",;]+/)+[^\s/:()\[\]'\",;]*(?![^\s)\]'\",;:])")
+log = logging.getLogger("pipeline.errors")
+
+
+def without_paths(message: str) -> str:
+    """`message` with each absolute path cut to its last two parts (`…/en16931/1.3.16`): what names the pack, not the
+    server's folders (the whole path stays in the server's log and in `pipeline rules list`)."""
+    def cut(found: re.Match) -> str:
+        path = found.group(0).rstrip(".")  # a sentence's full stop
+        parts = [p for p in path.split("/") if p and p != "file:"]
+        return "…/" + "/".join(parts[-2:]) + found.group(0)[len(path):]
+    return _PATH.sub(cut, message)
+
+
 def refined(http_status: int, code: str, message: str, headers: dict[str, str] | None = None) -> ApiError:
-    """An error of one of our REFINES codes: errorCode the spec's code, errors[0].code ours."""
+    """An error of one of our REFINES codes: errorCode the spec's code, errors[0].code ours. A rules error's 500
+    named the server's rules home (`/root/.cache/einvoice-pipeline/rules/peppol/2026.5/.pack.json`) to every client:
+    its paths are cut (`without_paths`), the whole message goes to the log."""
+    if code in _SERVER_PATHS and (shown := without_paths(message)) != message:
+        log.warning("%s: %s", code, message)
+        message = shown
     return ApiError(http_status, REFINES[code], message, [ErrorDetail(code, message)], headers=dict(headers or {}))
 
 

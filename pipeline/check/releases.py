@@ -81,16 +81,11 @@ def read(path: Path) -> tuple[dict[str, bytes], str]:
     is no readable release: a damaged archive, unsafe member names, more than the bounds."""
     path = Path(path)
     if path.is_dir():
-        files, total = {}, 0
-        for p in sorted(path.rglob("*")):
-            if p.is_symlink():
-                raise RulesError(f"{p}: a symbolic link in a release is refused")
-            if p.is_file():
-                total += p.stat().st_size
-                if len(files) >= MAX_MEMBERS or total > MAX_BYTES:
-                    raise RulesError(f"{path}: more than {MAX_MEMBERS} files or {MAX_BYTES} bytes: no rule release")
-                files[p.relative_to(path).as_posix()] = p.read_bytes()
-        return files, path.name
+        try:
+            return _folder(path), path.name
+        except OSError as exc:  # a file or subfolder that cannot be read, or gone while read: a traceback before
+            raise RulesError(f"{path}: a file of the folder cannot be read ({packs.os_failure(exc)}): "
+                             "nothing was installed") from exc
     try:
         with zipfile.ZipFile(path) as zf:
             return _members(zf), path.name
@@ -100,6 +95,19 @@ def read(path: Path) -> tuple[dict[str, bytes], str]:
         # method zipfile has not; RuntimeError: an encrypted member; zlib.error, LZMAError: a member's compressed
         # data damaged past its header (a traceback before; bzip2's damage is an OSError)
         raise RulesError(f"{path}: not a readable ZIP archive or folder ({exc})") from exc
+
+
+def _folder(path: Path) -> dict[str, bytes]:
+    files, total = {}, 0
+    for p in sorted(path.rglob("*")):
+        if p.is_symlink():
+            raise RulesError(f"{p}: a symbolic link in a release is refused")
+        if p.is_file():
+            total += p.stat().st_size
+            if len(files) >= MAX_MEMBERS or total > MAX_BYTES:
+                raise RulesError(f"{path}: more than {MAX_MEMBERS} files or {MAX_BYTES} bytes: no rule release")
+            files[p.relative_to(path).as_posix()] = p.read_bytes()
+    return files
 
 
 def read_all(paths) -> tuple[dict[str, bytes], str]:
@@ -381,8 +389,12 @@ def _cen(files: dict[str, bytes], name: str) -> Release | None:
     taken = {}
     for syntax in by_syntax:  # CEN's archives carry no XSD (its repository has no UBL XSD either)
         if not any(n.startswith(_CEN_XSD[syntax]) for n in pack_files):
-            cen = _installed(lambda p: p.spec == "en16931", f"the release has no {syntax.upper()} XSD and no "
-                             "en16931 pack is installed to take it from")
+            # from a pack that has that syntax: the newest could be an added CII-only release, whose missing UBL
+            # XSD stopped the UBL archive's add with "does not load as an XML Schema" and a staging path
+            cen = _installed(lambda p: p.spec == "en16931" and any(s.split("-")[0].lower() == syntax
+                                                                   for s in p.syntaxes),
+                             f"the release has no {syntax.upper()} XSD and no en16931 pack with {syntax.upper()} "
+                             "rules is installed to take it from")
             pack_files.update(_from_pack(cen, _CEN_XSD[syntax]))
             taken[_CEN_XSD[syntax]] = cen.key
     registry = next(e for e in packs.load_registry() if e["spec"] == "en16931")
@@ -484,6 +496,29 @@ def _fnfe_base(version: str) -> packs.Pack:
 
 
 KINDS = (_kosit, _xrechnung_schematron, _cen, _peppol, _fnfe)  # the first that recognises the release wins
+
+
+# The entry points that make each kind of release (KoSIT's: a scenarios.xml of its namespace, which `_kosit`, the
+# first of KINDS, finds by itself)
+_MARKERS = {"XRechnung Schematron release": _XRECHNUNG_SHEET,
+            "CEN validation artefacts": r"(^|/)xslt/EN16931-(CII|UBL)-validation\.xslt$",
+            "Peppol BIS release": r"(^|/)PEPPOL-EN16931-UBL\.xslt$",
+            "FNFE release": r"(^|/)BR-FR-Flux2-Schematron-(CII|UBL)\.xslt$"}
+
+
+def _others(files: dict[str, bytes], release: Release) -> list[str]:
+    """An entry point of each other kind of release in the same archive as `release` (a folder of releases zipped
+    as one: the first kind recognised was installed and the others dropped, unsaid). The kinds before it in KINDS
+    found nothing; a KoSIT configuration holds the XRechnung Schematron stylesheets it runs below its own folder."""
+    own = None
+    if release.kind == "KoSIT validator configuration":
+        own = next(n for n in _find(files, r"(^|/)scenarios\.xml$") if release.files["scenarios.xml"] == files[n])
+        own = own[:-len("scenarios.xml")]
+    found = []
+    for kind, marker in _MARKERS.items():
+        if kind != release.kind:
+            found += [f"{kind}: {n}" for n in _find(files, marker) if own is None or not n.startswith(own)][:1]
+    return found
 
 
 def recognise(files: dict[str, bytes], name: str) -> Release:
@@ -618,11 +653,20 @@ def prover(entry: dict, corpus: Path | None):
         return named or set(entry["syntaxes"])  # a variant's or a profile's: the pack's syntaxes
 
     def prove(rel: str, original: Path, copy: Path) -> str | None:
-        documents = corpus_documents(corpus, syntaxes_of(rel))
+        # A corpus file that cannot be read is no proof, and no failure of the rules home: `add` called it "the
+        # rules home could not be written" and installed nothing
+        unread = "a corpus document could not be read ({})"
+        try:
+            documents = corpus_documents(corpus, syntaxes_of(rel))
+        except OSError as exc:
+            return unread.format(packs.os_failure(exc))
         if not documents:
             return f"no corpus documents to prove the copy equal on ({corpus or 'no corpus found'})"
         for path in documents:
-            doc = xmlinput.load(path.read_bytes())
+            try:
+                doc = xmlinput.load(path.read_bytes())
+            except OSError as exc:  # (gone or unreadable since it was listed)
+                return unread.format(packs.os_failure(exc))
             try:
                 sdoc = engine.saxon_document(doc)
             except xmlinput.XmlInputError:
@@ -690,8 +734,9 @@ def _age(spec: str, version: str, release: str | None) -> tuple:
 def _not_older(release: Release, when: date) -> None:
     """Refuse a release older than an installed pack it would stand in for from `when` on: selection by issue date
     takes the pack in force latest, so an older release (CEN 1.3.14 beside 1.3.16, a KoSIT configuration of 3.0.1)
-    given a later day judged the documents issued from then on in place of the newer rules, unsaid. Packs that
-    judge other documents do not count: other syntaxes, or another XRechnung version (chosen by the claim)."""
+    given a later day judged the documents issued from then on in place of the newer rules, unsaid; and a later
+    release given a day before an older installed pack's. Packs that judge other documents do not count: other
+    syntaxes, or another XRechnung version (chosen by the claim)."""
     entry = release.entry
     mine = _age(entry["spec"], entry["version"], entry.get("release"))
     for pack in packs.list_installed():
@@ -700,7 +745,18 @@ def _not_older(release: Release, when: date) -> None:
             continue
         if pack.spec == "xrechnung" and pack.version.split(".")[:2] != entry["version"].split(".")[:2]:
             continue
-        if _age(pack.spec, pack.version, pack.release) > mine and (pack.valid_from or date.min) <= when:
+        age = _age(pack.spec, pack.version, pack.release)
+        if age < mine and pack.valid_from is not None and pack.valid_from > when:
+            # the mirror: a later release given a day before the older one's was followed by the older one, which
+            # judged every document issued from its day on (1.3.17 from 2025-01-01 beside 1.3.16 from 2026-04-10:
+            # 1.3.16 judged the documents of 2026 and later), unsaid
+            raise RulesError(f"{release.key} ({entry['release']}) is later than the installed {pack.spec} "
+                             f"{pack.version}{f' ({pack.release})' if pack.release else ''}, which is in force from "
+                             f"{pack.valid_from.isoformat()}: in force from {when.isoformat()} it would judge only the "
+                             f"documents issued before {pack.valid_from.isoformat()}, and the older rules those issued "
+                             f"from then on: give a day on or after {pack.valid_from.isoformat()} with --valid-from, "
+                             f"or pipeline rules remove {pack.spec} {pack.version} first: refused")
+        if age > mine and (pack.valid_from or date.min) <= when:
             since = pack.valid_from.isoformat() if pack.valid_from else None
             earlier = f"give the day it was in force, before {since}, with --valid-from, or " if since else ""
             raise RulesError(f"{release.key} ({entry['release']}) is older than the installed {pack.spec} "
@@ -708,6 +764,20 @@ def _not_older(release: Release, when: date) -> None:
                              f"{since or 'always'}: in force from {when.isoformat()} it would judge the documents "
                              f"issued from that day in place of the later rules: {earlier}pipeline rules remove "
                              f"{pack.spec} {pack.version} first to go back to it: refused")
+
+
+def _other_part(release: Release, installed: dict, remove: str) -> str:
+    """What to do when a version is installed with other files. CEN publishes one archive per syntax: the UBL
+    archive of a release whose CII archive was added was refused as "other files", and the operator was not told
+    that the archives of one release go in together."""
+    added = installed.get(packs.ADDED) or {}
+    theirs = set(((added.get("entry") or {}).get("syntaxes") or {}))
+    mine = set(release.entry["syntaxes"])
+    if release.kind != "CEN validation artefacts" or not theirs or theirs & mine:
+        return remove
+    return (f"it is installed for {', '.join(sorted(theirs))} only (from {added.get('from')}), this is its "
+            f"{', '.join(sorted(mine))} part: CEN's archives of one release go in together, so {remove} and add "
+            "both archives in one command (pipeline rules add <the CII archive> <the UBL archive>)")
 
 
 def _stage_and_commit(release: Release, staging: Path, home: Path, path: str, valid_from: date | None,
@@ -732,7 +802,7 @@ def _stage_and_commit(release: Release, staging: Path, home: Path, path: str, va
     staged = packs._hash_tree(staging)
     release.again = installed.get("files") == staged
     if installed and not release.again:
-        raise RulesError(f"{release.key} is installed with other files: {remove}")
+        raise RulesError(f"{release.key} is installed with other files: " + _other_part(release, installed, remove))
     same = None if installed or release.kind not in _SELF_STATED else _installed_as(staged, entry)
     if same is not None:  # installed under another name: a second pack of the same rules is nothing new
         if valid_from is not None and valid_from != same.valid_from:
@@ -770,6 +840,9 @@ def add(path, *, valid_from: date | None = None, corpus: Path | None = None, opt
     if len(paths) > 1 and release.kind != "CEN validation artefacts":  # the other archives were ignored
         raise RulesError(f"{name}: only CEN's archives of one release (one per syntax) are added together; add each "
                          "release on its own: refused")
+    if others := _others(files, release):
+        raise RulesError(f"{name} holds releases of more than one kind, {release.kind} ({release.key}) and "
+                         f"{'; '.join(others)}: add each release on its own: refused")
     entry = release.entry
     if not packs.is_folder_name(entry["version"]):  # it names the pack's folder: `../../x` wrote outside the home
         raise RulesError(f"{name}: the {release.kind} states the version {entry['version']!r}, which is no version "

@@ -125,7 +125,18 @@ def _add(args) -> int:
     return 0
 
 
+def _syntaxes(spec: str, version: str | None = None) -> set[str]:
+    """The syntaxes the installed active packs of `spec` (or its `version`, whatever its status) judge."""
+    try:
+        return {s for p in rules.list_installed() if p.spec == spec and (p.version == version if version else
+                                                                         p.status == rules.ACTIVE)
+                for s in p.syntaxes}
+    except rules.RulesError:  # an unreadable registry: `remove` says nothing more than it did
+        return set()
+
+
 def _remove(args) -> int:
+    had = _syntaxes(args.spec, args.version)
     try:
         gone = rules.remove(args.spec, args.version)
     except rules.RulesError as exc:
@@ -135,6 +146,12 @@ def _remove(args) -> int:
     print(f"removed {args.spec} {args.version} ({gone})" + ("; pipeline rules install brings the registry's pack back"
                                                            if registry else ""))
     print(LIVE_REMOVED)
+    # the last pack of a spec (or of a syntax) removed: every request for it failed from then on, unsaid here
+    left = had - _syntaxes(args.spec)
+    if left:
+        print(f"notice: no installed {args.spec} pack judges {', '.join(sorted(left))} documents now: they are refused "
+              f"(500 RULES_NOT_INSTALLED, or 400 for a syntax the other {args.spec} packs lack) until one is installed "
+              "(pipeline rules install, or rules add a release)")
     return 0
 
 
