@@ -129,6 +129,38 @@ def _cut(parsed: Parsed, values, reason: tuple[str, str]) -> list[dict]:
     return cut
 
 
+def vatex_in_capitals(parsed: Parsed, to: str) -> list[dict]:
+    """A ZUGFeRD PDF's BT-121 as the VATEX code list writes it ("VATEX-EU-132-1A"): the EN 16931 rules compare a
+    VATEX code in capitals (BR-CL-22 upper-cases it), the Factur-X rules as written (FX-SCH-A-000589 refused the
+    CEN example XRechnung-O's "vatex-eu-132-1a"). The parsed invoice (JSON, model, canonical XML) gets the code in
+    capitals; the `changed` entries say so. Other targets keep the value verbatim."""
+    breakdowns = parsed.invoice.get("vatBreakdowns") or []
+    if to != "ZUGFERD" or parsed.request is None or not any(_lower_vatex(b) for b in breakdowns):
+        return []
+    changed, json, models = [], [], []
+    for item, model in zip(breakdowns, parsed.request.invoice.vatBreakdowns):
+        code = _lower_vatex(item)
+        if code:
+            changed.append(changed_value("BT-121", code, code.upper(), VATEX_CAPITALS[0], VATEX_CAPITALS[1]))
+            item, model = {**item, "exemptionReasonCode": code.upper()}, model.model_copy(
+                update={"exemptionReasonCode": code.upper()})
+        json.append(item)
+        models.append(model)
+    _drop(parsed, "vatBreakdowns", json, models)
+    return changed
+
+
+VATEX_CAPITALS = ("the VATEX code list writes its codes in capitals, which the Factur-X rules require "
+                  "(FX-SCH-A-000589) and the EN 16931 rules compare the code in (BR-CL-22)",
+                  "die VATEX-Codeliste schreibt ihre Codes in Großbuchstaben, die die Factur-X-Regeln verlangen "
+                  "(FX-SCH-A-000589) und in denen die EN-16931-Regeln den Code vergleichen (BR-CL-22)")
+
+
+def _lower_vatex(breakdown: dict) -> str | None:
+    code = breakdown.get("exemptionReasonCode")
+    return code if isinstance(code, str) and code.upper().startswith("VATEX-") and code != code.upper() else None
+
+
 def further_preceding(parsed: Parsed, to: str, allow_loss: bool) -> list[dict]:
     """CII (and a ZUGFeRD PDF's CII) carries one preceding invoice reference (BG-3): the further ones of a UBL source
     as loss entries. With allowLoss they are taken out of the parsed invoice (its JSON, model and canonical XML), so
@@ -967,6 +999,7 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
     # (before the request is made of the parsed invoice)
     cut = gross_cut(parsed, to, allow_loss) + further_preceding(parsed, to, allow_loss) + hierarchy_cut(
         parsed, to, allow_loss)
+    capitals = vatex_in_capitals(parsed, to)
     request, endpoint = request_for(parsed, to, spec, profile, language)
     spec_id = (request["invoice"].get("processControl") or {}).get("specificationIdentifier")
     cut += sub_lines_cut(parsed, to, endpoint, spec_id, allow_loss)
@@ -986,7 +1019,7 @@ def convert(data: bytes, to: str, spec: str | None = None, profile: str | None =
             else ""
         raise _refusal("CONVERSION_LOSS", f"The target cannot carry {len(lost)} value(s) of the source; send "
                        f"request.allowLoss true to convert without them{subset}.", loss_details(lost))
-    done = {"losses": lost, "changed": changed_for(parsed, request, endpoint), "technical": technical,
+    done = {"losses": lost, "changed": changed_for(parsed, request, endpoint) + capitals, "technical": technical,
             "judged_on": judged_on, "source_findings": findings}
     try:
         if endpoint == "zugferd":  # the model checked as for the XML targets: API_REQUIRED fields do not block

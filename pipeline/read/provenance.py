@@ -57,8 +57,16 @@ def _terms_by_place() -> dict[tuple[str, ...], str]:
 # listAgencyID, ...) that the other syntax binds differently, the tax scheme of a party's tax registration
 # (`cac:TaxScheme/cbc:ID`, "VAT" or a non-VAT scheme's code, which EN 16931 does not carry) and UBL's own version
 # (`cbc:UBLVersionID`, "2.1": the rules allow no other, UBL-CR-002; CustomizationID and ProfileID are BT-24, BT-23).
+# The ChargeIndicator of a CII gross price's allowance or charge: its values are named by it (BT-147 or BT-X-302 ...,
+# `extended_terms.BY_VALUE`), so a charge left out is said by them; the indicator too made X-Conversion-Losses count
+# one value more per charge. (UBL's price charge indicator stays content: its amount's place is BT-147's.)
 _PLUMBING_ATTRIBUTES = re.compile(r"/@(?:[\w-]+:)?(scheme|list)\w*ID$")
-_PLUMBING_ELEMENTS = (("TaxScheme", "ID"), ("Invoice", "UBLVersionID"), ("CreditNote", "UBLVersionID"))
+_PLUMBING_ELEMENTS = (("TaxScheme", "ID"), ("Invoice", "UBLVersionID"), ("CreditNote", "UBLVersionID"),
+                      ("AppliedTradeAllowanceCharge", "ChargeIndicator", "Indicator"))
+# How a value is written: a date's format ("102"), an amount's currency, a text's language. Beside a value that is
+# itself left out (and named), they are no value of their own (`is_technical`'s `value_lost`); beside a value that
+# is carried they stay content (an amount in another currency than the invoice's is one the target would change).
+_QUALIFIERS = re.compile(r"/@(?:[\w-]+:)?(format|currencyID|languageID)$")
 
 
 def is_plumbing(xpath: str) -> bool:
@@ -107,13 +115,17 @@ def same_syntax_param(xpath: str) -> str | None:
     return kept or filler_of(xpath)
 
 
-def is_technical(xpath: str, element: etree._Element | None = None) -> bool:
+def is_technical(xpath: str, element: etree._Element | None = None, value_lost: bool = False) -> bool:
     """Whether an unmapped source value is technical, never content: syntax plumbing, a syntax filler, or an
     attribute of an element without a value (`element`: the attribute's element). An attribute qualifies its
     element's value (a scheme, a currency, a mime code); beside none it qualifies nothing: the mimeCode / filename a
-    syntax requires on an empty attachment (BT-125-1, BT-125-2), the scheme of an empty electronic address."""
+    syntax requires on an empty attachment (BT-125-1, BT-125-2), the scheme of an empty electronic address. Beside a
+    value that is itself unmapped (`value_lost`), how it was written (`_QUALIFIERS`: a lost due date's format) is
+    said by that value's entry, unless a term names the qualifier (Factur-X's line VAT total currency, BT-X-329-0)."""
     if is_plumbing(xpath) or filler_of(xpath) is not None:
         return True
+    if value_lost and _QUALIFIERS.search(xpath):
+        return business_term_of(xpath) is None and _local_steps(xpath) not in BY_VALUE
     if element is None or (element.text or "").strip() or not _local_steps(xpath)[-1:][0].startswith("@"):
         return False
     return not any(isinstance(child.tag, str) for child in element)
@@ -372,6 +384,9 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
         if len(found) > MAX_UNMAPPED:
             break  # truncated: what is not listed needs no path or line
         line, column = None, None
+        # the element's own value is unmapped too (its qualifiers then go with it: `is_technical`)
+        lost = bool(element.attrib) and bool((element.text or "").strip()) and name not in used \
+            and element is not carried and not any(isinstance(c.tag, str) for c in element)
         for attribute, value in element.attrib.items():
             if attribute in _FORMAL or (f"{name}/@Q{attribute}" if attribute[0] == "{" else
                                         f"{name}/@{attribute}") in used:
@@ -379,7 +394,7 @@ def unmapped(doc: ParsedXml, used: set[str], names: list[str] | None = None,
             if line is None:
                 line, column = doc.start_of(element)
             readable = f"{_readable(element, doc.position)}/{_attribute_step(attribute, element)[1]}"
-            technical = is_technical(readable, element)
+            technical = is_technical(readable, element, lost)
             found.append({"xpath": readable, "line": line, "column": column, "value": value,
                           "businessTerm": None if technical else term_of_element(element, readable),
                           "technical": technical})

@@ -15,6 +15,7 @@ business terms (`roundtrip.reader`). Shared by tests/test_realworld.py (targets)
 """
 from __future__ import annotations
 
+import re
 import traceback
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -30,6 +31,7 @@ from pipeline.flows.parse import parse, validate_source
 from pipeline.flows.render import render
 from pipeline.flows.validate_pdf import validate_pdf
 from pipeline.invoice.request_json import dump_request
+from pipeline.invoice.terms import business_term
 from pipeline.pdf import checks
 from roundtrip.reader import diff_lines, flatten, read_terms
 
@@ -108,6 +110,9 @@ def _take_said_dates(changed: list[dict], source: dict[str, str], target: dict[s
         target[key] = source[key]
 
 
+_INDEX = re.compile(r"\[\d+\]")
+
+
 def conversion_diff(source_terms: dict[str, str], conversion) -> list[str]:
     """The business terms the converted document reads otherwise than its source (`_terms` of it), but for what the
     conversion's `changed` says it wrote otherwise (BT-24 included) and why (UBL's and CII's required values)."""
@@ -127,11 +132,12 @@ def conversion_diff(source_terms: dict[str, str], conversion) -> list[str]:
     written = next((c["written"] for c in conversion.changed if c["businessTerm"] == "BT-110"), None)
     if written is not None and Decimal(target_terms.get("documentTotals.taxTotalAmount", "NaN")) == Decimal(written):
         del target_terms["documentTotals.taxTotalAmount"]   # the breakdowns' sum where the source had none, said
-    key = "processControl.specificationIdentifier"
+    # a value written otherwise where `changed` says exactly that (BT-24; BT-121 in the VATEX list's capitals in a
+    # ZUGFeRD PDF): a term of that business term reading the source's value in the source and the written one here
     for c in conversion.changed:
-        if c["businessTerm"] == "BT-24" and (source_terms.get(key), target_terms.get(key)) == (c["source"],
-                                                                                              c["written"]):
-            target_terms[key] = source_terms[key]
+        for key in [k for k, v in target_terms.items() if v == c["written"] and source_terms.get(k) == c["source"]]:
+            if business_term("invoice." + _INDEX.sub("[]", key)) == c["businessTerm"]:
+                target_terms[key] = source_terms[key]
     return diff_lines(source_terms, target_terms)
 
 
