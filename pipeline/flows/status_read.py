@@ -99,16 +99,24 @@ def _digits(when: str | None) -> str:
     return "".join(str(unicodedata.decimal(c)) for c in when or "" if c.isdecimal())
 
 
+def _step(code: str | None) -> int:
+    """A status's place in the invoice's life: its code (200 Déposée, 202 Reçue, ... 212 Encaissée follow each other
+    in code order); a code that is no number of the list after every other."""
+    return int(code) if isinstance(code, str) and code.isascii() and code.isdigit() else 1000
+
+
 def _when(entry: dict) -> tuple:
-    """Status date-time (MDT-78), then the message's own (MDT-8), by their digits. A status stated less precisely
-    than to the second (a date of format 102, minutes of format 203) is placed at its message's creation when that
-    falls within what it states (a status is reported once it has happened), else at its start: a 202 dated 1 July
-    alone came before the 200 of 1 July 15:10 it follows."""
+    """Status date-time (MDT-78), then the message's own (MDT-8), by their digits, then the status's step in the
+    invoice's life (`_step`): a platform that reports 202 Reçue and 203 Mise à disposition in one second had them
+    ordered as uploaded (a ZIP's order, a file picker's), 203 before 202. A status stated less precisely than to the
+    second (a date of format 102, minutes of format 203) is placed at its message's creation when that falls within
+    what it states (a status is reported once it has happened), else at its start: a 202 dated 1 July alone came
+    before the 200 of 1 July 15:10 it follows."""
     status = _digits((entry.get("status") or {}).get("dateTime"))
     created = _digits((entry.get("message") or {}).get("issueDateTime"))
     if status and len(status) < 14:
         status += created[len(status):14] if created.startswith(status) else "0" * (14 - len(status))
-    return status, created
+    return status, created, _step((entry.get("status") or {}).get("code"))
 
 
 def _join_unnamed_sellers(groups: dict[tuple, list[dict]]) -> None:
@@ -176,17 +184,17 @@ def _mark_reused_identifiers(said: dict[str, dict[int, str]], kept: dict[int, li
 
 def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id: str | None = None,
              names: bool = True) -> dict:
-    """Several messages -> {"invoices": [{"invoice", "statuses": [...]}], "unread": [...]}: the messages grouped by
-    the invoice they are about (seller's SIREN and invoice number), each invoice's statuses ordered by their status
-    date-time (then by the message's, then as sent), the invoice's data merged from its messages (the first value
-    of each field; `conflicts` lists the fields they state differently) but for each step's own (`_STEP_FACTS`),
-    which each status's `invoice` keeps: the invoice as its message states it. A message read again (same identifier,
-    same content) is one status whose `copies` names the other files. A file that is no readable status message is
-    listed in `unread` with the reason; with `validate` each status carries its message's verdict. A message about
-    several invoices (MDT-74 true) is a status of each, numbered `reference` of `references`. Messages with one
-    identifier saying different things name each other in `sameIdentifier`. Each status carries `names` as parse
-    gives them, each code's name in French, English and German by its JSON path within the status; not with `names`
-    false (the page, which names codes itself: a JSON path is no element name of its canonical XML)."""
+    """Several messages -> {"invoices": [{"invoice", "statuses": [...]}], "unread": [...]}: the messages grouped by the
+    invoice they are about (seller's SIREN and invoice number), each invoice's statuses ordered by their status
+    date-time (then by the message's, then by their step in the invoice's life, then as sent), the invoice's data merged
+    from its messages (the first value of each field; `conflicts` lists the fields they state differently) but for each
+    step's own (`_STEP_FACTS`), which each status's `invoice` keeps: the invoice as its message states it. A message
+    read again (same identifier, same content) is one status whose `copies` names the other files. A file that is no
+    readable status message is listed in `unread` with the reason; with `validate` each status carries its message's
+    verdict. A message about several invoices (MDT-74 true) is a status of each, numbered `reference` of `references`.
+    Messages with one identifier saying different things name each other in `sameIdentifier`. Each status carries
+    `names` as parse gives them, each code's name in French, English and German by its JSON path within the status; not
+    with `names` false (the page, which names codes itself: a JSON path is no element name of its canonical XML)."""
     groups: dict[tuple, list[dict]] = {}   # the statuses of each invoice, as read
     seen: dict[tuple, dict] = {}           # (invoice, fingerprint) -> the status first read saying it
     said: dict[str, dict[int, str]] = {}   # message identifier (MDT-4) -> {file's position: what it says}
@@ -236,7 +244,8 @@ def timeline(files: list[tuple[str, bytes]], validate: bool = False, request_id:
         if conflicts:
             found_invoice["conflicts"] = conflicts
         invoices.append(found_invoice)
-    invoices.sort(key=lambda i: (_when(i["statuses"][0]), _key({"invoice": i["invoice"]})))
+    # invoices by their first status's time, then seller and number (a status's step orders one invoice's life only)
+    invoices.sort(key=lambda i: (_when(i["statuses"][0])[:2], _key({"invoice": i["invoice"]})))
     return {"invoices": invoices, "unread": unread}
 
 
@@ -262,7 +271,25 @@ def render_status(files: list[tuple[str, bytes]], language: str = "en", html: bo
         raise _refuse("No file is a readable lifecycle status message (CDV).", found["unread"][0]["error"]["code"],
                       reasons)
     out = status_page.status_html(writing.timeline_canonical(found), language)
-    return page.styled(out) if html else page.html_to_pdf(out)
+    if html:
+        return page.styled(out)
+    too_long = too_many_lines(status_page.line_count(out))
+    if too_long:
+        raise too_long
+    return page.html_to_pdf(out)
+
+
+def too_many_lines(lines: int) -> ApiError | None:
+    """400 TOO_MANY_LINES for a status page whose PDF would lay out more than `status_page.pdf_line_limit()` lines
+    (thousands of details, a reason text of megabytes: minutes of layout, past the worker's timeout); None if it
+    fits."""
+    limit = status_page.pdf_line_limit()
+    if lines <= limit:
+        return None
+    return bad_request("TOO_MANY_LINES", f"The status page would lay out {lines} lines; a PDF is drawn up to {limit} "
+                       "(twice EINVOICE_MAX_PDF_LINES). Accept: text/html draws it.",
+                       [ErrorDetail("TOO_MANY_LINES", f"{lines} lines (rows, and long texts by "
+                                    f"{status_page.WRAP} characters)", field="file", rejectedValue=lines)])
 
 
 def status_html(data: bytes, language: str = "en") -> bytes:

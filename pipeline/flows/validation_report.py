@@ -20,7 +20,7 @@ from pipeline.check.report import Report
 from pipeline.errors import ApiError
 from pipeline.flows.parse import read_canonical, source_of
 from pipeline.flows.status_read import status_html
-from pipeline.pdf import bidi, checks, page, report_page
+from pipeline.pdf import bidi, checks, page, report_page, status_page
 from pipeline.read import provenance
 from pipeline.settings import TEMPLATES_DIR
 
@@ -56,6 +56,9 @@ def readable_report(data: bytes, report: Report, name: str = "", language: str =
         text = _embedded_text(data) if data.startswith(b"%PDF") else data.decode("utf-8", "replace")
         if report.syntax == CDAR and report.valid:  # a lifecycle status message: its own page
             invoice_html = status_html(data, language)
+            lines = status_page.line_count(invoice_html)
+            if pdf and lines > status_page.pdf_line_limit():   # a reason of megabytes: minutes of layout
+                invoice_html, left_out = None, lines
     render = report_page.report_pdf if pdf else report_page.report_html
     return render(report, name, text, language, invoice_html, left_out, short_path=short)
 

@@ -805,10 +805,12 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
     # the details: reasons, actions, amounts
     details = st.details or []
     reasons = [(i, d.reasonCode) for i, d in enumerate(details) if d.reasonCode]
-    # named where the reason goes (MDT-113, the term BR-FR-CDV-15 names), details sent or not
-    need(code not in REASON_REQUIRED or bool(reasons), "status.details[0].reasonCode",
-         f"a reason is required for status {code} ({status_name(code)}) (BR-FR-CDV-15)")
     b2g = msg.sender.id == B2G_SENDER_ID and msg.sender.idScheme == PPF_SCHEME
+    # named where the reason goes (MDT-113, the term BR-FR-CDV-15 names), details sent or not, with the reasons the
+    # status takes: the user learns what to send, not only that something is missing
+    need(code not in REASON_REQUIRED or bool(reasons), "status.details[0].reasonCode",
+         f"a reason is required for status {code} ({status_name(code)}) (BR-FR-CDV-15): one of "
+         f"{', '.join(_allowed_reasons(code, b2g) or ())}")
     for i, reason in reasons:
         problem = _reason_problem(reason, details[i].statusCode or code, b2g)
         need(problem is None, f"status.details[{i}].reasonCode", str(problem), reason, "INVALID_VALUE")
@@ -862,12 +864,18 @@ def request_errors(req: StatusRequest) -> list[ErrorDetail]:
     return errors
 
 
+def _allowed_reasons(code: str, b2g: bool) -> tuple[str, ...] | None:
+    """The reasons (MDT-113) status `code` takes (BR-FR-CDV-CL-09), a refusal by the State's platform its own; None
+    for a status whose reasons no rule lists."""
+    return B2G_REFUSAL_REASONS if code == "210" and b2g else REASONS_OF.get(code)
+
+
 def _reason_problem(reason: str, code: str, b2g: bool) -> str | None:
     """What is wrong with a detail's reason under the status judging it (BR-FR-CDV-CL-09: the detail's own status,
     MDT-115, else the message's, MDT-105), or None. The State platform's refusals have their own list; its rule's
     text names CONTACT_ACHTR, its test refuses it."""
     b2g_refusal = code == "210" and b2g
-    allowed = B2G_REFUSAL_REASONS if b2g_refusal else REASONS_OF.get(code)
+    allowed = _allowed_reasons(code, b2g)
     if allowed is None or reason in allowed:
         return None
     of = (f"a refusal (210) by the State's platform (sender {B2G_SENDER_ID} of scheme {PPF_SCHEME})" if b2g_refusal

@@ -17,10 +17,11 @@ from lxml import etree, html as lxml_html
 from markupsafe import Markup
 
 from pipeline.check import categories, verdict
+from pipeline.check.cdar import SYNTAX as CDAR
 from pipeline.check.report import ERROR, WARNING, Issue, Report
 from pipeline.invoice import cdar_terms
 from pipeline.invoice.terms import bt_name, field_for_rule, term_for, term_name
-from pipeline.pdf import bidi, page
+from pipeline.pdf import bidi, page, status_page
 from pipeline.settings import TEMPLATES_DIR, get_settings
 
 FRAME_LINES = 2          # source lines shown before and after a finding's line
@@ -42,6 +43,9 @@ LABELS = {
                   "every finding.",
            "no_page": "The invoice has {lines} lines: its page is left out of this PDF above {limit} lines "
                       "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render with Accept: text/html draws it.",
+           "no_status_page": "The message's page would lay out {lines} lines: it is left out of this PDF above {limit} "
+                             "(twice EINVOICE_MAX_PDF_LINES). POST /v1/invoice/fr-ctc/status/render with Accept: "
+                             "text/html draws it.",
            "binary": "The file is not text but an image, a scan or another binary file: an e-invoice is an XML file "
                      "or a PDF with one embedded, so there is no excerpt to show. Ask the sender for the e-invoice."},
     "de": {"title": "Prüfbericht", "valid": "Gültig", "invalid": "Ungültig", "version": "Version",
@@ -54,6 +58,9 @@ LABELS = {
                   "listet jeden Befund.",
            "no_page": "Die Rechnung hat {lines} Positionen: Ihre Seite fehlt in diesem PDF über {limit} Positionen "
                       "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render mit Accept: text/html zeigt sie.",
+           "no_status_page": "Die Seite der Nachricht hätte {lines} Zeilen: Sie fehlt in diesem PDF über {limit} "
+                             "Zeilen (das Doppelte von EINVOICE_MAX_PDF_LINES). POST /v1/invoice/fr-ctc/status/render "
+                             "mit Accept: text/html zeigt sie.",
            "binary": "Die Datei ist kein Text, sondern ein Bild, ein Scan oder eine andere Binärdatei: Eine E-Rechnung "
                      "ist eine XML-Datei oder ein PDF mit eingebetteter XML-Datei, daher gibt es keinen Ausschnitt. "
                      "Bitte beim Absender die E-Rechnung anfordern."},
@@ -236,7 +243,9 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
     notes = [t["cut"].format(per_rule=SHOWN_PER_RULE, total=SHOWN_IN_ALL)] if cut else []
     if binary:
         notes.append(t["binary"])
-    if page_left_out:
+    if page_left_out and report.syntax == CDAR:
+        notes.append(t["no_status_page"].format(lines=page_left_out, limit=status_page.pdf_line_limit()))
+    elif page_left_out:
         notes.append(t["no_page"].format(lines=page_left_out, limit=get_settings().max_pdf_lines))
     html = template().render(report=report, name=bidi.visible(name), lang=language, t=t, groups=groups, counts=counts,
                               meaning=report.meaning(language), also=report.meanings_beneath(language),

@@ -14,13 +14,22 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
+from lxml import html as lxml_html
+
 from pipeline.invoice import cdar, cdar_terms
-from pipeline.settings import XSLT_DIR
+from pipeline.settings import XSLT_DIR, get_settings
 from pipeline.write.cdar import ITEMS
 from pipeline.xslt import run_stylesheet
 
 PAGE_XSL = XSLT_DIR / "cdar-html.xsl"
 LANGUAGES = ("en", "fr", "de")
+# What the PDF's layout costs: each row of the page (a table row, a term and its value, a heading, a paragraph) and
+# each further 100 characters of a text, which wrap (WeasyPrint: 6-10 ms a line, bench/bench_fr_cdar.py)
+_ROWS = frozenset(("tr", "dt", "dd", "h1", "h2", "p", "li"))
+WRAP = 100
+# A row of a status page, a few cells, costs about half an invoice line: a PDF lays out twice EINVOICE_MAX_PDF_LINES
+# of them (4,000: 25-40 s); 50 messages of FNFE's kind (a reason, an action, two data) take about 2,100
+PDF_LINES_PER_INVOICE_LINE = 2
 
 
 @lru_cache(maxsize=None)
@@ -50,3 +59,17 @@ def status_html(canonical: bytes, language: str = "en") -> bytes:
     """The canonical timeline -> the page's HTML (language en, fr or de)."""
     terms, codes = _labels(language if language in LANGUAGES else "en")
     return run_stylesheet(PAGE_XSL, canonical, {"lang": language, "terms": terms, "codes": codes})
+
+
+def line_count(html: bytes) -> int:
+    """The lines the page's PDF lays out (`_ROWS`, long texts by `WRAP` characters): its cost, which the number of
+    statuses does not bound (one status may hold thousands of details, a reason text megabytes)."""
+    root = lxml_html.document_fromstring(html, parser=lxml_html.HTMLParser(encoding="utf-8", no_network=True))
+    body = root.body   # (not the head's <style>)
+    rows = sum(1 for el in body.iter() if el.tag in _ROWS)
+    return rows + sum(len(text) // WRAP for text in body.itertext())
+
+
+def pdf_line_limit() -> int:
+    """The lines (`line_count`) a status page's PDF lays out at most."""
+    return PDF_LINES_PER_INVOICE_LINE * get_settings().max_pdf_lines

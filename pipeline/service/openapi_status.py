@@ -19,7 +19,7 @@ REF = "#/components/schemas/{model}"
 ERROR_CODES = {
     "generate_status": {422: ("VALIDATION_FAILED",), 500: ("GENERATION_FAILED", "RULES_NOT_INSTALLED",
                                                            "RULES_UNAVAILABLE")},
-    "read_status": {400: ("NOT_A_STATUS_MESSAGE", "TOO_MANY_FILES"),
+    "read_status": {400: ("NOT_A_STATUS_MESSAGE", "TOO_MANY_FILES", "TOO_MANY_LINES"),
                     500: ("READ_FAILED", "RULES_NOT_INSTALLED", "RULES_UNAVAILABLE")},
 }
 
