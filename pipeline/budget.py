@@ -12,6 +12,11 @@ Where the work asks:
   runs at most as long as the budget leaves.
 A stage that starts within the budget runs to its end: how far past the budget a request can run is the longest
 stage's error of estimate (bench/time_budget.py measures it on 20 MB documents, on a quiet and on a busy host).
+A stage this process has not yet run on a large input has only its kind's default pace, a guess (the XRechnung rules
+take a tenth of the CEN rules' time per byte): it is begun while the budget lasts when it would end by the request's
+ceiling (CEILING times the budget, before the worker timeout) at that pace, and teaches its own. Held to the budget,
+a guess refused a 4 MB document with a 6 s budget after 0.4 s (6.4 s said for the CEN rules, which took 0.4 s), and a
+refusal teaches no pace: every such document was refused for as long as the worker lived.
 
 What a stage will take is its CPU time (the pace this process last ran it at, per input byte) divided by the share
 of a CPU this thread gets: on a host busy with other processes a stage of 7 s of CPU took 52 s (a 20 MB convert ran
@@ -29,6 +34,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from pipeline.errors import ApiError
+from pipeline.settings import WORKER_TIMEOUT
 
 JOBS_HINT = "send it to the jobs API (POST /v1/jobs), which works without this limit"
 
@@ -36,11 +42,19 @@ JOBS_HINT = "send it to the jobs API (POST /v1/jobs), which works without this l
 # measured on a tiny input is mostly fixed cost). A slower run counts at once, a faster one halfway, so a document
 # with many findings (3 x the pace of a valid one) is not forgotten after the next valid one. Before a stage has run
 # on a large input here, the pace of its kind in DEFAULT_PACE: about twice the slowest seen on a quiet 2-core
-# machine (bench/time_budget.py), s per MB: lxml's parse 0.03, Saxon's 0.06, an XSD 0.005, the CEN rules 0.27 on a
-# valid invoice and 0.8 on one with a finding per line, the reading stylesheet 0.27, WeasyPrint ~30 per MB of HTML.
+# machine, in CPU seconds per MB (4-20 MB UBL, valid or with a finding per line, 2026-12-07): lxml's parse 0.024,
+# Saxon's 0.053, an XSD 0.009, the CEN rules 0.1 on a valid invoice and 0.19 on one with a finding per line (the
+# XRechnung rules 0.015-0.03), the reading stylesheet 0.32, WeasyPrint ~30 per MB of HTML. (The former defaults, the
+# CEN rules at 1.6, were wall seconds on a loaded host, from before a pace was CPU time.)
 LEARN_FROM = 256 << 10
-DEFAULT_PACE = {"xml": 0.1e-6, "saxon-parse": 0.2e-6, "xsd": 0.05e-6, "rules": 1.6e-6, "xslt": 0.6e-6, "pdf": 60e-6}
+DEFAULT_PACE = {"xml": 0.05e-6, "saxon-parse": 0.1e-6, "xsd": 0.02e-6, "rules": 0.4e-6, "xslt": 0.6e-6, "pdf": 60e-6}
 _pace: dict[str, float] = {}
+
+# A request's ceiling, which no stage begun on a default pace may be expected to pass: CEILING times its budget, and
+# at most halfway from the budget to gunicorn's worker timeout (never before the budget itself), the other half left
+# for the estimate's error (a learned pace was outrun by +19.9 s as the load rose, bench/README.md). 6 s: 18 s, the
+# bound issue 41 sets a 19.5 MB validation; 60 s: 90 s.
+CEILING = 3.0
 
 # A share is measured over at least this many seconds (run + waited); the lowest believed (never a division by ~0).
 MIN_WINDOW = 0.05
@@ -92,6 +106,7 @@ def share_since(since: tuple[float, float], now: tuple[float, float] | None = No
 @dataclass
 class _Request:
     deadline: float
+    ceiling: float  # no stage begun on a default pace may be expected to end past it
     since: tuple[float, float]  # cpu_clock at the request's start
     last_share: float | None = None  # during its last stage
 
@@ -110,7 +125,9 @@ class Exhausted(ApiError):
 
 def start(seconds: float):
     """Open the budget of a request; returns the token for `end`."""
-    return _current.set(_Request(time.monotonic() + seconds, cpu_clock()))
+    now = time.monotonic()
+    ceiling = max(seconds, min(CEILING * seconds, (seconds + WORKER_TIMEOUT) / 2))
+    return _current.set(_Request(now + seconds, now + ceiling, cpu_clock()))
 
 
 def end(token) -> None:
@@ -153,6 +170,14 @@ def wall_expected(name: str, size: int) -> float:
     return expected(name, size) / share()
 
 
+def _fits(name: str, size: int, left: float) -> bool:
+    """Whether the stage, expected to take `wall_expected`, may begin with `left` s of the budget: within them at
+    the pace it has learned here, else (its kind's default) within the request's ceiling."""
+    if name in _pace:
+        return wall_expected(name, size) <= left
+    return wall_expected(name, size) <= _current.get().ceiling - time.monotonic()
+
+
 @contextmanager
 def stage(name: str, size: int):
     """A step that cannot be stopped once begun: Exhausted instead of beginning it when the budget is spent or would
@@ -165,7 +190,7 @@ def stage(name: str, size: int):
         # work had the caches, five stages per validation; bench/README.md)
         yield
         return
-    if left is not None and (left <= 0 or wall_expected(name, size) > left):
+    if left is not None and (left <= 0 or not _fits(name, size, left)):
         if left > 0:
             # refused by a learned pace: it is forgotten, so that one document with many findings does not refuse
             # every large document of this process for good (refused, none runs to teach a faster pace)

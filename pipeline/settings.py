@@ -12,6 +12,11 @@ TEMPLATES_DIR = REPO_ROOT / "templates"
 SCHEMATRON_DIR = REPO_ROOT / "schematron"
 
 
+# gunicorn's worker timeout under `pipeline serve`: a worker silent for longer is killed with the connections it holds
+# (pipeline.budget keeps every request's work below it).
+WORKER_TIMEOUT = 120
+
+
 def _cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 

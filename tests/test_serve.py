@@ -128,9 +128,9 @@ def test_graceful_shutdown_finishes_requests_in_flight(tmp_path):
     request could still be in the listening socket's backlog (lost at the stop: never accepted), or its answer
     already out, when the signal came."""
     # The request budget is raised out of the way: before a worker has run a stage on a large input, its estimate
-    # takes a default pace per kind (the CEN rules 1.6 s per MB, about 6 x this invoice's) over the CPU share the
-    # request gets, so at load 12 a 15 MB validation was refused at once with 503 TIME_BUDGET (4 of 5 runs), which
-    # is the budget's promise (README "Limits"), not what this test is about.
+    # takes a default pace per kind over the CPU share the request gets, and at load 12 a 15 MB validation was
+    # refused at once with 503 TIME_BUDGET (4 of 5 runs, when the CEN rules' default was 1.6 s per MB), which is the
+    # budget's promise (README "Limits"), not what this test is about.
     env = {"EINVOICE_DATA_DIR": str(tmp_path), "EINVOICE_DATABASE_URL": "", "EINVOICE_REDIS_URL": "",
            "EINVOICE_REQUEST_BUDGET": "110"}
     token = cli(env, "keys", "create", "--name", "g", "--env", "test", "--credits", "0").stdout.strip()

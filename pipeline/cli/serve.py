@@ -66,7 +66,7 @@ from pipeline.errors import STATUS_TEXT
 from pipeline.service.accesslog import front_line
 from pipeline.service.platform import shared
 from pipeline.service.requestid import accept_or_new
-from pipeline.settings import get_settings
+from pipeline.settings import WORKER_TIMEOUT, get_settings
 
 log = logging.getLogger("pipeline.serve")
 
@@ -207,8 +207,18 @@ _HANDFUL = 4
 # with its connection, and its keep-alive connection is rarely that long idle between requests; an age asked of the
 # trickles or the silent ones too let a flood reconnecting at once take every place that came free (3 of a client's
 # first new connections, and 27 of 37 uploads, turned away). A request whose head is in stays, its body however slow
-# (a handful's upload on a slow line).
+# (a handful's upload on a slow line) ... unless it is a trickle (`_Message.trickle`): after _TRICKLE_AFTER s its body
+# comes slower than _TRICKLE_PACE, or too slowly for the rest it announced to arrive by its deadline (it would get its
+# 408 anyway), at the better of its pace since its head and over its last window. 700 addresses x 4 uploads dripping
+# a byte a second held every place: a client on its own address was turned away on 60 of 60 new connections. 1 KiB/s
+# is 8 kbit/s, below any line a client uploads invoices on (GSM data: 9.6 kbit/s). Then, before an idle one, the
+# oldest connection whose answer is taken more than _PACE_WINDOW s behind _FAIR_PACE (`_reads_slowly`, the rule the
+# spool budget holds answers to): 40 addresses x 3 connections each pipelining GET /v1/openapi.json (400 KB) and
+# reading nothing held every place until their client timeouts, and reconnected at once (0 of 39 new connections of
+# a client on its own address answered).
 _STALE = 1.0
+_TRICKLE_PACE = 1024
+_TRICKLE_AFTER = 2.0
 _FAIR_PACE = 16 * 1024
 _PACE_WINDOW = 1.0
 # Behind a trusted proxy (forwarded_allow_ips) every connection comes from the proxy's address and carries a complete
@@ -712,6 +722,19 @@ class _Message:
             return self.received < _FAIR_PACE * (now - self.body_since)
         return now - min(self.moved_at, now) >= _PACE_WINDOW or self.recent < _FAIR_PACE
 
+    def trickle(self, now: float, by: float) -> bool:
+        """Whether its body, arriving for _TRICKLE_AFTER s or more, comes at no reasonable rate: slower than
+        _TRICKLE_PACE, or too slowly for the rest its Content-Length announced to arrive by `by` (its deadline), at the
+        better of its pace since its head and over its last window (nothing for _PACE_WINDOW: 0), so that a line's
+        dip does not make a trickle of an upload that keeps up on average."""
+        since = now - self.body_since
+        if not self.headers_done or since < _TRICKLE_AFTER:
+            return False
+        recent = 0.0 if now - min(self.moved_at, now) >= _PACE_WINDOW or self.recent == _NEVER else self.recent
+        pace = max(self.received / since, recent)
+        rest = None if self.announced is None else self.announced - self.received
+        return pace < _TRICKLE_PACE or (rest is not None and rest > pace * (by - now))
+
     @property
     def received(self) -> int:
         """Bytes of its body received (kept, or dropped after its refusal)."""
@@ -1145,8 +1168,7 @@ class BufferedWorker(_worker_base()):
             return msg.body.size if slow else 0
         if answer is None or not answer.spooled:
             return 0
-        self._paced(conn, now)
-        return answer.held_disk if conn.deadline < now + self.client_timeout - _PACE_WINDOW else 0
+        return answer.held_disk if self._reads_slowly(conn, now) else 0
 
     def busy(self, what: str = "request bodies") -> _Refused:
         return _Refused(503, "Service Unavailable", "SERVER_BUSY", f"This worker holds as many {what} as it may "
@@ -1431,16 +1453,22 @@ class BufferedWorker(_worker_base()):
 
     def _make_stale_room(self) -> bool:
         """No client holds more than a handful that may go: the oldest connection (the worker's books keep them in
-        the order they came) that has not sent a byte or is still sending its head, else the oldest idle for _STALE s,
-        whoever holds it; never a request whose head is in, an answer being written or a trusted proxy's connection.
-        False: none."""
+        the order they came) that has not sent a byte, is still sending its head or trickles its body
+        (`_Message.trickle`), else the oldest whose answer is taken more than a second behind _FAIR_PACE
+        (`_reads_slowly`), else the oldest idle for _STALE s, whoever holds it; never a request whose body arrives at
+        a reasonable rate, an answer taken at a fair pace, requests waiting their turn behind no slow answer, or a
+        trusted proxy's connection. False: none."""
         now = time.monotonic()
-        idle = None
+        idle = unread = None
         for c in self.conns.values():
-            if c.proxied or c.pending or c.out or c.refusal is not None:
+            if c.proxied or c.refusal is not None:
+                continue
+            if c.pending or c.out:
+                if unread is None and self._reads_slowly(c, now):
+                    unread = c
                 continue
             if c.msg is not None:
-                if not c.msg.headers_done:
+                if not c.msg.headers_done or c.msg.trickle(now, self.arrive_by(c.msg)):
                     self._evict(c)
                     return True
             elif not c.fed:  # not a byte since it came: a head not begun (a client sends its head with the connection)
@@ -1448,9 +1476,9 @@ class BufferedWorker(_worker_base()):
                 return True
             elif idle is None and now - c.idle_at >= _STALE:
                 idle = c
-        if idle is None:
+        if idle is None and unread is None:
             return False
-        self._evict(idle)
+        self._evict(unread or idle)
         return True
 
     def _make_room(self, conns, lossless: bool = False) -> bool:
@@ -1768,6 +1796,13 @@ class BufferedWorker(_worker_base()):
         conn.taken = self._taken(conn)
         conn.deadline = deadline
 
+    def _reads_slowly(self, conn, now: float) -> bool:
+        """An answer is being written and its client takes it more than _PACE_WINDOW s behind _FAIR_PACE (`_paced`)."""
+        if not conn.out:
+            return False
+        self._paced(conn, now)
+        return conn.deadline < now + self.client_timeout - _PACE_WINDOW
+
     def _expire(self, now: float):
         for conn in list(self.conns.values()):
             if conn.sock is None or now < conn.deadline:
@@ -2025,7 +2060,7 @@ def _raise_open_files_limit() -> None:
             log.warning("open files limit stays %s: %s", soft, exc)
 
 
-def run(host: str, port: int, workers: int, timeout: int = 120, graceful_timeout: int = 30,
+def run(host: str, port: int, workers: int, timeout: int = WORKER_TIMEOUT, graceful_timeout: int = 30,
         warm: bool = True) -> None:
     from gunicorn.app.base import BaseApplication
 
