@@ -25,6 +25,21 @@ def node(tmp_path_factory):
     yield from embedded_node(tmp_path_factory, "handful", EINVOICE_MAX_WORKER_CONNECTIONS="60")
 
 
+def client_traffic(port: int, seconds: float) -> tuple[list, list]:
+    """The well-behaved client for `seconds`: a new connection's GET, then a 200 KB upload sent over 1 s, in turn;
+    (statuses of the GETs, statuses of the uploads) (what came instead of a status line, where none did)."""
+    fresh, uploads = [], []
+    body = b"<x>" + b"p" * 200_000 + b"</x>"
+    upload = (b"POST /v1/invoice/xrechnung/validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
+              b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        fresh.append(_new_connection_get(port))
+        answer = send_over(port, CLIENT, upload, body, 1)
+        uploads.append(int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else answer[:100])
+    return fresh, uploads
+
+
 def _new_connection_get(port: int) -> int | str:
     """GET /healthz on a connection of its own from CLIENT: the status, or what came instead."""
     with socket.socket() as s:
@@ -69,15 +84,7 @@ def test_an_attacker_with_a_handful_on_each_of_many_addresses_keeps_no_client_ou
     try:
         time.sleep(2)  # the cap is full
         asking = KeepAsking(server.port, CLIENT)
-        fresh, uploads = [], []
-        body = b"<x>" + b"p" * 200_000 + b"</x>"
-        upload = (b"POST /v1/invoice/xrechnung/validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
-                  b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
-        ends = time.monotonic() + 8
-        while time.monotonic() < ends:
-            fresh.append(_new_connection_get(server.port))
-            answer = send_over(server.port, CLIENT, upload, body, 1)
-            uploads.append(int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else answer[:100])
+        fresh, uploads = client_traffic(server.port, 8)
         pushed_out = flood.opened - len(flood.sources) + sum(map(_closed, flood.socks))
     finally:
         if asking is not None:

@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from test_faults_hostile_load import KeepAsking, send_over
-from test_hostile_more3_handful_flood import _closed, _new_connection_get
+from test_faults_hostile_load import KeepAsking
+from test_hostile_more3_handful_flood import _closed, _new_connection_get, client_traffic
 from test_platform_helpers import SlowConnections, embedded_node, worker_pids
 
 ADDRESSES = [f"127.0.{30 + i // 200}.{1 + i % 200}" for i in range(40)]  # the attacker's: 3 each, a handful
@@ -82,15 +82,7 @@ def test_bodies_dripping_a_byte_a_second_from_a_handful_on_each_address_keep_no_
         time.sleep(2.5)  # the cap is full, and the flood's bodies have dripped past their first judging
         slow_line = SlowLine(server.port, 4, 40_000, 4096)
         asking = KeepAsking(server.port, CLIENT)
-        fresh, uploads = [], []
-        body = b"<x>" + b"p" * 200_000 + b"</x>"
-        upload = (b"POST " + PATH + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
-                  b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
-        ends = time.monotonic() + 12
-        while time.monotonic() < ends:
-            fresh.append(_new_connection_get(server.port))
-            answer = send_over(server.port, CLIENT, upload, body, 1)
-            uploads.append(int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else answer[:100])
+        fresh, uploads = client_traffic(server.port, 12)
         slow_line.join()
         pushed_out = flood.opened - len(flood.sources) + sum(map(_closed, flood.socks))
     finally:
