@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import dataclasses
 
+from lxml import etree
+
 from pipeline.check import engine, packs
 from pipeline.check.report import ERROR, WARNING, Issue
 from pipeline.check.xmlinput import CDAR_NS as NS, CDAR_ROOT as ROOT, XML_UNKNOWN_ROOT, ParsedXml, is_cdar
 
 SPEC = "fr-cdar"
 SYNTAX = "CDAR"
-__all__ = ["SPEC", "SYNTAX", "NS", "ROOT", "MEANING", "is_cdar", "root_issue", "chain_issues"]
+RAM_NS = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
+CONTENT_NAMESPACE = "CDAR-CONTENT-NAMESPACE"
+__all__ = ["SPEC", "SYNTAX", "NS", "RAM_NS", "ROOT", "MEANING", "CONTENT_NAMESPACE", "is_cdar", "root_issue",
+           "content_issue", "chain_issues"]
 
 
 _NO_INVOICE = ("A status message is no invoice: the German BMF letter of 15 October 2025, which classes the defects "
@@ -58,6 +63,25 @@ def root_issue(doc: ParsedXml) -> Issue:
                  f"Unknown document type {doc.root_name}: expected a lifecycle status message (CDV), a UN/CEFACT "
                  "CDAR D22B rsm:CrossDomainAcknowledgementAndResponse. An invoice is validated by "
                  "POST /v1/invoice/fr-ctc/validate.", doc.locate("/*[1]"))
+
+
+def content_issue(doc: ParsedXml) -> Issue | None:
+    """An Issue when a CDAR root holds its content in other namespaces than D22B's: no rsm child of the root, or an
+    rsm part (ExchangedDocument, AcknowledgementDocument) with children but none of them ram (a `ram` prefix bound to
+    a wrong URI). Read anyway, such a message came out as an empty status on the timeline and page; None otherwise
+    (a stray foreign element beside ram ones is the XSD's finding, the rest is read)."""
+    root = doc.tree.getroot()
+    for parent, position, expected in [(root, "/*[1]", NS)] + [
+            (part, f"/*[1]/*[{n}]", RAM_NS) for n, part in enumerate(root.iterchildren("*"), 1)
+            if etree.QName(part).namespace == NS]:
+        children = [etree.QName(child) for child in parent.iterchildren("*")]
+        if children and all(child.namespace != expected for child in children):
+            return Issue(ERROR, CONTENT_NAMESPACE,
+                         f"The message's content is in another namespace: {children[0].localname} is in "
+                         f"\"{children[0].namespace or '(none)'}\", expected \"{expected}\" (UN/CEFACT CDAR "
+                         "D22B), so its status cannot be read; check the namespace declarations on the root.",
+                         doc.locate(f"{position}/*[1]"))
+    return None
 
 
 def chain_issues(doc: ParsedXml, pack: packs.Pack, sdoc) -> list[Issue]:

@@ -55,6 +55,9 @@ def read_statuses(data: bytes, every: bool = True) -> tuple[xmlinput.ParsedXml, 
     if not rules.is_cdar(doc):
         issue = rules.root_issue(doc)
         raise _refuse("The file is no lifecycle status message (CDV).", issue.code, issue.message)
+    issue = rules.content_issue(doc)
+    if issue:  # (read anyway, it became an empty status on the timeline and page)
+        raise _refuse(f"The file is no readable status message: {issue.message}", issue.code, issue.message)
     last = max(reading.references(doc), 1) if every else 1  # a message about no invoice: its status alone
     return doc, _status_jsons(data, range(1, last + 1))
 
@@ -290,6 +293,12 @@ def too_many_lines(lines: int) -> ApiError | None:
                        "(twice EINVOICE_MAX_PDF_LINES). Accept: text/html draws it.",
                        [ErrorDetail("TOO_MANY_LINES", f"{lines} lines (rows, and long texts by "
                                     f"{status_page.WRAP} characters)", field="file", rejectedValue=lines)])
+
+
+def least_page_lines(data: bytes) -> int:
+    """A floor of the page's `status_page.line_count` for one message read safely, from the invoices it names alone
+    (`status_page.least_lines`): above the PDF's limit no page need be built to know it is left out."""
+    return status_page.least_lines(reading.invoice_numbers(xmlinput.load(data)))
 
 
 def status_html(data: bytes, language: str = "en") -> bytes:

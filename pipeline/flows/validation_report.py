@@ -19,7 +19,7 @@ from pipeline.check.cdar import SYNTAX as CDAR
 from pipeline.check.report import Report
 from pipeline.errors import ApiError
 from pipeline.flows.parse import read_canonical, source_of
-from pipeline.flows.status_read import status_html
+from pipeline.flows.status_read import least_page_lines, status_html
 from pipeline.pdf import bidi, checks, page, report_page, status_page
 from pipeline.read import provenance
 from pipeline.settings import TEMPLATES_DIR
@@ -55,10 +55,15 @@ def readable_report(data: bytes, report: Report, name: str = "", language: str =
         # the text as it is, so that a finding on unreadable XML (XML-MALFORMED at its line) still gets its code frame
         text = _embedded_text(data) if data.startswith(b"%PDF") else data.decode("utf-8", "replace")
         if report.syntax == CDAR and report.valid:  # a lifecycle status message: its own page
-            invoice_html = status_html(data, language)
-            lines = status_page.line_count(invoice_html)
-            if pdf and lines > status_page.pdf_line_limit():   # a reason of megabytes: minutes of layout
-                invoice_html, left_out = None, lines
+            # too many invoices for a PDF, known from the message: a page of 10,000 took 10 s to build for nothing
+            least = least_page_lines(data) if pdf else 0
+            if least > status_page.pdf_line_limit():
+                left_out = least
+            else:
+                invoice_html = status_html(data, language)
+                lines = status_page.line_count(invoice_html)
+                if pdf and lines > status_page.pdf_line_limit():   # a reason of megabytes: minutes of layout
+                    invoice_html, left_out = None, lines
     render = report_page.report_pdf if pdf else report_page.report_html
     return render(report, name, text, language, invoice_html, left_out, short_path=short)
 

@@ -43,9 +43,9 @@ LABELS = {
                   "every finding.",
            "no_page": "The invoice has {lines} lines: its page is left out of this PDF above {limit} lines "
                       "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render with Accept: text/html draws it.",
-           "no_status_page": "The message's page would lay out {lines} lines: it is left out of this PDF above {limit} "
-                             "(twice EINVOICE_MAX_PDF_LINES). POST /v1/invoice/fr-ctc/status/render with Accept: "
-                             "text/html draws it.",
+           "no_status_page": "The message's page would lay out at least {lines} lines: it is left out of this PDF "
+                             "above {limit} (twice EINVOICE_MAX_PDF_LINES). POST /v1/invoice/fr-ctc/status/render "
+                             "with Accept: text/html draws it.",
            "binary": "The file is not text but an image, a scan or another binary file: an e-invoice is an XML file "
                      "or a PDF with one embedded, so there is no excerpt to show. Ask the sender for the e-invoice."},
     "de": {"title": "Prüfbericht", "valid": "Gültig", "invalid": "Ungültig", "version": "Version",
@@ -58,9 +58,9 @@ LABELS = {
                   "listet jeden Befund.",
            "no_page": "Die Rechnung hat {lines} Positionen: Ihre Seite fehlt in diesem PDF über {limit} Positionen "
                       "(EINVOICE_MAX_PDF_LINES). POST /v1/invoice/render mit Accept: text/html zeigt sie.",
-           "no_status_page": "Die Seite der Nachricht hätte {lines} Zeilen: Sie fehlt in diesem PDF über {limit} "
-                             "Zeilen (das Doppelte von EINVOICE_MAX_PDF_LINES). POST /v1/invoice/fr-ctc/status/render "
-                             "mit Accept: text/html zeigt sie.",
+           "no_status_page": "Die Seite der Nachricht hätte mindestens {lines} Zeilen: Sie fehlt in diesem PDF über "
+                             "{limit} Zeilen (das Doppelte von EINVOICE_MAX_PDF_LINES). POST "
+                             "/v1/invoice/fr-ctc/status/render mit Accept: text/html zeigt sie.",
            "binary": "Die Datei ist kein Text, sondern ein Bild, ein Scan oder eine andere Binärdatei: Eine E-Rechnung "
                      "ist eine XML-Datei oder ein PDF mit eingebetteter XML-Datei, daher gibt es keinen Ausschnitt. "
                      "Bitte beim Absender die E-Rechnung anfordern."},
@@ -217,7 +217,8 @@ def report_html(report: Report, name: str, source_text: str | None = None, langu
                 short_path=None) -> bytes:
     """The report as HTML. `source_text` = the document as decoded text (for code frames); `invoice_html` = the
     readable page of the document (shown below a valid verdict); `page_left_out`: the line count of a valid
-    invoice whose page was left out (too many lines for a PDF); `screen`: with the invoice page's stylesheet in it
+    invoice whose page was left out (too many lines for a PDF; of a status message, its floor when the invoices it
+    names already pass the limit: `status_page.least_lines`); `screen`: with the invoice page's stylesheet in it
     (a browser has no other; the PDF gets it from WeasyPrint); `short_path`: a finding's xpath as people read it
     (`provenance.short_path` on the document; the JSON report keeps the full one)."""
     binary = _is_binary(source_text)

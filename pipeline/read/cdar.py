@@ -141,3 +141,14 @@ _REFERENCES = etree.XPath("count(/*/rsm:AcknowledgementDocument[1]/ram:Reference
 def references(doc: ParsedXml) -> int:
     """How many invoices the message reports a status of (its ReferenceReferencedDocuments; several: MDT-74 true)."""
     return int(_REFERENCES(doc.tree))
+
+
+_NUMBERS = etree.XPath("/*/rsm:AcknowledgementDocument[1]/ram:ReferenceReferencedDocument/ram:IssuerAssignedID[1]",
+                       namespaces={prefix: ns for ns, prefix in _PREFIXES.items()})
+
+
+def invoice_numbers(doc: ParsedXml) -> int:
+    """How many different invoice numbers (MDT-74 true: several) the message reports a status of, counted on the
+    message alone: a floor of the statuses its timeline has (statuses of different numbers are never copies of
+    each other; Python's split trims at least what the reading's normalize-space does, so never more)."""
+    return len({" ".join((number.text or "").split()) for number in _NUMBERS(doc.tree)})
