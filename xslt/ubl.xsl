@@ -348,7 +348,9 @@
   </xsl:template>
 
   <!-- BG-16 with BG-17 / BG-18 / BG-19; each further credit transfer is a payment means of its own with the same
-       code (UBL-SR-47), and without the text, due date, card or mandate of the first (UBL-SR-45/46/54/55). -->
+       code (UBL-SR-47), and without the text, due date, card or mandate of the first (UBL-SR-45/46/54/55). BT-83 is
+       repeated in each (UBL-SR-44 allows it, as CEN, XRechnung and Peppol examples do): a buyer paying to the second
+       account sees the reference there too; the reader takes equal repetitions as the one BT-83. -->
   <xsl:template match="paymentInstructions">
     <cac:PaymentMeans>
       <cbc:PaymentMeansCode>
@@ -379,6 +381,7 @@
     <xsl:for-each select="additionalCreditTransfer">
       <cac:PaymentMeans>
         <cbc:PaymentMeansCode><xsl:value-of select="../meansCode"/></cbc:PaymentMeansCode>
+        <xsl:for-each select="../remittanceInformation"><cbc:PaymentID><xsl:value-of select="."/></cbc:PaymentID></xsl:for-each>
         <xsl:apply-templates select="."/>
       </cac:PaymentMeans>
     </xsl:for-each>
