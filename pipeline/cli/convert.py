@@ -7,10 +7,12 @@ as `pipeline validate` reads them. Exit 0 done, 1 refused (a source is invalid, 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
-from pipeline.cli.files import content, destinations, documents, progress, said_unread, shown
+from pipeline.cli.files import content, destinations, documents, into_folder, output_path, progress, said_unread, \
+    shown
 from pipeline.cli.generate import is_stdio, output_refused, pdf_to_terminal, print_api_error, write_output
 from pipeline.cli.language import in_language
 from pipeline.errors import ApiError
@@ -31,8 +33,11 @@ def register(sub) -> None:
                                                         "zugferd, of the PDF's page (default: en; a PDF's page: the "
                                                         "source's)")
     p.add_argument("--allow-loss", action="store_true", help="convert even if the target cannot carry some values")
-    p.add_argument("-o", "--output", type=Path, help="write the document here (default, or '-': stdout); a "
-                                                     "folder for several files")
+    p.add_argument("-o", "--output", type=output_path,
+                   help="write the document here (default, or '-': stdout); a folder (for several files, or ending "
+                        "in '/': made if missing) gets one file per source, named after it: a.xml stays a.xml, "
+                        "a.pdf becomes a.pdf.xml, x.cii.xml to UBL x.ubl.xml (a syntax named before .xml, as "
+                        ".cii/.ubl/_uncefact, follows the target)")
     p.add_argument("--json", action="store_true", help="print one JSON object per file on stdout: the rules that "
                    "judged the source, its findings under the rules it claims, changed, lost and technical values, "
                    "France's rules on a French invoice's result and their findings (as the endpoint's headers say "
@@ -47,8 +52,9 @@ def register(sub) -> None:
     p.add_argument("--html", action="store_true", help="write HTML instead of PDF")
     p.add_argument("--business-terms", action="store_true", help="list every value with its business term")
     p.add_argument("--validate", action="store_true", help="add the verdict and the failed rules on top")
-    p.add_argument("-o", "--output", type=Path, required=True, help="write the page here ('-': stdout); a "
-                                                                    "folder for several files")
+    p.add_argument("-o", "--output", type=output_path, required=True,
+                   help="write the page here ('-': stdout); a folder (for several files, or ending in '/': made if "
+                        "missing) gets one <source name>.pdf (.html) per source")
     p.set_defaults(func=run_render)
 
 
@@ -60,7 +66,7 @@ def _answer(err: ApiError, name=None, language: str = "en") -> int:
 SEVERAL = {"en": "several files need -o FOLDER", "de": "mehrere Dateien brauchen -o ORDNER"}
 
 
-def _each(args, suffix: str, one, refused=None, unread=None) -> int:
+def _each(args, suffix: str, one, refused=None, unread=None, renamed=lambda name: name) -> int:
     """Run `one(data, output, name, several)` for every document (`several`: more than one), the worst exit code
     wins; `refused(err, name)` answers an ApiError, `unread(document)` a document refused unread or a message
     without an invoice (by default both said on stderr in --lang's language)."""
@@ -75,10 +81,9 @@ def _each(args, suffix: str, one, refused=None, unread=None) -> int:
         print(f"pipeline {args.command}: {SEVERAL[language]}", file=sys.stderr)
         return 2
     # before the work: a missing folder failed only when writing, after the notes were said as if it was done
-    if output_refused(f"pipeline {args.command}", args.output, len(docs) > 1 or (args.output or Path()).is_dir(),
-                      language):
+    if output_refused(f"pipeline {args.command}", args.output, into_folder(docs, args.output), language):
         return 2
-    where = destinations(docs, args.output, suffix)
+    where = destinations(docs, args.output, suffix, renamed)
     worst = 0
     for doc in progress(docs):
         try:
@@ -190,7 +195,29 @@ def run_convert(args) -> int:
         print(json.dumps(entry(doc, None), ensure_ascii=False))
         return 0 if doc.error[0] in NOTICES else 2
 
-    return _each(args, ".pdf" if args.to == "ZUGFERD" else ".xml", one, refused, unread)
+    return _each(args, ".pdf" if args.to == "ZUGFERD" else ".xml", one, refused, unread,
+                 lambda name: named_for(name, args.to))
+
+
+# The syntax a file name says before its .xml (`x.cii.xml`, `01.01a-INVOICE_uncefact.xml`), by target
+_SYNTAX_WORDS = {"cii": "CII", "uncefact": "CII", "ubl": "UBL"}
+_SYNTAX_NAME = re.compile(r"(?<=[._-])(cii|uncefact|ubl)(?=\.xml$)", re.IGNORECASE)
+
+
+def named_for(name: str, target: str) -> str:
+    """A source's name as its converted result's in a folder: a syntax it names before `.xml` that is not the
+    target's becomes the target's (`x.cii.xml` to UBL: `x.ubl.xml`, `a_UBL.xml` to CII: `a_CII.xml`), its case
+    kept; else the name stays (a ZUGFeRD PDF's `x.cii.xml.pdf` carries the CII it names)."""
+    if target not in ("CII", "UBL"):
+        return name
+
+    def word(found: re.Match) -> str:
+        said = found.group(1)
+        if _SYNTAX_WORDS[said.lower()] == target:
+            return said
+        return target if said.isupper() else target.lower()
+
+    return _SYNTAX_NAME.sub(word, name)
 
 
 def run_render(args) -> int:

@@ -143,19 +143,20 @@ def documents(paths: Iterable[Path], program: str, language: str = "en") -> list
 class Outputs:
     """Where each of several documents' results goes: `folder`/<file>, named after its source as a job's results ZIP
     and `validate --html-dir` name them (`result_file`): `a.pdf` parsed is `a.pdf.json`, `a.xml` converted stays
-    `a.xml`, a ZIP's member `month.zip_a.xml.json`, a folder's `sub/a.xml` `sub_a.xml.json`. Named by the stem
+    `a.xml` (but for a syntax its name says, `renamed`: convert's `x.cii.xml` to UBL is `x.ubl.xml`), a ZIP's
+    member `month.zip_a.xml.json`, a folder's `sub/a.xml` `sub_a.xml.json`. Named by the stem
     (`invoice.json`, `invoice-2.json`, `invoice-3.json`), the results of `invoice.xml`, `invoice.pdf` and
     `sub/invoice.xml` could not be told apart, and a PDF's converted XML took the name of the XML beside it."""
 
-    def __init__(self, folder: Path, suffix: str, docs: list[Document]):
+    def __init__(self, folder: Path, suffix: str, docs: list[Document], renamed=lambda name: name):
         folder.mkdir(parents=True, exist_ok=True)
-        self.folder, self.suffix, self.taken = folder, suffix, set()
+        self.folder, self.suffix, self.taken, self.renamed = folder, suffix, set(), renamed
         self.index = {id(doc): n for n, doc in enumerate(docs, start=1)}
         # `-o` the folder read: a result that keeps its source's name would be written over a source
         self.sources = {doc.path.resolve() for doc in docs if doc.path is not None and str(doc.path) != "-"}
 
     def __call__(self, document: Document) -> Path:
-        name = document.path.name if document.named else document.name
+        name = self.renamed(document.path.name if document.named else document.name)
         return self.folder / result_file(name, self.suffix, self.index[id(document)], self.taken,
                                          lambda file: (self.folder / file).resolve() in self.sources)
 
@@ -183,11 +184,34 @@ def _head(path: Path) -> bytes:
         return b""
 
 
-def destinations(docs: list[Document], output: Path | None, suffix: str):
+class _FolderPath(type(Path())):
+    """An output typed with a trailing separator (`-o out/`): a Path, which drops that separator, marked."""
+
+
+def output_path(text: str) -> Path:
+    """argparse's type of an output: `out/` (or `out/.`) names a folder, kept as `_FolderPath`: as a plain Path,
+    `pipeline convert a.xml -o out/` wrote a file called `out`."""
+    seps = tuple(sep for sep in (os.sep, os.altsep) if sep)
+    folder = text.endswith(seps) or text == "." or text.endswith(tuple(sep + "." for sep in seps))
+    return _FolderPath(text) if folder else Path(text)
+
+
+def names_folder(path: Path | None) -> bool:
+    """Whether an output was typed as a folder (`output_path`)."""
+    return isinstance(path, _FolderPath)
+
+
+def into_folder(docs: list[Document], output: Path | None) -> bool:
+    """Whether `docs`' results go into the folder `output`: several documents, a folder that exists, or one typed
+    as a folder (`-o out/`, made when missing, as for several documents)."""
+    return len(docs) > 1 or output is not None and (output.is_dir() or names_folder(output))
+
+
+def destinations(docs: list[Document], output: Path | None, suffix: str, renamed=lambda name: name):
     """Where each of `docs`' results goes (a function of the Document): `output` itself for one document (None:
-    stdout); for several, or when `output` is a folder that exists, into the folder (`Outputs`)."""
-    if len(docs) > 1 or (output is not None and output.is_dir()):
-        return Outputs(output, suffix, docs)
+    stdout); into the folder (`Outputs`, names `renamed` first) where `into_folder`."""
+    if into_folder(docs, output):
+        return Outputs(output, suffix, docs, renamed)
     return lambda _document: output
 
 

@@ -5,11 +5,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 from pipeline.check.xmlinput import json_request_kind
-from pipeline.cli.files import shown
+from pipeline.cli.files import names_folder, output_path, shown
 from pipeline.cli.language import in_language
 from pipeline.errors import ApiError
 from pipeline.invoice.request_json import dumps, with_config
@@ -29,7 +30,7 @@ def register(sub) -> None:
     p.add_argument("--profile", help="zugferd: override config.profile (EN16931, BASIC, XRECHNUNG, ...)")
     p.add_argument("--rules", help="zugferd: override config.rules (fr-ctc: France's reform rules too)")
     p.add_argument("--lang", help="zugferd: override config.metadataLanguage (en, de)")
-    p.add_argument("-o", "--output", type=Path, help="write the document here (default, or '-': stdout)")
+    p.add_argument("-o", "--output", type=output_path, help="write the document here (default, or '-': stdout)")
     p.set_defaults(func=run)
 
 
@@ -53,15 +54,17 @@ def read_input(path: Path) -> bytes:
 
 
 def is_stdio(path: Path | None) -> bool:
-    """`-` names stdin as an input and stdout as an output (`-o -`), as it does for other tools."""
-    return path is not None and str(path) == "-"
+    """`-` names stdin as an input and stdout as an output (`-o -`), as it does for other tools (`-/` a folder)."""
+    return path is not None and str(path) == "-" and not names_folder(path)
 
 
 # Why an output cannot be written, and a PDF's refusal of a terminal, by language
 CANNOT_WRITE = {"en": {"file": "is a file, not a folder", "folder": "is a folder",
+                       "named folder": "names a folder (it ends in a separator); give a file name",
                        "missing": "its folder {} does not exist",
                        "terminal": "a PDF is not written to a terminal: give -o FILE, or redirect stdout"},
                 "de": {"file": "ist eine Datei, kein Ordner", "folder": "ist ein Ordner",
+                       "named folder": "nennt einen Ordner (es endet mit einem Trennzeichen); einen Dateinamen angeben",
                        "missing": "der Ordner {} existiert nicht",
                        "terminal": "ein PDF wird nicht ins Terminal geschrieben: -o DATEI angeben oder die "
                                    "Standardausgabe umleiten"}}
@@ -70,17 +73,18 @@ CANNOT_WRITE = {"en": {"file": "is a file, not a folder", "folder": "is a folder
 def output_refused(program: str, output: Path | None, folder: bool = False, language: str = "en") -> bool:
     """True (said on stderr in `language`) when `output` cannot be written: checked before the work, which was done
     in full and then lost (and `pipeline validate` printed no verdict) when the folder was missing. `folder`:
-    `output` is a folder to be made (`--html-dir`, convert's -o for several files), so an existing file is in the
-    way."""
+    `output` is a folder to be made (`--html-dir`, convert's -o for several files, or typed so: `-o out/`), so an
+    existing file is in the way; where a file is written, `out/` (`names_folder`) is refused, not written as `out`."""
     if output is None or is_stdio(output):
         return False
     if folder:
         why = "file" if output.exists() and not output.is_dir() else None
     else:
-        why = "folder" if output.is_dir() else "missing" if not output.parent.is_dir() else None
+        why = "folder" if output.is_dir() else "named folder" if names_folder(output) else \
+            "missing" if not output.parent.is_dir() else None
     if why:
-        print(f"{program}: {shown(output)}: {CANNOT_WRITE[language][why].format(shown(output.parent))}",
-              file=sys.stderr)
+        print(f"{program}: {shown(output)}{os.sep if names_folder(output) else ''}: "
+              f"{CANNOT_WRITE[language][why].format(shown(output.parent))}", file=sys.stderr)
     return why is not None
 
 

@@ -1,13 +1,14 @@
 """`pipeline jobs submit|status|list|results|cancel|delete`: the jobs API (POST /v1/jobs) of a running service, from a shell.
 
-    pipeline jobs submit DIR | FILES | ZIP | EML | MBOX [--operation validate|parse|convert] [--wait]
+    pipeline jobs submit DIR | FILES | ZIP | EML | MBOX | - [--operation validate|parse|convert] [--wait]
                          [validate: --spec S --version V --strict --html --lang L] [parse: --validate]
                          [convert: --to T --spec S --profile P --lang L --allow-loss]
                                         each file goes up as it is, a part of its own (the body built in a
                                         temporary file, streamed, never held in memory), so that ZIPs and e-mails
                                         are opened as `pipeline validate` opens them; a folder's documents named by
-                                        their path in it; --wait shows a progress bar on a terminal and the
-                                        summary table at the end
+                                        their path in it; `-`: stdin, a document, a message, a mailbox or a
+                                        ZIP (a mail filter's pipe), the part "(stdin)"; --wait shows a
+                                        progress bar on a terminal and the summary table at the end
     pipeline jobs status ID             the job as JSON
     pipeline jobs results ID [--format jsonl|zip] [-o FILE] [--after N | --follow]
                                         --after N: the entries that came after the N-th (the N to ask next
@@ -44,6 +45,7 @@ from pipeline.cli import job_request
 from pipeline.cli.files import expand, read_as, say_skipped, shown
 from pipeline.cli.language import in_language, lang_argument
 from pipeline.errors import REFINES
+from pipeline.unpack import HEAD, STDIN, kind, spool
 
 POLL = 0.5
 
@@ -59,7 +61,8 @@ SAID = {"en": {"no_key": "no API key given: set EINVOICE_API_KEY or pass --key (
                "after": "--after {after}: give 0 or more", "limit": "--limit {limit}: give a count, or 0 for all",
                "next": "the job is {state}; what comes next: --after {after}",
                "deleted": "{id}: deleted with its results",
-               "ended": "the job had ended ({state}): nothing was cancelled"},
+               "ended": "the job had ended ({state}): nothing was cancelled",
+               "stdin_once": "'-' (stdin) can be given once"},
         "de": {"no_key": "kein API-Schlüssel angegeben: EINVOICE_API_KEY setzen oder --key angeben (`pipeline keys "
                          "create` erzeugt einen)",
                "unreachable": "{url} nicht erreichbar: {reason} (läuft dort `pipeline serve`? --url oder "
@@ -73,7 +76,8 @@ SAID = {"en": {"no_key": "no API key given: set EINVOICE_API_KEY or pass --key (
                "limit": "--limit {limit}: eine Anzahl angeben, oder 0 für alle",
                "next": "Auftrag {state}; die nächsten Einträge: --after {after}",
                "deleted": "{id}: mit seinen Ergebnissen gelöscht",
-               "ended": "der Auftrag war schon beendet ({state}): nichts abgebrochen"}}
+               "ended": "der Auftrag war schon beendet ({state}): nichts abgebrochen",
+               "stdin_once": "'-' (Standardeingabe) kann nur einmal angegeben werden"}}
 # The summary's and the list's words (the page's words for the counts: "nicht beurteilbar", "nicht geprüft")
 WORDS = {"en": {"job": "job", "state": "state", "operation": "operation", "documents": "documents",
                 "valid": "valid", "invalid": "invalid", "indeterminate": "indeterminate", "unchecked": "unchecked",
@@ -192,13 +196,16 @@ def _upload(args, body: Path, headers: dict) -> dict:
     return json.loads(answer)
 
 
-def _uploads(paths: list[Path], language: str = "en") -> list[tuple[str, Path]]:
+def _uploads(paths: list[Path], language: str = "en", tmp: Path | None = None) -> list[tuple[str, Path]]:
     """(name, file) of each `file` part: every file as it is, each its own part (a ZIP or an e-mail is opened by
     the service, as `pipeline validate` opens them: in one ZIP of them all, they were NESTED_ARCHIVE), a folder's
     documents, e-mails and ZIPs named by their path in it (its other files named on stderr, as `pipeline validate`
-    does)."""
+    does); `-` stdin, copied into `tmp` first (a mail filter pipes a message or a mailbox: "No such file: -")."""
     out = []
     for given in paths:
+        if str(given) == "-" and tmp is not None:
+            out.append((STDIN, spool(sys.stdin.buffer, tmp)))
+            continue
         if not given.is_dir():
             out.append((shown(given.name), given))
             continue
@@ -230,10 +237,19 @@ def _quoted(name: str) -> str:
     return name.replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
 
 
+MEDIA_TYPES = {".eml": "message/rfc822", ".mbox": "application/mbox", ".zip": "application/zip",
+               ".xml": "application/xml", ".pdf": "application/pdf", ".msg": "application/vnd.ms-outlook",
+               ".p7m": "application/pkcs7-mime", ".emlx": "message/rfc822"}
+
+
 def _media_type(upload: Path) -> str:
-    return {".eml": "message/rfc822", ".mbox": "application/mbox", ".zip": "application/zip", ".xml": "application/xml",
-            ".pdf": "application/pdf", ".msg": "application/vnd.ms-outlook",
-            ".p7m": "application/pkcs7-mime"}.get(upload.suffix.lower(), "application/octet-stream")
+    """A part's media type by its file's suffix, else (stdin, a mailbox of no extension) by what its first bytes
+    say it is (the service goes by the bytes either way)."""
+    if upload.suffix.lower() in MEDIA_TYPES:
+        return MEDIA_TYPES[upload.suffix.lower()]
+    with open(upload, "rb") as f:
+        what = kind(upload.name, f.read(HEAD))
+    return MEDIA_TYPES.get(f".{what}", "application/octet-stream")
 
 
 def _bar(job: dict, language: str) -> str:
@@ -279,10 +295,12 @@ def _submit(args) -> int:
         _fail(_said(args, "needs_to"))
     if request["operation"] == "parse":  # a parse job has no language of its own: --lang is this command's only
         request.pop("metadataLanguage", None)
-    uploads = _uploads(args.paths, _language(args))
-    if not uploads:  # a folder without documents: the service answered "send one or more 'file' parts"
-        _fail(_said(args, "nothing", read=read_as(_language(args)), paths=", ".join(shown(p) for p in args.paths)))
+    if sum(str(p) == "-" for p in args.paths) > 1:  # (stdin is read once)
+        _fail(_said(args, "stdin_once"))
     with tempfile.TemporaryDirectory(prefix="pipeline-jobs-") as tmp:
+        uploads = _uploads(args.paths, _language(args), Path(tmp))
+        if not uploads:  # a folder without documents: the service answered "send one or more 'file' parts"
+            _fail(_said(args, "nothing", read=read_as(_language(args)), paths=", ".join(shown(p) for p in args.paths)))
         body, boundary = _body(request, uploads, Path(tmp))
         job = _upload(args, body, {"Content-Type": f"multipart/form-data; boundary={boundary}",
                                    "Content-Length": str(body.stat().st_size)})
@@ -414,7 +432,8 @@ def register(subparsers) -> None:
         return c
 
     s = command("submit", _submit, "submit a folder, files, a ZIP or e-mails (.eml, .mbox) as one job")
-    s.add_argument("paths", nargs="+", type=Path, metavar="DIR|FILES|ZIP|EML|MBOX")
+    s.add_argument("paths", nargs="+", type=Path, metavar="DIR|FILES|ZIP|EML|MBOX|-",
+                   help="'-': stdin (a document, a message, a mailbox or a ZIP)")
     job_request.add_arguments(s)
     s.add_argument("--wait", action="store_true", help="follow the job (progress bar), print the summary")
     for name, func, help in (("status", _status, "the job"), ("cancel", _cancel, "cancel the job"),

@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pipeline.cli.files import Document, content, destinations, documents, progress, said_unread
+from pipeline.cli.files import Document, content, destinations, documents, into_folder, output_path, progress, \
+    said_unread
 from pipeline.cli.generate import is_stdio, output_refused, print_api_error
 from pipeline.cli.language import lang_argument
 from pipeline.errors import ApiError
@@ -20,8 +21,9 @@ def register(sub) -> None:
     p = sub.add_parser("parse", help="read an e-invoice (CII, UBL, ZUGFeRD PDF) into the JSON invoice")
     p.add_argument("file", type=Path, nargs="+", help="CII / UBL XML or ZUGFeRD / Factur-X PDF ('-' for stdin), a "
                                                      "ZIP or an e-mail (.eml, .mbox), or a folder")
-    p.add_argument("-o", "--output", type=Path, help="write the JSON here (default, or '-': stdout); for several "
-                                                     "files a folder, one <source name>.json each")
+    p.add_argument("-o", "--output", type=output_path,
+                   help="write the JSON here (default, or '-': stdout); a folder (for several files, or ending in "
+                        "'/': made if missing) gets one <source name>.json each (a.xml: a.xml.json)")
     p.add_argument("--validate", action="store_true", help="add the official validation report of the file")
     p.add_argument("--request-only", action="store_true",
                    help="write only the InvoiceRequest (invoice + config), ready for `pipeline generate`")
@@ -46,7 +48,7 @@ def run(args) -> int:
         print(SAID[args.lang]["several"], file=sys.stderr)
         return 2
     # before the work: a missing folder failed after every document was read, in English
-    if output_refused("pipeline parse", args.output, len(docs) > 1 or (args.output or Path()).is_dir(), args.lang):
+    if output_refused("pipeline parse", args.output, into_folder(docs, args.output), args.lang):
         return 2
     where = destinations(docs, args.output, ".json")
     return max((_one(doc, where(doc), args) for doc in progress(docs)), default=0)

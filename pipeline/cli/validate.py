@@ -10,7 +10,9 @@ validated in N worker processes (default: CPU cores; forkserver / spawn, never f
 a progress line on a terminal, one line per document and a summary table (--json: the batch endpoint's
 `{"summary", "results"}`); --html-dir writes each document's report for people there. Exit 2 if any document could
 not be validated, else 1 if any is invalid, else 3 if any is indeterminate, else 0. Ctrl-C stops the workers at once
-and reports the documents done; the others are `INTERRUPTED` errors (exit 2). `-` reads one document from stdin.
+and reports the documents done; the others are `INTERRUPTED` errors (exit 2). `-` reads stdin as a file: one
+document, or a message, a mailbox or a ZIP (a mail filter's pipe: procmail, sieve, `formail -s`) whose invoices are
+checked as a .eml, .mbox or .zip file's are.
 
 Without `--spec` (auto) each document is held to the rules detected from it, as the web page and a job's "auto" do
 (`pipeline.check.detect`). A PDF (by its `%PDF-` header) is checked as ZUGFeRD / Factur-X: PDF/A-3, XMP and the embedded invoice XML
@@ -26,24 +28,28 @@ import multiprocessing
 import os
 import signal
 import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from pipeline.check import categories, claims
 from pipeline.check.detect import is_pdf, route
 from pipeline.check.verdict import INDETERMINATE, INVALID, LABELS, VALID
-from pipeline.cli.files import Progress, documents, is_archive, read_as, result_file, safe_name, shown
+from pipeline.cli.files import Progress, documents, is_archive, output_path, read_as, result_file, safe_name, \
+    shown
 from pipeline.cli.generate import is_stdio, output_refused
 from pipeline.cli.language import in_language
 from pipeline.errors import ApiError
 from pipeline.pdf import report_page
+from pipeline.unpack import STDIN, spool
 
 
 def register(sub) -> None:
     p = sub.add_parser("validate", help="validate an e-invoice (CII / UBL XML, or a ZUGFeRD PDF) on the official rules")
     p.add_argument("file", type=Path, nargs="+",
-                   help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF ('-' for stdin); several, a folder, a ZIP "
-                        "archive or an e-mail (.eml, .mbox: each message's invoices)")
+                   help="CII or UBL XML file, or a ZUGFeRD / Factur-X PDF; several, a folder, a ZIP archive or an "
+                        "e-mail (.eml, .mbox: each message's invoices); '-' for stdin (a document, a message, a "
+                        "mailbox or a ZIP)")
     p.add_argument("--spec", choices=("auto", "xrechnung", "en16931", "fr-ctc", "peppol", "fr-cdar"), default="auto",
                    help="rules for an XML file (default auto: detected from the file as the web page does, "
                         "pipeline.check.detect); fr-ctc (France's reform: FNFE chain with BR-FR Flux 2) takes PDFs "
@@ -51,9 +57,9 @@ def register(sub) -> None:
                         "(CDV, CDAR D22B on BR-FR-CDV; auto detects them)")
     p.add_argument("--version", default=None, help="validation package version (default: latest active)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (service spec 2.10)")
-    p.add_argument("--html", type=Path, metavar="OUT", help="also write the report for people as HTML here (one "
+    p.add_argument("--html", type=output_path, metavar="OUT", help="also write the report for people as HTML here (one "
                                                             "document; several: --html-dir)")
-    p.add_argument("--pdf", type=Path, metavar="OUT", help="also write the report for people as PDF here (one "
+    p.add_argument("--pdf", type=output_path, metavar="OUT", help="also write the report for people as PDF here (one "
                                                            "document)")
     p.add_argument("--lang", choices=("en", "de"), default="en",
                    help="language of the --html / --pdf report, of the verdict's sentence and of the findings printed "
@@ -84,8 +90,23 @@ def _dispatch(args) -> int:
     if is_stdio(args.html) or is_stdio(args.pdf):  # wrote a file named "-"; stdout carries the verdict
         print("pipeline validate: --html / --pdf take a file name (stdout carries the verdict)", file=sys.stderr)
         return 2
+    args.given, args.stdin = args.file, None
+    if sum(map(is_stdio, args.file)) > 1:  # (stdin is read once: a second `-` was an empty document)
+        print("pipeline validate: '-' (stdin) can be given once", file=sys.stderr)
+        return 2
+    if not any(map(is_stdio, args.file)):
+        return _dispatch_files(args)
+    # stdin as a file on disk: its first bytes tell a message, a mailbox or a ZIP from a document (`unpack.kind`),
+    # and a mailbox of any size is read from there as a .mbox file is
+    with tempfile.TemporaryDirectory(prefix="pipeline-stdin-") as tmp:
+        args.stdin = spool(sys.stdin.buffer, Path(tmp))
+        args.file = [args.stdin if is_stdio(p) else p for p in args.file]
+        return _dispatch_files(args)
+
+
+def _dispatch_files(args) -> int:
     paths = args.file
-    if len(paths) == 1 and (is_stdio(paths[0]) or not paths[0].is_dir() and not is_archive(paths[0])):
+    if len(paths) == 1 and not paths[0].is_dir() and not is_archive(paths[0]):
         args.file = paths[0]
         return _run(args)
     if args.html or args.pdf:  # they name one file: for several documents they did nothing, without a word
@@ -99,9 +120,8 @@ def _run(args) -> int:
     from pipeline.flows.validate_pdf import validate_pdf  # lazy: Saxon and pikepdf only for this command
     from pipeline.flows.validate_xml import validate  # lazy: as above
 
-    stdin = is_stdio(args.file)
-    data = sys.stdin.buffer.read() if stdin else args.file.read_bytes()
-    name = "(stdin)" if stdin else shown(args.file)
+    data = args.file.read_bytes()
+    name = STDIN if args.file == args.stdin else shown(args.file)
     spec = route(data, args.spec)
     # the PDF's own profile decides its rules: a --spec given for it was dropped without a word (`--spec peppol`
     # on a PDF printed a zugferd verdict)
@@ -296,8 +316,8 @@ def _jobs_of(args) -> list[tuple | dict]:
     for doc in documents(args.file, "pipeline validate", args.lang):
         if doc.error is not None:
             jobs.append(entry(doc, None))
-        elif is_stdio(doc.path):  # `-` among several: stdin read here, as one document
-            jobs.append(("(stdin)", None, sys.stdin.buffer.read()) + common + ({},))
+        elif doc.path is not None and doc.path == args.stdin:  # `-` among several, one document: named as stdin
+            jobs.append((STDIN, doc.path, None) + common + ({},))
         else:
             jobs.append((doc.name, doc.path, doc.data) + common + (origin(doc.email, doc.signature),))
     files = _html_files([job[0] if isinstance(job, tuple) else None for job in jobs])
@@ -312,7 +332,7 @@ def _run_many(args) -> int:
               file=sys.stderr)
         return 2
     if not jobs:
-        print(f"pipeline validate: {NO_INVOICE[args.lang]} ({read_as(args.lang)}) in {', '.join(map(str, args.file))}",
+        print(f"pipeline validate: {NO_INVOICE[args.lang]} ({read_as(args.lang)}) in {', '.join(map(str, args.given))}",
               file=sys.stderr)
         return 2
     refused = {n: j for n, j in enumerate(jobs) if isinstance(j, dict)}

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterator
@@ -36,8 +37,8 @@ from pipeline.errors import ApiError
 from pipeline.unpack.members import JOB_FILES, NESTED_ARCHIVE, NOTICES, Limits, Member, Room, document, is_zip, \
     name_text, os_metadata, too_many_files, unsafe_name
 
-__all__ = ["JOB_FILES", "NOTICES", "Limits", "Member", "Room", "Unpacker", "distinct", "document", "is_zip", "kind",
-           "name_text", "os_metadata", "too_many_files", "unsafe_name"]
+__all__ = ["JOB_FILES", "NOTICES", "STDIN", "Limits", "Member", "Room", "Unpacker", "distinct", "document", "is_zip",
+           "kind", "name_text", "os_metadata", "spool", "too_many_files", "unsafe_name"]
 
 HEAD = 4096  # bytes read to tell what a file is
 
@@ -64,6 +65,24 @@ def kind(name: str, head: bytes) -> str | None:
     if lower.endswith(".zip"):
         return "zip"
     return None
+
+
+STDIN = "(stdin)"  # the name of what was read from standard input (`-`), as the commands have always shown it
+
+
+def spool(stream, folder: Path) -> Path:
+    """A stream (a command's standard input) copied into a file of `folder`, so that it is read as a file is: a
+    message or a mailbox piped in by a mail filter (procmail, sieve, `formail -s`) or a ZIP is a container whose
+    invoices are checked, as a `.eml`, `.mbox` or `.zip` file is (a mailbox of any size is read from disk, never
+    held whole). The file is named STDIN, so that `kind` tells it by its first bytes; an Outlook message, which only
+    its name tells apart from other OLE files, gets ".msg" too."""
+    path = folder / STDIN
+    with open(path, "wb") as out:
+        shutil.copyfileobj(stream, out, 1 << 20)
+    with open(path, "rb") as f:
+        if f.read(len(outlook.OLE_MAGIC)) == outlook.OLE_MAGIC:
+            path = path.rename(path.with_name(STDIN + ".msg"))
+    return path
 
 
 class Unpacker:
