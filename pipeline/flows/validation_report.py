@@ -56,13 +56,14 @@ def readable_report(data: bytes, report: Report, name: str = "", language: str =
         text = _embedded_text(data) if data.startswith(b"%PDF") else data.decode("utf-8", "replace")
         if report.syntax == CDAR and report.valid:  # a lifecycle status message: its own page
             # too many invoices for a PDF, known from the message: a page of 10,000 took 10 s to build for nothing
+            limit = status_page.pdf_line_limit()
             least = least_page_lines(data) if pdf else 0
-            if least > status_page.pdf_line_limit():
+            if least > limit:
                 left_out = least
             else:
                 invoice_html = status_html(data, language)
-                lines = status_page.line_count(invoice_html)
-                if pdf and lines > status_page.pdf_line_limit():   # a reason of megabytes: minutes of layout
+                # (counted for a PDF only: a reason of megabytes is minutes of layout, an HTML page has no limit)
+                if pdf and (lines := status_page.line_count(invoice_html)) > limit:
                     invoice_html, left_out = None, lines
     render = report_page.report_pdf if pdf else report_page.report_html
     return render(report, name, text, language, invoice_html, left_out, short_path=short)
